@@ -1,0 +1,95 @@
+"""The application factory: ``create_app(db_url, auth_mode)``.
+
+``uvicorn --factory stoker.api.app:app_from_env`` builds the same app from
+environment variables (how ``stoker api --workers N`` hands its settings to
+each worker process): ``STOKER_API_DB_URL``, ``STOKER_API_AUTH`` (``token`` or
+``noauth``), ``STOKER_API_PLUGIN_DIRS`` (``os.pathsep``-separated),
+``STOKER_API_MAX_BODY`` (bytes), ``STOKER_API_ACTION_THREADS``, ``STOKER_API_DEBUG``.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from fastapi import FastAPI
+
+from stoker.api.auth import Authenticator, TokenStore
+from stoker.api.body import MAX_JSON_BODY_SIZE
+from stoker.api.errors import install_handlers
+from stoker.api.runner import Runner
+from stoker.api.software import SoftwareStore
+
+ENV_PREFIX = "STOKER_API_"
+
+
+@dataclass
+class State:
+    engine: Any
+    runner: Runner
+    auth: Authenticator
+    software: SoftwareStore
+    auth_mode: str
+
+
+def create_app(db_url: str | None = None, auth_mode: str = "noauth", plugin_dirs: Iterable[str] = (),
+               max_body_size: int = MAX_JSON_BODY_SIZE, action_threads: int = 16,
+               debug: bool = False, engine: Any = None) -> FastAPI:
+    """A Heat-compatible API over one database.  ``auth_mode`` is ``token`` or ``noauth``."""
+    from stoker.engine.engine import Engine
+
+    if engine is None:
+        engine = Engine(db_url=db_url or os.environ.get("STOKER_DB_URL"), plugin_dirs=list(plugin_dirs))
+    sa_engine = engine.store.engine
+    tokens = TokenStore(sa_engine)
+    state = State(engine=engine, runner=Runner(action_threads),
+                  auth=Authenticator(auth_mode, tokens), software=SoftwareStore(sa_engine),
+                  auth_mode=auth_mode)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        yield
+        state.runner.shutdown()
+
+    app = FastAPI(title="Stoker Orchestration API", version="1.0",
+                  description="OpenStack Heat's Orchestration API v1, served by Stoker.",
+                  lifespan=lifespan, redirect_slashes=True)
+    app.state.stoker = state
+    app.state.max_body_size = max_body_size
+    install_handlers(app, debug=debug)
+    from stoker.api.routes import all_routers
+
+    for router in all_routers():
+        app.include_router(router)
+    return app
+
+
+def settings_to_env(db_url: str | None, auth_mode: str, plugin_dirs: Iterable[str] = (),
+                    max_body_size: int | None = None, action_threads: int | None = None,
+                    debug: bool = False) -> dict[str, str]:
+    env = {ENV_PREFIX + "AUTH": auth_mode, ENV_PREFIX + "PLUGIN_DIRS": os.pathsep.join(plugin_dirs)}
+    if db_url:
+        env[ENV_PREFIX + "DB_URL"] = db_url
+    if max_body_size is not None:
+        env[ENV_PREFIX + "MAX_BODY"] = str(max_body_size)
+    if action_threads is not None:
+        env[ENV_PREFIX + "ACTION_THREADS"] = str(action_threads)
+    if debug:
+        env[ENV_PREFIX + "DEBUG"] = "1"
+    return env
+
+
+def app_from_env() -> FastAPI:
+    """The factory uvicorn calls in each worker process."""
+    env = os.environ
+    dirs = [d for d in env.get(ENV_PREFIX + "PLUGIN_DIRS", "").split(os.pathsep) if d]
+    return create_app(
+        db_url=env.get(ENV_PREFIX + "DB_URL") or env.get("STOKER_DB_URL"),
+        auth_mode=env.get(ENV_PREFIX + "AUTH", "noauth"),
+        plugin_dirs=dirs,
+        max_body_size=int(env.get(ENV_PREFIX + "MAX_BODY") or MAX_JSON_BODY_SIZE),
+        action_threads=int(env.get(ENV_PREFIX + "ACTION_THREADS") or 16),
+        debug=env.get(ENV_PREFIX + "DEBUG") == "1",
+    )

@@ -1,0 +1,56 @@
+"""The per-request context: who calls (project), the engine acting for them, link building."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import Header, Request
+from fastapi.responses import JSONResponse, Response
+
+from stoker.api.views import Links
+from stoker.store.locks import new_engine_id
+
+
+@dataclass
+class Ctx:
+    request: Request
+    tenant: str
+    project: str
+    engine: Any
+    links: Links
+    state: Any
+
+
+def context(request: Request, tenant_id: str,
+            x_auth_token: str | None = Header(default=None, include_in_schema=False)) -> Ctx:
+    state = request.app.state.stoker
+    about_stack = "stack_name" in request.path_params
+    project = state.auth.project(tenant_id, x_auth_token, about_stack=about_stack)
+    engine = state.engine.for_project(project)
+    # an engine id per request: two requests never share a stack lock by accident
+    engine.engine_id = new_engine_id()
+    return Ctx(request, tenant_id, project, engine, Links(request, tenant_id), state)
+
+
+class _Encoder(json.JSONEncoder):
+    def default(self, o: Any) -> Any:
+        if hasattr(o, "isoformat"):
+            return o.isoformat()
+        if isinstance(o, (set, frozenset, tuple)):
+            return list(o)
+        return str(o)
+
+
+def reply(data: Any, status: int = 200, headers: dict | None = None) -> Response:
+    """JSON straight from plain data (no per-field validation on the way out)."""
+    body = json.dumps(data, cls=_Encoder, separators=(",", ":")).encode("utf-8")
+    return Response(body, status_code=status, headers=headers, media_type="application/json")
+
+
+def empty(status: int) -> Response:
+    return Response(status_code=status)
+
+
+__all__ = ["Ctx", "context", "reply", "empty", "JSONResponse"]

@@ -1,0 +1,113 @@
+"""Run stack actions in the background, returning as soon as they have started.
+
+Heat's API answers a create with 201 (an update, delete or action with 202)
+while the engine works; the client then polls the stack.  The Engine's
+methods run an action to its end, so each runs in a thread of this pool,
+and the request waits only until the action is *visible*: the stack row
+exists (create) or its state turned ``*_IN_PROGRESS`` (every other action).
+Errors raised before that (invalid template, name taken, lock held) are
+raised to the request, so they become a 400 or a 409 as in Heat.
+
+"Visible" is seen through a thin proxy of the store handed to the engine
+copy that runs the action: no polling, and no confusion between two
+requests racing for the same stack name.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Callable
+
+from stoker.store.locks import new_engine_id
+
+LOG = logging.getLogger("stoker.api")
+
+#: how long a request waits for its action to start before answering anyway
+START_TIMEOUT = 60.0
+
+
+class Started:
+    """Set once the action's effect is visible in the store (or the action ended)."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.stack_id: str | None = None
+
+
+class _SignallingStore:
+    """The engine's store, telling ``started`` when the action shows."""
+
+    def __init__(self, store: Any, started: Started):
+        self._store = store
+        self._started = started
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def _show(self, stack_id: str) -> None:
+        if not self._started.event.is_set():
+            self._started.stack_id = stack_id
+            self._started.event.set()
+
+    def create_stack(self, *args: Any, **kwargs: Any) -> Any:
+        record = self._store.create_stack(*args, **kwargs)
+        self._show(record.id)  # the first stack created is the top one; nested ones come later
+        return record
+
+    def update_stack(self, stack_id: str, **fields: Any) -> None:
+        self._store.update_stack(stack_id, **fields)
+        if fields.get("status") == "IN_PROGRESS":
+            self._show(stack_id)
+
+    def write_batch(self, changes: Any, events: Any, stacks: Any = (), *args: Any, **kwargs: Any) -> None:
+        """The engine's group commit, which carries stack states too."""
+        stacks = list(stacks)
+        self._store.write_batch(changes, events, stacks, *args, **kwargs)
+        for stack_id, fields in stacks:
+            if fields.get("status") == "IN_PROGRESS":
+                self._show(stack_id)
+                break
+
+
+class Runner:
+    """A pool of threads running engine actions for one API worker process."""
+
+    def __init__(self, max_workers: int = 16):
+        self.pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="stoker-action")
+
+    def start(self, engine: Any, action: Callable[[Any], Any], timeout: float = START_TIMEOUT) -> Started:
+        """Run ``action(engine_copy)`` in the pool; return once it shows (or raise its error).
+
+        The copy has an engine id of its own, so two actions of this process
+        on one stack exclude each other through the stack lock as two
+        processes would.
+        """
+        started = Started()
+        worker = engine.for_project(engine.project_id)
+        worker.engine_id = new_engine_id()
+        _set_store(worker, _SignallingStore(engine.store, started))
+        future: Future = self.pool.submit(action, worker)
+        future.add_done_callback(lambda f: (_log_failure(f), started.event.set()))
+        started.event.wait(timeout)
+        if started.stack_id is None and future.done() and future.exception() is not None:
+            raise future.exception()  # type: ignore[misc]
+        return started
+
+    def shutdown(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=False)
+
+
+def _set_store(engine: Any, store: Any) -> None:
+    """Give an engine copy another store (``Engine.store`` may be a read-only property)."""
+    if isinstance(getattr(type(engine), "store", None), property):
+        engine._store = store
+    else:
+        engine.store = store
+
+
+def _log_failure(future: Future) -> None:
+    exc = future.exception()
+    if exc is not None:
+        LOG.info("background action ended with %s: %s", type(exc).__name__, exc)

@@ -1,0 +1,64 @@
+"""The API's own tables: issued tokens, software configs and deployments.
+
+They live in the same database as the engine's state, created by the
+store's migrations (0003); the engine itself knows nothing of them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from sqlalchemy import JSON, Column, DateTime, Index, MetaData, String, Table, Text
+
+METADATA = MetaData()
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+TOKENS = Table(
+    "api_token", METADATA,
+    Column("id", String(36), primary_key=True),
+    #: sha256 of the token, hex; the token itself is never stored
+    Column("token_hash", String(64), nullable=False, unique=True),
+    Column("project_id", String(255), nullable=False),
+    Column("description", Text, nullable=False, default=""),
+    Column("created_at", DateTime, nullable=False, default=utcnow),
+    Column("expires_at", DateTime),
+    Column("revoked_at", DateTime),
+)
+
+SOFTWARE_CONFIGS = Table(
+    "api_software_config", METADATA,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(255), nullable=False, index=True),
+    Column("name", String(255)),
+    Column("group", String(255), nullable=False, default="Heat::Ungrouped"),
+    Column("config", Text),
+    Column("inputs", JSON),
+    Column("outputs", JSON),
+    Column("options", JSON),
+    Column("created_at", DateTime, nullable=False, default=utcnow),
+)
+
+SOFTWARE_DEPLOYMENTS = Table(
+    "api_software_deployment", METADATA,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(255), nullable=False),
+    Column("config_id", String(36), nullable=False),
+    Column("server_id", String(255), nullable=False),
+    Column("action", String(32), nullable=False, default="INIT"),
+    Column("status", String(32), nullable=False, default="COMPLETE"),
+    Column("status_reason", Text, nullable=False, default=""),
+    Column("input_values", JSON),
+    Column("output_values", JSON),
+    Column("stack_user_project_id", String(255)),
+    Column("created_at", DateTime, nullable=False, default=utcnow),
+    Column("updated_at", DateTime),
+    Index("ix_api_software_deployment_project_server", "project_id", "server_id"),
+)
+
+
+def iso(value: datetime | None) -> str | None:
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value else None

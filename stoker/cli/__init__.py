@@ -1,0 +1,49 @@
+"""The ``stoker`` command: a thin shell over the template layer and ``stoker.Engine``."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from stoker.cli.stack_cmds import stack
+from stoker.cli.template_cmds import template
+
+
+class _Settings:
+    """Global options; the engine is opened only by commands that need it."""
+
+    def __init__(self, db_url: str | None, plugin_dirs: tuple[str, ...]):
+        self.db_url = db_url
+        self.plugin_dirs = plugin_dirs
+        self._engine = None
+
+    def engine(self):
+        if self._engine is None:
+            from stoker.engine.engine import Engine
+
+            self._engine = Engine(db_url=self.db_url, plugin_dirs=self.plugin_dirs)
+        return self._engine
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--db-url", envvar="STOKER_DB_URL", help="SQLAlchemy URL of the state database "
+              "(default: SQLite in $STOKER_HOME).")
+@click.option("--plugin-dir", "plugin_dirs", multiple=True, type=click.Path(file_okay=False),
+              help="Folder of resource plug-ins; repeat for several.")
+@click.version_option(package_name="stoker")
+@click.pass_context
+def main(ctx: click.Context, db_url: str | None, plugin_dirs: tuple[str, ...]) -> None:
+    """Stoker runs OpenStack Heat (HOT) templates locally, no cloud needed."""
+    ctx.obj = _Settings(db_url or os.environ.get("STOKER_DB_URL"), plugin_dirs)
+
+
+main.add_command(template)
+main.add_command(stack)
+
+from stoker.cli.api_cmds import api, token  # noqa: E402  (after main: they attach to it)
+from stoker.cli.remote import install_remote  # noqa: E402
+
+main.add_command(api)
+main.add_command(token)
+install_remote(main)

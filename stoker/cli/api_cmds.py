@@ -1,0 +1,154 @@
+"""``stoker api`` (serve the Heat-compatible REST API) and ``stoker token create|list|revoke``."""
+
+from __future__ import annotations
+
+import os
+import sys
+from datetime import timedelta
+
+import click
+
+from stoker.cli.formatting import format_option, show_list, show_record
+
+
+def _settings(ctx: click.Context) -> tuple[str | None, tuple[str, ...]]:
+    """The root command's --db-url and --plugin-dir (or the environment, run on its own)."""
+    obj = ctx.find_root().obj
+    db_url = getattr(obj, "db_url", None) or os.environ.get("STOKER_DB_URL")
+    plugin_dirs = tuple(getattr(obj, "plugin_dirs", ()) or ())
+    return db_url, plugin_dirs
+
+
+def _db_url(ctx: click.Context, given: str | None) -> str:
+    from stoker.store.db import default_url
+
+    return given or _settings(ctx)[0] or default_url()
+
+
+@click.command("api")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8004, show_default=True, type=int, help="Port to listen on (Heat's is 8004).")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64),
+              help="Worker processes.")
+@click.option("--auth", "auth_mode", type=click.Choice(["auto", "token", "noauth"]), default="auto",
+              show_default=True,
+              help="auto: no authentication on a loopback address, tokens anywhere else. "
+                   "noauth on another address must be asked for explicitly.")
+@click.option("--db-url", "db_url", default=None, help="State database (default: the global --db-url).")
+@click.option("--max-body-size", type=int, default=None, help="Largest JSON body in bytes (default 1 MiB).")
+@click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]),
+              default="info", show_default=True)
+@click.option("--debug", is_flag=True, help="Put tracebacks into 500 error bodies.")
+@click.pass_context
+def api(ctx, host, port, workers, auth_mode, db_url, max_body_size, log_level, debug):
+    """Serve OpenStack Heat's Orchestration API v1 (/v1/{tenant_id}/...) over Stoker's database.
+
+    python-heatclient and `openstack stack ...` work against it:
+    `openstack --os-auth-type none --os-endpoint http://HOST:PORT/v1/PROJECT stack list`.
+    """
+    from stoker.api.app import settings_to_env
+    from stoker.api.auth import is_loopback, resolve_mode
+    from stoker.store.db import open_store
+
+    mode = resolve_mode(auth_mode, host)
+    if mode == "noauth" and not is_loopback(host):
+        click.echo(f"WARNING: serving {host} without authentication (--auth noauth): anyone who "
+                   "can reach it acts on every project", err=True)
+    url = _db_url(ctx, db_url)
+    open_store(url).close()  # migrate once, before the workers start
+    plugin_dirs = _settings(ctx)[1]
+    os.environ.update(settings_to_env(url, mode, plugin_dirs, max_body_size, debug=debug))
+    click.echo(f"Stoker API on http://{host}:{port}/v1/{{tenant_id}} (auth: {mode}, workers: {workers})",
+               err=True)
+    serve("stoker.api.app:app_from_env", host, port, workers, log_level)
+
+
+def serve(app: str, host: str, port: int, workers: int, log_level: str) -> None:
+    """Run uvicorn; with several workers, on a socket that is TCP by protocol too.
+
+    uvicorn binds the socket it shares with its workers as ``socket(AF_INET)``
+    (protocol 0), and asyncio only turns Nagle's algorithm off (TCP_NODELAY)
+    for sockets whose protocol says TCP: every response then waits ~40 ms for
+    the client's delayed ACK.  Binding it ourselves avoids that.
+    """
+    import inspect
+    import socket
+
+    import uvicorn
+
+    options = dict(factory=True, host=host, port=port, workers=workers, log_level=log_level,
+                   access_log=log_level == "debug", proxy_headers=False)
+    if workers <= 1:
+        uvicorn.run(app, **options)
+        return
+    from uvicorn.supervisors import Multiprocess
+
+    config = uvicorn.Config(app, **options)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.set_inheritable(True)
+    if "target" in inspect.signature(Multiprocess).parameters:  # uvicorn < 0.30
+        Multiprocess(config, target=uvicorn.Server(config).run, sockets=[sock]).run()
+    else:
+        Multiprocess(config, sockets=[sock]).run()
+
+
+@click.group("token")
+def token() -> None:
+    """Tokens for `stoker api` (each belongs to one project)."""
+
+
+def _tokens(ctx: click.Context, db_url: str | None):
+    from stoker.api.auth import TokenStore
+    from stoker.store.db import open_store
+
+    store = open_store(_db_url(ctx, db_url))
+    return TokenStore(store.engine)
+
+
+@token.command("create")
+@click.option("--project", required=True, help="The project (tenant_id) the token acts for.")
+@click.option("--description", default="", help="What the token is for.")
+@click.option("--expires-in", "expires_in", type=int, default=None, help="Expire after this many days.")
+@click.option("--db-url", "db_url", default=None, help="State database (default: the global --db-url).")
+@format_option(default="value")
+@click.pass_context
+def token_create(ctx, project, description, expires_in, db_url, fmt):
+    """Issue a token for PROJECT; it is printed once and stored only as a hash."""
+    try:
+        issued = _tokens(ctx, db_url).create(project, description,
+                                             timedelta(days=expires_in) if expires_in else None)
+    except ValueError as exc:
+        click.echo(f"ERROR: {exc}", err=True)
+        sys.exit(1)
+    if fmt == "value":
+        click.echo(issued.token)
+        return
+    show_record({"id": issued.id, "token": issued.token, "project": issued.project_id,
+                 "expires_at": issued.expires_at.strftime("%Y-%m-%dT%H:%M:%SZ") if issued.expires_at else None},
+                fmt)
+
+
+@token.command("list")
+@click.option("--project", default=None, help="Only this project's tokens.")
+@click.option("--db-url", "db_url", default=None)
+@format_option()
+@click.pass_context
+def token_list(ctx, project, db_url, fmt):
+    """List tokens (never the tokens themselves)."""
+    rows = _tokens(ctx, db_url).list(project)
+    show_list(rows, ["id", "project", "description", "created_at", "expires_at", "revoked"], fmt)
+
+
+@token.command("revoke")
+@click.argument("token_id")
+@click.option("--db-url", "db_url", default=None)
+@click.pass_context
+def token_revoke(ctx, token_id, db_url):
+    """Revoke the token with id TOKEN_ID (servers stop accepting it within seconds)."""
+    if not _tokens(ctx, db_url).revoke(token_id):
+        click.echo(f"ERROR: no active token with id {token_id}", err=True)
+        sys.exit(1)
+    click.echo(f"Token {token_id} revoked")

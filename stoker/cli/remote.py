@@ -1,0 +1,330 @@
+"""The ``stoker`` CLI against a remote Stoker: ``--url URL --token T`` (or STOKER_URL / STOKER_TOKEN).
+
+``RemoteEngine`` has the methods of ``stoker.engine.engine.Engine`` that the
+``stoker stack ...`` commands call, and does each through the Heat-compatible
+REST API of a ``stoker api`` server, so a team can share one server (and its
+database) while every command keeps its local behaviour: ``create`` and the
+other actions return when the action has ended, ``--wait`` prints events.
+
+URL: the orchestration endpoint, ``http://host:8004/v1/PROJECT``; a URL
+without ``/v1/...`` gets ``/v1/$STOKER_PROJECT`` (default ``default``).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import time
+import urllib.error
+import urllib.request
+from types import SimpleNamespace
+from typing import Any, Iterable
+from urllib.parse import quote, urlencode, urlparse
+
+import click
+
+from stoker.errors import Conflict, NotFound, Problem, StokerError, ValidationFailed
+
+#: how often a waiting command asks the server for the stack's state
+POLL_INTERVAL = 0.25
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def endpoint_of(url: str, project: str | None = None) -> str:
+    url = url.rstrip("/")
+    path = urlparse(url).path
+    if "/v1/" in path + "/" and path.rstrip("/").split("/")[-1] != "v1":
+        return url
+    base = url[: -len("/v1")] if url.endswith("/v1") else url
+    return f"{base}/v1/{quote(project or os.environ.get('STOKER_PROJECT') or 'default', safe='')}"
+
+
+class RemoteEngine:
+    """Engine-like access to a ``stoker api`` server."""
+
+    def __init__(self, url: str, token: str | None = None, timeout: float = 60.0):
+        self.endpoint = endpoint_of(url)
+        self.token = token
+        self.timeout = timeout
+        self._opener = urllib.request.build_opener(_NoRedirect)
+
+    # -- HTTP ---------------------------------------------------------------------------
+    def request(self, method: str, path: str, body: Any = None, query: dict | None = None,
+                follow: bool = True) -> tuple[int, dict, Any]:
+        url = path if path.startswith("http") else self.endpoint + path
+        if query:
+            url += "?" + urlencode({k: v for k, v in query.items() if v is not None}, doseq=True)
+        for _ in range(5):
+            data = json.dumps(body).encode("utf-8") if body is not None else None
+            headers = {"Accept": "application/json", "User-Agent": "stoker-cli"}
+            if data is not None:
+                headers["Content-Type"] = "application/json"
+            if self.token:
+                headers["X-Auth-Token"] = self.token
+            req = urllib.request.Request(url, data=data, method=method, headers=headers)
+            try:
+                with self._opener.open(req, timeout=self.timeout) as response:
+                    raw = response.read()
+                    return response.status, dict(response.headers), _decode(raw)
+            except urllib.error.HTTPError as exc:
+                raw = exc.read()
+                if exc.code in (301, 302, 303, 307) and follow and exc.headers.get("Location"):
+                    url = exc.headers["Location"]
+                    continue
+                if exc.code in (301, 302, 303, 307):
+                    return exc.code, dict(exc.headers), _decode(raw)
+                raise _error(exc.code, _decode(raw)) from None
+            except urllib.error.URLError as exc:
+                raise StokerError(f"cannot reach the Stoker API at {self.endpoint}: {exc.reason}") from None
+        raise StokerError(f"too many redirects from {self.endpoint}")
+
+    def _get(self, path: str, **query: Any) -> Any:
+        return self.request("GET", path, query=query or None)[2]
+
+    def _stack_path(self, name_or_id: str, show_deleted: bool = False) -> str:
+        record = self.get_record(name_or_id, show_deleted)
+        return f"/stacks/{quote(record.name, safe='')}/{record.id}"
+
+    # -- reading ----------------------------------------------------------------------------
+    def get_record(self, name_or_id: str, show_deleted: bool = False) -> SimpleNamespace:
+        status, headers, _ = self.request("GET", f"/stacks/{quote(name_or_id, safe='')}", follow=False)
+        location = headers.get("Location") or headers.get("location")
+        if status not in (301, 302) or not location:
+            raise StokerError(f"the server did not redirect the lookup of stack {name_or_id}")
+        name, stack_id = urlparse(location).path.split("/stacks/", 1)[1].split("/")[:2]
+        return SimpleNamespace(id=stack_id, name=urllib.request.unquote(name))
+
+    def list_stacks(self, show_deleted: bool = False, tags: Iterable[str] | None = None, **_: Any) -> list[dict]:
+        query: dict[str, Any] = {}
+        if show_deleted:
+            query["show_deleted"] = "true"
+        if tags:
+            query["tags"] = ",".join(tags)
+        return [_plain(s) for s in self.request("GET", "/stacks", query=query or None)[2]["stacks"]]
+
+    def show_stack(self, name_or_id: str, resolve_outputs: bool = True) -> dict:
+        query = None if resolve_outputs else {"resolve_outputs": "false"}
+        body = self.request("GET", self._stack_path(name_or_id, True), query=query)[2]
+        return _plain(body["stack"])
+
+    def outputs(self, name_or_id: str) -> list[dict]:
+        return self.show_stack(name_or_id).get("outputs") or []
+
+    def resources(self, name_or_id: str, nested_depth: int = 0) -> list[dict]:
+        query = {"nested_depth": nested_depth} if nested_depth else None
+        rows = self.request("GET", self._stack_path(name_or_id) + "/resources", query=query)[2]["resources"]
+        return [_plain(r) for r in rows]
+
+    def failures(self, name_or_id: str) -> list[dict]:
+        rows = self.resources(name_or_id, nested_depth=10)
+        failed = [r for r in rows if str(r.get("resource_status", "")).endswith("FAILED")]
+        parents = {r.get("parent_resource") for r in failed}
+        return [r for r in failed if r["resource_name"] not in parents]
+
+    def resource(self, name_or_id: str, resource_name: str) -> dict:
+        path = self._stack_path(name_or_id) + f"/resources/{quote(resource_name, safe='')}"
+        return _plain(self._get(path)["resource"])
+
+    def events(self, name_or_id: str, resource_name: str | None = None, nested_depth: int = 0,
+               **paging: Any) -> list[dict]:
+        path = self._stack_path(name_or_id, True)
+        if resource_name:
+            path += f"/resources/{quote(resource_name, safe='')}"
+        query = {k: v for k, v in paging.items() if v is not None}
+        if nested_depth:
+            query["nested_depth"] = nested_depth
+        try:
+            rows = self.request("GET", path + "/events", query=query or None)[2]["events"]
+        except NotFound:
+            if resource_name:
+                return []
+            raise
+        return [_plain(e) for e in rows]
+
+    def template(self, name_or_id: str) -> dict:
+        return self._get(self._stack_path(name_or_id) + "/template")
+
+    def environment(self, name_or_id: str) -> dict:
+        return self._get(self._stack_path(name_or_id) + "/environment")
+
+    # -- actions ----------------------------------------------------------------------------
+    def create_stack(self, name: str, template: Any, environment: Any = None, parameters: dict | None = None,
+                     timeout_mins: int | None = None, disable_rollback: bool = True,
+                     tags: Iterable[str] = (), dry_run: bool = False) -> dict:
+        body = _instantiation(template, environment, parameters)
+        body.update(stack_name=name, disable_rollback=disable_rollback)
+        if timeout_mins:
+            body["timeout_mins"] = timeout_mins
+        if tags:
+            body["tags"] = ",".join(tags)
+        if dry_run:
+            stack = self.request("POST", "/stacks/preview", body)[2]["stack"]
+            return {"stack_name": name, "resources": [
+                {"resource_name": r["resource_name"], "resource_type": r["resource_type"], "action": "CREATE"}
+                for r in stack.get("resources", [])]}
+        created = self.request("POST", "/stacks", body)[2]["stack"]
+        return self._wait(created["id"])
+
+    def update_stack(self, name_or_id: str, template: Any = None, environment: Any = None,
+                     parameters: dict | None = None, existing: bool = False,
+                     disable_rollback: bool | None = None, timeout_mins: int | None = None,
+                     dry_run: bool = False) -> dict:
+        path = self._stack_path(name_or_id)
+        body = _instantiation(template, environment, parameters)
+        if disable_rollback is not None:
+            body["disable_rollback"] = disable_rollback
+        if timeout_mins:
+            body["timeout_mins"] = timeout_mins
+        if template is None and not existing:
+            raise ValidationFailed.single((), "missing-template",
+                                          "give a new template, or --existing to keep the current one")
+        method = "PATCH" if existing else "PUT"
+        if dry_run:
+            changes = self.request(method, path + "/preview", body)[2]["resource_changes"]
+            return {kind: [{"resource_name": e["resource_name"], "resource_type": e.get("resource_type"),
+                            "reason": e.get("resource_status_reason", "")} for e in entries]
+                    for kind, entries in changes.items()}
+        self.request(method, path, body)
+        return self._wait(path.rsplit("/", 1)[1])
+
+    def delete_stack(self, name_or_id: str) -> dict:
+        path = self._stack_path(name_or_id)
+        self.request("DELETE", path)
+        return self._wait(path.rsplit("/", 1)[1], resolve_outputs=False)
+
+    def _action(self, name_or_id: str, action: str) -> dict:
+        path = self._stack_path(name_or_id)
+        self.request("POST", path + "/actions", {action: None})
+        return self._wait(path.rsplit("/", 1)[1], resolve_outputs=False)
+
+    def suspend_stack(self, name_or_id: str) -> dict:
+        return self._action(name_or_id, "suspend")
+
+    def resume_stack(self, name_or_id: str) -> dict:
+        return self._action(name_or_id, "resume")
+
+    def check_stack(self, name_or_id: str) -> dict:
+        return self._action(name_or_id, "check")
+
+    def cancel_stack(self, name_or_id: str, rollback: bool = True) -> None:
+        path = self._stack_path(name_or_id)
+        status = self._get(path)["stack"]["stack_status"]
+        action = "cancel_update" if status.startswith("UPDATE") and rollback else "cancel_without_rollback"
+        try:
+            self.request("POST", path + "/actions", {action: None})
+        except StokerError as exc:
+            raise Conflict(str(exc)) from None
+
+    def mark_unhealthy(self, name_or_id: str, resource_name: str, unhealthy: bool = True,
+                       reason: str = "") -> None:
+        path = self._stack_path(name_or_id) + f"/resources/{quote(resource_name, safe='')}"
+        self.request("PATCH", path, {"mark_unhealthy": unhealthy, "resource_status_reason": reason})
+
+    def signal(self, name_or_id: str, resource_name: str, details: Any = None) -> None:
+        path = self._stack_path(name_or_id) + f"/resources/{quote(resource_name, safe='')}/signal"
+        self.request("POST", path, details)
+
+    def clear_hook(self, name_or_id: str, resource_name: str, hook: str | None = None) -> str:
+        self.signal(name_or_id, resource_name, {"unset_hook": hook})
+        return hook or "(any)"
+
+    def _wait(self, stack_id: str, resolve_outputs: bool = True) -> dict:
+        """Poll until the action ends, like the local engine's methods, which return at the end."""
+        path = f"/stacks/{stack_id}"
+        while True:
+            try:
+                info = _plain(self.request("GET", path, query=None if resolve_outputs
+                                           else {"resolve_outputs": "false"})[2]["stack"])
+            except NotFound:
+                return {"id": stack_id, "stack_status": "DELETE_COMPLETE", "stack_status_reason": ""}
+            if not str(info.get("stack_status", "")).endswith("IN_PROGRESS"):
+                return info
+            time.sleep(POLL_INTERVAL)
+
+    def close(self) -> None:
+        pass
+
+
+def _decode(raw: bytes) -> Any:
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw.decode("utf-8", "replace")
+
+
+def _error(status: int, body: Any) -> StokerError:
+    error = body.get("error", {}) if isinstance(body, dict) else {}
+    message = error.get("message") or (body if isinstance(body, str) else f"HTTP {status}")
+    if status == 404:
+        return NotFound(message)
+    if status == 409:
+        return Conflict(message)
+    if status == 400 and error.get("problems"):
+        return ValidationFailed([Problem(tuple(p["path"].split(".")) if p.get("path") else (), p.get("code", "error"),
+                                         p.get("message", ""), p.get("file"), p.get("line"), p.get("column"))
+                                 for p in error["problems"]])
+    if status == 401:
+        return StokerError(f"{message} (give a token with --token or STOKER_TOKEN)")
+    return StokerError(message)
+
+
+#: keys the REST API adds that local output does not have
+_API_ONLY = ("links", "capabilities", "notification_topics", "template_description", "stack_user_project_id",
+             "logical_resource_id")
+
+
+def _plain(data: dict) -> dict:
+    return {k: v for k, v in data.items() if k not in _API_ONLY}
+
+
+def _instantiation(template: Any, environment: Any, parameters: dict | None) -> dict:
+    body: dict[str, Any] = {"parameters": dict(parameters or {})}
+    if template is not None:
+        if hasattr(template, "data"):
+            body["template"] = template.data
+            body["files"] = dict(getattr(template, "files", {}) or {})
+        elif isinstance(template, dict):
+            body["template"] = template
+        else:
+            from stoker.template.template import Template
+
+            loaded = Template.from_file(template)
+            body["template"] = loaded.data
+    if environment is not None:
+        body["environment"] = environment.as_dict() if hasattr(environment, "as_dict") else environment
+    return body
+
+
+def install_remote(group: click.Group) -> click.Group:
+    """Give the root ``stoker`` group ``--url`` and ``--token``: with a URL, every
+    ``stoker stack ...`` command goes to that server instead of the local database.
+    Installing twice changes nothing."""
+    if any(p.name == "url" for p in group.params):
+        return group
+    group.params.extend([
+        click.Option(["--url"], envvar="STOKER_URL", default=None,
+                     help="A `stoker api` server's endpoint (http://HOST:8004/v1/PROJECT): "
+                          "work there instead of on the local database."),
+        click.Option(["--token"], envvar="STOKER_TOKEN", default=None,
+                     help="Token for --url (from `stoker token create`)."),
+    ])
+    original = group.callback
+
+    @functools.wraps(original)
+    def callback(*args: Any, url: str | None = None, token: str | None = None, **kwargs: Any) -> Any:
+        result = original(*args, **kwargs)
+        if url:
+            ctx = click.get_current_context()
+            remote = RemoteEngine(url, token)
+            ctx.obj.engine = lambda: remote
+        return result
+
+    group.callback = callback
+    return group

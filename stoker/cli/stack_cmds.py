@@ -1,0 +1,440 @@
+"""``stoker stack ...``: the openstack-stack-style verbs over ``stoker.Engine``."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from pathlib import Path
+import time
+
+import click
+from rich.console import Console
+from rich.markup import escape
+
+from stoker.cli.formatting import dump, format_option, show_list, show_problems, show_record
+from stoker.cli.inputs import parse_parameters, template_options
+from stoker.errors import Conflict, NotFound, StokerError, ValidationFailed
+from stoker.template.environment import load_environments
+from stoker.template.files import load_template_tree
+
+STACK_COLUMNS = ["id", "stack_name", "stack_status", "creation_time", "updated_time"]
+RESOURCE_COLUMNS = ["resource_name", "physical_resource_id", "resource_type", "resource_status", "updated_time"]
+EVENT_COLUMNS = ["resource_name", "id", "resource_status", "resource_status_reason", "event_time"]
+
+
+def engine_of(ctx: click.Context):
+    return ctx.find_root().obj.engine()
+
+
+def run_guarded(fn, fmt: str = "table"):
+    """Turn Stoker's errors into a clear message and exit code 1, never a traceback."""
+    try:
+        return fn()
+    except ValidationFailed as exc:
+        show_problems(exc.problems, fmt if fmt in ("json", "yaml") else "table")
+    except (NotFound, Conflict, StokerError) as exc:
+        click.echo(f"ERROR: {exc}", err=True)
+    sys.exit(1)
+
+
+@click.group()
+def stack() -> None:
+    """Create, change and inspect stacks."""
+
+
+def _inputs(template_file, environment_files, parameters, parameter_files):
+    template = environment = None
+    if template_file:
+        template, environment = load_template_tree(template_file, list(environment_files))
+        environment = environment if environment_files else None
+    elif environment_files:
+        environment = load_environments(list(environment_files))
+    return template, environment, parse_parameters(parameters, parameter_files)
+
+
+def _stack_id(engine, name: str) -> str | None:
+    try:
+        return engine.get_record(name).id
+    except NotFound:
+        return None
+
+
+def _watch(engine, name: str, action, fmt: str):
+    """Run ``action`` in a thread, printing the stack's new events as they land."""
+    result: dict = {}
+
+    def target():
+        try:
+            result["value"] = action()
+        except BaseException as exc:  # re-raised in the caller's thread
+            result["error"] = exc
+
+    stack_id = _stack_id(engine, name)
+    seen = {e["id"] for e in engine.events(stack_id)} if stack_id else set()
+    worker = threading.Thread(target=target, daemon=True)
+    worker.start()
+    console = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() else 250)
+    while True:
+        alive = worker.is_alive()
+        stack_id = stack_id or _stack_id(engine, name)
+        for event in engine.events(stack_id) if stack_id else ():
+            if event["id"] not in seen:
+                seen.add(event["id"])
+                style = "red" if event["resource_status"].endswith("FAILED") else (
+                    "green" if event["resource_status"].endswith("COMPLETE") else "yellow")
+                console.print(f"{event['event_time']} {escape('[' + event['resource_name'] + ']')}: "
+                              f"[{style}]{event['resource_status']}[/] {escape(event['resource_status_reason'])}")
+        if not alive:
+            break
+        time.sleep(0.2)
+    if "error" in result:
+        raise result["error"]
+    return result.get("value")
+
+
+def _finish(info: dict, fmt: str, wait: bool) -> None:
+    """Show the result; with --wait a failed action exits 1, even when rolled back."""
+    show_record(info, fmt)
+    status = str(info.get("stack_status", ""))
+    if wait and (status.endswith("FAILED") or status.startswith("ROLLBACK_")):
+        sys.exit(1)
+
+
+@stack.command("create")
+@click.argument("name")
+@template_options
+@click.option("--timeout", type=int, help="Stack creation timeout in minutes.")
+@click.option("--enable-rollback", is_flag=True, help="Delete what was created if the create fails.")
+@click.option("--tags", default="", help="Comma-separated tags.")
+@click.option("--wait", is_flag=True, help="Show progress; exit non-zero on failure.")
+@click.option("--dry-run", is_flag=True, help="Only show what would be created.")
+@format_option()
+@click.pass_context
+def create(ctx, name, template_file, environment_files, parameters, parameter_files, timeout,
+           enable_rollback, tags, wait, dry_run, fmt):
+    """Create stack NAME from a template."""
+    engine = engine_of(ctx)
+
+    def go():
+        template, environment, params = _inputs(template_file, environment_files, parameters, parameter_files)
+        action = lambda: engine.create_stack(  # noqa: E731
+            name, template, environment, params, timeout_mins=timeout,
+            disable_rollback=not enable_rollback, tags=[t for t in tags.split(",") if t],
+            dry_run=dry_run)
+        if dry_run:
+            result = action()
+            show_list(result["resources"], ["resource_name", "resource_type", "action"], fmt)
+            return
+        info = _watch(engine, name, action, fmt) if wait else action()
+        _finish(info, fmt, wait)
+
+    run_guarded(go, fmt)
+
+
+@stack.command("update")
+@click.argument("name")
+@click.option("-t", "--template", "template_file", type=click.Path(dir_okay=False))
+@click.option("-e", "--environment", "environment_files", multiple=True, type=click.Path(dir_okay=False))
+@click.option("-P", "--parameter", "parameters", multiple=True, metavar="KEY=VALUE")
+@click.option("--parameter-file", "parameter_files", multiple=True, metavar="KEY=PATH")
+@click.option("--existing", is_flag=True, help="Keep the current template, parameters and environment.")
+@click.option("--rollback", type=click.Choice(["enabled", "disabled"]), help="Roll back on failure.")
+@click.option("--timeout", type=int, help="Update timeout in minutes.")
+@click.option("--wait", is_flag=True)
+@click.option("--dry-run", is_flag=True, help="Show what would be added, updated, replaced, deleted.")
+@format_option()
+@click.pass_context
+def update(ctx, name, template_file, environment_files, parameters, parameter_files, existing,
+           rollback, timeout, wait, dry_run, fmt):
+    """Update stack NAME to a new template and/or parameters."""
+    engine = engine_of(ctx)
+
+    def go():
+        template, environment, params = _inputs(template_file, environment_files, parameters, parameter_files)
+        disable = None if rollback is None else rollback == "disabled"
+        action = lambda: engine.update_stack(  # noqa: E731
+            name, template, environment, params, existing=existing, disable_rollback=disable,
+            timeout_mins=timeout, dry_run=dry_run)
+        if dry_run:
+            plan = action()
+            rows = [{"change": change, **entry} for change, entries in plan.items() for entry in entries]
+            if fmt in ("json", "yaml"):
+                show_record(plan, fmt)
+            else:
+                show_list(rows, ["change", "resource_name", "resource_type", "reason"], fmt)
+            return
+        info = _watch(engine, name, action, fmt) if wait else action()
+        _finish(info, fmt, wait)
+
+    run_guarded(go, fmt)
+
+
+@stack.command("delete")
+@click.argument("names", nargs=-1, required=True)
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--wait", is_flag=True)
+@click.pass_context
+def delete(ctx, names, yes, wait):
+    """Delete one or more stacks."""
+    engine = engine_of(ctx)
+    if not yes and sys.stdin.isatty():
+        click.confirm(f"Delete stack(s) {', '.join(names)}?", abort=True)
+    failed = False
+    for name in names:
+        def go(name=name):
+            action = lambda: engine.delete_stack(name)  # noqa: E731
+            return _watch(engine, name, action, "table") if wait else action()
+
+        info = run_guarded(go)
+        if info["stack_status"].endswith("FAILED"):
+            failed = True
+            click.echo(f"Stack {name} {info['stack_status']}: {info['stack_status_reason']}", err=True)
+    if failed and wait:
+        sys.exit(1)
+
+
+def _simple_command(verb: str, method: str):
+    @stack.command(verb)
+    @click.argument("name")
+    @click.option("--wait", is_flag=True)
+    @format_option()
+    @click.pass_context
+    def command(ctx, name, wait, fmt):
+        engine = engine_of(ctx)
+
+        def go():
+            action = lambda: getattr(engine, method)(name)  # noqa: E731
+            info = _watch(engine, name, action, fmt) if wait else action()
+            _finish(info, fmt, wait)
+
+        run_guarded(go, fmt)
+
+    command.__doc__ = f"{verb.capitalize()} stack NAME."
+    return command
+
+
+for _verb in ("suspend", "resume", "check"):
+    _simple_command(_verb, f"{_verb}_stack")
+
+
+@stack.command("cancel")
+@click.argument("name")
+@click.option("--no-rollback", is_flag=True, help="Leave a cancelled update as it is (no rollback).")
+@click.pass_context
+def cancel(ctx, name, no_rollback):
+    """Cancel the create or update in progress on stack NAME (an update rolls back)."""
+    engine = engine_of(ctx)
+    run_guarded(lambda: engine.cancel_stack(name, rollback=not no_rollback))
+    click.echo(f"Cancel requested for stack {name}")
+
+
+@stack.command("list")
+@click.option("--show-deleted", is_flag=True)
+@click.option("--tags", default=None, help="Only stacks with all these comma-separated tags.")
+@format_option()
+@click.pass_context
+def list_cmd(ctx, show_deleted, tags, fmt):
+    """List stacks."""
+    engine = engine_of(ctx)
+    filters = {"show_deleted": show_deleted}
+    if tags:
+        filters["tags"] = [t for t in tags.split(",") if t]
+    rows = run_guarded(lambda: engine.list_stacks(**filters), fmt)
+    show_list(rows, STACK_COLUMNS, fmt)
+
+
+@stack.command("show")
+@click.argument("name")
+@click.option("--no-resolve-outputs", is_flag=True)
+@format_option()
+@click.pass_context
+def show(ctx, name, no_resolve_outputs, fmt):
+    """Show stack NAME."""
+    engine = engine_of(ctx)
+    show_record(run_guarded(lambda: engine.show_stack(name, not no_resolve_outputs), fmt), fmt)
+
+
+@stack.group("output")
+def output() -> None:
+    """Stack outputs."""
+
+
+@output.command("list")
+@click.argument("name")
+@format_option()
+@click.pass_context
+def output_list(ctx, name, fmt):
+    engine = engine_of(ctx)
+    rows = run_guarded(lambda: engine.outputs(name), fmt)
+    show_list(rows, ["output_key", "description"], fmt)
+
+
+@output.command("show")
+@click.argument("name")
+@click.argument("output_name", required=False)
+@click.option("--all", "show_all", is_flag=True, help="Show every output.")
+@format_option()
+@click.pass_context
+def output_show(ctx, name, output_name, show_all, fmt):
+    """Show one output of stack NAME, or --all of them."""
+    engine = engine_of(ctx)
+    outputs = run_guarded(lambda: engine.outputs(name), fmt)
+    if show_all:
+        if fmt in ("json", "yaml"):
+            click.echo(dump(outputs, fmt))
+        else:
+            for entry in outputs:
+                show_record(entry, fmt)
+        return
+    if not output_name:
+        raise click.UsageError("give an OUTPUT name or --all")
+    found = next((o for o in outputs if o["output_key"] == output_name), None)
+    if found is None:
+        click.echo(f"ERROR: Stack {name} has no output {output_name!r}", err=True)
+        sys.exit(1)
+    show_record(found, fmt)
+
+
+@stack.group("resource")
+def resource() -> None:
+    """Resources of a stack."""
+
+
+@resource.command("list")
+@click.argument("name")
+@click.option("-n", "--nested-depth", type=int, default=0, help="Also list nested stacks' resources, this deep.")
+@format_option()
+@click.pass_context
+def resource_list(ctx, name, nested_depth, fmt):
+    """The resources of stack NAME."""
+    engine = engine_of(ctx)
+    columns = RESOURCE_COLUMNS + (["stack_name"] if nested_depth else [])
+    show_list(run_guarded(lambda: engine.resources(name, nested_depth), fmt), columns, fmt)
+
+
+@resource.command("show")
+@click.argument("name")
+@click.argument("resource_name")
+@format_option()
+@click.pass_context
+def resource_show(ctx, name, resource_name, fmt):
+    engine = engine_of(ctx)
+    show_record(run_guarded(lambda: engine.resource(name, resource_name), fmt), fmt)
+
+
+@resource.command("mark-unhealthy")
+@click.argument("name")
+@click.argument("resource_name")
+@click.argument("reason", required=False, default="")
+@click.option("--reset", is_flag=True, help="Mark the resource healthy again.")
+@click.pass_context
+def mark_unhealthy(ctx, name, resource_name, reason, reset):
+    """Mark a resource unhealthy: the next update replaces it."""
+    engine = engine_of(ctx)
+    run_guarded(lambda: engine.mark_unhealthy(name, resource_name, not reset, reason))
+
+
+@stack.group("event")
+def event() -> None:
+    """Events of a stack."""
+
+
+@event.command("list")
+@click.argument("name")
+@click.option("--resource", "resource_name", help="Only this resource's events.")
+@click.option("-n", "--nested-depth", type=int, default=0, help="Also nested stacks' events, this deep.")
+@format_option()
+@click.pass_context
+def event_list(ctx, name, resource_name, nested_depth, fmt):
+    """The events of stack NAME, oldest first."""
+    engine = engine_of(ctx)
+    rows = run_guarded(lambda: engine.events(name, resource_name, nested_depth), fmt)
+    show_list(rows, EVENT_COLUMNS + (["stack_name"] if nested_depth else []), fmt)
+
+
+@stack.group("template")
+def template_group() -> None:
+    """The template of a stack."""
+
+
+@template_group.command("show")
+@click.argument("name")
+@format_option(default="yaml")
+@click.pass_context
+def template_show(ctx, name, fmt):
+    engine = engine_of(ctx)
+    show_record(run_guarded(lambda: engine.template(name), fmt), "json" if fmt == "json" else "yaml")
+
+
+@stack.group("environment")
+def environment_group() -> None:
+    """The environment of a stack."""
+
+
+@environment_group.command("show")
+@click.argument("name")
+@format_option(default="yaml")
+@click.pass_context
+def environment_show(ctx, name, fmt):
+    engine = engine_of(ctx)
+    show_record(run_guarded(lambda: engine.environment(name), fmt), "json" if fmt == "json" else "yaml")
+
+
+@stack.group("failures")
+def failures() -> None:
+    """Why a stack failed."""
+
+
+@failures.command("list")
+@click.argument("name")
+@format_option()
+@click.pass_context
+def failures_list(ctx, name, fmt):
+    """The failed resources of stack NAME with their reasons (the root cause)."""
+    engine = engine_of(ctx)
+    rows = run_guarded(lambda: engine.failures(name), fmt)
+    show_list(rows, ["resource_name", "resource_type", "resource_status", "resource_status_reason"], fmt)
+
+
+@resource.command("signal")
+@click.argument("name")
+@click.argument("resource_name")
+@click.option("-D", "--data", "--data-binary", "data", default=None,
+              help="JSON data to send with the signal.")
+@click.option("--data-file", type=click.Path(dir_okay=False), help="File holding the JSON data.")
+@click.pass_context
+def resource_signal(ctx, name, resource_name, data, data_file):
+    """Signal RESOURCE of stack NAME (e.g. a wait condition handle)."""
+    engine = engine_of(ctx)
+
+    def go():
+        text = Path(data_file).read_text(encoding="utf-8") if data_file else data
+        try:
+            details = json.loads(text) if text else None
+        except ValueError as exc:
+            raise click.BadParameter(f"not valid JSON: {exc}", param_hint="--data") from None
+        engine.signal(name, resource_name, details)
+
+    run_guarded(go)
+
+
+@stack.group("hook")
+def hook() -> None:
+    """Breakpoints set by the environment's resource_registry hooks."""
+
+
+@hook.command("clear")
+@click.argument("name")
+@click.argument("resource_names", nargs=-1, required=True)
+@click.option("--pre-create", "hooks", flag_value="pre-create", multiple=True)
+@click.option("--pre-update", "hooks", flag_value="pre-update", multiple=True)
+@click.option("--pre-delete", "hooks", flag_value="pre-delete", multiple=True)
+@click.pass_context
+def hook_clear(ctx, name, resource_names, hooks):
+    """Let paused RESOURCE_NAMES of stack NAME go on (the hook each is paused at, unless told)."""
+    engine = engine_of(ctx)
+    for resource_name in resource_names:
+        for one in hooks or (None,):
+            cleared = run_guarded(lambda r=resource_name, h=one: engine.clear_hook(name, r, h))
+            click.echo(f"Cleared hook {cleared} on {resource_name}")

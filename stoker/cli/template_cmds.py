@@ -1,0 +1,155 @@
+"""``stoker template validate|resolve|version list|function list``."""
+
+from __future__ import annotations
+
+import inspect
+import sys
+
+import click
+
+from stoker.cli.formatting import format_option, show_document, show_list, show_problems, show_warnings
+from stoker.cli.inputs import read_inputs, template_options
+from stoker.errors import Problems, ValidationFailed
+from stoker.template.evaluate import evaluate
+from stoker.template.parameters import redact
+from stoker.template.versions import VERSIONS, get_version
+
+
+@click.group()
+def template() -> None:
+    """Check and evaluate templates without running them."""
+
+
+def _fail(problems, fmt: str, wrap: str | None = None) -> None:
+    show_problems(problems, fmt, wrap)
+    sys.exit(1)
+
+
+def _check(engine, template_file, environment_files, parameters, parameter_files, *, missing_ok: bool):
+    """Load and check everything a create would (plug-in schemas too); never opens the database."""
+    inputs = read_inputs(template_file, environment_files, parameters, parameter_files)
+    definition, problems = engine.check_template(inputs.template, inputs.environment, inputs.parameters,
+                                                 missing_parameters_ok=missing_ok)
+    return inputs.template, definition, problems
+
+
+def _placed(template_obj, problems, definition=None):
+    """Problems with their file places, and no hidden value in their messages."""
+    source = template_obj.source
+    hidden = definition.secrets() if definition is not None else []
+    placed = [source.place(p) if source and not p.file else p for p in problems]
+    for problem in placed:
+        problem.message = redact(problem.message, hidden)
+    return placed
+
+
+@template.command("validate")
+@template_options
+@format_option()
+@click.pass_context
+def validate(ctx, template_file, environment_files, parameters, parameter_files, fmt) -> None:
+    """Check a template; print its description and parameters, or every error."""
+    try:
+        tmpl, definition, problems = _check(ctx.find_root().obj.engine(), template_file, environment_files,
+                                            parameters, parameter_files, missing_ok=True)
+    except ValidationFailed as exc:
+        _fail(exc.problems, fmt)
+    if definition is not None and not _blocking(problems):
+        _evaluate_what_is_known(definition, problems)
+    placed = _placed(tmpl, problems.items, definition)
+    show_warnings([p for p in placed if p.severity != "error"])
+    errors = [p for p in placed if p.severity == "error"]
+    if errors or definition is None:
+        _fail(errors, fmt)
+    result = {
+        "Description": tmpl.description,
+        "Parameters": {name: schema.as_validate_output()
+                       for name, schema in definition.parameter_schemas.items()},
+    }
+    groups = tmpl.section("parameter_groups")
+    if groups:
+        result["ParameterGroups"] = groups
+    show_document(result, fmt)
+
+
+def _blocking(problems) -> list:
+    """Errors that make evaluating outputs pointless (only resources wrong: evaluate anyway,
+    to report more errors in one run)."""
+    return [p for p in problems.errors if p.path[:1] != ("resources",)]
+
+
+def _evaluate_what_is_known(definition, problems) -> None:
+    """Evaluate the outputs and conditions validate can: errors certain whatever the inputs.
+
+    Anything that waits for a parameter value not given, or a resource, is
+    not an error here.
+    """
+    scratch = Problems()
+    evaluate(definition, scratch)
+    problems.extend(p for p in scratch.errors if p.code not in _NEEDS_INPUT)
+
+
+#: codes of failures that only mean "a value is not known yet"
+_NEEDS_INPUT = {"missing-parameter", "resource-pending"}
+
+
+@template.command("resolve")
+@template_options
+@format_option()
+@click.pass_context
+def resolve_cmd(ctx, template_file, environment_files, parameters, parameter_files, fmt) -> None:
+    """Evaluate parameters, conditions and every output that needs no resource."""
+    try:
+        tmpl, definition, problems = _check(ctx.find_root().obj.engine(), template_file, environment_files,
+                                            parameters, parameter_files, missing_ok=False)
+    except ValidationFailed as exc:
+        _fail(exc.problems, fmt, wrap="errors")
+    result = evaluate(definition, problems) if definition is not None and not _blocking(problems) else None
+    placed = _placed(tmpl, problems.items, definition)
+    show_warnings([p for p in placed if p.severity != "error"])
+    errors = [p for p in placed if p.severity == "error"]
+    if errors or result is None:
+        _fail(errors, fmt, wrap="errors")
+    show_document(result, fmt)
+
+
+@template.group("version")
+def version_group() -> None:
+    """Template versions."""
+
+
+@version_group.command("list")
+@format_option()
+def version_list(fmt) -> None:
+    """List the heat_template_version values Stoker knows."""
+    rows = [{"Version": f"heat_template_version.{v.date}", "Type": "hot",
+             "Aliases": ", ".join(f"heat_template_version.{a}" for a in v.aliases)} for v in VERSIONS]
+    show_list(rows, ["Version", "Type", "Aliases"], fmt)
+
+
+@template.group("function")
+def function_group() -> None:
+    """Intrinsic functions."""
+
+
+@function_group.command("list")
+@click.argument("version")
+@click.option("--with-conditions", is_flag=True, help="Also list the condition functions.")
+@format_option()
+def function_list(version, with_conditions, fmt) -> None:
+    """List the functions of template VERSION (e.g. 2016-10-14 or newton)."""
+    found = get_version(version.removeprefix("heat_template_version."))
+    if found is None:
+        raise click.BadParameter(f'"{version}" is not a known template version', param_hint="VERSION")
+    rows = [{"functions": name, "description": _summary(found.functions[name])}
+            for name in found.function_names()]
+    if with_conditions:
+        listed = {row["functions"] for row in rows}
+        rows += [{"functions": name, "description": _summary(found.condition_parse_table[name])}
+                 for name in found.condition_function_names() if name not in listed]
+    show_list(rows, ["functions", "description"], fmt)
+
+
+def _summary(cls) -> str:
+    doc = inspect.getdoc(cls) or ""
+    return doc.splitlines()[0] if doc else ""

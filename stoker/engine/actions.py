@@ -1,0 +1,340 @@
+"""Stack actions as graph walks: create, delete, suspend, resume, check, update.
+
+Every action builds a ``Graph`` of resource names and hands the walker one
+coroutine per node; the walker decides the order and the concurrency.  A
+failure stops new nodes from starting; a timeout or a cancel cancels the
+running ones, which record themselves FAILED before they go.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Awaitable, Callable
+
+from stoker.engine.graph import Graph, WalkFailed, walk
+from stoker.engine.stack import Stack
+from stoker.errors import StokerError, ValidationFailed
+from stoker.functions.base import resolve
+from stoker.resources.exceptions import ResourceFailure, UpdateReplace
+from stoker.resources.resource import Resource
+from stoker.template.environment import hooks_for
+
+IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
+#: resource data key where ``stack hook clear`` (from any process) leaves cleared hooks
+HOOKS_CLEARED_KEY = "stoker:hooks_cleared"
+HOOK_POLL_INTERVAL = 0.2
+
+
+class ActionFailed(StokerError):
+    code = "action-failed"
+
+
+# -- running a walk ---------------------------------------------------------------------
+async def run_walk(stack: Stack, graph: Graph, run: Callable[[str], Awaitable[None]],
+                   action: str, timeout: float | None) -> None:
+    """Walk ``graph``; turn failures, timeouts and cancels into ``ActionFailed``."""
+    task = asyncio.ensure_future(walk(graph, run, should_stop=lambda: stack.cancel_reason is not None))
+    # the top stack's watcher keeps the lock and hears cancels for the whole tree
+    watcher = asyncio.ensure_future(stack.engine.watch(stack, task)) if stack.parent is None else None
+    try:
+        await asyncio.wait_for(asyncio.shield(task), timeout) if timeout else await task
+    except asyncio.TimeoutError:
+        stack.cancel_reason = f"{action} timed out"
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        raise ActionFailed(f"Timed out after {timeout:g} seconds") from None
+    except asyncio.CancelledError:
+        if stack.cancel_reason is None:
+            raise
+        raise ActionFailed(stack.cancel_reason) from None
+    except WalkFailed as exc:
+        reasons = [_reason(e) for e in exc.failures.values()]
+        raise ActionFailed(f"Resource {action} failed: " + "; ".join(reasons)) from None
+    finally:
+        if watcher is not None:
+            watcher.cancel()
+            await asyncio.gather(watcher, return_exceptions=True)
+        await stack.recorder.flush()
+    if stack.cancel_reason is not None:
+        raise ActionFailed(stack.cancel_reason)
+
+
+def _reason(exc: BaseException) -> str:
+    return str(exc) if isinstance(exc, StokerError) else f"{type(exc).__name__}: {exc}"
+
+
+def dependency_graph(stack: Stack, names: set[str]) -> Graph:
+    """Edges among ``names`` from the current definition (requirements first)."""
+    graph = Graph()
+    for name in names:
+        graph.add(name, stack.definition.resources[name].dependencies() & names)
+    return graph
+
+
+def stored_graph(resources: list[Resource]) -> Graph:
+    """Edges from what each resource needed when created (for deletes)."""
+    by_name = {}
+    for resource in resources:
+        by_name.setdefault(resource.name, []).append(resource)
+    graph = Graph()
+    for resource in resources:
+        graph.add(resource.id, [r.id for name in resource.requires for r in by_name.get(name, ())
+                                if r is not resource])
+    return graph
+
+
+# -- breakpoints --------------------------------------------------------------------------
+async def pause_at_hook(stack: Stack, resource: Resource, hook: str) -> None:
+    """Wait while the environment sets breakpoint ``hook`` on ``resource`` and nobody cleared it."""
+    if hook not in hooks_for(stack.environment.resource_registry, resource.name):
+        return
+    action = hook.split("-", 1)[1].upper()
+    await resource.set_state(resource.action, resource.status, f"{action} paused until Hook {hook} is cleared")
+    loop = asyncio.get_running_loop()
+    while True:
+        row = await loop.run_in_executor(None, stack.store.get_resource, resource.id)
+        cleared = list((row.data or {}).get(HOOKS_CLEARED_KEY, []))
+        if hook in cleared:
+            cleared.remove(hook)
+            resource._data[HOOKS_CLEARED_KEY] = cleared
+            resource.dirty.add("data")
+            return
+        await asyncio.sleep(HOOK_POLL_INTERVAL)
+
+
+# -- create -----------------------------------------------------------------------------
+async def create_resource(resource: Resource) -> None:
+    await pause_at_hook(resource.stack, resource, "pre-create")
+    if resource.t.external_id is not None:
+        kept = resource.stack.adopted_data.get(resource.name) or {}
+        if kept.get("data"):
+            resource._data.update(kept["data"])
+            resource.dirty.add("data")
+        if kept.get("metadata"):
+            resource._metadata = kept["metadata"]
+            resource.dirty.add("rsrc_metadata")
+        await resource.adopt(resolve(resource.t.external_id))
+        return
+    try:
+        resource.prepare_properties()
+    except (ValidationFailed, StokerError) as exc:
+        failure = ResourceFailure(exc, resource, resource.CREATE)
+        await resource.set_state(resource.CREATE, FAILED, str(failure))
+        raise failure from None
+    await resource.create()
+
+
+async def create(stack: Stack, timeout: float | None) -> None:
+    names = set(stack.definition.enabled_resources())
+    new = [stack.instantiate(name, stack.definition.resources[name]) for name in names]
+    stack.resources.update({r.name: r for r in new})
+    await stack.insert(new)
+    await run_walk(stack, dependency_graph(stack, names),
+                   lambda name: create_resource(stack.resources[name]), "CREATE", timeout)
+
+
+# -- delete -----------------------------------------------------------------------------
+async def delete_resource(stack: Stack, resource: Resource) -> None:
+    """Delete one resource as its deletion policy says; its row goes later, in bulk."""
+    if resource.action == resource.INIT or (resource.action, resource.status) == (resource.DELETE, COMPLETE):
+        return
+    await pause_at_hook(stack, resource, "pre-delete")
+    if _taken_over(stack, resource):
+        await resource.set_state(resource.DELETE, COMPLETE,
+                                 "physical resource taken over by its replacement, left in place")
+        return
+    policy = resource.t.deletion_policy
+    adopted = resource.t.external_id is not None or resource.action == resource.ADOPT
+    if policy == "Retain" or adopted:
+        reason = "retained (deletion_policy Retain)" if policy == "Retain" else "external resource left alone"
+        await resource.set_state(resource.DELETE, COMPLETE, reason)
+    elif policy == "Snapshot" and hasattr(resource, "handle_snapshot_delete"):
+        await resource.run_action(resource.DELETE, lambda: resource.handle_snapshot_delete(resource.state),
+                                  resource.check_delete_complete)
+    else:
+        await resource.delete()
+
+
+def _taken_over(stack: Stack, resource: Resource) -> bool:
+    """Does a live resource of the same name now own this one's physical resource?
+
+    A replacement with the same physical id (a file at the same path) is the
+    same physical thing: deleting the old one would delete the new one.
+    """
+    live = stack.resources.get(resource.name)
+    return (live is not None and live is not resource and resource.resource_id is not None
+            and str(live.resource_id) == str(resource.resource_id))
+
+
+async def delete_all(stack: Stack, resources: list[Resource], action: str,
+                     timeout: float | None) -> None:
+    """Delete ``resources``, dependents first; rows of the deleted ones are removed at the end.
+
+    A crash in between leaves DELETE_COMPLETE rows, which the next delete drops.
+    """
+    by_id = {r.id: r for r in resources}
+    graph = stored_graph(resources).reversed()
+    try:
+        await run_walk(stack, graph, lambda rid: delete_resource(stack, by_id[rid]), action, timeout)
+    finally:
+        stack.delete_rows(r for r in resources
+                          if r.action == r.INIT or (r.action, r.status) == (r.DELETE, COMPLETE))
+
+
+# -- suspend, resume, check -----------------------------------------------------------------
+async def simple_action(stack: Stack, action: str, timeout: float | None) -> None:
+    """SUSPEND runs dependents first; RESUME and CHECK run requirements first.
+
+    CHECK also looks at resources that never got created, or whose last
+    action failed: they fail the check (a half-made stack is not healthy).
+    """
+    everything = list(stack.resources.values())
+    resources = everything if action == "CHECK" else [r for r in everything if r.action != r.INIT]
+    by_id = {r.id: r for r in resources}
+    graph = stored_graph(resources)
+    if action == "SUSPEND":
+        graph = graph.reversed()
+    method = {"SUSPEND": "suspend", "RESUME": "resume", "CHECK": "check"}[action]
+
+    failed: list[str] = []
+
+    async def run(rid: int) -> None:
+        resource = by_id[rid]
+        if action != "CHECK":
+            await getattr(resource, method)()
+            return
+        # a check looks at every resource, whatever the others found
+        if resource.action == resource.INIT or resource.status == FAILED:
+            why = ("resource not created yet" if resource.action == resource.INIT
+                   else f"its last action ended {resource.action}_{resource.status}")
+            message = f"Can not check {resource.name}, {why}"
+            await resource.set_state(resource.CHECK, FAILED, message)
+            failed.append(message)
+            return
+        try:
+            await resource.check()
+        except ResourceFailure as exc:
+            failed.append(str(exc))
+
+    await run_walk(stack, graph, run, action, timeout)
+    if failed:
+        raise ActionFailed(f"Resource {action} failed: " + "; ".join(failed))
+
+
+# -- update -----------------------------------------------------------------------------
+def needs_recreate(resource: Resource) -> bool:
+    """A resource whose create never completed is re-created, not updated."""
+    return (resource.action == resource.INIT
+            or resource.action in (resource.CREATE, resource.ADOPT) and resource.status != COMPLETE
+            or (resource.action, resource.status) == (resource.DELETE, COMPLETE))
+
+
+async def update_resource(stack: Stack, name: str, rollback: bool) -> None:
+    definition = stack.definition.resources[name]
+    current = stack.resources.get(name)
+    if current is not None and rollback:
+        current = _restore_replaced(stack, current, definition) or current
+    if current is None and rollback:
+        current = _restore_retired(stack, name, definition)
+    if current is None:
+        await _create_new(stack, name, definition)
+        return
+    if current.t.external_id is not None and definition.external_id is not None:
+        current.t = definition  # an adopted resource is the user's: updates leave it alone
+        return
+    if needs_recreate(current):
+        await delete_resource(stack, current)
+        stack.delete_rows([current])
+        await _create_new(stack, name, definition)
+        return
+    if current.type() != definition.type or (current.action, current.status) == (current.CHECK, FAILED):
+        await _replace(stack, current, definition)
+        return
+    try:
+        new_props = current.build_properties(definition.properties)
+        new_props.validate()
+    except (ValidationFailed, StokerError) as exc:
+        failure = ResourceFailure(exc, current, current.UPDATE)
+        await current.set_state(current.UPDATE, FAILED, str(failure))
+        raise failure from None
+    plan = current.plan_update(definition, new_props)
+    if plan is None:
+        current.t = definition
+        return
+    if plan.replace:
+        await _replace(stack, current, definition)
+        return
+    await pause_at_hook(stack, current, "pre-update")
+    try:
+        await current.update(definition, new_props, plan.tmpl_diff, plan.prop_diff)
+    except UpdateReplace:
+        await _replace(stack, current, definition)
+
+
+def _restore_retired(stack: Stack, name: str, definition) -> Resource | None:
+    """On rollback, bring back a resource the failed update removed (not yet deleted)."""
+    for old in stack.retired:
+        if (old.name == name and old.replaced_by is None and old.status == COMPLETE
+                and old.action != old.DELETE and old.type() == definition.type and old.matches(definition)):
+            stack.retired.remove(old)
+            old.t = definition
+            stack.resources[name] = old
+            return old
+    return None
+
+
+def _restore_replaced(stack: Stack, current: Resource, definition) -> Resource | None:
+    """On rollback, bring back the resource this update replaced, if it still fits."""
+    for old in stack.retired:
+        if old.name == current.name and old.replaced_by == current.id and old.status == COMPLETE:
+            if old.type() == definition.type and old.matches(definition):
+                stack.retired.remove(old)
+                stack.retired.append(current)
+                old.replaced_by, old.t = None, definition
+                stack.persist_soon(old)
+                stack.resources[current.name] = old
+                return old
+    return None
+
+
+async def _create_new(stack: Stack, name: str, definition) -> Resource:
+    resource = stack.instantiate(name, definition)
+    await stack.insert([resource])
+    stack.resources[name] = resource
+    await create_resource(resource)
+    return resource
+
+
+async def _replace(stack: Stack, current: Resource, definition) -> None:
+    """Create the replacement now; the old one is deleted when the update succeeds.
+
+    The old one is marked replaced first, so a rollback finds it even when
+    the replacement fails to create.
+    """
+    replacement = stack.instantiate(current.name, definition)
+    replacement.replaces = current.id
+    await stack.insert([replacement])
+    current.replaced_by = replacement.id
+    await stack.persist(current, event=False)
+    stack.resources[current.name] = replacement
+    stack.retired.append(current)
+    await create_resource(replacement)
+
+
+async def update(stack: Stack, timeout: float | None, rollback: bool = False) -> None:
+    """Bring the stack's resources to its (new) definition, then clean up."""
+    names = set(stack.definition.enabled_resources())
+    for name, resource in list(stack.resources.items()):
+        if name not in names:
+            stack.retired.append(stack.resources.pop(name))
+    await run_walk(stack, dependency_graph(stack, names),
+                   lambda name: update_resource(stack, name, rollback),
+                   "ROLLBACK" if rollback else "UPDATE", timeout)
+    await cleanup(stack, timeout)
+
+
+async def cleanup(stack: Stack, timeout: float | None) -> None:
+    """Delete what the update removed or replaced, dependents first."""
+    retired, stack.retired = stack.retired, []
+    if retired:
+        await delete_all(stack, retired, "UPDATE", timeout)

@@ -1,0 +1,40 @@
+"""The stack context the engine gives functions: resources answer for real."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from stoker.errors import ResourcePending
+from stoker.template.context import StackContext
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stoker.engine.stack import Stack
+
+
+class EngineContext(StackContext):
+    """Answers ``get_resource``/``get_attr`` from the live resources of ``stack``."""
+
+    def __init__(self, stack: "Stack", **kwargs: Any):
+        super().__init__(**kwargs)
+        self.runtime = stack
+
+    def resource_enabled(self, name: str) -> bool:
+        definition = self.runtime.definition
+        resource = definition.resources.get(name) if definition else None
+        return resource is not None and definition.enabled(resource.condition)
+
+    def _resource(self, name: str):
+        """The live resource; ``ResourcePending`` while it has never been created."""
+        resource = self.runtime.resources.get(name)
+        if resource is None or resource.action == resource.INIT:
+            raise ResourcePending(name)
+        return resource
+
+    def resource_reference(self, name: str) -> Any:
+        return self._resource(name).FnGetRefId()
+
+    def resource_attribute(self, name: str, attribute: str, path: list | tuple = ()) -> Any:
+        return self._resource(name).FnGetAtt(attribute, *path)
+
+    def resource_all_attributes(self, name: str) -> dict:
+        return self._resource(name).all_attributes()

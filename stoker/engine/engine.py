@@ -1,0 +1,755 @@
+"""``stoker.Engine``: the Python API that the CLI (and later the REST API) wrap.
+
+Each public method is one user-level operation.  Actions take the stack's
+lock (one action per stack across processes), run one asyncio event loop
+for the walk, persist everything through the store, and release the lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import os
+import re
+import threading
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, Iterable
+
+from stoker.engine import actions
+from stoker.engine.actions import HOOKS_CLEARED_KEY, ActionFailed
+from stoker.engine.stack import Stack
+from stoker.errors import Conflict, FunctionError, NotFound, Problems, ResourcePending, StokerError, ValidationFailed
+from stoker.functions.base import Function, functions_in, resolve
+from stoker.functions.references import GetAtt
+from stoker.resources import registry
+from stoker.store.db import open_store
+from stoker.store.repository import StaleWrite
+from stoker.store.locks import new_engine_id, owner_is_dead
+from stoker.template.environment import Environment, RegistryLoop
+from stoker.template.parameters import masked
+from stoker.template.definition import StackDefinition
+from stoker.template.template import Template
+
+IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
+NIL_UUID = "00000000-0000-0000-0000-000000000000"
+#: one thread at a time opens a store (engines may be shared between threads)
+_OPENING = threading.Lock()
+#: how often a running action refreshes its lock and looks for a cancel request
+WATCH_INTERVAL = 0.5
+
+
+class Engine:
+    """Runs stacks on one database (SQLite by default, PostgreSQL by URL)."""
+
+    def __init__(self, db_url: str | None = None, plugin_dirs: Iterable[str] = (),
+                 project_id: str = "default", store: Any = None):
+        self._store = store
+        self._db_url = db_url
+        self.project_id = project_id
+        self.engine_id = new_engine_id()
+        self.registry = registry.default_registry(list(plugin_dirs))
+        self.plugin_problems = list(self.registry.problems)
+        #: Heat's max_nested_stack_depth, and a cap on resources in one tree of stacks
+        self.max_nested_depth = int(os.environ.get("STOKER_MAX_NESTED_DEPTH", 5))
+        self.max_resources = int(os.environ.get("STOKER_MAX_RESOURCES", 100_000))
+        self._templates: dict[int, Any] = {}
+
+    @property
+    def store(self):
+        """The database, opened on first use (checking a template needs none)."""
+        if self._store is None:
+            with _OPENING:
+                if self._store is None:
+                    self._store = open_store(self._db_url)
+        return self._store
+
+    def validate_template(self, template: Template | dict | str | Path,
+                          environment: Environment | None = None, parameters: dict | None = None,
+                          missing_parameters_ok: bool = True) -> StackDefinition:
+        """Every check a create would make, plug-ins included, without touching the database."""
+        definition, problems = self.check_template(template, environment, parameters, missing_parameters_ok)
+        if definition is None or problems.errors:
+            raise ValidationFailed(problems.items)
+        return definition
+
+    def check_template(self, template: Template | dict | str | Path,
+                       environment: Environment | None = None, parameters: dict | None = None,
+                       missing_parameters_ok: bool = True) -> tuple[StackDefinition | None, Problems]:
+        """Like ``validate_template``, but returns what it found instead of raising.
+
+        The definition comes back even when there are errors, when the
+        template was good enough to build one (``resolve`` still evaluates it).
+        """
+        stack = self.new_stack("stack")
+        stack.id = stack.record.id = NIL_UUID  # checking has no stack yet: fixed pseudo parameters
+        try:
+            definition = stack.define(as_template(template), environment or Environment(),
+                                      dict(parameters or {}), missing_parameters_ok=missing_parameters_ok)
+        except ValidationFailed as exc:
+            return stack.definition, Problems(exc.problems + exc.warnings)
+        return definition, definition.problems
+
+    def for_project(self, project_id: str) -> "Engine":
+        """The same engine (store, plug-ins) acting for another project."""
+        other = copy.copy(self)
+        other.project_id = project_id
+        return other
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+    # -- resource types -----------------------------------------------------------------
+    def resource_class(self, type_name: str) -> type:
+        return self.registry.get(type_name)
+
+    def validate_resources(self, stack: Stack, definition, problems: Problems) -> None:
+        """Checks that need resource types: unknown types, properties, attribute names."""
+        instances = {}
+        for name, rdef in definition.resources.items():
+            if not rdef.type:
+                continue  # the missing or broken type is reported already
+            try:
+                instances[name] = stack.instantiate(name, rdef)
+            except RegistryLoop as exc:
+                problems.add(("resources", name, "type"), "registry-loop",
+                             f"resource_registry mappings loop: {exc}")
+                continue
+            except StokerError as exc:
+                problems.add(("resources", name, "type"), getattr(exc, "code", "error"), str(exc))
+                continue
+            try:
+                instances[name].validate_template()
+            except ResourcePending:
+                pass  # checked again at create time, when the value is known
+            except ValidationFailed as exc:
+                problems.extend(exc.problems)
+            except FunctionError as exc:
+                problems.add(exc.path or ("resources", name), exc.code, exc.message)
+            except (StokerError, ValueError, TypeError) as exc:
+                problems.add(("resources", name), "resource-validation-failed", str(exc))
+        for fn in _all_functions(definition):
+            if isinstance(fn, GetAtt):
+                target = fn.static_resource_name()
+                attribute = fn.attribute_name()
+                instance = instances.get(target)
+                if instance is not None and attribute is not None and not instance.has_attribute(attribute):
+                    problems.add(fn.path, "unknown-attribute",
+                                 f'The Referenced Attribute ({target} {attribute}) is incorrect: '
+                                 f"{definition.resources[target].type} has no attribute {attribute!r}")
+
+    # -- reading -------------------------------------------------------------------------
+    def get_record(self, name_or_id: str, show_deleted: bool = False):
+        return self.store.get_stack(name_or_id, self.project_id, show_deleted=show_deleted)
+
+    def list_stacks(self, **filters: Any) -> list[dict]:
+        return [stack_summary(r) for r in self.store.list_stacks(self.project_id, **filters)]
+
+    def show_stack(self, name_or_id: str, resolve_outputs: bool = True) -> dict:
+        record = self.get_record(name_or_id)
+        info = stack_summary(record)
+        template = self.stored_template(record.template_id)
+        stack = self.runtime(record)
+        info["description"] = (template.content or {}).get("description", "No description")
+        info["parameters"] = self._shown_parameters(stack)
+        info["tags"] = record.tags or []
+        info["timeout_mins"] = record.timeout_mins
+        info["disable_rollback"] = record.disable_rollback
+        if resolve_outputs:
+            info["outputs"] = self._outputs(stack)
+        return info
+
+    def outputs(self, name_or_id: str) -> list[dict]:
+        return self._outputs(self.runtime(self.get_record(name_or_id)))
+
+    def resources(self, name_or_id: str, nested_depth: int = 0) -> list[dict]:
+        """The stack's resources; with ``nested_depth`` N, those of nested stacks N levels down."""
+        return self._tree_rows(self.get_record(name_or_id), nested_depth,
+                               lambda record: [resource_summary(r, record) for r in self.store.get_resources(record.id)])
+
+    def _tree_rows(self, record, depth: int, rows_of) -> list[dict]:
+        rows = rows_of(record)
+        if depth > 0:
+            for child in self.store.children(record.id):
+                if child.deleted_at is None:
+                    for row in self._tree_rows(child, depth - 1, rows_of):
+                        row.setdefault("parent_resource", child.owner_resource)
+                        rows.append(row)
+        return rows
+
+    def failures(self, name_or_id: str) -> list[dict]:
+        """Root causes: failed resources, following failed nested stacks down to what broke."""
+        record = self.get_record(name_or_id)
+        return self._failures(record, prefix="")
+
+    def _failures(self, record, prefix: str) -> list[dict]:
+        children = {c.owner_resource: c for c in self.store.children(record.id) if c.deleted_at is None}
+        found = []
+        for row in self.store.get_resources(record.id):
+            if row.status != FAILED:
+                continue
+            path = f"{prefix}{row.name}"
+            nested = children.get(row.name)
+            deeper = self._failures(nested, path + ".") if nested is not None else []
+            if deeper:
+                found.extend(deeper)
+            else:
+                found.append({**resource_summary(row, record), "resource_name": path})
+        return found
+
+    def resource(self, name_or_id: str, resource_name: str) -> dict:
+        record = self.get_record(name_or_id)
+        stack = self.runtime(record)
+        resource = stack.resources.get(resource_name)
+        if resource is None:
+            raise NotFound(f"The Resource ({resource_name}) could not be found in Stack {record.name}.")
+        row = next(r for r in self.store.get_resources(record.id) if r.id == resource.id)
+        info = resource_summary(row, record)
+        info["attributes"] = _safe(lambda: resource.all_attributes(), {})
+        info["metadata"] = row.rsrc_metadata or {}
+        info["required_by"] = sorted(n for n, r in stack.resources.items() if resource_name in r.requires)
+        return info
+
+    def events(self, name_or_id: str, resource_name: str | None = None, nested_depth: int = 0,
+               **paging: Any) -> list[dict]:
+        """Events in the order they happened; ``nested_depth`` adds nested stacks' events."""
+        record = self.get_record(name_or_id, show_deleted=True)
+        rows = self._tree_rows(record, nested_depth, lambda r: [
+            event_summary(e, r) for e in self.store.list_events(r.id, resource_name=resource_name, **paging)])
+        if nested_depth:
+            rows.sort(key=lambda e: e["event_time"] or "")
+        return rows
+
+    def template(self, name_or_id: str) -> dict:
+        return self.stored_template(self.get_record(name_or_id).template_id).content
+
+    def environment(self, name_or_id: str) -> dict:
+        record = self.get_record(name_or_id)
+        env = dict(record.environment or {})
+        stack = self.runtime(record)
+        if stack.definition is not None:
+            for section in ("parameters", "parameter_defaults"):
+                env[section] = masked(stack.definition.parameter_schemas, env.get(section) or {})
+        return env
+
+    # -- actions ------------------------------------------------------------------------
+    # -- stacks in the making ---------------------------------------------------------
+    def new_stack(self, name: str, parent: Stack | None = None, timeout_mins: int | None = None) -> Stack:
+        """A stack not yet stored: define it, then ``save_new_stack``."""
+        if parent is not None and parent.depth + 1 > self.max_nested_depth:
+            raise ValidationFailed.single(("resources",), "nesting-too-deep",
+                                          f"Recursion depth exceeds {self.max_nested_depth} "
+                                          "(max_nested_stack_depth)")
+        return Stack(self, SimpleNamespace(id=str(uuid.uuid4()), name=name, project_id=self.project_id,
+                                           action="CREATE", status=IN_PROGRESS, status_reason="",
+                                           timeout_mins=timeout_mins, deleted_at=None), parent)
+
+    def save_new_stack(self, stack: Stack, tags: Iterable[str] = (), timeout_mins: int | None = None,
+                       disable_rollback: bool = True) -> None:
+        template = stack.definition.template
+        stack.record = self.store.create_stack(
+            stack.name, self._template_id(stack, template), self.project_id, id=stack.id,
+            parent_id=stack.parent.id if stack.parent else None,
+            owner_resource=stack.owner_name, environment=stack.environment.as_dict(),
+            files=template.files if stack.parent is None else {}, parameters=stack.user_parameters,
+            tags=list(tags), timeout_mins=timeout_mins, disable_rollback=disable_rollback,
+            status_reason="Stack CREATE started")
+
+    async def save_nested_stack(self, stack: Stack) -> None:
+        """``save_new_stack`` for a nested stack, on the writer thread."""
+        await stack.recorder.call(self.save_new_stack, stack)
+
+    def stored_template(self, template_id: int):
+        """A stored template; they never change once stored, so each is read once."""
+        found = self._templates.get(template_id)
+        if found is None:
+            found = self._templates[template_id] = self.store.get_template(template_id)
+        return found
+
+    def _template_id(self, stack: Stack, template: Template) -> int:
+        """Store a template once per action, however many nested stacks use it.
+
+        The files map is kept with the top stack's template only; nested
+        stacks read their parent's.
+        """
+        if stack.parent is None:
+            return self.store.store_template(template.data, template.files)
+        cache = stack.root.template_ids
+        key = json.dumps(template.data, sort_keys=True, default=str)
+        if key not in cache:
+            cache[key] = self.store.store_template(template.data, {})
+        return cache[key]
+
+    def check_tree_size(self, child: Stack) -> None:
+        root = child.root
+        root.tree_size += len(child.definition.resources)
+        if root.tree_size > self.max_resources:
+            raise ValidationFailed.single(("resources",), "too-many-resources",
+                                          f"the stack tree would hold more than {self.max_resources} "
+                                          "resources (max_resources)")
+
+    # -- actions ------------------------------------------------------------------------
+    def create_stack(self, name: str, template: Template | dict | str | Path,
+                     environment: Environment | None = None, parameters: dict | None = None,
+                     timeout_mins: int | None = None, disable_rollback: bool = True,
+                     tags: Iterable[str] = (), dry_run: bool = False,
+                     adopted_data: dict | None = None) -> dict:
+        """Create a stack; ``adopted_data`` gives resources adopted through ``external_id``
+        their stored data and metadata back (Heat's adopt)."""
+        stack = self.new_stack(name, timeout_mins=timeout_mins)
+        stack.adopted_data = dict(adopted_data or {})
+        definition = stack.define(as_template(template), environment or Environment(), dict(parameters or {}))
+        if dry_run:
+            order = actions.dependency_graph(stack, set(definition.enabled_resources())).order()
+            return {"stack_name": name, "resources": [
+                {"resource_name": n, "resource_type": definition.resources[n].type, "action": "CREATE"}
+                for n in order]}
+        self.save_new_stack(stack, tags, timeout_mins, disable_rollback)
+        self.store.acquire_lock(stack.id, self.engine_id, "CREATE")
+        try:
+            self._run(self.run_create(stack, timeout_mins, disable_rollback))
+        finally:
+            self.store.release_lock(stack.id, self.engine_id)
+        return self._result(stack)
+
+    def _result(self, stack: Stack) -> dict:
+        """What an action returns: the stack as stored, with outputs from the live stack."""
+        info = stack_summary(self.store.get_stack(stack.id, self.project_id, show_deleted=True))
+        info["outputs"] = self._outputs(stack)
+        return info
+
+    async def run_create(self, stack: Stack, timeout_mins, disable_rollback) -> None:
+        await stack.set_state("CREATE", IN_PROGRESS, "Stack CREATE started")
+        try:
+            await actions.create(stack, _seconds(timeout_mins))
+        except ActionFailed as exc:
+            await stack.set_state("CREATE", FAILED, str(exc))
+            if not disable_rollback:
+                await self.run_delete(stack, "ROLLBACK")
+            return
+        await stack.set_state("CREATE", COMPLETE, "Stack CREATE completed successfully")
+
+    def delete_stack(self, name_or_id: str) -> dict:
+        record = self.get_record(name_or_id)
+        with self._locked(record, "DELETE"):
+            stack = self.runtime(record)
+            self._run(self.run_delete(stack, "DELETE"))
+        return stack_summary(self.store.get_stack(record.id, self.project_id, show_deleted=True))
+
+    async def run_delete(self, stack: Stack, action: str) -> bool:
+        await stack.set_state(action, IN_PROGRESS, f"Stack {action} started")
+        everything = list(stack.resources.values()) + stack.retired
+        try:
+            await actions.delete_all(stack, everything, action, _seconds(stack.record.timeout_mins))
+        except ActionFailed as exc:
+            await stack.set_state(action, FAILED, str(exc))
+            return False
+        await stack.set_state(action, COMPLETE, f"Stack {action} completed successfully")
+        if action == "DELETE":
+            self.store.soft_delete_stack(stack.id)
+            stack.record.deleted_at = datetime.now(timezone.utc)
+        return True
+
+    def suspend_stack(self, name_or_id: str) -> dict:
+        return self._simple(name_or_id, "SUSPEND")
+
+    def resume_stack(self, name_or_id: str) -> dict:
+        return self._simple(name_or_id, "RESUME")
+
+    def check_stack(self, name_or_id: str) -> dict:
+        return self._simple(name_or_id, "CHECK")
+
+    def _simple(self, name_or_id: str, action: str) -> dict:
+        record = self.get_record(name_or_id)
+        with self._locked(record, action):
+            stack = self.runtime(record)
+            self._run(self.run_simple(stack, action))
+        return self.show_stack(record.id, resolve_outputs=False)
+
+    async def run_simple(self, stack: Stack, action: str) -> None:
+        await stack.set_state(action, IN_PROGRESS, f"Stack {action} started")
+        try:
+            await actions.simple_action(stack, action, _seconds(stack.record.timeout_mins))
+        except ActionFailed as exc:
+            await stack.set_state(action, FAILED, str(exc))
+            return
+        await stack.set_state(action, COMPLETE, f"Stack {action} completed successfully")
+
+    def update_stack(self, name_or_id: str, template: Template | dict | str | Path | None = None,
+                     environment: Environment | None = None, parameters: dict | None = None,
+                     existing: bool = False, disable_rollback: bool | None = None,
+                     timeout_mins: int | None = None, dry_run: bool = False) -> dict:
+        record = self.get_record(name_or_id)
+        if (record.action, record.status) == ("SUSPEND", COMPLETE):
+            raise Conflict(f"Updating stack {record.name} while it is suspended is not supported; "
+                           "resume it first")
+        if template is None:
+            if not existing:
+                raise ValidationFailed.single((), "missing-template",
+                                              "give a new template, or --existing to keep the current one")
+            old_raw = self.store.get_template(record.template_id)
+            template = Template(old_raw.content, old_raw.files)
+        template = as_template(template)
+        if existing:
+            params = {**(record.parameters or {}), **(parameters or {})}
+            if environment is None:
+                environment = Environment.from_dict(record.environment)
+        else:
+            params = dict(parameters or {})
+        environment = environment or Environment()
+        if dry_run:
+            return self._preview_update(record, template, environment, params)
+        rollback = not (record.disable_rollback if disable_rollback is None else disable_rollback)
+        with self._locked(record, "UPDATE"):
+            stack, old = self.prepare_update(record, template, environment, params,
+                                             disable_rollback=not rollback, timeout_mins=timeout_mins)
+            self._run(self.run_update(stack, old, rollback))
+        return self._result(stack)
+
+    def prepare_update(self, record, template: Template, environment: Environment, params: dict,
+                       disable_rollback: bool, timeout_mins: int | None = None,
+                       parent: Stack | None = None, facade: dict | None = None) -> tuple[Stack, Stack]:
+        """Check the new definition against the old stack and store it; returns (new, old)."""
+        old = self.runtime(record, parent=parent, facade=facade)
+        stack = Stack(self, record, parent)
+        stack.facade = facade or {}
+        stack.define(template, environment, params)
+        _check_immutable(old, stack)
+        stack.adopt_resources(old)
+        self.store.update_stack(record.id, template_id=self._template_id(stack, template),
+                                previous_template_id=record.template_id,
+                                parameters=params, environment=environment.as_dict(),
+                                files=template.files if parent is None else {},
+                                updated_at=datetime.now(timezone.utc),
+                                timeout_mins=timeout_mins or record.timeout_mins,
+                                disable_rollback=disable_rollback)
+        return stack, old
+
+    def prepare_child_update(self, child: Stack, template: Template, environment: Environment,
+                             params: dict) -> tuple[Stack, Stack]:
+        # read the row again: an earlier update in this action (a batch) changed its template
+        record = self.store.get_stack(child.id, self.project_id, show_deleted=True)
+        return self.prepare_update(record, template, environment, params, disable_rollback=True,
+                                   parent=child.parent, facade=child.facade)
+
+    async def run_update(self, stack: Stack, old: Stack, rollback: bool) -> None:
+        await stack.set_state("UPDATE", IN_PROGRESS, "Stack UPDATE started")
+        try:
+            await actions.update(stack, _seconds(stack.record.timeout_mins))
+        except ActionFailed as exc:
+            await stack.set_state("UPDATE", FAILED, str(exc))
+            if rollback and stack.rollback_on_cancel:
+                await self._rollback_update(stack, old)
+            return
+        await stack.set_state("UPDATE", COMPLETE, "Stack UPDATE completed successfully")
+
+    async def _rollback_update(self, stack: Stack, old: Stack) -> None:
+        """Return to the previous template and parameters (an update the other way)."""
+        record = stack.record
+        back = Stack(self, record, stack.parent)
+        back.definition, back.environment = old.definition, old.environment
+        old.definition.context.runtime = back
+        back.adopt_resources(stack)
+        # the cancel that stopped the update must not stop its rollback too
+        self.store.update_stack(record.id, template_id=record.template_id, parameters=record.parameters,
+                                environment=record.environment, files=record.files, cancel_requested=False)
+        await back.set_state("ROLLBACK", IN_PROGRESS, "Stack ROLLBACK started")
+        try:
+            await actions.update(back, _seconds(record.timeout_mins), rollback=True)
+        except ActionFailed as exc:
+            await back.set_state("ROLLBACK", FAILED, str(exc))
+            return
+        await back.set_state("ROLLBACK", COMPLETE, "Stack ROLLBACK completed successfully")
+
+    def _preview_update(self, record, template: Template, environment: Environment, params: dict) -> dict:
+        old = self.runtime(record)
+        probe = Stack(self, record)
+        probe.define(template, environment, params)
+        probe.resources = old.resources
+        plan: dict[str, list] = {"added": [], "deleted": [], "replaced": [], "updated": [], "unchanged": []}
+        new_names = set(probe.definition.enabled_resources())
+        for name in sorted(new_names):
+            rdef = probe.definition.resources[name]
+            current = old.resources.get(name)
+            entry = {"resource_name": name, "resource_type": rdef.type}
+            if current is None or actions.needs_recreate(current):
+                plan["added"].append(entry)
+            elif current.type() != rdef.type:
+                plan["replaced"].append({**entry, "reason": f"type changes from {current.type()}"})
+            else:
+                try:
+                    props = current.build_properties(rdef.properties)
+                    update = current.plan_update(rdef, props)
+                except ResourcePending as exc:
+                    plan["updated"].append({**entry, "reason": f"may change: depends on {exc.resource}"})
+                    continue
+                if update is None:
+                    plan["unchanged"].append(entry)
+                elif update.replace:
+                    plan["replaced"].append({**entry, "reason": "changing " + ", ".join(update.forcing)
+                                             + " requires replacement"})
+                else:
+                    plan["updated"].append({**entry, "reason": "changes " + ", ".join(update.prop_diff or update.tmpl_diff)})
+        for name, resource in sorted(old.resources.items()):
+            if name not in new_names:
+                plan["deleted"].append({"resource_name": name, "resource_type": resource.type()})
+        return plan
+
+    def mark_unhealthy(self, name_or_id: str, resource_name: str, unhealthy: bool = True,
+                       reason: str = "") -> None:
+        """CHECK_FAILED (the next update replaces it), or back to CHECK_COMPLETE."""
+        record = self.get_record(name_or_id)
+        with self._locked(record, "CHECK"):
+            stack = self.runtime(record)
+            resource = stack.resources.get(resource_name)
+            if resource is None:
+                raise NotFound(f"The Resource ({resource_name}) could not be found in Stack {record.name}.")
+            status = FAILED if unhealthy else COMPLETE
+            reason = reason or ("marked unhealthy by user" if unhealthy else "marked healthy by user")
+            self._run(resource.set_state(resource.CHECK, status, reason))
+
+    def signal(self, name_or_id: str, resource_name: str, details: Any = None) -> None:
+        """Send ``details`` to a resource's ``handle_signal`` (wait condition handles, hooks).
+
+        Works while another process runs the stack's action: the signal is
+        written to the resource's stored data, where the waiting side polls.
+        A write that raced with another writer is retried on fresh data.
+        """
+        if isinstance(details, dict) and "unset_hook" in details:
+            self.clear_hook(name_or_id, resource_name, details["unset_hook"])
+            return
+        record = self.get_record(name_or_id)
+        for _attempt in range(20):
+            stack = self.runtime(record)
+            resource = stack.resources.get(resource_name)
+            if resource is None:
+                raise NotFound(f"The Resource ({resource_name}) could not be found in Stack {record.name}.")
+            handler = getattr(resource, "handle_signal", None)
+            if handler is None:
+                raise Conflict(f"The resource {resource_name} ({resource.type()}) does not accept signals")
+            seen = next(r.atomic_key for r in self.store.get_resources(record.id) if r.id == resource.id)
+            said = handler(details)
+            fields = {"data": dict(resource._data)}
+            if resource.resource_id is not None:
+                fields["physical_resource_id"] = str(resource.resource_id)
+            try:
+                self.store.update_resource(resource.id, expected_atomic_key=seen, **fields)
+            except StaleWrite:
+                continue
+            reason = "Signal: " + (said if isinstance(said, str) and said else _describe_signal(details))
+            self.store.add_event(record.id, resource_name=resource_name, resource_type=resource.type(),
+                                 physical_resource_id=fields.get("physical_resource_id"),
+                                 action=resource.action, status=resource.status, reason=reason)
+            return
+        raise Conflict(f"Resource {resource_name} kept changing while the signal was written; try again")
+
+    def clear_hook(self, name_or_id: str, resource_name: str, hook: str | None = None) -> str:
+        """Let a resource paused at a breakpoint go on; returns the hook cleared.
+
+        ``hook`` (pre-create, pre-update, pre-delete) defaults to the one the
+        resource is paused at; clearing a hook it is not paused at is an error.
+        """
+        record = self.get_record(name_or_id)
+        rows = [r for r in self.store.get_resources(record.id) if r.name == resource_name and r.replaced_by is None]
+        if not rows:
+            raise NotFound(f"The Resource ({resource_name}) could not be found in Stack {record.name}.")
+        row = rows[-1]
+        paused = re.search(r"paused until Hook (\S+) is cleared", row.status_reason or "")
+        if paused is None or (hook is not None and paused.group(1) != hook):
+            raise Conflict(f"Resource {resource_name} is not paused at hook {hook or '(any)'}")
+        hook = paused.group(1)
+        data = dict(row.data or {})
+        cleared = set(data.get(HOOKS_CLEARED_KEY, []))
+        cleared.add(hook)
+        data[HOOKS_CLEARED_KEY] = sorted(cleared)
+        self.store.update_resource(row.id, data=data)
+        self.store.add_event(record.id, resource_name=resource_name, resource_type=row.type,
+                             physical_resource_id=row.physical_resource_id, action=row.action,
+                             status=row.status, reason=f"Hook {hook} is cleared")
+        return hook
+
+    def cancel_stack(self, name_or_id: str, rollback: bool = True) -> None:
+        record = self.get_record(name_or_id)
+        if record.status != IN_PROGRESS or record.lock_owner is None or owner_is_dead(record.lock_owner):
+            raise Conflict(f"Stack {record.name} has no action in progress to cancel"
+                           + (" (the process running it has died)" if record.lock_owner else ""))
+        self.store.request_cancel(record.id, rollback)
+
+    # -- running ------------------------------------------------------------------------
+    def _run(self, coroutine) -> None:
+        asyncio.run(coroutine)
+
+    def runtime(self, record, parent: Stack | None = None, facade: dict | None = None,
+                strict: bool = False) -> Stack:
+        """A runtime stack from the store: definition (when it still checks) and resources."""
+        stack = Stack(self, record, parent)
+        stack.facade = facade or {}
+        raw = self.stored_template(record.template_id)
+        files = raw.files or (parent.definition.template.files if parent and parent.definition else {})
+        try:
+            stack.define(Template(raw.content, files), Environment.from_dict(record.environment),
+                         dict(record.parameters or {}), check_resources=strict)
+        except ValidationFailed:
+            if strict:
+                raise
+            stack.definition = None
+        stack.load_resources()
+        return stack
+
+    def _locked(self, record, action: str):
+        engine = self
+
+        class _Lock:
+            def __enter__(self_inner):
+                engine.store.acquire_lock(record.id, engine.engine_id, action)
+
+            def __exit__(self_inner, *exc):
+                engine.store.release_lock(record.id, engine.engine_id)
+
+        return _Lock()
+
+    async def watch(self, stack: Stack, task: asyncio.Future) -> None:
+        """While an action runs: keep its lock fresh, and stop it on a cancel request."""
+        loop = asyncio.get_running_loop()
+        while not task.done():
+            await asyncio.sleep(WATCH_INTERVAL)
+            requested, rollback = await loop.run_in_executor(None, self._heartbeat, stack.id)
+            if requested and stack.cancel_reason is None:
+                stack.cancel_reason = f"Stack {stack.action} cancelled"
+                stack.rollback_on_cancel = rollback
+                task.cancel()
+
+    def _heartbeat(self, stack_id: str) -> tuple[bool, bool]:
+        self.store.heartbeat_lock(stack_id, self.engine_id)
+        return self.store.cancel_requested(stack_id)
+
+    def _outputs(self, stack: Stack) -> list[dict]:
+        definition = stack.definition
+        if definition is None:
+            return []
+        result = []
+        for name, output in definition.outputs.items():
+            entry = {"output_key": name, "description": output.description or "No description given"}
+            try:
+                entry["output_value"] = resolve(output.value) if definition.enabled(output.condition) else None
+            except ResourcePending:
+                entry["output_value"] = None  # as Heat: a resource never created reads as null
+            except (StokerError, ValueError, TypeError) as exc:
+                entry["output_value"] = None
+                entry["output_error"] = str(exc)
+            result.append(entry)
+        return result
+
+    def _shown_parameters(self, stack: Stack) -> dict:
+        if stack.definition is None:
+            return {}
+        values = masked(stack.definition.parameter_schemas, stack.definition.parameters)
+        values.update(stack.definition.context.pseudo_parameters())
+        return {k: v if isinstance(v, str) else _json(v) for k, v in values.items()}
+
+
+def _describe_signal(details: Any) -> str:
+    if isinstance(details, dict):
+        return "data " + ", ".join(sorted(map(str, details))) if details else "no data"
+    return "received"
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value) if isinstance(value, (dict, list)) else str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _safe(fn, default):
+    try:
+        return fn()
+    except Exception:  # attribute resolution of a broken resource must not break `show`
+        return default
+
+
+def _all_functions(definition) -> Iterable[Function]:
+    for rdef in definition.resources.values():
+        yield from functions_in(rdef.properties)
+        yield from functions_in(rdef.metadata)
+    for output in definition.outputs.values():
+        yield from functions_in(output.value)
+
+
+def _check_immutable(old: Stack, new: Stack) -> None:
+    if old.definition is None:
+        return
+    changed = [name for name, schema in new.definition.parameter_schemas.items()
+               if getattr(schema, "immutable", False) and name in old.definition.parameters
+               and old.definition.parameters.get(name) != new.definition.parameters.get(name)]
+    if changed:
+        raise ValidationFailed.single(("parameters",), "immutable-parameter",
+                                      "The following parameters are immutable and may not be updated: "
+                                      + ", ".join(changed))
+
+
+def _seconds(timeout_mins: int | None) -> float | None:
+    return timeout_mins * 60 if timeout_mins else None
+
+
+def as_template(template: Template | dict | str | Path) -> Template:
+    if isinstance(template, Template):
+        return template
+    if isinstance(template, dict):
+        return Template(template)
+    return Template.from_file(template)
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value else None
+
+
+def stack_summary(record) -> dict:
+    return {
+        "id": record.id,
+        "stack_name": record.name,
+        "stack_status": f"{record.action}_{record.status}",
+        "stack_status_reason": record.status_reason,
+        "creation_time": _iso(record.created_at),
+        "updated_time": _iso(record.updated_at),
+        "deletion_time": _iso(record.deleted_at),
+        "parent": record.parent_id,
+        "stack_owner": None,
+        "project": record.project_id,
+    }
+
+
+def resource_summary(row, record) -> dict:
+    return {
+        "resource_name": row.name,
+        "resource_type": row.type,
+        "resource_status": f"{row.action}_{row.status}",
+        "resource_status_reason": row.status_reason,
+        "physical_resource_id": row.physical_resource_id or "",
+        "logical_resource_id": row.name,
+        "creation_time": _iso(row.created_at),
+        "updated_time": _iso(row.updated_at),
+        "stack_name": record.name,
+        "replaces": row.replaces,
+        "replaced_by": row.replaced_by,
+    }
+
+
+def event_summary(event, record) -> dict:
+    return {
+        "id": event.uuid,
+        "resource_name": event.resource_name,
+        "resource_type": event.resource_type,
+        "physical_resource_id": event.physical_resource_id or "",
+        "resource_status": f"{event.action}_{event.status}",
+        "resource_status_reason": event.reason,
+        "event_time": _iso(event.created_at),
+        "stack_name": record.name,
+    }
+
+
+def default_engine(**kwargs: Any) -> Engine:
+    return Engine(db_url=kwargs.pop("db_url", None) or os.environ.get("STOKER_DB_URL"), **kwargs)

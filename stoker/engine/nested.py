@@ -1,0 +1,302 @@
+"""Resources that own a nested stack: provider templates, ``OS::Heat::Stack``, groups.
+
+A nested stack is a real stack (its own row, resources and events, with
+``parent_id`` set) that runs inside its parent's action, on the same event
+loop and the same writer, so a tree of 11,000 resources costs about what a
+flat stack of 11,000 does.  The owning resource's life cycle *is* the
+nested stack's: create creates it, update updates it in place, delete
+deletes it, and a failure inside names the failing nested resource.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import abstractmethod
+from typing import Any
+
+from stoker.errors import Problems, ResourcePending, StokerError, ValidationFailed
+from stoker.functions.base import resolve
+from stoker.resources import attributes
+from stoker.resources.properties import Properties
+from stoker.resources.resource import Resource
+from stoker.template.environment import Environment, RegistryLoop, is_template_type, resolve_type
+from stoker.template.parameters import parse_parameters
+from stoker.template.template import Template
+
+IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
+#: resource data key holding the nested stack's outputs as of the last action
+OUTPUTS_KEY = "stoker:outputs"
+
+
+class NestedStackFailed(StokerError):
+    code = "nested-stack-failed"
+
+
+class NestedStackResource(Resource):
+    """Base class: subclasses say which template and parameters the child gets."""
+
+    run_in_thread = False
+
+    def __init__(self, name: str, definition: Any, stack: Any):
+        super().__init__(name, definition, stack)
+        self._child = None
+
+    # -- what subclasses provide ----------------------------------------------------------
+    @abstractmethod
+    def child_template(self) -> Template:
+        """The template of the nested stack."""
+
+    def child_parameters(self) -> dict:
+        return {}
+
+    def child_environment(self) -> Environment:
+        """The parent's environment, less its own parameters (as Heat passes it down)."""
+        parent = self.stack.environment
+        env = Environment.from_dict({
+            "parameter_defaults": parent.parameter_defaults,
+            "resource_registry": parent.resource_registry,
+            "parameter_merge_strategies": parent.parameter_merge_strategies,
+        })
+        return env
+
+    def facade_data(self) -> dict:
+        return {
+            "metadata": self.metadata_get(),
+            "deletion_policy": self.t.deletion_policy,
+            "update_policy": self._resolve(self.t.update_policy),
+        }
+
+    # -- the child stack ------------------------------------------------------------------------
+    def child(self):
+        """The nested stack's runtime (loaded from the store when this process has none)."""
+        if self._child is None and self.resource_id is not None:
+            engine = self.stack.engine
+            record = engine.store.get_stack(str(self.resource_id), self.stack.project_id, show_deleted=True)
+            self._child = engine.runtime(record, parent=self.stack, facade=self.facade_data())
+        return self._child
+
+    def child_outputs(self) -> dict:
+        """The nested stack's outputs: live when loaded, else as cached at the last action."""
+        if self._child is None and OUTPUTS_KEY in self._data:
+            return self._data[OUTPUTS_KEY]
+        child = self.child()
+        if child is None or child.definition is None:
+            return {}
+        return {name: _quiet(lambda o=output: resolve(o.value) if child.definition.enabled(o.condition) else None)
+                for name, output in child.definition.outputs.items()}
+
+    async def handle_create(self) -> None:
+        engine = self.stack.engine
+        child = engine.new_stack(self.child_stack_name(), parent=self.stack)
+        child.owner_name = self.name
+        child.facade = self.facade_data()
+        child.define(self.child_template(), self.child_environment(), self.child_parameters())
+        engine.check_tree_size(child)
+        await engine.save_nested_stack(child)
+        self._child = child
+        self.resource_id_set(child.id)
+        await engine.run_create(child, timeout_mins=None, disable_rollback=True)
+        self._raise_if_failed(child)
+        self._cache_outputs()
+
+    async def handle_update(self, json_snippet: Any, tmpl_diff: dict, prop_diff: dict) -> None:
+        child = self.child()
+        if child is None:
+            return await self.handle_create()
+        engine = self.stack.engine
+        updated, old = engine.prepare_child_update(child, self.child_template(),
+                                                   self.child_environment(), self.child_parameters())
+        updated.facade = self.facade_data()
+        self._child = updated
+        await engine.run_update(updated, old, rollback=False)
+        self._raise_if_failed(updated)
+        self._cache_outputs()
+
+    async def handle_delete(self) -> None:
+        child = self.child()
+        if child is None or child.record.deleted_at is not None:
+            return
+        if not await self.stack.engine.run_delete(child, "DELETE"):
+            raise NestedStackFailed(f"nested stack {child.name} failed to delete: {child.status_reason}")
+
+    async def handle_suspend(self) -> None:
+        await self._simple("SUSPEND")
+
+    async def handle_resume(self) -> None:
+        await self._simple("RESUME")
+
+    async def handle_check(self) -> None:
+        await self._simple("CHECK")
+
+    async def _simple(self, action: str) -> None:
+        child = self.child()
+        if child is not None:
+            await self.stack.engine.run_simple(child, action)
+            self._raise_if_failed(child)
+
+    def _cache_outputs(self) -> None:
+        """Keep the outputs with the resource, so reading them later loads no nested stack."""
+        self._data.pop(OUTPUTS_KEY, None)
+        self.data_set(OUTPUTS_KEY, self.child_outputs())
+
+    def _raise_if_failed(self, child) -> None:
+        if child.status == FAILED:
+            raise NestedStackFailed(child.status_reason)
+
+    def child_stack_name(self) -> str:
+        return f"{self.stack.name}-{self.name}-{self.physical_resource_name()[-12:]}"
+
+    def get_reference_id(self) -> Any:
+        if self.overrides_stack_id():
+            override = self.child_outputs().get("OS::stack_id")
+            if override is not None:
+                return override
+        return self.resource_id if self.resource_id is not None else self.name
+
+    def overrides_stack_id(self) -> bool:
+        """Does the nested template have an ``OS::stack_id`` output (its own reference id)?"""
+        return False
+
+    def plan_update(self, definition: Any, new_props: Properties):
+        plan = super().plan_update(definition, new_props)
+        if plan is not None:
+            plan.forcing = []  # a nested stack is always updated in place
+        return plan
+
+
+def _quiet(fn):
+    try:
+        return fn()
+    except (StokerError, ResourcePending):
+        return None
+
+
+class TemplateResource(NestedStackResource):
+    """A resource whose type is a template (``type: server.yaml`` or a registry mapping).
+
+    Its properties are the template's parameters; its attributes, the
+    template's outputs (plus ``OS::stack_id``).
+    """
+
+    def __init__(self, name: str, definition: Any, stack: Any, template_name: str):
+        super().__init__(name, definition, stack)
+        self.template_name = template_name
+        self._template: Template | None = None
+        self._template_problem: str | None = None
+        template = self._load_template()
+        if template is not None:
+            schemas = parse_parameters(template.section("parameters"), template.version or _any_version(),
+                                       Problems())
+            # as Heat: a parameter the environment's parameter_defaults set is not required
+            for name, value in stack.environment.parameter_defaults.items():
+                if name in schemas and schemas[name].default is None:
+                    schemas[name].default = value
+            self.properties_schema = Properties.schema_from_params(schemas)
+            outputs = template.section("outputs")
+            self.attributes_schema = {name: attributes.Schema(f"output {name} of {template_name}")
+                                      for name in (outputs if isinstance(outputs, dict) else {})}
+
+    def type(self) -> str:
+        return self.t.type
+
+    def _load_template(self) -> Template | None:
+        files = _files_of(self.stack)
+        text = files.get(self.template_name)
+        if text is None:
+            self._template_problem = (f'the provider template "{self.template_name}" is not in the files map '
+                                      "(give its path relative to the template or environment that names it)")
+            return None
+        try:
+            self._template = Template.from_text(text, self.template_name, files=files)
+        except ValidationFailed as exc:
+            self._template_problem = f'the provider template "{self.template_name}" is invalid: {exc}'
+            return None
+        return self._template
+
+    def validate_template(self) -> None:
+        if self._template_problem:
+            raise ValidationFailed.single(("resources", self.name, "type"), "invalid-provider-template",
+                                          self._template_problem)
+        depth = self.stack.depth + 1 + _template_depth(self.template_name, _files_of(self.stack),
+                                                       self.stack.environment.resource_registry,
+                                                       self.stack.engine.max_nested_depth)
+        if depth > self.stack.engine.max_nested_depth:
+            raise ValidationFailed.single(("resources", self.name, "type"), "nesting-too-deep",
+                                          f"Recursion depth exceeds {self.stack.engine.max_nested_depth} "
+                                          f'(max_nested_stack_depth) through "{self.template_name}"')
+        try:
+            super().validate_template()
+        except ValidationFailed as exc:
+            for problem in exc.problems:
+                problem.message += f' (the parameters of provider template "{self.template_name}")'
+            raise
+
+    def has_attribute(self, name: str) -> bool:
+        return name in self.attributes_schema or name in ("OS::stack_id", attributes.SHOW)
+
+    def overrides_stack_id(self) -> bool:
+        return "OS::stack_id" in self.attributes_schema
+
+    def child_template(self) -> Template:
+        if self._template is None:
+            raise NestedStackFailed(self._template_problem or "no provider template")
+        return Template(self._template.data, self._template.files, self._template.source)
+
+    def child_parameters(self) -> dict:
+        """The properties the template gives (typed); the rest keep the nested defaults."""
+        given = resolve(self.t.properties) if self.t.properties else {}
+        values = self.properties.resolved()
+        return {k: values[k] for k in given if k in values and given[k] is not None}
+
+    def _resolve_attribute(self, name: str) -> Any:
+        if name == "OS::stack_id":
+            return self.resource_id
+        return self.child_outputs().get(name)
+
+    def _show_resource(self) -> Any:
+        return self.child_outputs()
+
+
+def _template_depth(name: str, files: dict, registry: dict, limit: int, seen: int = 0) -> int:
+    """How deep the provider templates under template ``name`` nest (stops past ``limit``)."""
+    if seen > limit:
+        return seen
+    try:
+        data = json.loads(files[name]) if files.get(name, "").startswith("{") else None
+    except ValueError:
+        data = None
+    if data is None:
+        from stoker.template.loader import load
+
+        try:
+            data = load(files.get(name, ""), name)
+        except ValidationFailed:
+            return 0
+    deepest = 0
+    resources = data.get("resources") if isinstance(data, dict) else None
+    for rname, rdef in (resources or {}).items():
+        rtype = rdef.get("type") if isinstance(rdef, dict) else None
+        if not isinstance(rtype, str):
+            continue
+        try:
+            effective = resolve_type(registry, rname, rtype)
+        except RegistryLoop:
+            continue
+        if is_template_type(effective) and effective in files:
+            deepest = max(deepest, 1 + _template_depth(effective, files, registry, limit, seen + 1))
+    return deepest
+
+
+def _files_of(stack) -> dict:
+    return stack.definition.template.files if stack.definition is not None else {}
+
+
+def _any_version():
+    from stoker.template.versions import VERSIONS
+
+    return VERSIONS[-1]
+
+
+def template_from_data(data: dict, files: dict, name: str) -> Template:
+    """A generated template (a group's members) with the files of its parent."""
+    return Template(json.loads(json.dumps(data)), files)

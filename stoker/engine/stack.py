@@ -1,0 +1,228 @@
+"""A stack while an action runs: its definition, its live resources, its writer.
+
+``Stack`` is rebuilt from the store for every action (another process may
+have acted since), so nothing here outlives one action.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timezone
+from functools import partial
+from typing import TYPE_CHECKING, Any, Iterable
+
+from stoker.engine.context import EngineContext
+from stoker.engine.recorder import Recorder, resource_fields
+from stoker.errors import Problems, ValidationFailed
+from stoker.resources.resource import Resource
+from stoker.template.definition import ResourceDefinition, StackDefinition, build_definition
+from stoker.template.environment import Environment, is_template_type, resolve_type
+from stoker.template.parameters import redact
+from stoker.template.template import Template
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stoker.engine.engine import Engine
+    from stoker.store.models import Stack as StackRecord
+
+STACK_RESOURCE_TYPE = "OS::Heat::Stack"
+
+
+class Stack:
+    """Runtime view of one stack for one action."""
+
+    def __init__(self, engine: "Engine", record: "StackRecord", parent: "Stack | None" = None):
+        self.engine = engine
+        self.record = record
+        #: the stack whose resource owns this one (nested stacks), and how deep it is
+        self.parent = parent
+        self.depth = parent.depth + 1 if parent is not None else 0
+        self.environment = Environment()
+        #: set on nested stacks: the parent resource's metadata and policies
+        self.facade: dict = {}
+        self.owner_name: str | None = getattr(record, "owner_resource", None)
+        self.user_parameters: dict = {}
+        #: per action, on the root: templates already stored, resources in the tree
+        self.template_ids: dict[str, int] = {}
+        self.tree_size = 0
+        self._secrets: list[str] | None = None
+        self.id = record.id
+        self.name = record.name
+        self.project_id = record.project_id
+        self.definition: StackDefinition | None = None
+        self.resources: dict[str, Resource] = {}
+        #: replaced or removed resources waiting to be deleted
+        self.retired: list[Resource] = []
+        # one writer per tree of stacks: nested stacks share the root's
+        self.recorder = parent.recorder if parent is not None else Recorder(engine)
+        self.cancel_reason: str | None = None
+        #: False when the user cancelled with cancel_without_rollback
+        self.rollback_on_cancel = True
+        #: for an adopt: resource name -> {"data", "metadata"} they had before
+        self.adopted_data: dict = {}
+        self.action = record.action
+        self.status = record.status
+        self.status_reason = record.status_reason
+
+    @property
+    def store(self):
+        return self.engine.store
+
+    def redact(self, text: str) -> str:
+        """``text`` fit to store and show: no hidden parameter value in it."""
+        if self._secrets is None:
+            self._secrets = self.definition.secrets() if self.definition is not None else []
+            if self.parent is not None:
+                self._secrets += self.parent.root.redact_list()
+        return redact(text, self._secrets) if self._secrets and text else text
+
+    def redact_list(self) -> list[str]:
+        self.redact("")
+        return list(self._secrets or [])
+
+    # -- definition -----------------------------------------------------------------
+    def define(self, template: Template, environment: Environment, parameters: dict,
+               check_resources: bool = True, missing_parameters_ok: bool = False) -> StackDefinition:
+        """Check ``template`` with these inputs; raise ``ValidationFailed`` with every problem.
+
+        ``check_resources=False`` skips the plug-in checks: for stacks read back
+        from the store, which were checked when they were stored.
+        """
+        self.environment = environment
+        self.user_parameters = dict(parameters)
+        problems = Problems(list(environment.warnings) + list(environment.errors))
+        declared = set(template.section("parameters") or {}) if isinstance(template.section("parameters"), dict) else set()
+        values = environment.parameter_values(declared)
+        values.update(parameters)
+        definition = build_definition(
+            template, values, problems=problems, missing_parameters_ok=missing_parameters_ok,
+            context_factory=partial(EngineContext, self),
+            stack_name=self.name, stack_id=self.id, project_id=self.project_id,
+            facade=self.facade,
+        )
+        if definition is not None:
+            self.definition = definition
+            # the environment's encrypted_param_names are secrets: shown and logged as hidden
+            for name in environment.encrypted_param_names:
+                if name in definition.parameter_schemas:
+                    definition.parameter_schemas[name].hidden = True
+            self.tree_size += len(definition.resources)
+            if check_resources:
+                self.engine.validate_resources(self, definition, problems)
+        errors = problems.errors
+        if definition is None or errors:
+            for problem in problems.items:
+                if template.source is not None:
+                    template.source.place(problem)
+                problem.message = self.redact(problem.message)
+            raise ValidationFailed(problems.items)
+        return definition
+
+    def instantiate(self, name: str, definition: ResourceDefinition) -> Resource:
+        """The plug-in object for a resource, after the environment's registry mappings."""
+        effective = resolve_type(self.environment.resource_registry, name, definition.type)
+        if is_template_type(effective):
+            from stoker.engine.nested import TemplateResource
+
+            return TemplateResource(name, definition, self, effective)
+        return self.engine.resource_class(effective)(name, definition, self)
+
+    def adopt_resources(self, other: "Stack") -> None:
+        """Take over ``other``'s live resources (an update continues from the old stack)."""
+        self.resources, self.retired = other.resources, other.retired
+        for resource in list(self.resources.values()) + self.retired:
+            resource.stack = self
+
+    @property
+    def root(self) -> "Stack":
+        return self if self.parent is None else self.parent.root
+
+    def __getitem__(self, name: str) -> Resource:
+        return self.resources[name]
+
+    # -- loading what the store knows -------------------------------------------------
+    def load_resources(self) -> None:
+        """Rebuild resource objects from their rows (current ones and retired ones)."""
+        rows = self.store.get_resources(self.id)
+        replaced = {row.id for row in rows if row.replaced_by is not None}
+        for row in rows:
+            definition = (self.definition.resources.get(row.name) if self.definition else None)
+            if definition is None or definition.type != row.type:
+                definition = ResourceDefinition(name=row.name, type=row.type)
+            try:
+                resource = self.instantiate(row.name, definition)
+            except Exception:  # the type is gone (plug-in removed): keep the row manageable
+                resource = Resource(row.name, definition, self)
+            resource.id = row.id
+            resource.action, resource.status, resource.status_reason = row.action, row.status, row.status_reason
+            resource.resource_id = row.physical_resource_id
+            resource.properties_data = row.properties_data or {}
+            resource._data = dict(row.data or {})
+            resource._metadata = row.rsrc_metadata or None
+            resource.replaces, resource.replaced_by = row.replaces, row.replaced_by
+            resource.requires = list(row.requires or [])
+            if row.id in replaced or (self.definition is not None and row.name not in self.definition.resources):
+                self.retired.append(resource)
+            elif row.name in self.resources:
+                self.retired.append(self.resources[row.name])
+                self.resources[row.name] = resource
+            else:
+                self.resources[row.name] = resource
+
+    # -- persistence -------------------------------------------------------------------
+    async def insert(self, resources: Iterable[Resource]) -> None:
+        """Give new resources their rows (one bulk insert, on the writer thread)."""
+        resources = list(resources)
+        if not resources:
+            return
+        rows = []
+        known = set(self.definition.resources)
+        for resource in resources:
+            resource.requires = sorted(resource.t.dependencies() & known)
+            rows.append({
+                "stack_id": self.id, "name": resource.name, "type": resource.type(),
+                "requires": resource.requires, "replaces": resource.replaces,
+                "action": resource.action, "status": resource.status,
+            })
+        ids = await self.recorder.call(self.store.add_resources_bulk, rows)
+        for resource, new_id in zip(resources, ids):
+            resource.id = new_id
+
+    async def persist(self, resource: Resource, event: bool = True) -> None:
+        await self.recorder.write(resource.id, self._fields(resource),
+                                  self._event(resource) if event else None)
+
+    def persist_soon(self, resource: Resource) -> None:
+        if resource.id is not None:
+            self.recorder.queue(resource.id, self._fields(resource))
+
+    def _fields(self, resource: Resource) -> dict:
+        fields = resource_fields(resource)
+        fields["status_reason"] = self.redact(fields["status_reason"])
+        return fields
+
+    def _event(self, resource: Resource) -> dict:
+        return {
+            "uuid": str(uuid.uuid4()),
+            "stack_id": self.id,
+            "resource_name": resource.name,
+            "physical_resource_id": None if resource.resource_id is None else str(resource.resource_id),
+            "resource_type": resource.type(),
+            "action": resource.action,
+            "status": resource.status,
+            "reason": self.redact(resource.status_reason),
+            "created_at": datetime.now(timezone.utc),
+        }
+
+    async def set_state(self, action: str, status: str, reason: str, **fields: Any) -> None:
+        """The stack's own state: persisted with an event, after its resources' changes."""
+        reason = self.redact(reason)
+        self.action, self.status, self.status_reason = action, status, reason
+        await self.recorder.write_stack(
+            self.id, {"action": action, "status": status, "status_reason": reason, **fields},
+            {"uuid": str(uuid.uuid4()), "stack_id": self.id, "resource_name": self.name,
+             "physical_resource_id": self.id, "resource_type": STACK_RESOURCE_TYPE,
+             "action": action, "status": status, "reason": reason,
+             "created_at": datetime.now(timezone.utc)})
+
+    def delete_rows(self, resources: Iterable[Resource]) -> None:
+        self.store.delete_resources_bulk(r.id for r in resources if r.id is not None)

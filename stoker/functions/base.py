@@ -1,0 +1,225 @@
+"""The intrinsic-function node and the helpers every function family uses.
+
+A template is parsed once into plain data in which every function call
+(``{get_param: x}``) is replaced by a ``Function`` object.  Each function knows
+three things:
+
+* ``validate()`` -- are my arguments well formed?  Called once, at parse time;
+  raises ``FunctionError`` (use ``self.error(...)``).
+* ``dependencies()`` -- which resources must exist before I can be computed?
+  The engine builds its graph from this.
+* ``result()`` -- my value, computed from resolved arguments and from what the
+  stack context (``self.stack``) knows: parameters, conditions, resources.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any, Iterator
+
+from stoker.errors import FunctionError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stoker.template.context import StackContext
+    from stoker.template.parse import Parser
+
+
+class Function(ABC):
+    """One parsed call of an intrinsic function."""
+
+    #: set by subclasses whose arguments are conditions (``not``, ``and``, ...)
+    parses_conditions = False
+    #: set by functions that name a resource (``get_resource``, ``get_attr``, ``Ref``)
+    refers_to_resources = False
+    #: does this call, or one inside it, name a resource?  (lets graph building
+    #: skip the many calls that cannot add a dependency)
+    has_refs = False
+
+    def __init__(self, parser: "Parser", name: str, args: Any, path: tuple, conditions: bool = False):
+        self.parser = parser
+        self.name = name
+        self.path = path
+        #: inside ``conditions`` every nested call is read with the condition table
+        self.in_conditions = conditions or self.parses_conditions
+        if parser is None:  # a hand-made node (tests, plug-ins): nothing to count
+            self.args = self.parse_args(args)
+            self.has_refs = True
+            return
+        before = parser.references
+        self.args = self.parse_args(args)
+        self.has_refs = self.refers_to_resources or parser.references > before
+
+    # -- construction -------------------------------------------------------
+    def parse_args(self, args: Any) -> Any:
+        """Parse the raw arguments; functions with special syntax override this."""
+        return self.parser.parse(args, self.path, conditions=self.in_conditions)
+
+    @property
+    def stack(self) -> "StackContext":
+        return self.parser.stack
+
+    # -- the three questions --------------------------------------------------
+    def validate(self) -> None:
+        """Check the arguments' shape; raise ``self.error(...)`` when wrong."""
+
+    def dependencies(self) -> Iterator[str]:
+        """Names of resources this call needs (default: those its arguments need)."""
+        return dependencies(self.args) if self.has_refs else iter(())
+
+    @abstractmethod
+    def result(self) -> Any:
+        """The call's value (arguments resolved first)."""
+
+    # -- helpers ------------------------------------------------------------------
+    def error(self, message: str, code: str = "invalid-function-arguments") -> FunctionError:
+        return FunctionError(message, code=code, path=self.path)
+
+    def __repr__(self) -> str:
+        return f"{{{self.name}: {self.args!r}}}"
+
+    def __eq__(self, other: object) -> bool:
+        # Two parsed templates compare equal when they say the same thing; this
+        # lets the update planner diff resource definitions.
+        return (
+            isinstance(other, Function)
+            and type(other) is type(self)
+            and other.name == self.name
+            and other.args == self.args
+        )
+
+    __hash__ = object.__hash__
+
+
+class Removed(Function):
+    """A function the template's version dropped (``Fn::Select`` from 2015-10-15)."""
+
+    def validate(self) -> None:
+        raise self.error(
+            f'The function "{self.name}" is not supported in heat_template_version '
+            f"{self.parser.version.name}; it was removed in this version",
+            code="removed-function",
+        )
+
+    def result(self) -> Any:
+        raise self.error(f'The function "{self.name}" is not supported', code="removed-function")
+
+
+class Invalid(Function):
+    """A real function used where it is not allowed (``get_resource`` in a condition)."""
+
+    def parse_args(self, args: Any) -> Any:
+        return args
+
+    def validate(self) -> None:
+        raise self.error(
+            f'The function "{self.name}" is not allowed in conditions; conditions may '
+            "use only condition functions and may not reference resources",
+            code="function-not-allowed-here",
+        )
+
+    def result(self) -> Any:
+        raise self.validate()
+
+
+class _Omitted:
+    """The value of an ``if`` (2021-04-16) whose condition is false and that has
+    no false value: the map key or list item holding it disappears."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "OMITTED"
+
+    def __reduce__(self) -> str:  # copies and pickles stay the one marker
+        return "OMITTED"
+
+
+OMITTED = _Omitted()
+
+
+def resolve(value: Any, nullable: bool = False) -> Any:
+    """Replace every function in ``value`` by its result, recursively.
+
+    Map entries and list items whose value is ``OMITTED`` are dropped.  Where
+    there is nothing to drop from (``value`` itself is omitted) the result is
+    ``None``, unless ``nullable``: then ``OMITTED`` is returned so that an
+    enclosing function (an outer ``if``) can pass it on to its own container.
+    """
+    result = _resolve(value)
+    if result is OMITTED and not nullable:
+        return None
+    return result
+
+
+def _resolve(value: Any) -> Any:
+    if isinstance(value, Function):
+        return _resolve(value.result())
+    if isinstance(value, dict):
+        resolved = {}
+        for k, v in value.items():
+            v = _resolve(v)
+            if v is not OMITTED:
+                resolved[k] = v
+        return resolved
+    if isinstance(value, list):
+        return [v for v in map(_resolve, value) if v is not OMITTED]
+    return value
+
+
+def dependencies(value: Any) -> Iterator[str]:
+    """Every resource name the functions inside ``value`` depend on."""
+    pending = [value]
+    while pending:  # an explicit stack: no generator per nested container
+        item = pending.pop()
+        if isinstance(item, Function):
+            if item.has_refs:
+                yield from item.dependencies()
+        elif isinstance(item, dict):
+            pending.extend(v for v in item.values() if isinstance(v, (dict, list, Function)))
+        elif isinstance(item, list):
+            pending.extend(v for v in item if isinstance(v, (dict, list, Function)))
+
+
+def functions_in(value: Any) -> Iterator[Function]:
+    """Every function node inside ``value`` (outermost first, then nested)."""
+    if isinstance(value, Function):
+        yield value
+        yield from functions_in(value.args)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from functions_in(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from functions_in(v)
+
+
+def has_functions(value: Any) -> bool:
+    return next(functions_in(value), None) is not None
+
+
+# -- helpers for argument checks and messages -----------------------------------------
+def describe(value: Any) -> str:
+    """A value's kind as error messages name it ("a list", "a map", "null")."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a map"
+    return f"a {type(value).__name__}"
+
+
+def show(value: Any, limit: int = 200) -> str:
+    """``value`` as JSON for an error message, cut to ``limit`` characters."""
+    try:
+        text = json.dumps(value, sort_keys=True, default=repr)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

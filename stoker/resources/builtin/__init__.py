@@ -1,0 +1,28 @@
+"""The resource types Stoker ships: Heat's generic ``OS::Heat::*`` types that
+need no cloud, and ``Stoker::Local::*`` types acting on the local machine."""
+
+from __future__ import annotations
+
+from stoker.resources.builtin import (
+    local_command,
+    local_file,
+    none,
+    random_string,
+    resource_group,
+    software_config,
+    stack,
+    test_resource,
+    value,
+    wait_condition,
+)
+
+MODULES = (none, value, random_string, test_resource, local_file, local_command, stack, resource_group,
+           wait_condition, software_config)
+
+
+def resource_mapping() -> dict:
+    """Type name -> plug-in class, for every built-in type."""
+    mapping: dict = {}
+    for module in MODULES:
+        mapping.update(module.resource_mapping())
+    return mapping

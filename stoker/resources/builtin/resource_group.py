@@ -1,0 +1,217 @@
+"""``OS::Heat::ResourceGroup``: ``count`` copies of one resource definition, as a nested stack.
+
+Members are named "0", "1", ... skipping names that removal policies took
+out (they are never reused, as in Heat), so scaling by update touches only
+the members that come or go.  ``rolling_update`` updates changed members in
+batches; ``batch_create`` creates them in batches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import itertools
+from typing import Any
+
+from stoker.engine.nested import NestedStackResource, template_from_data
+from stoker.functions.references import select_path
+from stoker.resources import attributes, properties
+from stoker.resources.exceptions import InvalidTemplateAttribute
+from stoker.resources.support import SupportStatus
+from stoker.constraints import AllowedValues, Range
+from stoker.template.template import Template
+
+BLACKLIST_KEY = "removed"
+S = properties.Schema
+
+
+class ResourceGroup(NestedStackResource):
+    """Creates ``count`` identically configured resources in a nested stack.
+
+    ``%index%`` (or ``index_var``) in the member properties becomes each
+    member's index.  Attributes: ``refs``, ``refs_map``, ``attributes``,
+    ``removed_rsrc_list``, ``resource.N`` and ``resource.N.attr``, and any
+    member attribute as a list over the members.
+    """
+
+    support_status = SupportStatus(version="2014.1")
+
+    properties_schema = {
+        "count": S(S.INTEGER, "The number of resources to create.", default=1,
+                   constraints=[Range(min=0)], update_allowed=True),
+        "index_var": S(S.STRING, "A variable replaced with the member's index in its properties.",
+                       default="%index%", update_allowed=True),
+        "resource_def": S(S.MAP, "The definition of each member.", required=True, update_allowed=True,
+                          schema={
+                              "type": S(S.STRING, "The member's resource type.", required=True),
+                              "properties": S(S.MAP, "The member's properties."),
+                              "metadata": S(S.MAP, "The member's metadata."),
+                          }),
+        "removal_policies": S(S.LIST, "Members to remove first when scaling down.", default=[],
+                              update_allowed=True,
+                              schema=S(S.MAP, schema={
+                                  "resource_list": S(S.LIST, "Member names or physical ids.", default=[]),
+                              })),
+        "removal_policies_mode": S(S.STRING, "append: add to the removed list; update: replace it.",
+                                   default="append", update_allowed=True,
+                                   constraints=[AllowedValues(["append", "update"])]),
+    }
+    attributes_schema = {
+        "refs": attributes.Schema("The members' reference ids.", type=attributes.Schema.LIST),
+        "refs_map": attributes.Schema("Member name to reference id.", type=attributes.Schema.MAP),
+        "attributes": attributes.Schema("Member name to the given attribute.", type=attributes.Schema.MAP),
+        "removed_rsrc_list": attributes.Schema("Names removed by removal policies.",
+                                               type=attributes.Schema.LIST),
+    }
+
+    @classmethod
+    def has_attribute(cls, name: str) -> bool:
+        return True  # any member attribute may be asked for, as a list
+
+    # -- the members ---------------------------------------------------------------------
+    def _blacklist(self) -> list[str]:
+        props = self.properties
+        current = list(self._data.get(BLACKLIST_KEY, []))
+        listed = [str(item) for policy in props["removal_policies"] or []
+                  for item in policy.get("resource_list") or []]
+        refs = {}
+        child = self.child() if listed else None
+        if child is not None:  # policies may name members by physical id
+            refs = {str(_quiet_ref(r)): n for n, r in child.resources.items()}
+        named = {refs.get(item, item) for item in listed}
+        if props["removal_policies_mode"] == "update":
+            return sorted(named, key=_index)
+        return sorted(set(current) | named, key=_index)
+
+    def member_names(self) -> list[str]:
+        blacklist = set(self._blacklist())
+        names = (str(i) for i in itertools.count() if str(i) not in blacklist)
+        return list(itertools.islice(names, self.properties["count"]))
+
+    def _member(self, index: str) -> dict:
+        definition = self.properties["resource_def"]
+        index_var = self.properties["index_var"]
+        member: dict[str, Any] = {"type": definition["type"]}
+        if definition.get("properties"):
+            member["properties"] = _substitute(definition["properties"], index_var, index)
+        if definition.get("metadata"):
+            member["metadata"] = copy.deepcopy(definition["metadata"])
+        return member
+
+    def group_template(self, names: list[str]) -> dict:
+        return {"heat_template_version": "2015-04-30",
+                "resources": {name: self._member(name) for name in names}}
+
+    def child_template(self, names: list[str] | None = None) -> Template:
+        if names is None and self._fixed_template is not None:
+            return self._fixed_template  # one batch of a batched create or rolling update
+        data = self.group_template(self.member_names() if names is None else names)
+        return template_from_data(data, self.stack.definition.template.files, self.name)
+
+    def child_parameters(self) -> dict:
+        return {}
+
+    # -- life cycle ------------------------------------------------------------------------
+    async def handle_create(self) -> None:
+        self.data_set(BLACKLIST_KEY, self._blacklist())
+        policy = (self._resolve(self.t.update_policy) or {}).get("batch_create")
+        names = self.member_names()
+        if not policy or not names:
+            return await super().handle_create()
+        size = max(1, int(policy.get("max_batch_size", 1)))
+        pause = float(policy.get("pause_time", 0))
+        first, rest = names[:size], names[size:]
+        self._fixed_template = self.child_template(first)
+        await super().handle_create()
+        for start in range(0, len(rest), size):
+            if pause:
+                await asyncio.sleep(pause)
+            self._fixed_template = self.child_template(first + rest[:start + size])
+            await super().handle_update(None, {}, {})
+        self._fixed_template = None
+
+    async def handle_update(self, json_snippet: Any, tmpl_diff: dict, prop_diff: dict) -> None:
+        self.data_set(BLACKLIST_KEY, self._blacklist())
+        rolling = (self._resolve(self.t.update_policy) or {}).get("rolling_update")
+        child = self.child()
+        if not rolling or child is None or child.definition is None:
+            return await super().handle_update(json_snippet, tmpl_diff, prop_diff)
+        names = self.member_names()
+        new = self.group_template(names)["resources"]
+        old = (child.definition.template.data.get("resources") or {})
+        changed = [n for n in names if n in old and old[n] != new[n]]
+        size = max(1, int(rolling.get("max_batch_size", 1)))
+        in_service = int(rolling.get("min_in_service", 0))
+        size = max(1, min(size, len(names) - in_service)) if names else size
+        pause = float(rolling.get("pause_time", 0))
+        batches = [changed[i:i + size] for i in range(0, len(changed), size)] or [[]]
+        for number, batch in enumerate(batches):
+            done = set(itertools.chain.from_iterable(batches[:number + 1]))
+            data = {"heat_template_version": "2015-04-30",
+                    "resources": {n: (new[n] if n in done or n not in old else old[n]) for n in names}}
+            self._fixed_template = template_from_data(data, self.stack.definition.template.files, self.name)
+            await super().handle_update(json_snippet, tmpl_diff, prop_diff)
+            if pause and number < len(batches) - 1:
+                await asyncio.sleep(pause)
+        self._fixed_template = None
+
+    _fixed_template: Template | None = None
+
+    # -- attributes ------------------------------------------------------------------------
+    def _members(self) -> list:
+        child = self.child()
+        if child is None:
+            return []
+        return [child.resources[n] for n in sorted(child.resources, key=_index)]
+
+    def FnGetAtt(self, key: str, *path: Any) -> Any:  # noqa: N802 - Heat's name
+        members = self._members()
+        if key == "refs":
+            value = [m.FnGetRefId() for m in members]
+        elif key == "refs_map":
+            value = {m.name: m.FnGetRefId() for m in members}
+        elif key == "removed_rsrc_list":
+            value = list(self._data.get(BLACKLIST_KEY, []))
+        elif key == "attributes":
+            if not path:
+                raise InvalidTemplateAttribute(resource=self.name, key=key)
+            return {m.name: m.FnGetAtt(path[0], *path[1:]) for m in members}
+        elif key.startswith("resource."):
+            parts = key.split(".", 2)
+            member = next((m for m in members if m.name == parts[1]), None)
+            if member is None:
+                raise InvalidTemplateAttribute(resource=self.name, key=key)
+            value = member.FnGetRefId() if len(parts) == 2 else member.FnGetAtt(parts[2])
+        elif key == attributes.SHOW:
+            value = {"refs": [m.FnGetRefId() for m in members]}
+        else:
+            return [m.FnGetAtt(key, *path) for m in members]
+        return select_path(value, list(path)) if path else value
+
+    def get_reference_id(self) -> Any:
+        return self.resource_id if self.resource_id is not None else self.name
+
+
+def _substitute(value: Any, index_var: str, index: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(index_var, index)
+    if isinstance(value, dict):
+        return {k: _substitute(v, index_var, index) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_substitute(v, index_var, index) for v in value]
+    return value
+
+
+def _index(name: str) -> tuple:
+    return (0, int(name), "") if name.isdigit() else (1, 0, name)
+
+
+def _quiet_ref(resource) -> Any:
+    try:
+        return resource.FnGetRefId()
+    except Exception:  # a member that cannot answer is matched by name only
+        return None
+
+
+def resource_mapping() -> dict:
+    return {"OS::Heat::ResourceGroup": ResourceGroup}

@@ -1,0 +1,501 @@
+"""The property schema of a resource plug-in, and the properties it reads.
+
+A plug-in declares ``properties_schema`` (name -> ``Schema``).  ``Properties``
+puts a resource's template data against that schema: ``props['port']`` is
+the resolved value converted to the declared type (the default, or the
+type's empty value, when the template gives none), and ``validate()`` reports
+every problem at once, each at its full path
+(``resources.web.properties.rules.1.port``).
+
+Values may still hold intrinsic functions.  ``resolver`` turns them into
+plain data; a value needing a resource that does not exist yet raises
+``ResourcePending``, which validation takes as "cannot check yet".  Functions
+nested in a list or map with a schema are resolved one by one, so one pending
+item does not hide the problems of its siblings.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Callable, Iterator
+
+from stoker.constraints import (
+    AllowedPattern,
+    AllowedValues,
+    ConstraintViolation,
+    CustomConstraint,
+    Length,
+    Modulo,
+    Range,
+)
+from stoker.errors import FunctionError, Problem, Problems, ResourcePending
+from stoker.functions.base import resolve
+from stoker.resources.exceptions import InvalidSchemaError
+from stoker.resources.support import SupportStatus
+
+
+class AnyIndexDict(Mapping):
+    """The schema of a list whose items all share one schema (shown as ``'*'``)."""
+
+    ANYTHING = "*"
+
+    def __init__(self, value: "Schema"):
+        self.value = value
+
+    def __getitem__(self, key: Any) -> "Schema":
+        if key != self.ANYTHING and not (isinstance(key, int) and not isinstance(key, bool)):
+            raise KeyError(key)
+        return self.value
+
+    def __iter__(self) -> Iterator[str]:
+        yield self.ANYTHING
+
+    def __len__(self) -> int:
+        return 1
+
+
+class Schema:
+    """What one property may hold.
+
+    The positional order of the arguments is Heat's, so plug-ins that pass
+    them positionally keep working.  A schema that contradicts itself (a
+    ``Range`` on a string, an invalid default ...) raises
+    ``InvalidSchemaError`` when the plug-in module is imported.
+    """
+
+    TYPES = (INTEGER, STRING, NUMBER, BOOLEAN, MAP, LIST, ANY) = (
+        "Integer",
+        "String",
+        "Number",
+        "Boolean",
+        "Map",
+        "List",
+        "Any",
+    )
+
+    def __init__(
+        self,
+        data_type: str,
+        description: str | None = None,
+        default: Any = None,
+        schema: "Schema | Mapping[Any, Schema] | None" = None,
+        required: bool = False,
+        constraints: list | None = None,
+        implemented: bool = True,
+        update_allowed: bool = False,
+        immutable: bool = False,
+        support_status: SupportStatus | None = None,
+        allow_conversion: bool = False,
+    ):
+        if data_type not in self.TYPES:
+            raise InvalidSchemaError(f"Invalid type ({data_type})")
+        if update_allowed and immutable:
+            raise InvalidSchemaError("Options update_allowed and immutable cannot both be True")
+        self.type = data_type
+        self.description = description
+        self.default = default
+        self.required = required
+        self.constraints = list(constraints or [])
+        self.implemented = implemented
+        self.update_allowed = update_allowed
+        self.immutable = immutable
+        self.support_status = support_status if support_status is not None else SupportStatus()
+        #: provider-template facades: a MAP may carry JSON text, a LIST a comma-separated string
+        self.allow_conversion = allow_conversion
+        self.schema = self._nested(schema)
+        self._check_constraints()
+        self._check_default()
+
+    def _nested(self, schema: Any) -> Mapping | None:
+        if schema is None:
+            return None
+        if self.type not in (self.LIST, self.MAP):
+            raise InvalidSchemaError(f"Schema valid only for {self.LIST} or {self.MAP}, not {self.type}")
+        if isinstance(schema, Schema):
+            if self.type != self.LIST:
+                raise InvalidSchemaError(f"Single schema valid only for {self.LIST}, not {self.type}")
+            return AnyIndexDict(schema)
+        if not isinstance(schema, Mapping):
+            raise InvalidSchemaError(f"Invalid nested schema {schema!r}")
+        if self.type == self.LIST and AnyIndexDict.ANYTHING in schema:
+            return AnyIndexDict(Schema.from_legacy(schema[AnyIndexDict.ANYTHING]))
+        return schemata(schema)
+
+    def _check_constraints(self) -> None:
+        for constraint in self.constraints:
+            for kind, types in _CONSTRAINT_TYPES.items():
+                if isinstance(constraint, kind) and self.type not in types:
+                    raise InvalidSchemaError(f"{type(constraint).__name__} constraint invalid for {self.type}")
+
+    def _check_default(self) -> None:
+        """The default must have the type and meet the constraints (custom ones aside:
+        they may need the world, e.g. a key that exists, which import time cannot see)."""
+        if self.default is None:
+            return
+        try:
+            value = _CONVERTERS[self.type](self, self.default)
+            for constraint in self.constraints:
+                if not isinstance(constraint, CustomConstraint):
+                    constraint.validate(value)
+        except (TypeError, ValueError, ConstraintViolation) as exc:
+            raise InvalidSchemaError(f"Invalid default {self.default!r} ({exc})") from None
+
+    def empty(self) -> Any:
+        """The value of a property the template leaves out, when it has no default."""
+        return copy.copy(_EMPTY[self.type])
+
+    @classmethod
+    def from_legacy(cls, schema: "Schema | Mapping") -> "Schema":
+        """A ``Schema`` from the dictionary form older plug-ins use
+        (``{'Type': 'String', 'Required': True, 'MaxLength': 8}``)."""
+        if isinstance(schema, Schema):
+            return schema
+        if not isinstance(schema, Mapping):
+            raise InvalidSchemaError(f"Invalid property schema {schema!r}")
+        unknown = sorted(set(schema) - set(_LEGACY_KEYS))
+        if unknown:
+            raise InvalidSchemaError(f"Unknown key(s) {unknown}")
+        if "Type" not in schema:
+            raise InvalidSchemaError("No Type specified")
+        constraints = []
+        for (low, high), kind in ((("MinValue", "MaxValue"), Range), (("MinLength", "MaxLength"), Length)):
+            if low in schema or high in schema:
+                constraints.append(kind(_legacy_number(schema.get(low)), _legacy_number(schema.get(high))))
+        if "AllowedValues" in schema:
+            constraints.append(AllowedValues(schema["AllowedValues"]))
+        if "AllowedPattern" in schema:
+            constraints.append(AllowedPattern(schema["AllowedPattern"]))
+        nested = schema.get("Schema")
+        if nested is not None and schema["Type"] == cls.LIST:
+            nested = cls.from_legacy(nested)
+        return cls(
+            schema["Type"],
+            description=schema.get("Description"),
+            default=schema.get("Default"),
+            schema=nested,
+            required=schema.get("Required", False),
+            constraints=constraints,
+            implemented=schema.get("Implemented", True),
+            update_allowed=schema.get("UpdateAllowed", False),
+            immutable=schema.get("Immutable", False),
+        )
+
+    @classmethod
+    def from_parameter(cls, param: Any) -> "Schema":
+        """The property facade of one parameter of a provider template.
+
+        ``param`` is a ``stoker.template.parameters.ParameterSchema`` (or has
+        its ``type``, ``description``, ``default`` and ``constraints``).  A
+        parameter without a default is required.  Every facade property may
+        be updated in place: the provider template decides what an update
+        does to its own resources.
+        """
+        data_type = _PARAMETER_TYPES.get(str(param.type).lower().replace("_", ""), cls.MAP)
+        return cls(
+            data_type,
+            description=param.description,
+            required=param.default is None,
+            constraints=list(param.constraints or []),
+            update_allowed=True,
+            allow_conversion=data_type in (cls.MAP, cls.LIST),
+        )
+
+    def __repr__(self) -> str:
+        return f"properties.Schema({self.type!r}, {self.description!r})"
+
+
+def schemata(schema: Mapping[Any, "Schema | Mapping"]) -> dict[Any, Schema]:
+    """Name -> ``Schema`` for a ``properties_schema``, legacy dictionaries converted."""
+    return {name: Schema.from_legacy(s) for name, s in schema.items()}
+
+
+# -- types --------------------------------------------------------------------------------
+def _to_integer(schema: Schema, value: Any) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            pass
+    raise ValueError(f"Value '{value}' is not an integer")
+
+
+def _to_number(schema: Schema | None, value: Any) -> int | float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        for kind in (int, float):
+            try:
+                return kind(value)
+            except ValueError:
+                pass
+    raise ValueError(f"Value '{value}' is not a number")
+
+
+def _to_string(schema: Schema, value: Any) -> str:
+    # As in Heat: YAML gives ``port: 80`` and ``flag: true`` as int and bool.
+    if isinstance(value, (str, int)):
+        return str(value)
+    raise TypeError(f"Value must be a string; got {value!r}")
+
+
+def _to_boolean(schema: Schema, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise ValueError(f'"{value}" is not a valid boolean')
+
+
+def _to_map(schema: Schema, value: Any) -> dict | str:
+    if isinstance(value, Mapping):
+        return dict(value)
+    if schema.allow_conversion and isinstance(value, str):
+        return value
+    if schema.allow_conversion and isinstance(value, Sequence):
+        return json.dumps(value)
+    raise TypeError(f'"{value}" is not a map')
+
+
+def _to_list(schema: Schema, value: Any) -> list:
+    if schema.allow_conversion and isinstance(value, str):
+        return value.split(",") if value else []
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return list(value)
+    raise TypeError(f'"{value!r}" is not a list')
+
+
+_CONVERTERS: dict[str, Callable[[Schema, Any], Any]] = {
+    Schema.INTEGER: _to_integer,
+    Schema.NUMBER: _to_number,
+    Schema.STRING: _to_string,
+    Schema.BOOLEAN: _to_boolean,
+    Schema.MAP: _to_map,
+    Schema.LIST: _to_list,
+    Schema.ANY: lambda schema, value: value,
+}
+
+#: the value of an absent property without a default (the plug-in guide's table)
+_EMPTY = {
+    Schema.INTEGER: 0,
+    Schema.NUMBER: 0,
+    Schema.STRING: "",
+    Schema.BOOLEAN: False,
+    Schema.MAP: {},
+    Schema.LIST: [],
+    Schema.ANY: None,
+}
+
+#: the property types each kind of constraint applies to
+_CONSTRAINT_TYPES = {
+    Range: (Schema.INTEGER, Schema.NUMBER),
+    Modulo: (Schema.INTEGER, Schema.NUMBER),
+    Length: (Schema.STRING, Schema.LIST, Schema.MAP),
+    AllowedPattern: (Schema.STRING,),
+    AllowedValues: (Schema.STRING, Schema.INTEGER, Schema.NUMBER, Schema.BOOLEAN, Schema.LIST),
+    CustomConstraint: (Schema.STRING, Schema.INTEGER, Schema.NUMBER, Schema.BOOLEAN, Schema.LIST),
+}
+
+_PARAMETER_TYPES = {
+    "string": Schema.STRING,
+    "number": Schema.NUMBER,
+    "commadelimitedlist": Schema.LIST,
+    "json": Schema.MAP,
+    "boolean": Schema.BOOLEAN,
+}
+
+_LEGACY_KEYS = (
+    "Type", "Description", "Default", "Schema", "Required", "Implemented", "UpdateAllowed",
+    "Immutable", "MinValue", "MaxValue", "MinLength", "MaxLength", "AllowedValues", "AllowedPattern",
+)
+
+
+def _legacy_number(value: Any) -> Any:
+    return None if value is None else _to_number(None, value)
+
+
+# -- reading values -------------------------------------------------------------------------
+_SKIP = object()  # no value to go on: still pending, or its problem is already recorded
+
+
+class _Reader:
+    """One pass over property data: resolves, converts, checks, collects problems.
+
+    ``validating`` checks constraints and takes a pending value as "skip";
+    otherwise (reading values for a plug-in) pending propagates.
+    ``with_value=False`` checks only what the template's shape shows:
+    unknown, unimplemented and missing required properties.
+    """
+
+    def __init__(self, resolver: Callable[[Any], Any], context: Any, validating: bool, with_value: bool = True):
+        self.resolver = resolver
+        self.context = context
+        self.validating = validating
+        self.with_value = with_value
+        self.problems = Problems()
+
+    def as_map(self, data: Any, path: tuple) -> Any:
+        """``data`` (a map, or a function giving one) as a map whose values are
+        still to be resolved; ``_SKIP`` when pending or not a map."""
+        data = self.resolve(data, path, children_later=True)
+        if data is _SKIP or isinstance(data, Mapping):
+            return data
+        self.problems.add(path, "invalid-property-value", f'"{data}" is not a map')
+        return _SKIP
+
+    def read_all(self, schemas: Mapping, data: Any, path: tuple) -> dict:
+        """Every property of ``schemas`` from the map ``data``."""
+        data = self.as_map(data, path)
+        if data is _SKIP:
+            return {}
+        for key in data:
+            if key not in schemas:
+                self.problems.add(path + (key,), "unknown-property", f"Unknown Property {key}")
+            elif not schemas[key].implemented:
+                self.problems.add(path, "unimplemented-property", f"Property {key} not implemented yet")
+        return {key: self.read(key, schema, data, path) for key, schema in schemas.items()}
+
+    def read(self, key: Any, schema: Schema, data: Mapping, path: tuple) -> Any:
+        """One property (or list item) ``key`` of ``data``, typed."""
+        value = None
+        if key in data:
+            if not self.with_value:
+                return _SKIP
+            value = self.resolve(data[key], path + (key,), children_later=schema.schema is not None)
+            if value is _SKIP:
+                return _SKIP
+        if value is None:  # absent, or explicitly null: the same to a plug-in
+            if schema.default is not None:
+                value = copy.deepcopy(schema.default)
+            elif schema.required:
+                self.problems.add(path, "required-property", f"Property {key} not assigned")
+                return _SKIP
+            elif schema.type == Schema.MAP and schema.schema is not None:
+                value = {}  # an absent map reads as an empty one, nested defaults filled in
+            else:
+                return schema.empty()
+        return self.convert(schema, value, path + (key,))
+
+    def resolve(self, raw: Any, path: tuple, children_later: bool) -> Any:
+        if children_later and isinstance(raw, (Mapping, list)):
+            return raw
+        try:
+            return self.resolver(raw)
+        except ResourcePending:
+            if self.validating:
+                return _SKIP
+            raise
+        except FunctionError as exc:
+            self.problems.extend([Problem(exc.path or path, exc.code, exc.message)])
+            return _SKIP
+
+    def convert(self, schema: Schema, value: Any, path: tuple) -> Any:
+        try:
+            value = _CONVERTERS[schema.type](schema, value)
+        except (TypeError, ValueError) as exc:
+            self.problems.add(path, "invalid-property-value", str(exc))
+            return _SKIP
+        if schema.schema is not None and isinstance(value, (dict, list)):
+            value = self._children(schema.schema, value, path)
+            if value is _SKIP:
+                return _SKIP
+        if self.validating and not self._meets_constraints(schema, value, path):
+            return _SKIP
+        return value
+
+    def _meets_constraints(self, schema: Schema, value: Any, path: tuple) -> bool:
+        """Record every constraint ``value`` breaks; True when it breaks none."""
+        before = len(self.problems.items)
+        for constraint in schema.constraints:
+            try:
+                constraint.validate(value, self.context)
+            except ConstraintViolation as exc:
+                self.problems.add(path, exc.code, exc.message)
+        return len(self.problems.items) == before
+
+    def _children(self, schemas: Mapping, value: dict | list, path: tuple) -> Any:
+        if isinstance(value, dict):
+            items = self.read_all(schemas, value, path)
+        else:
+            indexed = dict(enumerate(value))
+            items = self.read_all({i: schemas[i] for i in indexed if i in schemas}, indexed, path)
+        if any(item is _SKIP for item in items.values()):
+            return _SKIP
+        return items if isinstance(value, dict) else list(items.values())
+
+
+def _identity(data: Any) -> Any:
+    return data
+
+
+class Properties(Mapping):
+    """A resource's properties: template data read through its plug-in's schema.
+
+    ``data`` is the raw ``properties`` section (it may hold functions, or be
+    one); ``path`` is where it sits, for messages; ``resolver=None`` means the
+    data is plain already.  Iterating gives every
+    property of the schema; ``props[name]`` raises ``ValidationFailed`` when
+    the value is wrong and ``ResourcePending`` when it cannot be known yet.
+    """
+
+    def __init__(
+        self,
+        schema: Mapping[str, Schema | Mapping],
+        data: Any,
+        path: tuple = (),
+        resolver: Callable[[Any], Any] | None = resolve,
+        context: Any = None,
+    ):
+        self.schema = schemata(schema)
+        self.data = data if data is not None else {}
+        self.path = tuple(path)
+        self.resolver = resolver or _identity
+        self.context = context
+
+    def _reader(self, validating: bool, with_value: bool = True) -> _Reader:
+        return _Reader(self.resolver, self.context, validating, with_value)
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self.schema:
+            raise KeyError(f"Invalid Property {key}")
+        reader = self._reader(validating=False)
+        data = reader.as_map(self.data, self.path)
+        value = _SKIP if data is _SKIP else reader.read(key, self.schema[key], data, self.path)
+        reader.problems.raise_if_errors()
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.schema)
+
+    def __len__(self) -> int:
+        return len(self.schema)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.schema
+
+    def validate(self, with_value: bool = True) -> None:
+        """Raise ``ValidationFailed`` with every problem of the data.
+
+        Values not known yet (``ResourcePending``) are not checked; with
+        ``with_value=False`` no value is, only which properties are given.
+        """
+        reader = self._reader(validating=True, with_value=with_value)
+        reader.read_all(self.schema, self.data, self.path)
+        reader.problems.raise_if_errors()
+
+    def resolved(self) -> dict:
+        """Every property's typed value as plain data (what the engine stores and diffs)."""
+        reader = self._reader(validating=False)
+        values = reader.read_all(self.schema, self.data, self.path)
+        reader.problems.raise_if_errors()
+        return values
+
+    @staticmethod
+    def schema_from_params(params_schema: Mapping[str, Any] | None) -> dict[str, Schema]:
+        """The properties schema of a provider template's facade, from its parameters."""
+        return {name: Schema.from_parameter(p) for name, p in (params_schema or {}).items()}

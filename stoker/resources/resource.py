@@ -1,0 +1,404 @@
+"""The ``Resource`` base class: the life cycle a plug-in plugs into.
+
+A plug-in overrides ``handle_<action>`` (start the work, return a token) and
+optionally ``check_<action>_complete(token)`` (is it done yet?).  The base
+class drives them: it records ``(action, status, reason)``, persists every
+change through the stack it belongs to, and polls ``check_*`` without
+blocking other resources (an ``asyncio`` sleep between polls, never a thread
+per waiting resource).
+
+Plug-in methods are plain synchronous methods, as in Heat.  Built-in types
+whose handlers never block run on the event loop; other plug-ins run their
+handlers in a small thread pool, so a plug-in doing blocking I/O cannot
+stall the whole stack.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from typing import TYPE_CHECKING, Any, Callable
+
+from stoker.functions.base import resolve
+from stoker.resources import attributes as attributes_mod
+from stoker.resources.exceptions import (
+    InvalidTemplateAttribute,
+    PollDelay,
+    ResourceFailure,
+    UpdateReplace,
+)
+from stoker.resources.properties import Properties
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stoker.template.definition import ResourceDefinition
+
+#: how long to wait between two polls of check_*_complete: starts short so
+#: quick resources finish quickly, grows so slow ones cost little
+POLL_FIRST, POLL_FACTOR, POLL_MAX = 0.002, 2.0, 0.1
+
+
+class Resource:
+    """Base class of every resource type."""
+
+    ACTIONS = (INIT, CREATE, DELETE, UPDATE, ROLLBACK, SUSPEND, RESUME, ADOPT, SNAPSHOT, CHECK) = (
+        "INIT", "CREATE", "DELETE", "UPDATE", "ROLLBACK", "SUSPEND", "RESUME", "ADOPT",
+        "SNAPSHOT", "CHECK",
+    )
+    STATUSES = (IN_PROGRESS, FAILED, COMPLETE) = ("IN_PROGRESS", "FAILED", "COMPLETE")
+
+    properties_schema: dict = {}
+    attributes_schema: dict = {}
+    support_status = None
+    default_client_name = None
+    entity = None
+    #: True for plug-ins whose handlers may block (the default for plug-ins)
+    run_in_thread = True
+    #: resource types whose property changes never force a replacement
+    update_allowed_properties: tuple = ()
+
+    def __init__(self, name: str, definition: "ResourceDefinition", stack: Any):
+        self.name = name
+        self.t = definition
+        self.stack = stack
+        self.action = self.INIT
+        self.status = self.COMPLETE
+        self.status_reason = ""
+        self.resource_id: Any = None
+        self.id: int | None = None  # the database row
+        self._data: dict = {}
+        self._metadata: Any = None
+        self.properties_data: dict | None = None
+        self.replaces: int | None = None
+        self.replaced_by: int | None = None
+        #: names of the resources this one needed when it was last created/updated
+        self.requires: list[str] = []
+        #: stored fields changed since the last write (the big JSON ones are
+        #: written only when they change)
+        self.dirty: set[str] = set()
+        self._properties: Properties | None = None
+        #: the event loop running this resource's actions (plug-in threads report to it)
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    # -- what the plug-in sees ----------------------------------------------------
+    def type(self) -> str:
+        return self.t.type
+
+    @property
+    def state(self) -> tuple[str, str]:
+        return self.action, self.status
+
+    @property
+    def properties(self) -> Properties:
+        """Resolved, validated, typed property values."""
+        if self._properties is None:
+            self._properties = self.build_properties(self.t.properties)
+        return self._properties
+
+    def build_properties(self, data: Any, resolved: bool = False) -> Properties:
+        """Properties over ``data``; functions in it are resolved on reading."""
+        return Properties(
+            self.properties_schema,
+            data,
+            path=("resources", self.name, "properties"),
+            resolver=None if resolved else resolve,
+        )
+
+    def prepare_properties(self) -> Properties:
+        """Resolve and check properties (and metadata) before the create uses them."""
+        props = self.build_properties(self.t.properties)
+        props.validate()
+        self._properties = props
+        self.properties_data = props.resolved()
+        self.dirty.add("properties_data")
+        if self.t.metadata:
+            self._metadata = self._resolve(self.t.metadata)
+            self.dirty.add("rsrc_metadata")
+        return props
+
+    def stored_properties(self) -> Properties:
+        """The properties as last applied (from the store)."""
+        return self.build_properties(self.properties_data or {}, resolved=True)
+
+    def plan_update(self, definition: "ResourceDefinition", new_props: Properties) -> "UpdatePlan | None":
+        """What changes between the applied state and ``definition``; None if nothing."""
+        before = self.stored_properties().resolved()
+        after = new_props.resolved()
+        prop_diff = {k: after.get(k) for k in sorted(set(before) | set(after)) if before.get(k) != after.get(k)}
+        tmpl_diff = {}
+        metadata = self._resolve(definition.metadata)
+        if metadata != (self._metadata or {}):
+            tmpl_diff["Metadata"] = metadata
+        if definition.update_policy != self.t.update_policy:
+            tmpl_diff["UpdatePolicy"] = self._resolve(definition.update_policy)
+        if definition.deletion_policy != self.t.deletion_policy:
+            tmpl_diff["DeletionPolicy"] = definition.deletion_policy
+        if not prop_diff and not tmpl_diff:
+            return None
+        if prop_diff:
+            tmpl_diff["Properties"] = new_props.data
+        forcing = [k for k in prop_diff if not self._update_allowed(k)]
+        return UpdatePlan(prop_diff, tmpl_diff, forcing)
+
+    def _update_allowed(self, key: str) -> bool:
+        if key in self.update_allowed_properties:
+            return True
+        schema = self.properties_schema.get(key)
+        return bool(schema is not None and schema.update_allowed)
+
+    def matches(self, definition: "ResourceDefinition") -> bool:
+        """Does ``definition`` describe exactly what this resource has applied?"""
+        try:
+            props = self.build_properties(definition.properties)
+        except Exception:  # unresolvable now: certainly not the same
+            return False
+        return props.resolved() == (self.properties_data or {})
+
+    def _resolve(self, data: Any) -> Any:
+        return resolve(data) if data else {}
+
+    def metadata_get(self) -> Any:
+        if self._metadata is None:
+            self._metadata = self._resolve(self.t.metadata)
+        return self._metadata
+
+    def metadata_set(self, metadata: Any) -> None:
+        self._metadata = metadata
+        self.dirty.add("rsrc_metadata")
+        self._persist_soon()
+
+    def data(self) -> dict:
+        """Small key/value store a plug-in keeps with its resource (persisted)."""
+        return dict(self._data)
+
+    def data_set(self, key: str, value: Any, redact: bool = False) -> None:
+        self._data[key] = value
+        self.dirty.add("data")
+        self._persist_soon()
+
+    def data_delete(self, key: str) -> bool:
+        found = self._data.pop(key, None) is not None
+        self.dirty.add("data")
+        self._persist_soon()
+        return found
+
+    def resource_id_set(self, resource_id: Any) -> None:
+        self.resource_id = resource_id
+        self._persist_soon()
+
+    def _persist_soon(self) -> None:
+        """Have the stack store this resource soon.  A plug-in running in a
+        worker thread calls the setters there; the stack must hear on its loop."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # a worker thread, or no action running at all (a signal)
+            if self._loop is not None:
+                self._loop.call_soon_threadsafe(self.stack.persist_soon, self)
+            return  # with no loop the caller writes the dirty fields itself
+        self.stack.persist_soon(self)
+
+    def physical_resource_name(self) -> str:
+        """A name unique to this resource (and to this replacement of it)."""
+        digest = hashlib.sha1(f"{self.stack.id}/{self.name}/{self.id}".encode()).hexdigest()[:12]
+        return f"{self.stack.name}-{self.name}-{digest}"[:255]
+
+    # -- handlers a plug-in overrides ---------------------------------------------
+    def handle_create(self) -> Any:
+        return None
+
+    def check_create_complete(self, token: Any) -> bool:
+        return True
+
+    def handle_update(self, json_snippet: Any, tmpl_diff: dict, prop_diff: dict) -> Any:
+        if prop_diff:
+            raise UpdateReplace(self.name)
+        return None
+
+    def check_update_complete(self, token: Any) -> bool:
+        return True
+
+    def handle_delete(self) -> Any:
+        return None
+
+    def check_delete_complete(self, token: Any) -> bool:
+        return True
+
+    def handle_suspend(self) -> Any:
+        return None
+
+    def check_suspend_complete(self, token: Any) -> bool:
+        return True
+
+    def handle_resume(self) -> Any:
+        return None
+
+    def check_resume_complete(self, token: Any) -> bool:
+        return True
+
+    def handle_check(self) -> Any:
+        return None
+
+    def check_check_complete(self, token: Any) -> bool:
+        return True
+
+    def validate(self) -> None:
+        """Extra checks a plug-in wants beyond its schema (raise to reject)."""
+
+    def poll_delay(self, token: Any) -> float | None:
+        """Seconds until ``check_*_complete`` is worth calling again, if the plug-in knows.
+
+        A Stoker extension of Heat's API: a plug-in waiting for a known moment
+        says so and is polled exactly then, instead of on the backoff schedule.
+        """
+        return None
+
+    def _resolve_attribute(self, name: str) -> Any:
+        return None
+
+    def _show_resource(self) -> Any:
+        return {}
+
+    def get_reference_id(self) -> Any:
+        return self.resource_id if self.resource_id is not None else self.name
+
+    # -- attributes -------------------------------------------------------------------
+    @classmethod
+    def attribute_schemata(cls) -> dict:
+        return attributes_mod.schemata(cls.attributes_schema)
+
+    @classmethod
+    def has_attribute(cls, name: str) -> bool:
+        """May ``get_attr`` ask for ``name``?  Types with dynamic attributes override."""
+        return name in cls.attribute_schemata()
+
+    def FnGetRefId(self) -> Any:  # noqa: N802 - Heat's name, plug-ins call it
+        return self.get_reference_id()
+
+    def FnGetAtt(self, key: str, *path: Any) -> Any:  # noqa: N802
+        if not self.has_attribute(key):
+            raise InvalidTemplateAttribute(resource=self.name, key=key)
+        if self.action == self.INIT or (self.action == self.CREATE and self.status != self.COMPLETE
+                                        and self.resource_id is None):
+            return None
+        value = self._show_resource() if key == attributes_mod.SHOW else self._resolve_attribute(key)
+        from stoker.functions.references import select_path
+
+        return select_path(value, list(path)) if path else value
+
+    def all_attributes(self) -> dict:
+        return {name: self.FnGetAtt(name) for name in self.attribute_schemata()
+                if name != attributes_mod.SHOW}
+
+    # -- the life cycle (driven by the engine) ---------------------------------------
+    async def create(self) -> None:
+        await self.run_action(self.CREATE, self.handle_create, self.check_create_complete)
+
+    async def delete(self) -> None:
+        await self.run_action(self.DELETE, self.handle_delete, self.check_delete_complete)
+
+    async def suspend(self) -> None:
+        await self.run_action(self.SUSPEND, self.handle_suspend, self.check_suspend_complete)
+
+    async def resume(self) -> None:
+        await self.run_action(self.RESUME, self.handle_resume, self.check_resume_complete)
+
+    async def check(self) -> None:
+        await self.run_action(self.CHECK, self.handle_check, self.check_check_complete)
+
+    async def update(self, definition: "ResourceDefinition", new_properties: Properties,
+                     tmpl_diff: dict, prop_diff: dict) -> None:
+        """Update in place; ``UpdateReplace`` propagates (the planner replaces)."""
+        old = self.t, self._properties, self.properties_data, self._metadata
+        self.t, self._properties = definition, new_properties
+        self.properties_data = new_properties.resolved()
+        self._metadata = self._resolve(definition.metadata)
+        self.dirty.update(("properties_data", "rsrc_metadata"))
+
+        if asyncio.iscoroutinefunction(self.handle_update):
+            async def handler() -> Any:
+                return await self.handle_update(definition, tmpl_diff, prop_diff)
+        else:
+            def handler() -> Any:
+                return self.handle_update(definition, tmpl_diff, prop_diff)
+
+        try:
+            await self.run_action(self.UPDATE, handler, self.check_update_complete,
+                            pass_through=(UpdateReplace,))
+        except UpdateReplace:
+            self.t, self._properties, self.properties_data, self._metadata = old
+            raise
+        # what the next update is planned against
+        self.properties_data = new_properties.resolved()
+        await self.stack.persist(self, event=False)
+
+    async def adopt(self, resource_id: Any) -> None:
+        """Take over an existing physical resource (``external_id``)."""
+        self.resource_id = resource_id
+        await self.set_state(self.ADOPT, self.COMPLETE, "adopted external resource")
+        await self.check()
+
+    async def set_state(self, action: str, status: str, reason: str = "") -> None:
+        self.action, self.status, self.status_reason = action, status, reason
+        await self.stack.persist(self, event=True)
+
+    async def run_action(self, action: str, handler: Callable, checker: Callable,
+                         pass_through: tuple = ()) -> None:
+        """Record IN_PROGRESS, call ``handler``, poll ``checker``, record the end."""
+        await self.set_state(action, self.IN_PROGRESS, "state changed")
+        try:
+            token = await self._call(handler)
+            delay = POLL_FIRST
+            while True:
+                try:
+                    if await self._call(checker, token):
+                        break
+                except PollDelay as wait:
+                    await asyncio.sleep(delay * wait.period)
+                    continue
+                hint = self.poll_delay(token)
+                if hint is not None:
+                    await asyncio.sleep(max(0.0, hint))
+                    continue
+                await asyncio.sleep(delay)
+                delay = min(delay * POLL_FACTOR, POLL_MAX)
+        except pass_through:
+            await self.set_state(action, self.COMPLETE, "replacement needed")
+            raise
+        except asyncio.CancelledError:
+            await self._record_failure(action, self.stack.cancel_reason or "cancelled")
+            raise
+        except Exception as exc:  # a plug-in may raise anything: it becomes the reason
+            failure = ResourceFailure(exc, self, action)
+            await self._record_failure(action, str(failure))
+            raise failure from exc
+        await self.set_state(action, self.COMPLETE, "state changed")
+
+    async def _record_failure(self, action: str, reason: str) -> None:
+        await asyncio.shield(self.set_state(action, self.FAILED, reason))
+
+    async def _call(self, fn: Callable, *args: Any) -> Any:
+        if asyncio.iscoroutinefunction(fn):  # engine-side types (nested stacks) act async
+            return await fn(*args)
+        if self.run_in_thread:
+            self._loop = asyncio.get_running_loop()
+            return await self._loop.run_in_executor(None, fn, *args)
+        return fn(*args)
+
+    # -- validation ---------------------------------------------------------------------
+    def validate_template(self) -> None:
+        """Static checks: the schema on what is known now, then the plug-in's own."""
+        self.build_properties(self.t.properties).validate(with_value=True)
+        self.validate()
+
+
+class UpdatePlan:
+    """The difference an update makes to one resource."""
+
+    def __init__(self, prop_diff: dict, tmpl_diff: dict, forcing: list[str]):
+        self.prop_diff = prop_diff
+        self.tmpl_diff = tmpl_diff
+        #: changed properties that cannot be updated in place
+        self.forcing = forcing
+
+    @property
+    def replace(self) -> bool:
+        return bool(self.forcing)

@@ -1,0 +1,108 @@
+"""Where the database is, how to connect to it, and keeping its schema current."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.pool import StaticPool
+
+from stoker.store.repository import Store
+
+MIGRATIONS = Path(__file__).with_name("migrations")
+
+
+def default_url() -> str:
+    """``$STOKER_DB_URL``, else SQLite in ``$STOKER_HOME`` (``~/.local/share/stoker``)."""
+    if url := os.environ.get("STOKER_DB_URL"):
+        return url
+    home = Path(os.environ.get("STOKER_HOME") or Path.home() / ".local" / "share" / "stoker")
+    home.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{home / 'stoker.db'}"
+
+
+def open_store(url: str | None = None, lock_timeout: float = 60.0) -> Store:
+    """Connect, bring the schema up to date, and return the repository."""
+    engine = make_engine(url or default_url())
+    upgrade(engine)
+    return Store(engine, lock_timeout=lock_timeout)
+
+
+def make_engine(url: str) -> Engine:
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return create_engine(parsed, pool_pre_ping=True)
+    in_memory = parsed.database in (None, "", ":memory:")
+    engine = create_engine(
+        parsed,
+        connect_args={"check_same_thread": False},
+        # An in-memory database lives in one connection, so share that one.
+        poolclass=StaticPool if in_memory else None,
+    )
+    _tune_sqlite(engine)
+    return engine
+
+
+def _tune_sqlite(engine: Engine) -> None:
+    """WAL so readers never block the writer; we issue BEGIN ourselves.
+
+    pysqlite's own transaction handling never begins a transaction before DDL
+    and starts writes with a plain BEGIN, which in WAL mode fails at once
+    (instead of waiting) when a read turns into a write after another process
+    committed. So writers start with BEGIN IMMEDIATE (see ``Store._write``).
+    """
+
+    @event.listens_for(engine, "connect")
+    def on_connect(dbapi_conn, _record) -> None:
+        dbapi_conn.isolation_level = None
+        cursor = dbapi_conn.cursor()
+        cursor.execute("PRAGMA busy_timeout=30000")
+        # switching to WAL needs a moment alone with the file: only the first opener does it
+        if cursor.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        # Durable at every checkpoint; an OS crash may lose the last commits, never corrupt.
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def on_begin(conn: Connection) -> None:
+        write = conn.get_execution_options().get("stoker_write")
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+def head_revision() -> str:
+    """The newest migration, from file names (importing Alembic costs ~0.2 s)."""
+    return max(p.name.split("_", 1)[0] for p in (MIGRATIONS / "versions").glob("[0-9]*_*.py"))
+
+
+def current_revision(conn: Connection) -> str | None:
+    if not inspect(conn).has_table("alembic_version"):
+        return None
+    return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+
+
+def upgrade(engine: Engine) -> None:
+    """Run the migrations if the schema is behind; cheap when it is not.
+
+    Concurrent callers are serialised (BEGIN IMMEDIATE on SQLite, an advisory
+    lock on PostgreSQL) and re-check, so only one of them migrates.
+    """
+    head = head_revision()
+    with engine.connect() as conn:
+        if current_revision(conn) == head:
+            return
+    with engine.connect().execution_options(stoker_write=True) as conn, conn.begin():
+        if conn.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('stoker-migrations'))"))
+        if current_revision(conn) == head:
+            return
+        from alembic import command
+        from alembic.config import Config
+
+        config = Config()
+        config.set_main_option("script_location", str(MIGRATIONS))
+        config.attributes["connection"] = conn
+        command.upgrade(config, "head")

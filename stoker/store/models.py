@@ -1,0 +1,154 @@
+"""The tables Stoker keeps its state in.
+
+Models are flat (foreign keys, no relationships): the repository hands out
+detached rows and all writes go through it, so lazy loading never happens.
+Any change here needs a new migration in ``migrations/versions/``; the test
+suite compares the migrated schema with this metadata.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import false, true, JSON, Boolean, DateTime, ForeignKey, Index, Integer, MetaData, String, Text, text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Stored as naive UTC (same on SQLite and PostgreSQL), read back as aware UTC."""
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None or value.tzinfo is None:
+            return value
+        return value.astimezone(timezone.utc).replace(tzinfo=None)
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        return value.replace(tzinfo=timezone.utc) if value is not None else None
+
+
+# Named constraints, so later SQLite batch migrations can find them again.
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class RawTemplate(Base):
+    """A template as submitted (after loading), kept so a stack can be re-read or rolled back."""
+
+    __tablename__ = "raw_template"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    content: Mapped[dict] = mapped_column(JSON)
+    files: Mapped[dict] = mapped_column(JSON, default=dict)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Stack(Base):
+    """One stack (top-level or nested); soft-deleted so its events stay readable."""
+
+    __tablename__ = "stack"
+    __table_args__ = (
+        # Names are unique among live stacks only: a deleted name may be reused.
+        Index(
+            "ix_stack_project_id_name_live",
+            "project_id",
+            "name",
+            unique=True,
+            sqlite_where=text("deleted_at IS NULL"),
+            postgresql_where=text("deleted_at IS NULL"),
+        ),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    name: Mapped[str] = mapped_column(String(255))
+    project_id: Mapped[str] = mapped_column(String(255))
+    parent_id: Mapped[str | None] = mapped_column(ForeignKey("stack.id"), index=True)
+    owner_resource: Mapped[str | None] = mapped_column(String(255))
+    action: Mapped[str] = mapped_column(String(32))
+    status: Mapped[str] = mapped_column(String(32))
+    status_reason: Mapped[str] = mapped_column(Text, default="")
+    template_id: Mapped[int] = mapped_column(ForeignKey("raw_template.id"))
+    previous_template_id: Mapped[int | None] = mapped_column(ForeignKey("raw_template.id"))
+    environment: Mapped[dict] = mapped_column(JSON, default=dict)
+    files: Mapped[dict] = mapped_column(JSON, default=dict)
+    parameters: Mapped[dict] = mapped_column(JSON, default=dict)
+    tags: Mapped[list] = mapped_column(JSON, default=list)
+    timeout_mins: Mapped[int | None] = mapped_column(Integer)
+    disable_rollback: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # When the last UPDATE started (None until then), as `stack show` prints it.
+    updated_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    deleted_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    current_traversal: Mapped[str | None] = mapped_column(String(36))
+    lock_owner: Mapped[str | None] = mapped_column(String(255))
+    lock_action: Mapped[str | None] = mapped_column(String(32))
+    lock_time: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # Set by `stack cancel` from any process; the action's watcher stops on it.
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # False when the cancel asked not to roll back (Heat's cancel_without_rollback).
+    cancel_rollback: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
+
+
+class Resource(Base):
+    """One resource of a stack. Old and new rows coexist while a resource is replaced."""
+
+    __tablename__ = "resource"
+    __table_args__ = (Index("ix_resource_stack_id_name", "stack_id", "name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    stack_id: Mapped[str] = mapped_column(ForeignKey("stack.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(255))
+    type: Mapped[str] = mapped_column(String(255))
+    # JSON columns default in the database: a bulk insert of 10,000 rows then
+    # serialises only the values it gives.
+    action: Mapped[str] = mapped_column(String(32), default="INIT")
+    status: Mapped[str] = mapped_column(String(32), default="COMPLETE")
+    status_reason: Mapped[str] = mapped_column(Text, default="")
+    physical_resource_id: Mapped[str | None] = mapped_column(String(255))
+    properties_data: Mapped[dict] = mapped_column(JSON, server_default=text("'{}'"))
+    attributes_data: Mapped[dict] = mapped_column(JSON, server_default=text("'{}'"))
+    rsrc_metadata: Mapped[dict] = mapped_column(JSON, server_default=text("'{}'"))
+    data: Mapped[dict] = mapped_column(JSON, server_default=text("'{}'"))
+    replaced_by: Mapped[int | None] = mapped_column(Integer)
+    replaces: Mapped[int | None] = mapped_column(Integer)
+    needed_by: Mapped[list] = mapped_column(JSON, server_default=text("'[]'"))
+    requires: Mapped[list] = mapped_column(JSON, server_default=text("'[]'"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    engine_id: Mapped[str | None] = mapped_column(String(255))
+    # Bumped on every write; a writer that read an older value lost a race.
+    atomic_key: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class Event(Base):
+    """One state change of a stack or resource; ``id`` gives the order."""
+
+    __tablename__ = "event"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    uuid: Mapped[str] = mapped_column(String(36), unique=True)
+    stack_id: Mapped[str] = mapped_column(ForeignKey("stack.id", ondelete="CASCADE"), index=True)
+    resource_name: Mapped[str | None] = mapped_column(String(255))
+    physical_resource_id: Mapped[str | None] = mapped_column(String(255))
+    resource_type: Mapped[str | None] = mapped_column(String(255))
+    action: Mapped[str] = mapped_column(String(32))
+    status: Mapped[str] = mapped_column(String(32))
+    reason: Mapped[str] = mapped_column(Text, default="")
+    properties: Mapped[dict | None] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -1,0 +1,410 @@
+"""The engine's only way to read and write state.
+
+Every method is its own short transaction and returns detached rows (or
+ids), so callers never hold a session. The ``*_bulk`` methods use Core
+executemany statements: the engine persists every state change of stacks
+with thousands of resources, and one ORM object per row is too slow.
+"""
+
+from __future__ import annotations
+
+import uuid
+from contextlib import contextmanager
+from datetime import timedelta
+from typing import Any, Iterable, Iterator, Sequence
+
+from sqlalchemy import Engine, Table, bindparam, delete, func, insert, or_, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from stoker.errors import Conflict, NotFound, StokerError
+from stoker.store import queries
+from stoker.store.locks import owner_is_dead
+from stoker.store.models import Base, Event, RawTemplate, Resource, Stack, utcnow
+
+DEFAULT_PROJECT = "default"
+
+STACKS: Table = Stack.__table__  # type: ignore[assignment]
+RESOURCES: Table = Resource.__table__  # type: ignore[assignment]
+EVENTS: Table = Event.__table__  # type: ignore[assignment]
+
+COLUMNS = {model: frozenset(model.__table__.columns.keys()) for model in (Stack, Resource, Event)}
+
+
+class StaleWrite(StokerError):
+    """A resource changed since the writer read it: another worker got there first."""
+
+    code = "stale-write"
+
+
+class Store:
+    """Repository over one database; safe to share between threads."""
+
+    def __init__(self, engine: Engine, lock_timeout: float = 60.0):
+        self.engine = engine
+        self.lock_timeout = lock_timeout
+        self._writer = engine.execution_options(stoker_write=True)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    @contextmanager
+    def _read(self) -> Iterator[Session]:
+        with Session(self.engine, expire_on_commit=False) as session:
+            yield session
+
+    @contextmanager
+    def _write(self) -> Iterator[Session]:
+        with Session(self._writer, expire_on_commit=False) as session, session.begin():
+            yield session
+
+    # -- stacks -------------------------------------------------------------
+
+    def create_stack(
+        self, name: str, template_id: int, project_id: str = DEFAULT_PROJECT, **fields: Any
+    ) -> Stack:
+        """Insert a stack (``CREATE IN_PROGRESS`` unless told otherwise); Conflict if the name is taken."""
+        _check_fields(Stack, fields)
+        fields.setdefault("id", str(uuid.uuid4()))
+        fields.setdefault("action", "CREATE")
+        fields.setdefault("status", "IN_PROGRESS")
+        stack = Stack(name=name, template_id=template_id, project_id=project_id, **fields)
+        try:
+            with self._write() as session:
+                session.add(stack)
+        except IntegrityError:
+            if self._live_stack_named(name, project_id):
+                raise Conflict(f"Stack {name} already exists") from None
+            raise
+        return stack
+
+    def _live_stack_named(self, name: str, project_id: str) -> bool:
+        with self._read() as session:
+            return session.scalar(
+                select(Stack.id).where(Stack.project_id == project_id, Stack.name == name, Stack.deleted_at.is_(None))
+            ) is not None
+
+    def get_stack(self, id_or_name: str, project_id: str = DEFAULT_PROJECT, show_deleted: bool = False) -> Stack:
+        """A stack by id, else by name among live stacks."""
+        in_project = select(Stack).where(Stack.project_id == project_id)
+        with self._read() as session:
+            stack = session.scalar(in_project.where(Stack.id == id_or_name))
+            if stack is not None and (show_deleted or stack.deleted_at is None):
+                return stack
+            stack = session.scalar(in_project.where(Stack.name == id_or_name, Stack.deleted_at.is_(None)))
+        if stack is None:
+            raise NotFound(f"Stack {id_or_name} not found")
+        return stack
+
+    def list_stacks(
+        self,
+        project_id: str = DEFAULT_PROJECT,
+        filters: dict[str, Any] | None = None,
+        sort_keys: Sequence[str] = ("created_at",),
+        sort_dir: str = "desc",
+        limit: int | None = None,
+        marker: str | None = None,
+        tags: Sequence[str] = (),
+        tag_mode: str = "all",
+        show_nested: bool = False,
+        show_deleted: bool = False,
+    ) -> list[Stack]:
+        """Stacks of a project, filtered, sorted and paged after the ``marker`` stack id.
+
+        ``filters`` maps a column to a value or a list of values; a status
+        filter may be ``COMPLETE`` or ``CREATE_COMPLETE``. ``tag_mode`` is
+        ``all``, ``any``, ``not`` (lacks some) or ``not-any`` (lacks every one).
+        """
+        query = select(Stack).where(Stack.project_id == project_id)
+        if not show_deleted:
+            query = query.where(Stack.deleted_at.is_(None))
+        if not show_nested:
+            query = query.where(Stack.parent_id.is_(None))
+        for key, value in (filters or {}).items():
+            query = query.where(queries.filter_clause(key, value))
+        if tags:
+            query = query.where(queries.tags_clause(tags, tag_mode))
+        keys = queries.sort_columns(sort_keys)
+        descending = queries.is_descending(sort_dir)
+        with self._read() as session:
+            if marker is not None:
+                after = session.execute(select(*keys).where(Stack.id == marker)).one_or_none()
+                if after is None:
+                    raise NotFound(f"Stack {marker} not found")
+                query = query.where(queries.after(keys, tuple(after), descending))
+            query = query.order_by(*(k.desc() if descending else k.asc() for k in keys))
+            return list(session.scalars(query.limit(limit)))
+
+    def update_stack(self, stack_id: str, **fields: Any) -> None:
+        _check_fields(Stack, fields)
+        with self._write() as session:
+            done = session.execute(update(STACKS).where(STACKS.c.id == stack_id).values(**fields)).rowcount
+        if not done:
+            raise NotFound(f"Stack {stack_id} not found")
+
+    def soft_delete_stack(self, stack_id: str) -> None:
+        """Hide the stack (its name becomes free again) but keep it and its events."""
+        self.update_stack(stack_id, deleted_at=utcnow())
+
+    def children(self, stack_id: str) -> list[Stack]:
+        """Live nested stacks whose parent is ``stack_id``."""
+        query = select(Stack).where(Stack.parent_id == stack_id, Stack.deleted_at.is_(None))
+        with self._read() as session:
+            return list(session.scalars(query.order_by(Stack.created_at, Stack.id)))
+
+    # -- templates ----------------------------------------------------------
+
+    def store_template(self, content: dict, files: dict | None = None) -> int:
+        template = RawTemplate(content=content, files=files or {})
+        with self._write() as session:
+            session.add(template)
+        return template.id
+
+    def get_template(self, template_id: int) -> RawTemplate:
+        with self._read() as session:
+            template = session.get(RawTemplate, template_id)
+        if template is None:
+            raise NotFound(f"Template {template_id} not found")
+        return template
+
+    def delete_template(self, template_id: int) -> None:
+        """Drop a template no stack refers to any more (e.g. the one replaced by an update)."""
+        with self._write() as session:
+            session.execute(delete(RawTemplate).where(RawTemplate.id == template_id))
+
+    # -- resources ----------------------------------------------------------
+
+    def add_resource(self, stack_id: str, **fields: Any) -> int:
+        return self.add_resources_bulk([{"stack_id": stack_id, **fields}])[0]
+
+    def update_resource(self, resource_id: int, expected_atomic_key: int | None = None, **fields: Any) -> int:
+        """Write fields, bump and return ``atomic_key``.
+
+        With ``expected_atomic_key``, the write only happens if nobody wrote
+        since that value was read; otherwise StaleWrite.
+        """
+        _check_fields(Resource, fields)
+        fields.setdefault("updated_at", utcnow())
+        stmt = (
+            update(RESOURCES)
+            .where(RESOURCES.c.id == resource_id)
+            .values(**fields, atomic_key=RESOURCES.c.atomic_key + 1)
+            .returning(RESOURCES.c.atomic_key)
+        )
+        if expected_atomic_key is not None:
+            stmt = stmt.where(RESOURCES.c.atomic_key == expected_atomic_key)
+        with self._write() as session:
+            key = session.execute(stmt).scalar()
+            if key is not None:
+                return key
+            current = session.scalar(select(Resource.atomic_key).where(Resource.id == resource_id))
+        if current is None:
+            raise NotFound(f"Resource {resource_id} not found")
+        raise StaleWrite(
+            f"Resource {resource_id} was changed by someone else "
+            f"(atomic_key {current}, expected {expected_atomic_key})"
+        )
+
+    def get_resources(self, stack_id: str) -> list[Resource]:
+        with self._read() as session:
+            return list(session.scalars(select(Resource).where(Resource.stack_id == stack_id).order_by(Resource.id)))
+
+    def get_resource(self, resource_id: int) -> Resource:
+        with self._read() as session:
+            resource = session.get(Resource, resource_id)
+        if resource is None:
+            raise NotFound(f"Resource {resource_id} not found")
+        return resource
+
+    def delete_resource(self, resource_id: int) -> None:
+        with self._write() as session:
+            done = session.execute(delete(RESOURCES).where(RESOURCES.c.id == resource_id)).rowcount
+        if not done:
+            raise NotFound(f"Resource {resource_id} not found")
+
+    def delete_resources_bulk(self, resource_ids: Iterable[int]) -> None:
+        """Remove many resource rows in one transaction (ids already gone are fine)."""
+        ids = list(resource_ids)
+        with self._write() as session:
+            for start in range(0, len(ids), 500):
+                session.execute(delete(RESOURCES).where(RESOURCES.c.id.in_(ids[start:start + 500])))
+
+    def add_resources_bulk(self, rows: Iterable[dict[str, Any]]) -> list[int]:
+        """Insert many resources in one transaction; returns their ids in input order."""
+        now = utcnow()
+        rows = [{"created_at": now, "updated_at": now} | row for row in rows]
+        for row in rows:
+            _check_fields(Resource, row)
+        with self._write() as session:
+            ids = _reserve_ids(session, RESOURCES, len(rows))
+            for row, new_id in zip(rows, ids):
+                row["id"] = new_id
+            for group in _by_keys(rows):
+                session.execute(insert(RESOURCES), group)
+        return ids
+
+    def update_resources_bulk(self, changes: Iterable[tuple[int, dict[str, Any]]]) -> None:
+        """Apply many ``(id, fields)`` writes in one transaction, bumping each ``atomic_key``.
+
+        No stale-write check: callers batching writes own those resources.
+        """
+        with self._write() as session:
+            self._update_resources(session, changes)
+
+    def write_batch(self, changes: Iterable[tuple[int, dict[str, Any]]], events: Iterable[dict[str, Any]],
+                    stacks: Iterable[tuple[str, dict[str, Any]]] = ()) -> None:
+        """Resource and stack changes and their events in one transaction (the engine's group commit)."""
+        with self._write() as session:
+            self._update_resources(session, changes)
+            for stack_id, fields in stacks:
+                _check_fields(Stack, fields)
+                session.execute(update(STACKS).where(STACKS.c.id == stack_id).values(**fields))
+            self._insert_events(session, events)
+
+    def _update_resources(self, session: Session, changes: Iterable[tuple[int, dict[str, Any]]]) -> None:
+        now = utcnow()
+        params = []
+        for resource_id, fields in changes:
+            _check_fields(Resource, fields)
+            params.append({"v_updated_at": now} | {f"v_{k}": v for k, v in fields.items()} | {"v_id": resource_id})
+        for group in _by_keys(params):
+            columns = [name[2:] for name in group[0] if name != "v_id"]
+            stmt = (
+                update(RESOURCES)
+                .where(RESOURCES.c.id == bindparam("v_id"))
+                .values({c: bindparam(f"v_{c}", type_=RESOURCES.c[c].type) for c in columns})
+                .values(atomic_key=RESOURCES.c.atomic_key + 1)
+            )
+            session.execute(stmt, group)
+
+    # -- events -------------------------------------------------------------
+
+    def add_event(self, stack_id: str, **fields: Any) -> str:
+        """Record one event; returns its uuid (what users page events by)."""
+        event = {"stack_id": stack_id, "uuid": str(uuid.uuid4()), **fields}
+        self.add_events_bulk([event])
+        return event["uuid"]
+
+    def add_events_bulk(self, rows: Iterable[dict[str, Any]]) -> None:
+        with self._write() as session:
+            self._insert_events(session, rows)
+
+    def _insert_events(self, session: Session, rows: Iterable[dict[str, Any]]) -> None:
+        rows = [{"uuid": str(uuid.uuid4())} | row for row in rows]
+        for row in rows:
+            _check_fields(Event, row)
+        for group in _by_keys(rows):
+            session.execute(insert(EVENTS), group)
+
+    def list_events(
+        self,
+        stack_id: str,
+        resource_name: str | None = None,
+        sort_dir: str = "asc",
+        limit: int | None = None,
+        marker: str | None = None,
+    ) -> list[Event]:
+        """Events in the order they happened (or reversed), after the ``marker`` event uuid."""
+        descending = queries.is_descending(sort_dir)
+        query = select(Event).where(Event.stack_id == stack_id)
+        if resource_name is not None:
+            query = query.where(Event.resource_name == resource_name)
+        with self._read() as session:
+            if marker is not None:
+                after = session.scalar(select(Event.id).where(Event.uuid == marker))
+                if after is None:
+                    raise NotFound(f"Event {marker} not found")
+                query = query.where(Event.id < after if descending else Event.id > after)
+            query = query.order_by(Event.id.desc() if descending else Event.id.asc()).limit(limit)
+            return list(session.scalars(query))
+
+    # -- the stack lock -----------------------------------------------------
+
+    def acquire_lock(self, stack_id: str, owner: str, action: str) -> None:
+        """Take the stack's lock for ``owner`` (an engine id), or raise Conflict.
+
+        A single conditional UPDATE decides, so two processes racing for a
+        free lock cannot both win. A lock may be taken over when its holder's
+        heartbeat is older than ``lock_timeout`` or its process is dead.
+        """
+        dead_owner = None
+        for _ in range(5):
+            free = or_(
+                Stack.lock_owner.is_(None),
+                Stack.lock_owner == owner,
+                Stack.lock_time < utcnow() - timedelta(seconds=self.lock_timeout),
+            )
+            if dead_owner is not None:
+                free = or_(free, Stack.lock_owner == dead_owner)
+            stmt = update(STACKS).where(STACKS.c.id == stack_id, free)
+            with self._write() as session:
+                if session.execute(stmt.values(lock_owner=owner, lock_action=action, lock_time=utcnow(),
+                                                    cancel_requested=False)).rowcount:
+                    return
+            with self._read() as session:
+                holder = session.execute(
+                    select(Stack.name, Stack.lock_owner, Stack.lock_action).where(Stack.id == stack_id)
+                ).one_or_none()
+            if holder is None:
+                raise NotFound(f"Stack {stack_id} not found")
+            if holder.lock_owner is not None and not owner_is_dead(holder.lock_owner):
+                break
+            dead_owner = holder.lock_owner
+        raise Conflict(f"Stack {holder.name} already has an action ({holder.lock_action}) in progress")
+
+    def heartbeat_lock(self, stack_id: str, owner: str) -> bool:
+        """Show the holder is alive; False if the lock is no longer ours."""
+        return self._set_lock(stack_id, owner, lock_time=utcnow())
+
+    def release_lock(self, stack_id: str, owner: str) -> bool:
+        """Give the lock up (and any cancel request with it); False if it was not ours."""
+        return self._set_lock(stack_id, owner, lock_owner=None, lock_action=None, lock_time=None,
+                              cancel_requested=False, cancel_rollback=True)
+
+    def request_cancel(self, stack_id: str, rollback: bool = True) -> bool:
+        """Ask whoever runs the stack's action to stop; False if no action holds the lock."""
+        stmt = update(STACKS).where(STACKS.c.id == stack_id, STACKS.c.lock_owner.is_not(None)).values(
+            cancel_requested=True, cancel_rollback=rollback)
+        with self._write() as session:
+            return bool(session.execute(stmt).rowcount)
+
+    def cancel_requested(self, stack_id: str) -> tuple[bool, bool]:
+        """(is a cancel requested?, should the cancelled action roll back?)"""
+        with self._read() as session:
+            row = session.execute(select(STACKS.c.cancel_requested, STACKS.c.cancel_rollback)
+                                  .where(STACKS.c.id == stack_id)).first()
+        return (bool(row[0]), bool(row[1])) if row else (False, True)
+
+    def _set_lock(self, stack_id: str, owner: str, **values: Any) -> bool:
+        stmt = update(STACKS).where(STACKS.c.id == stack_id, STACKS.c.lock_owner == owner).values(**values)
+        with self._write() as session:
+            return bool(session.execute(stmt).rowcount)
+
+
+def _check_fields(model: type[Base], fields: dict[str, Any]) -> None:
+    unknown = fields.keys() - COLUMNS[model]
+    if unknown:
+        raise TypeError(f"{model.__name__} has no field(s) {', '.join(sorted(unknown))}")
+
+
+def _by_keys(rows: list[dict[str, Any]]) -> Iterable[list[dict[str, Any]]]:
+    """Split rows into groups with the same keys: one executemany needs one shape."""
+    groups: dict[frozenset, list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(frozenset(row), []).append(row)
+    return groups.values()
+
+
+def _reserve_ids(session: Session, table: Table, count: int) -> list[int]:
+    """Ids for rows about to be inserted, so bulk inserts need no RETURNING.
+
+    RETURNING in input order makes SQLAlchemy insert one row at a time on
+    SQLite, and makes psycopg parse one huge statement per 1000 rows.
+    """
+    if session.get_bind().dialect.name == "postgresql":
+        sequence = func.pg_get_serial_sequence(table.name, "id")
+        query = select(func.nextval(sequence)).select_from(func.generate_series(1, count))
+        return list(session.scalars(query))
+    # SQLite: this transaction began with BEGIN IMMEDIATE, so no one else inserts meanwhile.
+    last = session.scalar(select(func.coalesce(func.max(table.c.id), 0)))
+    return list(range(last + 1, last + 1 + count))

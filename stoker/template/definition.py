@@ -1,0 +1,342 @@
+"""From a template and parameter values to a checked ``StackDefinition``.
+
+``build_definition`` runs every static check there is and collects all the
+problems it finds (it never stops at the first).  The result is what the
+engine runs: typed parameters, conditions, parsed resource and output
+definitions, and the dependency edges between resources.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from stoker.errors import FunctionError, Problems
+from stoker.functions.base import Function, dependencies, resolve
+from stoker.template.conditions import Conditions
+from stoker.template.context import StackContext
+from stoker.template.loader import paused_gc
+from stoker.template.parameters import (
+    ParameterSchema,
+    check_parameter_groups,
+    parse_parameters,
+    resolve_values,
+    secrets,
+)
+from stoker.template.parse import Parser
+from stoker.template.template import Template
+from stoker.template.versions import Version
+
+
+@dataclass
+class ResourceDefinition:
+    """One entry of the ``resources`` section, parsed."""
+
+    name: str
+    type: str
+    properties: Any = field(default_factory=dict)
+    metadata: Any = field(default_factory=dict)
+    depends_on: list[str] = field(default_factory=list)
+    deletion_policy: str = "Delete"
+    update_policy: Any = field(default_factory=dict)
+    external_id: Any = None
+    condition: Any = None
+    description: str = ""
+    _dependencies: set | None = field(default=None, repr=False, compare=False)
+
+    def dependencies(self) -> set[str]:
+        """Resources that must exist before this one: explicit and through functions.
+
+        Computed once: the definition does not change after parsing.
+        """
+        if self._dependencies is None:
+            found = set(self.depends_on)
+            found.update(dependencies(self.properties))
+            found.update(dependencies(self.metadata))
+            self._dependencies = found
+        return set(self._dependencies)
+
+    def render(self) -> dict:
+        """The definition as template data (functions kept as functions)."""
+        data: dict[str, Any] = {"type": self.type}
+        for key in ("properties", "metadata", "update_policy"):
+            if getattr(self, key):
+                data[key] = getattr(self, key)
+        if self.depends_on:
+            data["depends_on"] = list(self.depends_on)
+        if self.deletion_policy != "Delete":
+            data["deletion_policy"] = self.deletion_policy
+        if self.external_id is not None:
+            data["external_id"] = self.external_id
+        return data
+
+
+@dataclass
+class OutputDefinition:
+    name: str
+    value: Any
+    description: str = ""
+    condition: Any = None
+
+
+@dataclass
+class StackDefinition:
+    """Everything the engine needs to run one template with one set of inputs."""
+
+    template: Template
+    version: Version
+    context: StackContext
+    parameter_schemas: dict[str, ParameterSchema]
+    parameters: dict[str, Any]
+    conditions: Conditions
+    resources: dict[str, ResourceDefinition]
+    outputs: dict[str, OutputDefinition]
+    problems: Problems
+
+    def enabled(self, condition: Any) -> bool:
+        """Evaluate a resource's or output's ``condition`` (None means always)."""
+        if condition is None:
+            return True
+        if isinstance(condition, bool):
+            return condition
+        if isinstance(condition, str):
+            return self.conditions.is_enabled(condition)
+        value = resolve(condition)
+        if not isinstance(value, bool):
+            raise FunctionError(f"condition evaluates to {value!r}, not a boolean",
+                                code="invalid-condition")
+        return value
+
+    def secrets(self) -> list[str]:
+        """Hidden parameter values as text, to keep them out of messages."""
+        return secrets(self.parameter_schemas, self.parameters)
+
+    def enabled_resources(self) -> dict[str, ResourceDefinition]:
+        return {n: r for n, r in self.resources.items() if self.enabled(r.condition)}
+
+
+def build_definition(template: Template, user_parameters: Mapping[str, Any] | None = None,
+                     **kwargs: Any) -> "StackDefinition | None":
+    """Check ``template`` with ``user_parameters``; ``None`` if it is beyond checking."""
+    with paused_gc():
+        return _build_definition(template, user_parameters, **kwargs)
+
+
+def _build_definition(
+    template: Template,
+    user_parameters: Mapping[str, Any] | None = None,
+    *,
+    problems: Problems | None = None,
+    missing_parameters_ok: bool = False,
+    context_factory: Callable[..., StackContext] = StackContext,
+    **context_args: Any,
+) -> StackDefinition | None:
+    problems = problems if problems is not None else Problems()
+    version = template.check_structure(problems)
+    if version is None:
+        return None
+
+    schemas = parse_parameters(template.section("parameters"), version, problems)
+    parameters_section = template.section("parameters")
+    # a parameter whose declaration is broken is still declared: no knock-on errors
+    declared = set(parameters_section) if isinstance(parameters_section, dict) else set(schemas)
+    check_parameter_groups(template.section("parameter_groups"),
+                           {name: schemas.get(name) for name in declared}, problems)
+    values = resolve_values(schemas, dict(user_parameters or {}), problems,
+                            missing_ok=missing_parameters_ok)
+
+    resources_section = template.section("resources")
+    conditions_section = template.section("conditions") if version.has_conditions else {}
+    context = context_factory(
+        parameters=values,
+        parameter_names=declared,
+        resource_names=set(resources_section) if isinstance(resources_section, dict) else set(),
+        condition_names=set(conditions_section) if isinstance(conditions_section, dict) else set(),
+        files=template.files,
+        **context_args,
+    )
+    parser = Parser(version, context, problems)
+    conditions = (Conditions.parse(conditions_section, parser, problems)
+                  if isinstance(conditions_section, dict) else Conditions({}))
+    conditions.check_cycles(problems)
+    context.condition_evaluator = conditions.is_enabled
+
+    resources = {}
+    if isinstance(resources_section, dict):
+        for name, data in resources_section.items():
+            definition = _resource(name, data, version, parser, problems)
+            if definition is not None:
+                resources[name] = definition
+        _check_cycles(resources, problems)
+
+    outputs = {}
+    outputs_section = template.section("outputs")
+    if isinstance(outputs_section, dict):
+        for name, data in outputs_section.items():
+            definition = _output(name, data, version, parser, problems)
+            if definition is not None:
+                outputs[name] = definition
+
+    return StackDefinition(template, version, context, schemas, values, conditions,
+                           resources, outputs, problems)
+
+
+def _check_keys(path: tuple, data: dict, allowed: tuple, version: Version, what: str,
+                problems: Problems) -> None:
+    for key in data:
+        if key not in allowed:
+            problems.add(path + (key,), "unknown-key",
+                         f'"{key}" is not a valid keyword inside a {what} definition '
+                         f"(heat_template_version {version.name} allows: {', '.join(allowed)})")
+
+
+def _parse_condition_field(value: Any, path: tuple, parser: Parser, problems: Problems) -> Any:
+    """A ``condition:`` of a resource or output: a name, a boolean or an expression."""
+    if isinstance(value, str):
+        if not parser.stack.has_condition(value):
+            problems.add(path, "unknown-condition", f'Invalid condition "{value}"')
+        return value
+    if isinstance(value, bool) or value is None:
+        return value
+    parsed = parser.parse_condition(value, path)
+    if not isinstance(parsed, Function):
+        problems.add(path, "invalid-condition",
+                     "a condition must be a condition name, a boolean or a condition function")
+        return False
+    return parsed
+
+
+def _resource(name: Any, data: Any, version: Version, parser: Parser,
+              problems: Problems) -> ResourceDefinition | None:
+    path = ("resources", name)
+    if not isinstance(data, dict):
+        problems.add(path, "invalid-resource", f'resource "{name}" must be a map with at least a "type"')
+        return None
+    _check_keys(path, data, version.resource_keys, version, "resource", problems)
+    rtype = data.get("type")
+    if rtype is None:
+        problems.add(path, "missing-type", f'Resource {name} is missing "type"')
+    elif not isinstance(rtype, str):
+        problems.add(path + ("type",), "invalid-type", f'Resource {name} "type" must be a string')
+
+    def parsed_map(key: str) -> Any:
+        value = data.get(key)
+        if value is None:
+            return {}
+        parsed = parser.parse(value, path + (key,))
+        if not isinstance(parsed, (dict, Function)):
+            problems.add(path + (key,), "invalid-resource-field",
+                         f'"{key}" of resource {name} must be a map')
+            return {}
+        return parsed
+
+    depends_on = data.get("depends_on") or []
+    if isinstance(depends_on, str):
+        depends_on = [depends_on]
+    if not isinstance(depends_on, list) or not all(isinstance(d, str) for d in depends_on):
+        problems.add(path + ("depends_on",), "invalid-depends-on",
+                     "depends_on must be a resource name or a list of resource names")
+        depends_on = []
+    for index, target in enumerate(depends_on):
+        if not parser.stack.has_resource(target):
+            where = path + ("depends_on",) + ((index,) if isinstance(data["depends_on"], list) else ())
+            problems.add(where, "unknown-resource",
+                         f'"{target}" (in depends_on of {name}) is not a resource of this template')
+
+    deletion_policy = data.get("deletion_policy", "Delete")
+    if isinstance(deletion_policy, dict):
+        deletion_policy = resolve_static(parser.parse(deletion_policy, path + ("deletion_policy",)))
+    if deletion_policy not in version.deletion_policies:
+        problems.add(path + ("deletion_policy",), "invalid-deletion-policy",
+                     f'Invalid deletion policy "{deletion_policy}" '
+                     f"(allowed in {version.name}: {', '.join(version.deletion_policies)})")
+        deletion_policy = "Delete"
+
+    external_id = data.get("external_id")
+    if external_id is not None:
+        external_id = parser.parse(external_id, path + ("external_id",))
+        if not isinstance(external_id, (str, Function)):
+            problems.add(path + ("external_id",), "invalid-external-id", "external_id must be a string")
+
+    condition = None
+    if "condition" in data and "condition" in version.resource_keys:
+        condition = _parse_condition_field(data["condition"], path + ("condition",), parser, problems)
+
+    description = data.get("description") or ""
+    before = parser.references
+    properties, metadata = parsed_map("properties"), parsed_map("metadata")
+    definition = ResourceDefinition(
+        name=name,
+        type=rtype if isinstance(rtype, str) else "",
+        properties=properties,
+        metadata=metadata,
+        depends_on=depends_on,
+        deletion_policy=str(deletion_policy).capitalize(),
+        update_policy=parsed_map("update_policy"),
+        external_id=external_id,
+        condition=condition,
+        description=description if isinstance(description, str) else "",
+    )
+    if parser.references == before:  # no function names a resource: nothing to walk
+        definition._dependencies = set(depends_on)
+    return definition
+
+
+def resolve_static(value: Any) -> Any:
+    """Resolve a value that may only use parameters; errors become the raw value."""
+    try:
+        return resolve(value)
+    except FunctionError:
+        return value
+
+
+def _output(name: Any, data: Any, version: Version, parser: Parser,
+            problems: Problems) -> OutputDefinition | None:
+    path = ("outputs", name)
+    if not isinstance(data, dict):
+        problems.add(path, "invalid-output", f'output "{name}" must be a map with a "value"')
+        return None
+    _check_keys(path, data, version.output_keys, version, "output", problems)
+    if "value" not in data:
+        problems.add(path, "missing-value", f'Each output must contain a value key ("{name}" has none)')
+    condition = None
+    if "condition" in data and "condition" in version.output_keys:
+        condition = _parse_condition_field(data["condition"], path + ("condition",), parser, problems)
+    description = data.get("description") or ""
+    return OutputDefinition(
+        name=name,
+        value=parser.parse(data.get("value"), path + ("value",)),
+        description=description if isinstance(description, str) else str(description),
+        condition=condition,
+    )
+
+
+def _check_cycles(resources: dict[str, ResourceDefinition], problems: Problems) -> None:
+    """Report each dependency cycle once, as ``a -> b -> a``."""
+    edges = {name: sorted(d for d in r.dependencies() if d in resources) for name, r in resources.items()}
+    state: dict[str, int] = {}  # 1 = on the stack, 2 = done
+    reported: set[frozenset] = set()
+    for start in resources:
+        if state.get(start):
+            continue
+        stack = [(start, iter(edges[start]))]
+        trail = [start]
+        state[start] = 1
+        while stack:
+            node, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                state[node] = 2
+                stack.pop()
+                trail.pop()
+            elif state.get(child) == 1:
+                cycle = trail[trail.index(child):] + [child]
+                key = frozenset(cycle)
+                if key not in reported:
+                    reported.add(key)
+                    problems.add(("resources", child), "dependency-cycle",
+                                 "Circular Dependency Found: " + " -> ".join(cycle))
+            elif not state.get(child):
+                state[child] = 1
+                stack.append((child, iter(edges[child])))
+                trail.append(child)

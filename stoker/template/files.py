@@ -1,0 +1,127 @@
+"""Build the files map from local files, as Heat's client does.
+
+Every static ``get_file`` target, every resource ``type`` that names a
+template, and every template an environment's ``resource_registry`` maps to
+is read relative to the file that names it, stored under its absolute
+``file://`` URL, and the reference is rewritten to that URL.  Nested
+templates are gathered the same way, recursively.  The engine then reads
+only from the map: nothing outside it is ever opened.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from stoker.errors import Problems, ValidationFailed
+from stoker.template.environment import Environment, is_template_type, load_environments
+from stoker.template.loader import load
+from stoker.template.template import Template
+
+
+def _url(base_dir: Path, reference: str) -> str | None:
+    """The absolute file URL a reference means, or None for remote URLs (not fetched)."""
+    parsed = urlparse(reference)
+    if parsed.scheme == "file":
+        return reference
+    if parsed.scheme:
+        return None
+    return (base_dir / reference).resolve().as_uri()
+
+
+def _path(url: str) -> Path:
+    return Path(urlparse(url).path)
+
+
+class FilesMap:
+    """Collects files and nested templates; ``files`` is the result."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, str] = {}
+
+    def template(self, path: Path) -> Any:
+        """Load the template at ``path`` and gather everything it names."""
+        data = load(path.read_bytes(), str(path))
+        self._walk(data, path.parent, in_resources=False)
+        return data
+
+    def _walk(self, value: Any, base: Path, in_resources: bool) -> None:
+        if isinstance(value, dict):
+            if len(value) == 1 and isinstance(value.get("get_file"), str):
+                url = _url(base, value["get_file"])
+                if url is not None and self._read(url):
+                    value["get_file"] = url
+            kind = value.get("type")
+            if in_resources and isinstance(kind, str) and is_template_type(kind):
+                url = _url(base, kind)
+                if url is not None and self._nested(url):
+                    value["type"] = url
+            for key, child in value.items():
+                self._walk(child, base, in_resources or key == "resources")
+        elif isinstance(value, list):
+            for child in value:
+                self._walk(child, base, in_resources)
+
+    def _read(self, url: str) -> bool:
+        if url in self.files:
+            return True
+        try:
+            self.files[url] = _path(url).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return False  # get_file reports the missing entry with its place
+        return True
+
+    def _nested(self, url: str) -> bool:
+        if url in self.files:
+            return True
+        path = _path(url)
+        if not path.is_file():
+            return False  # validation names the missing provider template
+        self.files[url] = ""  # a placeholder stops loops between templates
+        self.files[url] = json.dumps(self.template(path))
+        return True
+
+    def environment(self, env: Environment, base: Path) -> None:
+        """Gather the templates a ``resource_registry`` maps to (relative to its file)."""
+        self._registry(env.resource_registry, base)
+
+    def _registry(self, registry: dict, base: Path) -> None:
+        for key, target in list(registry.items()):
+            if key == "resources" and isinstance(target, dict):
+                for entry in target.values():
+                    if isinstance(entry, dict):
+                        self._registry(entry, base)
+            elif isinstance(target, str) and is_template_type(target):
+                url = _url(base, target)
+                if url is not None and self._nested(url):
+                    registry[key] = url
+
+
+def load_template_tree(path: str | Path, environment_paths: list[str | Path] = ()) -> tuple[Template, Environment]:
+    """The template at ``path`` with its files map, and the merged environments."""
+    path = Path(path)
+    collector = FilesMap()
+    try:
+        text = path.read_bytes()
+    except OSError as exc:
+        raise ValidationFailed.single((), "unreadable-file", f"cannot read {path}: {exc.strerror}")
+    template = Template.from_text(text, str(path))
+    collector._walk(template.data, path.resolve().parent, in_resources=False)
+    environment = Environment()
+    for env_path in environment_paths:
+        try:
+            one = load_environments([env_path])
+        except ValidationFailed as exc:  # keep going: report every file's errors at once
+            for problem in exc.problems + exc.warnings:
+                problem.file = problem.file or str(env_path)
+            environment.errors.extend(exc.problems)
+            environment.warnings.extend(exc.warnings)
+            continue
+        collector.environment(one, Path(env_path).resolve().parent)
+        environment.merge(one.as_dict(), Problems())  # each file was checked as it loaded
+        environment.sources.extend(one.sources)
+        environment.warnings.extend(one.warnings)
+    template.files = collector.files
+    return template, environment

@@ -1,0 +1,193 @@
+"""Turn template and environment text into plain data, safely and fast.
+
+* YAML through PyYAML's C loader when it is built (the pure-Python one
+  otherwise); JSON is YAML, but a text that starts with ``{`` goes through
+  ``json`` first, as Heat's client does.
+* Dates stay strings: ``heat_template_version: 2016-10-14`` is a version
+  name, not a ``datetime.date``.
+* A size limit (Heat's ``max_template_size``, 512 KiB) and a guard against
+  YAML alias bombs (a few anchors expanding to millions of nodes).
+* Line numbers are not kept while loading (that would slow every load for the
+  sake of the rare error); ``Source.locate(path)`` finds them afterwards.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import yaml
+
+from stoker.errors import Problem, ValidationFailed
+
+MAX_TEMPLATE_SIZE = 512 * 1024
+#: an aliased document may expand to at most this many nodes
+MAX_EXPANDED_NODES = 1_000_000
+
+_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """Safe loader that keeps timestamps as the strings they were written as."""
+
+
+def _timestamp_as_string(loader: yaml.BaseLoader, node: yaml.Node) -> str:
+    return loader.construct_scalar(node)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_string)
+
+
+@contextmanager
+def paused_gc():
+    """Pause the cyclic garbage collector while building big, long-lived trees.
+
+    Loading and parsing a template allocates hundreds of thousands of
+    objects that all survive; each allocation burst triggers collections
+    that rescan them, which made validation time grow faster than the
+    template.  Nothing built here is cyclic garbage, so pausing is safe.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+@dataclass
+class Source:
+    """The text a piece of data came from, able to point at a path inside it."""
+
+    text: str
+    name: str = "<template>"
+    _index: dict = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def _root(self) -> yaml.Node | None:
+        try:
+            return yaml.compose(self.text, Loader=_BaseLoader)
+        except yaml.YAMLError:
+            return None
+
+    def locate(self, path: tuple) -> tuple[int, int] | None:
+        """(line, column), 1-based, of the deepest node of ``path`` that exists."""
+        node = self._root
+        if node is None:
+            return None
+        where = (node.start_mark.line + 1, node.start_mark.column + 1)
+        for step in path:
+            if isinstance(node, yaml.MappingNode):
+                # the last of duplicate keys is the one YAML keeps
+                found = [(k, v) for k, v in node.value if k.value == str(step)]
+                if not found:
+                    return where
+                key, node = found[-1]
+                where = (key.start_mark.line + 1, key.start_mark.column + 1)
+            elif isinstance(node, yaml.SequenceNode) and isinstance(step, int):
+                if not 0 <= step < len(node.value):
+                    return where
+                node = node.value[step]
+                where = (node.start_mark.line + 1, node.start_mark.column + 1)
+            else:
+                return where
+        return where
+
+    def place(self, problem: Problem) -> Problem:
+        """Fill in the problem's file, line and column from this source."""
+        if problem.file not in (None, self.name):
+            return problem  # about another file: this text cannot place it
+        problem.file = self.name
+        if problem.line is None:
+            found = self.locate(problem.path)
+            if found:
+                problem.line, problem.column = found
+        return problem
+
+
+def _load_error(name: str, message: str, line: int | None = None, column: int | None = None):
+    return ValidationFailed([Problem((), "invalid-syntax", message, name, line, column)])
+
+
+def load(text: str | bytes, name: str = "<template>", max_size: int = MAX_TEMPLATE_SIZE) -> Any:
+    """Parse YAML or JSON text into plain data; raise ``ValidationFailed`` on bad input."""
+    if isinstance(text, bytes):
+        if len(text) > max_size:
+            raise _size_error(name, len(text), max_size)
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _load_error(name, f"not UTF-8 text: {exc}") from None
+    elif len(text) > max_size:
+        size = len(text.encode("utf-8"))
+        if size > max_size:
+            raise _size_error(name, size, max_size)
+    if text.lstrip().startswith("{"):
+        try:
+            with paused_gc():
+                return json.loads(text)
+        except ValueError:
+            pass  # not JSON after all: YAML flow style, or a YAML error to report below
+    try:
+        with paused_gc():
+            data = yaml.load(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark else (None, None)
+        message = f"invalid YAML: {exc.problem or exc}"
+        if exc.context:
+            message += f" ({exc.context})"
+        raise _load_error(name, message, line, column) from None
+    except yaml.YAMLError as exc:
+        raise _load_error(name, f"invalid YAML: {exc}") from None
+    except RecursionError:
+        raise _load_error(name, "document is nested too deeply") from None
+    if "*" in text:
+        _check_expansion(data, name)
+    return data
+
+
+def _size_error(name: str, size: int, limit: int) -> ValidationFailed:
+    return _load_error(
+        name,
+        f"template is {size} bytes, over the limit of {limit} bytes (max_template_size)",
+    )
+
+
+def _check_expansion(data: Any, name: str) -> None:
+    """Refuse documents whose aliases expand into too many nodes.
+
+    A safe loader shares aliased objects instead of copying them, so memory is
+    fine, but anything walking the data would visit every expansion.  Count the
+    expanded size with memoisation on object identity: linear in the real size.
+    """
+    sizes: dict[int, int] = {}
+
+    def size(value: Any, depth: int = 0) -> int:
+        if depth > 500:
+            raise _load_error(name, "document is nested too deeply")
+        if not isinstance(value, (dict, list)):
+            return 1
+        key = id(value)
+        if key in sizes:
+            return sizes[key]
+        items = value.values() if isinstance(value, dict) else value
+        total = 1
+        for item in items:
+            total += size(item, depth + 1)
+            if total > MAX_EXPANDED_NODES:
+                raise _load_error(
+                    name,
+                    "YAML aliases expand to more than "
+                    f"{MAX_EXPANDED_NODES} nodes; refusing a possible alias bomb",
+                )
+        sizes[key] = total
+        return total
+
+    size(data)

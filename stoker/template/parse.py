@@ -1,0 +1,118 @@
+"""Turn plain template data into data with ``Function`` nodes.
+
+As in Heat, a map whose single key names a function of the template's version
+is a call; any other map is plain data.  Argument errors do not stop the
+parse: they are collected in ``problems`` so the user sees all of them.
+Look-alikes of functions (``get_atr``, or ``map_merge`` in a version that has
+not got it) stay plain data but earn a warning.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import TYPE_CHECKING, Any
+
+from stoker.errors import FunctionError, Problems
+from stoker.functions.base import Function
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stoker.template.context import StackContext
+    from stoker.template.versions import Version
+
+#: values that can hold no function: copied as they are, without a call
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+_FUNCTION_LIKE = re.compile(r"^(?:[a-z]+(?:_[a-z]+)*|Fn::\w+|Ref)$")
+
+
+class Parser:
+    """Parses values of one template, for one stack context."""
+
+    def __init__(self, version: "Version", stack: "StackContext", problems: Problems | None = None):
+        self.version = version
+        self.stack = stack
+        self.problems = problems if problems is not None else Problems()
+        self._functions = version.functions
+        self._condition_functions = version.condition_parse_table
+        self._look_alike_cache: dict[str, str | None] = {}
+        #: how many resource-naming calls were parsed so far (see Function.has_refs)
+        self.references = 0
+
+    def parse(self, value: Any, path: tuple = (), conditions: bool = False) -> Any:
+        """Parse ``value`` found at ``path``; ``conditions`` selects the condition table."""
+        kind = type(value)
+        if kind is dict or (kind is not list and isinstance(value, dict)):
+            if len(value) == 1:
+                for key, args in value.items():
+                    table = self._condition_functions if conditions else self._functions
+                    cls = table.get(key) if type(key) is str else None
+                    if cls is not None:
+                        return self._call(cls, key, args, path + (key,), conditions)
+                    if type(key) is str:
+                        self._check_look_alike(key, path + (key,))
+            # scalars are the bulk of a template: copy them without a call
+            parse = self.parse
+            return {k: (v if type(v) in _SCALARS else parse(v, path + (k,), conditions))
+                    for k, v in value.items()}
+        if kind is list or isinstance(value, list):
+            parse = self.parse
+            return [v if type(v) in _SCALARS else parse(v, path + (i,), conditions)
+                    for i, v in enumerate(value)]
+        return value
+
+    def parse_condition(self, value: Any, path: tuple) -> Any:
+        return self.parse(value, path, conditions=True)
+
+    def _call(self, cls: type[Function], name: str, args: Any, path: tuple, conditions: bool) -> Function:
+        try:
+            fn = cls(self, name, args, path, conditions=conditions)
+            if fn.refers_to_resources:
+                self.references += 1
+            fn.validate()
+        except FunctionError as exc:
+            if not exc.path:
+                exc.path = path
+            self.problems.add(exc.path, exc.code, exc.message)
+            return _Broken(self, name, exc, path)
+        return fn
+
+    def _check_look_alike(self, key: str, path: tuple) -> None:
+        if key in self._look_alike_cache:
+            hint = self._look_alike_cache[key]
+        else:
+            hint = self._look_alike_cache[key] = self._look_alike_hint(key)
+        if hint:
+            self.problems.warn(path, "function-look-alike", hint)
+
+    def _look_alike_hint(self, key: str) -> str | None:
+        if not _FUNCTION_LIKE.match(key):
+            return None
+        from stoker.template.versions import first_version_with
+
+        since = first_version_with(key)
+        if since is not None:
+            return (
+                f'"{key}" is not a function in heat_template_version {self.version.name}, so it '
+                f"is kept as plain data; it needs heat_template_version {since} or later"
+            )
+        close = difflib.get_close_matches(key, list(self._functions), n=1, cutoff=0.8)
+        if close:
+            return f'"{key}" is not a function, so it is kept as plain data; did you mean "{close[0]}"?'
+        return None
+
+
+class _Broken(Function):
+    """Stands where a function with bad arguments was; its error is already reported."""
+
+    def __init__(self, parser: Parser, name: str, error: FunctionError, path: tuple):
+        self.parser = parser
+        self.name = name
+        self.path = path
+        self.args = None
+        self.exc = error
+
+    def dependencies(self):
+        return iter(())
+
+    def result(self) -> Any:
+        raise self.exc

@@ -1,0 +1,29 @@
+"""Servers for the API tests, started once per session: ``noauth_server`` (no
+authentication, SQLite) and ``token_server`` (tokens of projects alpha and
+beta, SQLite).  ``test_postgres.py`` starts its own on a fresh PostgreSQL database.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .helpers import create_token, start_server
+
+
+@pytest.fixture(scope="session")
+def noauth_server(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("noauth")
+    server = start_server(tmp, f"sqlite:///{tmp / 'stoker.db'}")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def token_server(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("token")
+    db_url = f"sqlite:///{tmp / 'stoker.db'}"
+    tokens = {project: create_token(db_url, project) for project in ("alpha", "beta")}
+    server = start_server(tmp, db_url, auth="token")
+    server.tokens = tokens
+    yield server
+    server.stop()

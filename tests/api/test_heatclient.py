@@ -1,0 +1,323 @@
+"""python-heatclient against `stoker api`: what Heat users' scripts do."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+
+import httpx
+import pytest
+from heatclient import exc
+
+from .helpers import heat, template, wait_for
+
+
+@pytest.fixture
+def client(noauth_server):
+    return heat(noauth_server, f"p-{uuid.uuid4().hex[:8]}")
+
+
+def _name(prefix: str = "s") -> str:
+    return f"{prefix}{uuid.uuid4().hex[:8]}"
+
+
+def test_create_get_list_outputs_resources_events(client):
+    files, tpl = template("basic.yaml")
+    name = _name()
+    created = client.stacks.create(stack_name=name, template=tpl, files=files,
+                                   parameters={"length": 12, "label": "hi"}, tags="a,b")
+    stack_id = created["stack"]["id"]
+    assert created["stack"]["links"][0]["href"].endswith(f"/stacks/{name}/{stack_id}")
+    # visible at once: by name (a redirect) and by id
+    assert client.stacks.get(name).stack_status in ("CREATE_IN_PROGRESS", "CREATE_COMPLETE")
+    stack = wait_for(client, stack_id)
+    assert stack.stack_status == "CREATE_COMPLETE", stack.stack_status_reason
+    assert stack.stack_name == name and stack.id == stack_id
+    assert stack.description == "A random string and a value that uses it"
+    assert stack.parameters["length"] == "12" and stack.parameters["OS::stack_id"] == stack_id
+    assert sorted(stack.tags) == ["a", "b"]
+    outputs = {o["output_key"]: o["output_value"] for o in stack.outputs}
+    assert len(outputs["secret_value"]) == 12 and outputs["label"] == "hi"
+
+    assert [s.stack_name for s in client.stacks.list()] == [name]
+    assert [o["output_key"] for o in client.stacks.output_list(name)["outputs"]] == ["secret_value", "label"]
+    assert client.stacks.output_show(name, "label")["output"]["output_value"] == "hi"
+    with pytest.raises(exc.HTTPNotFound):
+        client.stacks.output_show(name, "nope")
+
+    resources = {r.resource_name: r for r in client.resources.list(name)}
+    assert set(resources) == {"secret", "holder"}
+    assert resources["secret"].required_by == ["holder"]
+    assert resources["holder"].resource_status == "CREATE_COMPLETE"
+    secret = client.resources.get(name, "secret")
+    assert secret.attributes["value"] == outputs["secret_value"]
+    assert client.resources.metadata(name, "holder") == {"role": "holder"}
+    assert [r.resource_name for r in client.resources.list(name, filters={"type": "OS::Heat::TestResource"})] \
+        == ["holder"]
+
+    events = client.events.list(name)
+    assert events[0].resource_name == name and events[0].resource_status == "CREATE_IN_PROGRESS"
+    assert events[-1].resource_name == name and events[-1].resource_status == "CREATE_COMPLETE"
+    newest = client.events.list(name, sort_dir="desc", limit=2)
+    assert [e.id for e in newest] == [events[-1].id, events[-2].id]
+    after = client.events.list(name, marker=events[1].id, sort_dir="asc")
+    assert [e.id for e in after] == [e.id for e in events[2:]]
+    mine = client.events.list(name, resource_name="secret")
+    assert [e.resource_status for e in mine] == ["CREATE_IN_PROGRESS", "CREATE_COMPLETE"]
+    shown = client.events.get(name, "secret", mine[0].id)
+    assert shown.resource_type == "OS::Heat::RandomString"
+
+    assert client.stacks.template(name)["resources"]["secret"]["type"] == "OS::Heat::RandomString"
+    assert client.stacks.environment(name)["parameters"] == {}
+    assert client.stacks.files(name) == {}
+
+
+def test_update_put_patch_and_preview(client):
+    files, tpl = template("basic.yaml")
+    name = _name()
+    client.stacks.create(stack_name=name, template=tpl, files=files, parameters={"label": "one"})
+    wait_for(client, name)
+    first = client.resources.get(name, "secret").physical_resource_id
+
+    preview = client.stacks.preview_update(name, template=tpl, files=files, parameters={"length": 20})
+    changes = preview["resource_changes"]
+    assert [c["resource_name"] for c in changes["replaced"]] == ["secret"]
+    assert wait_for(client, name).stack_status == "CREATE_COMPLETE"  # a preview changes nothing
+
+    client.stacks.update(name, template=tpl, files=files, parameters={"length": 20, "label": "two"})
+    stack = wait_for(client, name)
+    assert stack.stack_status == "UPDATE_COMPLETE", stack.stack_status_reason
+    outputs = {o["output_key"]: o["output_value"] for o in stack.outputs}
+    assert len(outputs["secret_value"]) == 20 and outputs["label"] == "two"
+    assert client.resources.get(name, "secret").physical_resource_id != first
+
+    # PATCH (--existing): keep the template and the other parameters
+    client.stacks.update(name, existing=True, parameters={"label": "three"})
+    stack = wait_for(client, name)
+    assert stack.stack_status == "UPDATE_COMPLETE"
+    assert stack.parameters["length"] == "20" and stack.parameters["label"] == "three"
+    client.stacks.update(name, existing=True, clear_parameters=["label"])
+    stack = wait_for(client, name)
+    assert stack.parameters["label"] == "hello" and stack.parameters["length"] == "20"
+
+
+def test_delete_then_not_found_by_name(client):
+    files, tpl = template("basic.yaml")
+    name = _name()
+    stack_id = client.stacks.create(stack_name=name, template=tpl, files=files)["stack"]["id"]
+    wait_for(client, stack_id)
+    client.stacks.delete(name)
+    stack = wait_for(client, stack_id)  # by id, a deleted stack can still be polled
+    assert stack.stack_status == "DELETE_COMPLETE"
+    with pytest.raises(exc.HTTPNotFound):
+        client.stacks.get(name)
+    assert client.stacks.list() and False is False  # listing works
+    assert [s.id for s in client.stacks.list(show_deleted=True) if s.id == stack_id] == [stack_id]
+    assert all(s.id != stack_id for s in client.stacks.list())
+    # the name is free again
+    again = client.stacks.create(stack_name=name, template=tpl, files=files)["stack"]["id"]
+    assert again != stack_id
+    assert wait_for(client, again).stack_status == "CREATE_COMPLETE"
+
+
+def test_validate(client):
+    files, tpl = template("basic.yaml")
+    result = client.stacks.validate(template=tpl, files=files)
+    assert result["Description"] == "A random string and a value that uses it"
+    assert result["Parameters"]["length"]["Type"] == "Number"
+    assert result["Parameters"]["length"]["MinValue"] == 1
+    files, bad = template("invalid.yaml")
+    with pytest.raises(exc.HTTPBadRequest) as caught:
+        client.stacks.validate(template=bad, files=files)
+    message = str(caught.value)
+    assert "missing" in message and "OS::Heat::Nonexistent" in message and "no_such_property" in message
+
+
+def test_preview_create(client):
+    files, tpl = template("basic.yaml")
+    stack = client.stacks.preview(stack_name="preview", template=tpl, files=files, parameters={"label": "x"})
+    assert [r["resource_name"] for r in stack.resources] == ["secret", "holder"]
+    assert stack.parameters["label"] == "x"
+    assert list(client.stacks.list()) == []
+
+
+def test_actions_and_mark_unhealthy(client):
+    files, tpl = template("basic.yaml")
+    name = _name()
+    client.stacks.create(stack_name=name, template=tpl, files=files)
+    wait_for(client, name)
+    for action, state in (("suspend", "SUSPEND_COMPLETE"), ("resume", "RESUME_COMPLETE"),
+                          ("check", "CHECK_COMPLETE")):
+        getattr(client.actions, action)(name)
+        assert wait_for(client, name).stack_status == state
+    client.resources.mark_unhealthy(name, "holder", True, "broken on purpose")
+    holder = client.resources.get(name, "holder")
+    assert holder.resource_status == "CHECK_FAILED"
+    assert holder.resource_status_reason == "broken on purpose"
+    client.resources.mark_unhealthy(name, "holder", False, "")
+    assert client.resources.get(name, "holder").resource_status == "CHECK_COMPLETE"
+
+
+def test_status_shows_in_progress_and_cancel(client):
+    files, tpl = template("slow.yaml")
+    name = _name()
+    client.stacks.create(stack_name=name, template=tpl, files=files, parameters={"secs": 5})
+    assert client.stacks.get(name).stack_status == "CREATE_IN_PROGRESS"
+    with pytest.raises(exc.HTTPConflict):  # one action at a time
+        client.stacks.update(name, template=tpl, files=files, parameters={"secs": 1})
+    with pytest.raises(exc.HTTPBadRequest):  # cancel_update is for updates only
+        client.actions.cancel_update(name)
+    client.actions.cancel_without_rollback(name)
+    stack = wait_for(client, name, timeout=10)
+    assert stack.stack_status == "CREATE_FAILED"
+    assert "cancel" in stack.stack_status_reason.lower()
+
+
+def test_nested_stacks(client):
+    files, tpl = template("nested.yaml")
+    name = _name()
+    client.stacks.create(stack_name=name, template=tpl, files=files)
+    stack = wait_for(client, name)
+    assert stack.stack_status == "CREATE_COMPLETE", stack.stack_status_reason
+    assert len(stack.outputs[0]["output_value"]) == 6
+    top = {r.resource_name for r in client.resources.list(name)}
+    assert top == {"child", "sibling"}
+    deep = {r.resource_name: r for r in client.resources.list(name, nested_depth=1)}
+    assert set(deep) == {"child", "sibling", "inner"}
+    assert deep["inner"].parent_resource == "child"
+    assert "nested" in [link["rel"] for link in deep["child"].links]
+    assert len(client.events.list(name, nested_depth=1)) > len(client.events.list(name))
+    assert len(list(client.stacks.list(show_nested=True))) == 2
+    assert len(list(client.stacks.list())) == 1
+
+
+def test_list_filters_sort_paging_tags(client, noauth_server):
+    files, tpl = template("slow.yaml")
+    names = [f"list{i}-{uuid.uuid4().hex[:4]}" for i in range(3)]
+    for i, name in enumerate(names):
+        client.stacks.create(stack_name=name, template=tpl, files=files, parameters={"secs": 0},
+                             tags=["even" if i % 2 == 0 else "odd", "all"])
+    for name in names:
+        wait_for(client, name)
+    assert sorted(s.stack_name for s in client.stacks.list(filters={"tags": "even"})) == [names[0], names[2]]
+    assert sorted(s.stack_name for s in client.stacks.list(filters={"not_tags": "even"})) == [names[1]]
+    assert [s.stack_name for s in client.stacks.list(sort_keys="stack_name", sort_dir="asc")] == sorted(names)
+    assert [s.stack_name for s in client.stacks.list(filters={"name": names[1]})] == [names[1]]
+    base = client.http_client.endpoint
+    page = httpx.get(f"{base}/stacks", params={"limit": 2, "sort_keys": "name", "sort_dir": "asc"}).json()
+    assert [s["stack_name"] for s in page["stacks"]] == sorted(names)[:2]
+    assert page["links"][0]["rel"] == "next"
+    rest = httpx.get(page["links"][0]["href"]).json()
+    assert [s["stack_name"] for s in rest["stacks"]] == sorted(names)[2:]
+    counted = httpx.get(f"{base}/stacks", params={"with_count": "true", "limit": 1}).json()
+    assert counted["count"] == 3 and len(counted["stacks"]) == 1
+
+
+def test_abandon_export_adopt(client):
+    files, tpl = template("adoptable.yaml")
+    name = _name()
+    client.stacks.create(stack_name=name, template=tpl, files=files)
+    stack = wait_for(client, name)
+    word = stack.outputs[0]["output_value"]
+    exported = client.stacks.export(name)
+    assert exported["resources"]["word"]["resource_data"]["value"] == word
+    data = client.stacks.abandon(name)
+    assert data["name"] == name and set(data["resources"]) == {"word", "other"}
+    with pytest.raises(exc.HTTPNotFound):
+        client.stacks.get(name)
+    adopted = client.stacks.create(stack_name=name + "x", adopt_stack_data=json.dumps(data))["stack"]["id"]
+    stack = wait_for(client, adopted)
+    assert stack.stack_status == "CREATE_COMPLETE", stack.stack_status_reason
+    assert stack.outputs[0]["output_value"] == word
+    word_resource = client.resources.get(name + "x", "word")
+    assert word_resource.physical_resource_id == data["resources"]["word"]["resource_id"]
+
+
+def test_template_versions_functions_resource_types(client):
+    versions = [v.version for v in client.template_versions.list()]
+    assert "heat_template_version.2021-04-16" in versions
+    functions = [f.functions for f in client.template_versions.get("heat_template_version.2016-10-14")]
+    assert "yaql" in functions and "equals" not in functions
+    with_conditions = [f.functions for f in client.template_versions.get(
+        "heat_template_version.2016-10-14", with_condition_func=True)]
+    assert "equals" in with_conditions
+    with pytest.raises(exc.HTTPNotFound):
+        client.template_versions.get("heat_template_version.1999-01-01")
+    types = [str(t.resource_type) for t in client.resource_types.list()]
+    assert "OS::Heat::RandomString" in types and "OS::Heat::None" in types
+    only = [str(t.resource_type) for t in client.resource_types.list(filters={"name": "Random"})]
+    assert only == ["OS::Heat::RandomString"]
+    schema = client.resource_types.get("OS::Heat::RandomString")
+    assert schema["properties"]["length"]["type"] == "integer"
+    assert "value" in schema["attributes"]
+    generated = client.resource_types.generate_template("OS::Heat::RandomString", template_type="hot")
+    assert generated["resources"]["RandomString"]["type"] == "OS::Heat::RandomString"
+    # what it generates is a valid template
+    assert client.stacks.validate(template=generated)["Parameters"]["length"]["Type"] == "Number"
+    with pytest.raises(exc.HTTPNotFound):
+        client.resource_types.get("OS::Nope::Nothing")
+
+
+def test_software_configs_and_deployments(client):
+    config = client.software_configs.create(name="cfg", group="script", config="#!/bin/sh\necho $foo",
+                                            inputs=[{"name": "foo"}], outputs=[{"name": "result"}])
+    assert client.software_configs.get(config.id).config.startswith("#!/bin/sh")
+    assert [c.id for c in client.software_configs.list()] == [config.id]
+    deployment = client.software_deployments.create(config_id=config.id, server_id="server-1",
+                                                    input_values={"foo": "bar"}, action="CREATE",
+                                                    status="IN_PROGRESS")
+    metadata = client.software_deployments.metadata("server-1")
+    assert metadata[0]["config"].startswith("#!/bin/sh")
+    assert metadata[0]["inputs"][0]["value"] == "bar"
+    client.software_deployments.update(deployment.id, output_values={"result": "ok", "deploy_status_code": 0})
+    shown = client.software_deployments.get(deployment.id)
+    assert shown.status == "COMPLETE" and shown.output_values["result"] == "ok"
+    assert [d.id for d in client.software_deployments.list(server_id="server-1")] == [deployment.id]
+    client.software_deployments.delete(deployment.id)
+    client.software_configs.delete(config.id)
+    with pytest.raises(exc.HTTPNotFound):
+        client.software_configs.get(config.id)
+
+
+def test_build_info(client):
+    info = client.build_info.build_info()
+    assert info["api"]["revision"].startswith("stoker-")
+
+
+def test_concurrent_creates_of_one_name(client):
+    """Two creates racing for one name: one wins, the other is a 409 (never the winner's id)."""
+    import concurrent.futures
+
+    files, tpl = template("slow.yaml")
+    name = _name("race")
+
+    def create():
+        try:
+            return client.stacks.create(stack_name=name, template=tpl, files=files,
+                                        parameters={"secs": 0})["stack"]["id"]
+        except exc.HTTPConflict:
+            return "conflict"
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: create(), range(4)))
+    winners = [r for r in results if r != "conflict"]
+    assert len(winners) == 1, results
+    assert wait_for(client, winners[0]).stack_status == "CREATE_COMPLETE"
+    time.sleep(0)  # the losers left nothing behind
+    assert [s.id for s in client.stacks.list()] == winners
+
+
+def test_signal_releases_a_wait_condition(client):
+    files, tpl = template("wait.yaml")
+    name = _name()
+    client.stacks.create(stack_name=name, template=tpl, files=files)
+    assert client.stacks.get(name).stack_status == "CREATE_IN_PROGRESS"
+    with pytest.raises(exc.HTTPBadRequest):
+        client.resources.signal(name, "handle", data={"status": "MAYBE"})
+    client.resources.signal(name, "handle", data={"status": "SUCCESS", "data": "ready", "id": "1"})
+    stack = wait_for(client, name)
+    assert stack.stack_status == "CREATE_COMPLETE", stack.stack_status_reason
+    assert "ready" in json.dumps(stack.outputs[0]["output_value"])
+    without = client.stacks.get(name, resolve_outputs=False)
+    assert not getattr(without, "outputs", None)

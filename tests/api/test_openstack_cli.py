@@ -1,0 +1,55 @@
+"""The `openstack` command (python-openstackclient + python-heatclient) against `stoker api`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import uuid
+
+from .helpers import BIN, TEMPLATES, child_env, heat, wait_for
+
+
+def openstack(server, project: str, *args: str, tmp_path) -> subprocess.CompletedProcess:
+    command = [str(BIN / "openstack"), "--os-auth-type", "none", "--os-endpoint", server.endpoint(project),
+               *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60, env=child_env(tmp_path))
+
+
+def test_stack_create_wait_show_outputs_resources_events(noauth_server, tmp_path):
+    project = f"osc-{uuid.uuid4().hex[:6]}"
+    name = "web"
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        done = openstack(noauth_server, project, *args, tmp_path=tmp_path)
+        assert done.returncode == 0, f"openstack {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+        return done
+
+    created = run("stack", "create", "-t", str(TEMPLATES / "basic.yaml"), "--parameter", "label=osc",
+                  "--wait", "--poll", "1", "-f", "json", name)
+    assert "CREATE_COMPLETE" in created.stdout + created.stderr
+    shown = json.loads(run("stack", "show", name, "-f", "json").stdout)  # by name: a redirect
+    assert shown["stack_status"] == "CREATE_COMPLETE" and shown["stack_name"] == name
+    output = json.loads(run("stack", "output", "show", name, "label", "-f", "json").stdout)
+    assert output["output_value"] == "osc"
+    resources = json.loads(run("stack", "resource", "list", name, "-f", "json").stdout)
+    assert {r["resource_name"] for r in resources} == {"secret", "holder"}
+    events = json.loads(run("stack", "event", "list", name, "-f", "json").stdout)
+    assert events[-1]["resource_status"] == "CREATE_COMPLETE" and events[-1]["resource_name"] == name
+    listed = json.loads(run("stack", "list", "-f", "json").stdout)
+    assert [s["Stack Name"] for s in listed] == [name]
+
+    run("stack", "update", "--existing", "--parameter", "label=again", name)
+    client = heat(noauth_server, project)
+    assert wait_for(client, name).stack_status == "UPDATE_COMPLETE"
+    assert client.stacks.output_show(name, "label")["output"]["output_value"] == "again"
+    client.stacks.delete(name)
+    assert wait_for(client, shown["id"]).stack_status == "DELETE_COMPLETE"
+
+
+def test_errors_reach_the_user(noauth_server, tmp_path):
+    project = f"osc-{uuid.uuid4().hex[:6]}"
+    missing = openstack(noauth_server, project, "stack", "show", "nothing-here", tmp_path=tmp_path)
+    assert missing.returncode != 0 and "not found" in missing.stderr.lower()
+    invalid = openstack(noauth_server, project, "stack", "create", "-t", str(TEMPLATES / "invalid.yaml"),
+                        "bad", tmp_path=tmp_path)
+    assert invalid.returncode != 0 and "OS::Heat::Nonexistent" in invalid.stderr

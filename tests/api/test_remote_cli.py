@@ -1,0 +1,78 @@
+"""`stoker --url URL --token T stack ...`: the CLI working on a remote `stoker api`."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from click.testing import CliRunner
+
+from stoker.cli import main
+from stoker.cli.remote import endpoint_of, install_remote
+
+from .helpers import TEMPLATES
+
+install_remote(main)
+
+
+def stoker(*args: str, env: dict | None = None):
+    return CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
+
+
+@pytest.fixture
+def remote(noauth_server):
+    endpoint = noauth_server.endpoint(f"cli-{uuid.uuid4().hex[:6]}")
+    return lambda *args: stoker("--url", endpoint, *args)
+
+
+def test_endpoint_of():
+    assert endpoint_of("http://h:8004/v1/p") == "http://h:8004/v1/p"
+    assert endpoint_of("http://h:8004/", "team") == "http://h:8004/v1/team"
+    assert endpoint_of("http://h:8004/v1", "team") == "http://h:8004/v1/team"
+
+
+def test_stack_lifecycle_through_the_server(remote):
+    template = str(TEMPLATES / "basic.yaml")
+    created = remote("stack", "create", "web", "-t", template, "-P", "label=remote", "-f", "json")
+    assert created.exit_code == 0, created.output
+    info = json.loads(created.stdout)
+    assert info["stack_status"] == "CREATE_COMPLETE"
+    assert {o["output_key"]: o["output_value"] for o in info["outputs"]}["label"] == "remote"
+    listed = json.loads(remote("stack", "list", "-f", "json").stdout)
+    assert [s["stack_name"] for s in listed] == ["web"]
+    shown = json.loads(remote("stack", "output", "show", "web", "label", "-f", "json").stdout)
+    assert shown["output_value"] == "remote"
+    updated = remote("stack", "update", "web", "--existing", "-P", "label=changed", "--wait", "-f", "json")
+    assert updated.exit_code == 0, updated.output
+    assert "UPDATE_COMPLETE" in updated.output
+    plan = json.loads(remote("stack", "update", "web", "--existing", "-P", "length=30", "--dry-run",
+                             "-f", "json").stdout)
+    assert [e["resource_name"] for e in plan["replaced"]] == ["secret"]
+    resources = json.loads(remote("stack", "resource", "list", "web", "-f", "json").stdout)
+    assert {r["resource_name"] for r in resources} == {"secret", "holder"}
+    events = json.loads(remote("stack", "event", "list", "web", "-f", "json").stdout)
+    assert events[-1]["resource_status"] == "UPDATE_COMPLETE"
+    assert remote("stack", "check", "web", "-f", "json").exit_code == 0
+    template_shown = remote("stack", "template", "show", "web", "-f", "json")
+    assert json.loads(template_shown.stdout)["description"].startswith("A random string")
+    deleted = remote("stack", "delete", "web", "--yes", "--wait")
+    assert deleted.exit_code == 0, deleted.output
+    missing = remote("stack", "show", "web")
+    assert missing.exit_code == 1 and "could not be found" in missing.output
+
+
+def test_errors_are_reported_like_local_ones(remote):
+    failed = remote("stack", "create", "bad", "-t", str(TEMPLATES / "invalid.yaml"))
+    assert failed.exit_code == 1
+    assert "OS::Heat::Nonexistent" in failed.output
+    assert remote("stack", "show", "nothing").exit_code == 1
+
+
+def test_token_from_the_environment(token_server):
+    endpoint = token_server.endpoint("alpha")
+    env = {"STOKER_URL": endpoint, "STOKER_TOKEN": token_server.tokens["alpha"]}
+    listed = stoker("stack", "list", "-f", "json", env=env)
+    assert listed.exit_code == 0, listed.output
+    refused = stoker("stack", "list", env={"STOKER_URL": endpoint, "STOKER_TOKEN": "stk_wrong"})
+    assert refused.exit_code == 1 and "token" in refused.output.lower()

@@ -1,0 +1,162 @@
+"""``resource_registry``: type to type, to ``OS::Heat::None``, to a template, wildcards, per resource."""
+
+from __future__ import annotations
+
+import pytest
+
+from stoker.errors import ValidationFailed
+
+from .conftest import hot, load, outputs
+
+MEMBER = hot(
+    parameters={"value": {"type": "string", "default": "from-template"}},
+    resources={"inner": {"type": "OS::Heat::Value", "properties": {"value": {"get_param": "value"}}}},
+    outputs={"value": {"value": {"str_replace": {"template": "T:$v", "params": {"$v": {"get_attr": ["inner", "value"]}}}}}},
+)
+
+
+def _types(engine, name="s"):
+    return {r["resource_name"]: r["resource_type"] for r in engine.resources(name)}
+
+
+def test_type_to_type(tree, engine):
+    root = tree({
+        "t.yaml": hot({"x": {"type": "My::Thing", "properties": {"value": "hello"}}},
+                      outputs={"v": {"value": {"get_attr": ["x", "value"]}}}),
+        "env.yaml": {"resource_registry": {"My::Thing": "OS::Heat::Value"}},
+    })
+    template, env = load(root / "t.yaml", root / "env.yaml")
+    result = engine.create_stack("s", template, env)
+    assert result["stack_status"] == "CREATE_COMPLETE", result["stack_status_reason"]
+    assert outputs(result)["v"] == "hello"
+
+
+def test_unmapped_unknown_type_is_a_validation_error(tree, engine):
+    root = tree({"t.yaml": hot({"x": {"type": "My::Thing"}})})
+    template, env = load(root / "t.yaml")
+    with pytest.raises(ValidationFailed) as info:
+        engine.create_stack("s", template, env)
+    assert any("x" in ".".join(map(str, p.path)) for p in info.value.problems)
+
+
+def test_os_heat_none_disables_a_type(tree, engine):
+    root = tree({
+        "t.yaml": hot({"f": {"type": "Stoker::Local::File",
+                             "properties": {"path": "/nonexistent/dir/never-written", "content": "x"}},
+                       "v": {"type": "OS::Heat::Value", "properties": {"value": {"get_resource": "f"}}}}),
+        "env.yaml": {"resource_registry": {"Stoker::Local::File": "OS::Heat::None"}},
+    })
+    template, env = load(root / "t.yaml", root / "env.yaml")
+    result = engine.create_stack("s", template, env)
+    assert result["stack_status"] == "CREATE_COMPLETE", result["stack_status_reason"]
+    statuses = {r["resource_name"]: r["resource_status"] for r in engine.resources("s")}
+    assert statuses == {"f": "CREATE_COMPLETE", "v": "CREATE_COMPLETE"}
+
+
+def test_type_to_template_relative_to_environment_file(tree, engine):
+    root = tree({
+        "t.yaml": hot({"x": {"type": "My::Thing", "properties": {"value": "given"}}},
+                      outputs={"v": {"value": {"get_attr": ["x", "value"]}}}),
+        "envs/env.yaml": {"resource_registry": {"My::Thing": "../providers/thing.yaml"}},
+        "providers/thing.yaml": MEMBER,
+    })
+    template, env = load(root / "t.yaml", root / "envs" / "env.yaml")
+    result = engine.create_stack("s", template, env)
+    assert result["stack_status"] == "CREATE_COMPLETE", result["stack_status_reason"]
+    assert outputs(result)["v"] == "T:given"
+    nested = engine.resources("s", nested_depth=1)
+    assert [r["resource_name"] for r in nested if r.get("parent_resource") == "x"] == ["inner"]
+
+
+def test_type_to_template_missing_file_is_validation_error(tree, engine):
+    root = tree({
+        "t.yaml": hot({"x": {"type": "My::Thing"}}),
+        "env.yaml": {"resource_registry": {"My::Thing": "nope.yaml"}},
+    })
+    template, env = load(root / "t.yaml", root / "env.yaml")
+    with pytest.raises(ValidationFailed) as info:
+        engine.create_stack("s", template, env)
+    text = " ".join(p.message for p in info.value.problems)
+    assert "nope.yaml" in text
+
+
+def test_wildcard_mapping(tree, engine):
+    root = tree({
+        "t.yaml": hot({"a": {"type": "My::Value", "properties": {"value": "A"}},
+                       "b": {"type": "My::None"}},
+                      outputs={"a": {"value": {"get_attr": ["a", "value"]}}}),
+        "env.yaml": {"resource_registry": {"My::*": "OS::Heat::*"}},
+    })
+    template, env = load(root / "t.yaml", root / "env.yaml")
+    result = engine.create_stack("s", template, env)
+    assert result["stack_status"] == "CREATE_COMPLETE", result["stack_status_reason"]
+    assert outputs(result)["a"] == "A"
+
+
+def test_longest_wildcard_wins(tree, engine):
+    root = tree({
+        "t.yaml": hot({"a": {"type": "My::Deep::Value", "properties": {"value": "A"}}},
+                      outputs={"a": {"value": {"get_attr": ["a", "value"]}}}),
+        "env.yaml": {"resource_registry": {"My::*": "Nope::*", "My::Deep::*": "OS::Heat::*"}},
+    })
+    template, env = load(root / "t.yaml", root / "env.yaml")
+    result = engine.create_stack("s", template, env)
+    assert result["stack_status"] == "CREATE_COMPLETE", result["stack_status_reason"]
+    assert outputs(result)["a"] == "A"
+
+
+def test_per_resource_override_only_affects_that_resource(tree, engine):
+    root = tree({
+        "t.yaml": hot({"one": {"type": "My::Thing", "properties": {"value": "1"}},
+                       "two": {"type": "My::Thing", "properties": {"value": "2"}}},
+                      outputs={"one": {"value": {"get_attr": ["one", "value"]}},
+                               "two": {"value": {"get_attr": ["two", "value"]}}}),
+        "env.yaml": {"resource_registry": {
+            "My::Thing": "OS::Heat::Value",
+            "resources": {"two": {"My::Thing": "member.yaml"}}}},
+        "member.yaml": MEMBER,
+    })
+    template, env = load(root / "t.yaml", root / "env.yaml")
+    result = engine.create_stack("s", template, env)
+    assert result["stack_status"] == "CREATE_COMPLETE", result["stack_status_reason"]
+    assert outputs(result) == {"one": "1", "two": "T:2"}
+    nested = [r for r in engine.resources("s", nested_depth=1) if r.get("parent_resource")]
+    assert {r["parent_resource"] for r in nested} == {"two"}
+
+
+def test_mapping_loop_is_a_clear_validation_error(tree, engine):
+    root = tree({
+        "t.yaml": hot({"x": {"type": "My::A"}}),
+        "env.yaml": {"resource_registry": {"My::A": "My::B", "My::B": "My::A"}},
+    })
+    template, env = load(root / "t.yaml", root / "env.yaml")
+    with pytest.raises(ValidationFailed) as info:
+        engine.create_stack("s", template, env)
+    problem = next(p for p in info.value.problems if p.code == "registry-loop")
+    assert tuple(problem.path[:2]) == ("resources", "x")
+    assert "My::A" in problem.message and "My::B" in problem.message
+    assert engine.list_stacks() == []
+
+
+def test_later_environment_registry_overrides_earlier(tree, engine):
+    root = tree({
+        "t.yaml": hot({"x": {"type": "My::Thing", "properties": {"value": "v"}}},
+                      outputs={"v": {"value": {"get_attr": ["x", "value"]}}}),
+        "one.yaml": {"resource_registry": {"My::Thing": "OS::Heat::None"}},
+        "two.yaml": {"resource_registry": {"My::Thing": "OS::Heat::Value"}},
+    })
+    template, env = load(root / "t.yaml", root / "one.yaml", root / "two.yaml")
+    assert outputs(engine.create_stack("s", template, env))["v"] == "v"
+
+
+def test_registry_reaches_nested_stacks(tree, engine):
+    root = tree({
+        "t.yaml": hot({"p": {"type": "parent.yaml"}}, outputs={"v": {"value": {"get_attr": ["p", "v"]}}}),
+        "parent.yaml": hot({"x": {"type": "My::Thing", "properties": {"value": "deep"}}},
+                           outputs={"v": {"value": {"get_attr": ["x", "value"]}}}),
+        "env.yaml": {"resource_registry": {"My::Thing": "OS::Heat::Value"}},
+    })
+    template, env = load(root / "t.yaml", root / "env.yaml")
+    result = engine.create_stack("s", template, env)
+    assert result["stack_status"] == "CREATE_COMPLETE", result["stack_status_reason"]
+    assert outputs(result)["v"] == "deep"

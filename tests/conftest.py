@@ -1,0 +1,75 @@
+"""Fixtures every test folder shares: fresh PostgreSQL databases on the local server.
+
+``$STOKER_TEST_PG_URL`` names the server (default: the local one, trust auth).
+Each database is made for its user and dropped afterwards; when the server
+cannot be reached, the tests that need it skip, saying why.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from contextlib import contextmanager
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import OperationalError
+
+PG_URL = os.environ.get("STOKER_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+
+
+def _admin(url: URL):
+    return create_engine(url, isolation_level="AUTOCOMMIT", connect_args={"connect_timeout": 3})
+
+
+@contextmanager
+def fresh_pg_database(prefix: str):
+    """An AUTOCOMMIT engine on a new database, dropped on exit (skips if no server)."""
+    server = _admin(make_url(PG_URL))
+    try:
+        with server.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except OperationalError as error:
+        server.dispose()
+        pytest.skip(f"PostgreSQL not reachable at {PG_URL}: {error.orig}")
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    with server.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    database = _admin(make_url(PG_URL).set(database=name))
+    try:
+        yield database
+    finally:
+        database.dispose()
+        with server.connect() as conn:
+            conn.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+        server.dispose()
+
+
+@pytest.fixture(scope="session")
+def new_pg_database():
+    """``fresh_pg_database`` for fixtures of any scope."""
+    return fresh_pg_database
+
+
+@pytest.fixture(scope="session")
+def pg_database():
+    """An engine on a database made for this test session."""
+    with fresh_pg_database("stoker_test") as database:
+        yield database
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request, tmp_path):
+    """A URL to an empty database: a SQLite file, or a PostgreSQL schema of its own."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'stoker.db'}"
+        return
+    database = request.getfixturevalue("pg_database")
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    with database.connect() as conn:
+        conn.execute(text(f"CREATE SCHEMA {schema}"))
+    url = database.url.update_query_dict({"options": f"-csearch_path={schema}"})
+    yield url.render_as_string(hide_password=False)
+    with database.connect() as conn:
+        conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))

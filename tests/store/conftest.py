@@ -1,0 +1,29 @@
+"""Every store test runs on SQLite and on PostgreSQL.
+
+PostgreSQL: ``$STOKER_TEST_PG_URL`` (default: the local server, trust auth).
+The session gets a fresh database, each test a fresh schema in it; both are
+dropped afterwards. If the server is unreachable, the PostgreSQL variants skip.
+"""
+
+from __future__ import annotations
+
+
+import pytest
+
+from stoker.store import open_store
+
+@pytest.fixture
+def store(db_url):
+    store = open_store(db_url)
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def template_id(store):
+    return store.store_template({"heat_template_version": "2021-04-16", "resources": {}})
+
+
+@pytest.fixture
+def stack(store, template_id):
+    return store.create_stack("mystack", template_id)

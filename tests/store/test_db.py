@@ -1,0 +1,132 @@
+"""Connecting, default locations and schema migrations."""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from importlib import resources
+
+from alembic.autogenerate import compare_metadata
+from alembic.config import Config
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import MetaData, inspect, text
+
+from stoker.store import default_url, open_store
+from stoker.store.db import MIGRATIONS, head_revision, make_engine, upgrade
+from stoker.store.models import Base
+
+
+def test_default_url_is_sqlite_under_stoker_home(monkeypatch, tmp_path):
+    monkeypatch.delenv("STOKER_DB_URL", raising=False)
+    monkeypatch.setenv("STOKER_HOME", str(tmp_path / "home"))
+    assert default_url() == f"sqlite:///{tmp_path / 'home' / 'stoker.db'}"
+    assert (tmp_path / "home").is_dir()
+
+
+def test_default_home_is_under_local_share(monkeypatch, tmp_path):
+    monkeypatch.delenv("STOKER_DB_URL", raising=False)
+    monkeypatch.delenv("STOKER_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert default_url() == f"sqlite:///{tmp_path}/.local/share/stoker/stoker.db"
+
+
+def test_db_url_overrides(monkeypatch):
+    monkeypatch.setenv("STOKER_DB_URL", "postgresql+psycopg://u@h/db")
+    assert default_url() == "postgresql+psycopg://u@h/db"
+
+
+def test_migrations_ship_with_the_package():
+    migrations = resources.files("stoker.store") / "migrations"
+    for name in ("env.py", "script.py.mako", "versions/0001_initial.py"):
+        assert (migrations / name).is_file(), name
+
+
+def test_head_from_file_names_matches_alembic():
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    assert ScriptDirectory.from_config(config).get_heads() == [head_revision()]
+
+
+def _all_tables() -> MetaData:
+    """The engine's models and the REST API's tables: what the migrations must build."""
+    from stoker.api.tables import METADATA as API_TABLES
+
+    combined = MetaData()
+    for table in [*Base.metadata.tables.values(), *API_TABLES.tables.values()]:
+        table.to_metadata(combined)
+    return combined
+
+
+def test_migrations_build_the_models_schema(store):
+    tables = set(inspect(store.engine).get_table_names())
+    assert {"raw_template", "stack", "resource", "event", "alembic_version"} <= tables
+    with store.engine.connect() as conn:
+        context = MigrationContext.configure(conn, opts={"compare_type": True})
+        assert compare_metadata(context, _all_tables()) == []
+        assert context.get_current_revision() == head_revision()
+
+
+def test_sqlite_settings(tmp_path):
+    store = open_store(f"sqlite:///{tmp_path / 'x.db'}")
+    with store.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30000
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+    store.close()
+
+
+def test_in_memory_sqlite_keeps_one_database():
+    store = open_store("sqlite://")
+    template_id = store.store_template({"a": 1})
+    assert store.get_template(template_id).content == {"a": 1}
+    store.close()
+
+
+def test_upgrade_is_idempotent_and_skips_alembic_at_head(db_url, monkeypatch):
+    open_store(db_url).close()
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("alembic ran on an up-to-date database")
+
+    monkeypatch.setattr("alembic.command.upgrade", refuse)
+    started = time.perf_counter()
+    store = open_store(db_url)
+    elapsed = time.perf_counter() - started
+    print(f"\nopening an up-to-date store: {elapsed * 1000:.1f} ms")
+    with store.engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM alembic_version")).scalar() == 1
+    store.close()
+
+
+def test_upgrade_runs_pending_migrations(db_url):
+    engine = make_engine(db_url)
+    upgrade(engine)
+    with engine.begin() as conn:
+        conn.execute(text("DELETE FROM alembic_version"))
+        for table in ("api_software_deployment", "api_software_config", "api_token",
+                      "event", "resource", "stack", "raw_template"):
+            conn.execute(text(f"DROP TABLE {table}"))
+    upgrade(engine)
+    assert "stack" in inspect(engine).get_table_names()
+    engine.dispose()
+
+
+def _open(url, results):
+    try:
+        open_store(url).close()
+        results.put("ok")
+    except Exception as error:  # reported to the parent
+        results.put(repr(error))
+
+
+def test_concurrent_first_opens_migrate_once(db_url):
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+    workers = [context.Process(target=_open, args=(db_url, results)) for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    outcomes = [results.get(timeout=60) for _ in workers]
+    for worker in workers:
+        worker.join()
+    assert outcomes == ["ok"] * 4

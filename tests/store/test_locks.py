@@ -1,0 +1,97 @@
+"""The stack lock: exclusive, released, taken over from dead or silent holders."""
+
+from __future__ import annotations
+
+import multiprocessing
+import socket
+import subprocess
+import sys
+from datetime import timedelta
+
+import pytest
+
+from stoker.errors import Conflict, NotFound
+from stoker.store import new_engine_id, open_store, owner_is_dead
+from stoker.store.models import utcnow
+
+
+def dead_owner() -> str:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return f"{socket.gethostname()}:{child.pid}:dead"
+
+
+def test_owner_liveness():
+    assert not owner_is_dead(new_engine_id())
+    assert owner_is_dead(dead_owner())
+    assert not owner_is_dead("some-other-host:1:x")  # judged by heartbeat instead
+    assert not owner_is_dead("garbage")
+
+
+def test_acquire_conflict_release(store, stack):
+    me, other = new_engine_id(), new_engine_id()
+    store.acquire_lock(stack.id, me, "CREATE")
+    store.acquire_lock(stack.id, me, "CREATE")  # re-entrant for the same engine
+    with pytest.raises(Conflict, match=r"^Stack mystack already has an action \(CREATE\) in progress$"):
+        store.acquire_lock(stack.id, other, "DELETE")
+    locked = store.get_stack(stack.id)
+    assert (locked.lock_owner, locked.lock_action) == (me, "CREATE")
+    assert not store.release_lock(stack.id, other)
+    assert store.release_lock(stack.id, me)
+    store.acquire_lock(stack.id, other, "DELETE")
+    assert store.get_stack(stack.id).lock_action == "DELETE"
+
+
+def test_missing_stack(store):
+    with pytest.raises(NotFound):
+        store.acquire_lock("missing", new_engine_id(), "CREATE")
+
+
+def test_lock_of_dead_process_is_taken_over(store, stack):
+    store.acquire_lock(stack.id, dead_owner(), "CREATE")
+    me = new_engine_id()
+    store.acquire_lock(stack.id, me, "DELETE")
+    assert store.get_stack(stack.id).lock_owner == me
+
+
+def test_silent_holder_is_taken_over_and_heartbeat_keeps_it(store, stack):
+    remote = "other-host:4242:abc"
+    store.acquire_lock(stack.id, remote, "UPDATE")
+    store.update_stack(stack.id, lock_time=utcnow() - timedelta(seconds=61))
+    assert store.heartbeat_lock(stack.id, remote)
+    with pytest.raises(Conflict):
+        store.acquire_lock(stack.id, new_engine_id(), "DELETE")
+
+    store.update_stack(stack.id, lock_time=utcnow() - timedelta(seconds=61))
+    me = new_engine_id()
+    store.acquire_lock(stack.id, me, "DELETE")
+    assert not store.heartbeat_lock(stack.id, remote)  # the old holder learns it lost the lock
+    assert store.heartbeat_lock(stack.id, me)
+
+
+def _race(url, stack_id, start, results, finish):
+    store = open_store(url)
+    start.wait()
+    try:
+        store.acquire_lock(stack_id, new_engine_id(), "UPDATE")
+        results.put("won")
+    except Conflict as error:
+        results.put(str(error))
+    finish.wait()  # stay alive, so the winner's lock is not stale
+    store.close()
+
+
+def test_racing_processes_exactly_one_wins(store, stack, db_url):
+    store.engine.dispose()  # no open connections may cross the fork
+    context = multiprocessing.get_context("fork")
+    count = 8
+    start, finish, results = context.Barrier(count), context.Event(), context.Queue()
+    racers = [context.Process(target=_race, args=(db_url, stack.id, start, results, finish)) for _ in range(count)]
+    for racer in racers:
+        racer.start()
+    outcomes = sorted(results.get(timeout=60) for _ in racers)
+    finish.set()
+    for racer in racers:
+        racer.join()
+    assert outcomes.count("won") == 1
+    assert set(outcomes) - {"won"} == {"Stack mystack already has an action (UPDATE) in progress"}
