@@ -23,12 +23,15 @@ class EngineContext(StackContext):
         resource = definition.resources.get(name) if definition else None
         return resource is not None and definition.enabled(resource.condition)
 
+    def resource_ready(self, name: str) -> bool:
+        resource = self.runtime.resources.get(name)
+        return resource is not None and resource.action != resource.INIT
+
     def _resource(self, name: str):
         """The live resource; ``ResourcePending`` while it has never been created."""
-        resource = self.runtime.resources.get(name)
-        if resource is None or resource.action == resource.INIT:
+        if not self.resource_ready(name):
             raise ResourcePending(name)
-        return resource
+        return self.runtime.resources[name]
 
     def resource_reference(self, name: str) -> Any:
         return self._resource(name).FnGetRefId()

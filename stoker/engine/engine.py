@@ -23,7 +23,7 @@ from stoker.engine import actions
 from stoker.engine.actions import HOOKS_CLEARED_KEY, ActionFailed
 from stoker.engine.stack import Stack
 from stoker.errors import Conflict, FunctionError, NotFound, Problems, ResourcePending, StokerError, ValidationFailed
-from stoker.functions.base import Function, functions_in, resolve
+from stoker.functions.base import resolve
 from stoker.functions.references import GetAtt
 from stoker.resources import registry
 from stoker.store.db import open_store
@@ -132,7 +132,7 @@ class Engine:
                 problems.add(exc.path or ("resources", name), exc.code, exc.message)
             except (StokerError, ValueError, TypeError) as exc:
                 problems.add(("resources", name), "resource-validation-failed", str(exc))
-        for fn in _all_functions(definition):
+        for fn in definition.resource_calls:
             if isinstance(fn, GetAtt):
                 target = fn.static_resource_name()
                 attribute = fn.attribute_name()
@@ -669,14 +669,6 @@ def _safe(fn, default):
         return fn()
     except Exception:  # attribute resolution of a broken resource must not break `show`
         return default
-
-
-def _all_functions(definition) -> Iterable[Function]:
-    for rdef in definition.resources.values():
-        yield from functions_in(rdef.properties)
-        yield from functions_in(rdef.metadata)
-    for output in definition.outputs.values():
-        yield from functions_in(output.value)
 
 
 def _check_immutable(old: Stack, new: Stack) -> None:

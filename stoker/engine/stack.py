@@ -17,6 +17,7 @@ from stoker.errors import Problems, ValidationFailed
 from stoker.resources.resource import Resource
 from stoker.template.definition import ResourceDefinition, StackDefinition, build_definition
 from stoker.template.environment import Environment, is_template_type, resolve_type
+from stoker.template.loader import paused_gc
 from stoker.template.parameters import redact
 from stoker.template.template import Template
 
@@ -107,7 +108,8 @@ class Stack:
                     definition.parameter_schemas[name].hidden = True
             self.tree_size += len(definition.resources)
             if check_resources:
-                self.engine.validate_resources(self, definition, problems)
+                with paused_gc():  # thousands of plug-in objects that all live on
+                    self.engine.validate_resources(self, definition, problems)
         errors = problems.errors
         if definition is None or errors:
             for problem in problems.items:

@@ -15,7 +15,6 @@ three things:
 from __future__ import annotations
 
 import json
-from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, Iterator
 
 from stoker.errors import FunctionError
@@ -25,8 +24,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from stoker.template.parse import Parser
 
 
-class Function(ABC):
-    """One parsed call of an intrinsic function."""
+class Function:
+    """One parsed call of an intrinsic function.
+
+    Not an ``abc.ABC``: ``isinstance(x, Function)`` runs for every node of
+    every template walk, and an ABC's check costs several times a plain one.
+    """
 
     #: set by subclasses whose arguments are conditions (``not``, ``and``, ...)
     parses_conditions = False
@@ -35,6 +38,8 @@ class Function(ABC):
     #: does this call, or one inside it, name a resource?  (lets graph building
     #: skip the many calls that cannot add a dependency)
     has_refs = False
+    #: does a call inside the arguments name a resource?
+    args_have_refs = False
 
     def __init__(self, parser: "Parser", name: str, args: Any, path: tuple, conditions: bool = False):
         self.parser = parser
@@ -44,11 +49,12 @@ class Function(ABC):
         self.in_conditions = conditions or self.parses_conditions
         if parser is None:  # a hand-made node (tests, plug-ins): nothing to count
             self.args = self.parse_args(args)
-            self.has_refs = True
+            self.has_refs = self.args_have_refs = True
             return
         before = parser.references
         self.args = self.parse_args(args)
-        self.has_refs = self.refers_to_resources or parser.references > before
+        self.args_have_refs = parser.references > before
+        self.has_refs = self.refers_to_resources or self.args_have_refs
 
     # -- construction -------------------------------------------------------
     def parse_args(self, args: Any) -> Any:
@@ -65,11 +71,11 @@ class Function(ABC):
 
     def dependencies(self) -> Iterator[str]:
         """Names of resources this call needs (default: those its arguments need)."""
-        return dependencies(self.args) if self.has_refs else iter(())
+        return dependencies(self.args) if self.args_have_refs else iter(())
 
-    @abstractmethod
     def result(self) -> Any:
-        """The call's value (arguments resolved first)."""
+        """The call's value (arguments resolved first); every function defines it."""
+        raise NotImplementedError(type(self).__name__)
 
     # -- helpers ------------------------------------------------------------------
     def error(self, message: str, code: str = "invalid-function-arguments") -> FunctionError:
@@ -152,7 +158,13 @@ def resolve(value: Any, nullable: bool = False) -> Any:
     return result
 
 
+#: values that can hold no function (exact types: a subclass may be anything)
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
 def _resolve(value: Any) -> Any:
+    if type(value) in _SCALARS:  # most of a template: skip the isinstance chain
+        return value
     if isinstance(value, Function):
         return _resolve(value.result())
     if isinstance(value, dict):
@@ -179,6 +191,26 @@ def dependencies(value: Any) -> Iterator[str]:
             pending.extend(v for v in item.values() if isinstance(v, (dict, list, Function)))
         elif isinstance(item, list):
             pending.extend(v for v in item if isinstance(v, (dict, list, Function)))
+
+
+def waits_for_resources(value: Any) -> bool:
+    """Does ``value`` name a resource that has not been created yet?
+
+    Heat does not check such a value while validating (whichever branch of
+    an ``if`` names it): it is checked when the resource is created.
+    """
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, Function):
+            stack = item.parser.stack if item.has_refs and item.parser is not None else None
+            if stack is not None and not all(map(stack.resource_ready, item.dependencies())):
+                return True
+        elif isinstance(item, dict):
+            pending.extend(v for v in item.values() if isinstance(v, (dict, list, Function)))
+        elif isinstance(item, list):
+            pending.extend(v for v in item if isinstance(v, (dict, list, Function)))
+    return False
 
 
 def functions_in(value: Any) -> Iterator[Function]:

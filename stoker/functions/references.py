@@ -123,13 +123,16 @@ class _ResourceFunction(Function):
         return name
 
     def dependencies(self) -> Iterator[str]:
-        yield from super().dependencies()
-        try:
-            name = resolve(self.resource_name_arg())
-        except FunctionError:
-            return
+        found = list(super().dependencies()) if self.args_have_refs else []
+        name = self.resource_name_arg()
+        if not isinstance(name, str):
+            try:
+                name = resolve(name)
+            except FunctionError:
+                return iter(found)
         if isinstance(name, str) and self.stack.has_resource(name):
-            yield name
+            found.append(name)
+        return iter(found)
 
 
 class GetResource(_ResourceFunction):

@@ -31,7 +31,7 @@ from stoker.constraints import (
     Range,
 )
 from stoker.errors import FunctionError, Problem, Problems, ResourcePending
-from stoker.functions.base import resolve
+from stoker.functions.base import resolve, waits_for_resources
 from stoker.resources.exceptions import InvalidSchemaError
 from stoker.resources.support import SupportStatus
 
@@ -384,6 +384,8 @@ class _Reader:
     def resolve(self, raw: Any, path: tuple, children_later: bool) -> Any:
         if children_later and isinstance(raw, (Mapping, list)):
             return raw
+        if self.validating and waits_for_resources(raw):
+            return _SKIP  # checked when the resource it needs exists, as Heat does
         try:
             return self.resolver(raw)
         except ResourcePending:

@@ -78,6 +78,10 @@ class StackContext:
         """False when the resource's ``condition`` is false."""
         return True
 
+    def resource_ready(self, name: str) -> bool:
+        """Has the resource been created, so that its id and attributes can be asked?"""
+        return False
+
     def resource_reference(self, name: str) -> Any:
         """``get_resource``: the physical id."""
         raise ResourcePending(name)

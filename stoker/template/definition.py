@@ -92,6 +92,8 @@ class StackDefinition:
     resources: dict[str, ResourceDefinition]
     outputs: dict[str, OutputDefinition]
     problems: Problems
+    #: every well-formed call that names a resource (get_resource, get_attr, ...)
+    resource_calls: list[Function] = field(default_factory=list)
 
     def enabled(self, condition: Any) -> bool:
         """Evaluate a resource's or output's ``condition`` (None means always)."""
@@ -178,7 +180,7 @@ def _build_definition(
                 outputs[name] = definition
 
     return StackDefinition(template, version, context, schemas, values, conditions,
-                           resources, outputs, problems)
+                           resources, outputs, problems, parser.resource_calls)
 
 
 def _check_keys(path: tuple, data: dict, allowed: tuple, version: Version, what: str,
@@ -263,8 +265,9 @@ def _resource(name: Any, data: Any, version: Version, parser: Parser,
         condition = _parse_condition_field(data["condition"], path + ("condition",), parser, problems)
 
     description = data.get("description") or ""
-    before = parser.references
+    first_root = len(parser.reference_roots)
     properties, metadata = parsed_map("properties"), parsed_map("metadata")
+    roots = parser.reference_roots[first_root:]
     definition = ResourceDefinition(
         name=name,
         type=rtype if isinstance(rtype, str) else "",
@@ -277,8 +280,8 @@ def _resource(name: Any, data: Any, version: Version, parser: Parser,
         condition=condition,
         description=description if isinstance(description, str) else "",
     )
-    if parser.references == before:  # no function names a resource: nothing to walk
-        definition._dependencies = set(depends_on)
+    # what dependencies() would find by walking properties and metadata
+    definition._dependencies = set(depends_on).union(*(fn.dependencies() for fn in roots))
     return definition
 
 

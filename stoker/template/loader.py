@@ -1,8 +1,10 @@
 """Turn template and environment text into plain data, safely and fast.
 
-* YAML through PyYAML's C loader when it is built (the pure-Python one
-  otherwise); JSON is YAML, but a text that starts with ``{`` goes through
-  ``json`` first, as Heat's client does.
+* YAML means what PyYAML (YAML 1.1, as Heat uses it) makes of it.  To be fast,
+  rapidyaml parses first (``fastyaml``, about 7x quicker on big templates) and
+  PyYAML's C loader takes over whenever that result might differ from PyYAML's
+  or the text is invalid.  JSON is YAML, but a text that starts with ``{`` goes
+  through ``json`` first, as Heat's client does.
 * Dates stay strings: ``heat_template_version: 2016-10-14`` is a version
   name, not a ``datetime.date``.
 * A size limit (Heat's ``max_template_size``, 512 KiB) and a guard against
@@ -23,6 +25,7 @@ from typing import Any
 import yaml
 
 from stoker.errors import Problem, ValidationFailed
+from stoker.template.fastyaml import DECLINED, load as _fast_yaml
 
 MAX_TEMPLATE_SIZE = 512 * 1024
 #: an aliased document may expand to at most this many nodes
@@ -134,9 +137,13 @@ def load(text: str | bytes, name: str = "<template>", max_size: int = MAX_TEMPLA
                 return json.loads(text)
         except ValueError:
             pass  # not JSON after all: YAML flow style, or a YAML error to report below
+    with paused_gc():
+        data = _fast_yaml(text)
+    if data is not DECLINED:
+        return data
     try:
         with paused_gc():
-            data = yaml.load(text, Loader=_Loader)
+            data = _pyyaml(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (None, None)
@@ -146,11 +153,18 @@ def load(text: str | bytes, name: str = "<template>", max_size: int = MAX_TEMPLA
         raise _load_error(name, message, line, column) from None
     except yaml.YAMLError as exc:
         raise _load_error(name, f"invalid YAML: {exc}") from None
+    except (ValueError, UnicodeError) as exc:  # e.g. "!!int abc", "0x_", a lone surrogate
+        raise _load_error(name, f"invalid YAML: {exc}") from None
     except RecursionError:
         raise _load_error(name, "document is nested too deeply") from None
     if "*" in text:
         _check_expansion(data, name)
     return data
+
+
+def _pyyaml(text: str) -> Any:
+    """The reference meaning of a YAML text; raises ``yaml.YAMLError``."""
+    return yaml.load(text, Loader=_Loader)
 
 
 def _size_error(name: str, size: int, limit: int) -> ValidationFailed:

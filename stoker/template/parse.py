@@ -14,14 +14,12 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from stoker.errors import FunctionError, Problems
-from stoker.functions.base import Function
+from stoker.functions.base import _SCALARS, Function
 
 if TYPE_CHECKING:  # pragma: no cover
     from stoker.template.context import StackContext
     from stoker.template.versions import Version
 
-#: values that can hold no function: copied as they are, without a call
-_SCALARS = frozenset((str, int, float, bool, type(None)))
 _FUNCTION_LIKE = re.compile(r"^(?:[a-z]+(?:_[a-z]+)*|Fn::\w+|Ref)$")
 
 
@@ -37,6 +35,12 @@ class Parser:
         self._look_alike_cache: dict[str, str | None] = {}
         #: how many resource-naming calls were parsed so far (see Function.has_refs)
         self.references = 0
+        #: the well-formed calls that name a resource, in parse order
+        self.resource_calls: list[Function] = []
+        #: calls outside any other call that name a resource, directly or
+        #: inside: what a walk for dependencies would stop at
+        self.reference_roots: list[Function] = []
+        self._depth = 0
 
     def parse(self, value: Any, path: tuple = (), conditions: bool = False) -> Any:
         """Parse ``value`` found at ``path``; ``conditions`` selects the condition table."""
@@ -64,6 +68,7 @@ class Parser:
         return self.parse(value, path, conditions=True)
 
     def _call(self, cls: type[Function], name: str, args: Any, path: tuple, conditions: bool) -> Function:
+        self._depth += 1
         try:
             fn = cls(self, name, args, path, conditions=conditions)
             if fn.refers_to_resources:
@@ -74,6 +79,12 @@ class Parser:
                 exc.path = path
             self.problems.add(exc.path, exc.code, exc.message)
             return _Broken(self, name, exc, path)
+        finally:
+            self._depth -= 1
+        if fn.refers_to_resources:
+            self.resource_calls.append(fn)
+        if fn.has_refs and not self._depth:
+            self.reference_roots.append(fn)
         return fn
 
     def _check_look_alike(self, key: str, path: tuple) -> None:

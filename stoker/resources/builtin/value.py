@@ -57,8 +57,9 @@ class Value(Resource):
 
     @unless_pending
     def validate(self) -> None:
-        """The value must convert to its type."""
-        self._value()
+        """The value must convert to its type (without a type, any value is fine)."""
+        if self.properties[TYPE]:
+            self._value()
 
     def handle_create(self) -> None:
         self._value()
