@@ -153,3 +153,9 @@ class Problems:
     def raise_if_errors(self) -> None:
         if self.errors:
             raise ValidationFailed(self.items)
+
+
+class StaleWrite(StokerError):
+    """A resource changed since the writer read it: another worker got there first."""
+
+    code = "stale-write"

@@ -22,12 +22,11 @@ from typing import Any, Iterable
 from stoker.engine import actions
 from stoker.engine.actions import HOOKS_CLEARED_KEY, ActionFailed
 from stoker.engine.stack import Stack
-from stoker.errors import Conflict, FunctionError, NotFound, Problems, ResourcePending, StokerError, ValidationFailed
+from stoker.errors import (Conflict, FunctionError, NotFound, Problems, ResourcePending, StaleWrite, StokerError,
+                           ValidationFailed)
 from stoker.functions.base import resolve
 from stoker.functions.references import GetAtt
 from stoker.resources import registry
-from stoker.store.db import open_store
-from stoker.store.repository import StaleWrite
 from stoker.store.locks import new_engine_id, owner_is_dead
 from stoker.template.environment import Environment, RegistryLoop
 from stoker.template.parameters import masked
@@ -64,6 +63,8 @@ class Engine:
         if self._store is None:
             with _OPENING:
                 if self._store is None:
+                    from stoker.store.db import open_store  # SQLAlchemy: imported only when needed
+
                     self._store = open_store(self._db_url)
         return self._store
 

@@ -59,7 +59,7 @@ class Function:
     # -- construction -------------------------------------------------------
     def parse_args(self, args: Any) -> Any:
         """Parse the raw arguments; functions with special syntax override this."""
-        return self.parser.parse(args, self.path, conditions=self.in_conditions)
+        return self.parser.parse(args, self.path, self.in_conditions)
 
     @property
     def stack(self) -> "StackContext":

@@ -17,7 +17,7 @@ from sqlalchemy import Engine, Table, bindparam, delete, func, insert, or_, sele
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from stoker.errors import Conflict, NotFound, StokerError
+from stoker.errors import Conflict, NotFound, StaleWrite
 from stoker.store import queries
 from stoker.store.locks import owner_is_dead
 from stoker.store.models import Base, Event, RawTemplate, Resource, Stack, utcnow
@@ -29,12 +29,6 @@ RESOURCES: Table = Resource.__table__  # type: ignore[assignment]
 EVENTS: Table = Event.__table__  # type: ignore[assignment]
 
 COLUMNS = {model: frozenset(model.__table__.columns.keys()) for model in (Stack, Resource, Event)}
-
-
-class StaleWrite(StokerError):
-    """A resource changed since the writer read it: another worker got there first."""
-
-    code = "stale-write"
 
 
 class Store:

@@ -5,21 +5,26 @@ for a 1 MB template.  rapidyaml (C++) parses the same text and writes it out
 as JSON, which ``json`` reads back in a fraction of that.  But rapidyaml
 speaks YAML 1.2 and is more lenient, while PyYAML (and so Heat) speaks YAML
 1.1, where ``yes`` is true, ``0777`` is 511 and ``1e3`` is a string.  So the
-fast result is used only when nothing could mean something else to PyYAML:
+fast result is used only when nothing could mean something else to PyYAML.
+Three tiers of checks, cheapest first:
 
-* the text avoids what the two read differently: anchors, aliases, tags,
-  directives, ``?`` keys, tabs, lone carriage returns, document end markers,
-  block scalars with an indentation indicator or at the very end without a
-  line break, escaped spaces, characters no plain scalar may start with;
-* every JSON string (keys included) must be one no YAML 1.1 resolver claims
-  (``yes``, ``~``, ``0x1f``, ``1_000``, ``1:30``, ``.inf``, ``<<``, ...): a
-  plain scalar PyYAML would type and a quoted one that looks like it both decline;
-* every JSON number must be one PyYAML reads as the same number;
-* the document is one map (a template or an environment), and rapidyaml
-  parses it without error.
+1. The text (memory-speed searches): what the two read differently declines
+   at once -- tabs, lone carriage returns, directives, document end markers,
+   some block scalar headers, escaped spaces and line breaks, ``:`` glued to
+   a flow indicator, unbalanced brackets, text after a node on its line.
+2. rapidyaml's JSON: every number must be one PyYAML reads the same; a JSON
+   string (keys included) that PyYAML might type (``yes``, ``~``, ``0644``,
+   ``1:30``, ``<<``) or refuse (a stray ``]``) is suspect.
+3. Only when tier 1 saw a maybe (an ``&``, ``*``, ``!``, ``?``, ``@``, ``%``
+   or backtick where a node may start, a flow collection that may span
+   lines) or tier 2 a suspect: rapidyaml's tree, node by node.  Anchors,
+   aliases, tags and multi-line flow collections decline; so does a plain
+   (unquoted) scalar that PyYAML would type or refuse.  A quoted ``'0644'``
+   is fine.  About 1 µs a node: slower than tiers 1-2, far faster than PyYAML.
 
-Anything else returns ``DECLINED`` and the caller asks PyYAML, which also
-writes the error messages.  Declining is always safe; only speed is lost.
+The document must be one map (a template or an environment).  Anything else
+returns ``DECLINED`` and the caller asks PyYAML, which also writes the error
+messages.  Declining is always safe; only speed is lost.
 ``tests/unit/test_fast_yaml.py`` holds the two to this, input by input.
 """
 
@@ -39,33 +44,43 @@ except ImportError:  # no wheel for this platform: PyYAML does all the work
 
 DECLINED: Any = object()
 
-# What PyYAML's resolver turns into a non-string (bool, int, float, null,
-# merge, value).  Found as the text between the quotes of a JSON string.
-_INT = rb"[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+"
-_FLOAT = (rb"[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?"
-          rb"|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
-_WORDS = rb"yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|null|Null|NULL|~|=|<<"
-# First alternative: a string that starts as no plain scalar may -- rapidyaml
-# takes a stray ``]`` or the ``:x`` of ``[:x]`` as text, PyYAML refuses them
-# (the lookbehind makes it an opening quote).  Second: the typed ones, with a
-# lookahead that only makes the common miss fail fast.
-_SUSPECT_STRING = re.compile(
-    rb'(?<=[\s\[,{:])"([\]}:])|"(?=[-+.0-9yYnNtTfFoO~=<"])(' + _WORDS + rb"|" + _INT + rb"|" + _FLOAT
-    + rb'|)"(:?)')
-# Strings rapidyaml would have written bare had they been plain scalars: as
-# JSON strings they were quoted in the source, and PyYAML keeps them strings too.
+# What PyYAML's resolver turns into a non-string: bool, int, float, null, merge, value.
+_INT = r"[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+"
+_FLOAT = (r"[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?"
+          r"|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
+_WORDS = r"yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|null|Null|NULL|~|=|<<"
+_TYPED = f"{_WORDS}|{_INT}|{_FLOAT}"
+_PYYAML_TYPES = re.compile(_TYPED.encode())
+_PYYAML_FLOAT = re.compile(_FLOAT)
+#: plain scalars rapidyaml writes bare in JSON, and so as the same value as PyYAML
 _BARE_IF_PLAIN = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null|")
-_PYYAML_FLOAT = re.compile(_FLOAT.decode())
+#: what no plain scalar may start with, for PyYAML (rapidyaml takes some as text)
+_NOT_PLAIN_START = tuple(b"]}:?@`%!&*|>'\"#,[{")
+
+# Tier 2: a JSON string PyYAML might type, or one that starts as no plain
+# scalar may (the lookbehind makes the quote an opening one; tier 1 sees
+# the other such starts, %, @ and backtick).  The lookahead
+# only makes the common miss fail fast.
+_SUSPECT_STRING = re.compile(
+    rb'"(?=[-+.0-9yYnNtTfFoO~=<"\]}]|:\S)(?:(?<=[\s\[,{:]")[\]}:]|(?:' + _TYPED.encode() + rb')?"(:?))')
 # In ``{a: b #c\n}`` rapidyaml reads "b #c": a one-line string with " #" may
 # be such a comment (one from a block scalar ends with a line break).
 _ONE_LINE_WITH_HASH = re.compile(rb'"(?:[^"\\\n]|\\[^n])* #(?:[^"\\\n]|\\[^n])*"')
 
 _PRINTABLE_ASCII = bytes([0x09, 0x0A, 0x0D, *range(0x20, 0x7F)])
 _NON_PRINTABLE = re.compile("[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
-#: what may come just before the start of a node (and, for safety, just after one ends)
-_NODE_START = " \n\r,[{}]\"'"
-#: characters that, starting a node, make it something other than a plain scalar
-_INDICATORS = "%!&*?@`"
+_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}\n")
+_ESCAPED_BREAK_THEN_BLANK = re.compile(r"\\\r?\n[ \t]*\r?\n")
+# "- 'x' - y", "- [a] b:": rapidyaml reads on after a quoted or flow node
+_TEXT_AFTER_NODE = re.compile(
+    r"""^[ \t]*-[ \t]+(?:'[^'\n]*'|"[^"\n]*"|\[[^\]\n]*\]|\{[^}\n]*\})[ \t]+[^ \t\r\n#]""", re.M)
+
+_FLOW_ML = ryml.FLOW_ML if ryml else 0
+_NODE_PROPERTY = (ryml.KEYANCH | ryml.VALANCH | ryml.KEYREF | ryml.VALREF | ryml.KEYTAG | ryml.VALTAG) if ryml else 0
+_KEY_PLAIN, _VAL_PLAIN = (ryml.KEY_PLAIN, ryml.VAL_PLAIN) if ryml else (0, 0)
+_KEY, _VAL = (ryml.KEY, ryml.VAL) if ryml else (0, 0)
+
+_DECLINE, _MAYBE, _FINE = "decline", "maybe", "fine"
 
 
 class _Declined(Exception):
@@ -74,7 +89,7 @@ class _Declined(Exception):
 
 def load(text: str) -> Any:
     """The data of ``text`` exactly as PyYAML would load it, or ``DECLINED``."""
-    if ryml is None or not _plain_enough(text):
+    if ryml is None:
         return DECLINED
     try:
         return _load(text)
@@ -83,26 +98,30 @@ def load(text: str) -> Any:
 
 
 def _load(text: str) -> Any:
+    verdict = _text_verdict(text)
+    if verdict is _DECLINE:
+        return DECLINED
     encoded = text.encode("utf-8")
     if encoded.translate(None, _PRINTABLE_ASCII):  # something beyond printable ASCII
         if text.isascii() or _unusual_unicode(text):
             return DECLINED
-    tree = _parse_quietly(encoded)
-    if tree is None:
+    verdict = max(verdict, _bracket_verdict(encoded), key=_SEVERITY.index)
+    if verdict is _DECLINE:
         return DECLINED
-    node = tree.root_id()
-    if tree.is_stream(node):
-        if tree.num_children(node) != 1:
-            return DECLINED
-        node = tree.first_child(node)
-    if not tree.is_map(node):
-        return DECLINED  # templates and environments are maps; leave the rest to PyYAML
-    out = ryml.emit_json_malloc(tree, node).encode("utf-8")
-    if b" #" in out and _ONE_LINE_WITH_HASH.search(out):
+    parsed = _parse_quietly(encoded)
+    if parsed is None:
+        return DECLINED
+    tree, out = parsed
+    if b'.nan"' in out or b'.inf"' in out:
+        return DECLINED  # rapidyaml's JSON writes any nan or inf spelling so, quoted or not
+    if b"#" in out and b" #" in out and _ONE_LINE_WITH_HASH.search(out):
         return DECLINED  # maybe a comment rapidyaml kept in a plain scalar of a flow collection
-    if _suspect_strings(out):
+    if (verdict is _MAYBE or _suspect_strings(out)) and not _tree_agrees(tree):
         return DECLINED
     return json.loads(out, parse_float=_float)
+
+
+_SEVERITY = (_FINE, _MAYBE, _DECLINE)
 
 
 def _float(token: str) -> float:
@@ -113,61 +132,72 @@ def _float(token: str) -> float:
     return float(token)
 
 
-def _suspect_strings(out: bytes) -> bool:
-    """Whether a JSON string might have been a plain scalar PyYAML types or refuses.
+# -- tier 1: the text ---------------------------------------------------------------------
 
-    Keys are always JSON strings, so any key PyYAML would type declines
-    (``1:``, ``true:``, an empty key, ``<<``).  A value declines unless it is
-    one rapidyaml writes bare when plain (``80``, ``true``): such a string
-    must have been quoted.
-    """
-    for match in _SUSPECT_STRING.finditer(out):
-        bad_start, content, is_key = match.groups()
-        if bad_start or is_key or not _BARE_IF_PLAIN.fullmatch(content):
-            return True
-    return False
-
-
-def _plain_enough(text: str) -> bool:
-    """No YAML feature the two parsers read differently, by cheap text checks.
-
-    Single-character or short searches only (they run at memory speed); each
-    hit is then looked at.
-    """
-    if "\t" in text or "\\ " in text:
-        return False
+def _text_verdict(text: str) -> str:
+    if "\t" in text or "\\ " in text or ":]" in text or ":," in text or ":}" in text or ":?" in text:
+        return _DECLINE
     if "\r" in text and text.count("\r") != text.count("\r\n"):
-        return False  # a lone CR is a line break to YAML 1.1 only
-    if any(_starts_a_node(text, char) for char in _INDICATORS):
-        return False
-    if _at_line_start(text, "...") or ":]" in text or ":," in text or ":}" in text:
-        return False
-    return not _block_scalar_trouble(text)
+        return _DECLINE  # a lone CR is a line break to YAML 1.1 only
+    if text.startswith(("%", "...")) or "\n%" in text or "\n..." in text:
+        return _DECLINE  # a directive, a document end marker
+    if "\\\n" in text and _ESCAPED_BREAK_THEN_BLANK.search(text):
+        return _DECLINE
+    if _block_scalar_trouble(text) or _multi_line_quoted_key(text):
+        return _DECLINE
+    if any(start in text for start in ("- '", '- "', "- [", "- {")) and _TEXT_AFTER_NODE.search(text):
+        return _DECLINE
+    if any(_follows(text, char, "}]\"'", skip_blanks=False) for char in "&*!"):
+        return _DECLINE  # "{}!", "'x'&": garbage after a node, to PyYAML
+    if _follows(text, "?", _NODE_START, skip_blanks=True):
+        return _DECLINE  # an explicit "? key": rare in templates, and read differently
+    if any(_follows(text, char, _NODE_START, skip_blanks=True) for char in "&*!@`%"):
+        return _MAYBE
+    return _FINE
 
 
-def _starts_a_node(text: str, char: str) -> bool:
+#: what comes before a node (blanks skipped): ": ", "- ", "[", "{", ",", "? ", a line break
+_NODE_START = ("", "\n", "\r", ":", "-", ",", "[", "{", "?")
+
+
+def _follows(text: str, char: str, before: Any, skip_blanks: bool) -> bool:
+    """Does ``char`` occur right after one of ``before`` (or at the start)?"""
     at = text.find(char)
     while at != -1:
-        if at == 0 or text[at - 1] in _NODE_START:
+        i = at - 1
+        while skip_blanks and i >= 0 and text[i] == " ":
+            i -= 1
+        if i < 0 or text[i] in before:
             return True
         at = text.find(char, at + 1)
     return False
 
 
-def _at_line_start(text: str, marker: str) -> bool:
-    return text.startswith(marker) or f"\n{marker}" in text
-
-
 def _block_scalar_trouble(text: str) -> bool:
-    """A ``|``/``>`` header with an indentation indicator, or a block scalar
-    ending the text without a line break: the two parsers keep different text."""
+    """A ``|``/``>`` header with an indentation indicator or a blank before its
+    chomping indicator, or a block scalar ending the text without a line break:
+    the two parsers keep different text."""
     for char in "|>":
         at = text.find(char)
         while at != -1:
-            header = text[at + 1:at + 3].lstrip("+-")
-            if header[:1].isdigit() or not text.endswith("\n"):
+            header = text[at + 1:at + 4]
+            indicator = header.lstrip(" ")[:1]
+            if (indicator.isdigit() or header[:1] == " " and indicator in ("+", "-")
+                    or header.lstrip("+-")[:1].isdigit() or not text.endswith("\n")):
                 return True
             at = text.find(char, at + 1)
+    return False
+
+
+def _multi_line_quoted_key(text: str) -> bool:
+    """A quoted key whose opening quote is on an earlier line (``"a\\n b": 1``)."""
+    for quote in "\"'":
+        at = text.find(quote + ":")
+        while at != -1:
+            line_start = text.rfind("\n", 0, at) + 1
+            if text[at + 2:at + 3] in ("", " ", "\n", "\r") and text.count(quote, line_start, at) == 0:
+                return True
+            at = text.find(quote + ":", at + 2)
     return False
 
 
@@ -176,13 +206,79 @@ def _unusual_unicode(text: str) -> bool:
     return bool(_NON_PRINTABLE.search(text)) or any(c in text for c in "\ufeff\x85\u2028\u2029")
 
 
+def _bracket_verdict(encoded: bytes) -> str:
+    """Brackets that do not pair up decline; a line that leaves one open may be
+    a multi-line flow collection, where the two parsers differ in the details."""
+    skeleton = encoded.translate(None, _NOT_BRACKET)
+    if skeleton.count(b"[") != skeleton.count(b"]") or skeleton.count(b"{") != skeleton.count(b"}"):
+        return _DECLINE
+    if any(not _balanced(line) for line in set(skeleton.split(b"\n"))):
+        return _MAYBE
+    return _FINE
+
+
+def _balanced(brackets: bytes) -> bool:
+    depth = 0
+    for char in brackets:
+        depth += 1 if char in b"[{" else -1
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+# -- tier 2: the JSON -----------------------------------------------------------------------
+
+def _suspect_strings(out: bytes) -> bool:
+    """Might a JSON string have been a plain scalar PyYAML types or refuses?
+
+    Keys are always JSON strings, so a key PyYAML might type is suspect.  A
+    value is not when it is one rapidyaml writes bare when plain (``80``,
+    ``true``): as a string it was quoted.
+    """
+    for match in _SUSPECT_STRING.finditer(out):
+        is_key = match.group(1)
+        if is_key is None or is_key or not _BARE_IF_PLAIN.fullmatch(match.group()[1:-1]):
+            return True
+    return False
+
+
+# -- tier 3: the tree ------------------------------------------------------------------------
+
+def _tree_agrees(tree: Any) -> bool:
+    """No node PyYAML would read differently: see the module's docstring."""
+    node_type, key, val = tree.type, tree.key, tree.val
+    for node in range(tree.size()):
+        flags = node_type(node)
+        if flags & (_NODE_PROPERTY | _FLOW_ML):
+            return False
+        if flags & _KEY and flags & _KEY_PLAIN and _plain_differs(key(node), is_key=True):
+            return False
+        if flags & _VAL and flags & _VAL_PLAIN and _plain_differs(val(node), is_key=False):
+            return False
+    return True
+
+
+def _plain_differs(scalar: Any, is_key: bool) -> bool:
+    scalar = bytes(scalar or b"")  # a memoryview into the tree; None for an empty value
+    if not scalar:
+        return is_key  # an empty key is null to PyYAML, "" in JSON
+    if scalar[0] in _NOT_PLAIN_START:
+        return True
+    if not _PYYAML_TYPES.fullmatch(scalar):
+        return False
+    return is_key or not _BARE_IF_PLAIN.fullmatch(scalar)
+
+
+# -- rapidyaml, quietly ---------------------------------------------------------------------
+
 _stderr_lock = threading.Lock()
 
 
-def _parse_quietly(encoded: bytes) -> Any:
-    """rapidyaml's tree of ``encoded``; ``None`` when it fails or cannot be kept quiet.
+def _parse_quietly(encoded: bytes) -> tuple[Any, bytes] | None:
+    """rapidyaml's tree of ``encoded`` and its JSON; ``None`` when it fails,
+    cannot be kept quiet, or is not a single map.
 
-    On a parse error rapidyaml's C++ side writes a report straight to file
+    On an error rapidyaml's C++ side writes a report straight to file
     descriptor 2.  Only redirecting that descriptor silences it, and that
     would swallow other threads' output too; so the fast path runs only while
     this is the process's single thread (the command line, not the server).
@@ -190,20 +286,31 @@ def _parse_quietly(encoded: bytes) -> Any:
     if threading.active_count() > 1 or not _stderr_lock.acquire(blocking=False):
         return None
     try:
-        tree = ryml.Tree()
-        tree.reserve(len(encoded) // 16 + 16)  # about a node per 17 bytes: no regrowth (2x faster when big)
         sys.stderr.flush()
         saved = os.dup(2)
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 2)
         os.close(devnull)
         try:
-            ryml.parse_in_arena(encoded, tree)
-        except Exception:  # rapidyaml's parse errors; PyYAML will name the place
+            return _parse(encoded)
+        except Exception:  # rapidyaml's errors; PyYAML will name the place
             return None
         finally:
             os.dup2(saved, 2)
             os.close(saved)
-        return tree
     finally:
         _stderr_lock.release()
+
+
+def _parse(encoded: bytes) -> tuple[Any, bytes] | None:
+    tree = ryml.Tree()
+    tree.reserve(len(encoded) // 16 + 16)  # about a node per 17 bytes: no regrowth (2x faster when big)
+    ryml.parse_in_arena(encoded, tree)
+    node = tree.root_id()
+    if tree.is_stream(node):
+        if tree.num_children(node) != 1:
+            return None
+        node = tree.first_child(node)
+    if not tree.is_map(node):
+        return None  # templates and environments are maps; leave the rest to PyYAML
+    return tree, ryml.emit_json_malloc(tree, node).encode("utf-8")

@@ -47,12 +47,13 @@ class Parser:
         kind = type(value)
         if kind is dict or (kind is not list and isinstance(value, dict)):
             if len(value) == 1:
-                for key, args in value.items():
+                ((key, args),) = value.items()
+                if type(key) is str:
                     table = self._condition_functions if conditions else self._functions
-                    cls = table.get(key) if type(key) is str else None
+                    cls = table.get(key)
                     if cls is not None:
                         return self._call(cls, key, args, path + (key,), conditions)
-                    if type(key) is str:
+                    if self._look_alike_cache.get(key, True) is not None:
                         self._check_look_alike(key, path + (key,))
             # scalars are the bulk of a template: copy them without a call
             parse = self.parse
@@ -70,7 +71,7 @@ class Parser:
     def _call(self, cls: type[Function], name: str, args: Any, path: tuple, conditions: bool) -> Function:
         self._depth += 1
         try:
-            fn = cls(self, name, args, path, conditions=conditions)
+            fn = cls(self, name, args, path, conditions)
             if fn.refers_to_resources:
                 self.references += 1
             fn.validate()
