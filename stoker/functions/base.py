@@ -159,11 +159,11 @@ def resolve(value: Any, nullable: bool = False) -> Any:
 
 
 #: values that can hold no function (exact types: a subclass may be anything)
-_SCALARS = frozenset((str, int, float, bool, type(None)))
+SCALAR_TYPES = frozenset((str, int, float, bool, type(None)))
 
 
 def _resolve(value: Any) -> Any:
-    if type(value) in _SCALARS:  # most of a template: skip the isinstance chain
+    if type(value) in SCALAR_TYPES:  # most of a template: skip the isinstance chain
         return value
     if isinstance(value, Function):
         return _resolve(value.result())
@@ -179,38 +179,34 @@ def _resolve(value: Any) -> Any:
     return value
 
 
-def dependencies(value: Any) -> Iterator[str]:
-    """Every resource name the functions inside ``value`` depend on."""
+def _referring_calls(value: Any) -> Iterator[Function]:
+    """The outermost calls inside ``value`` that name a resource, directly or inside."""
     pending = [value]
     while pending:  # an explicit stack: no generator per nested container
         item = pending.pop()
         if isinstance(item, Function):
             if item.has_refs:
-                yield from item.dependencies()
+                yield item
         elif isinstance(item, dict):
             pending.extend(v for v in item.values() if isinstance(v, (dict, list, Function)))
         elif isinstance(item, list):
             pending.extend(v for v in item if isinstance(v, (dict, list, Function)))
+
+
+def dependencies(value: Any) -> Iterator[str]:
+    """Every resource name the functions inside ``value`` depend on."""
+    for call in _referring_calls(value):
+        yield from call.dependencies()
 
 
 def waits_for_resources(value: Any) -> bool:
-    """Does ``value`` name a resource that has not been created yet?
+    """Does ``value`` need a resource that has not been created yet?
 
-    Heat does not check such a value while validating (whichever branch of
-    an ``if`` names it): it is checked when the resource is created.
+    Heat does not check such a value while validating: it is checked when
+    the resource is created.  (An ``if`` needs what its chosen branch needs.)
     """
-    pending = [value]
-    while pending:
-        item = pending.pop()
-        if isinstance(item, Function):
-            stack = item.parser.stack if item.has_refs and item.parser is not None else None
-            if stack is not None and not all(map(stack.resource_ready, item.dependencies())):
-                return True
-        elif isinstance(item, dict):
-            pending.extend(v for v in item.values() if isinstance(v, (dict, list, Function)))
-        elif isinstance(item, list):
-            pending.extend(v for v in item if isinstance(v, (dict, list, Function)))
-    return False
+    return any(call.parser is not None and not all(map(call.stack.resource_ready, call.dependencies()))
+               for call in _referring_calls(value))
 
 
 def functions_in(value: Any) -> Iterator[Function]:

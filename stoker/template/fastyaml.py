@@ -70,10 +70,11 @@ _ONE_LINE_WITH_HASH = re.compile(rb'"(?:[^"\\\n]|\\[^n])* #(?:[^"\\\n]|\\[^n])*"
 _PRINTABLE_ASCII = bytes([0x09, 0x0A, 0x0D, *range(0x20, 0x7F)])
 _NON_PRINTABLE = re.compile("[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
 _NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}\n")
+_COLON_GLUED = re.compile(r":[\],}?]")  # "[a:]", "{a:?}": read differently in flow collections
 _ESCAPED_BREAK_THEN_BLANK = re.compile(r"\\\r?\n[ \t]*\r?\n")
-# "- 'x' - y", "- [a] b:": rapidyaml reads on after a quoted or flow node
-_TEXT_AFTER_NODE = re.compile(
-    r"""^[ \t]*-[ \t]+(?:'[^'\n]*'|"[^"\n]*"|\[[^\]\n]*\]|\{[^}\n]*\})[ \t]+[^ \t\r\n#]""", re.M)
+# "- 'x' - y", "- [a] b:": rapidyaml reads on after a quoted or flow node of
+# a sequence entry.  (Not anchored to a line start: 10x faster, a few more declines.)
+_TEXT_AFTER_NODE = re.compile(r"""- +(?:'[^'\n]*'|"[^"\n]*"|\[[^\]\n]*\]|\{[^}\n]*\})[ \t]+[^ \t\r\n#]""")
 
 _FLOW_ML = ryml.FLOW_ML if ryml else 0
 _NODE_PROPERTY = (ryml.KEYANCH | ryml.VALANCH | ryml.KEYREF | ryml.VALREF | ryml.KEYTAG | ryml.VALTAG) if ryml else 0
@@ -135,7 +136,7 @@ def _float(token: str) -> float:
 # -- tier 1: the text ---------------------------------------------------------------------
 
 def _text_verdict(text: str) -> str:
-    if "\t" in text or "\\ " in text or ":]" in text or ":," in text or ":}" in text or ":?" in text:
+    if "\t" in text or "\\ " in text or _COLON_GLUED.search(text):
         return _DECLINE
     if "\r" in text and text.count("\r") != text.count("\r\n"):
         return _DECLINE  # a lone CR is a line break to YAML 1.1 only
@@ -145,7 +146,7 @@ def _text_verdict(text: str) -> str:
         return _DECLINE
     if _block_scalar_trouble(text) or _multi_line_quoted_key(text):
         return _DECLINE
-    if any(start in text for start in ("- '", '- "', "- [", "- {")) and _TEXT_AFTER_NODE.search(text):
+    if _TEXT_AFTER_NODE.search(text):
         return _DECLINE
     if any(_follows(text, char, "}]\"'", skip_blanks=False) for char in "&*!"):
         return _DECLINE  # "{}!", "'x'&": garbage after a node, to PyYAML

@@ -14,7 +14,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from stoker.errors import FunctionError, Problems
-from stoker.functions.base import _SCALARS, Function
+from stoker.functions.base import SCALAR_TYPES, Function
 
 if TYPE_CHECKING:  # pragma: no cover
     from stoker.template.context import StackContext
@@ -57,11 +57,11 @@ class Parser:
                         self._check_look_alike(key, path + (key,))
             # scalars are the bulk of a template: copy them without a call
             parse = self.parse
-            return {k: (v if type(v) in _SCALARS else parse(v, path + (k,), conditions))
+            return {k: (v if type(v) in SCALAR_TYPES else parse(v, path + (k,), conditions))
                     for k, v in value.items()}
         if kind is list or isinstance(value, list):
             parse = self.parse
-            return [v if type(v) in _SCALARS else parse(v, path + (i,), conditions)
+            return [v if type(v) in SCALAR_TYPES else parse(v, path + (i,), conditions)
                     for i, v in enumerate(value)]
         return value
 

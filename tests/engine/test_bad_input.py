@@ -65,6 +65,24 @@ def test_a_value_known_only_at_create_time_fails_the_resource_not_the_engine(eng
     assert engine.delete_stack("late")["stack_status"] == "DELETE_COMPLETE"
 
 
+@pytest.mark.parametrize("taken", [True, False])
+def test_an_if_is_checked_by_the_branch_its_condition_takes(engine, taken):
+    """Validation skips a value that needs a resource not created yet (as Heat does) -- but
+    only the branch the conditions take counts: a literal there is checked before create."""
+    stack = hot({"source": tres(value="8"),
+                 "length": {"type": "OS::Heat::RandomString",
+                            "properties": {"length": {"if": ["taken", {"get_attr": ["source", "output"]},
+                                                             "not-a-number"]}}}},
+                conditions={"taken": taken})
+    if taken:  # the value comes from "source": known, and checked, at create
+        engine.validate_template(stack)
+        assert engine.create_stack("branch", stack)["stack_status"] == "CREATE_COMPLETE"
+        return
+    with pytest.raises(ValidationFailed) as caught:
+        engine.validate_template(stack)
+    assert "not-a-number" in _problems(caught)["resources.length.properties.length"]
+
+
 def test_a_bad_update_changes_nothing(engine, files):
     engine.create_stack("ok", hot({"a": tres(value="a")}))
     before = (engine.show_stack("ok"), engine.resources("ok"), engine.events("ok"))
