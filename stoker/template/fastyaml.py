@@ -55,7 +55,7 @@ _PYYAML_FLOAT = re.compile(_FLOAT)
 #: plain scalars rapidyaml writes bare in JSON, and so as the same value as PyYAML
 _BARE_IF_PLAIN = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null|")
 #: what no plain scalar may start with, for PyYAML (rapidyaml takes some as text)
-_NOT_PLAIN_START = tuple(b"]}:?@`%!&*|>'\"#,[{")
+_NOT_PLAIN_START = tuple(b" ]}:?@`%!&*|>'\"#,[{")
 
 # Tier 2: a JSON string PyYAML might type, or one that starts as no plain
 # scalar may (the lookbehind makes the quote an opening one; tier 1 sees
@@ -74,7 +74,8 @@ _COLON_GLUED = re.compile(r":[\],}?]")  # "[a:]", "{a:?}": read differently in f
 _ESCAPED_BREAK_THEN_BLANK = re.compile(r"\\\r?\n[ \t]*\r?\n")
 # "- 'x' - y", "- [a] b:": rapidyaml reads on after a quoted or flow node of
 # a sequence entry.  (Not anchored to a line start: 10x faster, a few more declines.)
-_TEXT_AFTER_NODE = re.compile(r"""- +(?:'[^'\n]*'|"[^"\n]*"|\[[^\]\n]*\]|\{[^}\n]*\})[ \t]+[^ \t\r\n#]""")
+_TEXT_AFTER_NODE = re.compile(
+    r"""- +(?:'(?:[^'\n]|'')*'|"(?:[^"\\\n]|\\.)*"|\[[^\]\n]*\]|\{[^}\n]*\})[ \t]+[^ \t\r\n#]""")
 
 _FLOW_ML = ryml.FLOW_ML if ryml else 0
 _NODE_PROPERTY = (ryml.KEYANCH | ryml.VALANCH | ryml.KEYREF | ryml.VALREF | ryml.KEYTAG | ryml.VALTAG) if ryml else 0
@@ -117,7 +118,8 @@ def _load(text: str) -> Any:
         return DECLINED  # rapidyaml's JSON writes any nan or inf spelling so, quoted or not
     if b"#" in out and b" #" in out and _ONE_LINE_WITH_HASH.search(out):
         return DECLINED  # maybe a comment rapidyaml kept in a plain scalar of a flow collection
-    if (verdict is _MAYBE or _suspect_strings(out)) and not _tree_agrees(tree):
+    # (a string that starts with a blank -- '" ' -- may be a key rapidyaml misread as indented)
+    if (verdict is _MAYBE or b'" ' in out or _suspect_strings(out)) and not _tree_agrees(tree):
         return DECLINED
     return json.loads(out, parse_float=_float)
 
@@ -140,7 +142,7 @@ def _text_verdict(text: str) -> str:
         return _DECLINE
     if "\r" in text and text.count("\r") != text.count("\r\n"):
         return _DECLINE  # a lone CR is a line break to YAML 1.1 only
-    if text.startswith(("%", "...")) or "\n%" in text or "\n..." in text:
+    if text.startswith("%") or "\n%" in text or _at_line_start(text, "..."):
         return _DECLINE  # a directive, a document end marker
     if "\\\n" in text and _ESCAPED_BREAK_THEN_BLANK.search(text):
         return _DECLINE
@@ -152,7 +154,9 @@ def _text_verdict(text: str) -> str:
         return _DECLINE  # "{}!", "'x'&": garbage after a node, to PyYAML
     if _follows(text, "?", _NODE_START, skip_blanks=True):
         return _DECLINE  # an explicit "? key": rare in templates, and read differently
-    if any(_follows(text, char, _NODE_START, skip_blanks=True) for char in "&*!@`%"):
+    if _follows(text, "!", _NODE_START, skip_blanks=True):
+        return _DECLINE  # a tag: rare in templates, and a few in a flow collection crash rapidyaml
+    if any(_follows(text, char, _NODE_START, skip_blanks=True) for char in "&*@`%"):
         return _MAYBE
     return _FINE
 
@@ -165,27 +169,43 @@ def _follows(text: str, char: str, before: Any, skip_blanks: bool) -> bool:
     """Does ``char`` occur right after one of ``before`` (or at the start)?"""
     at = text.find(char)
     while at != -1:
-        i = at - 1
-        while skip_blanks and i >= 0 and text[i] == " ":
-            i -= 1
-        if i < 0 or text[i] in before:
+        if _after(text, at, before, skip_blanks):
             return True
         at = text.find(char, at + 1)
     return False
 
 
+def _after(text: str, at: int, before: Any, skip_blanks: bool) -> bool:
+    i = at - 1
+    while skip_blanks and i >= 0 and text[i] == " ":
+        i -= 1
+    return i < 0 or text[i] in before
+
+
+def _at_line_start(text: str, marker: str) -> bool:
+    """Does ``marker`` start a line, indented or not?"""
+    at = text.find(marker)
+    while at != -1:
+        if _after(text, at, "\n", skip_blanks=True):
+            return True
+        at = text.find(marker, at + 1)
+    return False
+
+
 def _block_scalar_trouble(text: str) -> bool:
-    """A ``|``/``>`` header with an indentation indicator or a blank before its
-    chomping indicator, or a block scalar ending the text without a line break:
-    the two parsers keep different text."""
+    """A block scalar header other than a bare ``|``, ``|-`` or ``|+`` (an
+    indentation indicator, a blank before the chomping one, a comment), or a
+    block scalar ending the text without a line break: the two parsers keep
+    different text."""
     for char in "|>":
         at = text.find(char)
         while at != -1:
-            header = text[at + 1:at + 4]
-            indicator = header.lstrip(" ")[:1]
-            if (indicator.isdigit() or header[:1] == " " and indicator in ("+", "-")
-                    or header.lstrip("+-")[:1].isdigit() or not text.endswith("\n")):
+            if not text.endswith("\n"):
                 return True
+            if _after(text, at, _NODE_START, skip_blanks=True):
+                end = text.find("\n", at)
+                if text[at + 1:end].rstrip(" \r") not in ("", "-", "+"):
+                    return True
             at = text.find(char, at + 1)
     return False
 
