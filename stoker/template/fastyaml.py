@@ -62,7 +62,9 @@ _NOT_PLAIN_START = tuple(b" ]}:?@`%!&*|>'\"#,[{")
 # the other such starts, %, @ and backtick).  The lookahead
 # only makes the common miss fail fast.
 _SUSPECT_STRING = re.compile(
-    rb'"(?=[-+.0-9yYnNtTfFoO~=<"\]}]|:\S)(?:(?<=[\s\[,{:]")[\]}:]|(?:' + _TYPED.encode() + rb')?"(:?))')
+    rb'"(?=[-+.0-9yYnNtTfFoO~=<"\]} ]|:\S)(?:(?<=[\s\[,{:]")[\]}: ]|(?:' + _TYPED.encode() + rb')?"(:?))')
+#: rapidyaml's JSON writes any nan or inf spelling, quoted or not, as one of these
+_REWRITTEN = (b'".nan"', b'".inf"', b'"-.inf"', b'"+.inf"')
 # In ``{a: b #c\n}`` rapidyaml reads "b #c": a one-line string with " #" may
 # be such a comment (one from a block scalar ends with a line break).
 _ONE_LINE_WITH_HASH = re.compile(rb'"(?:[^"\\\n]|\\[^n])* #(?:[^"\\\n]|\\[^n])*"')
@@ -114,12 +116,10 @@ def _load(text: str) -> Any:
     if parsed is None:
         return DECLINED
     tree, out = parsed
-    if b'.nan"' in out or b'.inf"' in out:
-        return DECLINED  # rapidyaml's JSON writes any nan or inf spelling so, quoted or not
     if b"#" in out and b" #" in out and _ONE_LINE_WITH_HASH.search(out):
         return DECLINED  # maybe a comment rapidyaml kept in a plain scalar of a flow collection
-    # (a string that starts with a blank -- '" ' -- may be a key rapidyaml misread as indented)
-    if (verdict is _MAYBE or b'" ' in out or _suspect_strings(out)) and not _tree_agrees(tree):
+    verdict = max(verdict, _json_verdict(out), key=_SEVERITY.index)
+    if verdict is _DECLINE or verdict is _MAYBE and not _tree_agrees(tree):
         return DECLINED
     return json.loads(out, parse_float=_float)
 
@@ -249,18 +249,24 @@ def _balanced(brackets: bytes) -> bool:
 
 # -- tier 2: the JSON -----------------------------------------------------------------------
 
-def _suspect_strings(out: bytes) -> bool:
+def _json_verdict(out: bytes) -> str:
     """Might a JSON string have been a plain scalar PyYAML types or refuses?
 
     Keys are always JSON strings, so a key PyYAML might type is suspect.  A
     value is not when it is one rapidyaml writes bare when plain (``80``,
-    ``true``): as a string it was quoted.
+    ``true``): as a string it was quoted.  A string starting with a blank may
+    be a key rapidyaml read as more indented than it is.  A nan or inf
+    string declines: rapidyaml rewrote it.
     """
+    verdict = _FINE
     for match in _SUSPECT_STRING.finditer(out):
         is_key = match.group(1)
-        if is_key is None or is_key or not _BARE_IF_PLAIN.fullmatch(match.group()[1:-1]):
-            return True
-    return False
+        string = match.group()[:-1] if is_key else match.group()
+        if string in _REWRITTEN:
+            return _DECLINE
+        if is_key is None or is_key or not _BARE_IF_PLAIN.fullmatch(string[1:-1]):
+            verdict = _MAYBE
+    return verdict
 
 
 # -- tier 3: the tree ------------------------------------------------------------------------
