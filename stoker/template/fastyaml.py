@@ -138,14 +138,14 @@ def _float(token: str) -> float:
 # -- tier 1: the text ---------------------------------------------------------------------
 
 def _text_verdict(text: str) -> str:
-    if "\t" in text or "\\ " in text or _COLON_GLUED.search(text):
+    if "\t" in text or _COLON_GLUED.search(text):
         return _DECLINE
+    if "\\" in text and ("\\ " in text or _ESCAPED_BREAK_THEN_BLANK.search(text)):
+        return _DECLINE  # an escaped blank; an escaped line break before a blank line
     if "\r" in text and text.count("\r") != text.count("\r\n"):
         return _DECLINE  # a lone CR is a line break to YAML 1.1 only
-    if text.startswith("%") or "\n%" in text or _at_line_start(text, "..."):
+    if _at_line_start(text, "%") or _at_line_start(text, "..."):
         return _DECLINE  # a directive, a document end marker
-    if "\\\n" in text and _ESCAPED_BREAK_THEN_BLANK.search(text):
-        return _DECLINE
     if _block_scalar_trouble(text) or _multi_line_quoted_key(text):
         return _DECLINE
     if _TEXT_AFTER_NODE.search(text):
@@ -230,21 +230,15 @@ def _unusual_unicode(text: str) -> bool:
 def _bracket_verdict(encoded: bytes) -> str:
     """Brackets that do not pair up decline; a line that leaves one open may be
     a multi-line flow collection, where the two parsers differ in the details."""
-    skeleton = encoded.translate(None, _NOT_BRACKET)
+    skeleton = encoded.translate(None, _NOT_BRACKET)  # brackets and line breaks only
     if skeleton.count(b"[") != skeleton.count(b"]") or skeleton.count(b"{") != skeleton.count(b"}"):
         return _DECLINE
-    if any(not _balanced(line) for line in set(skeleton.split(b"\n"))):
-        return _MAYBE
-    return _FINE
-
-
-def _balanced(brackets: bytes) -> bool:
-    depth = 0
-    for char in brackets:
-        depth += 1 if char in b"[{" else -1
-        if depth < 0:
-            return False
-    return depth == 0
+    while True:  # strike pairs closed on their own line, innermost first
+        shorter = skeleton.replace(b"[]", b"").replace(b"{}", b"")
+        if len(shorter) == len(skeleton):
+            break
+        skeleton = shorter
+    return _MAYBE if skeleton.strip(b"\n").translate(None, b"\n") else _FINE
 
 
 # -- tier 2: the JSON -----------------------------------------------------------------------
