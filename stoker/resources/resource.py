@@ -386,7 +386,10 @@ class Resource:
     # -- validation ---------------------------------------------------------------------
     def validate_template(self) -> None:
         """Static checks: the schema on what is known now, then the plug-in's own."""
-        self.build_properties(self.t.properties).validate(with_value=True)
+        properties = self.build_properties(self.t.properties)
+        properties.validate(with_value=True)
+        if self._properties is None:
+            self._properties = properties  # the plug-in's validate() reads the same ones
         self.validate()
 
 
