@@ -123,8 +123,10 @@ class _ResourceFunction(Function):
         return name
 
     def dependencies(self) -> Iterator[str]:
-        found = list(super().dependencies()) if self.args_have_refs else []
         name = self.resource_name_arg()
+        if type(name) is str and not self.args_have_refs:  # the usual, static case: asked often
+            return iter((name,) if self.stack.has_resource(name) else ())
+        found = list(super().dependencies()) if self.args_have_refs else []
         if not isinstance(name, str):
             try:
                 name = resolve(name)

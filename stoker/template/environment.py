@@ -127,6 +127,8 @@ def resolve_type(registry: dict, resource_name: str, type_name: str) -> str:
     longest prefix wins); a mapping's result is mapped again until it maps
     no further.  The result is a plug-in type name or a template (path/URL).
     """
+    if not registry:  # the usual case: nothing is mapped
+        return type_name
     seen = []
     current = type_name
     while True:
