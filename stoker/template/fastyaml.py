@@ -73,11 +73,15 @@ _PRINTABLE_ASCII = bytes([0x09, 0x0A, 0x0D, *range(0x20, 0x7F)])
 _NON_PRINTABLE = re.compile("[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
 _NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}\n")
 _COLON_GLUED = re.compile(r":[\],}?]")  # "[a:]", "{a:?}": read differently in flow collections
+#: an escaped blank, and the escapes for Unicode line breaks and spaces: rapidyaml garbles them
+_ODD_ESCAPES = ("\\ ", "\\L", "\\P", "\\N", "\\_")
 _ESCAPED_BREAK_THEN_BLANK = re.compile(r"\\\r?\n[ \t]*\r?\n")
 # "- 'x' - y", "- [a] b:": rapidyaml reads on after a quoted or flow node of
 # a sequence entry.  (Not anchored to a line start: 10x faster, a few more declines.)
 _TEXT_AFTER_NODE = re.compile(
-    r"""- +(?:'(?:[^'\n]|'')*'|"(?:[^"\\\n]|\\.)*"|\[[^\]\n]*\]|\{[^}\n]*\})[ \t]+[^ \t\r\n#]""")
+    r"""- +(?:'(?:[^']|'')*'|"(?:[^"\\]|\\.)*"|\[[^\]\n]*\]|\{[^}\n]*\})[ \t]+[^ \t\r\n#]""", re.S)
+# the end of a quoted key: the quote, blanks, a colon, a blank or line break
+_QUOTED_KEY_END = re.compile(r"""(["']) *:(?=[ \r\n]|\Z)""")
 
 _FLOW_ML = ryml.FLOW_ML if ryml else 0
 _NODE_PROPERTY = (ryml.KEYANCH | ryml.VALANCH | ryml.KEYREF | ryml.VALREF | ryml.KEYTAG | ryml.VALTAG) if ryml else 0
@@ -140,8 +144,9 @@ def _float(token: str) -> float:
 def _text_verdict(text: str) -> str:
     if "\t" in text or _COLON_GLUED.search(text):
         return _DECLINE
-    if "\\" in text and ("\\ " in text or _ESCAPED_BREAK_THEN_BLANK.search(text)):
-        return _DECLINE  # an escaped blank; an escaped line break before a blank line
+    if "\\" in text and (any(escape in text for escape in _ODD_ESCAPES)
+                          or _ESCAPED_BREAK_THEN_BLANK.search(text)):
+        return _DECLINE  # escapes rapidyaml gets wrong; an escaped line break before a blank line
     if "\r" in text and text.count("\r") != text.count("\r\n"):
         return _DECLINE  # a lone CR is a line break to YAML 1.1 only
     if _at_line_start(text, "%") or _at_line_start(text, "..."):
@@ -211,14 +216,15 @@ def _block_scalar_trouble(text: str) -> bool:
 
 
 def _multi_line_quoted_key(text: str) -> bool:
-    """A quoted key whose opening quote is on an earlier line (``"a\\n b": 1``)."""
-    for quote in "\"'":
-        at = text.find(quote + ":")
-        while at != -1:
-            line_start = text.rfind("\n", 0, at) + 1
-            if text[at + 2:at + 3] in ("", " ", "\n", "\r") and text.count(quote, line_start, at) == 0:
-                return True
-            at = text.find(quote + ":", at + 2)
+    """A quoted key whose opening quote may be on an earlier line (``"a\\n b": 1``):
+    its line holds no other such quote, or an escaped or doubled one (to be safe)."""
+    if '"' not in text and "'" not in text:
+        return False
+    for match in _QUOTED_KEY_END.finditer(text):
+        quote = match.group(1)
+        line = text[text.rfind("\n", 0, match.start()) + 1:match.start()]
+        if quote not in line or ('\\"' if quote == '"' else "''") in line:
+            return True
     return False
 
 

@@ -396,6 +396,16 @@ STRUCTURES = [
     "a:\n  - x\n  ...\n",  # an indented document end marker
     "[! ! ! !]",  # several tags in a flow collection crash rapidyaml itself
     "a: [!a !b !c !d x]\n",
+    'a: "\\n\\L\\L"',  # escapes for Unicode line breaks
+    'a: "\\\\_\\P\\L"',
+    '"\\n\\L\\P":',
+    "a: 'b\n c' :\n",  # a quoted key over two lines, a blank before its colon
+    'a: "b\n c" : d\n',
+    "a:\n  'b\n  c' : d\n",
+    'a: "\n \\"":',
+    "a: '\n ''':",
+    "a:\n- 'b\n c' - d\n",  # text after a quoted entry over two lines
+    'a:\n- "\n " -',
 ]
 
 
