@@ -59,8 +59,8 @@ _NOT_PLAIN_START = tuple(b" ]}:?@`%!&*|>'\"#,[{")
 
 # Tier 2: a JSON string PyYAML might type, or one that starts as no plain
 # scalar may (the lookbehind makes the quote an opening one; tier 1 sees
-# the other such starts, %, @ and backtick).  The lookahead
-# only makes the common miss fail fast.
+# the other such starts, %, @ and backtick).  The lookahead only makes the
+# common miss fail fast.
 _SUSPECT_STRING = re.compile(
     rb'"(?=[-+.0-9yYnNtTfFoO~=<"\]} ]|:\S)(?:(?<=[\s\[,{:]")[\]}: ]|(?:' + _TYPED.encode() + rb')?"(:?))')
 #: rapidyaml's JSON writes any nan or inf spelling, quoted or not, as one of these
@@ -88,7 +88,8 @@ _NODE_PROPERTY = (ryml.KEYANCH | ryml.VALANCH | ryml.KEYREF | ryml.VALREF | ryml
 _KEY_PLAIN, _VAL_PLAIN = (ryml.KEY_PLAIN, ryml.VAL_PLAIN) if ryml else (0, 0)
 _KEY, _VAL = (ryml.KEY, ryml.VAL) if ryml else (0, 0)
 
-_DECLINE, _MAYBE, _FINE = "decline", "maybe", "fine"
+#: what a check concludes, in rising order: the worst one counts
+_FINE, _MAYBE, _DECLINE = 0, 1, 2
 
 
 class _Declined(Exception):
@@ -107,14 +108,14 @@ def load(text: str) -> Any:
 
 def _load(text: str) -> Any:
     verdict = _text_verdict(text)
-    if verdict is _DECLINE:
+    if verdict == _DECLINE:
         return DECLINED
     encoded = text.encode("utf-8")
     if encoded.translate(None, _PRINTABLE_ASCII):  # something beyond printable ASCII
         if text.isascii() or _unusual_unicode(text):
             return DECLINED
-    verdict = max(verdict, _bracket_verdict(encoded), key=_SEVERITY.index)
-    if verdict is _DECLINE:
+    verdict = max(verdict, _bracket_verdict(encoded))
+    if verdict == _DECLINE:
         return DECLINED
     parsed = _parse_quietly(encoded)
     if parsed is None:
@@ -122,13 +123,10 @@ def _load(text: str) -> Any:
     tree, out = parsed
     if b"#" in out and b" #" in out and _ONE_LINE_WITH_HASH.search(out):
         return DECLINED  # maybe a comment rapidyaml kept in a plain scalar of a flow collection
-    verdict = max(verdict, _json_verdict(out), key=_SEVERITY.index)
-    if verdict is _DECLINE or verdict is _MAYBE and not _tree_agrees(tree):
+    verdict = max(verdict, _json_verdict(out))
+    if verdict == _DECLINE or verdict == _MAYBE and not _tree_agrees(tree):
         return DECLINED
     return json.loads(out, parse_float=_float)
-
-
-_SEVERITY = (_FINE, _MAYBE, _DECLINE)
 
 
 def _float(token: str) -> float:
@@ -141,7 +139,7 @@ def _float(token: str) -> float:
 
 # -- tier 1: the text ---------------------------------------------------------------------
 
-def _text_verdict(text: str) -> str:
+def _text_verdict(text: str) -> int:
     if "\t" in text or _COLON_GLUED.search(text):
         return _DECLINE
     if "\\" in text and (any(escape in text for escape in _ODD_ESCAPES)
@@ -166,11 +164,12 @@ def _text_verdict(text: str) -> str:
     return _FINE
 
 
-#: what comes before a node (blanks skipped): ": ", "- ", "[", "{", ",", "? ", a line break
-_NODE_START = ("", "\n", "\r", ":", "-", ",", "[", "{", "?")
+#: what comes before a node (blanks skipped), if not the start of the text: ": ", "- ",
+#: "[", "{", ",", "? " or a line break
+_NODE_START = "\n\r:-,[{?"
 
 
-def _follows(text: str, char: str, before: Any, skip_blanks: bool) -> bool:
+def _follows(text: str, char: str, before: str, skip_blanks: bool) -> bool:
     """Does ``char`` occur right after one of ``before`` (or at the start)?"""
     at = text.find(char)
     while at != -1:
@@ -180,7 +179,7 @@ def _follows(text: str, char: str, before: Any, skip_blanks: bool) -> bool:
     return False
 
 
-def _after(text: str, at: int, before: Any, skip_blanks: bool) -> bool:
+def _after(text: str, at: int, before: str, skip_blanks: bool) -> bool:
     i = at - 1
     while skip_blanks and i >= 0 and text[i] == " ":
         i -= 1
@@ -233,7 +232,7 @@ def _unusual_unicode(text: str) -> bool:
     return bool(_NON_PRINTABLE.search(text)) or any(c in text for c in "\ufeff\x85\u2028\u2029")
 
 
-def _bracket_verdict(encoded: bytes) -> str:
+def _bracket_verdict(encoded: bytes) -> int:
     """Brackets that do not pair up decline; a line that leaves one open may be
     a multi-line flow collection, where the two parsers differ in the details."""
     skeleton = encoded.translate(None, _NOT_BRACKET)  # brackets and line breaks only
@@ -249,7 +248,7 @@ def _bracket_verdict(encoded: bytes) -> str:
 
 # -- tier 2: the JSON -----------------------------------------------------------------------
 
-def _json_verdict(out: bytes) -> str:
+def _json_verdict(out: bytes) -> int:
     """Might a JSON string have been a plain scalar PyYAML types or refuses?
 
     Keys are always JSON strings, so a key PyYAML might type is suspect.  A
