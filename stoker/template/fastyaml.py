@@ -217,14 +217,24 @@ def _block_scalar_trouble(text: str) -> bool:
 def _multi_line_quoted_key(text: str) -> bool:
     """A quoted key whose opening quote may be on an earlier line (``"a\\n b": 1``):
     its line holds no other such quote, or an escaped or doubled one (to be safe)."""
-    if '"' not in text and "'" not in text:
-        return False
-    for match in _QUOTED_KEY_END.finditer(text):
-        quote = match.group(1)
-        line = text[text.rfind("\n", 0, match.start()) + 1:match.start()]
+    for quote, at in _quoted_key_ends(text):
+        line = text[text.rfind("\n", 0, at) + 1:at]
         if quote not in line or ('\\"' if quote == '"' else "''") in line:
             return True
     return False
+
+
+def _quoted_key_ends(text: str):
+    """(quote, where) of each quote that ends a key: followed by a colon and a blank or line break."""
+    if " :" in text:  # a blank before a colon is rare: only then the slower, thorough search
+        yield from ((m.group(1), m.start()) for m in _QUOTED_KEY_END.finditer(text))
+        return
+    for quote in "\"'":
+        at = text.find(quote + ":")
+        while at != -1:
+            if text[at + 2:at + 3] in ("", " ", "\n", "\r"):
+                yield quote, at
+            at = text.find(quote + ":", at + 2)
 
 
 def _unusual_unicode(text: str) -> bool:
