@@ -14,7 +14,6 @@ override a built-in type, as in Heat.
 
 from __future__ import annotations
 
-import configparser
 import difflib
 import hashlib
 import importlib
@@ -26,6 +25,7 @@ from types import ModuleType, SimpleNamespace
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from stoker.constraints import custom
+from stoker.home import config, stoker_home
 from stoker.resources import builtin
 from stoker.resources.exceptions import UnknownResourceType
 
@@ -185,10 +185,6 @@ def _module_name(package: str, directory: Path, path: Path) -> str:
 
 
 # -- configuration -----------------------------------------------------------------------
-def stoker_home() -> Path:
-    return Path(os.environ.get("STOKER_HOME") or "~/.local/share/stoker").expanduser()
-
-
 def plugin_dirs_from_config() -> list[Path]:
     """Plug-in directories from ``$STOKER_HOME/stoker.conf`` then ``STOKER_PLUGIN_DIRS``.
 
@@ -198,9 +194,7 @@ def plugin_dirs_from_config() -> list[Path]:
     """
     home = stoker_home()
     found: list[Path] = []
-    config = configparser.ConfigParser()
-    config.read(home / "stoker.conf")
-    for entry in config.defaults().get("plugin_dirs", "").split(","):
+    for entry in config().defaults().get("plugin_dirs", "").split(","):
         if entry.strip():
             found.append(home / Path(entry.strip()).expanduser())
     for entry in os.environ.get("STOKER_PLUGIN_DIRS", "").split(os.pathsep):

@@ -9,6 +9,7 @@ from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import StaticPool
 
+from stoker.home import private_file, stoker_home
 from stoker.store.repository import Store
 
 MIGRATIONS = Path(__file__).with_name("migrations")
@@ -18,9 +19,7 @@ def default_url() -> str:
     """``$STOKER_DB_URL``, else SQLite in ``$STOKER_HOME`` (``~/.local/share/stoker``)."""
     if url := os.environ.get("STOKER_DB_URL"):
         return url
-    home = Path(os.environ.get("STOKER_HOME") or Path.home() / ".local" / "share" / "stoker")
-    home.mkdir(parents=True, exist_ok=True)
-    return f"sqlite:///{home / 'stoker.db'}"
+    return f"sqlite:///{private_file(stoker_home(create=True) / 'stoker.db')}"
 
 
 def open_store(url: str | None = None, lock_timeout: float = 60.0) -> Store:

@@ -153,8 +153,8 @@ def _text_verdict(text: str) -> int:
         return _DECLINE
     if _TEXT_AFTER_NODE.search(text):
         return _DECLINE
-    if any(_follows(text, char, "}]\"'", skip_blanks=False) for char in "&*!"):
-        return _DECLINE  # "{}!", "'x'&": garbage after a node, to PyYAML
+    if any(_follows(text, char, "}]\"'", skip_blanks=True) for char in "&*!"):
+        return _DECLINE  # "{}!", "{} !", "'x'&": garbage after a node, to PyYAML
     if _follows(text, "?", _NODE_START, skip_blanks=True):
         return _DECLINE  # an explicit "? key": rare in templates, and read differently
     if _follows(text, "!", _NODE_START, skip_blanks=True):

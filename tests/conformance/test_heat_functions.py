@@ -1,6 +1,6 @@
 """Heat's own results for its intrinsic functions, replayed through Stoker.
 
-Each line of ``shared/conformance/heat-functions.jsonl`` is a whole template
+Each line of ``data/heat-functions.jsonl`` (recorded from Heat, see ``data/README.md``) is a whole template
 whose output ``result`` holds the function under test, the parameters to pass,
 and what Heat gave: a value (null when the output's condition is false) or an
 error.  For errors Stoker must fail with its own error (``ValidationFailed`` or
@@ -18,7 +18,7 @@ import pytest
 from stoker.errors import FunctionError, ValidationFailed
 from stoker.template.evaluate import resolve_template
 
-CASES_FILE = Path(__file__).resolve().parents[3] / "shared" / "conformance" / "heat-functions.jsonl"
+CASES_FILE = Path(__file__).with_name("data") / "heat-functions.jsonl"
 
 
 def _load_cases() -> list:
