@@ -6,7 +6,6 @@ Each invalid template is checked for *every* error it holds: the exact
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -634,24 +633,19 @@ def test_warnings_do_not_hide_errors(stoker):
 
 # -- loading limits ------------------------------------------------------------------------
 
-def test_yaml_alias_bomb_is_rejected_quickly(stoker):
-    start = time.perf_counter()
+def test_yaml_alias_bomb_is_rejected_by_counting_nodes(stoker):
     run = stoker.validate("invalid/alias_bomb.yaml").expect(1)
-    elapsed = time.perf_counter() - start
     stoker.assert_errors(run.json, [
         ("", "invalid-syntax", None, None,
          "YAML aliases expand to more than 1000000 nodes; refusing a possible alias bomb"),
     ], file="invalid/alias_bomb.yaml")
-    assert elapsed < 2.0, f"alias bomb took {elapsed:.2f} s"
 
 
-def test_yaml_alias_bomb_is_rejected_quickly_by_the_real_command(stoker_process):
-    start = time.perf_counter()
+def test_yaml_alias_bomb_is_rejected_by_the_real_command(stoker_process):
     run = stoker_process("template", "validate", "-t", "invalid/alias_bomb.yaml", "-f", "json",
                          timeout=30).expect(1)
-    elapsed = time.perf_counter() - start
-    assert [e["code"] for e in run.json] == ["invalid-syntax"]
-    assert elapsed < 2.0, f"alias bomb took {elapsed:.2f} s"
+    assert [(e["code"], e["message"]) for e in run.json] == [(
+        "invalid-syntax", "YAML aliases expand to more than 1000000 nodes; refusing a possible alias bomb")]
 
 
 def _template_of_size(size: int) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
@@ -59,14 +58,11 @@ def test_create_follows_the_dependencies(engine, files):
 
 
 def test_independent_resources_run_concurrently(engine):
-    resources = {f"r{i:02}": tres(wait_secs=0.5, value=f"v{i}") for i in range(20)}
+    resources = {f"r{i:02}": tres(wait_secs=1, value=f"v{i}") for i in range(20)}
     resources["last"] = {**tres(), "depends_on": sorted(resources)}
-    started = time.monotonic()
     info = engine.create_stack("wide", hot(resources))
-    elapsed = time.monotonic() - started
 
     assert info["stack_status"] == "CREATE_COMPLETE"
-    assert elapsed < 2.0, f"20 resources of 0.5 s in one layer took {elapsed:.2f} s"
     events = resource_events(engine, "wide")
     # all twenty had started before the first one finished
     first_done = min(i for i, (n, s) in enumerate(events) if s == "CREATE_COMPLETE")

@@ -42,7 +42,6 @@ class Background:
     """``engine.create_stack(...)`` in a thread; ``result()`` joins it."""
 
     def __init__(self, engine, name: str, template: dict):
-        self.started = time.monotonic()
         self.outcome: dict = {}
         self.thread = threading.Thread(target=self._run, args=(engine, name, template), daemon=True)
         self.thread.start()
@@ -56,7 +55,6 @@ class Background:
     def result(self, timeout: float = 30) -> dict:
         self.thread.join(timeout)
         assert not self.thread.is_alive(), "the create did not finish"
-        self.elapsed = time.monotonic() - self.started
         if "error" in self.outcome:
             raise self.outcome["error"]
         return self.outcome["result"]
@@ -69,15 +67,15 @@ def waiting(engine, name: str) -> None:
 
 def test_signals_from_another_engine_complete_the_wait(make_engine):
     creator, other = make_engine(), make_engine()
-    create = Background(creator, "ws", wait_stack(count=2, timeout=10))
+    create = Background(creator, "ws", wait_stack(count=2, timeout=600))
     waiting(other, "ws")
     other.signal("ws", "handle", {"data": "first", "reason": "web up"})
     time.sleep(0.3)
     assert statuses(other, "ws")["wait"] == "CREATE_IN_PROGRESS"  # one of two
     other.signal("ws", "handle", {"id": "db", "data": {"ip": "10.0.0.2"}})
     result = create.result()
+    # complete, not timed out: the second signal ended the wait (a timeout would be 10 minutes)
     assert result["stack_status"] == "CREATE_COMPLETE", result["stack_status_reason"]
-    assert create.elapsed < 8
     outputs = outputs_by_key(result["outputs"])
     assert json.loads(outputs["data"]["output_value"]) == {"1": "first", "db": {"ip": "10.0.0.2"}}
     assert statuses(other, "ws") == {"handle": "CREATE_COMPLETE", "wait": "CREATE_COMPLETE",
@@ -95,7 +93,7 @@ def test_no_signal_times_out(make_engine):
     creator = make_engine()
     started = time.monotonic()
     result = creator.create_stack("ws", wait_stack(timeout=1))
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started >= 1
     assert result["stack_status"] == "CREATE_FAILED"
     assert "WaitConditionTimeout: resources.wait: 0 of 1 received" in result["stack_status_reason"]
     rows = {r["resource_name"]: r for r in creator.resources("ws")}
@@ -106,11 +104,10 @@ def test_no_signal_times_out(make_engine):
 
 def test_failure_signal_fails_the_wait_with_its_reason(make_engine):
     creator, other = make_engine(), make_engine()
-    create = Background(creator, "ws", wait_stack(count=2, timeout=10))
+    create = Background(creator, "ws", wait_stack(count=2, timeout=600))
     waiting(other, "ws")
     other.signal("ws", "handle", {"status": "FAILURE", "reason": "package install failed"})
-    result = create.result()
-    assert create.elapsed < 5
+    result = create.result()  # long before the 10-minute timeout
     assert result["stack_status"] == "CREATE_FAILED"
     assert "WaitConditionFailure: resources.wait: package install failed" in result["stack_status_reason"]
     rows = {r["resource_name"]: r for r in creator.resources("ws")}

@@ -46,12 +46,19 @@ def test_waiting_does_not_block_other_resources():
     assert statuses[:first_complete].count("IN_PROGRESS") == 100
 
 
+def _within(coroutine, seconds: float = 30):
+    """Run ``coroutine``; raise TimeoutError if it has not ended after ``seconds``."""
+    async def bounded():
+        return await asyncio.wait_for(coroutine, seconds)
+
+    return run(bounded())
+
+
 def test_action_wait_secs_overrides_wait_secs_per_action():
-    res = make(TestResource, {"wait_secs": 5, "action_wait_secs": {"create": 0.1, "delete": 0}})
-    started = time.monotonic()
-    run(create(res))
-    run(res.delete())
-    assert time.monotonic() - started < 1
+    # wait_secs -1 waits forever: the create and delete finish only if their own waits are used
+    res = make(TestResource, {"wait_secs": -1, "action_wait_secs": {"create": 0.1, "delete": 0}})
+    _within(create(res))
+    _within(res.delete())
     assert res.state == ("DELETE", "COMPLETE")
 
 
@@ -100,12 +107,12 @@ def test_update_value_in_place():
 
 
 def test_update_waits_only_when_value_changes():
-    res = created({"value": "one", "action_wait_secs": {"update": 0.3}})
-    started = time.monotonic()
-    run(update(res, {"value": "one", "action_wait_secs": {"update": 0.3}, "client_name": "x"}))
-    assert time.monotonic() - started < 0.25
-    run(update(res, {"value": "two", "action_wait_secs": {"update": 0.3}}))
-    assert time.monotonic() - started >= 0.3
+    # an update wait of -1 never ends: the first update returns only because it does not wait
+    res = created({"value": "one", "action_wait_secs": {"update": -1}})
+    assert _within(update(res, {"value": "one", "action_wait_secs": {"update": -1}, "client_name": "x"})) \
+        == "updated"
+    with pytest.raises(asyncio.TimeoutError):
+        _within(update(res, {"value": "two", "action_wait_secs": {"update": -1}}), 0.3)
 
 
 def test_fail_fails_update():

@@ -234,10 +234,8 @@ def test_completes_when_count_signals_arrive():
         await asyncio.gather(create(wait), signal_later(handle, 0.1, {"data": "one"}),
                              signal_later(handle, 0.3, {"data": "two", "id": "second"}))
 
-    started = time.monotonic()
     run(scenario())
-    assert wait.state == ("CREATE", "COMPLETE")
-    assert time.monotonic() - started < 1.5
+    assert wait.state == ("CREATE", "COMPLETE")  # by the signals, not the 10 s timeout
     assert json.loads(wait.FnGetAtt("data")) == {"1": "one", "second": "two"}
 
 
@@ -280,7 +278,7 @@ def test_times_out_like_heat():
     elapsed = time.monotonic() - started
     assert wait.state == ("CREATE", "FAILED")
     assert wait.status_reason == "WaitConditionTimeout: resources.wait: 0 of 1 received"
-    assert 1.0 <= elapsed < 1.6
+    assert elapsed >= 1.0
 
 
 def test_timeout_names_the_signals_received():
