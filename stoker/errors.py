@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 Path = tuple  # a tuple of str keys and int indexes
+#: the code of a use of a parameter whose value was refused: reported once, at the parameter
+REJECTED_PARAMETER = "rejected-parameter"
 
 
 def format_path(path: Iterable[Any]) -> str:
@@ -134,11 +136,12 @@ class Problems:
         self.add(path, code, message, severity="warning")
 
     def extend(self, problems: Iterable[Problem]) -> None:
-        """Add problems; one already reported at the same place is not repeated."""
+        """Add problems; one already reported at the same place is not repeated, and
+        a use of a parameter whose value was refused is not reported again."""
         seen = {(p.path, p.code, p.message) for p in self.items}
         for problem in problems:
             key = (problem.path, problem.code, problem.message)
-            if key not in seen:
+            if key not in seen and problem.code != REJECTED_PARAMETER:
                 seen.add(key)
                 self.items.append(problem)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from stoker.errors import FunctionError, ResourcePending
+from stoker.errors import REJECTED_PARAMETER, FunctionError, ResourcePending
 
 
 class StackContext:
@@ -24,6 +24,7 @@ class StackContext:
         project_id: str = "default",
         parameters: Mapping[str, Any] | None = None,
         parameter_names: frozenset[str] | set[str] | None = None,
+        rejected_parameters: frozenset[str] | set[str] = frozenset(),
         resource_names: frozenset[str] | set[str] = frozenset(),
         condition_names: frozenset[str] | set[str] = frozenset(),
         files: Mapping[str, str] | None = None,
@@ -35,6 +36,8 @@ class StackContext:
         self.parameters: dict[str, Any] = dict(parameters or {})
         #: declared parameters; a declared one may lack a value while validating
         self.parameter_names = set(self.parameters if parameter_names is None else parameter_names)
+        #: declared parameters whose given value was refused (and reported as such)
+        self.rejected_parameters = frozenset(rejected_parameters)
         self.resource_names = set(resource_names)
         self.condition_names = set(condition_names)
         self.files = dict(files or {})
@@ -50,6 +53,8 @@ class StackContext:
         pseudo = self.pseudo_parameters()
         if name in pseudo:
             return pseudo[name]
+        if name in self.rejected_parameters:
+            raise FunctionError(f"The Parameter ({name}) has an invalid value.", code=REJECTED_PARAMETER)
         if name not in self.parameters:
             raise FunctionError(f"The Parameter ({name}) was not provided.", code="missing-parameter")
         return self.parameters[name]

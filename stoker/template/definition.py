@@ -149,9 +149,11 @@ def _build_definition(
 
     resources_section = template.section("resources")
     conditions_section = template.section("conditions") if version.has_conditions else {}
+    reported = {p.path[1] for p in problems.errors if len(p.path) > 1 and p.path[0] == "parameters"}
     context = context_factory(
         parameters=values,
         parameter_names=declared,
+        rejected_parameters={name for name in declared - set(values) if name in reported},
         resource_names=set(resources_section) if isinstance(resources_section, dict) else set(),
         condition_names=set(conditions_section) if isinstance(conditions_section, dict) else set(),
         files=template.files,

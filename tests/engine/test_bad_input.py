@@ -6,7 +6,7 @@ import pytest
 
 from stoker.errors import NotFound, ValidationFailed
 
-from .helpers import files_under, hot, template, tres
+from .helpers import files_under, hot, template, tres, write_yaml
 from .plugin_sources import write_plugins
 
 
@@ -139,3 +139,31 @@ def test_the_cli_reports_bad_arguments_without_a_traceback(cli, tmp_path):
     run = cli("stack", "create", "x", "-t", template("dependencies.yaml")).expect(1)
     assert "parameters.dir" in run.stderr or "dir" in run.stderr
     assert cli("stack", "list", "-f", "json").expect(0).json == []
+
+
+USED_THREE_TIMES = hot(
+    {name: {"type": "OS::Heat::Value", "properties": {"value": {"get_param": "port"}}} for name in ("a", "b")},
+    outputs={"port": {"value": {"get_param": "port"}}},
+    parameters={"port": {"type": "number", "constraints": [{"range": {"min": 1, "max": 100}}]}})
+
+
+@pytest.mark.sqlite_only
+@pytest.mark.parametrize("value, code, message", [
+    ("abc", "invalid-parameter-value", '"abc" is not a number'),
+    ("1000", "constraint-violation", "1000 is out of range (min: 1, max: 100)"),
+    (None, "missing-parameter", "The Parameter (port) was not provided."),
+])
+def test_a_bad_parameter_value_is_one_error_not_one_per_use(engine, value, code, message):
+    with pytest.raises(ValidationFailed) as caught:
+        engine.create_stack("bad", USED_THREE_TIMES, parameters={} if value is None else {"port": value})
+    assert [(p.path, p.code, p.message) for p in caught.value.problems] == [
+        (("parameters", "port"), code, message)]
+    assert engine.list_stacks(show_deleted=True) == []
+
+
+@pytest.mark.sqlite_only
+def test_the_cli_reports_a_bad_parameter_value_once(cli, tmp_path):
+    path = write_yaml(tmp_path / "port.yaml", USED_THREE_TIMES)
+    for command in (("template", "validate"), ("stack", "create", "bad")):
+        errors = cli(*command, "-t", path, "-P", "port=abc", "-f", "json").expect(1).json
+        assert [(e["path"], e["code"]) for e in errors] == [("parameters.port", "invalid-parameter-value")]
