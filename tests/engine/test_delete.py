@@ -164,3 +164,15 @@ def test_an_update_that_turns_a_condition_on_and_off(engine, files):
     assert set(statuses(engine, "cond")) == {"always", "dev_only"}
     assert files_under(files) == ["always.txt"]
     assert outputs_by_key(info["outputs"])["prod_path"]["output_value"] is None
+
+
+@pytest.mark.sqlite_only
+def test_delete_removes_the_empty_directories_the_files_were_put_in(engine, files):
+    (files / "kept").mkdir()
+    engine.create_stack("dirs", hot({
+        "deep": local_file(files / "new" / "deeper" / "a.txt", "a"),
+        "beside": local_file(files / "kept" / "sub" / "b.txt", "b"),
+    }))
+    (files / "kept" / "mine.txt").write_text("not the stack's")
+    assert engine.delete_stack("dirs")["stack_status"] == "DELETE_COMPLETE"
+    assert sorted(str(p.relative_to(files)) for p in files.rglob("*")) == ["kept", "kept/mine.txt"]

@@ -92,6 +92,27 @@ def test_delete_removes_the_file(tmp_path):
     assert not target.exists()
 
 
+def test_delete_removes_the_directories_it_made_when_empty(tmp_path):
+    (tmp_path / "there").mkdir()
+    made = created({"path": str(tmp_path / "there" / "new" / "deeper" / "f")})
+    run(made.delete())
+    assert not (tmp_path / "there" / "new").exists()
+    assert (tmp_path / "there").is_dir()  # it was there before
+
+
+def test_delete_keeps_a_directory_it_made_that_is_not_empty(tmp_path):
+    res = created({"path": str(tmp_path / "new" / "deeper" / "f")})
+    (tmp_path / "new" / "other").write_text("not Stoker's")
+    run(res.delete())
+    assert sorted(p.name for p in (tmp_path / "new").iterdir()) == ["other"]
+
+
+def test_retain_keeps_the_directories_too(tmp_path):
+    res = created({"path": str(tmp_path / "new" / "f"), "retain": True})
+    run(res.delete())
+    assert (tmp_path / "new" / "f").exists()
+
+
 def test_delete_of_a_missing_file_is_fine(tmp_path):
     target = tmp_path / "f"
     res = created({"path": str(target)})

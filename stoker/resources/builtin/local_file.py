@@ -14,6 +14,8 @@ from stoker.resources.support import SupportStatus
 
 PATH, CONTENT, MODE, RETAIN = "path", "content", "mode", "retain"
 SIZE, SHA256 = "size", "sha256"
+#: resource data: the directories the create made for the file, deepest first
+MADE_DIRS = "made_dirs"
 
 
 def write_atomically(path: str, content: str, mode: int) -> None:
@@ -37,6 +39,30 @@ def write_atomically(path: str, content: str, mode: int) -> None:
     except BaseException:
         _remove(temporary)
         raise
+
+
+def missing_parents(path: str) -> list[str]:
+    """The directories above ``path`` that do not exist yet, deepest first."""
+    missing = []
+    parent = os.path.dirname(path)
+    while parent and not os.path.exists(parent):
+        missing.append(parent)
+        up = os.path.dirname(parent)
+        if up == parent:
+            break
+        parent = up
+    return missing
+
+
+def remove_empty(directories: list[str]) -> None:
+    """Remove each directory (deepest first) that is empty; stop at the first that is not."""
+    for directory in directories:
+        try:
+            os.rmdir(directory)
+        except FileNotFoundError:
+            continue
+        except OSError:  # not empty (something else lives there now), or not ours to remove
+            return
 
 
 def temporary_path(path: str) -> str:
@@ -64,7 +90,8 @@ class LocalFile(Resource):
     relative path is taken from the directory Stoker runs in) with
     permissions ``mode``.  Changing the content or mode rewrites the file in
     place; changing the path replaces it.  Deleting the resource removes the
-    file unless ``retain`` is true.
+    file unless ``retain`` is true, and then the directories its create made,
+    those that are empty.
     """
 
     support_status = SupportStatus(version="1.0.0")
@@ -111,6 +138,7 @@ class LocalFile(Resource):
 
     def handle_create(self) -> None:
         self.resource_id_set(self._path())
+        self.data_set(MADE_DIRS, missing_parents(self._path()))
         self._write()
 
     def plan_update(self, definition: Any, new_props: Any):
@@ -130,6 +158,7 @@ class LocalFile(Resource):
     def handle_delete(self) -> None:
         if not self.properties[RETAIN]:
             remove(self._path())
+            remove_empty(self.data().get(MADE_DIRS) or [])
 
     def handle_check(self) -> None:
         if not os.path.isfile(self._path()):
