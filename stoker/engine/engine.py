@@ -21,6 +21,7 @@ from typing import Any, Iterable
 
 from stoker.engine import actions
 from stoker.engine.actions import HOOKS_CLEARED_KEY, ActionFailed
+from stoker.engine.preview import add_knock_on_changes
 from stoker.engine.stack import Stack
 from stoker.errors import (Conflict, FunctionError, NotFound, Problems, ResourcePending, StaleWrite, StokerError,
                            ValidationFailed)
@@ -498,6 +499,7 @@ class Engine:
         for name, resource in sorted(old.resources.items()):
             if name not in new_names:
                 plan["deleted"].append({"resource_name": name, "resource_type": resource.type()})
+        add_knock_on_changes(plan, probe.definition, actions.dependency_graph(probe, new_names).order())
         return plan
 
     def mark_unhealthy(self, name_or_id: str, resource_name: str, unhealthy: bool = True,

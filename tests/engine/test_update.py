@@ -11,6 +11,7 @@ from .helpers import (
     files_under,
     hot,
     index,
+    local_file,
     outputs_by_key,
     physical_ids,
     resource_events,
@@ -157,6 +158,40 @@ def test_dry_run_says_what_would_change_and_changes_nothing(engine, files):
              engine.template("site"), engine.show_stack("site")["parameters"])
     assert after == before
     assert engine.show_stack("site")["stack_status"] == "CREATE_COMPLETE"
+
+
+@pytest.mark.sqlite_only
+def test_dry_run_says_which_readers_of_a_changing_resource_may_change(engine, files):
+    def stack(value):
+        return hot({
+            "base": local_file(files / f"{value}.txt", value),      # another path: replaced
+            "tuned": tres(value=value),                              # updated in place
+            "names_base": tres(value={"get_resource": "base"}),
+            "reads_base": tres(value={"get_attr": ["base", "path"]}),
+            "reads_tuned": tres(value={"get_attr": ["tuned", "output"]}),
+            "names_tuned": tres(value={"get_resource": "tuned"}),    # same id after an in-place update
+            "reads_reader": tres(value={"get_attr": ["reads_base", "output"]}),
+            "after_only": {**tres(value="x"), "depends_on": "base"},  # ordered after, reads nothing
+        })
+
+    engine.create_stack("knock", stack("one"))
+    plan = engine.update_stack("knock", stack("two"), dry_run=True)
+
+    reasons = {e["resource_name"]: e.get("reason") for e in plan["updated"]}
+    assert [e["resource_name"] for e in plan["replaced"]] == ["base"]
+    assert reasons == {
+        "names_base": "may change: it reads get_resource base, and base is replaced",
+        "reads_base": "may change: it reads get_attr base.path, and base is replaced",
+        "reads_reader": "may change: it reads get_attr reads_base.output, and reads_base changes",
+        "reads_tuned": "may change: it reads get_attr tuned.output, and tuned changes",
+        "tuned": "changes value",
+    }
+    assert sorted(e["resource_name"] for e in plan["unchanged"]) == ["after_only", "names_tuned"]
+
+    # and the update does change them
+    engine.update_stack("knock", stack("two"))
+    outputs = {n: engine.resource("knock", n)["attributes"].get("output") for n in ("reads_base", "reads_reader")}
+    assert outputs == {"reads_base": str(files / "two.txt"), "reads_reader": str(files / "two.txt")}
 
 
 @pytest.mark.sqlite_only
