@@ -27,7 +27,7 @@ from stoker.errors import (Conflict, FunctionError, NotFound, Problems, Resource
                            ValidationFailed)
 from stoker.functions.base import resolve
 from stoker.functions.references import GetAtt
-from stoker.resources import registry
+from stoker.resources import processes, registry
 from stoker.store.locks import new_engine_id, owner_is_dead
 from stoker.template.environment import Environment, RegistryLoop
 from stoker.template.parameters import masked
@@ -577,10 +577,20 @@ class Engine:
 
     def cancel_stack(self, name_or_id: str, rollback: bool = True) -> None:
         record = self.get_record(name_or_id)
+        if record.lock_owner is not None and owner_is_dead(record.lock_owner):
+            self.stop_dead_commands(record)
         if record.status != IN_PROGRESS or record.lock_owner is None or owner_is_dead(record.lock_owner):
             raise Conflict(f"Stack {record.name} has no action in progress to cancel"
                            + (" (the process running it has died)" if record.lock_owner else ""))
         self.store.request_cancel(record.id, rollback)
+
+    def stop_dead_commands(self, record) -> None:
+        """Kill the commands a dead engine left running in this stack and its nested ones,
+        before anyone acts on them (``processes.stop_orphan`` says which)."""
+        for row in self.store.get_resources(record.id):
+            processes.stop_orphan((row.data or {}).get(processes.PROCESS_KEY))
+        for child in self.store.children(record.id):
+            self.stop_dead_commands(child)
 
     # -- running ------------------------------------------------------------------------
     def _run(self, coroutine) -> None:
@@ -609,6 +619,8 @@ class Engine:
         class _Lock:
             def __enter__(self_inner):
                 engine.store.acquire_lock(record.id, engine.engine_id, action)
+                if record.status == IN_PROGRESS:  # taken over from an engine that died
+                    engine.stop_dead_commands(record)
 
             def __exit__(self_inner, *exc):
                 engine.store.release_lock(record.id, engine.engine_id)

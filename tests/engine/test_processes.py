@@ -9,8 +9,11 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
+
+from stoker.resources import processes
 
 from .helpers import (
     files_under,
@@ -201,3 +204,39 @@ def test_a_cancel_sent_to_a_dead_process_does_not_cancel_the_next_action(engine,
     info = engine.delete_stack("dead")
 
     assert info["stack_status"] == "DELETE_COMPLETE", info["stack_status_reason"]
+
+
+@pytest.mark.sqlite_only
+def test_a_killed_engines_command_is_killed_before_the_stack_is_deleted(engine, cli, stoker_process, home,
+                                                                          tmp_path):
+    log = tmp_path / "still-writing.log"
+    # a command that never ends, writing from a background process of its own
+    forever = f"(while true; do echo x >> {log}; sleep 0.05; done) & while true; do sleep 1; done"
+    path = write_yaml(tmp_path / "orphan.yaml", hot({
+        "cmd": {"type": "Stoker::Local::Command", "properties": {"create": forever, "timeout": 3600}}}))
+    creator = subprocess.Popen(
+        [stoker_process.executable, "--db-url", cli.db_url, "stack", "create", "orphan", "-t", str(path),
+         "--wait"], env=process_env(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def recorded():
+        rows = engine.store.get_resources(engine.get_record("orphan").id)
+        return log.exists() and (rows[0].data or {}).get(processes.PROCESS_KEY)
+
+    try:
+        running = wait_until(recorded, timeout=30, what="the command to start and be recorded")
+    finally:
+        _kill(creator)
+    size = log.stat().st_size
+    wait_until(lambda: log.stat().st_size > size, what="the orphaned command to go on writing")
+
+    try:
+        cli("stack", "delete", "orphan", "--yes").expect(0)
+
+        size = log.stat().st_size
+        time.sleep(0.5)  # ten of its writes, had it survived
+        assert log.stat().st_size == size
+        assert not processes._group_carries(running["pgid"], running["marker"])
+    finally:
+        processes.kill_group(running["pgid"])  # never leave it behind, whatever happened
+    with pytest.raises(Exception, match="not found"):
+        engine.show_stack("orphan")

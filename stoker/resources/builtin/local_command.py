@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
 import subprocess
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from stoker.constraints import Range
 from stoker.errors import StokerError
-from stoker.resources import attributes, properties
+from stoker.resources import attributes, processes, properties
 from stoker.resources.resource import Resource
 from stoker.resources.support import SupportStatus
 
@@ -39,14 +38,13 @@ class Outcome:
 
 
 def run_command(command: str, env: dict[str, str], cwd: str | None, timeout: float,
-                started: Callable[[subprocess.Popen], None] = lambda proc: None) -> Outcome:
+                started: Callable[[subprocess.Popen, dict], None] = lambda proc, record: None) -> Outcome:
     """Run ``command`` with ``/bin/sh -c``; after ``timeout`` seconds kill it
     and everything it started (it runs in a process group of its own).
-    ``started`` is given the process, so that others can kill it too."""
-    proc = subprocess.Popen(["/bin/sh", "-c", command], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            cwd=cwd or None, env=env, start_new_session=True)
-    started(proc)
+    ``started`` is given the process and its record (``processes.start``),
+    so that others can kill it too."""
+    proc, record = processes.start(["/bin/sh", "-c", command], env, cwd)
+    started(proc, record)
     timed_out = False
     try:
         out, err = proc.communicate(timeout=timeout)
@@ -62,10 +60,7 @@ def run_command(command: str, env: dict[str, str], cwd: str | None, timeout: flo
 
 
 def kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:  # already gone
-        pass
+    processes.kill_group(proc.pid)
 
 
 def _text(output: bytes) -> str:
@@ -147,9 +142,11 @@ class LocalCommand(Resource):
         env = dict(os.environ)
         env.update({str(k): _env_value(v) for k, v in (self.properties[ENVIRONMENT] or {}).items()})
         timeout = self.properties[TIMEOUT]
-        outcome = run_command(command, env, self.properties[CWD], timeout,
-                              started=lambda proc: setattr(self, "_process", proc))
-        self._process = None
+        try:
+            outcome = run_command(command, env, self.properties[CWD], timeout, started=self._started)
+        finally:
+            self._process = None
+            self.data_delete(processes.PROCESS_KEY)
         for key in OUTPUTS:
             self.data_set(key, getattr(outcome, key))
         if outcome.timed_out:
@@ -158,6 +155,11 @@ class LocalCommand(Resource):
         if outcome.exit_code != 0:
             raise CommandFailed(f"the {which} command exited with status "
                                 f"{outcome.exit_code}{_tail(outcome.stderr)}")
+
+    def _started(self, proc: subprocess.Popen, record: dict) -> None:
+        """Keep the running command, here and in the store (for whoever takes over if we die)."""
+        self._process = proc
+        self.data_set(processes.PROCESS_KEY, record)
 
     def handle_create(self) -> None:
         self.resource_id_set(self.physical_resource_name())
