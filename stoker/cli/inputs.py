@@ -13,7 +13,7 @@ from typing import Any, Iterable
 import click
 
 from stoker.errors import ValidationFailed
-from stoker.template.environment import Environment
+from stoker.template.environment import Environment, load_environments
 from stoker.template.files import load_template_tree
 from stoker.template.template import Template
 
@@ -75,9 +75,20 @@ def read_inputs(template_file: str, environment_files=(), parameters=(), paramet
     return Inputs(template, environment, parse_parameters(parameters, parameter_files))
 
 
+def load_inputs(template_file: str | None, environment_files=(), parameters=(), parameter_files=()) -> tuple:
+    """(template, environment, parameters) of ``stack create|update``: each None when not given."""
+    template = environment = None
+    if template_file:
+        template, environment = load_template_tree(template_file, list(environment_files))
+        environment = environment if environment_files else None
+    elif environment_files:
+        environment = load_environments(list(environment_files))
+    return template, environment, parse_parameters(parameters, parameter_files)
+
+
 def declared_parameters(template: Template) -> set[str]:
     section = template.section("parameters")
     return set(section) if isinstance(section, dict) else set()
 
 
-__all__ = ["Inputs", "ValidationFailed", "declared_parameters", "read_inputs", "template_options"]
+__all__ = ["Inputs", "ValidationFailed", "declared_parameters", "load_inputs", "read_inputs", "template_options"]

@@ -3,8 +3,9 @@
 ``RemoteEngine`` has the methods of ``stoker.engine.engine.Engine`` that the
 ``stoker stack ...`` commands call, and does each through the Heat-compatible
 REST API of a ``stoker api`` server, so a team can share one server (and its
-database) while every command keeps its local behaviour: ``create`` and the
-other actions return when the action has ended, ``--wait`` prints events.
+database) while every command keeps its local behaviour: the actions return
+when the action has ended (``wait=False``: once the server has started it),
+``--wait`` prints events.
 
 URL: the orchestration endpoint, ``http://host:8004/v1/PROJECT``; a URL
 without ``/v1/...`` gets ``/v1/$STOKER_PROJECT`` (default ``default``).
@@ -155,7 +156,7 @@ class RemoteEngine:
     # -- actions ----------------------------------------------------------------------------
     def create_stack(self, name: str, template: Any, environment: Any = None, parameters: dict | None = None,
                      timeout_mins: int | None = None, disable_rollback: bool = True,
-                     tags: Iterable[str] = (), dry_run: bool = False) -> dict:
+                     tags: Iterable[str] = (), dry_run: bool = False, wait: bool = True) -> dict:
         body = _instantiation(template, environment, parameters)
         body.update(stack_name=name, disable_rollback=disable_rollback)
         if timeout_mins:
@@ -168,12 +169,12 @@ class RemoteEngine:
                 {"resource_name": r["resource_name"], "resource_type": r["resource_type"], "action": "CREATE"}
                 for r in stack.get("resources", [])]}
         created = self.request("POST", "/stacks", body)[2]["stack"]
-        return self._wait(created["id"])
+        return self._wait(created["id"], poll=wait)
 
     def update_stack(self, name_or_id: str, template: Any = None, environment: Any = None,
                      parameters: dict | None = None, existing: bool = False,
                      disable_rollback: bool | None = None, timeout_mins: int | None = None,
-                     dry_run: bool = False) -> dict:
+                     dry_run: bool = False, wait: bool = True) -> dict:
         path = self._stack_path(name_or_id)
         body = _instantiation(template, environment, parameters)
         if disable_rollback is not None:
@@ -190,12 +191,12 @@ class RemoteEngine:
                             "reason": e.get("resource_status_reason", "")} for e in entries]
                     for kind, entries in changes.items()}
         self.request(method, path, body)
-        return self._wait(path.rsplit("/", 1)[1])
+        return self._wait(path.rsplit("/", 1)[1], poll=wait)
 
-    def delete_stack(self, name_or_id: str) -> dict:
+    def delete_stack(self, name_or_id: str, wait: bool = True) -> dict:
         path = self._stack_path(name_or_id)
         self.request("DELETE", path)
-        return self._wait(path.rsplit("/", 1)[1], resolve_outputs=False)
+        return self._wait(path.rsplit("/", 1)[1], resolve_outputs=False, poll=wait)
 
     def _action(self, name_or_id: str, action: str) -> dict:
         path = self._stack_path(name_or_id)
@@ -233,8 +234,9 @@ class RemoteEngine:
         self.signal(name_or_id, resource_name, {"unset_hook": hook})
         return hook or "(any)"
 
-    def _wait(self, stack_id: str, resolve_outputs: bool = True) -> dict:
-        """Poll until the action ends, like the local engine's methods, which return at the end."""
+    def _wait(self, stack_id: str, resolve_outputs: bool = True, poll: bool = True) -> dict:
+        """Poll until the action ends, like the local engine's methods, which return at the end
+        (without ``poll``: the stack as it is now, its action under way in the server)."""
         path = f"/stacks/{stack_id}"
         while True:
             try:
@@ -242,7 +244,7 @@ class RemoteEngine:
                                            else {"resolve_outputs": "false"})[2]["stack"])
             except NotFound:
                 return {"id": stack_id, "stack_status": "DELETE_COMPLETE", "stack_status_reason": ""}
-            if not str(info.get("stack_status", "")).endswith("IN_PROGRESS"):
+            if not poll or not str(info.get("stack_status", "")).endswith("IN_PROGRESS"):
                 return info
             time.sleep(POLL_INTERVAL)
 

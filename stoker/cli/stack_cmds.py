@@ -12,11 +12,11 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from stoker.cli import detached
 from stoker.cli.formatting import dump, format_option, show_list, show_problems, show_record
-from stoker.cli.inputs import parse_parameters, template_options
+from stoker.cli.inputs import load_inputs, template_options
+from stoker.cli.remote import RemoteEngine
 from stoker.errors import Conflict, NotFound, StokerError, ValidationFailed
-from stoker.template.environment import load_environments
-from stoker.template.files import load_template_tree
 
 STACK_COLUMNS = ["id", "stack_name", "stack_status", "creation_time", "updated_time"]
 RESOURCE_COLUMNS = ["resource_name", "physical_resource_id", "resource_type", "resource_status", "updated_time"]
@@ -41,16 +41,6 @@ def run_guarded(fn, fmt: str = "table"):
 @click.group()
 def stack() -> None:
     """Create, change and inspect stacks."""
-
-
-def _inputs(template_file, environment_files, parameters, parameter_files):
-    template = environment = None
-    if template_file:
-        template, environment = load_template_tree(template_file, list(environment_files))
-        environment = environment if environment_files else None
-    elif environment_files:
-        environment = load_environments(list(environment_files))
-    return template, environment, parse_parameters(parameters, parameter_files)
 
 
 def _stack_id(engine, name: str) -> str | None:
@@ -93,6 +83,21 @@ def _watch(engine, name: str, action, fmt: str):
     return result.get("value")
 
 
+def _in_background(ctx: click.Context, verb: str, name: str, inputs: tuple = (),
+                   options: dict | None = None) -> dict:
+    """Start ``<verb>_stack`` and return the stack once the action shows (``*_IN_PROGRESS``):
+    in a detached engine process when local, in the server when remote."""
+    engine = engine_of(ctx)
+    if isinstance(engine, RemoteEngine):
+        return getattr(engine, f"{verb}_stack")(name, *(load_inputs(*inputs) if inputs else ()),
+                                                wait=False, **(options or {}))
+    from stoker.engine.engine import stack_summary
+
+    settings = ctx.find_root().obj
+    stack_id = detached.start(settings.db_url, settings.plugin_dirs, verb, name, inputs, options)
+    return stack_summary(engine.get_record(stack_id or name, show_deleted=True))
+
+
 def _finish(info: dict, fmt: str, wait: bool) -> None:
     """Show the result; with --wait a failed action exits 1, even when rolled back."""
     show_record(info, fmt)
@@ -117,11 +122,15 @@ def create(ctx, name, template_file, environment_files, parameters, parameter_fi
     engine = engine_of(ctx)
 
     def go():
-        template, environment, params = _inputs(template_file, environment_files, parameters, parameter_files)
+        inputs = (template_file, environment_files, parameters, parameter_files)
+        options = {"timeout_mins": timeout, "disable_rollback": not enable_rollback,
+                   "tags": [t for t in tags.split(",") if t]}
+        if not (wait or dry_run):
+            show_record(_in_background(ctx, "create", name, inputs, options), fmt)
+            return
+        template, environment, params = load_inputs(*inputs)
         action = lambda: engine.create_stack(  # noqa: E731
-            name, template, environment, params, timeout_mins=timeout,
-            disable_rollback=not enable_rollback, tags=[t for t in tags.split(",") if t],
-            dry_run=dry_run)
+            name, template, environment, params, dry_run=dry_run, **options)
         if dry_run:
             result = action()
             show_list(result["resources"], ["resource_name", "resource_type", "action"], fmt)
@@ -151,11 +160,15 @@ def update(ctx, name, template_file, environment_files, parameters, parameter_fi
     engine = engine_of(ctx)
 
     def go():
-        template, environment, params = _inputs(template_file, environment_files, parameters, parameter_files)
-        disable = None if rollback is None else rollback == "disabled"
+        inputs = (template_file, environment_files, parameters, parameter_files)
+        options = {"existing": existing, "timeout_mins": timeout,
+                   "disable_rollback": None if rollback is None else rollback == "disabled"}
+        if not (wait or dry_run):
+            show_record(_in_background(ctx, "update", name, inputs, options), fmt)
+            return
+        template, environment, params = load_inputs(*inputs)
         action = lambda: engine.update_stack(  # noqa: E731
-            name, template, environment, params, existing=existing, disable_rollback=disable,
-            timeout_mins=timeout, dry_run=dry_run)
+            name, template, environment, params, dry_run=dry_run, **options)
         if dry_run:
             plan = action()
             rows = [{"change": change, **entry} for change, entries in plan.items() for entry in entries]
@@ -183,8 +196,9 @@ def delete(ctx, names, yes, wait):
     failed = False
     for name in names:
         def go(name=name):
-            action = lambda: engine.delete_stack(name)  # noqa: E731
-            return _watch(engine, name, action, "table") if wait else action()
+            if not wait:
+                return _in_background(ctx, "delete", name)
+            return _watch(engine, name, lambda: engine.delete_stack(name), "table")
 
         info = run_guarded(go)
         if info["stack_status"].endswith("FAILED"):

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import threading
+import time
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
@@ -56,6 +57,8 @@ class Engine:
         #: Heat's max_nested_stack_depth, and a cap on resources in one tree of stacks
         self.max_nested_depth = int(os.environ.get("STOKER_MAX_NESTED_DEPTH", 5))
         self.max_resources = int(os.environ.get("STOKER_MAX_RESOURCES", 100_000))
+        #: how long a delete waits for a cancelled action to let the stack go
+        self.stop_timeout = float(os.environ.get("STOKER_STOP_TIMEOUT", 60))
         self._templates: dict[int, Any] = {}
 
     @property
@@ -330,13 +333,14 @@ class Engine:
             await actions.create(stack, _seconds(timeout_mins))
         except ActionFailed as exc:
             await stack.set_state("CREATE", FAILED, str(exc))
-            if not disable_rollback:
+            if not disable_rollback and stack.rollback_on_cancel:
                 await self.run_delete(stack, "ROLLBACK")
             return
         await stack.set_state("CREATE", COMPLETE, "Stack CREATE completed successfully")
 
     def delete_stack(self, name_or_id: str) -> dict:
-        record = self.get_record(name_or_id)
+        """Delete the stack; an action running on it (a create, say) is cancelled first, as in Heat."""
+        record = self._stop_running_action(self.get_record(name_or_id))
         with self._locked(record, "DELETE"):
             stack = self.runtime(record)
             self._run(self.run_delete(stack, "DELETE"))
@@ -355,6 +359,22 @@ class Engine:
             self.store.soft_delete_stack(stack.id)
             stack.record.deleted_at = datetime.now(timezone.utc)
         return True
+
+    def _stop_running_action(self, record):
+        """Cancel (without rollback) the action a live engine runs on the stack, and wait
+        until it has let the stack go; returns the stack as it is then."""
+        owner = record.lock_owner
+        if owner is None or owner == self.engine_id or owner_is_dead(owner):
+            return record
+        self.store.request_cancel(record.id, rollback=False)
+        deadline = time.monotonic() + self.stop_timeout
+        while time.monotonic() < deadline:
+            time.sleep(WATCH_INTERVAL / 5)
+            record = self.get_record(record.id)
+            if record.lock_owner is None or owner_is_dead(record.lock_owner):
+                return record
+        raise Conflict(f"Stack {record.name} already has an action ({record.lock_action}) in progress, "
+                       f"and it did not stop within {self.stop_timeout:g} seconds of being cancelled")
 
     def suspend_stack(self, name_or_id: str) -> dict:
         return self._simple(name_or_id, "SUSPEND")

@@ -34,7 +34,7 @@ def test_endpoint_of():
 
 def test_stack_lifecycle_through_the_server(remote):
     template = str(TEMPLATES / "basic.yaml")
-    created = remote("stack", "create", "web", "-t", template, "-P", "label=remote", "-f", "json")
+    created = remote("stack", "create", "web", "-t", template, "-P", "label=remote", "--wait", "-f", "json")
     assert created.exit_code == 0, created.output
     info = json.loads(created.stdout)
     assert info["stack_status"] == "CREATE_COMPLETE"

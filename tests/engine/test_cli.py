@@ -76,7 +76,7 @@ def test_create_failure_and_rollback(cli, files):
     assert files_under(files) == ["first.txt", "second.txt"]
 
     rolled = cli("stack", "create", "rolled", "-t", template("failure.yaml"), "-P", f"dir={files / 'r'}",
-                 "--enable-rollback", "-f", "json").expect(0)
+                 "--enable-rollback", "--wait", "-f", "json").expect(1)
     assert rolled.json["stack_status"] == "ROLLBACK_COMPLETE"
     assert files_under(files / "r") == []
     assert cli("stack", "resource", "list", "rolled", "-f", "json").expect(0).json == []
@@ -98,7 +98,7 @@ def test_wait_progress_keeps_each_event_on_one_line(cli, files):
 
 def test_update_dry_run_then_update(cli, files):
     v1, v2 = template("update_v1.yaml"), template("update_v2.yaml")
-    cli("stack", "create", "site", "-t", v1, "-P", f"dir={files}").expect(0)
+    cli("stack", "create", "site", "-t", v1, "-P", f"dir={files}", "--wait").expect(0)
     before = {r["resource_name"]: r["physical_resource_id"]
               for r in cli("stack", "resource", "list", "site", "-f", "json").expect(0).json}
 
@@ -132,7 +132,7 @@ def test_update_dry_run_then_update(cli, files):
 
 @pytest.mark.sqlite_only
 def test_suspend_resume_check_and_mark_unhealthy(cli, files):
-    cli("stack", "create", "life", "-t", template("lifecycle.yaml"), "-P", f"dir={files}").expect(0)
+    cli("stack", "create", "life", "-t", template("lifecycle.yaml"), "-P", f"dir={files}", "--wait").expect(0)
     for verb, state in (("suspend", "SUSPEND_COMPLETE"), ("resume", "RESUME_COMPLETE"),
                         ("check", "CHECK_COMPLETE")):
         shown = cli("stack", verb, "life", "-f", "json").expect(0).json
@@ -145,7 +145,7 @@ def test_suspend_resume_check_and_mark_unhealthy(cli, files):
     cli("stack", "resource", "mark-unhealthy", "life", "service", "it hangs").expect(0)
     shown = cli("stack", "resource", "show", "life", "service", "-f", "json").expect(0).json
     assert shown["resource_status"] == "CHECK_FAILED" and shown["resource_status_reason"] == "it hangs"
-    cli("stack", "update", "life", "--existing").expect(0)
+    cli("stack", "update", "life", "--existing", "--wait").expect(0)
 
     after = {r["resource_name"]: r for r in cli("stack", "resource", "list", "life", "-f", "json").expect(0).json}
     assert after["service"]["physical_resource_id"] != before["service"]
@@ -159,7 +159,7 @@ def test_suspend_resume_check_and_mark_unhealthy(cli, files):
 
 @pytest.mark.sqlite_only
 def test_check_then_update_repairs_a_missing_file(cli, files):
-    cli("stack", "create", "life", "-t", template("lifecycle.yaml"), "-P", f"dir={files}").expect(0)
+    cli("stack", "create", "life", "-t", template("lifecycle.yaml"), "-P", f"dir={files}", "--wait").expect(0)
     (files / "config.txt").unlink()
     cli("stack", "check", "life").expect(0)
     cli("stack", "update", "life", "--existing", "--wait").expect(0)

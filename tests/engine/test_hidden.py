@@ -51,7 +51,7 @@ def test_hidden_values_are_never_shown(cli, files):
     assert env["parameters"]["api_key"] == "******"
 
     run("stack", "update", "h", "--existing", "-P", f"password={NEW_PASSWORD}", "--dry-run", "-f", "json")
-    run("stack", "update", "h", "--existing", "-P", f"password={NEW_PASSWORD}", "-f", "json")
+    run("stack", "update", "h", "--existing", "-P", f"password={NEW_PASSWORD}", "--wait", "-f", "json")
     assert (files / "secret.txt").read_text() == f"{NEW_PASSWORD}:{API_KEY}"
     run("stack", "event", "list", "h", "-f", "json")
     run("stack", "check", "h", "-f", "json")

@@ -90,13 +90,13 @@ def test_a_running_action_blocks_others_and_a_dead_holders_lock_is_taken_over(
         engine, cli, stoker_process, home):
     creator = subprocess.Popen(
         [stoker_process.executable, "--db-url", cli.db_url, "stack", "create", "slow", "-t",
-         str(template("slow.yaml"))],
+         str(template("slow.yaml")), "--wait"],
         env=process_env(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         wait_until(lambda: statuses(engine, "slow").get("slow_a") == "CREATE_IN_PROGRESS",
                    timeout=30, what="the create to get going")
-        for args in (("stack", "update", "slow", "--existing"), ("stack", "delete", "slow", "--yes"),
-                     ("stack", "check", "slow"), ("stack", "suspend", "slow")):
+        for args in (("stack", "update", "slow", "--existing"), ("stack", "check", "slow"),
+                     ("stack", "suspend", "slow")):
             run = cli(*args).expect(1)
             assert "Stack slow already has an action (CREATE) in progress" in run.stderr
         assert engine.show_stack("slow")["stack_status"] == "CREATE_IN_PROGRESS"
@@ -104,7 +104,7 @@ def test_a_running_action_blocks_others_and_a_dead_holders_lock_is_taken_over(
         _kill(creator)
     assert engine.get_record("slow").lock_owner is not None  # the dead process still "holds" it
 
-    cli("stack", "delete", "slow", "--yes").expect(0)
+    cli("stack", "delete", "slow", "--yes", "--wait").expect(0)
 
     assert cli("stack", "show", "slow").expect(1).stderr.startswith("ERROR")
     deleted = cli("stack", "list", "--show-deleted", "-f", "json").expect(0).json
@@ -114,7 +114,7 @@ def test_a_running_action_blocks_others_and_a_dead_holders_lock_is_taken_over(
 def _create_in_background(executable, db_url, home, template_path, files):
     return subprocess.Popen(
         [executable, "--db-url", db_url, "stack", "create", "many", "-t", str(template_path),
-         "-P", f"dir={files}"],
+         "-P", f"dir={files}", "--wait"],
         env=process_env(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -175,7 +175,7 @@ def test_a_killed_create_is_finished_leaving_nothing(engine, db_url, half_create
         assert check["stack_status"] == "CHECK_COMPLETE"
         assert set(after.values()) == {"CHECK_COMPLETE"}
 
-    stoker("stack", "delete", half_created, "--yes").expect(0)
+    stoker("stack", "delete", half_created, "--yes", "--wait").expect(0)
 
     assert files_under(files) == []
     assert stoker("stack", "show", half_created).expect(1).stderr.startswith("ERROR")
@@ -189,7 +189,7 @@ def test_a_cancel_sent_to_a_dead_process_does_not_cancel_the_next_action(engine,
     path = write_yaml(tmp_path / "slow.yaml", hot({"slow": tres(
         action_wait_secs={"create": 60, "delete": 1.0})}))
     creator = subprocess.Popen(
-        [stoker_process.executable, "--db-url", db_url, "stack", "create", "dead", "-t", str(path)],
+        [stoker_process.executable, "--db-url", db_url, "stack", "create", "dead", "-t", str(path), "--wait"],
         env=process_env(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         wait_until(lambda: statuses(engine, "dead").get("slow") == "CREATE_IN_PROGRESS", timeout=30,
@@ -230,7 +230,7 @@ def test_a_killed_engines_command_is_killed_before_the_stack_is_deleted(engine, 
     wait_until(lambda: log.stat().st_size > size, what="the orphaned command to go on writing")
 
     try:
-        cli("stack", "delete", "orphan", "--yes").expect(0)
+        cli("stack", "delete", "orphan", "--yes", "--wait").expect(0)
 
         size = log.stat().st_size
         time.sleep(0.5)  # ten of its writes, had it survived
@@ -240,3 +240,75 @@ def test_a_killed_engines_command_is_killed_before_the_stack_is_deleted(engine, 
         processes.kill_group(running["pgid"])  # never leave it behind, whatever happened
     with pytest.raises(Exception, match="not found"):
         engine.show_stack("orphan")
+
+
+def _alive(pid: int) -> bool:
+    """Is ``pid`` running (a zombie, whose parent has not reaped it yet, is not)?"""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _engine_pid(engine, name: str) -> int:
+    owner = wait_until(lambda: engine.get_record(name).lock_owner, timeout=30, what="the engine's lock")
+    return int(owner.rsplit(":", 2)[1])
+
+
+@pytest.mark.sqlite_only
+def test_create_update_delete_return_at_once_and_go_on_after_the_command_exits(engine, stoker_process,
+                                                                               tmp_path):
+    path = write_yaml(tmp_path / "steady.yaml", hot(
+        {"steady": tres(value={"get_param": "value"}, action_wait_secs={"create": 2, "update": 2, "delete": 2})},
+        parameters={"value": {"type": "string"}}))
+    for args, started, done in (
+            (("create", "bg", "-t", path, "-P", "value=one"), "CREATE_IN_PROGRESS", "CREATE_COMPLETE"),
+            (("update", "bg", "--existing", "-P", "value=two"), "UPDATE_IN_PROGRESS", "UPDATE_COMPLETE")):
+        run = stoker_process("stack", *args, "-f", "json").expect(0)  # the command has exited
+        assert run.json["stack_status"] == started, run.json
+        assert _alive(_engine_pid(engine, "bg"))  # a process other than the command runs it
+        wait_until(lambda: engine.show_stack("bg")["stack_status"] == done, timeout=60, what=done)
+    assert engine.show_stack("bg")["parameters"]["value"] == "two"
+
+    stoker_process("stack", "delete", "bg", "--yes").expect(0)
+    assert engine.get_record("bg", show_deleted=True).status == "IN_PROGRESS"
+    wait_until(lambda: engine.list_stacks() == [], timeout=60, what="the delete")
+    deleted = engine.list_stacks(show_deleted=True)
+    assert [(s["stack_name"], s["stack_status"]) for s in deleted] == [("bg", "DELETE_COMPLETE")]
+
+
+@pytest.mark.sqlite_only
+def test_errors_before_the_action_starts_are_the_commands_own(stoker_process, tmp_path):
+    bad = stoker_process("stack", "create", "bad", "-t", template("invalid.yaml"), "-f", "json").expect(1)
+    assert "resources.typo.type" in {e["path"] for e in bad.json}
+    assert "ERROR: Stack nowhere" in stoker_process("stack", "delete", "nowhere", "--yes").expect(1).stderr
+    usage = stoker_process("stack", "create", "x", "-t", template("slow.yaml"), "-P", "no-equals-sign")
+    assert usage.exit_code == 2 and "no-equals-sign" in usage.stderr
+    assert stoker_process("stack", "list", "-f", "json").expect(0).json == []
+
+
+def test_deleting_a_stack_being_created_cancels_the_create_and_deletes_it(engine, stoker_process, tmp_path):
+    log = tmp_path / "writes.log"
+    path = write_yaml(tmp_path / "long.yaml", hot({
+        "slow": tres(action_wait_secs={"create": 600, "delete": 0}),
+        "cmd": {"type": "Stoker::Local::Command", "properties": {
+            "create": f"while true; do echo x >> {log}; sleep 0.05; done", "timeout": 3600}},
+    }))
+    created = stoker_process("stack", "create", "long", "-t", path, "-f", "json").expect(0)
+    assert created.json["stack_status"] == "CREATE_IN_PROGRESS"
+    creator = _engine_pid(engine, "long")
+    wait_until(lambda: log.exists() and statuses(engine, "long")["slow"] == "CREATE_IN_PROGRESS",
+               timeout=30, what="the create to be under way")
+
+    stoker_process("stack", "delete", "long", "--yes", "--wait").expect(0)
+
+    with pytest.raises(Exception, match="not found"):
+        engine.show_stack("long")
+    events = [(e["resource_name"], e["resource_status"]) for e in engine.events(created.json["id"])]
+    assert ("slow", "CREATE_FAILED") in events and events[-1] == ("long", "DELETE_COMPLETE")
+    assert events.index(("long", "CREATE_FAILED")) < events.index(("long", "DELETE_IN_PROGRESS"))
+    wait_until(lambda: not _alive(creator), timeout=30, what="the detached engine to end")
+    size = log.stat().st_size
+    time.sleep(0.5)  # ten of the command's writes, had it survived
+    assert log.stat().st_size == size

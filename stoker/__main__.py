@@ -1,0 +1,5 @@
+"""``python -m stoker ...``: the ``stoker`` command without needing it on PATH."""
+
+from stoker.cli import main
+
+main(prog_name="stoker")

@@ -1,0 +1,116 @@
+"""``stack create|update|delete`` without ``--wait``: the action goes on in an engine process of its own.
+
+As ``openstack stack create`` returns once the stack is ``CREATE_IN_PROGRESS``,
+the command starts ``python -m stoker.cli.detached`` (``sys.executable``: no
+``stoker`` on PATH needed), hands it the request on stdin and returns as soon
+as that process reports that the action has started, or fails with the error
+it reports (an invalid template, a name taken, a stack held by another action)
+exactly as the action run in the command would.  The engine process forks once
+more and goes on in a session of its own: it survives the command, the
+terminal and Ctrl-C, and holds the stack's lock (with heartbeats) until the
+action ends.  ``stack cancel`` and ``stack delete`` reach it through the store.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+import click
+
+from stoker.errors import Conflict, NotFound, Problem, StokerError, ValidationFailed
+
+#: errors that come back as themselves; any other is reported as a StokerError
+KNOWN_ERRORS = {cls.__name__: cls for cls in (Conflict, NotFound, StokerError)}
+
+
+def start(db_url: str | None, plugin_dirs: tuple[str, ...], verb: str, name: str,
+          inputs: tuple = (), options: dict | None = None) -> str | None:
+    """Start ``engine.<verb>_stack(name, *inputs loaded, **options)`` in a detached engine
+    process; return the stack's id once the action shows, or raise what stopped it."""
+    request = {"db_url": db_url, "plugin_dirs": list(plugin_dirs), "verb": verb, "name": name,
+               "inputs": list(inputs), "options": options or {}}
+    proc = subprocess.Popen([sys.executable, "-m", "stoker.cli.detached"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    out, err = proc.communicate(json.dumps(request).encode("utf-8"))
+    lines = out.decode("utf-8", "replace").strip().splitlines()
+    try:
+        report = json.loads(lines[-1])
+    except (IndexError, ValueError):
+        raise StokerError("the engine process ended before the action started: "
+                          + (err.decode("utf-8", "replace").strip()[-2000:] or f"exit status {proc.returncode}"))
+    return _outcome(report)
+
+
+def _outcome(report: dict) -> str | None:
+    if "problems" in report:
+        raise ValidationFailed([Problem(**{**p, "path": tuple(p["path"])}) for p in report["problems"]])
+    if "usage" in report:
+        error = click.ClickException(report["usage"])
+        error.exit_code = report.get("exit_code", 2)
+        raise error
+    if "error" in report:
+        raise KNOWN_ERRORS.get(report["error"], StokerError)(report["message"])
+    return report.get("started")
+
+
+# -- the engine process ----------------------------------------------------------------------
+def main() -> None:
+    request = json.loads(sys.stdin.buffer.read())
+    if os.fork() > 0:  # the command reaps this one; the grandchild goes on alone
+        os._exit(0)
+    from stoker.api.runner import Runner
+
+    runner = Runner(max_workers=1)
+    try:
+        started = runner.start(_engine(request), _action(request), timeout=None)
+        report: dict[str, Any] = {"started": started.stack_id}
+    except ValidationFailed as exc:
+        report = {"problems": [{**dataclasses.asdict(p), "path": list(p.path)}
+                               for p in exc.problems + exc.warnings]}
+    except click.ClickException as exc:
+        report = {"usage": exc.format_message(), "exit_code": exc.exit_code}
+    except StokerError as exc:
+        report = {"error": type(exc).__name__, "message": str(exc)}
+    except Exception as exc:  # noqa: BLE001 - reported to the command, never a traceback
+        report = {"error": "StokerError", "message": f"{type(exc).__name__}: {exc}"}
+    sys.stdout.write(json.dumps(report) + "\n")
+    sys.stdout.flush()
+    _let_go_of_the_command()
+    runner.shutdown()
+
+
+def _engine(request: dict):
+    from stoker.engine.engine import Engine
+
+    return Engine(db_url=request["db_url"], plugin_dirs=request["plugin_dirs"])
+
+
+def _action(request: dict):
+    """``engine -> result`` for the request; its inputs are loaded in the action, so that
+    their errors come back as the command's own would."""
+    from stoker.cli.inputs import load_inputs
+
+    verb, name, options = request["verb"], request["name"], request["options"]
+
+    def action(engine):
+        loaded = load_inputs(*request["inputs"]) if request["inputs"] else ()
+        return getattr(engine, f"{verb}_stack")(name, *loaded, **options)
+
+    return action
+
+
+def _let_go_of_the_command() -> None:
+    """Close the pipes to the command (it reads them to their end) and stdin."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+
+
+if __name__ == "__main__":
+    main()
