@@ -76,3 +76,27 @@ def test_token_from_the_environment(token_server):
     assert listed.exit_code == 0, listed.output
     refused = stoker("stack", "list", env={"STOKER_URL": endpoint, "STOKER_TOKEN": "stk_wrong"})
     assert refused.exit_code == 1 and "token" in refused.output.lower()
+
+
+def test_without_wait_the_server_goes_on_and_a_delete_cancels_the_create(remote, tmp_path):
+    path = tmp_path / "slow.yaml"
+    path.write_text(json.dumps({"heat_template_version": "2018-08-31", "resources": {"slow": {
+        "type": "OS::Heat::TestResource", "properties": {"action_wait_secs": {"create": 600, "delete": 0}}}}}))
+    created = remote("stack", "create", "slow", "-t", str(path), "-f", "json")
+    assert created.exit_code == 0, created.output
+    assert json.loads(created.stdout)["stack_status"] == "CREATE_IN_PROGRESS"
+
+    deleted = remote("stack", "delete", "slow", "--yes", "--wait")
+    assert deleted.exit_code == 0, deleted.output
+    assert remote("stack", "list", "-f", "json").stdout.strip() == "[]"
+    listed = json.loads(remote("stack", "list", "--show-deleted", "-f", "json").stdout)
+    assert [(s["stack_name"], s["stack_status"]) for s in listed] == [("slow", "DELETE_COMPLETE")]
+
+
+def test_wait_exits_1_when_the_stack_fails(remote, tmp_path):
+    path = tmp_path / "broken.yaml"
+    path.write_text(json.dumps({"heat_template_version": "2018-08-31", "resources": {
+        "broken": {"type": "OS::Heat::TestResource", "properties": {"fail": True}}}}))
+    failed = remote("stack", "create", "broken", "-t", str(path), "--wait", "-f", "json")
+    assert failed.exit_code == 1, failed.output
+    assert json.loads(failed.stdout)["stack_status"] == "CREATE_FAILED"
