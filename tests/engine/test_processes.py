@@ -259,20 +259,23 @@ def _engine_pid(engine, name: str) -> int:
 @pytest.mark.sqlite_only
 def test_create_update_delete_return_at_once_and_go_on_after_the_command_exits(engine, stoker_process,
                                                                                tmp_path):
-    path = write_yaml(tmp_path / "steady.yaml", hot(
-        {"steady": tres(value={"get_param": "value"}, action_wait_secs={"create": 2, "update": 2, "delete": 2})},
-        parameters={"value": {"type": "string"}}))
+    # the create (and the update raising count) wait for signals the test sends once the command is gone
+    path = write_yaml(tmp_path / "steady.yaml", hot({
+        "handle": {"type": "OS::Heat::WaitConditionHandle"},
+        "wait": {"type": "OS::Heat::WaitCondition", "properties": {
+            "handle": {"get_resource": "handle"}, "count": {"get_param": "count"}, "timeout": 600}},
+    }, parameters={"count": {"type": "number"}}))
     for args, started, done in (
-            (("create", "bg", "-t", path, "-P", "value=one"), "CREATE_IN_PROGRESS", "CREATE_COMPLETE"),
-            (("update", "bg", "--existing", "-P", "value=two"), "UPDATE_IN_PROGRESS", "UPDATE_COMPLETE")):
+            (("create", "bg", "-t", path, "-P", "count=1"), "CREATE_IN_PROGRESS", "CREATE_COMPLETE"),
+            (("update", "bg", "--existing", "-P", "count=2"), "UPDATE_IN_PROGRESS", "UPDATE_COMPLETE")):
         run = stoker_process("stack", *args, "-f", "json").expect(0)  # the command has exited
         assert run.json["stack_status"] == started, run.json
         assert _alive(_engine_pid(engine, "bg"))  # a process other than the command runs it
+        engine.signal("bg", "handle", {"data": started})
         wait_until(lambda: engine.show_stack("bg")["stack_status"] == done, timeout=60, what=done)
-    assert engine.show_stack("bg")["parameters"]["value"] == "two"
+    assert engine.show_stack("bg")["parameters"]["count"] == "2"
 
     stoker_process("stack", "delete", "bg", "--yes").expect(0)
-    assert engine.get_record("bg", show_deleted=True).status == "IN_PROGRESS"
     wait_until(lambda: engine.list_stacks() == [], timeout=60, what="the delete")
     deleted = engine.list_stacks(show_deleted=True)
     assert [(s["stack_name"], s["stack_status"]) for s in deleted] == [("bg", "DELETE_COMPLETE")]
