@@ -57,6 +57,9 @@ class Engine:
         #: Heat's max_nested_stack_depth, and a cap on resources in one tree of stacks
         self.max_nested_depth = int(os.environ.get("STOKER_MAX_NESTED_DEPTH", 5))
         self.max_resources = int(os.environ.get("STOKER_MAX_RESOURCES", 100_000))
+        #: where a Heat-compatible API serves this engine (``http://host:port``), set by
+        #: ``stoker api``; None when the engine runs in the ``stoker`` command
+        self.api_url: str | None = None
         #: how long a delete waits for a cancelled action to let the stack go
         self.stop_timeout = float(os.environ.get("STOKER_STOP_TIMEOUT", 60))
         self._templates: dict[int, Any] = {}
@@ -103,6 +106,15 @@ class Engine:
         other = copy.copy(self)
         other.project_id = project_id
         return other
+
+    def db_url_for_others(self) -> str:
+        """The database's URL as another process on this machine can use it: SQLite paths
+        absolute, and no password (libpq reads it from PGPASSWORD or ~/.pgpass), so that a
+        command line holding it (a wait condition's) gives nothing away."""
+        url = self.store.engine.url.set(password=None)
+        if url.drivername.startswith("sqlite") and url.database and url.database != ":memory:":
+            url = url.set(database=os.path.abspath(url.database))
+        return url.render_as_string(hide_password=False)
 
     def close(self) -> None:
         if self._store is not None:

@@ -10,6 +10,9 @@ from __future__ import annotations
 import email
 import json
 import shlex
+import shutil
+import subprocess
+import sys
 import threading
 import time
 
@@ -115,15 +118,21 @@ def test_failure_signal_fails_the_wait_with_its_reason(make_engine):
         "WaitConditionFailure: resources.wait: package install failed")
 
 
-def test_signal_from_a_stoker_process_with_the_handles_command(make_engine, stoker_process):
+def test_the_handles_command_signals_from_anywhere(make_engine, tmp_path):
+    """Run elsewhere: no ``stoker`` on PATH, another directory, another $STOKER_HOME."""
     creator, other = make_engine(), make_engine()
-    create = Background(creator, "ws", wait_stack(timeout=20))
+    create = Background(creator, "ws", wait_stack(timeout=600))
     waiting(other, "ws")
     command = other.resource("ws", "handle")["attributes"]["curl_cli"]
-    argv = shlex.split(command)
-    assert argv[:4] == ["stoker", "stack", "resource", "signal"]
-    stoker_process(*argv[1:], "--data", json.dumps({"data": "from a process"})).ok
-    result = create.result()
+    argv = shlex.split(command) + ["--data", json.dumps({"data": "from a process"})]
+    assert argv[:3] == [sys.executable, "-m", "stoker"]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {"PATH": "/usr/bin:/bin", "STOKER_HOME": str(elsewhere / "home"), "HOME": str(elsewhere)}
+    assert shutil.which("stoker", path=env["PATH"]) is None
+    done = subprocess.run(argv, cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    result = create.result(timeout=120)
     assert result["stack_status"] == "CREATE_COMPLETE", result["stack_status_reason"]
     assert outputs_by_key(result["outputs"])["data"]["output_value"] == '{"1": "from a process"}'
 

@@ -1,14 +1,19 @@
 """``OS::Heat::WaitConditionHandle`` and ``OS::Heat::WaitCondition``.
 
 A wait condition holds up a stack until something outside the engine says
-"done" -- typically a script the stack started, which runs::
+"done" -- typically a script the stack started, which runs the handle's
+``curl_cli`` with ``--data '{"status": "SUCCESS"}'`` added.  Where the stack
+lives decides that command line, so that it works wherever it is run:
 
-    stoker stack resource signal <stack> <handle> --data '{"status": "SUCCESS"}'
+- in a ``stoker api`` server: Heat's token handle, ``curl -i -X POST -H
+  'X-Auth-Token: <the handle's token>' ... <API URL>/v1/<project>/stacks/
+  <name>/<id>/resources/<handle>/signal`` (the token admits that one signal);
+- from the ``stoker`` command: ``<this Python> -m stoker --db-url <the database>
+  stack resource signal <stack id> <handle>``, which needs no ``stoker`` on PATH.
 
-(the handle's ``curl_cli`` attribute is that command line, without the
-``--data`` part).  The signal may come from another process than the one
-creating the stack: ``Engine.signal`` stores it in the handle's data, and the
-wait condition reads the handle's row from the store each time it looks.
+The signal may come from another process than the one creating the stack:
+``Engine.signal`` stores it in the handle's data, and the wait condition
+reads the handle's row from the store each time it looks.
 """
 
 from __future__ import annotations
@@ -16,8 +21,10 @@ from __future__ import annotations
 import json
 import secrets
 import shlex
+import sys
 import time
 from typing import Any
+from urllib.parse import quote
 
 from stoker.constraints import AllowedValues, Range
 from stoker.errors import StokerError
@@ -28,6 +35,8 @@ from stoker.resources.support import SupportStatus
 
 #: seconds between two looks at the handle's signals
 POLL_INTERVAL = 0.2
+#: resource data key of a handle's token (the API admits a signal carrying it)
+HANDLE_TOKEN_KEY = "token"
 
 STATUSES = (STATUS_FAILURE, STATUS_SUCCESS) = ("FAILURE", "SUCCESS")
 #: the keys of one stored signal (plus its ``id``, the key it is stored under)
@@ -67,10 +76,10 @@ class WaitConditionHandle(Resource):
     number): a later signal with the same ``id`` replaces the earlier one.
     A signal that is not a map is taken as the ``data`` of a SUCCESS.
 
-    Heat's signal transports all become Stoker's one: the ``stoker stack
-    resource signal`` command (or ``Engine.signal``).  ``token`` is a random
-    string generated at create, for templates that pass it on; Stoker does
-    not check it.
+    Heat's signal transports all become Stoker's one: the ``curl_cli``
+    command (see the module's docstring), or ``Engine.signal``.  ``token`` is
+    a random string generated at create; a server takes it as the
+    ``X-Auth-Token`` of a signal to this handle.
     """
 
     support_status = SupportStatus(version="2014.2")
@@ -82,13 +91,13 @@ class WaitConditionHandle(Resource):
     ATTRIBUTES = (TOKEN, ENDPOINT, CURL_CLI, SIGNAL) = ("token", "endpoint", "curl_cli", "signal")
     STATUS_FAILURE, STATUS_SUCCESS = STATUS_FAILURE, STATUS_SUCCESS
     #: resource data keys
-    SIGNALS_KEY, TOKEN_KEY = "signals", "token"
+    SIGNALS_KEY, TOKEN_KEY = "signals", HANDLE_TOKEN_KEY
 
     properties_schema = {
         SIGNAL_TRANSPORT: properties.Schema(
             properties.Schema.STRING,
             "How the client signals the handle (accepted for Heat templates; with Stoker "
-            "every transport is the `stoker stack resource signal` command).",
+            "every transport is the curl_cli command).",
             default="TOKEN_SIGNAL", constraints=[AllowedValues(list(SIGNAL_TRANSPORTS))],
             support_status=SupportStatus(version="6.0.0"),
         ),
@@ -96,11 +105,13 @@ class WaitConditionHandle(Resource):
 
     attributes_schema = {
         TOKEN: attributes.Schema(
-            "A random token generated for this handle (Stoker does not check it).",
+            "A random token generated for this handle; a server takes it as the X-Auth-Token "
+            "of a signal to it.",
             cache_mode=attributes.Schema.CACHE_NONE, type=attributes.Schema.STRING,
         ),
         ENDPOINT: attributes.Schema(
-            "A stoker:// URL naming this handle: stacks/<stack name>/<stack id>/resources/<name>/signal.",
+            "The URL to POST signals to (with the token) when the stack lives in a server; "
+            "from the stoker command, a stoker:// URL naming the handle.",
             cache_mode=attributes.Schema.CACHE_NONE, type=attributes.Schema.STRING,
         ),
         CURL_CLI: attributes.Schema(
@@ -166,11 +177,25 @@ class WaitConditionHandle(Resource):
         self.data_set(self.SIGNALS_KEY, {})
 
     # -- attributes ---------------------------------------------------------------------
+    def _engine(self) -> Any:
+        return getattr(self.stack, "engine", None)
+
     def _endpoint(self) -> str:
-        return f"stoker://stacks/{self.stack.name}/{self.stack.id}/resources/{self.name}/signal"
+        path = f"stacks/{quote(self.stack.name, safe='')}/{self.stack.id}/resources/{quote(self.name, safe='')}/signal"
+        api_url = getattr(self._engine(), "api_url", None)
+        if api_url:
+            return f"{api_url}/v1/{quote(self._engine().project_id, safe='')}/{path}"
+        return f"stoker://{path}"
 
     def _command(self) -> str:
-        return shlex.join(["stoker", "stack", "resource", "signal", str(self.stack.id), self.name])
+        engine = self._engine()
+        if getattr(engine, "api_url", None):
+            return shlex.join(["curl", "-i", "-X", "POST", "-H", f"X-Auth-Token: {self.data().get(self.TOKEN_KEY)}",
+                               "-H", "Content-Type: application/json", "-H", "Accept: application/json",
+                               self._endpoint()])
+        database = ["--db-url", engine.db_url_for_others()] if engine is not None else []
+        return shlex.join([sys.executable, "-m", "stoker", *database, "stack", "resource", "signal",
+                           str(self.stack.id), self.name])
 
     def _resolve_attribute(self, name: str) -> Any:
         if self.resource_id is None:
