@@ -375,18 +375,24 @@ class Engine:
     def _stop_running_action(self, record):
         """Cancel (without rollback) the action a live engine runs on the stack, and wait
         until it has let the stack go; returns the stack as it is then."""
-        owner = record.lock_owner
-        if owner is None or owner == self.engine_id or owner_is_dead(owner):
+        if not self._held_by_another(record):
             return record
         self.store.request_cancel(record.id, rollback=False)
         deadline = time.monotonic() + self.stop_timeout
         while time.monotonic() < deadline:
             time.sleep(WATCH_INTERVAL / 5)
             record = self.get_record(record.id)
-            if record.lock_owner is None or owner_is_dead(record.lock_owner):
+            if not self._held_by_another(record):
                 return record
         raise Conflict(f"Stack {record.name} already has an action ({record.lock_action}) in progress, "
                        f"and it did not stop within {self.stop_timeout:g} seconds of being cancelled")
+
+    def _held_by_another(self, record) -> bool:
+        """Is the stack's lock held by another engine that is alive (its heartbeat fresh)?"""
+        owner, beat = record.lock_owner, record.lock_time
+        if owner is None or owner == self.engine_id or owner_is_dead(owner):
+            return False
+        return beat is None or (datetime.now(timezone.utc) - beat).total_seconds() < self.store.lock_timeout
 
     def suspend_stack(self, name_or_id: str) -> dict:
         return self._simple(name_or_id, "SUSPEND")
