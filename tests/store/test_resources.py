@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from sqlalchemy.exc import IntegrityError
 
@@ -104,7 +102,7 @@ def test_bulk_rows_of_different_shapes_keep_their_order(store, stack):
     ]
 
 
-def test_bulk_ten_thousand_resources(store, stack, db_url):
+def test_bulk_ten_thousand_resources(store, stack, statements):
     rows = [
         {
             "stack_id": stack.id,
@@ -115,29 +113,23 @@ def test_bulk_ten_thousand_resources(store, stack, db_url):
         }
         for i in range(N)
     ]
-    started = time.perf_counter()
-    ids = store.add_resources_bulk(rows)
-    inserted = time.perf_counter()
-    for action, status in [("CREATE", "IN_PROGRESS"), ("CREATE", "COMPLETE")]:
-        store.update_resources_bulk(
-            (i, {"action": action, "status": status, "physical_resource_id": f"p{i}", "attributes_data": {"value": "x"}})
-            for i in ids
-        )
-    updated = time.perf_counter()
+    with statements() as inserting:
+        ids = store.add_resources_bulk(rows)
+    with statements() as updating:
+        for action, status in [("CREATE", "IN_PROGRESS"), ("CREATE", "COMPLETE")]:
+            store.update_resources_bulk(
+                (i, {"action": action, "status": status, "physical_resource_id": f"p{i}",
+                     "attributes_data": {"value": "x"}})
+                for i in ids
+            )
     resources = store.get_resources(stack.id)
-    read = time.perf_counter()
 
-    backend = db_url.split(":")[0]
-    print(
-        f"\n{backend}: insert {N} resources {inserted - started:.3f} s, "
-        f"2 x update {N} {updated - inserted:.3f} s, read {N} {read - updated:.3f} s"
-    )
+    # bulk: a few executemany round trips for ten thousand rows, not one per row
+    assert 1 <= inserting.count("INSERT") <= 20, inserting
+    assert 2 <= updating.count("UPDATE") <= 40, updating
     assert len(resources) == N and len(set(ids)) == N
     assert {(r.action, r.status, r.atomic_key) for r in resources} == {("CREATE", "COMPLETE", 2)}
     assert resources[17].physical_resource_id == f"p{ids[17]}" and resources[17].requires == ["r16"]
-    if backend == "sqlite":
-        assert inserted - started < 3
-        assert updated - inserted < 3
 
 
 def test_empty_bulk_calls_do_nothing(store, stack):
