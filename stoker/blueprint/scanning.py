@@ -18,12 +18,12 @@ def _each(container: Any, visit: Visitor, scope: str | None, context: Any, path:
     if isinstance(container, dict):
         for key, value in list(container.items()):
             result = visit(value, scope, context, f"{path}.{key}")
-            if result is not None and result is not value:
+            if result is not value:
                 container[key] = result
     elif isinstance(container, list):
         for index, value in enumerate(container):
             result = visit(value, scope, context, f"{path}[{index}]")
-            if result is not None and result is not value:
+            if result is not value:
                 container[index] = result
 
 
@@ -33,7 +33,7 @@ def _deep(visit: Visitor) -> Visitor:
     def inner(value: Any, scope: Any, context: Any, path: str) -> Any:
         visit(value, scope, context, path)
         _each(value, inner, scope, context, path)
-        return None
+        return value
 
     return inner
 

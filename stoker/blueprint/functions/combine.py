@@ -17,7 +17,7 @@ class _Combining(Function):
         self.items = args
 
     def validate(self, plan: dict) -> None:
-        if plan["version"] < self.since:
+        if tuple(plan["version"]) < self.since:
             raise self.fail(f"needs tosca_definitions_version cloudify_dsl_{self.since[0]}_{self.since[1]} "
                             f"or later, but the blueprint uses {plan['version_name']}")
 
@@ -51,7 +51,8 @@ class Merge(_Combining):
     def combine(self, items: list) -> dict:
         merged: dict = {}
         for item in items:
-            if not isinstance(item, dict):
-                raise self.fail(f"encountered a non-dict element: {item!r}")
-            merged.update(item)
+            try:
+                merged.update(item)  # a runtime value may also be a list of pairs, as dict.update takes
+            except (TypeError, ValueError):
+                raise self.fail(f"encountered an element that is not a dict: {item!r}") from None
         return merged
