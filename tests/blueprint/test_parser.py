@@ -109,7 +109,8 @@ node_templates:
     assert ("node_types.t.properties.funny.typo_key", "unknown-key") in problems
     assert ("node_templates.n.bogus", "unknown-key") in problems
     assert ("node_templates.n.relationships.0.type", "unknown-type") in problems
-    assert problems[("node_templates.n.properties.count", "wrong-type")].line == 10
+    wrong = problems[("node_templates.n.properties.count", "wrong-type")]
+    assert (wrong.line, wrong.message) == (11, "property 'count': the type is 'integer', but the value is 'many'")
 
 
 def test_scaling_limits_are_checked_at_upload_and_creation(write, engine):
