@@ -12,7 +12,7 @@ same instance of the smallest such group.
 
 from __future__ import annotations
 
-import secrets
+import random
 import string
 from stoker.blueprint.errors import BlueprintError
 
@@ -22,14 +22,15 @@ _ALPHABET = string.ascii_lowercase + string.digits
 
 
 class _Ids:
-    """Random ``<name>_<6 characters>`` ids, never the same twice."""
+    """Random ``<name>_<6 characters>`` ids, never the same twice (names, not secrets)."""
 
     def __init__(self) -> None:
         self.used: set[str] = set()
+        self.random = random.Random()
 
     def new(self, prefix: str) -> str:
         while True:
-            candidate = f"{prefix}_{''.join(secrets.choice(_ALPHABET) for _ in range(6))}"
+            candidate = f"{prefix}_{''.join(self.random.choices(_ALPHABET, k=6))}"
             if candidate not in self.used:
                 self.used.add(candidate)
                 return candidate
@@ -137,6 +138,7 @@ def _wire(layout: _Layout, instances: list[dict], around: dict) -> None:
     by_node: dict[str, list[dict]] = {}
     for instance in instances:
         by_node.setdefault(instance["node_id"], []).append(instance)
+    by_id = {instance["id"]: instance for instance in instances}
     shared: dict[tuple[str, str], str | None] = {}
     for instance in instances:
         source = instance["node_id"]
@@ -144,7 +146,7 @@ def _wire(layout: _Layout, instances: list[dict], around: dict) -> None:
         for rel in layout.nodes[source]["relationships"]:
             target = rel["target_id"]
             if CONTAINED_IN in rel["type_hierarchy"]:
-                chosen = [i for i in by_node.get(target, []) if i["id"] == mine.get(target)]
+                chosen = [by_id[mine[target]]] if target in mine else []
             else:
                 if (source, target) not in shared:
                     theirs = set(layout.containing_groups(target))

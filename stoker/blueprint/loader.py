@@ -24,6 +24,8 @@ MERGED_SECTIONS = ("inputs", "data_types", "node_types", "relationships", "plugi
                    "node_templates", "groups", "policies", "outputs", "capabilities", "policy_types",
                    "labels", "blueprint_labels", "dsl_definitions")
 MAX_IMPORTS = 100
+#: blueprints have no Heat-style size limit; this one only bounds memory and time
+MAX_BLUEPRINT_SIZE = 16 * 1024 * 1024
 
 
 @dataclass
@@ -36,6 +38,8 @@ class Loaded:
 
 
 def _ascii_problem(text: str, name: str) -> Problem | None:
+    if text.isascii():
+        return None
     for number, line in enumerate(text.splitlines(), 1):
         for column, char in enumerate(line, 1):
             if ord(char) > 127:
@@ -49,7 +53,7 @@ def load_text(text: str, name: str) -> tuple[Any, list[Problem]]:
     if problem:
         return None, [problem]
     try:
-        data = load(text, name)
+        data = load(text, name, max_size=MAX_BLUEPRINT_SIZE)
     except ValidationFailed as exc:
         return None, exc.problems
     if data is None:
