@@ -21,6 +21,7 @@ from stoker.blueprint.loader import load_blueprint
 from stoker.blueprint.scanning import walk_plan
 from stoker.blueprint.types import flatten_types
 from stoker.blueprint.values import check_constraints, constraint_problem, known_type, typed_value
+from stoker.cycles import find_cycles
 from stoker.errors import Problem, Problems, ValidationFailed
 
 SECTIONS = {"tosca_definitions_version", "description", "imports", "inputs", "dsl_definitions", "data_types",
@@ -190,29 +191,9 @@ class _Parser:
             if len(hosts) > 1:
                 self.problems.add(("node_templates", node["name"], "relationships"), "several-hosts",
                                   "a node can be contained in one node only")
-        state: dict[str, int] = {}
-        for start in edges:
-            if state.get(start):
-                continue
-            stack = [(start, iter(edges[start]))]
-            path = [start]
-            state[start] = 1
-            while stack:
-                current, targets = stack[-1]
-                target = next(targets, None)
-                if target is None:
-                    state[current] = 2
-                    stack.pop()
-                    path.pop()
-                elif state.get(target) == 1:
-                    cycle = path[path.index(target):] + [target]
-                    self.problems.add(("node_templates", current, "relationships"), "relationship-cycle",
-                                      f"relationships form a cycle: {' -> '.join(cycle)}")
-                    return
-                elif not state.get(target):
-                    state[target] = 1
-                    path.append(target)
-                    stack.append((target, iter(edges.get(target, []))))
+        for cycle in find_cycles(edges):
+            self.problems.add(("node_templates", cycle[-2], "relationships"), "relationship-cycle",
+                              f"relationships form a cycle: {' -> '.join(cycle)}")
 
     # -- groups and policies ------------------------------------------------------------------------
     def groups(self, nodes: list[dict]) -> tuple[dict, dict, dict]:
