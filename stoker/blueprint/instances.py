@@ -12,6 +12,7 @@ same instance of the smallest such group.
 
 from __future__ import annotations
 
+import os
 import random
 import string
 from stoker.blueprint.errors import BlueprintError
@@ -19,6 +20,10 @@ from stoker.blueprint.errors import BlueprintError
 CONTAINED_IN = "cloudify.relationships.contained_in"
 COMPUTE = "cloudify.nodes.Compute"
 _ALPHABET = string.ascii_lowercase + string.digits
+#: more node instances than this in one deployment is refused before any is made
+MAX_INSTANCES = int(os.environ.get("STOKER_MAX_NODE_INSTANCES", 100_000))
+#: and more relationship instances than this (all_to_all between big nodes multiplies)
+MAX_RELATIONSHIPS = 10 * MAX_INSTANCES
 
 
 class _Ids:
@@ -93,6 +98,14 @@ class _Layout:
             current = self.parent.get(current)
         return result
 
+    def total(self) -> int:
+        """How many node instances expanding the tree would make."""
+        def under(entity: str) -> int:
+            inside = sum(under(child) for child in self.children.get(entity, []))
+            return self.count(entity) * (inside + (entity in self.nodes))
+
+        return sum(under(root) for root in self.children.get(None, []))
+
     def count(self, entity: str) -> int:
         if entity in self.nodes:
             return self.nodes[entity]["capabilities"]["scalable"]["properties"]["default_instances"]
@@ -103,6 +116,10 @@ class _Layout:
 def create_instances(plan: dict) -> list[dict]:
     """Every node instance, in creation order, each with its relationships to target instances."""
     layout = _Layout(plan)
+    total = layout.total()
+    if total > MAX_INSTANCES:
+        raise BlueprintError(f"the deployment would have {total} node instances, more than the limit of "
+                             f"{MAX_INSTANCES} (STOKER_MAX_NODE_INSTANCES)", code="too-many-instances")
     ids = _Ids()
     instances: list[dict] = []
     #: instance id -> {entity name: the id of its instance around this one}
@@ -140,6 +157,7 @@ def _wire(layout: _Layout, instances: list[dict], around: dict) -> None:
         by_node.setdefault(instance["node_id"], []).append(instance)
     by_id = {instance["id"]: instance for instance in instances}
     shared: dict[tuple[str, str], str | None] = {}
+    made = 0
     for instance in instances:
         source = instance["node_id"]
         mine = around[instance["id"]]
@@ -162,6 +180,11 @@ def _wire(layout: _Layout, instances: list[dict], around: dict) -> None:
                                              f"'{source}' and '{target}' are both in group '{group}'",
                                              f"node_templates.{source}.relationships", code="all-to-one-in-group")
                     chosen = chosen[:1]
+            made += len(chosen)
+            if made > MAX_RELATIONSHIPS:
+                raise BlueprintError(f"the deployment would have more than {MAX_RELATIONSHIPS} relationship "
+                                     "instances", f"node_templates.{source}.relationships",
+                                     code="too-many-relationships")
             instance["relationships"].extend({"target_id": t["id"], "target_name": target, "type": rel["type"]}
                                              for t in chosen)
 

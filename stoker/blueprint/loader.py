@@ -26,6 +26,8 @@ MERGED_SECTIONS = ("inputs", "data_types", "node_types", "relationships", "plugi
 MAX_IMPORTS = 100
 #: blueprints have no Heat-style size limit; this one only bounds memory and time
 MAX_BLUEPRINT_SIZE = 16 * 1024 * 1024
+#: deeper values are refused: every walk over a blueprint may then recurse safely
+MAX_DEPTH = 100
 
 
 @dataclass
@@ -60,7 +62,23 @@ def load_text(text: str, name: str) -> tuple[Any, list[Problem]]:
         data = {}
     if not isinstance(data, dict):
         return None, [Problem((), "invalid-blueprint", "a blueprint is a mapping of sections", name, 1, 1)]
+    if _too_deep(data):
+        return None, [Problem((), "too-deep", f"values are nested more than {MAX_DEPTH} levels deep", name)]
     return data, []
+
+
+def _too_deep(data: Any) -> bool:
+    """Whether containers nest deeper than ``MAX_DEPTH`` (an iterative walk; aliases are seen once)."""
+    seen: set[int] = set()
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        if isinstance(value, (dict, list)) and id(value) not in seen:
+            seen.add(id(value))
+            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
+    return False
 
 
 def load_blueprint(text: str, name: str = "blueprint.yaml", base: Path | None = None) -> Loaded:
