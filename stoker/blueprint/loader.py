@@ -67,17 +67,15 @@ def load_text(text: str, name: str) -> tuple[Any, list[Problem]]:
     return data, []
 
 
-def _too_deep(data: Any) -> bool:
-    """Whether containers nest deeper than ``MAX_DEPTH`` (an iterative walk; aliases are seen once)."""
-    seen: set[int] = set()
-    stack = [(data, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            return True
-        if isinstance(value, (dict, list)) and id(value) not in seen:
-            seen.add(id(value))
-            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
+def _too_deep(value: Any, depth: int = 1) -> bool:
+    """Whether containers nest deeper than ``MAX_DEPTH`` (recursion stops there; aliases were
+    bounded by the YAML loader already)."""
+    if depth > MAX_DEPTH:
+        return True
+    if isinstance(value, dict):
+        return any(_too_deep(v, depth + 1) for v in value.values() if isinstance(v, (dict, list)))
+    if isinstance(value, list):
+        return any(_too_deep(v, depth + 1) for v in value if isinstance(v, (dict, list)))
     return False
 
 
