@@ -52,12 +52,30 @@ def parse_blueprint(text: str, name: str = "blueprint.yaml", base: Path | None =
     plan = None
     if not problems.errors:
         plan = _Parser(loaded.document, problems).plan()
+    if plan is not None and base is not None:
+        _warn_missing_scripts(plan, base, problems)
     for problem in problems.items:
         loaded.main.place(problem)
     if problems.errors:
         raise ValidationFailed(problems.items)
     plan["warnings"] = [p.as_dict() for p in problems.warnings]
     return plan
+
+
+def _warn_missing_scripts(plan: dict, base: Path, problems: Problems) -> None:
+    """A script operation whose file is not beside the blueprint will fail when it runs: say so now."""
+    for node in plan["nodes"]:
+        places = [(("node_templates", node["name"], "interfaces"), node["operations"])]
+        places += [(("node_templates", node["name"], "relationships", index), operations)
+                   for index, rel in enumerate(node["relationships"])
+                   for operations in (rel["source_operations"], rel["target_operations"])]
+        for place, operations in places:
+            for name, operation in operations.items():
+                script = operation["inputs"].get("script_path") if isinstance(operation["inputs"], dict) else None
+                if operation["plugin"] == node_rules.SCRIPT_PLUGIN and isinstance(script, str) \
+                        and "://" not in script and not (base / script).is_file():
+                    problems.warn(place, "script-not-found",
+                                  f"operation {name}: script {script} is not found beside the blueprint")
 
 
 class _Parser:
