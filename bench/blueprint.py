@@ -155,6 +155,8 @@ def main() -> None:
     stoker = _stoker()
     try:
         big = work / "templates.yaml"
+        (work / "scripts").mkdir()
+        (work / "scripts" / "configure.sh").write_text("#!/bin/sh\n")
         big.write_text(yaml.safe_dump(templates_blueprint(args.templates), sort_keys=False))
         many = work / "instances.yaml"
         many.write_text(yaml.safe_dump(instances_blueprint(args.instances), sort_keys=False))

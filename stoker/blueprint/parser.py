@@ -63,19 +63,23 @@ def parse_blueprint(text: str, name: str = "blueprint.yaml", base: Path | None =
 
 
 def _warn_missing_scripts(plan: dict, base: Path, problems: Problems) -> None:
-    """A script operation whose file is not beside the blueprint will fail when it runs: say so now."""
+    """A script operation whose file is not beside the blueprint will fail when it runs: say so now,
+    once per script, at the first operation that uses it."""
+    missing: dict[str, list[tuple]] = {}
     for node in plan["nodes"]:
         places = [(("node_templates", node["name"], "interfaces"), node["operations"])]
         places += [(("node_templates", node["name"], "relationships", index), operations)
                    for index, rel in enumerate(node["relationships"])
                    for operations in (rel["source_operations"], rel["target_operations"])]
         for place, operations in places:
-            for name, operation in operations.items():
+            for operation in operations.values():
                 script = operation["inputs"].get("script_path") if isinstance(operation["inputs"], dict) else None
                 if operation["plugin"] == node_rules.SCRIPT_PLUGIN and isinstance(script, str) \
-                        and "://" not in script and not (base / script).is_file():
-                    problems.warn(place, "script-not-found",
-                                  f"operation {name}: script {script} is not found beside the blueprint")
+                        and "://" not in script and (script in missing or not (base / script).is_file()):
+                    missing.setdefault(script, []).append(place)
+    for script, places in missing.items():
+        others = f" (and {len(places) - 1} more operations)" if len(places) > 1 else ""
+        problems.warn(places[0], "script-not-found", f"script {script} is not found beside the blueprint{others}")
 
 
 class _Parser:
