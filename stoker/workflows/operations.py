@@ -13,7 +13,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from stoker.workflows.context import OperationContext, OperationFailed, RetryRequested
+from stoker.workflows.context import AbortRequested, OperationContext, OperationFailed, RetryRequested
 from stoker.workflows.ctx_server import CtxServer
 from stoker.workflows.scripts import run_script, script_for
 
@@ -55,6 +55,8 @@ async def run_operation(server: CtxServer, spec: OperationSpec, make_ctx: Callab
         try:
             script = script_for(spec.implementation, ctx.operation.inputs, ctx.resource_root)
             return await run_script(server, ctx, script, spec.timeout, spec.timeout_recoverable)
+        except AbortRequested as abort:
+            raise OperationFailed(f"aborted: {abort}", recoverable=False) from None
         except RetryRequested as retry:
             why, wait = f"retry requested: {retry}", interval if retry.interval is None else retry.interval
             if not _may_retry(attempt, max_retries):
