@@ -94,6 +94,13 @@ class Engine:
             return stack.definition, Problems(exc.problems + exc.warnings)
         return definition, definition.problems
 
+    @property
+    def blueprints(self):
+        """Blueprints of this project; ``.deployments`` and ``.secrets`` hang off it."""
+        from stoker.blueprint.service import BlueprintService
+
+        return BlueprintService(self.store, self.project_id)
+
     def for_project(self, project_id: str) -> "Engine":
         """The same engine (store, plug-ins) acting for another project."""
         other = copy.copy(self)

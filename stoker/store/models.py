@@ -152,3 +152,110 @@ class Event(Base):
     reason: Mapped[str] = mapped_column(Text, default="")
     properties: Mapped[dict | None] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+# -- blueprints and deployments (the blueprint DSL) --------------------------------------------------
+# Surrogate integer keys; the ids users see (``web_x7k2pq``) are unique per project or deployment.
+# JSON values that may hold a hidden input or a secret are sealed (``stoker.secretbox.seal``).
+
+
+class Blueprint(Base):
+    """An uploaded blueprint: its parsed plan and where it came from."""
+
+    __tablename__ = "blueprint"
+    __table_args__ = (Index("ix_blueprint_project_id_id", "project_id", "id", unique=True),)
+
+    pk: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    id: Mapped[str] = mapped_column(String(255))
+    project_id: Mapped[str] = mapped_column(String(255))
+    description: Mapped[str | None] = mapped_column(Text)
+    main_file_name: Mapped[str] = mapped_column(String(255))
+    #: the folder the blueprint was uploaded from (scripts are read from it)
+    source_dir: Mapped[str | None] = mapped_column(Text)
+    plan: Mapped[dict] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Deployment(Base):
+    """A blueprint with inputs applied; owned by a project like a stack."""
+
+    __tablename__ = "deployment"
+    __table_args__ = (Index("ix_deployment_project_id_id", "project_id", "id", unique=True),)
+
+    pk: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    id: Mapped[str] = mapped_column(String(255))
+    project_id: Mapped[str] = mapped_column(String(255))
+    blueprint_pk: Mapped[int] = mapped_column(ForeignKey("blueprint.pk"), index=True)
+    display_name: Mapped[str] = mapped_column(String(255))
+    inputs: Mapped[dict] = mapped_column(JSON)
+    #: the deployment plan less its nodes and instances: outputs, capabilities, groups, policies...
+    plan: Mapped[dict] = mapped_column(JSON)
+    runtime_only_evaluation: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_by: Mapped[str] = mapped_column(String(255), default="admin")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class Node(Base):
+    """One node template of a deployment, as the functions and workflows read it."""
+
+    __tablename__ = "node"
+    __table_args__ = (Index("ix_node_deployment_pk_id", "deployment_pk", "id", unique=True),)
+
+    pk: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    deployment_pk: Mapped[int] = mapped_column(ForeignKey("deployment.pk", ondelete="CASCADE"))
+    id: Mapped[str] = mapped_column(String(255))
+    type: Mapped[str] = mapped_column(String(255))
+    #: the node's plan: type_hierarchy, properties, operations, relationships, capabilities
+    definition: Mapped[dict] = mapped_column(JSON)
+    number_of_instances: Mapped[int] = mapped_column(Integer)
+    host_id: Mapped[str | None] = mapped_column(String(255))
+
+
+class NodeInstance(Base):
+    """One instance of a node: its state and runtime properties (``version`` guards concurrent writes)."""
+
+    __tablename__ = "node_instance"
+    __table_args__ = (Index("ix_node_instance_deployment_pk_id", "deployment_pk", "id", unique=True),
+                      Index("ix_node_instance_deployment_pk_node_id", "deployment_pk", "node_id"))
+
+    pk: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    deployment_pk: Mapped[int] = mapped_column(ForeignKey("deployment.pk", ondelete="CASCADE"))
+    id: Mapped[str] = mapped_column(String(255))
+    node_id: Mapped[str] = mapped_column(String(255))
+    index: Mapped[int] = mapped_column(Integer)
+    state: Mapped[str] = mapped_column(String(32), default="uninitialized")
+    runtime_properties: Mapped[dict] = mapped_column(JSON, server_default=text("'{}'"))
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    host_id: Mapped[str | None] = mapped_column(String(255))
+    scaling_groups: Mapped[list] = mapped_column(JSON, server_default=text("'[]'"))
+    relationships: Mapped[list] = mapped_column(JSON, server_default=text("'[]'"))
+
+
+class DeploymentLabel(Base):
+    """One ``key: value`` label of a deployment (a key may have several values)."""
+
+    __tablename__ = "deployment_label"
+    __table_args__ = (Index("ix_deployment_label_deployment_pk_key_value", "deployment_pk", "key", "value",
+                            unique=True),)
+
+    pk: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    deployment_pk: Mapped[int] = mapped_column(ForeignKey("deployment.pk", ondelete="CASCADE"))
+    key: Mapped[str] = mapped_column(String(255))
+    value: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Secret(Base):
+    """A named secret of a project; ``value`` is always encrypted (``stoker.secretbox``)."""
+
+    __tablename__ = "secret"
+    __table_args__ = (Index("ix_secret_project_id_key", "project_id", "key", unique=True),)
+
+    pk: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    project_id: Mapped[str] = mapped_column(String(255))
+    key: Mapped[str] = mapped_column(String(255))
+    value: Mapped[str] = mapped_column(Text)
+    hidden: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -1,0 +1,257 @@
+"""Deployments: create from a blueprint, read back, evaluate outputs and capabilities, labels."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Iterable
+
+from stoker import secretbox
+from stoker.blueprint import runtime
+from stoker.blueprint.deployment import prepare
+from stoker.blueprint.errors import BlueprintError
+from stoker.blueprint.evaluation import PlanEvaluator, RuntimeEvaluator, scan
+from stoker.blueprint.secrets import MASK
+from stoker.blueprint.state import StoredState, instance_view, tenant_of
+from stoker.errors import NotFound
+
+#: what a deployment row keeps of its plan (nodes and instances have tables of their own)
+PLAN_KEYS = ("version", "version_name", "description", "outputs", "capabilities", "groups", "policies",
+             "scaling_groups", "workflows", "labels", "deployment_settings", "input_definitions")
+
+
+def _seal_if(value: Any, hidden: bool) -> Any:
+    return secretbox.seal(value) if hidden else value
+
+
+def _label_pairs(labels: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Keys lower-cased, duplicates dropped, as the manager keeps them."""
+    pairs = []
+    for key, value in labels:
+        if not isinstance(key, str) or not key or not isinstance(value, str):
+            raise BlueprintError(f"a label is KEY:VALUE with two strings, not {key!r}:{value!r}",
+                                 code="invalid-label")
+        pairs.append((key.lower(), value))
+    return list(dict.fromkeys(pairs))
+
+
+class Deployments:
+    def __init__(self, records: Any, project_id: str):
+        self.records = records
+        self.project_id = project_id
+
+    # -- creating -------------------------------------------------------------------------------
+    def create(self, deployment_id: str, blueprint_id: str, inputs: dict | None = None,
+               labels: Iterable[tuple[str, str]] = (), display_name: str | None = None,
+               runtime_only_evaluation: bool = False) -> dict:
+        """Check the inputs, evaluate what is static, lay out the node instances, store it all at once."""
+        if not deployment_id or not isinstance(deployment_id, str):
+            raise BlueprintError("a deployment needs an id", code="invalid-id")
+        blueprint = self.records.get_blueprint(self.project_id, blueprint_id)
+        plan = blueprint["plan"]
+        secret_exists = lambda name: self.records.get_secret(self.project_id, name) is not None  # noqa: E731
+        dep = prepare(plan, inputs, runtime_only_evaluation, secret_exists)
+        hidden = any(d.get("hidden") for d in plan["inputs"].values())
+        if runtime_only_evaluation:  # labels are needed now: evaluate them anyway
+            scan(dep["labels"], PlanEvaluator(dep), "labels", dep["labels"], "labels")
+        pairs = _label_pairs([(key, value) for key, label in dep["labels"].items() for value in label["values"]]
+                             + list(labels))
+        sys_values = {"tenant_name": tenant_of(self.project_id), "deployment_id": deployment_id,
+                      "deployment_name": deployment_id, "blueprint_id": blueprint_id, "owner": "admin"}
+        name = display_name or self._display_name(dep, sys_values, pairs) or deployment_id
+        saved_plan = {key: dep[key] for key in PLAN_KEYS if key in dep}
+        saved_plan["input_definitions"] = plan["inputs"]
+        counts: dict[str, int] = {}
+        for instance in dep["node_instances"]:
+            counts[instance["node_id"]] = counts.get(instance["node_id"], 0) + 1
+        hosts = {i["node_id"]: i["host_id"] for i in dep["node_instances"]}
+        nodes = [{"id": node["name"], "type": node["type"], "definition": _seal_if(node, hidden),
+                  "number_of_instances": counts.get(node["name"], 0),
+                  "host_id": self._host_node(hosts.get(node["name"]), dep)} for node in dep["nodes"]]
+        instances = [{key: i[key] for key in ("id", "node_id", "index", "state", "host_id", "scaling_groups",
+                                             "relationships", "runtime_properties")}
+                     for i in dep["node_instances"]]
+        fields = {"blueprint_pk": blueprint["pk"], "display_name": str(name)[:255],
+                  "inputs": _seal_if(dep["inputs"], hidden), "plan": _seal_if(saved_plan, hidden),
+                  "runtime_only_evaluation": runtime_only_evaluation, "created_by": "admin"}
+        self.records.add_deployment(self.project_id, deployment_id, fields, nodes, instances, pairs)
+        return self.get(deployment_id)
+
+    @staticmethod
+    def _host_node(host_instance: str | None, dep: dict) -> str | None:
+        if host_instance is None:
+            return None
+        return next(i["node_id"] for i in dep["node_instances"] if i["id"] == host_instance)
+
+    @staticmethod
+    def _display_name(dep: dict, sys_values: dict, labels: list) -> Any:
+        value = copy.deepcopy(dep["deployment_settings"].get("display_name"))
+        if value is None:
+            return None
+        holder = {"display_name": value}
+        scan(holder, RuntimeEvaluator(_CreationState(dep, sys_values, labels)), "deployment_settings", {},
+             "deployment_settings")
+        return holder["display_name"]
+
+    # -- reading --------------------------------------------------------------------------------
+    def _row(self, deployment_id: str) -> dict:
+        return self.records.get_deployment(self.project_id, deployment_id)
+
+    @staticmethod
+    def _view(row: dict) -> dict:
+        return {"id": row["id"], "display_name": row["display_name"], "blueprint_id": row["blueprint_id"],
+                "created_at": row["created_at"].isoformat(), "created_by": row["created_by"],
+                "runtime_only_evaluation": row["runtime_only_evaluation"],
+                "description": secretbox.unseal(row["plan"]).get("description")}
+
+    def get(self, deployment_id: str) -> dict:
+        row = self._row(deployment_id)
+        labels = [{"key": r["key"], "value": r["value"]} for r in self.records.labels(row["pk"])]
+        return {**self._view(row), "labels": labels}
+
+    def list(self, blueprint_id: str | None = None) -> list[dict]:
+        return [self._view(row) for row in self.records.list_deployments(self.project_id, blueprint_id)]
+
+    def delete(self, deployment_id: str) -> None:
+        self.records.delete_deployment(self.project_id, deployment_id)
+
+    def state(self, deployment_id: str) -> StoredState:
+        return StoredState(self.records, self.project_id, self._row(deployment_id))
+
+    def plan(self, deployment_id: str) -> dict:
+        return secretbox.unseal(self._row(deployment_id)["plan"])
+
+    def inputs(self, deployment_id: str) -> dict:
+        """Input values; a hidden input's value is masked."""
+        row = self._row(deployment_id)
+        definitions = secretbox.unseal(row["plan"])["input_definitions"]
+        values = secretbox.unseal(row["inputs"])
+        return {k: (MASK if definitions.get(k, {}).get("hidden") else v) for k, v in values.items()}
+
+    def outputs(self, deployment_id: str) -> dict:
+        state = self.state(deployment_id)
+        return runtime.evaluate_outputs(self.plan(deployment_id)["outputs"], state)
+
+    def capabilities(self, deployment_id: str) -> dict:
+        state = self.state(deployment_id)
+        return runtime.evaluate_capabilities(self.plan(deployment_id)["capabilities"], state)
+
+    def nodes(self, deployment_id: str) -> list[dict]:
+        row = self._row(deployment_id)
+        result = []
+        for node in self.records.nodes(row["pk"]):
+            definition = secretbox.unseal(node["definition"])
+            scaling = definition["capabilities"]["scalable"]["properties"]
+            result.append({"id": node["id"], "deployment_id": row["id"], "blueprint_id": row["blueprint_id"],
+                           "type": node["type"], "type_hierarchy": definition["type_hierarchy"],
+                           "number_of_instances": node["number_of_instances"],
+                           "deploy_number_of_instances": scaling["default_instances"],
+                           "min_number_of_instances": scaling["min_instances"],
+                           "max_number_of_instances": scaling["max_instances"], "host_id": node["host_id"],
+                           "properties": definition["properties"], "operations": definition["operations"],
+                           "relationships": definition["relationships"]})
+        return result
+
+    def node_instances(self, deployment_id: str, node_id: str | None = None) -> list[dict]:
+        row = self._row(deployment_id)
+        return [{**instance_view(r), "deployment_id": row["id"]}
+                for r in self.records.node_instances(row["pk"], node_id)]
+
+    def node_instance(self, instance_id: str, deployment_id: str | None = None) -> dict:
+        found = self.records.find_node_instances(self.project_id, instance_id)
+        if deployment_id is not None:
+            found = [r for r in found if r["deployment_id"] == deployment_id]
+        if not found:
+            raise NotFound(f"Node instance {instance_id} not found")
+        if len(found) > 1:
+            raise BlueprintError(f"node instance {instance_id} exists in several deployments "
+                                 f"({', '.join(r['deployment_id'] for r in found)}): name one with -d",
+                                 code="ambiguous")
+        return {**instance_view(found[0]), "deployment_id": found[0]["deployment_id"]}
+
+    def update_node_instance(self, instance_id: str, deployment_id: str | None = None,
+                             expected_version: int | None = None, **fields: Any) -> dict:
+        """Set ``state`` and/or ``runtime_properties`` (optimistically, given the version read)."""
+        instance = self.node_instance(instance_id, deployment_id)
+        row = self._row(instance["deployment_id"])
+        self.records.update_node_instance(row["pk"], instance_id, expected_version, **fields)
+        return self.node_instance(instance_id, instance["deployment_id"])
+
+    def node_properties(self, deployment_id: str, node_id: str, instance_id: str | None = None) -> dict:
+        """A node's properties with every function evaluated, as an operation reading them sees them."""
+        state = self.state(deployment_id)
+        node = state.node(node_id)
+        if node is None:
+            raise NotFound(f"Node {node_id} not found in deployment {deployment_id}")
+        return runtime.evaluate_node_properties(node, state, instance_id)
+
+    def operation_inputs(self, deployment_id: str, instance_id: str, operation: str,
+                         target_instance_id: str | None = None, side: str = "source") -> Any:
+        """An operation's inputs evaluated for one instance (SELF), or, given the target instance of
+        one of its relationships, a ``side`` (source/target) operation of that relationship."""
+        state = self.state(deployment_id)
+        instance = state.node_instance(instance_id)
+        if instance is None:
+            raise NotFound(f"Node instance {instance_id} not found in deployment {deployment_id}")
+        node = state.node(instance["node_id"])
+        if target_instance_id is None:
+            operations = node["operations"]
+        else:
+            link = next((r for r in instance["relationships"] if r["target_id"] == target_instance_id), None)
+            rel = link and next((r for r in node["relationships"]
+                                 if r["target_id"] == link["target_name"] and r["type"] == link["type"]), None)
+            if rel is None:
+                raise NotFound(f"Node instance {instance_id} has no relationship to {target_instance_id}")
+            operations = rel[f"{side}_operations"]
+        if operation not in operations:
+            raise NotFound(f"Operation {operation} not found on node {instance['node_id']}")
+        inputs = operations[operation]["inputs"]
+        if target_instance_id is None:
+            return runtime.evaluate_operation_inputs(inputs, state, self_id=instance_id)
+        return runtime.evaluate_operation_inputs(inputs, state, source_id=instance_id, target_id=target_instance_id)
+
+    # -- labels ---------------------------------------------------------------------------------
+    def labels(self, deployment_id: str) -> list[dict]:
+        return [{"key": r["key"], "value": r["value"]} for r in self.records.labels(self._row(deployment_id)["pk"])]
+
+    def add_labels(self, deployment_id: str, labels: Iterable[tuple[str, str]]) -> list[dict]:
+        self.records.add_labels(self._row(deployment_id)["pk"], _label_pairs(labels))
+        return self.labels(deployment_id)
+
+    def delete_label(self, deployment_id: str, key: str, value: str | None = None) -> list[dict]:
+        if not self.records.delete_labels(self._row(deployment_id)["pk"], key.lower(), value):
+            raise NotFound(f"Deployment {deployment_id} has no label {key}" + (f":{value}" if value else ""))
+        return self.labels(deployment_id)
+
+
+class _CreationState:
+    """What a function in ``deployment_settings`` can read while the deployment is being created."""
+
+    def __init__(self, dep: dict, sys_values: dict, labels: list):
+        self.dep, self.sys_values, self.label_pairs = dep, sys_values, labels
+
+    def inputs(self) -> dict:
+        return self.dep["inputs"]
+
+    def node(self, name: str) -> dict | None:
+        return next((n for n in self.dep["nodes"] if n["name"] == name), None)
+
+    def node_instances(self, node: str) -> list:
+        return [i for i in self.dep["node_instances"] if i["node_id"] == node]
+
+    def node_instance(self, instance_id: str) -> dict | None:
+        return next((i for i in self.dep["node_instances"] if i["id"] == instance_id), None)
+
+    def secret(self, name: str) -> None:
+        return None
+
+    def capabilities_of(self, deployment: str) -> None:
+        return None
+
+    def labels(self) -> dict:
+        found: dict[str, list] = {}
+        for key, value in sorted(self.label_pairs):
+            found.setdefault(key, []).append(value)
+        return found
+
+    def sys(self) -> dict:
+        return self.sys_values

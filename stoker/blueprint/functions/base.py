@@ -1,0 +1,123 @@
+"""What every blueprint function shares: its kind, how it is recognised, how it reads paths.
+
+A function is a mapping with one key naming it (plus, optionally, ``type``).
+Its arguments are evaluated before it (the evaluator walks inside out), so
+``evaluate`` sees plain values -- or, in the static phase, functions that
+must wait for runtime, which each function handles as the spec says.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stoker.blueprint.errors import FunctionFailed
+
+#: static: deployment creation only; hybrid: whenever its arguments allow; runtime: at runtime only
+STATIC, HYBRID, RUNTIME = "static", "hybrid", "runtime"
+SELF, SOURCE, TARGET = "SELF", "SOURCE", "TARGET"
+NODE_REFS = (SELF, SOURCE, TARGET)
+
+# the places a function may sit in
+NODE_SCOPE = "node_template"
+RELATIONSHIP_SCOPE = "node_template_relationship"
+OUTPUTS_SCOPE = "outputs"
+CAPABILITIES_SCOPE = "capabilities"
+
+
+class Function:
+    """One function call found at ``path`` in ``scope``; ``context`` is the node (or instance ids)."""
+
+    name = "function"
+    kind = HYBRID
+
+    def __init__(self, args: Any, scope: str | None, context: dict, path: str, raw: dict):
+        self.scope = scope
+        self.context = context
+        self.path = path
+        self.raw = raw
+        self.parse_args(args)
+
+    def parse_args(self, args: Any) -> None:
+        """Check the arguments' shape (raise ``self.fail``)."""
+
+    def validate(self, plan: dict) -> None:
+        """Checks that need the whole blueprint, made once at upload."""
+
+    def evaluate(self, handler: Any) -> Any:
+        raise NotImplementedError
+
+    def fail(self, message: str) -> FunctionFailed:
+        return FunctionFailed(self.name, message, self.path)
+
+
+def function_of(value: Any, table: dict) -> tuple[type, Any] | None:
+    """(class, arguments) when ``value`` is a call of a known function, else None.
+
+    An unknown name is not a function (it stays a literal mapping, as in Cloudify);
+    a second key other than ``type`` makes the mapping a literal too.
+    """
+    if not isinstance(value, dict) or not 0 < len(value) < 3:
+        return None
+    found = None
+    for key, args in value.items():
+        if key == "type":
+            continue
+        if key not in table:
+            return None
+        found = (table[key], args)
+    return found
+
+
+def python_path(steps: list) -> str:
+    """``['a', 'b', 7, 'c']`` -> ``a.b[7].c`` for messages."""
+    if not steps:
+        return ""
+    text = str(steps[0])
+    for step in steps[1:]:
+        text += f"[{step}]" if isinstance(step, int) else f".{step}"
+    return text
+
+
+def is_path_item(item: Any, table: dict) -> bool:
+    return isinstance(item, (str, int)) and not isinstance(item, bool) or function_of(item, table) is not None
+
+
+def follow_property(owner: str, properties: Any, path: list, handler: Any, context: dict, where: str,
+                    function: str, missing_ok: bool = False) -> Any:
+    """The value at ``path`` inside a node's properties (or runtime properties).
+
+    With ``missing_ok`` a missing key gives None (get_attribute then falls back);
+    otherwise it is an error naming the node, the path and where it was asked from.
+    """
+    table = handler.table
+    shown = ".".join(str(p) for p in path)
+    value = properties
+    for step in path:
+        if function_of(value, table):
+            value = [value, step]
+        elif isinstance(value, dict):
+            if step not in value:
+                if missing_ok:
+                    return None
+                raise FunctionFailed(function, f"node template property '{owner}.properties.{shown}' "
+                                               f"referenced from '{where}' doesn't exist", where)
+            value = handler.property_value(value[step], context, where)
+        elif isinstance(value, list):
+            if not isinstance(step, int) or isinstance(step, bool):
+                raise FunctionFailed(function, f"node template property '{owner}.properties.{shown}' referenced "
+                                               f"from '{where}' is expected {step} to be an int but it is a "
+                                               f"{type(step).__name__}", where)
+            try:
+                value = handler.property_value(value[step], context, where)
+            except IndexError:
+                if missing_ok:
+                    return None
+                raise FunctionFailed(function, f"node template property '{owner}.properties.{shown}' referenced "
+                                               f"from '{where}': index {step} is out of range (the list has "
+                                               f"{len(value)} items)", where) from None
+        else:
+            if missing_ok:
+                return None
+            raise FunctionFailed(function, f"node template property '{owner}.properties.{shown}' "
+                                           f"referenced from '{where}' doesn't exist", where)
+    return value

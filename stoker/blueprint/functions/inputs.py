@@ -1,0 +1,56 @@
+"""get_input: a deployment input, or a key/index path inside one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stoker.blueprint.errors import FunctionFailed
+from stoker.blueprint.functions.base import HYBRID, Function, function_of, is_path_item, python_path
+
+
+class GetInput(Function):
+    name = "get_input"
+    kind = HYBRID
+
+    def parse_args(self, args: Any) -> None:
+        from stoker.blueprint.functions.table import FUNCTIONS
+
+        valid_list = isinstance(args, list) and args and all(is_path_item(a, FUNCTIONS) for a in args)
+        if not (isinstance(args, str) or function_of(args, FUNCTIONS) or valid_list):
+            raise self.fail("expected an input name, a function, or a list [input_name, key or index, ...], "
+                            f"but got {args!r}")
+        self.args = args
+
+    def _name(self) -> Any:
+        return self.args[0] if isinstance(self.args, list) else self.args
+
+    def validate(self, plan: dict) -> None:
+        from stoker.blueprint.functions.table import FUNCTIONS
+
+        name = self._name()
+        if not function_of(name, FUNCTIONS) and name not in plan["inputs"]:
+            raise FunctionFailed(self.name, f"references an unknown input '{name}'", self.path)
+
+    def evaluate(self, handler: Any) -> Any:
+        steps = self.args if isinstance(self.args, list) else [self.args]
+        if any(function_of(s, handler.table) for s in steps):
+            raise self.fail(f"found an argument that can only be evaluated at runtime: {self.args}")
+        value = handler.get_input(steps[0], self)
+        for index, step in enumerate(steps[1:]):
+            so_far = python_path(steps[: index + 1])
+            if isinstance(value, dict):
+                if step not in value:
+                    raise self.fail(f"input attribute '{step}' of '{so_far}' doesn't exist")
+                value = value[step]
+            elif isinstance(value, list):
+                if not isinstance(step, int) or isinstance(step, bool):
+                    raise self.fail(f"item {index + 1} of the path {steps} is expected to be an int "
+                                    f"but got {type(step).__name__}")
+                try:
+                    value = value[step]
+                except IndexError:
+                    raise self.fail(f"list size of '{so_far}' is {len(value)} but index {step} "
+                                    "is retrieved") from None
+            else:
+                raise self.fail(f"object {so_far} has no attribute {step}")
+        return value

@@ -1,0 +1,185 @@
+"""Functions answered by the manager's state: get_secret, get_capability,
+get_environment_capability, get_label and get_sys.  All are runtime-only."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from stoker.blueprint.errors import FunctionFailed
+from stoker.blueprint.functions.base import RUNTIME, Function, function_of, python_path
+
+PARENT_LABEL = "csys-obj-parent"
+SYS_PROPERTIES = {("tenant", "name"): "tenant_name", ("deployment", "id"): "deployment_id",
+                  ("deployment", "name"): "deployment_name", ("deployment", "blueprint"): "blueprint_id",
+                  ("deployment", "owner"): "owner"}
+
+
+def _table() -> dict:
+    from stoker.blueprint.functions.table import FUNCTIONS
+
+    return FUNCTIONS
+
+
+class GetSecret(Function):
+    name = "get_secret"
+    kind = RUNTIME
+
+    def parse_args(self, args: Any) -> None:
+        if not ((isinstance(args, list) and len(args) > 1) or isinstance(args, str) or function_of(args, _table())):
+            raise self.fail("the argument should be a secret name, a list [name, key or index, ...] of at "
+                            f"least 2 items, or a function; got {type(args).__name__} {args!r}")
+        self.secret = args
+
+    def secret_name(self) -> Any:
+        return self.secret[0] if isinstance(self.secret, list) else self.secret
+
+    def evaluate(self, handler: Any) -> Any:
+        if not isinstance(self.secret, list):
+            return handler.get_secret(self.secret, self)
+        name = self.secret[0]
+        text = handler.get_secret(name, self)
+        try:
+            value = json.loads(text)
+        except ValueError as exc:
+            raise self.fail(f'could not parse secret "{name}" as JSON: {exc}') from None
+        for key in self.secret[1:]:
+            try:
+                value = value[key]
+            except (KeyError, TypeError, IndexError) as exc:
+                raise self.fail(f'could not find "{key}" in nested lookup on secret "{name}": {exc}') from None
+        return value
+
+
+def _check_path_items(function: Function, args: list) -> None:
+    for index, arg in enumerate(args):
+        if not (isinstance(arg, (str, int)) and not isinstance(arg, bool)) and not function_of(arg, _table()):
+            raise function.fail("arguments can't be complex values; only strings/ints/functions are "
+                                f"accepted, but item {index} is {arg!r} of type {type(arg).__name__}")
+
+
+def capability_value(function: Function, handler: Any, path: list) -> Any:
+    """``[deployment, capability, key or index...]`` read from another deployment's capabilities."""
+    deployment, name = path[0], path[1]
+    capabilities = handler.get_capabilities(deployment, function)
+    if name not in capabilities:
+        raise function.fail(f"requested capability `{name}` is not declared in deployment `{deployment}`")
+    value = capabilities[name]
+    for index, key in enumerate(path[2:]):
+        so_far = python_path(path[1:index + 2])
+        if isinstance(value, dict):
+            if key not in value:
+                raise function.fail(f"attribute '{key}' doesn't exist in '{so_far}' in deployment '{deployment}'")
+            value = value[key]
+        elif isinstance(value, list):
+            if not isinstance(key, int) or isinstance(key, bool):
+                raise function.fail(f"item {index + 2} of the path {path} is expected to be an int but got "
+                                    f"{type(key).__name__}")
+            try:
+                value = value[key]
+            except IndexError:
+                raise function.fail(f"list size of '{so_far}' is {len(value)}, in deployment '{deployment}', "
+                                    f"but index {key} is retrieved") from None
+        else:
+            raise function.fail(f"'{so_far}' of capability '{name}' in deployment '{deployment}' has no "
+                                f"attribute {key}")
+    return value
+
+
+class GetCapability(Function):
+    name = "get_capability"
+    kind = RUNTIME
+
+    def parse_args(self, args: Any) -> None:
+        if not isinstance(args, list):
+            raise self.fail(f"the argument should be a list, but it is {type(args).__name__} {args!r}")
+        if len(args) < 2:
+            raise self.fail("the argument should be a list [deployment ID, capability ID, key or index ...] "
+                            f"of at least 2 items, but it is {args!r}")
+        _check_path_items(self, args)
+        self.capability_path = args
+
+    def evaluate(self, handler: Any) -> Any:
+        return capability_value(self, handler, self.capability_path)
+
+
+class GetEnvironmentCapability(Function):
+    name = "get_environment_capability"
+    kind = RUNTIME
+
+    def parse_args(self, args: Any) -> None:
+        if isinstance(args, str):
+            self.capability_path = [args]
+        elif isinstance(args, list) and len(args) >= 2:
+            _check_path_items(self, args)
+            self.capability_path = args
+        else:
+            raise self.fail("the argument should be a capability name or a list [capability, key or index, "
+                            f"...] of at least 2 items, but it is {type(args).__name__} {args!r}")
+
+    def evaluate(self, handler: Any) -> Any:
+        parents = handler.get_labels(self).get(PARENT_LABEL)
+        if not parents:
+            raise self.fail(f"the deployment does not have a label with the key `{PARENT_LABEL}` assigned to it")
+        return capability_value(self, handler, [parents[0], *self.capability_path])
+
+
+class GetLabel(Function):
+    name = "get_label"
+    kind = RUNTIME
+
+    def parse_args(self, args: Any) -> None:
+        self.index = None
+        if isinstance(args, list) and len(args) == 2:
+            key, index = args
+            if not (isinstance(key, str) or function_of(key, _table())):
+                raise self.fail(f"the label key should be a string or a function, but it is {key!r}")
+            if not ((isinstance(index, int) and not isinstance(index, bool))
+                    or (isinstance(index, str) and index.isdigit())):
+                raise self.fail("the label-values list index should be a number (in string or int form), "
+                                f"but it is {type(index).__name__} {index!r}")
+            self.key, self.index = key, int(index)
+        elif isinstance(args, str) or function_of(args, _table()):
+            self.key = args
+        else:
+            raise self.fail("the argument should be a label key, a list [label key, values list index] or a "
+                            f"function, but it is {type(args).__name__} {args!r}")
+
+    def evaluate(self, handler: Any) -> Any:
+        labels = handler.get_labels(self)
+        key = self.key.lower() if isinstance(self.key, str) else self.key
+        if key not in labels:
+            raise self.fail(f"the deployment does not have a label with the key `{key}` assigned to it")
+        values = labels[key]
+        if self.index is None:
+            return values
+        if self.index >= len(values):
+            raise self.fail(f"the label-values list index is out of range: the key `{key}` has "
+                            f"{len(values)} values")
+        return values[self.index]
+
+
+class GetSys(Function):
+    name = "get_sys"
+    kind = RUNTIME
+
+    def parse_args(self, args: Any) -> None:
+        if not (isinstance(args, list) and len(args) >= 2
+                and all(isinstance(a, str) or function_of(a, _table()) for a in args)):
+            raise self.fail("expected a 2-item list naming an entity and its property (e.g. [tenant, name] or "
+                            f"[deployment, id]) but got {args!r}")
+        self.entity, self.property = args[0], args[1]
+
+    def validate(self, plan: dict) -> None:
+        if function_of(self.entity, _table()):
+            return
+        if self.entity not in {entity for entity, _ in SYS_PROPERTIES}:
+            raise self.fail(f"unknown entity: {self.entity}")
+        if not function_of(self.property, _table()) and (self.entity, self.property) not in SYS_PROPERTIES:
+            raise self.fail(f"unknown property: {self.entity} {self.property}")
+
+    def evaluate(self, handler: Any) -> Any:
+        key = SYS_PROPERTIES.get((self.entity, self.property))
+        if key is None:
+            raise FunctionFailed(self.name, f"unknown property: {self.entity} {self.property}", self.path)
+        return handler.get_sys(self)[key]

@@ -1,0 +1,56 @@
+"""Deployment inputs: given values, defaults, data types and constraints, checked by name."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from stoker.blueprint.errors import BlueprintError, InputError
+from stoker.blueprint.values import check_constraints, typed_value
+
+
+def deployment_inputs(definitions: dict, given: dict | None, data_types: dict) -> dict:
+    """The inputs a deployment gets; ``InputError`` naming the input when one is wrong."""
+    given = dict(given or {})
+    unknown = [name for name in given if name not in definitions]
+    if unknown:
+        raise InputError(f"unknown inputs {unknown} given; the blueprint declares {list(definitions)}",
+                         code="unknown-input")
+    values: dict[str, Any] = {}
+    missing = []
+    for name, definition in definitions.items():
+        type_name = definition.get("type")
+        if name in given:
+            value = given[name]
+            try:
+                json.dumps(value)
+            except (TypeError, ValueError):
+                raise InputError(f"input {name} is not a JSON value", f"inputs.{name}") from None
+        elif definition.get("default") is not None:
+            value = definition["default"]
+        elif type_name in data_types and _defaults_only(type_name, data_types):
+            value = {}
+        elif definition.get("required", True):
+            missing.append(name)
+            continue
+        else:
+            values[name] = None
+            continue
+        check_constraints(name, value, definition.get("constraints") or [])
+        try:
+            values[name] = typed_value(value, type_name, data_types, f"input {name}")
+        except BlueprintError as exc:
+            raise InputError(exc.message, f"inputs.{name}", code=exc.code) from None
+    if missing:
+        raise InputError(f"required inputs {missing} were not given (the blueprint declares {list(definitions)})",
+                         code="missing-input")
+    return values
+
+
+def _defaults_only(type_name: str, data_types: dict) -> bool:
+    """A data type whose every required property has a default can be built from nothing."""
+    try:
+        typed_value({}, type_name, data_types, "")
+    except BlueprintError:
+        return False
+    return True

@@ -1,0 +1,134 @@
+"""Blueprint text in, one merged document out: YAML with Cloudify's rules, and ``imports``.
+
+Blueprint text must be ASCII (inputs may carry any Unicode), as in Cloudify.
+An import is a path relative to the importing file, or the well-known
+standard-types URL, which resolves to Stoker's built-in definition: nothing
+is ever fetched over the network.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from stoker.errors import Problem, ValidationFailed
+from stoker.template.loader import Source, load
+
+BUILTIN_TYPES = Path(__file__).with_name("builtin_types.yaml")
+_WELL_KNOWN = re.compile(r"^(https?://(www\.)?getcloudify\.org/spec/cloudify/[^/]+/types\.yaml"
+                         r"|cloudify/types/types\.yaml)$")
+#: sections whose entries are merged from imports, each name defined once
+MERGED_SECTIONS = ("inputs", "data_types", "node_types", "relationships", "plugins", "workflows",
+                   "node_templates", "groups", "policies", "outputs", "capabilities", "policy_types",
+                   "labels", "blueprint_labels", "dsl_definitions")
+MAX_IMPORTS = 100
+
+
+@dataclass
+class Loaded:
+    """The merged document and the sources it came from (to place errors)."""
+
+    document: dict
+    main: Source
+    problems: list[Problem] = field(default_factory=list)
+
+
+def _ascii_problem(text: str, name: str) -> Problem | None:
+    for number, line in enumerate(text.splitlines(), 1):
+        for column, char in enumerate(line, 1):
+            if ord(char) > 127:
+                return Problem((), "non-ascii", f"illegal character {char!r}: only ASCII is accepted in "
+                                                "blueprint text (inputs may hold any text)", name, number, column)
+    return None
+
+
+def load_text(text: str, name: str) -> tuple[Any, list[Problem]]:
+    problem = _ascii_problem(text, name)
+    if problem:
+        return None, [problem]
+    try:
+        data = load(text, name)
+    except ValidationFailed as exc:
+        return None, exc.problems
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        return None, [Problem((), "invalid-blueprint", "a blueprint is a mapping of sections", name, 1, 1)]
+    return data, []
+
+
+def load_blueprint(text: str, name: str = "blueprint.yaml", base: Path | None = None) -> Loaded:
+    """Load ``text`` and everything it imports, merged; problems are collected, never raised."""
+    main = Source(text, name)
+    data, problems = load_text(text, name)
+    loaded = Loaded(data or {}, main, problems)
+    if data is not None:
+        _merge_imports(loaded, data, name, base, seen={name}, depth=0)
+    return loaded
+
+
+def _read_import(entry: str, base: Path | None, importer: str) -> tuple[Any, str, Path | None, Problem | None]:
+    if _WELL_KNOWN.match(entry):
+        return None, str(BUILTIN_TYPES), BUILTIN_TYPES.parent, None
+    if re.match(r"^[a-z][a-z0-9+.-]*://", entry):
+        return None, entry, None, Problem(("imports",), "import-not-fetched",
+                                          f"cannot import {entry}: imports over the network are not fetched "
+                                          "(use a relative path, or the standard types URL)", importer)
+    if base is None:
+        return None, entry, None, Problem(("imports",), "import-not-found",
+                                          f"cannot import {entry}: the blueprint has no folder", importer)
+    path = (base / entry).resolve()
+    if not path.is_file():
+        return None, str(path), None, Problem(("imports",), "import-not-found",
+                                              f"cannot import {entry}: no such file", importer)
+    return None, str(path), path.parent, None
+
+
+def _merge_imports(loaded: Loaded, document: dict, name: str, base: Path | None, seen: set, depth: int) -> None:
+    imports = document.pop("imports", None) or []
+    if not isinstance(imports, list):
+        loaded.problems.append(Problem(("imports",), "invalid-imports", "imports must be a list", name))
+        return
+    for entry in imports:
+        if not isinstance(entry, str):
+            loaded.problems.append(Problem(("imports",), "invalid-imports", f"an import is a path, not {entry!r}",
+                                           name))
+            continue
+        _, key, folder, problem = _read_import(entry, base, name)
+        if problem:
+            loaded.problems.append(problem)
+            continue
+        if key in seen:
+            continue
+        seen.add(key)
+        if len(seen) > MAX_IMPORTS:
+            loaded.problems.append(Problem(("imports",), "too-many-imports", f"more than {MAX_IMPORTS} imports",
+                                           name))
+            return
+        data, problems = load_text(Path(key).read_text(encoding="utf-8", errors="replace"), key)
+        loaded.problems.extend(problems)
+        if data is None:
+            continue
+        _merge_imports(loaded, data, key, folder, seen, depth + 1)
+        _merge_document(loaded, data, key)
+
+
+def _merge_document(loaded: Loaded, imported: dict, name: str) -> None:
+    target = loaded.document
+    for section, value in imported.items():
+        if section == "tosca_definitions_version":
+            continue
+        if section not in MERGED_SECTIONS or not isinstance(value, dict):
+            target.setdefault(section, value)
+            continue
+        merged = target.setdefault(section, {})
+        if not isinstance(merged, dict):
+            continue
+        for key, definition in value.items():
+            if key in merged and merged[key] != definition and section != "plugins":
+                loaded.problems.append(Problem((section, key), "import-conflict",
+                                               f"{section} '{key}' is defined both here and in {name}"))
+            else:
+                merged.setdefault(key, definition)

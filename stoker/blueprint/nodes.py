@@ -1,0 +1,194 @@
+"""Node templates: typed properties, operations, relationships and scaling settings."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from stoker.blueprint.errors import BlueprintError
+from stoker.blueprint.functions.base import function_of
+from stoker.blueprint.functions.table import FUNCTIONS
+from stoker.blueprint.values import typed_value
+from stoker.errors import Problems
+
+BASE_RELATIONSHIPS = ("cloudify.relationships.depends_on", "cloudify.relationships.contained_in",
+                      "cloudify.relationships.connected_to")
+CONTAINED_IN = "cloudify.relationships.contained_in"
+NODE_KEYS = {"type", "properties", "interfaces", "relationships", "capabilities", "instances", "description"}
+RELATIONSHIP_KEYS = {"type", "target", "properties", "source_interfaces", "target_interfaces"}
+OPERATION_KEYS = {"implementation", "inputs", "executor", "max_retries", "retry_interval", "timeout",
+                  "timeout_recoverable"}
+SCRIPT_PLUGIN = "script"
+SCRIPT_TASK = "script.script_runner.tasks.run"
+
+
+def typed_properties(owner: tuple, given: Any, schema: dict, data_types: dict, problems: Problems) -> dict:
+    """Template properties checked against the schema, with defaults filled in."""
+    given = given if isinstance(given, dict) else {}
+    result = {}
+    for name, value in given.items():
+        if name not in schema:
+            problems.add(owner + (name,), "unknown-property", f"'{name}' is not a property of this type")
+            continue
+        result[name] = _checked(owner + (name,), value, schema[name], data_types, problems)
+    for name, definition in schema.items():
+        if name in result:
+            continue
+        if "default" in definition:
+            result[name] = _checked(owner + (name,), copy.deepcopy(definition["default"]), definition,
+                                    data_types, problems)
+        elif definition.get("required", True):
+            problems.add(owner, "missing-property", f"required property '{name}' is not given")
+    return result
+
+
+def _checked(place: tuple, value: Any, definition: dict, data_types: dict, problems: Problems) -> Any:
+    if function_of(value, FUNCTIONS) or _holds_function(value):
+        return value  # checked when known, as in Cloudify: not at all
+    try:
+        return typed_value(value, definition.get("type"), data_types, ".".join(map(str, place)))
+    except BlueprintError as exc:
+        problems.add(place, exc.code, exc.message)
+        return value
+
+
+def _holds_function(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(function_of(v, FUNCTIONS) or _holds_function(v) for v in value.values())
+    if isinstance(value, list):
+        return any(function_of(v, FUNCTIONS) or _holds_function(v) for v in value)
+    return False
+
+
+def operations(place: tuple, type_interfaces: dict, own: Any, plugins: dict, problems: Problems) -> dict:
+    """``{"interface.operation": {implementation, inputs, ...}}``: the type's operations overridden by own."""
+    merged = {name: dict(ops) for name, ops in type_interfaces.items()}
+    if own is not None and not isinstance(own, dict):
+        problems.add(place, "invalid-interfaces", "interfaces must be a mapping")
+        own = {}
+    for name, ops in (own or {}).items():
+        if not isinstance(ops, dict):
+            problems.add(place + (name,), "invalid-interfaces", "an interface is a mapping of operations")
+            continue
+        for op, definition in ops.items():
+            merged.setdefault(name, {})[op] = _override(merged.get(name, {}).get(op), definition)
+    result = {}
+    for name, ops in merged.items():
+        for op, definition in ops.items():
+            operation = _operation(place + (name, op), definition, plugins, problems)
+            if operation is not None:
+                result[f"{name}.{op}"] = operation
+    return result
+
+
+def _override(base: Any, own: Any) -> Any:
+    """A template's operation over its type's: without an implementation it keeps the type's."""
+    if not isinstance(own, dict) or own.get("implementation") or not isinstance(base, (dict, str)):
+        return {"__template__": True, **own} if isinstance(own, dict) else own
+    base = {"implementation": base} if isinstance(base, str) else base
+    inputs = {k: (v.get("default") if isinstance(v, dict) and "default" in v else v)
+              for k, v in (base.get("inputs") or {}).items()}
+    inputs.update(own.get("inputs") or {})
+    return {**base, **own, "inputs": inputs, "__template__": True}
+
+
+def _operation(place: tuple, definition: Any, plugins: dict, problems: Problems) -> dict | None:
+    if definition is None:
+        definition = {}
+    if isinstance(definition, str):
+        definition = {"implementation": definition}
+    if not isinstance(definition, dict):
+        problems.add(place, "invalid-operation", "an operation is a string or a mapping")
+        return None
+    from_template = definition.pop("__template__", False)
+    for key in definition:
+        if key not in OPERATION_KEYS:
+            problems.add(place + (key,), "unknown-key", f"unknown key '{key}' in an operation")
+    inputs = definition.get("inputs") or {}
+    if not from_template:  # a type's inputs are schemas: their defaults are the values
+        inputs = {k: (v.get("default") if isinstance(v, dict) else v) for k, v in inputs.items()}
+    implementation = definition.get("implementation") or ""
+    plugin = implementation.split(".", 1)[0] if "." in implementation else ""
+    operation = {"implementation": implementation, "inputs": copy.deepcopy(inputs),
+                 "executor": definition.get("executor"), "max_retries": definition.get("max_retries"),
+                 "retry_interval": definition.get("retry_interval"), "timeout": definition.get("timeout"),
+                 "plugin": plugin if plugin in plugins else None}
+    if implementation and plugin not in plugins:  # a path to a script beside the blueprint
+        operation["plugin"] = SCRIPT_PLUGIN
+        operation["implementation"] = SCRIPT_TASK
+        if isinstance(operation["inputs"], dict):
+            operation["inputs"] = {**operation["inputs"], "script_path": implementation}
+    return operation
+
+
+def relationships(place: tuple, own: Any, names: set, rel_types: dict, plugins: dict,
+                  data_types: dict, problems: Problems) -> list[dict]:
+    if own is None:
+        return []
+    if not isinstance(own, list):
+        problems.add(place, "invalid-relationships", "relationships must be a list")
+        return []
+    result = []
+    for index, rel in enumerate(own):
+        where = place + (index,)
+        if not isinstance(rel, dict):
+            problems.add(where, "invalid-relationship", "a relationship is a mapping with type and target")
+            continue
+        for key in rel:
+            if key not in RELATIONSHIP_KEYS:
+                problems.add(where + (key,), "unknown-key", f"unknown key '{key}' in a relationship")
+        rel_type, target = rel.get("type"), rel.get("target")
+        flat = rel_types.get(rel_type)
+        if flat is None:
+            problems.add(where + ("type",), "unknown-type", f"relationship type '{rel_type}' is not defined")
+            continue
+        if not any(base in flat["hierarchy"] for base in BASE_RELATIONSHIPS):
+            problems.add(where + ("type",), "unsupported-relationship",
+                         f"relationship type '{rel_type}' must derive from one of {', '.join(BASE_RELATIONSHIPS)}")
+            continue
+        if target not in names:
+            problems.add(where + ("target",), "unknown-target", f"relationship target '{target}' is not a node")
+            continue
+        result.append({
+            "type": rel_type, "target_id": target, "type_hierarchy": flat["hierarchy"],
+            "properties": typed_properties(where + ("properties",), rel.get("properties"), flat["properties"],
+                                           data_types, problems),
+            "source_operations": operations(where + ("source_interfaces",), flat["source_interfaces"],
+                                            rel.get("source_interfaces"), plugins, problems),
+            "target_operations": operations(where + ("target_interfaces",), flat["target_interfaces"],
+                                            rel.get("target_interfaces"), plugins, problems),
+        })
+    return result
+
+
+def scalable(place: tuple, template: dict, problems: Problems) -> dict:
+    """``default_instances``/``min_instances``/``max_instances`` (``instances.deploy`` is the old spelling)."""
+    properties = {"default_instances": 1, "min_instances": 0, "max_instances": -1}
+    deploy = (template.get("instances") or {}).get("deploy") if isinstance(template.get("instances"), dict) else None
+    if deploy is not None:
+        properties["default_instances"] = deploy
+    capabilities = template.get("capabilities") or {}
+    given = ((capabilities.get("scalable") or {}).get("properties") or {}) if isinstance(capabilities, dict) else {}
+    for key, value in given.items():
+        if key not in properties:
+            problems.add(place + ("capabilities", "scalable", "properties", key), "unknown-key",
+                         f"unknown scaling property '{key}'")
+        else:
+            properties[key] = value
+    return properties
+
+
+def check_counts(where: str, properties: dict) -> None:
+    """Scaling numbers, once they are known (they may come from inputs)."""
+    default, low, high = (properties.get(k) for k in ("default_instances", "min_instances", "max_instances"))
+    for key, value in (("default_instances", default), ("min_instances", low), ("max_instances", high)):
+        if function_of(value, FUNCTIONS):
+            return
+        if not isinstance(value, int) or isinstance(value, bool) or (value < 0 and key != "max_instances"):
+            raise BlueprintError(f"{key} must be a non-negative integer, not {value!r}", where, code="invalid-scaling")
+    if high != -1 and default > high:
+        raise BlueprintError(f"default_instances ({default}) cannot be greater than max_instances ({high})", where,
+                             code="invalid-scaling")
+    if default < low:
+        raise BlueprintError(f"default_instances ({default}) cannot be less than min_instances ({low})", where,
+                             code="invalid-scaling")

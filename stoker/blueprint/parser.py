@@ -1,0 +1,300 @@
+"""Blueprint text -> plan: every section checked, every error collected with its place.
+
+The plan is plain data (nodes, relationships, groups, outputs...) in the
+shape Cloudify's own parser makes, so the deployment and the functions read
+it the same way at creation and at runtime.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from stoker.blueprint import nodes as node_rules
+from stoker.blueprint.errors import BlueprintError
+from stoker.blueprint.evaluation import make_function
+from stoker.blueprint.functions.base import function_of
+from stoker.blueprint.functions.table import FUNCTIONS
+from stoker.blueprint.loader import load_blueprint
+from stoker.blueprint.scanning import walk_plan
+from stoker.blueprint.types import flatten_types
+from stoker.blueprint.values import constraint_problem, known_type, typed_value
+from stoker.errors import Problem, Problems, ValidationFailed
+
+SECTIONS = {"tosca_definitions_version", "description", "imports", "inputs", "dsl_definitions", "data_types",
+            "node_types", "relationships", "plugins", "workflows", "node_templates", "groups", "policies",
+            "outputs", "capabilities", "labels", "blueprint_labels", "policy_types", "policy_triggers",
+            "metadata", "deployment_settings"}
+INPUT_KEYS = {"type", "default", "required", "description", "display_label", "hidden", "constraints",
+              "item_type", "display"}
+SCALING_POLICY = "cloudify.policies.scaling"
+_VERSION = re.compile(r"^cloudify_dsl_1_([0-5])$")
+RUNTIME_LABEL_FUNCTIONS = ("get_attribute", "get_attributes_list", "get_attributes_dict")
+
+
+def parse_file(path: str | Path) -> dict:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BlueprintError(f"cannot read {path}: {exc}", code="unreadable") from None
+    return parse_blueprint(text, path.name, path.parent)
+
+
+def parse_blueprint(text: str, name: str = "blueprint.yaml", base: Path | None = None) -> dict:
+    """The plan of a blueprint; ``ValidationFailed`` with every problem (file:line:col) if it is wrong."""
+    loaded = load_blueprint(text, name, base)
+    problems = Problems()
+    problems.extend(loaded.problems)
+    plan = None
+    if not problems.errors:
+        plan = _Parser(loaded.document, problems).plan()
+    for problem in problems.items:
+        loaded.main.place(problem)
+    if problems.errors:
+        raise ValidationFailed(problems.items)
+    plan["warnings"] = [p.as_dict() for p in problems.warnings]
+    return plan
+
+
+class _Parser:
+    def __init__(self, document: dict, problems: Problems):
+        self.doc = document
+        self.problems = problems
+
+    def section(self, name: str) -> dict:
+        value = self.doc.get(name)
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            self.problems.add((name,), "invalid-section", f"{name} must be a mapping")
+            return {}
+        return value
+
+    def plan(self) -> dict | None:
+        for key in self.doc:
+            if key not in SECTIONS:
+                self.problems.add((key,), "unknown-section", f"unknown section '{key}'")
+        version_name = self.doc.get("tosca_definitions_version")
+        match = _VERSION.match(str(version_name)) if version_name else None
+        if not match:
+            self.problems.add(("tosca_definitions_version",), "invalid-version",
+                              f"tosca_definitions_version must be cloudify_dsl_1_0 ... cloudify_dsl_1_5, "
+                              f"not {version_name!r}")
+            return None
+        plugins = self.section("plugins")
+        data_types = flatten_types("data_types", self.section("data_types"), self.problems)
+        node_types = flatten_types("node_types", self.section("node_types"), self.problems)
+        rel_types = flatten_types("relationships", self.section("relationships"), self.problems)
+        plan = {
+            "version": (1, int(match.group(1))), "version_name": version_name,
+            "description": self.doc.get("description"),
+            "inputs": self.inputs(data_types), "data_types": data_types,
+            "nodes": self.nodes(node_types, rel_types, plugins, data_types),
+            "plugins": plugins, "workflows": self.section("workflows"),
+            "outputs": self.values_section("outputs"), "capabilities": self.values_section("capabilities"),
+            "labels": self.labels("labels"), "blueprint_labels": self.labels("blueprint_labels"),
+            "deployment_settings": {"default_schedules": {}, **self.section("deployment_settings")},
+        }
+        plan["groups"], plan["policies"], plan["scaling_groups"] = self.groups(plan["nodes"])
+        if self.problems.errors:
+            return plan
+        self.check_relationship_graph(plan["nodes"])
+        self.check_functions(plan)
+        return plan
+
+    # -- inputs -------------------------------------------------------------------------------------
+    def inputs(self, data_types: dict) -> dict:
+        result = {}
+        for name, definition in self.section("inputs").items():
+            place = ("inputs", name)
+            definition = definition if definition is not None else {}
+            if not isinstance(definition, dict):
+                self.problems.add(place, "invalid-input", "an input definition must be a mapping")
+                continue
+            for key in definition:
+                if key not in INPUT_KEYS:
+                    self.problems.add(place + (key,), "unknown-key", f"unknown key '{key}' in input '{name}'")
+            if not known_type(definition.get("type"), data_types):
+                self.problems.add(place + ("type",), "unknown-type", f"unknown type '{definition['type']}'")
+            constraints = definition.get("constraints") or []
+            for index, constraint in enumerate(constraints if isinstance(constraints, list) else [constraints]):
+                problem = constraint_problem(constraint)
+                if problem:
+                    self.problems.add(place + ("constraints", index), "invalid-constraint", problem)
+            result[name] = definition
+        return result
+
+    # -- node templates -----------------------------------------------------------------------------
+    def nodes(self, node_types: dict, rel_types: dict, plugins: dict, data_types: dict) -> list[dict]:
+        templates = self.section("node_templates")
+        names = set(templates)
+        result = []
+        for name, template in templates.items():
+            place = ("node_templates", name)
+            if not isinstance(template, dict):
+                self.problems.add(place, "invalid-node", "a node template must be a mapping")
+                continue
+            for key in template:
+                if key not in node_rules.NODE_KEYS:
+                    self.problems.add(place + (key,), "unknown-key", f"unknown key '{key}' in node '{name}'")
+            flat = node_types.get(template.get("type"))
+            if flat is None:
+                self.problems.add(place + ("type",), "unknown-type",
+                                  f"node type '{template.get('type')}' is not defined")
+                continue
+            result.append({
+                "id": name, "name": name, "type": template["type"], "type_hierarchy": flat["hierarchy"],
+                "properties": node_rules.typed_properties(place + ("properties",), template.get("properties"),
+                                                          flat["properties"], data_types, self.problems),
+                "operations": node_rules.operations(place + ("interfaces",), flat["interfaces"],
+                                                    template.get("interfaces"), plugins, self.problems),
+                "relationships": node_rules.relationships(place + ("relationships",),
+                                                          template.get("relationships"), names, rel_types,
+                                                          plugins, data_types, self.problems),
+                "capabilities": {"scalable": {"properties": node_rules.scalable(place, template, self.problems)}},
+            })
+        for node in result:
+            try:
+                node_rules.check_counts(f"node_templates.{node['name']}.capabilities.scalable.properties",
+                                        node["capabilities"]["scalable"]["properties"])
+            except BlueprintError as exc:
+                self.problems.add(("node_templates", node["name"], "capabilities"), exc.code, exc.message)
+        return result
+
+    def check_relationship_graph(self, nodes: list[dict]) -> None:
+        """One contained_in at most per node, and no cycle of relationships."""
+        edges = {node["name"]: [r["target_id"] for r in node["relationships"]] for node in nodes}
+        for node in nodes:
+            hosts = [r for r in node["relationships"] if node_rules.CONTAINED_IN in r["type_hierarchy"]]
+            if len(hosts) > 1:
+                self.problems.add(("node_templates", node["name"], "relationships"), "several-hosts",
+                                  "a node can be contained in one node only")
+        state: dict[str, int] = {}
+        for start in edges:
+            if state.get(start):
+                continue
+            stack = [(start, iter(edges[start]))]
+            path = [start]
+            state[start] = 1
+            while stack:
+                current, targets = stack[-1]
+                target = next(targets, None)
+                if target is None:
+                    state[current] = 2
+                    stack.pop()
+                    path.pop()
+                elif state.get(target) == 1:
+                    cycle = path[path.index(target):] + [target]
+                    self.problems.add(("node_templates", current, "relationships"), "relationship-cycle",
+                                      f"relationships form a cycle: {' -> '.join(cycle)}")
+                    return
+                elif not state.get(target):
+                    state[target] = 1
+                    path.append(target)
+                    stack.append((target, iter(edges.get(target, []))))
+
+    # -- groups and policies ------------------------------------------------------------------------
+    def groups(self, nodes: list[dict]) -> tuple[dict, dict, dict]:
+        groups = self.section("groups")
+        node_names = {node["name"] for node in nodes}
+        for name, group in groups.items():
+            members = group.get("members") if isinstance(group, dict) else None
+            if not isinstance(members, list) or not members:
+                self.problems.add(("groups", name), "invalid-group", "a group needs a list of members")
+                continue
+            for index, member in enumerate(members):
+                if member not in node_names and member not in groups:
+                    self.problems.add(("groups", name, "members", index), "unknown-member",
+                                      f"member '{member}' of group '{name}' is neither a node nor a group")
+        policies = self.section("policies")
+        scaling: dict[str, dict] = {}
+        for name, policy in policies.items():
+            place = ("policies", name)
+            if not isinstance(policy, dict):
+                self.problems.add(place, "invalid-policy", "a policy must be a mapping")
+                continue
+            if policy.get("type") != SCALING_POLICY:
+                continue
+            properties = {"default_instances": 1, "min_instances": 0, "max_instances": -1}
+            for key, value in (policy.get("properties") or {}).items():
+                if key not in properties:
+                    self.problems.add(place + ("properties", key), "unknown-key", f"unknown scaling property '{key}'")
+                properties[key] = value
+            for target in policy.get("targets") or []:
+                if target not in groups:
+                    self.problems.add(place + ("targets",), "unknown-group", f"target '{target}' is not a group")
+                    continue
+                scaling[target] = {"members": list(groups[target]["members"]), "properties": properties}
+            try:
+                node_rules.check_counts(f"policies.{name}.properties", properties)
+            except BlueprintError as exc:
+                self.problems.add(place + ("properties",), exc.code, exc.message)
+        return groups, policies, scaling
+
+    # -- outputs, capabilities, labels --------------------------------------------------------------
+    def values_section(self, section: str) -> dict:
+        result = {}
+        for name, definition in self.section(section).items():
+            if not isinstance(definition, dict) or "value" not in definition:
+                self.problems.add((section, name), "invalid-output", f"{section} '{name}' needs a value")
+                continue
+            for key in definition:
+                if key not in ("value", "description", "display_label", "hidden"):
+                    self.problems.add((section, name, key), "unknown-key", f"unknown key '{key}'")
+            result[name] = dict(definition)
+        return result
+
+    def labels(self, section: str) -> dict:
+        result = {}
+        for key, label in self.section(section).items():
+            place = (section, key)
+            values = label.get("values") if isinstance(label, dict) else None
+            if not isinstance(values, list):
+                self.problems.add(place, "invalid-label", "a label is a mapping with a list of values")
+                continue
+            for value in values:
+                found = function_of(value, FUNCTIONS)
+                if section == "blueprint_labels" and not isinstance(value, str):
+                    self.problems.add(place, "invalid-label", "a blueprint label's value must be a string")
+                elif found and found[0].name in RUNTIME_LABEL_FUNCTIONS:
+                    self.problems.add(place, "invalid-label",
+                                      f"a label's value cannot be a runtime property ({found[0].name})")
+                elif not found and not isinstance(value, str):
+                    self.problems.add(place, "invalid-label",
+                                      "a label's value must be a string or an intrinsic function")
+            result[key.lower() if isinstance(key, str) else key] = {"values": values}
+        return result
+
+    # -- functions ----------------------------------------------------------------------------------
+    def check_functions(self, plan: dict) -> None:
+        """Every function call: arguments of the right shape, references to things that exist."""
+
+        def check(value: Any, scope: str | None, context: Any, path: str) -> None:
+            try:
+                function = make_function(value, scope, context, path)
+                if function is not None:
+                    function.validate(plan)
+            except BlueprintError as exc:
+                self.problems.extend([Problem(_steps(exc.path or path), exc.code, str(exc.message))])
+
+        walk_plan(plan, check)
+
+
+def _steps(path: str) -> tuple:
+    """``node_templates.n.properties.a[0]`` -> ``('node_templates', 'n', 'properties', 'a', 0)``."""
+    steps: list = []
+    for part in path.split("."):
+        name, *indexes = part.split("[")
+        if name:
+            steps.append(name)
+        steps.extend(int(i.rstrip("]")) for i in indexes if i.rstrip("]").isdigit())
+    return tuple(steps)
+
+
+def validate_inputs_defaults(plan: dict) -> None:
+    """Defaults are values too: they must fit their type (checked at upload)."""
+    for name, definition in plan["inputs"].items():
+        if definition.get("default") is not None:
+            typed_value(definition["default"], definition.get("type"), plan["data_types"], f"input {name}")

@@ -1,0 +1,94 @@
+"""A deployment's state as the runtime functions read it, from the store."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stoker import secretbox
+from stoker.blueprint.errors import BlueprintError
+
+DEFAULT_TENANT = "default_tenant"
+#: how many deployments a chain of get_capability may cross (a loop of capabilities ends here)
+MAX_CAPABILITY_DEPTH = 10
+
+
+def tenant_of(project_id: str) -> str:
+    return DEFAULT_TENANT if project_id == "default" else project_id
+
+
+def instance_view(row: dict) -> dict:
+    """A stored node instance in the shape functions and ``cfy ... --json`` use."""
+    return {"id": row["id"], "node_id": row["node_id"], "index": row["index"], "state": row["state"],
+            "host_id": row["host_id"], "scaling_groups": row["scaling_groups"],
+            "relationships": row["relationships"], "runtime_properties": row["runtime_properties"],
+            "version": row["version"]}
+
+
+class StoredState:
+    """Answers the look-ups of ``runtime.RuntimeEvaluator`` for one stored deployment."""
+
+    def __init__(self, records: Any, project_id: str, deployment: dict, depth: int = 0):
+        self.records = records
+        self.project_id = project_id
+        self.deployment = deployment
+        self.depth = depth
+        self._nodes: dict[str, dict] | None = None
+        self._by_node: dict[str, list[dict]] | None = None
+        self._by_id: dict[str, dict] = {}
+
+    def inputs(self) -> dict:
+        return secretbox.unseal(self.deployment["inputs"])
+
+    def node(self, name: str) -> dict | None:
+        if self._nodes is None:
+            self._nodes = {row["id"]: secretbox.unseal(row["definition"])
+                           for row in self.records.nodes(self.deployment["pk"])}
+        return self._nodes.get(name) if isinstance(name, str) else None
+
+    def _load_instances(self) -> None:
+        if self._by_node is None:
+            self._by_node = {}
+            for row in self.records.node_instances(self.deployment["pk"]):
+                instance = instance_view(row)
+                self._by_node.setdefault(instance["node_id"], []).append(instance)
+                self._by_id[instance["id"]] = instance
+
+    def node_instances(self, node: str) -> list[dict]:
+        self._load_instances()
+        return self._by_node.get(node, [])
+
+    def node_instance(self, instance_id: str) -> dict | None:
+        self._load_instances()
+        return self._by_id.get(instance_id)
+
+    def secret(self, name: Any) -> str | None:
+        if not isinstance(name, str):
+            return None
+        row = self.records.get_secret(self.project_id, name)
+        return secretbox.decrypt(row["value"]) if row else None
+
+    def capabilities_of(self, deployment_id: Any) -> dict | None:
+        from stoker.blueprint.runtime import evaluate_capabilities
+        from stoker.errors import NotFound
+
+        if self.depth >= MAX_CAPABILITY_DEPTH:
+            raise BlueprintError(f"get_capability crosses more than {MAX_CAPABILITY_DEPTH} deployments "
+                                 "(do capabilities refer to each other in a loop?)", code="capability-loop")
+        try:
+            other = self.records.get_deployment(self.project_id, str(deployment_id))
+        except NotFound:
+            return None
+        plan = secretbox.unseal(other["plan"])
+        return evaluate_capabilities(plan["capabilities"],
+                                     StoredState(self.records, self.project_id, other, self.depth + 1))
+
+    def labels(self) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for row in self.records.labels(self.deployment["pk"]):
+            found.setdefault(row["key"], []).append(row["value"])
+        return found
+
+    def sys(self) -> dict:
+        return {"tenant_name": tenant_of(self.project_id), "deployment_id": self.deployment["id"],
+                "deployment_name": self.deployment["display_name"],
+                "blueprint_id": self.deployment["blueprint_id"], "owner": self.deployment["created_by"]}

@@ -1,0 +1,128 @@
+"""Typed values: the primitive types, data types (with defaults and required properties) and constraints."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+from stoker.blueprint.errors import BlueprintError
+
+PRIMITIVES = ("string", "integer", "float", "boolean", "list", "dict", "regex", "textarea")
+#: names of manager objects an input may hold; Stoker checks them as strings
+MANAGER_TYPES = ("secret_key", "deployment_id", "blueprint_id", "node_id", "node_type", "node_instance",
+                 "capability_value", "scaling_group", "operation_name", "tenant", "plugin", "workflow")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+_CHECKS: dict[str, Callable[[Any], bool]] = {
+    # a string input also takes a number, as Cloudify's does
+    "string": lambda v: isinstance(v, (str, int, float)),
+    "integer": _is_int,
+    "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "list": lambda v: isinstance(v, list),
+    "dict": lambda v: isinstance(v, dict),
+    "regex": lambda v: isinstance(v, str),
+    "textarea": lambda v: isinstance(v, str),
+}
+
+
+def known_type(name: Any, data_types: dict) -> bool:
+    return name is None or name in PRIMITIVES or name in MANAGER_TYPES or name in data_types
+
+
+def typed_value(value: Any, type_name: str | None, data_types: dict, what: str) -> Any:
+    """``value`` checked against ``type_name``; a data type's value comes back with its defaults filled in."""
+    if type_name is None or value is None:
+        return value
+    if type_name in data_types:
+        return _data_type_value(value, type_name, data_types, what)
+    check = _CHECKS.get(type_name)
+    if check and not check(value):
+        raise BlueprintError(f"{what}: the type is '{type_name}', but the value is {value!r}", code="wrong-type")
+    return value
+
+
+def _data_type_value(value: Any, type_name: str, data_types: dict, what: str) -> dict:
+    if not isinstance(value, dict):
+        raise BlueprintError(f"{what}: a value of data type '{type_name}' must be a mapping, not {value!r}",
+                             code="wrong-type")
+    schema = data_types[type_name]["properties"]
+    for key in value:
+        if key not in schema:
+            raise BlueprintError(f"{what}: undefined property '{key}' (data type '{type_name}')",
+                                 code="unknown-property")
+    result = {}
+    for key, definition in schema.items():
+        if key in value:
+            result[key] = typed_value(value[key], definition.get("type"), data_types, f"{what}.{key}")
+        elif definition.get("default") is not None:
+            result[key] = typed_value(definition["default"], definition.get("type"), data_types, f"{what}.{key}")
+        elif definition.get("required", True):
+            raise BlueprintError(f"{what}: missing property '{key}' (data type '{type_name}')",
+                                 code="missing-property")
+    return result
+
+
+# -- constraints ------------------------------------------------------------------------------
+
+def _length(value: Any) -> int:
+    if not isinstance(value, (str, list, dict)):
+        raise TypeError
+    return len(value)
+
+
+def _pattern(value: Any, pattern: str) -> bool:
+    return isinstance(value, str) and re.fullmatch(pattern, value) is not None
+
+
+CONSTRAINTS: dict[str, Callable[[Any, Any], bool]] = {
+    "equal": lambda v, a: v == a,
+    "greater_than": lambda v, a: v > a,
+    "greater_or_equal": lambda v, a: v >= a,
+    "less_than": lambda v, a: v < a,
+    "less_or_equal": lambda v, a: v <= a,
+    "in_range": lambda v, a: a[0] <= v <= a[1],
+    "valid_values": lambda v, a: v in a,
+    "length": lambda v, a: _length(v) == a,
+    "min_length": lambda v, a: _length(v) >= a,
+    "max_length": lambda v, a: _length(v) <= a,
+    "pattern": _pattern,
+}
+
+
+def constraint_problem(constraint: Any) -> str | None:
+    """What is wrong with one constraint definition, or None."""
+    if not isinstance(constraint, dict) or len(constraint) != 1:
+        return f"a constraint is a mapping of one operator to its argument, not {constraint!r}"
+    (operator, argument), = constraint.items()
+    if operator not in CONSTRAINTS:
+        return f"no such constraint operator '{operator}' (allowed: {', '.join(CONSTRAINTS)})"
+    if operator == "in_range" and not (isinstance(argument, list) and len(argument) == 2):
+        return f"in_range takes a list [min, max], not {argument!r}"
+    if operator == "valid_values" and not isinstance(argument, list):
+        return f"valid_values takes a list, not {argument!r}"
+    if operator in ("length", "min_length", "max_length") and not (_is_int(argument) and argument >= 0):
+        return f"{operator} takes a non-negative integer, not {argument!r}"
+    if operator == "pattern":
+        try:
+            re.compile(argument)
+        except (re.error, TypeError):
+            return f"pattern takes a regular expression, not {argument!r}"
+    return None
+
+
+def check_constraints(name: str, value: Any, constraints: list) -> None:
+    for constraint in constraints or ():
+        (operator, argument), = constraint.items()
+        try:
+            ok = CONSTRAINTS[operator](value, argument)
+        except TypeError:
+            ok = False
+        if not ok:
+            shown = ", ".join(map(str, argument)) if operator == "in_range" else argument
+            raise BlueprintError(f"value {value} of input {name} violates constraint {operator}({shown})",
+                                 f"inputs.{name}", code="constraint-violated")

@@ -1,0 +1,248 @@
+"""Reading and writing blueprints, deployments, nodes, node instances, labels and secrets.
+
+Core statements, rows handed out as plain dicts: a deployment of 10,000
+node instances is written in one transaction with one executemany, and read
+back without building one ORM object per row.  Everything a deployment
+creation writes goes in one transaction, so a failure stores nothing.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any, Iterable, Iterator
+
+from sqlalchemy import Connection, Table, delete, func, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from stoker.errors import Conflict, NotFound, StaleWrite
+from stoker.store.models import (Blueprint, Deployment, DeploymentLabel, Node, NodeInstance, Secret, utcnow)
+
+BLUEPRINTS: Table = Blueprint.__table__  # type: ignore[assignment]
+DEPLOYMENTS: Table = Deployment.__table__  # type: ignore[assignment]
+NODES: Table = Node.__table__  # type: ignore[assignment]
+INSTANCES: Table = NodeInstance.__table__  # type: ignore[assignment]
+LABELS: Table = DeploymentLabel.__table__  # type: ignore[assignment]
+SECRETS: Table = Secret.__table__  # type: ignore[assignment]
+
+
+class BlueprintRecords:
+    """The blueprint half of the store, over the same database as ``Store``."""
+
+    def __init__(self, store: Any):
+        self.engine = store.engine
+        self._writer = store.engine.execution_options(stoker_write=True)
+
+    @contextmanager
+    def _read(self) -> Iterator[Connection]:
+        with self.engine.connect() as conn:
+            yield conn
+
+    @contextmanager
+    def _write(self) -> Iterator[Connection]:
+        with self._writer.begin() as conn:
+            yield conn
+
+    @staticmethod
+    def _rows(result: Any) -> list[dict]:
+        return [dict(row._mapping) for row in result]
+
+    # -- blueprints -----------------------------------------------------------------------------
+    def add_blueprint(self, project_id: str, blueprint_id: str, **fields: Any) -> dict:
+        row = {"project_id": project_id, "id": blueprint_id, "created_at": utcnow(), **fields}
+        try:
+            with self._write() as conn:
+                conn.execute(insert(BLUEPRINTS).values(**row))
+        except IntegrityError:
+            raise Conflict(f"Blueprint {blueprint_id} already exists") from None
+        return self.get_blueprint(project_id, blueprint_id)
+
+    def get_blueprint(self, project_id: str, blueprint_id: str) -> dict:
+        with self._read() as conn:
+            rows = self._rows(conn.execute(select(BLUEPRINTS).where(
+                BLUEPRINTS.c.project_id == project_id, BLUEPRINTS.c.id == blueprint_id)))
+        if not rows:
+            raise NotFound(f"Blueprint {blueprint_id} not found")
+        return rows[0]
+
+    def list_blueprints(self, project_id: str) -> list[dict]:
+        with self._read() as conn:
+            return self._rows(conn.execute(select(BLUEPRINTS).where(BLUEPRINTS.c.project_id == project_id)
+                                           .order_by(BLUEPRINTS.c.created_at, BLUEPRINTS.c.id)))
+
+    def delete_blueprint(self, project_id: str, blueprint_id: str) -> None:
+        """Refused while a deployment uses the blueprint."""
+        blueprint = self.get_blueprint(project_id, blueprint_id)
+        with self._write() as conn:
+            users = conn.execute(select(DEPLOYMENTS.c.id).where(DEPLOYMENTS.c.blueprint_pk == blueprint["pk"])
+                                 .order_by(DEPLOYMENTS.c.id)).scalars().all()
+            if users:
+                raise Conflict(f"Blueprint {blueprint_id} is used by deployments: {', '.join(users)}")
+            conn.execute(delete(BLUEPRINTS).where(BLUEPRINTS.c.pk == blueprint["pk"]))
+
+    # -- deployments ----------------------------------------------------------------------------
+    def add_deployment(self, project_id: str, deployment_id: str, fields: dict, nodes: list[dict],
+                       instances: list[dict], labels: Iterable[tuple[str, str]]) -> dict:
+        """The deployment with its nodes, instances and labels, all or nothing."""
+        now = utcnow()
+        try:
+            with self._write() as conn:
+                pk = conn.execute(insert(DEPLOYMENTS).values(project_id=project_id, id=deployment_id,
+                                                             created_at=now, **fields)
+                                  .returning(DEPLOYMENTS.c.pk)).scalar_one()
+                if nodes:
+                    conn.execute(insert(NODES), [{"deployment_pk": pk, **n} for n in nodes])
+                if instances:
+                    conn.execute(insert(INSTANCES), [{"deployment_pk": pk, "version": 1, **i} for i in instances])
+                rows = [{"deployment_pk": pk, "key": k, "value": v, "created_at": now} for k, v in labels]
+                if rows:
+                    conn.execute(insert(LABELS), rows)
+        except IntegrityError:
+            if self._deployment_exists(project_id, deployment_id):
+                raise Conflict(f"Deployment {deployment_id} already exists") from None
+            raise
+        return self.get_deployment(project_id, deployment_id)
+
+    def _deployment_exists(self, project_id: str, deployment_id: str) -> bool:
+        try:
+            self.get_deployment(project_id, deployment_id)
+        except NotFound:
+            return False
+        return True
+
+    def _deployments(self) -> Any:
+        return select(DEPLOYMENTS, BLUEPRINTS.c.id.label("blueprint_id")).join(
+            BLUEPRINTS, BLUEPRINTS.c.pk == DEPLOYMENTS.c.blueprint_pk)
+
+    def get_deployment(self, project_id: str, deployment_id: str) -> dict:
+        with self._read() as conn:
+            rows = self._rows(conn.execute(self._deployments().where(
+                DEPLOYMENTS.c.project_id == project_id, DEPLOYMENTS.c.id == deployment_id)))
+        if not rows:
+            raise NotFound(f"Deployment {deployment_id} not found")
+        return rows[0]
+
+    def list_deployments(self, project_id: str, blueprint_id: str | None = None) -> list[dict]:
+        query = self._deployments().where(DEPLOYMENTS.c.project_id == project_id)
+        if blueprint_id is not None:
+            query = query.where(BLUEPRINTS.c.id == blueprint_id)
+        with self._read() as conn:
+            return self._rows(conn.execute(query.order_by(DEPLOYMENTS.c.created_at, DEPLOYMENTS.c.id)))
+
+    def delete_deployment(self, project_id: str, deployment_id: str) -> None:
+        deployment = self.get_deployment(project_id, deployment_id)
+        with self._write() as conn:
+            for table in (LABELS, INSTANCES, NODES):
+                conn.execute(delete(table).where(table.c.deployment_pk == deployment["pk"]))
+            conn.execute(delete(DEPLOYMENTS).where(DEPLOYMENTS.c.pk == deployment["pk"]))
+
+    # -- nodes and node instances ---------------------------------------------------------------
+    def nodes(self, deployment_pk: int) -> list[dict]:
+        with self._read() as conn:
+            return self._rows(conn.execute(select(NODES).where(NODES.c.deployment_pk == deployment_pk)
+                                           .order_by(NODES.c.pk)))
+
+    def node_instances(self, deployment_pk: int, node_id: str | None = None) -> list[dict]:
+        """In creation order."""
+        query = select(INSTANCES).where(INSTANCES.c.deployment_pk == deployment_pk)
+        if node_id is not None:
+            query = query.where(INSTANCES.c.node_id == node_id)
+        with self._read() as conn:
+            return self._rows(conn.execute(query.order_by(INSTANCES.c.pk)))
+
+    def find_node_instances(self, project_id: str, instance_id: str) -> list[dict]:
+        """Instances with this id in any deployment of the project (with ``deployment_id``)."""
+        query = (select(INSTANCES, DEPLOYMENTS.c.id.label("deployment_id"))
+                 .join(DEPLOYMENTS, DEPLOYMENTS.c.pk == INSTANCES.c.deployment_pk)
+                 .where(DEPLOYMENTS.c.project_id == project_id, INSTANCES.c.id == instance_id))
+        with self._read() as conn:
+            return self._rows(conn.execute(query))
+
+    def update_node_instance(self, deployment_pk: int, instance_id: str, expected_version: int | None = None,
+                             **fields: Any) -> int:
+        """Write ``state`` / ``runtime_properties``; returns the new version.
+
+        With ``expected_version`` the write happens only if nobody wrote since
+        that version was read; otherwise ``StaleWrite``.
+        """
+        unknown = set(fields) - {"state", "runtime_properties"}
+        if unknown:
+            raise TypeError(f"node instances have no writable field(s) {', '.join(sorted(unknown))}")
+        where = [INSTANCES.c.deployment_pk == deployment_pk, INSTANCES.c.id == instance_id]
+        if expected_version is not None:
+            where.append(INSTANCES.c.version == expected_version)
+        with self._write() as conn:
+            version = conn.execute(update(INSTANCES).where(*where)
+                                   .values(**fields, version=INSTANCES.c.version + 1)
+                                   .returning(INSTANCES.c.version)).scalar()
+            if version is not None:
+                return version
+            current = conn.execute(select(INSTANCES.c.version).where(*where[:2])).scalar()
+        if current is None:
+            raise NotFound(f"Node instance {instance_id} not found")
+        raise StaleWrite(f"Node instance {instance_id} was changed by someone else "
+                         f"(version {current}, expected {expected_version})")
+
+    # -- labels ---------------------------------------------------------------------------------
+    def labels(self, deployment_pk: int) -> list[dict]:
+        with self._read() as conn:
+            return self._rows(conn.execute(select(LABELS.c.key, LABELS.c.value, LABELS.c.created_at)
+                                           .where(LABELS.c.deployment_pk == deployment_pk)
+                                           .order_by(LABELS.c.key, LABELS.c.value)))
+
+    def add_labels(self, deployment_pk: int, labels: Iterable[tuple[str, str]]) -> None:
+        existing = {(row["key"], row["value"]) for row in self.labels(deployment_pk)}
+        rows = [{"deployment_pk": deployment_pk, "key": k, "value": v, "created_at": utcnow()}
+                for k, v in dict.fromkeys(labels) if (k, v) not in existing]
+        if rows:
+            with self._write() as conn:
+                conn.execute(insert(LABELS), rows)
+
+    def delete_labels(self, deployment_pk: int, key: str, value: str | None = None) -> int:
+        where = [LABELS.c.deployment_pk == deployment_pk, LABELS.c.key == key]
+        if value is not None:
+            where.append(LABELS.c.value == value)
+        with self._write() as conn:
+            return conn.execute(delete(LABELS).where(*where)).rowcount
+
+    # -- secrets (values arrive and leave encrypted) --------------------------------------------
+    def put_secret(self, project_id: str, key: str, value: str, hidden: bool, replace: bool) -> None:
+        now = utcnow()
+        try:
+            with self._write() as conn:
+                conn.execute(insert(SECRETS).values(project_id=project_id, key=key, value=value, hidden=hidden,
+                                                    created_at=now, updated_at=now))
+                return
+        except IntegrityError:
+            if not replace:
+                raise Conflict(f"Secret {key} already exists") from None
+        self.update_secret(project_id, key, value=value, hidden=hidden)
+
+    def update_secret(self, project_id: str, key: str, **fields: Any) -> None:
+        with self._write() as conn:
+            done = conn.execute(update(SECRETS).where(SECRETS.c.project_id == project_id, SECRETS.c.key == key)
+                                .values(**fields, updated_at=utcnow())).rowcount
+        if not done:
+            raise NotFound(f"Secret {key} not found")
+
+    def get_secret(self, project_id: str, key: str) -> dict | None:
+        with self._read() as conn:
+            rows = self._rows(conn.execute(select(SECRETS).where(SECRETS.c.project_id == project_id,
+                                                                 SECRETS.c.key == key)))
+        return rows[0] if rows else None
+
+    def list_secrets(self, project_id: str) -> list[dict]:
+        with self._read() as conn:
+            return self._rows(conn.execute(select(SECRETS).where(SECRETS.c.project_id == project_id)
+                                           .order_by(SECRETS.c.key)))
+
+    def delete_secret(self, project_id: str, key: str) -> None:
+        with self._write() as conn:
+            done = conn.execute(delete(SECRETS).where(SECRETS.c.project_id == project_id,
+                                                      SECRETS.c.key == key)).rowcount
+        if not done:
+            raise NotFound(f"Secret {key} not found")
+
+    def count_instances(self, deployment_pk: int) -> int:
+        with self._read() as conn:
+            return conn.execute(select(func.count()).select_from(INSTANCES)
+                                .where(INSTANCES.c.deployment_pk == deployment_pk)).scalar_one()
