@@ -32,7 +32,7 @@ class Evaluator(Protocol):
 
 class StepFailed(Exception):
     def __init__(self, step: Step, message: str, stderr_tail: str = ""):
-        detail = f"{step.operation} on {step.instance}" + (f" ({step.side} side of its relationship "
+        detail = f"{step.operation} on {step.instance or 'the deployment'}" + (f" ({step.side} side of its relationship "
                                                           f"#{step.relationship})" if step.side else "")
         text = f"{detail} failed: {message}"
         if stderr_tail:
@@ -69,6 +69,10 @@ class Runner:
         return self.finished == len(graph.requires)
 
     async def run_step(self, step: Step) -> None:
+        if step.phase == "workflow":
+            await self.run_workflow_script(step)
+            self.finished += 1
+            return
         instance = self.deployment.instances[step.instance]
         runs = step.operation is not None and self._spec(step, instance) is not None
         if runs and step.key in self.done:  # finished before an interruption: only its end state
@@ -130,6 +134,25 @@ class Runner:
         self.writer.event(self.row("cloudify_event", f"Task succeeded '{step.operation}'", instance, step.operation,
                                    "task_succeeded", context={**task, "result": result}))
         return result
+
+    async def run_workflow_script(self, step: Step) -> None:
+        """A custom workflow mapped to a script: one deployment-level operation, parameters as its inputs."""
+        spec = OperationSpec(self.workflow_id, step.operation, self.operation_kwargs)
+
+        def log(level: str, message: str) -> None:
+            self.writer.event(self.row("cloudify_log", message, operation=self.workflow_id, level=level))
+
+        def context(retry_number: int) -> OperationContext:
+            return OperationContext(
+                deployment_id=self.deployment.id, blueprint_id=self.deployment.blueprint_id,
+                operation=OperationInfo(self.workflow_id, dict(self.operation_kwargs), retry_number, 0),
+                resource_root=self.deployment.resource_root, log=log, persist=self._persist,
+                execution_id=self.execution_id, workflow_id=self.workflow_id)
+
+        try:
+            await run_operation(self.server, spec, context, RetryPolicy(0, 0))
+        except OperationFailed as failure:
+            raise StepFailed(step, self.mask(str(failure)), self.mask(failure.stderr_tail)) from None
 
     def _context(self, step: Step, instance: Instance, spec: OperationSpec, retry_number: int) -> OperationContext:
         target = None
