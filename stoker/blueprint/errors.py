@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stoker.errors import Problem, StokerError, ValidationFailed
+from stoker.errors import Problem, StokerError
 
 
 class BlueprintError(StokerError):
@@ -37,7 +37,3 @@ class InputError(BlueprintError):
     """A deployment input is missing, unknown, of the wrong type or breaks a constraint."""
 
     code = "invalid-input"
-
-
-def failed(problems: list[Problem]) -> ValidationFailed:
-    return ValidationFailed(problems)

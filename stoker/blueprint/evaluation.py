@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from stoker.blueprint.errors import BlueprintError, FunctionFailed
-from stoker.blueprint.functions.base import HYBRID, NODE_SCOPE, RELATIONSHIP_SCOPE, STATIC, Function, function_of
+from stoker.blueprint.functions.base import HYBRID, STATIC, Function, function_of
 from stoker.blueprint.functions.table import FUNCTIONS
 
 MAX_DEPTH = 50
@@ -85,14 +85,13 @@ class Evaluator:
 class PlanEvaluator(Evaluator):
     """Deployment creation: static and hybrid functions run, runtime ones stay as they are.
 
-    With ``runtime_only`` nothing runs; with ``checking`` (at upload) no input has a value yet.
+    With ``runtime_only`` nothing runs (every function waits for runtime).
     """
 
-    def __init__(self, plan: dict, runtime_only: bool = False, checking: bool = False):
+    def __init__(self, plan: dict, runtime_only: bool = False):
         super().__init__()
         self.plan = plan
         self.runtime_only = runtime_only
-        self.checking = checking
         self._nodes = {node["name"]: node for node in plan["nodes"]}
 
     def apply(self, function: Function) -> Any:
@@ -171,11 +170,3 @@ class RuntimeEvaluator(Evaluator):
 
     def get_sys(self, function: Function) -> dict:
         return self.state.sys()
-
-
-def node_scope_context(node: dict) -> tuple[str, dict]:
-    return NODE_SCOPE, node
-
-
-def relationship_context(node: dict, relationship: dict) -> tuple[str, dict]:
-    return RELATIONSHIP_SCOPE, {"node_template": node, "relationship": relationship}

@@ -36,10 +36,13 @@ def deployment_inputs(definitions: dict, given: dict | None, data_types: dict) -
         else:
             values[name] = None
             continue
-        check_constraints(name, value, definition.get("constraints") or [])
         try:
+            check_constraints(name, value, definition.get("constraints") or [])
             values[name] = typed_value(value, type_name, data_types, f"input {name}")
         except BlueprintError as exc:
+            if definition.get("hidden"):  # the message would show the value
+                raise InputError(f"input {name} (hidden) does not fit its type or constraints", f"inputs.{name}",
+                                 code=exc.code) from None
             raise InputError(exc.message, f"inputs.{name}", code=exc.code) from None
     if missing:
         raise InputError(f"required inputs {missing} were not given (the blueprint declares {list(definitions)})",

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import secrets
 import string
-from typing import Any
-
 from stoker.blueprint.errors import BlueprintError
 
 CONTAINED_IN = "cloudify.relationships.contained_in"
@@ -175,7 +173,3 @@ def _hosts(layout: _Layout, instances: list[dict], around: dict) -> None:
                 instance["host_id"] = around[instance["id"]][current]
                 break
             current = _host_of(layout.nodes[current])
-
-
-def as_public(instance: dict) -> dict[str, Any]:
-    return {k: instance[k] for k in ("id", "node_id", "host_id", "scaling_groups", "relationships")}

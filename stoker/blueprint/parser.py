@@ -7,6 +7,7 @@ it the same way at creation and at runtime.
 
 from __future__ import annotations
 
+import difflib
 import re
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from stoker.blueprint.functions.table import FUNCTIONS
 from stoker.blueprint.loader import load_blueprint
 from stoker.blueprint.scanning import walk_plan
 from stoker.blueprint.types import flatten_types
-from stoker.blueprint.values import constraint_problem, known_type, typed_value
+from stoker.blueprint.values import check_constraints, constraint_problem, known_type, typed_value
 from stoker.errors import Problem, Problems, ValidationFailed
 
 SECTIONS = {"tosca_definitions_version", "description", "imports", "inputs", "dsl_definitions", "data_types",
@@ -98,8 +99,6 @@ class _Parser:
             "deployment_settings": {"default_schedules": {}, **self.section("deployment_settings")},
         }
         plan["groups"], plan["policies"], plan["scaling_groups"] = self.groups(plan["nodes"])
-        if self.problems.errors:
-            return plan
         self.check_relationship_graph(plan["nodes"])
         self.check_functions(plan)
         return plan
@@ -119,12 +118,26 @@ class _Parser:
             if not known_type(definition.get("type"), data_types):
                 self.problems.add(place + ("type",), "unknown-type", f"unknown type '{definition['type']}'")
             constraints = definition.get("constraints") or []
-            for index, constraint in enumerate(constraints if isinstance(constraints, list) else [constraints]):
-                problem = constraint_problem(constraint)
-                if problem:
-                    self.problems.add(place + ("constraints", index), "invalid-constraint", problem)
+            if not isinstance(constraints, list):
+                self.problems.add(place + ("constraints",), "invalid-constraint", "constraints must be a list")
+                constraints = []
+            broken = [(i, constraint_problem(c)) for i, c in enumerate(constraints) if constraint_problem(c)]
+            for index, problem in broken:
+                self.problems.add(place + ("constraints", index), "invalid-constraint", problem)
+            if definition.get("default") is not None and not broken and known_type(definition.get("type"), data_types):
+                self._check_default(place, name, definition, data_types)
             result[name] = definition
         return result
+
+    def _check_default(self, place: tuple, name: str, definition: dict, data_types: dict) -> None:
+        """A default is a value too: it must fit the input's type and constraints."""
+        if function_of(definition["default"], FUNCTIONS):
+            return
+        try:
+            check_constraints(name, definition["default"], definition.get("constraints") or [])
+            typed_value(definition["default"], definition.get("type"), data_types, f"the default of input {name}")
+        except BlueprintError as exc:
+            self.problems.add(place + ("default",), exc.code, exc.message)
 
     # -- node templates -----------------------------------------------------------------------------
     def nodes(self, node_types: dict, rel_types: dict, plugins: dict, data_types: dict) -> list[dict]:
@@ -143,6 +156,10 @@ class _Parser:
             if flat is None:
                 self.problems.add(place + ("type",), "unknown-type",
                                   f"node type '{template.get('type')}' is not defined")
+                # a stand-in, so references to this node are not reported as well
+                result.append({"id": name, "name": name, "type": None, "type_hierarchy": [], "broken": True,
+                               "properties": {}, "operations": {}, "relationships": [],
+                               "capabilities": {"scalable": {"properties": {"default_instances": 1}}}})
                 continue
             result.append({
                 "id": name, "name": name, "type": template["type"], "type_hierarchy": flat["hierarchy"],
@@ -156,6 +173,8 @@ class _Parser:
                 "capabilities": {"scalable": {"properties": node_rules.scalable(place, template, self.problems)}},
             })
         for node in result:
+            if node.get("broken"):
+                continue
             try:
                 node_rules.check_counts(f"node_templates.{node['name']}.capabilities.scalable.properties",
                                         node["capabilities"]["scalable"]["properties"])
@@ -276,10 +295,23 @@ class _Parser:
                 function = make_function(value, scope, context, path)
                 if function is not None:
                     function.validate(plan)
+                elif isinstance(value, dict) and len(value) == 1:
+                    self.warn_look_alike(next(iter(value)), path)
             except BlueprintError as exc:
                 self.problems.extend([Problem(_steps(exc.path or path), exc.code, str(exc.message))])
 
         walk_plan(plan, check)
+
+
+    def warn_look_alike(self, key: Any, path: str) -> None:
+        """``{get_atribute: ...}`` is a plain mapping, as in Cloudify; say so, it is rarely meant."""
+        if not isinstance(key, str):
+            return
+        close = difflib.get_close_matches(key, FUNCTIONS, n=1, cutoff=0.85)
+        if close:
+            self.problems.warn(_steps(path) + (key,), "function-look-alike",
+                               f"'{key}' is not a function (did you mean {close[0]}?); the mapping is kept "
+                               "as a literal value")
 
 
 def _steps(path: str) -> tuple:
@@ -291,10 +323,3 @@ def _steps(path: str) -> tuple:
             steps.append(name)
         steps.extend(int(i.rstrip("]")) for i in indexes if i.rstrip("]").isdigit())
     return tuple(steps)
-
-
-def validate_inputs_defaults(plan: dict) -> None:
-    """Defaults are values too: they must fit their type (checked at upload)."""
-    for name, definition in plan["inputs"].items():
-        if definition.get("default") is not None:
-            typed_value(definition["default"], definition.get("type"), plan["data_types"], f"input {name}")

@@ -41,6 +41,13 @@ def main(ctx: click.Context, db_url: str | None, plugin_dirs: tuple[str, ...]) -
 main.add_command(template)
 main.add_command(stack)
 
+from stoker.cli.blueprint_cmds import blueprint  # noqa: E402
+from stoker.cli.deployment_cmds import deployment, node, node_instance  # noqa: E402
+from stoker.cli.secret_cmds import secret  # noqa: E402
+
+for _command in (blueprint, deployment, node, node_instance, secret):
+    main.add_command(_command)
+
 from stoker.cli.api_cmds import api, token  # noqa: E402  (after main: they attach to it)
 from stoker.cli.remote import install_remote  # noqa: E402
 

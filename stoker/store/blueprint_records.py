@@ -11,7 +11,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Iterable, Iterator
 
-from sqlalchemy import Connection, Table, delete, func, insert, select, update
+from sqlalchemy import Connection, Table, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from stoker.errors import Conflict, NotFound, StaleWrite
@@ -241,8 +241,3 @@ class BlueprintRecords:
                                                       SECRETS.c.key == key)).rowcount
         if not done:
             raise NotFound(f"Secret {key} not found")
-
-    def count_instances(self, deployment_pk: int) -> int:
-        with self._read() as conn:
-            return conn.execute(select(func.count()).select_from(INSTANCES)
-                                .where(INSTANCES.c.deployment_pk == deployment_pk)).scalar_one()

@@ -26,8 +26,10 @@ class GetProperty(Function):
 
         if any(function_of(a, FUNCTIONS) for a in [self.node_name, *self.property_path]):
             return
-        evaluator = PlanEvaluator(plan, checking=True)
-        self._lookup(self.node_template(evaluator), evaluator)
+        evaluator = PlanEvaluator(plan)
+        node = self.node_template(evaluator)
+        if not node.get("broken"):  # a node whose type is unknown is reported already
+            self._lookup(node, evaluator)
 
     def node_template(self, handler: Any) -> dict:
         if self.node_name == SELF:

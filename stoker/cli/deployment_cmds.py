@@ -1,0 +1,209 @@
+"""``stoker deployment|node|node-instance ...``: deployments of blueprints, as ``cfy`` shows them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable
+
+import click
+import yaml
+
+from stoker.cli.blueprint_cmds import dsl
+from stoker.cli.formatting import format_option, show_list, show_record
+from stoker.cli.stack_cmds import run_guarded
+from stoker.errors import StokerError
+
+DEPLOYMENT_COLUMNS = ["id", "display_name", "blueprint_id", "created_at", "created_by"]
+NODE_COLUMNS = ["id", "deployment_id", "blueprint_id", "type", "number_of_instances", "host_id"]
+INSTANCE_COLUMNS = ["id", "deployment_id", "host_id", "node_id", "state", "index"]
+
+
+def parse_inputs(items: Iterable[str]) -> dict[str, Any]:
+    """``-i`` values: a YAML/JSON file, an inline mapping, or ``key=value`` (JSON values, else text)."""
+    values: dict[str, Any] = {}
+    for item in items:
+        path = Path(item)
+        if path.is_file():
+            data = _mapping(path.read_text(encoding="utf-8"), item)
+        elif item.lstrip().startswith("{"):
+            data = _mapping(item, item)
+        else:
+            data = {}
+            for part in item.split(";"):
+                key, sep, raw = part.partition("=")
+                if not sep or not key.strip():
+                    raise StokerError(f"-i {item!r}: expected a file, a mapping, or key=value")
+                try:
+                    data[key.strip()] = json.loads(raw)
+                except ValueError:
+                    data[key.strip()] = raw
+        values.update(data)
+    return values
+
+
+def _mapping(text: str, where: str) -> dict:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise StokerError(f"-i {where}: not valid YAML or JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise StokerError(f"-i {where}: inputs must be a mapping of names to values")
+    return data
+
+
+def parse_labels(items: Iterable[str]) -> list[tuple[str, str]]:
+    pairs = []
+    for item in items:
+        key, sep, value = item.partition(":")
+        if not sep or not key:
+            raise StokerError(f"label {item!r} is not of the form KEY:VALUE")
+        pairs.append((key, value))
+    return pairs
+
+
+@click.group()
+def deployment() -> None:
+    """Create deployments of blueprints and read their outputs, capabilities and inputs."""
+
+
+@deployment.command("create")
+@click.argument("deployment_id")
+@click.option("-b", "--blueprint-id", "blueprint_id", required=True)
+@click.option("-i", "--inputs", "inputs", multiple=True, metavar="FILE|KEY=VALUE",
+              help="Inputs: a YAML/JSON file or key=value; repeat for several.")
+@click.option("--label", "labels", multiple=True, metavar="KEY:VALUE", help="A label; repeat for several.")
+@click.option("--display-name", default=None)
+@click.option("--runtime-only-evaluation", is_flag=True, help="Leave every function for runtime.")
+@format_option()
+@click.pass_context
+def create(ctx, deployment_id, blueprint_id, inputs, labels, display_name, runtime_only_evaluation, fmt):
+    """Create DEPLOYMENT_ID from a blueprint: inputs checked, node instances laid out."""
+
+    def go():
+        record = dsl(ctx).deployments.create(deployment_id, blueprint_id, parse_inputs(inputs),
+                                             parse_labels(labels), display_name, runtime_only_evaluation)
+        show_record(record, fmt)
+
+    run_guarded(go, fmt)
+
+
+@deployment.command("list")
+@click.option("-b", "--blueprint-id", "blueprint_id", default=None)
+@format_option()
+@click.pass_context
+def list_(ctx, blueprint_id, fmt):
+    """Deployments (of one blueprint with -b)."""
+    run_guarded(lambda: show_list(dsl(ctx).deployments.list(blueprint_id), DEPLOYMENT_COLUMNS, fmt), fmt)
+
+
+@deployment.command("get")
+@click.argument("deployment_id")
+@format_option()
+@click.pass_context
+def get(ctx, deployment_id, fmt):
+    run_guarded(lambda: show_record(dsl(ctx).deployments.get(deployment_id), fmt), fmt)
+
+
+@deployment.command("delete")
+@click.argument("deployment_id")
+@click.pass_context
+def delete(ctx, deployment_id):
+    def go():
+        dsl(ctx).deployments.delete(deployment_id)
+        click.echo(f"Deployment {deployment_id} deleted.")
+
+    run_guarded(go)
+
+
+def _document_command(name: str, read: str, summary: str) -> None:
+    """``deployment outputs|capabilities|inputs DEP``: one ``{name: value}`` object."""
+
+    @deployment.command(name, help=summary)
+    @click.argument("deployment_id")
+    @format_option()
+    @click.pass_context
+    def command(ctx, deployment_id, fmt):
+        run_guarded(lambda: show_record(getattr(dsl(ctx).deployments, read)(deployment_id), fmt), fmt)
+
+
+_document_command("outputs", "outputs", "The deployment's outputs, evaluated now.")
+_document_command("capabilities", "capabilities", "The deployment's capabilities, evaluated now.")
+_document_command("inputs", "inputs", "The deployment's inputs (hidden ones masked).")
+
+
+@deployment.group("labels")
+def labels() -> None:
+    """A deployment's labels."""
+
+
+@labels.command("list")
+@click.argument("deployment_id")
+@format_option()
+@click.pass_context
+def labels_list(ctx, deployment_id, fmt):
+    run_guarded(lambda: show_list(dsl(ctx).deployments.labels(deployment_id), ["key", "value"], fmt), fmt)
+
+
+@labels.command("add")
+@click.argument("labels", nargs=-1, required=True, metavar="KEY:VALUE...")
+@click.argument("deployment_id")
+@format_option()
+@click.pass_context
+def labels_add(ctx, labels, deployment_id, fmt):
+    """Add labels (``stoker deployment labels add env:prod DEP``)."""
+    run_guarded(lambda: show_list(dsl(ctx).deployments.add_labels(deployment_id, parse_labels(labels)),
+                                  ["key", "value"], fmt), fmt)
+
+
+@labels.command("delete")
+@click.argument("label", metavar="KEY[:VALUE]")
+@click.argument("deployment_id")
+@format_option()
+@click.pass_context
+def labels_delete(ctx, label, deployment_id, fmt):
+    """Delete a label's value, or every value of a key."""
+    key, _, value = label.partition(":")
+    run_guarded(lambda: show_list(dsl(ctx).deployments.delete_label(deployment_id, key, value or None),
+                                  ["key", "value"], fmt), fmt)
+
+
+@click.group()
+def node() -> None:
+    """A deployment's nodes."""
+
+
+@node.command("list")
+@click.option("-d", "--deployment-id", "deployment_id", required=True)
+@format_option()
+@click.pass_context
+def node_list(ctx, deployment_id, fmt):
+    run_guarded(lambda: show_list(dsl(ctx).deployments.nodes(deployment_id), NODE_COLUMNS, fmt), fmt)
+
+
+@click.group("node-instance")
+def node_instance() -> None:
+    """A deployment's node instances, with their state and runtime properties."""
+
+
+@node_instance.command("list")
+@click.option("-d", "--deployment-id", "deployment_id", required=True)
+@click.option("--node-name", default=None, help="Only the instances of this node.")
+@format_option()
+@click.pass_context
+def instance_list(ctx, deployment_id, node_name, fmt):
+    def go():
+        rows = dsl(ctx).deployments.node_instances(deployment_id, node_name)
+        columns = INSTANCE_COLUMNS + (["runtime_properties"] if fmt in ("json", "yaml") else [])
+        show_list(rows, columns, fmt)
+
+    run_guarded(go, fmt)
+
+
+@node_instance.command("get")
+@click.argument("instance_id")
+@click.option("-d", "--deployment-id", "deployment_id", default=None)
+@format_option()
+@click.pass_context
+def instance_get(ctx, instance_id, deployment_id, fmt):
+    run_guarded(lambda: show_record(dsl(ctx).deployments.node_instance(instance_id, deployment_id), fmt), fmt)
