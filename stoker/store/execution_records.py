@@ -16,12 +16,13 @@ from typing import Any, Callable, Iterator
 from sqlalchemy import Connection, Table, bindparam, insert, select, update
 
 from stoker.errors import Conflict, NotFound
-from stoker.store.models import Deployment, Execution, ExecutionEvent, NodeInstance, utcnow
+from stoker.store.models import Deployment, Execution, ExecutionEvent, Node, NodeInstance, utcnow
 
 EXECUTIONS: Table = Execution.__table__  # type: ignore[assignment]
 EVENTS: Table = ExecutionEvent.__table__  # type: ignore[assignment]
 INSTANCES: Table = NodeInstance.__table__  # type: ignore[assignment]
 DEPLOYMENTS: Table = Deployment.__table__  # type: ignore[assignment]
+NODES: Table = Node.__table__  # type: ignore[assignment]
 
 ACTIVE = ("pending", "started", "cancelling", "force_cancelling")
 ENDED = ("terminated", "failed", "cancelled")
@@ -184,3 +185,28 @@ def interrupted_message(row: dict) -> str:
 
 def heartbeat_expired(row: dict, seconds: float) -> bool:
     return row.get("heartbeat_at") is not None and row["heartbeat_at"] < utcnow() - timedelta(seconds=seconds)
+
+
+class ModificationRecords:
+    """What scaling changes in a deployment: instances added or removed, relationships rewired, node counts."""
+
+    def __init__(self, records: ExecutionRecords):
+        self._write = records._write
+
+    def apply(self, deployment_pk: int, added: list[dict], removed: list[str], relinked: dict[str, list],
+              counts: dict[str, int]) -> None:
+        """All of it in one transaction."""
+        with self._write() as conn:
+            if added:
+                conn.execute(insert(INSTANCES), [{"deployment_pk": deployment_pk, "version": 1, **row}
+                                                 for row in added])
+            if removed:
+                conn.execute(INSTANCES.delete().where(INSTANCES.c.deployment_pk == deployment_pk,
+                                                      INSTANCES.c.id.in_(removed)))
+            for instance_id, relationships in relinked.items():
+                conn.execute(update(INSTANCES).where(INSTANCES.c.deployment_pk == deployment_pk,
+                                                     INSTANCES.c.id == instance_id)
+                             .values(relationships=relationships, version=INSTANCES.c.version + 1))
+            for node_id, count in counts.items():
+                conn.execute(update(NODES).where(NODES.c.deployment_pk == deployment_pk, NODES.c.id == node_id)
+                             .values(number_of_instances=count))

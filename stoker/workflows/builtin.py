@@ -9,27 +9,23 @@ from __future__ import annotations
 
 from typing import Callable
 
-from stoker.blueprint.errors import BlueprintError
 from stoker.engine.graph import Graph
+from stoker.workflows.errors import WorkflowError
 from stoker.workflows.lifecycle import Chains, Step, install_graph, operation_graph, then, uninstall_graph
 from stoker.workflows.model import LIFECYCLE, Deployment
+from stoker.workflows.scaling import scale
 
+#: ``build(deployment, params, memo)``: what it decides (e.g. new instance ids) goes into ``memo``
+Builder = Callable[[Deployment, dict, dict], Graph]
 BUILTIN_PREFIX = "default_workflows.cloudify.plugins.workflows."
 SCRIPT_WORKFLOW_TASKS = ("script.script_runner.tasks.execute_workflow", "script_runner.tasks.execute_workflow")
 
 
-class WorkflowError(BlueprintError):
-    """A workflow that cannot run with these parameters on this deployment."""
-
-    def __init__(self, message: str):
-        super().__init__(message, code="invalid-workflow")
-
-
-def _install(deployment: Deployment, params: dict) -> Graph:
+def _install(deployment: Deployment, params: dict, memo: dict) -> Graph:
     return install_graph(deployment, _chosen(deployment, params)).graph
 
 
-def _uninstall(deployment: Deployment, params: dict) -> Graph:
+def _uninstall(deployment: Deployment, params: dict, memo: dict) -> Graph:
     return uninstall_graph(deployment, _chosen(deployment, params)).graph
 
 
@@ -60,7 +56,7 @@ def _list(params: dict, key: str) -> list:
     return value
 
 
-def _execute_operation(deployment: Deployment, params: dict) -> Graph:
+def _execute_operation(deployment: Deployment, params: dict, memo: dict) -> Graph:
     operation = params.get("operation")
     if not isinstance(operation, str) or not operation:
         raise WorkflowError("execute_operation needs the parameter operation (e.g. cloudify.interfaces.lifecycle.start)")
@@ -78,20 +74,20 @@ def _lifecycle_operation(name: str, reverse: bool) -> Callable[[Deployment, dict
     return chains
 
 
-def _start(deployment: Deployment, params: dict) -> Graph:
+def _start(deployment: Deployment, params: dict, memo: dict) -> Graph:
     return _lifecycle_operation("start", False)(deployment, params).graph
 
 
-def _stop(deployment: Deployment, params: dict) -> Graph:
+def _stop(deployment: Deployment, params: dict, memo: dict) -> Graph:
     return _lifecycle_operation("stop", True)(deployment, params).graph
 
 
-def _restart(deployment: Deployment, params: dict) -> Graph:
+def _restart(deployment: Deployment, params: dict, memo: dict) -> Graph:
     return then(_lifecycle_operation("stop", True)(deployment, params),
                 _lifecycle_operation("start", False)(deployment, params))
 
 
-def _heal(deployment: Deployment, params: dict) -> Graph:
+def _heal(deployment: Deployment, params: dict, memo: dict) -> Graph:
     """Reinstall the instance and everything contained in it: uninstall them, then install them."""
     target = params.get("node_instance_id")
     if target not in deployment.instances:
@@ -111,15 +107,15 @@ def _heal(deployment: Deployment, params: dict) -> Graph:
     return then(down, up)
 
 
-def _script_workflow(path: str) -> Callable[[Deployment, dict], Graph]:
-    def graph(deployment: Deployment, params: dict) -> Graph:
+def _script_workflow(path: str) -> Builder:
+    def graph(deployment: Deployment, params: dict, memo: dict) -> Graph:
         result = Graph()
         result.add(Step("workflow", "", path, path))
         return result
     return graph
 
 
-BUILTIN: dict[str, Callable[[Deployment, dict], Graph]] = {
+BUILTIN: dict[str, Builder] = {
     "install": _install,
     "uninstall": _uninstall,
     "execute_operation": _execute_operation,
@@ -127,10 +123,26 @@ BUILTIN: dict[str, Callable[[Deployment, dict], Graph]] = {
     "stop": _stop,
     "restart": _restart,
     "auto_heal_reinstall_node_subgraph": _heal,
+    "scale_entity": scale,
 }
 
 
-def graph_builder(workflow_id: str, declaration: str | dict, params: dict) -> Callable[[Deployment, dict], Graph]:
+
+def operation_kwargs(declaration: str | dict, params: dict) -> dict[str, dict]:
+    """Per phase, the keyword arguments the workflow passes to its operations (over their inputs)."""
+    mapping = declaration.get("mapping") if isinstance(declaration, dict) else declaration
+    name = mapping[len(BUILTIN_PREFIX):] if isinstance(mapping, str) and mapping.startswith(BUILTIN_PREFIX) else None
+    chosen = {"execute_operation": {"operation": "operation_kwargs"}, "start": {"start": "operation_parms"},
+              "stop": {"stop": "operation_parms"},
+              "restart": {"stop": "stop_parms", "start": "start_parms"}}.get(name)
+    if chosen is not None:
+        return {phase: dict(params.get(key) or {}) for phase, key in chosen.items()}
+    if name is None:  # a script workflow: its parameters are its inputs
+        return {"workflow": {k: v for k, v in params.items() if k not in ("task_retries", "task_retry_interval")}}
+    return {}
+
+
+def graph_builder(workflow_id: str, declaration: str | dict, params: dict) -> Builder:
     """The function that builds ``workflow_id``'s graph, from the blueprint's ``workflows`` entry."""
     mapping = declaration.get("mapping") if isinstance(declaration, dict) else declaration
     if not isinstance(mapping, str) or not mapping:

@@ -38,6 +38,8 @@ class Deployment:
     instances: dict[str, Instance]
     #: workflow name -> its plan entry (custom workflows: ``operation`` is a script path, ``parameters``)
     workflows: dict[str, Any] = field(default_factory=dict)
+    #: scaling group name -> {members, properties}
+    scaling_groups: dict[str, Any] = field(default_factory=dict)
 
     def node_of(self, instance: Instance) -> dict:
         return self.nodes[instance.node_id]

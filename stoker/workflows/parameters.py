@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stoker.workflows.builtin import WorkflowError
+from stoker.workflows.errors import WorkflowError
 
 #: execution settings every workflow takes (``cfy local``'s --task-retries / --task-retry-interval)
 EXECUTION_SETTINGS = {"task_retries": {"type": "integer", "default": 0},

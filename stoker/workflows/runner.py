@@ -44,7 +44,7 @@ class StepFailed(Exception):
 class Runner:
     def __init__(self, deployment: Deployment, writer: BatchWriter, evaluator: Evaluator, execution_id: str,
                  workflow_id: str, policy: RetryPolicy = RetryPolicy(), done: frozenset = frozenset(),
-                 mask: Callable[[str], str] = lambda text: text, operation_kwargs: dict | None = None):
+                 mask: Callable[[str], str] = lambda text: text, operation_kwargs: dict[str, dict] | None = None):
         self.deployment = deployment
         self.writer = writer
         self.evaluator = evaluator
@@ -53,6 +53,7 @@ class Runner:
         self.policy = policy
         self.done = done
         self.mask = mask
+        #: per phase (``Step.phase``), what the workflow passes to operations over their inputs
         self.operation_kwargs = dict(operation_kwargs or {})
         self.stop_requested = False
         self.finished = 0
@@ -111,7 +112,7 @@ class Runner:
     async def operate(self, step: Step, instance: Instance) -> Any:
         found = self._spec(step, instance)
         spec = OperationSpec(step.operation, found["implementation"], {**(found.get("inputs") or {}),
-                                                                        **self.operation_kwargs},
+                                                                        **self.operation_kwargs.get(step.phase, {})},
                              found.get("max_retries"), found.get("retry_interval"), found.get("timeout"),
                              bool(found.get("timeout_recoverable")))
         task = {"task": step.key}
@@ -137,7 +138,8 @@ class Runner:
 
     async def run_workflow_script(self, step: Step) -> None:
         """A custom workflow mapped to a script: one deployment-level operation, parameters as its inputs."""
-        spec = OperationSpec(self.workflow_id, step.operation, self.operation_kwargs)
+        parameters = self.operation_kwargs.get("workflow", {})
+        spec = OperationSpec(self.workflow_id, step.operation, parameters)
 
         def log(level: str, message: str) -> None:
             self.writer.event(self.row("cloudify_log", message, operation=self.workflow_id, level=level))
@@ -145,7 +147,7 @@ class Runner:
         def context(retry_number: int) -> OperationContext:
             return OperationContext(
                 deployment_id=self.deployment.id, blueprint_id=self.deployment.blueprint_id,
-                operation=OperationInfo(self.workflow_id, dict(self.operation_kwargs), retry_number, 0),
+                operation=OperationInfo(self.workflow_id, dict(parameters), retry_number, 0),
                 resource_root=self.deployment.resource_root, log=log, persist=self._persist,
                 execution_id=self.execution_id, workflow_id=self.workflow_id)
 

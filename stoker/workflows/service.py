@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from stoker import secretbox
-from stoker.blueprint.errors import BlueprintError
 from stoker.engine.graph import WalkFailed
 from stoker.errors import NotFound
 from stoker.store.blueprint_records import BlueprintRecords
-from stoker.store.execution_records import ACTIVE, ExecutionRecords, heartbeat_expired
+from stoker.store.execution_records import ACTIVE, ExecutionRecords, ModificationRecords, heartbeat_expired
 from stoker.store.locks import owner_is_dead
 from stoker.store.models import utcnow
-from stoker.workflows.builtin import WorkflowError, graph_builder
+from stoker.workflows.builtin import graph_builder, operation_kwargs
+from stoker.workflows.errors import WorkflowError
 from stoker.workflows.evaluate import LiveEvaluator, LiveState, masker, secret_values
 from stoker.workflows.model import Deployment, Instance
 from stoker.workflows.operations import RetryPolicy
@@ -84,13 +84,14 @@ class Executions:
                            f"{', '.join(sorted(plan.get('workflows') or {}))})")
         params = workflow_parameters(workflow_id, declaration, parameters or {}, allow_custom_parameters)
         build = graph_builder(workflow_id, declaration, params)
-        model = self._model(deployment_row)
-        graph = build(model, params)  # refused here, before any execution is stored
+        model, memo = self._model(deployment_row), {}
+        graph = build(model, params, memo)  # refused here, before any execution is stored
         row = self.records.start_execution(self.project_id, deployment_row["pk"], workflow_id, params, self.owner,
                                            self._gone, concurrent=force)
-        resume_data = {"states": {i.id: i.state for i in model.instances.values()}}
+        resume_data = {"states": {i.id: i.state for i in model.instances.values()}, "memo": memo}
         self.records.update_execution(row["pk"], resume_data=resume_data)
-        return self._run(row, deployment_row, model, graph, frozenset(), params)
+        self._modify(deployment_row, memo, "before")
+        return self._run(row, deployment_row, model, graph, frozenset(), params, memo)
 
     def resume(self, execution_id: str) -> dict:
         """Continue an interrupted, failed or cancelled execution; finished operations do not run again."""
@@ -101,15 +102,17 @@ class Executions:
         declaration = (plan.get("workflows") or {}).get(row["workflow_id"])
         build = graph_builder(row["workflow_id"], declaration, row["parameters"])
         model = self._model(deployment_row)
+        saved = row.get("resume_data") or {}
         current = {i.id: i.state for i in model.instances.values()}
-        for instance_id, state in ((row.get("resume_data") or {}).get("states") or {}).items():
+        for instance_id, state in (saved.get("states") or {}).items():
             if instance_id in model.instances:
                 model.instances[instance_id].state = state
-        graph = build(model, row["parameters"])
+        memo = saved.get("memo") or {}
+        graph = build(model, row["parameters"], memo)  # the graph it started with
         for instance_id, state in current.items():
             model.instances[instance_id].state = state
         return self._run(row, deployment_row, model, graph, frozenset(self.records.finished_tasks(row["pk"])),
-                         row["parameters"], resumed=True)
+                         row["parameters"], memo, resumed=True)
 
     def cancel(self, execution_id: str, force: bool = False) -> dict:
         row = self._fresh(self.records.get_execution(self.project_id, execution_id))
@@ -128,18 +131,34 @@ class Executions:
                      for row in self.blueprints.node_instances(deployment_row["pk"])}
         plan = secretbox.unseal(deployment_row["plan"])
         return Deployment(deployment_row["id"], deployment_row["blueprint_id"],
-                          Path(blueprint.get("source_dir") or "."), nodes, instances, plan.get("workflows") or {})
+                          Path(blueprint.get("source_dir") or "."), nodes, instances, plan.get("workflows") or {},
+                          plan.get("scaling_groups") or {})
+
+    def _modify(self, deployment_row: dict, memo: dict, when: str) -> None:
+        """Apply what a scale decided: instances added and rewired before it runs, removed after it ran."""
+        decided = memo.get("scale")
+        if not decided:
+            return
+        if when == "before" and decided["added"]:
+            ModificationRecords(self.records).apply(deployment_row["pk"], decided["added"], [],
+                                                    decided["relinked_before"], decided["counts"])
+        elif when == "after" and decided["removed"]:
+            ModificationRecords(self.records).apply(deployment_row["pk"], [], decided["removed"],
+                                                    decided["relinked_after"], decided["counts"])
 
     def _run(self, row: dict, deployment_row: dict, model: Deployment, graph, done: frozenset, params: dict,
-             resumed: bool = False) -> dict:
+             memo: dict, resumed: bool = False) -> dict:
         mask = masker(secret_values(self.blueprints, self.project_id, deployment_row))
         state = LiveState(self.blueprints, self.project_id, deployment_row, model)
         policy = RetryPolicy(int(params.get("task_retries", 0)), float(params.get("task_retry_interval", 1)))
-        kwargs = params.get("operation_kwargs") if row["workflow_id"] == "execute_operation" else params
+        declaration = (secretbox.unseal(deployment_row["plan"]).get("workflows") or {}).get(row["workflow_id"])
         asyncio.run(self._execute(row, deployment_row, model, graph, Runner(
             model, None, LiveEvaluator(state), row["id"], row["workflow_id"], policy, done, mask,
-            kwargs if isinstance(kwargs, dict) else {}), resumed))
-        return self.get(row["id"])
+            operation_kwargs(declaration, params)), resumed))
+        finished = self.get(row["id"])
+        if finished["status"] == "terminated":
+            self._modify(deployment_row, memo, "after")
+        return finished
 
     async def _execute(self, row: dict, deployment_row: dict, model: Deployment, graph, runner: Runner,
                        resumed: bool) -> None:
