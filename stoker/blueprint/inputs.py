@@ -37,8 +37,8 @@ def deployment_inputs(definitions: dict, given: dict | None, data_types: dict) -
             values[name] = None
             continue
         try:
-            check_constraints(name, value, definition.get("constraints") or [])
             values[name] = typed_value(value, type_name, data_types, f"input {name}")
+            check_constraints(name, value, definition.get("constraints") or [])
         except BlueprintError as exc:
             if definition.get("hidden"):  # the message would show the value
                 raise InputError(f"input {name} (hidden) does not fit its type or constraints", f"inputs.{name}",

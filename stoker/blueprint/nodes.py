@@ -46,7 +46,7 @@ def _checked(place: tuple, value: Any, definition: dict, data_types: dict, probl
     if function_of(value, FUNCTIONS) or _holds_function(value):
         return value  # checked when known, as in Cloudify: not at all
     try:
-        return typed_value(value, definition.get("type"), data_types, ".".join(map(str, place)))
+        return typed_value(value, definition.get("type"), data_types, f"property '{place[-1]}'")
     except BlueprintError as exc:
         problems.add(place, exc.code, exc.message)
         return value

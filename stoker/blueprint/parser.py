@@ -134,8 +134,8 @@ class _Parser:
         if function_of(definition["default"], FUNCTIONS):
             return
         try:
-            check_constraints(name, definition["default"], definition.get("constraints") or [])
             typed_value(definition["default"], definition.get("type"), data_types, f"the default of input {name}")
+            check_constraints(name, definition["default"], definition.get("constraints") or [])
         except BlueprintError as exc:
             self.problems.add(place + ("default",), exc.code, exc.message)
 

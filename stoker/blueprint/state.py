@@ -83,10 +83,11 @@ class StoredState:
                                      StoredState(self.records, self.project_id, other, self.depth + 1))
 
     def labels(self) -> dict[str, list[str]]:
+        """``{key: values}``, values sorted by code point whatever the database's collation."""
         found: dict[str, list[str]] = {}
         for row in self.records.labels(self.deployment["pk"]):
             found.setdefault(row["key"], []).append(row["value"])
-        return found
+        return {key: sorted(values) for key, values in found.items()}
 
     def sys(self) -> dict:
         return {"tenant_name": tenant_of(self.project_id), "deployment_id": self.deployment["id"],
