@@ -21,16 +21,24 @@ Persist = Callable[["InstanceView"], Awaitable[None]]
 Log = Callable[[str, str], None]
 
 
-@dataclass
 class NodeView:
-    id: str
-    type: str
-    properties: dict = field(default_factory=dict)  # with every function in them evaluated
-    type_hierarchy: list = field(default_factory=list)
+    """A node as ``ctx node`` shows it; its properties (functions evaluated) are worked out when first read."""
+
+    def __init__(self, id: str, type: str, properties: dict | Callable[[], dict] | None = None,  # noqa: A002
+                 type_hierarchy: list | None = None):
+        self.id, self.type = id, type
+        self.type_hierarchy = list(type_hierarchy or [])
+        self._properties = properties if properties is not None else {}
 
     @property
     def name(self) -> str:
         return self.id
+
+    @property
+    def properties(self) -> dict:
+        if callable(self._properties):
+            self._properties = self._properties()
+        return self._properties
 
 
 @dataclass

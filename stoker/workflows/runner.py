@@ -78,20 +78,21 @@ class Runner:
         runs = step.operation is not None and self._spec(step, instance) is not None
         if runs and step.key in self.done:  # finished before an interruption: only its end state
             if step.after and instance.state != step.after:
-                await self.set_state(instance, step.after)
+                self.set_state(instance, step.after)
             self.finished += 1
             return
         if step.before and (runs or step.sure) and instance.state != step.before:
-            await self.set_state(instance, step.before)
+            self.set_state(instance, step.before)
+            await self.writer.flush()  # on disk before the operation acts (a crash then shows where it was)
         if runs:
             await self.operate(step, instance)
         if step.after and (runs or step.sure or step.operation is None) and instance.state != step.after:
-            await self.set_state(instance, step.after)
+            self.set_state(instance, step.after)  # committed with the next batch, before any later operation
         self.finished += 1
 
-    async def set_state(self, instance: Instance, state: str) -> None:
+    def set_state(self, instance: Instance, state: str) -> None:
         instance.state = state
-        await self.writer.write(instance.id, {"state": state}, self.row(
+        self.writer.queue(instance.id, {"state": state}, self.row(
             "cloudify_event", f"Node instance {instance.id} is {state}", instance,
             event_type="workflow_node_event", context={"state": state}))
 
@@ -184,8 +185,8 @@ class Runner:
 
     def _node_view(self, instance: Instance) -> NodeView:
         node = self.deployment.node_of(instance)
-        return NodeView(instance.node_id, node.get("type", ""), self.evaluator.node_properties(instance),
-                        list(node.get("type_hierarchy") or []))
+        return NodeView(instance.node_id, node.get("type", ""), lambda: self.evaluator.node_properties(instance),
+                        node.get("type_hierarchy"))
 
     @staticmethod
     def _instance_view(instance: Instance) -> InstanceView:

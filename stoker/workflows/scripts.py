@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stoker.workflows import spawn
 from stoker.workflows.context import AbortRequested, OperationContext, OperationFailed, RetryRequested
 from stoker.workflows.ctx_server import CtxServer
 from stoker.workflows.resources import ResourceRefused, resource_path
@@ -117,10 +118,7 @@ async def run_script(server: CtxServer, ctx: OperationContext, script: Script, t
     tail: collections.deque = collections.deque(maxlen=STDERR_TAIL_LINES)
     try:
         try:
-            process = await asyncio.create_subprocess_exec(
-                *command, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, env=server.environment(token, env),
-                cwd=script.process.get("cwd") or None, start_new_session=True)
+            process = await spawn.start(command, server.environment(token, env), script.process.get("cwd") or None)
         except OSError as exc:
             raise OperationFailed(f"cannot run {shlex.join(command)}: {exc}", recoverable=False) from None
         ctx.log("info", f"Executing: {shlex.join(command)} (pid {process.pid})")
@@ -138,6 +136,7 @@ async def run_script(server: CtxServer, ctx: OperationContext, script: Script, t
             raise
         finally:
             await _drain(readers)
+            process.close()
     finally:
         server.unregister(token)
     ctx.log("info", f"Execution done (return_code={code}): {script.path.name}")
@@ -184,7 +183,7 @@ async def _drain(readers: list) -> None:
     await asyncio.gather(*readers, return_exceptions=True)
 
 
-async def _stop(process: asyncio.subprocess.Process) -> None:
+async def _stop(process: spawn.Child) -> None:
     """SIGTERM to the script's whole process group; after a grace, SIGKILL to whatever is left of it."""
     _signal_group(process.pid, signal.SIGTERM)
     try:

@@ -30,10 +30,16 @@ class BatchWriter:
         self._events.append(row)
         self._kick()
 
-    async def write(self, instance_id: str, fields: dict, event: dict | None = None) -> None:
+    def queue(self, instance_id: str, fields: dict, event: dict | None = None) -> None:
+        """A change to go out with the next batch (batches commit in order)."""
         self._changes.setdefault(instance_id, {}).update(fields)
         if event is not None:
             self._events.append(event)
+        self._kick()
+
+    async def write(self, instance_id: str, fields: dict, event: dict | None = None) -> None:
+        """A change, committed when this returns."""
+        self.queue(instance_id, fields, event)
         await self.flush()
 
     async def flush(self) -> None:
