@@ -18,6 +18,15 @@ def engine(tmp_path, monkeypatch):
     engine.close()
 
 
+@pytest.fixture
+def any_engine(db_url, tmp_path, monkeypatch):
+    """``engine`` on SQLite and on PostgreSQL."""
+    monkeypatch.setenv("STOKER_HOME", str(tmp_path / "home"))
+    engine = Engine(db_url=db_url)
+    yield engine
+    engine.close()
+
+
 def write_blueprint(folder: Path, text: str, scripts: dict[str, str] | None = None) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     for name, body in (scripts or {}).items():

@@ -81,6 +81,11 @@ SCRIPTS = {
 
 
 @pytest.fixture
+def engine(any_engine):
+    return any_engine
+
+
+@pytest.fixture
 def dep(engine, tmp_path, monkeypatch):
     monkeypatch.setenv("TRACE", str(tmp_path / "trace.txt"))
     return deploy(engine, tmp_path / "bp", BLUEPRINT, SCRIPTS)

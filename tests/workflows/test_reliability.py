@@ -50,6 +50,11 @@ echo "$name" >> "$GATE/trace"
 
 
 @pytest.fixture
+def engine(any_engine):
+    return any_engine
+
+
+@pytest.fixture
 def gate(tmp_path, monkeypatch):
     folder = tmp_path / "gate"
     folder.mkdir()
@@ -188,7 +193,7 @@ def test_forced_cancel_kills_the_running_script(engine, chain, gate):
 
 def test_sigkill_leaves_an_interrupted_execution_that_resume_continues(engine, chain, gate, tmp_path):
     (gate / "b.start").touch()
-    env = {**os.environ, "STOKER_DB_URL": str(engine.store.engine.url)}
+    env = {**os.environ, "STOKER_DB_URL": engine.store.engine.url.render_as_string(hide_password=False)}
     process = subprocess.Popen([sys.executable, "-c", "from stoker.cli import main; main()",
                                 "install", "dep", "--no-wait"], env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
