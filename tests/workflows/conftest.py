@@ -39,10 +39,11 @@ def write_blueprint(folder: Path, text: str, scripts: dict[str, str] | None = No
 
 
 def deploy(engine: Engine, folder: Path, text: str, scripts: dict[str, str] | None = None,
-           name: str = "dep", inputs: dict | None = None) -> str:
+           name: str = "dep", inputs: dict | None = None, **options) -> str:
+    """Upload the blueprint as ``NAME-bp`` and create deployment NAME (``options``: labels, ...)."""
     service = engine.blueprints
     service.upload(write_blueprint(folder, text, scripts), f"{name}-bp")
-    service.deployments.create(name, f"{name}-bp", inputs or {})
+    service.deployments.create(name, f"{name}-bp", inputs or {}, **options)
     return name
 
 
