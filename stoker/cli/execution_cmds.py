@@ -35,15 +35,19 @@ def executions(ctx: click.Context):
 
 def run_workflow(ctx: click.Context, workflow: str, deployment_id: str, parameters: dict, wait: bool, force: bool,
                  allow_custom: bool, fmt: str) -> None:
+    _to_the_end(ctx, lambda service: deployment_id,
+                lambda service: service.start(workflow, deployment_id, parameters, force, allow_custom), wait, fmt)
+
+
+def _to_the_end(ctx: click.Context, deployment_of, run, wait: bool, fmt: str) -> None:
+    """Run an execution (``run(service)``), show how it ended; exit 1 unless it succeeded."""
     def go():
         service = executions(ctx)
-        record = _follow(service, deployment_id, lambda: service.start(workflow, deployment_id, parameters, force,
-                                                                       allow_custom), wait)
+        record = _follow(service, deployment_of(service), lambda: run(service), wait)
         show_record(record, fmt)
         return record
 
-    record = run_guarded(go, fmt)
-    if record["status"] != "terminated":
+    if run_guarded(go, fmt)["status"] != "terminated":
         sys.exit(1)
 
 
@@ -154,15 +158,8 @@ def cancel(ctx, execution_id, force, fmt):
 @click.pass_context
 def resume(ctx, execution_id, wait, fmt):
     """Continue an interrupted, failed or cancelled execution; finished operations do not run again."""
-    def go():
-        service = executions(ctx)
-        deployment_id = service.get(execution_id)["deployment_id"]
-        record = _follow(service, deployment_id, lambda: service.resume(execution_id), wait)
-        show_record(record, fmt)
-        return record
-
-    if run_guarded(go, fmt)["status"] != "terminated":
-        sys.exit(1)
+    _to_the_end(ctx, lambda service: service.get(execution_id)["deployment_id"],
+                lambda service: service.resume(execution_id), wait, fmt)
 
 
 @click.group()

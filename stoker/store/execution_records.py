@@ -9,13 +9,13 @@ row locked), so two processes cannot both start one.
 from __future__ import annotations
 
 import uuid
-from contextlib import contextmanager
 from datetime import timedelta
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from sqlalchemy import Connection, Table, bindparam, insert, select, update
 
 from stoker.errors import Conflict, NotFound
+from stoker.store.blueprint_records import BlueprintRecords
 from stoker.store.models import Deployment, Execution, ExecutionEvent, Node, NodeInstance, utcnow
 
 EXECUTIONS: Table = Execution.__table__  # type: ignore[assignment]
@@ -28,24 +28,8 @@ ACTIVE = ("pending", "started", "cancelling", "force_cancelling")
 ENDED = ("terminated", "failed", "cancelled")
 
 
-class ExecutionRecords:
-    def __init__(self, store: Any):
-        self.engine = store.engine
-        self._writer = store.engine.execution_options(stoker_write=True)
-
-    @contextmanager
-    def _read(self) -> Iterator[Connection]:
-        with self.engine.connect() as conn:
-            yield conn
-
-    @contextmanager
-    def _write(self) -> Iterator[Connection]:
-        with self._writer.begin() as conn:
-            yield conn
-
-    @staticmethod
-    def _rows(result: Any) -> list[dict]:
-        return [dict(row._mapping) for row in result]
+class ExecutionRecords(BlueprintRecords):
+    """The executions half of the store, beside (and reading) the deployments."""
 
     def _query(self) -> Any:
         return select(EXECUTIONS, DEPLOYMENTS.c.id.label("deployment_id")).join(

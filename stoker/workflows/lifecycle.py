@@ -128,23 +128,19 @@ def uninstall_steps(deployment: Deployment, instance: Instance, phase: str = "un
     return groups
 
 
-def install_graph(deployment: Deployment, ids: Iterable[str], chains: Chains | None = None,
-                  phase: str = "install") -> Chains:
-    chains = chains or Chains()
-    ids = list(ids)
-    for instance_id in ids:
-        chains.chain(instance_id, install_steps(deployment, deployment.instances[instance_id], phase))
-    _order(deployment, ids, chains, reverse=False)
-    return chains
+def install_graph(deployment: Deployment, ids: Iterable[str], phase: str = "install") -> Chains:
+    return _lifecycle_graph(deployment, list(ids), install_steps, phase, reverse=False)
 
 
-def uninstall_graph(deployment: Deployment, ids: Iterable[str], chains: Chains | None = None,
-                    phase: str = "uninstall") -> Chains:
-    chains = chains or Chains()
-    ids = list(ids)
+def uninstall_graph(deployment: Deployment, ids: Iterable[str], phase: str = "uninstall") -> Chains:
+    return _lifecycle_graph(deployment, list(ids), uninstall_steps, phase, reverse=True)
+
+
+def _lifecycle_graph(deployment: Deployment, ids: list[str], steps, phase: str, reverse: bool) -> Chains:
+    chains = Chains()
     for instance_id in ids:
-        chains.chain(instance_id, uninstall_steps(deployment, deployment.instances[instance_id], phase))
-    _order(deployment, ids, chains, reverse=True)
+        chains.chain(instance_id, steps(deployment, deployment.instances[instance_id], phase))
+    _order(deployment, ids, chains, reverse)
     return chains
 
 

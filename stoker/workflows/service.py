@@ -19,7 +19,6 @@ from typing import Any
 from stoker import secretbox
 from stoker.engine.graph import WalkFailed
 from stoker.errors import NotFound
-from stoker.store.blueprint_records import BlueprintRecords
 from stoker.store.execution_records import ACTIVE, ExecutionRecords, ModificationRecords, heartbeat_expired
 from stoker.store.locks import owner_is_dead
 from stoker.store.models import utcnow
@@ -40,7 +39,6 @@ HEARTBEAT_TIMEOUT = float(os.environ.get("STOKER_EXECUTION_TIMEOUT", 60))
 
 class Executions:
     def __init__(self, store: Any, project_id: str, owner: str):
-        self.blueprints = BlueprintRecords(store)
         self.records = ExecutionRecords(store)
         self.project_id = project_id
         self.owner = owner
@@ -70,7 +68,7 @@ class Executions:
         return not owner or owner_is_dead(owner) or heartbeat_expired(row, HEARTBEAT_TIMEOUT)
 
     def _deployment(self, deployment_id: str) -> dict:
-        return self.blueprints.get_deployment(self.project_id, deployment_id)
+        return self.records.get_deployment(self.project_id, deployment_id)
 
     # -- starting, cancelling, resuming ---------------------------------------------------------
     def start(self, workflow_id: str, deployment_id: str, parameters: dict | None = None, force: bool = False,
@@ -97,7 +95,7 @@ class Executions:
         """Continue an interrupted, failed or cancelled execution; finished operations do not run again."""
         row = self._fresh(self.records.get_execution(self.project_id, execution_id))
         row = self.records.claim_execution(self.project_id, execution_id, self.owner)
-        deployment_row = self.blueprints.get_deployment(self.project_id, row["deployment_id"])
+        deployment_row = self.records.get_deployment(self.project_id, row["deployment_id"])
         plan = secretbox.unseal(deployment_row["plan"])
         declaration = (plan.get("workflows") or {}).get(row["workflow_id"])
         build = graph_builder(row["workflow_id"], declaration, row["parameters"])
@@ -122,13 +120,12 @@ class Executions:
 
     # -- running --------------------------------------------------------------------------------
     def _model(self, deployment_row: dict) -> Deployment:
-        blueprint = next(b for b in self.blueprints.list_blueprints(self.project_id)
-                         if b["id"] == deployment_row["blueprint_id"])
-        nodes = {row["id"]: secretbox.unseal(row["definition"]) for row in self.blueprints.nodes(deployment_row["pk"])}
+        blueprint = self.records.get_blueprint(self.project_id, deployment_row["blueprint_id"])
+        nodes = {row["id"]: secretbox.unseal(row["definition"]) for row in self.records.nodes(deployment_row["pk"])}
         instances = {row["id"]: Instance(row["id"], row["node_id"], row["index"], row["state"],
                                          copy.deepcopy(row["runtime_properties"] or {}), list(row["relationships"] or []),
                                          row["host_id"], list(row["scaling_groups"] or []))
-                     for row in self.blueprints.node_instances(deployment_row["pk"])}
+                     for row in self.records.node_instances(deployment_row["pk"])}
         plan = secretbox.unseal(deployment_row["plan"])
         return Deployment(deployment_row["id"], deployment_row["blueprint_id"],
                           Path(blueprint.get("source_dir") or "."), nodes, instances, plan.get("workflows") or {},
@@ -148,8 +145,8 @@ class Executions:
 
     def _run(self, row: dict, deployment_row: dict, model: Deployment, graph, done: frozenset, params: dict,
              memo: dict, resumed: bool = False) -> dict:
-        mask = masker(secret_values(self.blueprints, self.project_id, deployment_row))
-        state = LiveState(self.blueprints, self.project_id, deployment_row, model)
+        mask = masker(secret_values(self.records, self.project_id, deployment_row))
+        state = LiveState(self.records, self.project_id, deployment_row, model)
         policy = RetryPolicy(int(params.get("task_retries", 0)), float(params.get("task_retry_interval", 1)))
         declaration = (secretbox.unseal(deployment_row["plan"]).get("workflows") or {}).get(row["workflow_id"])
         asyncio.run(self._execute(row, deployment_row, model, graph, Runner(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import signal
 
 
 class Child:
@@ -43,19 +44,26 @@ async def start(command: list[str], env: dict, cwd: str | None = None) -> Child:
     err_r, err_w = os.pipe()
     actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                (os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)]
+    # on a thread: the caller waits until the child has exec'd, which takes a while on a busy machine
+    spawning = loop.run_in_executor(None, lambda: os.posix_spawn(path, command, env, setsid=True,
+                                                                 file_actions=actions))
     try:
-        # on a thread: the caller waits until the child has exec'd, which takes a while on a busy machine
-        pid = await loop.run_in_executor(None, lambda: os.posix_spawn(path, command, env, setsid=True,
-                                                                      file_actions=actions))
+        pid = await asyncio.shield(spawning)
     except BaseException:
         os.close(out_r)
         os.close(err_r)
+        spawning.add_done_callback(_kill_spawned)  # cancelled while it started: it must not run on
         raise
     finally:
         os.close(out_w)
         os.close(err_w)
+    try:
+        pidfd = os.pidfd_open(pid)
+        (stdout, out_t), (stderr, err_t) = await _reader(out_r), await _reader(err_r)
+    except BaseException:
+        _kill(pid)
+        raise
     exited = loop.create_future()
-    pidfd = os.pidfd_open(pid)
 
     def reap() -> None:
         loop.remove_reader(pidfd)
@@ -64,8 +72,21 @@ async def start(command: list[str], env: dict, cwd: str | None = None) -> Child:
         exited.set_result(os.waitstatus_to_exitcode(status))
 
     loop.add_reader(pidfd, reap)
-    (stdout, out_t), (stderr, err_t) = await _reader(out_r), await _reader(err_r)
     return Child(pid, stdout, stderr, exited, lambda: (out_t.close(), err_t.close()))
+
+
+def _kill_spawned(spawning: asyncio.Future) -> None:
+    if not spawning.cancelled() and spawning.exception() is None:
+        _kill(spawning.result())
+
+
+def _kill(pid: int) -> None:
+    """SIGKILL to the new session's group, and reap its leader."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
 
 
 async def _reader(fd: int) -> tuple[asyncio.StreamReader, asyncio.BaseTransport]:

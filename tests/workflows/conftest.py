@@ -27,6 +27,10 @@ def any_engine(db_url, tmp_path, monkeypatch):
     engine.close()
 
 
+#: what every test blueprint starts with (``write_blueprint`` adds it)
+HEADER = "tosca_definitions_version: cloudify_dsl_1_4\nimports: [cloudify/types/types.yaml]\n"
+
+
 def write_blueprint(folder: Path, text: str, scripts: dict[str, str] | None = None) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     for name, body in (scripts or {}).items():
@@ -34,7 +38,7 @@ def write_blueprint(folder: Path, text: str, scripts: dict[str, str] | None = No
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(body))
     path = folder / "blueprint.yaml"
-    path.write_text(textwrap.dedent(text))
+    path.write_text(HEADER + textwrap.dedent(text).lstrip("\n"))
     return path
 
 

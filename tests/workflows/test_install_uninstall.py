@@ -9,8 +9,6 @@ from stoker.errors import Conflict, NotFound
 from .conftest import deploy, runtime, states
 
 BLUEPRINT = """
-tosca_definitions_version: cloudify_dsl_1_4
-imports: [cloudify/types/types.yaml]
 inputs:
   port: {type: integer, default: 8080}
 node_templates:

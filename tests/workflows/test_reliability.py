@@ -16,8 +16,6 @@ from stoker.errors import Conflict
 from .conftest import deploy, runtime, states
 
 CHAIN = """
-tosca_definitions_version: cloudify_dsl_1_4
-imports: [cloudify/types/types.yaml]
 node_templates:
   a:
     type: cloudify.nodes.Root
@@ -113,8 +111,6 @@ def test_a_failure_fails_the_execution_and_install_again_continues(engine, chain
 
 def test_retries_are_counted_and_give_up_after_max_retries(engine, tmp_path, gate):
     blueprint = """
-tosca_definitions_version: cloudify_dsl_1_4
-imports: [cloudify/types/types.yaml]
 node_templates:
   flaky:
     type: cloudify.nodes.Root

@@ -8,8 +8,6 @@ import pytest
 from .conftest import deploy
 
 SERVICE = """
-tosca_definitions_version: cloudify_dsl_1_4
-imports: [cloudify/types/types.yaml]
 node_templates:
   vm:
     type: cloudify.nodes.Compute
@@ -57,8 +55,6 @@ capabilities:
 """
 
 CLIENT = """
-tosca_definitions_version: cloudify_dsl_1_4
-imports: [cloudify/types/types.yaml]
 node_types:
   Client:
     derived_from: cloudify.nodes.Root

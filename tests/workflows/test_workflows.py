@@ -7,8 +7,6 @@ import pytest
 from .conftest import deploy, states
 
 LOGGED = """
-tosca_definitions_version: cloudify_dsl_1_4
-imports: [cloudify/types/types.yaml]
 inputs:
   hosts: {type: integer, default: 1}
 node_templates:
