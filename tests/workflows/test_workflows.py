@@ -155,3 +155,45 @@ def test_custom_workflow_script_with_parameters_and_secrets_masked(engine, dep, 
     messages = [e["message"] for e in logs]
     assert "the password is ******" in messages and "again: ******" in messages
     assert not any("s3cr3t-pw" in m for m in messages)
+
+
+GROUPED = """
+node_templates:
+  vm:
+    type: cloudify.nodes.Compute
+    interfaces: {cloudify.interfaces.lifecycle: {create: scripts/op.sh, delete: scripts/op.sh}}
+  app:
+    type: cloudify.nodes.ApplicationModule
+    interfaces: {cloudify.interfaces.lifecycle: {create: scripts/op.sh, delete: scripts/op.sh}}
+    relationships: [{type: cloudify.relationships.contained_in, target: vm}]
+groups:
+  pair: {members: [vm, app]}
+policies:
+  pairs:
+    type: cloudify.policies.scaling
+    properties: {default_instances: 1, max_instances: 3}
+    targets: [pair]
+"""
+
+
+def test_scale_a_scaling_group_out_and_in(engine, tmp_path, trace):
+    dep = deploy(engine, tmp_path / "grouped", GROUPED, SCRIPTS, name="grouped")
+    assert engine.executions.start("install", dep)["status"] == "terminated"
+    [vm1], [app1] = _ids(engine, dep, "vm"), _ids(engine, dep, "app")
+    trace.write_text("")
+    assert engine.executions.start("scale", dep, {"scalable_entity_name": "pair", "delta": 2})["status"] == "terminated"
+    rows = {i["id"]: i for i in engine.blueprints.deployments.node_instances(dep)}
+    vms, apps = _ids(engine, dep, "vm"), _ids(engine, dep, "app")
+    assert len(vms) == len(apps) == 3 and vms[0] == vm1 and apps[0] == app1
+    group_ids = [rows[vm]["scaling_groups"][0]["id"] for vm in vms]
+    assert len(set(group_ids)) == 3  # one new group instance per pair (the app is in it through its vm)
+    for vm, app in zip(vms[1:], apps[1:]):
+        assert rows[app]["scaling_groups"] == rows[app1]["scaling_groups"]
+        assert rows[app]["relationships"][0]["target_id"] == vm and rows[app]["host_id"] == vm
+    assert sorted(_lines(trace)) == sorted([f"create {i} " for i in vms[1:] + apps[1:]])
+    with pytest.raises(Exception, match=r"would have 4 instances, outside its bounds \[0, 3\]"):
+        engine.executions.start("scale", dep, {"scalable_entity_name": "pair", "delta": 1})
+    trace.write_text("")
+    assert engine.executions.start("scale", dep, {"scalable_entity_name": "pair", "delta": -1})["status"] == "terminated"
+    assert _ids(engine, dep, "vm") == vms[:2] and _ids(engine, dep, "app") == apps[:2]
+    assert _lines(trace) == [f"delete {apps[2]} ", f"delete {vms[2]} "]
