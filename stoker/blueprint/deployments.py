@@ -63,10 +63,11 @@ class Deployments:
         counts: dict[str, int] = {}
         for instance in dep["node_instances"]:
             counts[instance["node_id"]] = counts.get(instance["node_id"], 0) + 1
-        hosts = {i["node_id"]: i["host_id"] for i in dep["node_instances"]}
+        node_of = {i["id"]: i["node_id"] for i in dep["node_instances"]}
+        hosts = {i["node_id"]: node_of.get(i["host_id"]) for i in dep["node_instances"]}
         nodes = [{"id": node["name"], "type": node["type"], "definition": _seal_if(node, hidden),
-                  "number_of_instances": counts.get(node["name"], 0),
-                  "host_id": self._host_node(hosts.get(node["name"]), dep)} for node in dep["nodes"]]
+                  "number_of_instances": counts.get(node["name"], 0), "host_id": hosts.get(node["name"])}
+                 for node in dep["nodes"]]
         instances = [{key: i[key] for key in ("id", "node_id", "index", "state", "host_id", "scaling_groups",
                                              "relationships", "runtime_properties")}
                      for i in dep["node_instances"]]
@@ -75,12 +76,6 @@ class Deployments:
                   "runtime_only_evaluation": runtime_only_evaluation, "created_by": "admin"}
         self.records.add_deployment(self.project_id, deployment_id, fields, nodes, instances, pairs)
         return self.get(deployment_id)
-
-    @staticmethod
-    def _host_node(host_instance: str | None, dep: dict) -> str | None:
-        if host_instance is None:
-            return None
-        return next(i["node_id"] for i in dep["node_instances"] if i["id"] == host_instance)
 
     @staticmethod
     def _display_name(dep: dict, sys_values: dict, labels: list) -> Any:

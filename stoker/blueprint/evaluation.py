@@ -15,21 +15,13 @@ from typing import Any
 from stoker.blueprint.errors import BlueprintError, FunctionFailed
 from stoker.blueprint.functions.base import HYBRID, STATIC, Function, function_of
 from stoker.blueprint.functions.table import FUNCTIONS
+from stoker.blueprint.scanning import each_value
 
 MAX_DEPTH = 50
 
 
-def scan(container: Any, evaluator: "Evaluator", scope: str | None, context: Any, path: str) -> None:
-    if isinstance(container, dict):
-        for key, value in list(container.items()):
-            result = evaluator(value, scope, context, f"{path}.{key}")
-            if result is not value:
-                container[key] = result
-    elif isinstance(container, list):
-        for index, value in enumerate(container):
-            result = evaluator(value, scope, context, f"{path}[{index}]")
-            if result is not value:
-                container[index] = result
+#: evaluate every value of a container in place (``scan(container, evaluator, scope, context, path)``)
+scan = each_value
 
 
 def make_function(value: Any, scope: str | None, context: Any, path: str) -> Function | None:
@@ -93,6 +85,20 @@ class PlanEvaluator(Evaluator):
         self.plan = plan
         self.runtime_only = runtime_only
         self._nodes = {node["name"]: node for node in plan["nodes"]}
+
+    @classmethod
+    def for_checking(cls, plan: dict) -> "PlanEvaluator":
+        """One evaluator for all the checks of one upload (its node index is built once).
+
+        The cached evaluator holds ``plan``, so no other plan can have its id meanwhile.
+        """
+        cached = getattr(cls, "_checking", None)
+        if cached is None or cached.plan is not plan:
+            cached = cls._checking = cls(plan)
+        return cached
+
+    def has_node(self, name: Any) -> bool:
+        return isinstance(name, str) and name in self._nodes
 
     def apply(self, function: Function) -> Any:
         if not self.runtime_only and function.kind in (STATIC, HYBRID):

@@ -12,24 +12,30 @@ same instance of the smallest such group.
 
 from __future__ import annotations
 
-import secrets
+import os
+import random
 import string
 from stoker.blueprint.errors import BlueprintError
 
 CONTAINED_IN = "cloudify.relationships.contained_in"
 COMPUTE = "cloudify.nodes.Compute"
 _ALPHABET = string.ascii_lowercase + string.digits
+#: more node instances than this in one deployment is refused before any is made
+MAX_INSTANCES = int(os.environ.get("STOKER_MAX_NODE_INSTANCES", 100_000))
+#: and more relationship instances than this (all_to_all between big nodes multiplies)
+MAX_RELATIONSHIPS = 10 * MAX_INSTANCES
 
 
 class _Ids:
-    """Random ``<name>_<6 characters>`` ids, never the same twice."""
+    """Random ``<name>_<6 characters>`` ids, never the same twice (names, not secrets)."""
 
     def __init__(self) -> None:
         self.used: set[str] = set()
+        self.random = random.Random()
 
     def new(self, prefix: str) -> str:
         while True:
-            candidate = f"{prefix}_{''.join(secrets.choice(_ALPHABET) for _ in range(6))}"
+            candidate = f"{prefix}_{''.join(self.random.choices(_ALPHABET, k=6))}"
             if candidate not in self.used:
                 self.used.add(candidate)
                 return candidate
@@ -92,6 +98,14 @@ class _Layout:
             current = self.parent.get(current)
         return result
 
+    def total(self) -> int:
+        """How many node instances expanding the tree would make."""
+        def under(entity: str) -> int:
+            inside = sum(under(child) for child in self.children.get(entity, []))
+            return self.count(entity) * (inside + (entity in self.nodes))
+
+        return sum(under(root) for root in self.children.get(None, []))
+
     def count(self, entity: str) -> int:
         if entity in self.nodes:
             return self.nodes[entity]["capabilities"]["scalable"]["properties"]["default_instances"]
@@ -102,6 +116,10 @@ class _Layout:
 def create_instances(plan: dict) -> list[dict]:
     """Every node instance, in creation order, each with its relationships to target instances."""
     layout = _Layout(plan)
+    total = layout.total()
+    if total > MAX_INSTANCES:
+        raise BlueprintError(f"the deployment would have {total} node instances, more than the limit of "
+                             f"{MAX_INSTANCES} (STOKER_MAX_NODE_INSTANCES)", code="too-many-instances")
     ids = _Ids()
     instances: list[dict] = []
     #: instance id -> {entity name: the id of its instance around this one}
@@ -137,14 +155,16 @@ def _wire(layout: _Layout, instances: list[dict], around: dict) -> None:
     by_node: dict[str, list[dict]] = {}
     for instance in instances:
         by_node.setdefault(instance["node_id"], []).append(instance)
+    by_id = {instance["id"]: instance for instance in instances}
     shared: dict[tuple[str, str], str | None] = {}
+    made = 0
     for instance in instances:
         source = instance["node_id"]
         mine = around[instance["id"]]
         for rel in layout.nodes[source]["relationships"]:
             target = rel["target_id"]
             if CONTAINED_IN in rel["type_hierarchy"]:
-                chosen = [i for i in by_node.get(target, []) if i["id"] == mine.get(target)]
+                chosen = [by_id[mine[target]]] if target in mine else []
             else:
                 if (source, target) not in shared:
                     theirs = set(layout.containing_groups(target))
@@ -160,6 +180,11 @@ def _wire(layout: _Layout, instances: list[dict], around: dict) -> None:
                                              f"'{source}' and '{target}' are both in group '{group}'",
                                              f"node_templates.{source}.relationships", code="all-to-one-in-group")
                     chosen = chosen[:1]
+            made += len(chosen)
+            if made > MAX_RELATIONSHIPS:
+                raise BlueprintError(f"the deployment would have more than {MAX_RELATIONSHIPS} relationship "
+                                     "instances", f"node_templates.{source}.relationships",
+                                     code="too-many-relationships")
             instance["relationships"].extend({"target_id": t["id"], "target_name": target, "type": rel["type"]}
                                              for t in chosen)
 

@@ -24,6 +24,10 @@ MERGED_SECTIONS = ("inputs", "data_types", "node_types", "relationships", "plugi
                    "node_templates", "groups", "policies", "outputs", "capabilities", "policy_types",
                    "labels", "blueprint_labels", "dsl_definitions")
 MAX_IMPORTS = 100
+#: blueprints have no Heat-style size limit; this one only bounds memory and time
+MAX_BLUEPRINT_SIZE = 16 * 1024 * 1024
+#: deeper values are refused: every walk over a blueprint may then recurse safely
+MAX_DEPTH = 100
 
 
 @dataclass
@@ -36,6 +40,8 @@ class Loaded:
 
 
 def _ascii_problem(text: str, name: str) -> Problem | None:
+    if text.isascii():
+        return None
     for number, line in enumerate(text.splitlines(), 1):
         for column, char in enumerate(line, 1):
             if ord(char) > 127:
@@ -49,14 +55,28 @@ def load_text(text: str, name: str) -> tuple[Any, list[Problem]]:
     if problem:
         return None, [problem]
     try:
-        data = load(text, name)
+        data = load(text, name, max_size=MAX_BLUEPRINT_SIZE)
     except ValidationFailed as exc:
         return None, exc.problems
     if data is None:
         data = {}
     if not isinstance(data, dict):
         return None, [Problem((), "invalid-blueprint", "a blueprint is a mapping of sections", name, 1, 1)]
+    if _too_deep(data):
+        return None, [Problem((), "too-deep", f"values are nested more than {MAX_DEPTH} levels deep", name)]
     return data, []
+
+
+def _too_deep(value: Any, depth: int = 1) -> bool:
+    """Whether containers nest deeper than ``MAX_DEPTH`` (recursion stops there; aliases were
+    bounded by the YAML loader already)."""
+    if depth > MAX_DEPTH:
+        return True
+    if isinstance(value, dict):
+        return any(_too_deep(v, depth + 1) for v in value.values() if isinstance(v, (dict, list)))
+    if isinstance(value, list):
+        return any(_too_deep(v, depth + 1) for v in value if isinstance(v, (dict, list)))
+    return False
 
 
 def load_blueprint(text: str, name: str = "blueprint.yaml", base: Path | None = None) -> Loaded:

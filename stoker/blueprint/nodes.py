@@ -93,8 +93,8 @@ def _override(base: Any, own: Any) -> Any:
 
 
 def _operation(place: tuple, definition: Any, plugins: dict, problems: Problems) -> dict | None:
-    if definition is None:
-        definition = {}
+    if not definition:
+        return None  # declared only (as most of the standard lifecycle is): nothing to run
     if isinstance(definition, str):
         definition = {"implementation": definition}
     if not isinstance(definition, dict):
@@ -105,11 +105,13 @@ def _operation(place: tuple, definition: Any, plugins: dict, problems: Problems)
         if key not in OPERATION_KEYS:
             problems.add(place + (key,), "unknown-key", f"unknown key '{key}' in an operation")
     inputs = definition.get("inputs") or {}
+    implementation = definition.get("implementation") or ""
+    if not implementation and not inputs:
+        return None
     if not from_template:  # a type's inputs are schemas: their defaults are the values
         inputs = {k: (v.get("default") if isinstance(v, dict) else v) for k, v in inputs.items()}
-    implementation = definition.get("implementation") or ""
     plugin = implementation.split(".", 1)[0] if "." in implementation else ""
-    operation = {"implementation": implementation, "inputs": copy.deepcopy(inputs),
+    operation = {"implementation": implementation, "inputs": copy.deepcopy(inputs) if inputs else {},
                  "executor": definition.get("executor"), "max_retries": definition.get("max_retries"),
                  "retry_interval": definition.get("retry_interval"), "timeout": definition.get("timeout"),
                  "plugin": plugin if plugin in plugins else None}

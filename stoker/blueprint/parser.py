@@ -21,6 +21,7 @@ from stoker.blueprint.loader import load_blueprint
 from stoker.blueprint.scanning import walk_plan
 from stoker.blueprint.types import flatten_types
 from stoker.blueprint.values import check_constraints, constraint_problem, known_type, typed_value
+from stoker.cycles import find_cycles
 from stoker.errors import Problem, Problems, ValidationFailed
 
 SECTIONS = {"tosca_definitions_version", "description", "imports", "inputs", "dsl_definitions", "data_types",
@@ -51,12 +52,34 @@ def parse_blueprint(text: str, name: str = "blueprint.yaml", base: Path | None =
     plan = None
     if not problems.errors:
         plan = _Parser(loaded.document, problems).plan()
+    if plan is not None and base is not None:
+        _warn_missing_scripts(plan, base, problems)
     for problem in problems.items:
         loaded.main.place(problem)
     if problems.errors:
         raise ValidationFailed(problems.items)
     plan["warnings"] = [p.as_dict() for p in problems.warnings]
     return plan
+
+
+def _warn_missing_scripts(plan: dict, base: Path, problems: Problems) -> None:
+    """A script operation whose file is not beside the blueprint will fail when it runs: say so now,
+    once per script, at the first operation that uses it."""
+    missing: dict[str, list[tuple]] = {}
+    for node in plan["nodes"]:
+        places = [(("node_templates", node["name"], "interfaces"), node["operations"])]
+        places += [(("node_templates", node["name"], "relationships", index), operations)
+                   for index, rel in enumerate(node["relationships"])
+                   for operations in (rel["source_operations"], rel["target_operations"])]
+        for place, operations in places:
+            for operation in operations.values():
+                script = operation["inputs"].get("script_path") if isinstance(operation["inputs"], dict) else None
+                if operation["plugin"] == node_rules.SCRIPT_PLUGIN and isinstance(script, str) \
+                        and "://" not in script and (script in missing or not (base / script).is_file()):
+                    missing.setdefault(script, []).append(place)
+    for script, places in missing.items():
+        others = f" (and {len(places) - 1} more operations)" if len(places) > 1 else ""
+        problems.warn(places[0], "script-not-found", f"script {script} is not found beside the blueprint{others}")
 
 
 class _Parser:
@@ -190,29 +213,9 @@ class _Parser:
             if len(hosts) > 1:
                 self.problems.add(("node_templates", node["name"], "relationships"), "several-hosts",
                                   "a node can be contained in one node only")
-        state: dict[str, int] = {}
-        for start in edges:
-            if state.get(start):
-                continue
-            stack = [(start, iter(edges[start]))]
-            path = [start]
-            state[start] = 1
-            while stack:
-                current, targets = stack[-1]
-                target = next(targets, None)
-                if target is None:
-                    state[current] = 2
-                    stack.pop()
-                    path.pop()
-                elif state.get(target) == 1:
-                    cycle = path[path.index(target):] + [target]
-                    self.problems.add(("node_templates", current, "relationships"), "relationship-cycle",
-                                      f"relationships form a cycle: {' -> '.join(cycle)}")
-                    return
-                elif not state.get(target):
-                    state[target] = 1
-                    path.append(target)
-                    stack.append((target, iter(edges.get(target, []))))
+        for cycle in find_cycles(edges):
+            self.problems.add(("node_templates", cycle[-2], "relationships"), "relationship-cycle",
+                              f"relationships form a cycle: {' -> '.join(cycle)}")
 
     # -- groups and policies ------------------------------------------------------------------------
     def groups(self, nodes: list[dict]) -> tuple[dict, dict, dict]:

@@ -13,7 +13,7 @@ from stoker.blueprint.functions.base import CAPABILITIES_SCOPE, NODE_SCOPE, OUTP
 Visitor = Callable[[Any, Any, Any, str], Any]
 
 
-def _each(container: Any, visit: Visitor, scope: str | None, context: Any, path: str) -> None:
+def each_value(container: Any, visit: Visitor, scope: str | None, context: Any, path: str) -> None:
     """Visit every value of ``container``, replacing it by what the visitor returns (if anything)."""
     if isinstance(container, dict):
         for key, value in list(container.items()):
@@ -32,7 +32,7 @@ def _deep(visit: Visitor) -> Visitor:
 
     def inner(value: Any, scope: Any, context: Any, path: str) -> Any:
         visit(value, scope, context, path)
-        _each(value, inner, scope, context, path)
+        each_value(value, inner, scope, context, path)
         return value
 
     return inner
@@ -40,21 +40,21 @@ def _deep(visit: Visitor) -> Visitor:
 
 def walk_node(node: dict, visit: Visitor) -> None:
     place = f"node_templates.{node['name']}"
-    _each(node["properties"], visit, NODE_SCOPE, node, f"{place}.properties")
+    each_value(node["properties"], visit, NODE_SCOPE, node, f"{place}.properties")
     for capability in node.get("capabilities", {}).values():
-        _each(capability.get("properties", {}), visit, NODE_SCOPE, node, f"{place}.capabilities.scalable.properties")
+        each_value(capability.get("properties", {}), visit, NODE_SCOPE, node, f"{place}.capabilities.scalable.properties")
 
 
 def walk_operations(node: dict, visit: Visitor) -> None:
     place = f"node_templates.{node['name']}"
     for name, operation in node["operations"].items():
         context = {**node, "operation": operation}
-        _each(operation["inputs"], visit, NODE_SCOPE, context, f"{place}.interfaces.{name}.inputs")
+        each_value(operation["inputs"], visit, NODE_SCOPE, context, f"{place}.interfaces.{name}.inputs")
     for index, rel in enumerate(node["relationships"]):
         context = {"node_template": node, "relationship": rel}
         for side in ("source", "target"):
             for name, operation in rel[f"{side}_operations"].items():
-                _each(operation["inputs"], visit, RELATIONSHIP_SCOPE, context,
+                each_value(operation["inputs"], visit, RELATIONSHIP_SCOPE, context,
                       f"{place}.relationships[{index}].{side}_interfaces.{name}.inputs")
 
 
@@ -65,14 +65,14 @@ def walk_plan(plan: dict, visit: Visitor, deep: bool = True) -> None:
         walk_node(node, visit)
         walk_operations(node, visit)
     for name, output in plan["outputs"].items():
-        _each(output, visit, OUTPUTS_SCOPE, plan["outputs"], f"outputs.{name}")
+        each_value(output, visit, OUTPUTS_SCOPE, plan["outputs"], f"outputs.{name}")
     for name, policy in plan.get("policies", {}).items():
         if isinstance(policy, dict):
-            _each(policy.get("properties", {}), visit, "policies", policy, f"policies.{name}.properties")
+            each_value(policy.get("properties", {}), visit, "policies", policy, f"policies.{name}.properties")
     for name, group in plan.get("scaling_groups", {}).items():
-        _each(group.get("properties", {}), visit, "scaling_groups", group, f"groups.{name}.properties")
+        each_value(group.get("properties", {}), visit, "scaling_groups", group, f"groups.{name}.properties")
     for name, capability in plan["capabilities"].items():
-        _each(capability, visit, CAPABILITIES_SCOPE, capability, f"capabilities.{name}")
+        each_value(capability, visit, CAPABILITIES_SCOPE, capability, f"capabilities.{name}")
     for key, label in plan["labels"].items():
-        _each(label, visit, "labels", label, f"labels.{key}")
-    _each(plan["deployment_settings"], visit, "deployment_settings", plan, "deployment_settings")
+        each_value(label, visit, "labels", label, f"labels.{key}")
+    each_value(plan["deployment_settings"], visit, "deployment_settings", plan, "deployment_settings")

@@ -13,11 +13,11 @@ BLUEPRINT_COLUMNS = ["id", "description", "main_file_name", "created_at"]
 
 def dsl(ctx: click.Context):
     """The blueprint service of the engine the command talks to."""
-    engine = engine_of(ctx)
-    if not hasattr(engine, "blueprints"):
+    service = getattr(engine_of(ctx), "blueprints", None)
+    if service is None:
         raise StokerError("blueprints and deployments are not served over the REST API yet: "
                           "run this command without --url")
-    return engine.blueprints
+    return service
 
 
 def _warn(plan: dict) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from stoker.cycles import find_cycles
 from stoker.errors import FunctionError, Problems
 from stoker.functions.base import Function, dependencies, resolve
 from stoker.template.conditions import Conditions
@@ -317,29 +318,6 @@ def _output(name: Any, data: Any, version: Version, parser: Parser,
 def _check_cycles(resources: dict[str, ResourceDefinition], problems: Problems) -> None:
     """Report each dependency cycle once, as ``a -> b -> a``."""
     edges = {name: sorted(d for d in r.dependencies() if d in resources) for name, r in resources.items()}
-    state: dict[str, int] = {}  # 1 = on the stack, 2 = done
-    reported: set[frozenset] = set()
-    for start in resources:
-        if state.get(start):
-            continue
-        stack = [(start, iter(edges[start]))]
-        trail = [start]
-        state[start] = 1
-        while stack:
-            node, children = stack[-1]
-            child = next(children, None)
-            if child is None:
-                state[node] = 2
-                stack.pop()
-                trail.pop()
-            elif state.get(child) == 1:
-                cycle = trail[trail.index(child):] + [child]
-                key = frozenset(cycle)
-                if key not in reported:
-                    reported.add(key)
-                    problems.add(("resources", child), "dependency-cycle",
-                                 "Circular Dependency Found: " + " -> ".join(cycle))
-            elif not state.get(child):
-                state[child] = 1
-                stack.append((child, iter(edges[child])))
-                trail.append(child)
+    for cycle in find_cycles(edges):
+        problems.add(("resources", cycle[-1]), "dependency-cycle",
+                     "Circular Dependency Found: " + " -> ".join(cycle))

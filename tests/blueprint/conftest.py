@@ -13,7 +13,6 @@ from stoker.engine.engine import Engine
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "blueprint"
-BLUEPRINTS = Path(__file__).with_name("blueprints")
 
 
 @pytest.fixture(autouse=True)
@@ -38,16 +37,20 @@ def engine(sqlite_url):
     engine.close()
 
 
-@pytest.fixture
-def cli(sqlite_url):
+def cli_on(db_url: str):
     """``cli("blueprint", "list")`` runs ``stoker --db-url URL blueprint list`` in this process."""
 
     def run(*args: str) -> Run:
-        argv = ["--db-url", sqlite_url, *map(str, args)]
+        argv = ["--db-url", db_url, *map(str, args)]
         result = CliRunner().invoke(main, argv, catch_exceptions=False)
         return Run(argv, result.exit_code, result.stdout, result.stderr)
 
     return run
+
+
+@pytest.fixture
+def cli(sqlite_url):
+    return cli_on(sqlite_url)
 
 
 @pytest.fixture

@@ -148,3 +148,31 @@ def test_unknown_things_are_clean_errors(cli):
                  ["node-instance", "get", "nope"], ["secret", "get", "nope"], ["node", "list", "-d", "nope"],
                  ["deployment", "create", "d", "-b", "nope"]):
         assert "not found" in cli(*args).expect(1).stderr
+
+
+def test_limits_keep_time_and_memory_bounded(cli, write):
+    deep = "tosca_definitions_version: cloudify_dsl_1_4\noutputs:\n  o: {value: " + "[" * 3000 + "]" * 3000 + "}\n"
+    assert "nested more than" in cli("blueprint", "validate", write("deep.yaml", deep)).expect(1).stderr
+    huge = ("tosca_definitions_version: cloudify_dsl_1_4\nnode_types: {t: {}}\nnode_templates:\n"
+            "  a: {type: t, instances: {deploy: 1000}}\n"
+            "  b: {type: t, instances: {deploy: 90000}}\n  c: {type: t, instances: {deploy: 1000000000}}\n"
+            "  d:\n    type: t\n    relationships: [{type: cloudify.relationships.connected_to, target: b}]\n"
+            "    instances: {deploy: {get_input: d}}\n"
+            "relationships:\n  cloudify.relationships.connected_to: {properties: {connection_type: "
+            "{default: all_to_all}}}\n"
+            "inputs:\n  c: {default: 1}\n  d: {default: 1}\n")
+    cli("blueprint", "upload", write("huge.yaml", huge.replace("1000000000", "{get_input: c}")), "-b", "huge").expect(0)
+    failed = cli("deployment", "create", "x", "-b", "huge", "-i", "c=1000000000").expect(1)
+    assert "more than the limit of 100000" in failed.stderr
+    failed = cli("deployment", "create", "x", "-b", "huge", "-i", "d=5000").expect(1)
+    assert "relationship instances" in failed.stderr
+    assert cli("deployment", "list", "-f", "json").expect(0).json == []
+
+
+def test_missing_script_is_warned_about(cli, write):
+    path = write("b.yaml", "tosca_definitions_version: cloudify_dsl_1_4\nnode_types: {t: {}}\nnode_templates:\n"
+                           "  n:\n    type: t\n    interfaces:\n      lifecycle:\n        create: scripts/create.sh\n"
+                           "        start: scripts/start.sh\n")
+    write("scripts/create.sh", "#!/bin/sh\n")
+    run = cli("blueprint", "validate", path).expect(0)
+    assert "scripts/start.sh is not found" in run.stderr and "create.sh" not in run.stderr

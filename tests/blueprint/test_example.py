@@ -2,28 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
-from click.testing import CliRunner
-
-from engine.helpers import Run
-from stoker.cli import main
 from stoker.engine.engine import Engine
 
-from .conftest import EXAMPLE
+from .conftest import EXAMPLE, cli_on
 
 
-@pytest.fixture
-def any_cli(db_url):
-    def run(*args: str) -> Run:
-        argv = ["--db-url", db_url, *map(str, args)]
-        result = CliRunner().invoke(main, argv, catch_exceptions=False)
-        return Run(argv, result.exit_code, result.stdout, result.stderr)
-
-    return run
-
-
-def test_readme_example_end_to_end(any_cli, db_url):
-    cli = any_cli
+def test_readme_example_end_to_end(db_url):
+    cli = cli_on(db_url)
     cli("secret", "create", "db_password", "-s", "s3cr3t", "--hidden").expect(0)
     cli("blueprint", "validate", EXAMPLE / "blueprint.yaml").expect(0)
     cli("blueprint", "upload", EXAMPLE / "blueprint.yaml", "-b", "shop").expect(0)

@@ -121,3 +121,38 @@ def test_runtime_properties_are_written_optimistically(engine, write):
     with pytest.raises(StaleWrite):
         service.deployments.update_node_instance(instance["id"], "d", expected_version=1,
                                                  runtime_properties={"a": 2})
+
+
+RUNTIME_ONLY = """\
+tosca_definitions_version: cloudify_dsl_1_4
+inputs:
+  name: {default: web}
+node_types:
+  t:
+    properties:
+      label: {default: {concat: [node-, {get_input: name}]}}
+node_templates:
+  n: {type: t}
+outputs:
+  label: {value: {get_property: [n, label]}}
+  upper: {value: {string_upper: {get_input: name}}}
+"""
+
+
+def test_runtime_only_evaluation_keeps_functions_until_runtime(cli, engine, write):
+    cli("blueprint", "upload", write("b.yaml", RUNTIME_ONLY), "-b", "b").expect(0)
+    cli("deployment", "create", "static", "-b", "b").expect(0)
+    cli("deployment", "create", "late", "-b", "b", "--runtime-only-evaluation").expect(0)
+    deployments = engine.blueprints.deployments
+    assert deployments.plan("static")["outputs"]["upper"]["value"] == "WEB"
+    assert deployments.plan("late")["outputs"]["upper"]["value"] == {"string_upper": {"get_input": "name"}}
+    assert deployments.nodes("late")[0]["properties"]["label"] == {"concat": ["node-", {"get_input": "name"}]}
+    for name in ("static", "late"):
+        assert cli("deployment", "outputs", name, "-f", "json").expect(0).json == {"label": "node-web",
+                                                                                  "upper": "WEB"}
+    assert cli("deployment", "get", "late", "-f", "json").expect(0).json["runtime_only_evaluation"] is True
+
+
+def test_remote_url_is_refused_clearly(cli):
+    run = cli("--url", "http://127.0.0.1:18699/v1/default", "blueprint", "list")
+    assert run.exit_code == 1 and "without --url" in run.stderr and "Traceback" not in run.output

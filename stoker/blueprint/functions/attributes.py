@@ -23,6 +23,7 @@ _FORBIDDEN_REFS = {OUTPUTS_SCOPE: NODE_REFS, "capabilities": NODE_REFS, RELATION
 
 
 def _check_node_ref(function: Function, node_name: Any, paths: list, plan: dict) -> None:
+    from stoker.blueprint.evaluation import PlanEvaluator
     from stoker.blueprint.functions.table import FUNCTIONS
 
     if any(function_of(x, FUNCTIONS) for x in [node_name, *paths]):
@@ -30,7 +31,7 @@ def _check_node_ref(function: Function, node_name: Any, paths: list, plan: dict)
     if node_name in NODE_REFS:
         if node_name in _FORBIDDEN_REFS.get(function.scope, ()):
             raise function.fail(f"{node_name} cannot be used with {function.name} in {function.path}")
-    elif not any(node["name"] == node_name for node in plan["nodes"]):
+    elif not PlanEvaluator.for_checking(plan).has_node(node_name):
         raise function.fail(f"node reference '{node_name}' does not exist")
 
 

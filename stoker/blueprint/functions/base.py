@@ -78,6 +78,30 @@ def python_path(steps: list) -> str:
     return text
 
 
+def walk_path(function: Function, value: Any, path: list, start: int, where: str = "") -> Any:
+    """``value`` followed along ``path[start:]`` (keys and list indexes); ``path[:start]`` named it.
+
+    Each way of going wrong is an error of ``function`` naming the path so far (and ``where``).
+    """
+    for position in range(start, len(path)):
+        step, so_far = path[position], python_path(path[start - 1:position])
+        if isinstance(value, dict):
+            if step not in value:
+                raise function.fail(f"attribute '{step}' doesn't exist in '{so_far}'{where}")
+            value = value[step]
+        elif isinstance(value, list):
+            if not isinstance(step, int) or isinstance(step, bool):
+                raise function.fail(f"item {position} of the path {path} is expected to be an int but got "
+                                    f"{type(step).__name__}")
+            if not -len(value) <= step < len(value):
+                raise function.fail(f"list size of '{so_far}' is {len(value)}{where}, but index {step} "
+                                    "is retrieved")
+            value = value[step]
+        else:
+            raise function.fail(f"'{so_far}'{where} has no attribute {step}")
+    return value
+
+
 def is_path_item(item: Any, table: dict) -> bool:
     return isinstance(item, (str, int)) and not isinstance(item, bool) or function_of(item, table) is not None
 

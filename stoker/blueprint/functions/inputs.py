@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from stoker.blueprint.errors import FunctionFailed
-from stoker.blueprint.functions.base import HYBRID, Function, function_of, is_path_item, python_path
+from stoker.blueprint.functions.base import HYBRID, Function, function_of, is_path_item, walk_path
 
 
 class GetInput(Function):
@@ -35,22 +35,4 @@ class GetInput(Function):
         steps = self.args if isinstance(self.args, list) else [self.args]
         if any(function_of(s, handler.table) for s in steps):
             raise self.fail(f"found an argument that can only be evaluated at runtime: {self.args}")
-        value = handler.get_input(steps[0], self)
-        for index, step in enumerate(steps[1:]):
-            so_far = python_path(steps[: index + 1])
-            if isinstance(value, dict):
-                if step not in value:
-                    raise self.fail(f"input attribute '{step}' of '{so_far}' doesn't exist")
-                value = value[step]
-            elif isinstance(value, list):
-                if not isinstance(step, int) or isinstance(step, bool):
-                    raise self.fail(f"item {index + 1} of the path {steps} is expected to be an int "
-                                    f"but got {type(step).__name__}")
-                try:
-                    value = value[step]
-                except IndexError:
-                    raise self.fail(f"list size of '{so_far}' is {len(value)} but index {step} "
-                                    "is retrieved") from None
-            else:
-                raise self.fail(f"object {so_far} has no attribute {step}")
-        return value
+        return walk_path(self, handler.get_input(steps[0], self), steps, 1)

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from stoker.blueprint.errors import FunctionFailed
-from stoker.blueprint.functions.base import RUNTIME, Function, function_of, python_path
+from stoker.blueprint.functions.base import RUNTIME, Function, function_of, walk_path
 
 PARENT_LABEL = "csys-obj-parent"
 SYS_PROPERTIES = {("tenant", "name"): "tenant_name", ("deployment", "id"): "deployment_id",
@@ -64,26 +64,7 @@ def capability_value(function: Function, handler: Any, path: list) -> Any:
     capabilities = handler.get_capabilities(deployment, function)
     if name not in capabilities:
         raise function.fail(f"requested capability `{name}` is not declared in deployment `{deployment}`")
-    value = capabilities[name]
-    for index, key in enumerate(path[2:]):
-        so_far = python_path(path[1:index + 2])
-        if isinstance(value, dict):
-            if key not in value:
-                raise function.fail(f"attribute '{key}' doesn't exist in '{so_far}' in deployment '{deployment}'")
-            value = value[key]
-        elif isinstance(value, list):
-            if not isinstance(key, int) or isinstance(key, bool):
-                raise function.fail(f"item {index + 2} of the path {path} is expected to be an int but got "
-                                    f"{type(key).__name__}")
-            try:
-                value = value[key]
-            except IndexError:
-                raise function.fail(f"list size of '{so_far}' is {len(value)}, in deployment '{deployment}', "
-                                    f"but index {key} is retrieved") from None
-        else:
-            raise function.fail(f"'{so_far}' of capability '{name}' in deployment '{deployment}' has no "
-                                f"attribute {key}")
-    return value
+    return walk_path(function, capabilities[name], path, 2, f" in deployment '{deployment}'")
 
 
 class GetCapability(Function):

@@ -26,7 +26,7 @@ class GetProperty(Function):
 
         if any(function_of(a, FUNCTIONS) for a in [self.node_name, *self.property_path]):
             return
-        evaluator = PlanEvaluator(plan)
+        evaluator = PlanEvaluator.for_checking(plan)
         node = self.node_template(evaluator)
         if not node.get("broken"):  # a node whose type is unknown is reported already
             self._lookup(node, evaluator)
