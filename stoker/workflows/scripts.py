@@ -63,8 +63,17 @@ def script_for(implementation: str, inputs: dict, root: Path) -> Script:
     try:
         path = resource_path(root, relative)
     except ResourceRefused as exc:
+        if _looks_like_a_task(relative):
+            raise OperationFailed(f"{relative} is neither a script in the blueprint's folder nor the script "
+                                  "runner: plug-in operations (plugin.module.task) cannot run in Stoker",
+                                  recoverable=False) from None
         raise OperationFailed(f"script {relative}: {exc}", recoverable=False) from None
     return Script(path, {k: v for k, v in inputs.items() if k not in RUNNER_INPUTS}, process)
+
+
+def _looks_like_a_task(implementation: str) -> bool:
+    return "/" not in implementation and "." in implementation and not implementation.endswith(
+        (".sh", ".py", ".bash", ".ps1", ".pl", ".rb"))
 
 
 def environment_values(values: dict) -> dict[str, str]:

@@ -34,6 +34,8 @@ def test_script_for_takes_a_blueprint_path_or_the_script_runner(tmp_path):
     assert runner.path == plain.path and runner.inputs == {"b": 2}
     with pytest.raises(OperationFailed, match="needs the input script_path"):
         script_for("script.script_runner.tasks.run", {}, tmp_path)
+    with pytest.raises(OperationFailed, match="plug-in operations .* cannot run in Stoker"):
+        script_for("openstack_plugin.server.create", {}, tmp_path)
     for bad in ("../x.sh", "/bin/true", "scripts/missing.sh"):
         with pytest.raises(OperationFailed) as caught:
             script_for(bad, {}, tmp_path)
@@ -183,6 +185,18 @@ def test_noop_operations_run_nothing(tmp_path):
             return await run_operation(server, OperationSpec("create"), lambda n: pytest.fail("no context needed"))
 
     assert asyncio.run(main()) is None
+
+
+def test_endless_output_is_logged_up_to_a_limit(tmp_path, monkeypatch):
+    from stoker.workflows import scripts
+
+    monkeypatch.setattr(scripts, "MAX_LOGGED_LINES", 50)
+    recorder = Recorder()
+    script = Script(write_script(tmp_path, "chatty.sh", "seq 1 500\nprintf 'no newline at the end'\n"))
+    run(node_context(tmp_path, recorder), script)
+    lines = [m for m in recorder.messages() if not m.startswith(("Executing:", "Execution done"))]
+    assert lines[:50] == [str(i) for i in range(1, 51)]
+    assert lines[50:] == ["more than 50 lines of output: the rest is not logged"]
 
 
 def test_bad_environment_input_fails_clearly(tmp_path):
