@@ -28,6 +28,12 @@ and a warm-up run comes first.
 
 Targets (whole-process, this machine): parse+validate of 1,000 node templates
 < 0.5 s, deployment create with 10,000 instances < 3 s.
+
+Then the workflows (``bench/workflows.py``, each case in a fresh process):
+install and uninstall of 1,000 node instances whose operations are no-ops
+(install < 5 s) and of 100 instances in 10 dependency layers whose scripts
+each sleep 1 s (within 15% of the 10 s critical path).  ``--no-workflows``
+skips them.
 """
 
 from __future__ import annotations
@@ -142,6 +148,7 @@ def main() -> None:
     parser.add_argument("--instances", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--no-workflows", action="store_true", help="skip the install/uninstall timings")
     args = parser.parse_args()
 
     from stoker.blueprint.parser import parse_file
@@ -199,6 +206,10 @@ def main() -> None:
             profile.disable()
             engine.close()
             pstats.Stats(profile).sort_stats("cumulative").print_stats(25)
+        if not args.no_workflows:
+            import workflows  # bench/workflows.py, beside this file
+
+            workflows.report()
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

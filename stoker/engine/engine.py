@@ -108,6 +108,13 @@ class Engine:
 
         return BlueprintService(self.store, self.project_id)
 
+    @property
+    def executions(self):
+        """Workflow executions on this project's deployments (install, uninstall, scale, heal, ...)."""
+        from stoker.workflows.service import Executions
+
+        return Executions(self.store, self.project_id, self.engine_id)
+
     def for_project(self, project_id: str) -> "Engine":
         """The same engine (store, plug-ins) acting for another project."""
         other = copy.copy(self)

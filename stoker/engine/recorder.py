@@ -1,28 +1,25 @@
-"""Persist every state change, fast: group commit from one writer thread.
+"""Persist every state change of a stack, fast: group commit (``GroupCommit``) from one writer thread.
 
-A resource that changes state awaits ``write()``; the change is queued and
-the writer commits everything queued so far in one transaction, then wakes
-all the writers whose changes it carried.  While one commit is running the
-next batch fills up, so 10,000 resources changing state at once cost a few
-dozen transactions, not 10,000 -- and no resource acts before its
-IN_PROGRESS state is on disk, so a crash never hides a physical resource.
+A resource that changes state awaits ``write()``; no resource acts before
+its IN_PROGRESS state is on disk, so a crash never hides a physical
+resource, and 10,000 resources changing state at once cost a few dozen
+transactions, not 10,000.
 """
 
 from __future__ import annotations
 
-import asyncio
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-class Recorder:
+from stoker.engine.group_commit import GroupCommit
+
+
+class Recorder(GroupCommit):
     def __init__(self, engine: Any):
+        super().__init__("stoker-writer")
         self.engine = engine  # its store is opened on first write
         self._resources: dict[int, dict] = {}
         self._stacks: dict[str, dict] = {}
         self._events: list[dict] = []
-        self._waiters: list[asyncio.Future] = []
-        self._flushing: asyncio.Task | None = None
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stoker-writer")
 
     def queue(self, resource_id: int, fields: dict, event: dict | None = None) -> None:
         """Queue a change without waiting for it (it goes out with the next batch)."""
@@ -43,50 +40,16 @@ class Recorder:
         self._kick()
         await self._committed()
 
-    async def _committed(self) -> None:
-        waiter = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
-        self._kick()
-        await waiter
+    def _pending(self) -> bool:
+        return bool(self._resources or self._stacks or self._events)
 
-    async def flush(self) -> None:
-        """Wait until everything queued so far is committed (not for later writers)."""
-        if self._flushing is not None or self._resources or self._stacks or self._events:
-            await self._committed()
+    def _take(self) -> tuple:
+        batch = (self._resources, self._stacks, self._events)
+        self._resources, self._stacks, self._events = {}, {}, []
+        return batch
 
-    async def call(self, fn, *args: Any) -> Any:
-        """Run a store call on the writer thread, so the event loop keeps working meanwhile."""
-        return await asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
-
-    def close(self) -> None:
-        self._thread.shutdown(wait=True)
-
-    def _kick(self) -> None:
-        if self._flushing is None:
-            self._flushing = asyncio.get_running_loop().create_task(self._flush_loop())
-
-    async def _flush_loop(self) -> None:
-        loop = asyncio.get_running_loop()
-        try:
-            while self._resources or self._stacks or self._events or self._waiters:
-                resources, self._resources = self._resources, {}
-                stacks, self._stacks = self._stacks, {}
-                events, self._events = self._events, []
-                waiters, self._waiters = self._waiters, []
-                try:
-                    await loop.run_in_executor(self._thread, self._commit, resources, stacks, events)
-                except Exception as exc:  # the database failed: every waiter must hear of it
-                    for waiter in waiters:
-                        if not waiter.done():
-                            waiter.set_exception(exc)
-                    continue
-                for waiter in waiters:
-                    if not waiter.done():
-                        waiter.set_result(None)
-        finally:
-            self._flushing = None
-
-    def _commit(self, resources: dict[int, dict], stacks: dict[str, dict], events: list[dict]) -> None:
+    def _commit(self, batch: tuple) -> None:
+        resources, stacks, events = batch
         self.engine.store.write_batch(list(resources.items()), events, list(stacks.items()))
 
 

@@ -259,3 +259,53 @@ class Secret(Base):
     hidden: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+# -- executions of workflows on deployments -----------------------------------------------------------
+
+
+class Execution(Base):
+    """One run of a workflow on a deployment: Cloudify's statuses, its parameters and error.
+
+    ``owner`` is the engine id (host:pid:uuid) of the process running it: a
+    dead owner means the execution was interrupted.  ``resume_data`` keeps
+    what rebuilds the same graph on resume.
+    """
+
+    __tablename__ = "execution"
+    __table_args__ = (Index("ix_execution_project_id_id", "project_id", "id", unique=True),)
+
+    pk: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    id: Mapped[str] = mapped_column(String(36))
+    project_id: Mapped[str] = mapped_column(String(255))
+    deployment_pk: Mapped[int] = mapped_column(ForeignKey("deployment.pk", ondelete="CASCADE"), index=True)
+    workflow_id: Mapped[str] = mapped_column(String(255))
+    status: Mapped[str] = mapped_column(String(32), default="pending")
+    parameters: Mapped[dict] = mapped_column(JSON, default=dict)
+    error: Mapped[str] = mapped_column(Text, default="")
+    owner: Mapped[str | None] = mapped_column(String(255))
+    heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    #: None, "graceful" or "force": asked by ``stoker execution cancel``
+    cancel_request: Mapped[str | None] = mapped_column(String(16))
+    resume_data: Mapped[dict | None] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class ExecutionEvent(Base):
+    """An event (``cloudify_event``) or a log line (``cloudify_log``) of an execution."""
+
+    __tablename__ = "execution_event"
+
+    pk: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    execution_pk: Mapped[int] = mapped_column(ForeignKey("execution.pk", ondelete="CASCADE"), index=True)
+    timestamp: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    type: Mapped[str] = mapped_column(String(16))
+    event_type: Mapped[str | None] = mapped_column(String(64))
+    level: Mapped[str | None] = mapped_column(String(16))
+    node_id: Mapped[str | None] = mapped_column(String(255))
+    node_instance_id: Mapped[str | None] = mapped_column(String(255))
+    operation: Mapped[str | None] = mapped_column(String(255))
+    message: Mapped[str] = mapped_column(Text, default="")
+    context: Mapped[dict | None] = mapped_column(JSON)

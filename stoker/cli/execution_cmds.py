@@ -1,0 +1,205 @@
+"""``stoker execution|event ...`` and ``stoker install|uninstall DEP``, as ``cfy`` users know them.
+
+An execution runs in this process, to its end: in a worker thread, while
+this thread prints its events (with ``--wait``) and, on Ctrl-C, asks it to
+stop (the second Ctrl-C kills its scripts).  A failed execution exits 1.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+import click
+from rich.console import Console
+from rich.markup import escape
+
+from stoker.cli.deployment_cmds import parse_inputs
+from stoker.cli.formatting import format_option, show_list, show_record
+from stoker.cli.stack_cmds import engine_of, run_guarded
+from stoker.errors import StokerError
+
+EXECUTION_COLUMNS = ["id", "workflow_id", "deployment_id", "status", "created_at", "error"]
+EVENT_COLUMNS = ["timestamp", "type", "event_type", "level", "node_instance_id", "operation", "message"]
+STYLES = {"task_failed": "red", "workflow_failed": "red", "task_succeeded": "green",
+          "workflow_succeeded": "green", "task_rescheduled": "yellow", "workflow_cancelled": "yellow"}
+
+
+def executions(ctx: click.Context):
+    engine = engine_of(ctx)
+    if not hasattr(engine, "executions"):
+        raise StokerError("executions are not served over the REST API yet: run this command without --url")
+    return engine.executions
+
+
+def run_workflow(ctx: click.Context, workflow: str, deployment_id: str, parameters: dict, wait: bool, force: bool,
+                 allow_custom: bool, fmt: str) -> None:
+    _to_the_end(ctx, lambda service: deployment_id,
+                lambda service: service.start(workflow, deployment_id, parameters, force, allow_custom), wait, fmt)
+
+
+def _to_the_end(ctx: click.Context, deployment_of, run, wait: bool, fmt: str) -> None:
+    """Run an execution (``run(service)``), show how it ended; exit 1 unless it succeeded."""
+    def go():
+        service = executions(ctx)
+        record = _follow(service, deployment_of(service), lambda: run(service), wait)
+        show_record(record, fmt)
+        return record
+
+    if run_guarded(go, fmt)["status"] != "terminated":
+        sys.exit(1)
+
+
+def _follow(service, deployment_id: str, action, wait: bool) -> dict:
+    """Run ``action`` in a worker thread; print the new execution's events as they land (with ``wait``)."""
+    result: dict = {}
+    before = {e["id"] for e in service.list(deployment_id)}
+
+    def target():
+        try:
+            result["value"] = action()
+        except BaseException as exc:  # re-raised in this thread
+            result["error"] = exc
+
+    worker = threading.Thread(target=target, daemon=True)
+    worker.start()
+    console = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() else 250)
+    execution_id, printed, interrupts = None, 0, 0
+    while True:
+        try:
+            alive = worker.is_alive()
+            if execution_id is None:
+                new = [e["id"] for e in service.list(deployment_id) if e["id"] not in before]
+                execution_id = new[-1] if new else None
+            if wait and execution_id is not None:
+                events = service.events(execution_id, include_logs=True)
+                for event in events[printed:]:
+                    style = STYLES.get(event["event_type"] or "", "red" if event["level"] == "error" else "")
+                    text = escape(_line(event, deployment_id))
+                    console.print(f"[{style}]{text}[/]" if style else text)
+                printed = len(events)
+            if not alive:
+                break
+            worker.join(0.2)
+        except KeyboardInterrupt:
+            interrupts += 1
+            if execution_id is not None:
+                console.print("Cancelling the execution" + (" (killing its scripts)" if interrupts > 1 else
+                                                            "; Ctrl-C again to kill its running scripts"))
+                try:
+                    service.cancel(execution_id, force=interrupts > 1)
+                except StokerError:
+                    pass
+    if "error" in result:
+        raise result["error"]
+    return result["value"]
+
+
+def _line(event: dict, deployment_id: str) -> str:
+    where = event["node_instance_id"] or ""
+    if event["operation"] and where:
+        where += "." + event["operation"].rsplit(".", 1)[-1]
+    label = event["event_type"] if event["type"] == "cloudify_event" else (event["level"] or "info").upper()
+    return f"{event['timestamp']}  {label:<18} <{deployment_id}> [{where}] {event['message']}"
+
+
+@click.group()
+def execution() -> None:
+    """Run workflows on deployments (install, uninstall, scale, heal, execute_operation, ...)."""
+
+
+@execution.command("start")
+@click.argument("workflow")
+@click.option("-d", "--deployment-id", "deployment_id", required=True)
+@click.option("-p", "--parameters", "parameters", multiple=True, metavar="FILE|KEY=VALUE",
+              help="Workflow parameters: a YAML/JSON file or key=value; repeat for several.")
+@click.option("--wait", is_flag=True, help="Print events and logs as they happen.")
+@click.option("--force", is_flag=True, help="Run even while another execution of the deployment runs.")
+@click.option("--allow-custom-parameters", is_flag=True, help="Pass parameters the workflow does not declare.")
+@format_option()
+@click.pass_context
+def start(ctx, workflow, deployment_id, parameters, wait, force, allow_custom_parameters, fmt):
+    """Run WORKFLOW on a deployment, to its end."""
+    run_workflow(ctx, workflow, deployment_id, run_guarded(lambda: parse_inputs(parameters)), wait, force,
+                 allow_custom_parameters, fmt)
+
+
+@execution.command("list")
+@click.option("-d", "--deployment-id", "deployment_id", default=None)
+@format_option()
+@click.pass_context
+def list_(ctx, deployment_id, fmt):
+    run_guarded(lambda: show_list(executions(ctx).list(deployment_id), EXECUTION_COLUMNS, fmt), fmt)
+
+
+@execution.command("get")
+@click.argument("execution_id")
+@format_option()
+@click.pass_context
+def get(ctx, execution_id, fmt):
+    run_guarded(lambda: show_record(executions(ctx).get(execution_id), fmt), fmt)
+
+
+@execution.command("cancel")
+@click.argument("execution_id")
+@click.option("--force", is_flag=True, help="Kill the running scripts instead of letting them end.")
+@format_option()
+@click.pass_context
+def cancel(ctx, execution_id, force, fmt):
+    """Stop scheduling new operations (running scripts end, or are killed with --force)."""
+    run_guarded(lambda: show_record(executions(ctx).cancel(execution_id, force), fmt), fmt)
+
+
+@execution.command("resume")
+@click.argument("execution_id")
+@click.option("--wait", is_flag=True, help="Print events and logs as they happen.")
+@format_option()
+@click.pass_context
+def resume(ctx, execution_id, wait, fmt):
+    """Continue an interrupted, failed or cancelled execution; finished operations do not run again."""
+    _to_the_end(ctx, lambda service: service.get(execution_id)["deployment_id"],
+                lambda service: service.resume(execution_id), wait, fmt)
+
+
+@click.group()
+def event() -> None:
+    """Events and logs of executions."""
+
+
+@event.command("list")
+@click.option("-e", "--execution-id", "execution_id", required=True)
+@click.option("--include-logs", is_flag=True, help="Also the operations' logs (script output, ctx logger).")
+@format_option()
+@click.pass_context
+def event_list(ctx, execution_id, include_logs, fmt):
+    def go():
+        service = executions(ctx)
+        rows = service.events(execution_id, include_logs)
+        if fmt == "table":
+            deployment_id = service.get(execution_id)["deployment_id"]
+            for row in rows:
+                click.echo(_line(row, deployment_id))
+        else:
+            show_list(rows, list(rows[0]) if rows else EVENT_COLUMNS, fmt)
+
+    run_guarded(go, fmt)
+
+
+def _shortcut(workflow: str):
+    @click.command(workflow, help=f"Run the {workflow} workflow on DEPLOYMENT_ID (stoker execution start "
+                                  f"{workflow} -d DEPLOYMENT_ID).")
+    @click.argument("deployment_id")
+    @click.option("-p", "--parameters", "parameters", multiple=True, metavar="FILE|KEY=VALUE")
+    @click.option("--wait/--no-wait", default=True, help="Print events and logs as they happen (default).")
+    @format_option()
+    @click.pass_context
+    def command(ctx, deployment_id, parameters, wait, fmt):
+        run_workflow(ctx, workflow, deployment_id, run_guarded(lambda: parse_inputs(parameters)), wait, False,
+                     False, fmt)
+
+    return command
+
+
+install = _shortcut("install")
+uninstall = _shortcut("uninstall")

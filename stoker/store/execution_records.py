@@ -1,0 +1,196 @@
+"""Reading and writing executions, their events, and the node instance changes they make.
+
+Core statements, rows as plain dicts, like ``blueprint_records``.  Starting
+an execution checks for another active one on the same deployment in the
+same write transaction (SQLite: BEGIN IMMEDIATE; PostgreSQL: the deployment
+row locked), so two processes cannot both start one.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from typing import Any, Callable
+
+from sqlalchemy import Connection, Table, bindparam, insert, select, update
+
+from stoker.errors import Conflict, NotFound
+from stoker.store.blueprint_records import BlueprintRecords
+from stoker.store.models import Deployment, Execution, ExecutionEvent, Node, NodeInstance, utcnow
+
+EXECUTIONS: Table = Execution.__table__  # type: ignore[assignment]
+EVENTS: Table = ExecutionEvent.__table__  # type: ignore[assignment]
+INSTANCES: Table = NodeInstance.__table__  # type: ignore[assignment]
+DEPLOYMENTS: Table = Deployment.__table__  # type: ignore[assignment]
+NODES: Table = Node.__table__  # type: ignore[assignment]
+
+ACTIVE = ("pending", "started", "cancelling", "force_cancelling")
+ENDED = ("terminated", "failed", "cancelled")
+
+
+class ExecutionRecords(BlueprintRecords):
+    """The executions half of the store, beside (and reading) the deployments."""
+
+    def _query(self) -> Any:
+        return select(EXECUTIONS, DEPLOYMENTS.c.id.label("deployment_id")).join(
+            DEPLOYMENTS, DEPLOYMENTS.c.pk == EXECUTIONS.c.deployment_pk)
+
+    # -- executions -----------------------------------------------------------------------------
+    def start_execution(self, project_id: str, deployment_pk: int, workflow_id: str, parameters: dict,
+                        owner: str, is_gone: Callable[[dict], bool], concurrent: bool = False) -> dict:
+        """A new execution owned by ``owner``, status started; Conflict while another is active.
+
+        ``is_gone(row)`` says whether an active execution's process has died:
+        such an execution is marked interrupted here and does not block.
+        """
+        execution_id = str(uuid.uuid4())
+        now = utcnow()
+        with self._write() as conn:
+            if conn.dialect.name == "postgresql":
+                conn.execute(select(DEPLOYMENTS.c.pk).where(DEPLOYMENTS.c.pk == deployment_pk).with_for_update())
+            if not concurrent:
+                for row in self._rows(conn.execute(self._query().where(
+                        EXECUTIONS.c.deployment_pk == deployment_pk, EXECUTIONS.c.status.in_(ACTIVE)))):
+                    if is_gone(row):
+                        self._interrupt(conn, row)
+                        continue
+                    raise Conflict(f"Deployment {row['deployment_id']} is running execution {row['id']} "
+                                   f"({row['workflow_id']}, {row['status']}); wait for it to end or cancel it "
+                                   f"(stoker execution cancel {row['id']}), or start with --force to run "
+                                   "both at once")
+            conn.execute(insert(EXECUTIONS).values(
+                id=execution_id, project_id=project_id, deployment_pk=deployment_pk, workflow_id=workflow_id,
+                status="started", parameters=parameters, error="", owner=owner, heartbeat_at=now,
+                created_at=now, started_at=now))
+        return self.get_execution(project_id, execution_id)
+
+    @staticmethod
+    def _interrupt(conn: Connection, row: dict) -> None:
+        conn.execute(update(EXECUTIONS).where(EXECUTIONS.c.pk == row["pk"], EXECUTIONS.c.status.in_(ACTIVE))
+                     .values(status="failed", owner=None, ended_at=utcnow(), cancel_request=None,
+                             error=interrupted_message(row)))
+
+    def mark_interrupted(self, row: dict) -> None:
+        with self._write() as conn:
+            self._interrupt(conn, row)
+
+    def claim_execution(self, project_id: str, execution_id: str, owner: str) -> dict:
+        """Take an ended (failed or cancelled) execution over to resume it; Conflict if it is active."""
+        row = self.get_execution(project_id, execution_id)
+        with self._write() as conn:
+            done = conn.execute(update(EXECUTIONS).where(EXECUTIONS.c.pk == row["pk"],
+                                                         EXECUTIONS.c.status.in_(("failed", "cancelled")))
+                                .values(status="started", owner=owner, heartbeat_at=utcnow(), error="",
+                                        cancel_request=None, ended_at=None)).rowcount
+        if not done:
+            raise Conflict(f"Execution {execution_id} is {row['status']}: only a failed or cancelled "
+                           "execution can be resumed")
+        return self.get_execution(project_id, execution_id)
+
+    def get_execution(self, project_id: str, execution_id: str) -> dict:
+        with self._read() as conn:
+            rows = self._rows(conn.execute(self._query().where(EXECUTIONS.c.project_id == project_id,
+                                                               EXECUTIONS.c.id == execution_id)))
+        if not rows:
+            raise NotFound(f"Execution {execution_id} not found")
+        return rows[0]
+
+    def list_executions(self, project_id: str, deployment_pk: int | None = None) -> list[dict]:
+        query = self._query().where(EXECUTIONS.c.project_id == project_id)
+        if deployment_pk is not None:
+            query = query.where(EXECUTIONS.c.deployment_pk == deployment_pk)
+        with self._read() as conn:
+            return self._rows(conn.execute(query.order_by(EXECUTIONS.c.pk)))
+
+    def update_execution(self, pk: int, by_owner: str | None = None, **fields: Any) -> bool:
+        """Change an execution; with ``by_owner``, only while that process still owns it."""
+        where = [EXECUTIONS.c.pk == pk]
+        if by_owner is not None:
+            where.append(EXECUTIONS.c.owner == by_owner)
+        with self._write() as conn:
+            return bool(conn.execute(update(EXECUTIONS).where(*where).values(**fields)).rowcount)
+
+    def heartbeat(self, pk: int, owner: str) -> str | None:
+        """Show the owner is alive; the cancel request waiting for it, if any."""
+        with self._write() as conn:
+            conn.execute(update(EXECUTIONS).where(EXECUTIONS.c.pk == pk, EXECUTIONS.c.owner == owner)
+                         .values(heartbeat_at=utcnow()))
+            return conn.execute(select(EXECUTIONS.c.cancel_request).where(EXECUTIONS.c.pk == pk)).scalar()
+
+    def request_cancel(self, pk: int, force: bool) -> bool:
+        with self._write() as conn:
+            return bool(conn.execute(
+                update(EXECUTIONS).where(EXECUTIONS.c.pk == pk, EXECUTIONS.c.status.in_(ACTIVE))
+                .values(cancel_request="force" if force else "graceful",
+                        status="force_cancelling" if force else "cancelling")).rowcount)
+
+    # -- what an execution writes as it runs ------------------------------------------------------
+    def write_batch(self, execution_pk: int, deployment_pk: int, changes: dict[str, dict], events: list[dict]) -> None:
+        """Node instance changes (``state``, ``runtime_properties``) and events, in one transaction."""
+        with self._write() as conn:
+            groups: dict[tuple, list[dict]] = {}
+            for instance_id, fields in changes.items():
+                groups.setdefault(tuple(sorted(fields)), []).append(
+                    {"b_id": instance_id, **{f"b_{k}": v for k, v in fields.items()}})
+            for keys, params in groups.items():
+                conn.execute(update(INSTANCES)
+                             .where(INSTANCES.c.deployment_pk == deployment_pk, INSTANCES.c.id == bindparam("b_id"))
+                             .values({k: bindparam(f"b_{k}", type_=INSTANCES.c[k].type) for k in keys})
+                             .values(version=INSTANCES.c.version + 1), params)
+            if events:
+                conn.execute(insert(EVENTS), [{"execution_pk": execution_pk, **_event_columns(e)} for e in events])
+
+    def events(self, execution_pk: int, include_logs: bool = False) -> list[dict]:
+        query = select(EVENTS).where(EVENTS.c.execution_pk == execution_pk)
+        if not include_logs:
+            query = query.where(EVENTS.c.type == "cloudify_event")
+        with self._read() as conn:
+            return self._rows(conn.execute(query.order_by(EVENTS.c.pk)))
+
+    def finished_tasks(self, execution_pk: int) -> set[str]:
+        """Keys of the steps whose operation succeeded in this execution (resume skips them)."""
+        with self._read() as conn:
+            rows = conn.execute(select(EVENTS.c.context).where(EVENTS.c.execution_pk == execution_pk,
+                                                               EVENTS.c.event_type == "task_succeeded"))
+            return {row[0]["task"] for row in rows if isinstance(row[0], dict) and "task" in row[0]}
+
+
+def _event_columns(event: dict) -> dict:
+    return {k: event.get(k) for k in ("timestamp", "type", "event_type", "level", "node_id", "node_instance_id",
+                                      "operation", "message", "context")}
+
+
+def interrupted_message(row: dict) -> str:
+    owner = row.get("owner") or "?"
+    pid = owner.split(":")[1] if owner.count(":") >= 2 else owner
+    return (f"Execution interrupted: the process running it (pid {pid}) stopped before it ended; "
+            f"`stoker execution resume {row['id']}` continues it")
+
+
+def heartbeat_expired(row: dict, seconds: float) -> bool:
+    return row.get("heartbeat_at") is not None and row["heartbeat_at"] < utcnow() - timedelta(seconds=seconds)
+
+
+class ModificationRecords:
+    """What scaling changes in a deployment: instances added or removed, relationships rewired, node counts."""
+
+    def __init__(self, records: ExecutionRecords):
+        self._write = records._write
+
+    def apply(self, deployment_pk: int, added: list[dict], removed: list[str], relinked: dict[str, list],
+              counts: dict[str, int]) -> None:
+        """All of it in one transaction."""
+        with self._write() as conn:
+            if added:
+                conn.execute(insert(INSTANCES), [{"deployment_pk": deployment_pk, "version": 1, **row}
+                                                 for row in added])
+            if removed:
+                conn.execute(INSTANCES.delete().where(INSTANCES.c.deployment_pk == deployment_pk,
+                                                      INSTANCES.c.id.in_(removed)))
+            for instance_id, relationships in relinked.items():
+                conn.execute(update(INSTANCES).where(INSTANCES.c.deployment_pk == deployment_pk,
+                                                     INSTANCES.c.id == instance_id)
+                             .values(relationships=relationships, version=INSTANCES.c.version + 1))
+            for node_id, count in counts.items():
+                conn.execute(update(NODES).where(NODES.c.deployment_pk == deployment_pk, NODES.c.id == node_id)
+                             .values(number_of_instances=count))

@@ -1,0 +1,1 @@
+"""Blueprint workflows: operations as graphs on the engine's walker, script operations, ``ctx``."""

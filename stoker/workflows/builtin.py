@@ -1,0 +1,163 @@
+"""Which graph each workflow runs: the built-in ones by their Cloudify mapping, custom ones as scripts.
+
+A workflow function takes the deployment (its instances in the states the
+execution started from) and the execution's parameters and returns the
+graph; the same call on resume rebuilds the same graph.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from stoker.engine.graph import Graph
+from stoker.workflows.errors import WorkflowError
+from stoker.workflows.lifecycle import Chains, Step, install_graph, operation_graph, then, uninstall_graph
+from stoker.workflows.model import LIFECYCLE, Deployment
+from stoker.workflows.scaling import scale
+
+#: ``build(deployment, params, memo)``: what it decides (e.g. new instance ids) goes into ``memo``
+Builder = Callable[[Deployment, dict, dict], Graph]
+BUILTIN_PREFIX = "default_workflows.cloudify.plugins.workflows."
+SCRIPT_WORKFLOW_TASKS = ("script.script_runner.tasks.execute_workflow", "script_runner.tasks.execute_workflow")
+
+
+def _install(deployment: Deployment, params: dict, memo: dict) -> Graph:
+    return install_graph(deployment, _chosen(deployment, params)).graph
+
+
+def _uninstall(deployment: Deployment, params: dict, memo: dict) -> Graph:
+    return uninstall_graph(deployment, _chosen(deployment, params)).graph
+
+
+def _chosen(deployment: Deployment, params: dict) -> list[str]:
+    """Instances filtered by ``node_ids`` / ``node_instance_ids`` / ``type_names`` (all when none given)."""
+    node_ids = set(_list(params, "node_ids"))
+    instance_ids = set(_list(params, "node_instance_ids"))
+    type_names = set(_list(params, "type_names"))
+    for name in node_ids - set(deployment.nodes):
+        raise WorkflowError(f"node {name} is not in deployment {deployment.id}")
+    for name in instance_ids - set(deployment.instances):
+        raise WorkflowError(f"node instance {name} is not in deployment {deployment.id}")
+    chosen = []
+    for instance in deployment.instances.values():
+        hierarchy = set(deployment.node_of(instance).get("type_hierarchy") or [])
+        if ((not node_ids or instance.node_id in node_ids) and (not instance_ids or instance.id in instance_ids)
+                and (not type_names or hierarchy & type_names)):
+            chosen.append(instance.id)
+    return chosen
+
+
+def _list(params: dict, key: str) -> list:
+    value = params.get(key) or []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        raise WorkflowError(f"parameter {key} must be a list, not {value!r}")
+    return value
+
+
+def _execute_operation(deployment: Deployment, params: dict, memo: dict) -> Graph:
+    operation = params.get("operation")
+    if not isinstance(operation, str) or not operation:
+        raise WorkflowError("execute_operation needs the parameter operation (e.g. cloudify.interfaces.lifecycle.start)")
+    ids = _chosen(deployment, params)
+    known = any(deployment.operation(deployment.instances[i], operation) is not None for i in ids)
+    if ids and not known:
+        raise WorkflowError(f"operation {operation} is not defined on the chosen nodes")
+    return operation_graph(deployment, operation, ids, bool(params.get("run_by_dependency_order"))).graph
+
+
+def _lifecycle_operation(name: str, reverse: bool) -> Callable[[Deployment, dict], Chains]:
+    def chains(deployment: Deployment, params: dict) -> Chains:
+        return operation_graph(deployment, f"{LIFECYCLE}.{name}", _chosen(deployment, params),
+                               bool(params.get("run_by_dependency_order")), reverse=reverse, phase=name)
+    return chains
+
+
+def _start(deployment: Deployment, params: dict, memo: dict) -> Graph:
+    return _lifecycle_operation("start", False)(deployment, params).graph
+
+
+def _stop(deployment: Deployment, params: dict, memo: dict) -> Graph:
+    return _lifecycle_operation("stop", True)(deployment, params).graph
+
+
+def _restart(deployment: Deployment, params: dict, memo: dict) -> Graph:
+    return then(_lifecycle_operation("stop", True)(deployment, params),
+                _lifecycle_operation("start", False)(deployment, params))
+
+
+def _heal(deployment: Deployment, params: dict, memo: dict) -> Graph:
+    """Reinstall the instance and everything contained in it: uninstall them, then install them."""
+    target = params.get("node_instance_id")
+    if target not in deployment.instances:
+        raise WorkflowError(f"heal needs node_instance_id, an instance of deployment {deployment.id}; "
+                            f"{target!r} is not one")
+    ids = deployment.contained(target)
+    down = uninstall_graph(deployment, ids, phase="heal-uninstall")
+    # the install half starts from scratch: the instances are deleted by then
+    states = {i: deployment.instances[i].state for i in ids}
+    for i in ids:
+        deployment.instances[i].state = "deleted"
+    try:
+        up = install_graph(deployment, ids, phase="heal-install")
+    finally:
+        for i, state in states.items():
+            deployment.instances[i].state = state
+    return then(down, up)
+
+
+def _script_workflow(path: str) -> Builder:
+    def graph(deployment: Deployment, params: dict, memo: dict) -> Graph:
+        result = Graph()
+        result.add(Step("workflow", "", path, path))
+        return result
+    return graph
+
+
+BUILTIN: dict[str, Builder] = {
+    "install": _install,
+    "uninstall": _uninstall,
+    "execute_operation": _execute_operation,
+    "start": _start,
+    "stop": _stop,
+    "restart": _restart,
+    "auto_heal_reinstall_node_subgraph": _heal,
+    "scale_entity": scale,
+}
+
+
+
+def operation_kwargs(declaration: str | dict, params: dict) -> dict[str, dict]:
+    """Per phase, the keyword arguments the workflow passes to its operations (over their inputs)."""
+    mapping = declaration.get("mapping") if isinstance(declaration, dict) else declaration
+    name = mapping[len(BUILTIN_PREFIX):] if isinstance(mapping, str) and mapping.startswith(BUILTIN_PREFIX) else None
+    chosen = {"execute_operation": {"operation": "operation_kwargs"}, "start": {"start": "operation_parms"},
+              "stop": {"stop": "operation_parms"},
+              "restart": {"stop": "stop_parms", "start": "start_parms"}}.get(name)
+    if chosen is not None:
+        return {phase: dict(params.get(key) or {}) for phase, key in chosen.items()}
+    if name is None:  # a script workflow: its parameters are its inputs
+        return {"workflow": {k: v for k, v in params.items() if k not in ("task_retries", "task_retry_interval")}}
+    return {}
+
+
+def graph_builder(workflow_id: str, declaration: str | dict, params: dict) -> Builder:
+    """The function that builds ``workflow_id``'s graph, from the blueprint's ``workflows`` entry."""
+    mapping = declaration.get("mapping") if isinstance(declaration, dict) else declaration
+    if not isinstance(mapping, str) or not mapping:
+        raise WorkflowError(f"workflow {workflow_id} has no mapping")
+    if mapping.startswith(BUILTIN_PREFIX):
+        builder = BUILTIN.get(mapping[len(BUILTIN_PREFIX):])
+        if builder is None:
+            raise WorkflowError(f"workflow {workflow_id} ({mapping}) is not supported by Stoker")
+        return builder
+    if mapping in SCRIPT_WORKFLOW_TASKS:
+        path = params.get("script_path")
+        if not isinstance(path, str):
+            raise WorkflowError(f"workflow {workflow_id} ({mapping}) needs the parameter script_path")
+        return _script_workflow(path)
+    if "/" in mapping or mapping.endswith((".sh", ".py")):
+        return _script_workflow(mapping)
+    raise WorkflowError(f"workflow {workflow_id} maps to {mapping}: only built-in workflows and scripts in the "
+                        "blueprint's folder can run (no plug-ins)")

@@ -1,0 +1,78 @@
+"""Functions in operation inputs and node properties, evaluated against the execution's live state.
+
+The blueprint layer's ``StoredState`` answers from the store; during an
+execution the instances' states and runtime properties are the runner's, so
+these answers come from the ``Deployment`` it holds (no database read per
+operation, and a property a script set a moment ago is seen at once).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stoker import secretbox
+from stoker.blueprint.runtime import evaluate_node_properties, evaluate_operation_inputs
+from stoker.blueprint.state import StoredState
+from stoker.workflows.model import Deployment, Instance
+
+
+class LiveState(StoredState):
+    def __init__(self, records: Any, project_id: str, deployment_row: dict, model: Deployment):
+        super().__init__(records, project_id, deployment_row)
+        self.model = model
+
+    def node(self, name: str) -> dict | None:
+        return self.model.nodes.get(name) if isinstance(name, str) else None
+
+    def node_instances(self, node: str) -> list[dict]:
+        return [_view(i) for i in self.model.instances.values() if i.node_id == node]
+
+    def node_instance(self, instance_id: str) -> dict | None:
+        instance = self.model.instances.get(instance_id) if isinstance(instance_id, str) else None
+        return _view(instance) if instance is not None else None
+
+
+def _view(instance: Instance) -> dict:
+    return {"id": instance.id, "node_id": instance.node_id, "index": instance.index, "state": instance.state,
+            "host_id": instance.host_id, "scaling_groups": instance.scaling_groups,
+            "relationships": instance.relationships, "runtime_properties": instance.runtime_properties,
+            "version": 0}
+
+
+class LiveEvaluator:
+    def __init__(self, state: LiveState):
+        self.state = state
+
+    def node_properties(self, instance: Instance) -> dict:
+        return evaluate_node_properties(self.state.model.nodes[instance.node_id], self.state, instance.id)
+
+    def operation_inputs(self, inputs: dict, instance: Instance, target: Instance | None) -> dict:
+        if target is None:
+            return evaluate_operation_inputs(inputs, self.state, self_id=instance.id)
+        return evaluate_operation_inputs(inputs, self.state, source_id=instance.id, target_id=target.id)
+
+
+def secret_values(records: Any, project_id: str, deployment_row: dict) -> list[str]:
+    """What must never be shown: the project's secrets and the deployment's hidden inputs."""
+    values = [secretbox.decrypt(row["value"]) for row in records.list_secrets(project_id)]
+    plan = secretbox.unseal(deployment_row["plan"])
+    inputs = secretbox.unseal(deployment_row["inputs"])
+    for name, definition in (plan.get("input_definitions") or {}).items():
+        if isinstance(definition, dict) and definition.get("hidden") and name in inputs:
+            values.append(inputs[name] if isinstance(inputs[name], str) else str(inputs[name]))
+    return values
+
+
+def masker(values: list[str]):
+    """``mask(text)``: every value (3 characters or more, longest first) replaced by ``******``."""
+    found = sorted({v for v in values if isinstance(v, str) and len(v) >= 3}, key=len, reverse=True)
+
+    def mask(text: str) -> str:
+        if not isinstance(text, str):
+            return text
+        for value in found:
+            if value in text:
+                text = text.replace(value, "******")
+        return text
+
+    return mask

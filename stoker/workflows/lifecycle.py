@@ -1,0 +1,187 @@
+"""Install, uninstall and operation graphs, as Cloudify orders them, for the engine's walker.
+
+Each graph node is a ``Step``: one instance's lifecycle operation with the
+states set around it, or one side (source/target) of one relationship
+instance's operation.  An instance's steps form a chain; relationship
+operations of one target node run together, target nodes one after the
+other; and an instance waits for the instances it has relationships to
+(uninstall: the other way round).  What an instance has done already (its
+state) is not done again, so running install after a failure continues.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Iterable
+
+from stoker.engine.graph import Graph
+from stoker.workflows.model import LIFECYCLE, RELATIONSHIP_LIFECYCLE, Deployment, Instance, has_implementation
+
+CREATED_OR_LATER = {"created", "configuring", "configured", "starting", "started"}
+NOT_RUNNING = {"stopped", "deleting", "deleted", "uninitialized", "configured"}
+
+
+@dataclass(frozen=True)
+class Step:
+    phase: str  # install, uninstall, operation...: the same instance may take part in two phases
+    instance: str
+    name: str
+    operation: str | None = None
+    before: str | None = None  # the state set before the operation
+    after: str | None = None  # ...and after it succeeded
+    relationship: int | None = None  # index into the instance's relationships
+    side: str | None = None  # source | target
+    #: set the states even when the operation is a no-op (stopping/stopped); otherwise, as in
+    #: Cloudify, a no-op's states are skipped (a no-op instance goes uninitialized -> started)
+    sure: bool = False
+
+    @property
+    def key(self) -> str:
+        """Names the step within its execution (resume skips the keys that finished)."""
+        parts = [self.phase, self.instance, self.name]
+        if self.relationship is not None:
+            parts += [str(self.relationship), self.side]
+        return ":".join(parts)
+
+
+class Chains:
+    """Per-instance chains of step groups in one graph; ``first``/``last`` for edges between instances."""
+
+    def __init__(self, graph: Graph | None = None):
+        self.graph = graph or Graph()
+        self.first: dict[str, list[Step]] = {}
+        self.last: dict[str, list[Step]] = {}
+
+    def chain(self, instance: str, groups: Iterable[list[Step]]) -> None:
+        previous: list[Step] = []
+        for group in groups:
+            if not group:
+                continue
+            for step in group:
+                self.graph.add(step, previous)
+            if instance not in self.first:
+                self.first[instance] = group
+            previous = group
+        if previous:
+            self.last[instance] = previous
+
+    def after(self, later: str, earlier: str) -> None:
+        """Every first step of ``later`` waits for every last step of ``earlier``."""
+        for step in self.first.get(later, []):
+            self.graph.add(step, self.last.get(earlier, []))
+
+
+def _relationship_groups(deployment: Deployment, instance: Instance, phase: str, operation: str,
+                         reverse: bool = False) -> list[list[Step]]:
+    full = f"{RELATIONSHIP_LIFECYCLE}.{operation}"
+    groups = []
+    indexed = list(enumerate(instance.relationships))
+    for _target, members in itertools.groupby(indexed, key=lambda item: item[1].get("target_name")):
+        group = [Step(phase, instance.id, operation, full, relationship=index, side=side)
+                 for index, _rel in members for side in ("source", "target")
+                 if has_implementation(deployment.relationship_operation(instance, index, side, full))]
+        if group:
+            groups.append(group)
+    return groups[::-1] if reverse else groups
+
+
+def _optional(deployment: Deployment, instance: Instance, phase: str, name: str, before: str | None = None) -> list:
+    full = f"{LIFECYCLE}.{name}"
+    if not has_implementation(deployment.operation(instance, full)):
+        return []
+    return [[Step(phase, instance.id, name, full, before=before)]]
+
+
+def install_steps(deployment: Deployment, instance: Instance, phase: str = "install") -> list[list[Step]]:
+    state, groups = instance.state, []
+    if state not in CREATED_OR_LATER:
+        if state != "creating":
+            groups += _optional(deployment, instance, phase, "precreate")
+        groups.append([Step(phase, instance.id, "create", f"{LIFECYCLE}.create", "creating", "created")])
+    if state not in ("started", "starting", "configured"):
+        groups += _relationship_groups(deployment, instance, phase, "preconfigure")
+        groups.append([Step(phase, instance.id, "configure", f"{LIFECYCLE}.configure", "configuring", "configured")])
+    if state != "started":
+        groups += _relationship_groups(deployment, instance, phase, "postconfigure")
+        groups.append([Step(phase, instance.id, "start", f"{LIFECYCLE}.start", "starting")])
+        groups += _optional(deployment, instance, phase, "poststart")
+        groups += _relationship_groups(deployment, instance, phase, "establish")
+    groups.append([Step(phase, instance.id, "started", after="started")])
+    return groups
+
+
+def uninstall_steps(deployment: Deployment, instance: Instance, phase: str = "uninstall") -> list[list[Step]]:
+    state, groups = instance.state, []
+    if state not in NOT_RUNNING:
+        prestop = _optional(deployment, instance, phase, "prestop", before="stopping")
+        groups += prestop
+        groups.append([Step(phase, instance.id, "stop", f"{LIFECYCLE}.stop",
+                            None if prestop else "stopping", "stopped", sure=True)])
+    elif state not in ("stopped", "deleting", "deleted"):
+        groups.append([Step(phase, instance.id, "stopped", after="stopped")])
+    if state not in ("deleted", "uninitialized"):
+        groups += _relationship_groups(deployment, instance, phase, "unlink", reverse=True)
+        groups.append([Step(phase, instance.id, "delete", f"{LIFECYCLE}.delete", "deleting")])
+        groups += _optional(deployment, instance, phase, "postdelete")
+    groups.append([Step(phase, instance.id, "deleted", after="deleted")])
+    return groups
+
+
+def install_graph(deployment: Deployment, ids: Iterable[str], phase: str = "install") -> Chains:
+    return _lifecycle_graph(deployment, list(ids), install_steps, phase, reverse=False)
+
+
+def uninstall_graph(deployment: Deployment, ids: Iterable[str], phase: str = "uninstall") -> Chains:
+    return _lifecycle_graph(deployment, list(ids), uninstall_steps, phase, reverse=True)
+
+
+def _lifecycle_graph(deployment: Deployment, ids: list[str], steps, phase: str, reverse: bool) -> Chains:
+    chains = Chains()
+    for instance_id in ids:
+        chains.chain(instance_id, steps(deployment, deployment.instances[instance_id], phase))
+    _order(deployment, ids, chains, reverse)
+    return chains
+
+
+def operation_graph(deployment: Deployment, operation: str, ids: Iterable[str], by_dependency_order: bool,
+                    reverse: bool = False, phase: str = "operation") -> Chains:
+    """``operation`` on each of ``ids`` that has it; with ``by_dependency_order``, in relationship order."""
+    chains = Chains()
+    wanted = set(ids)
+    everyone = list(deployment.instances) if by_dependency_order else list(ids)
+    for instance_id in everyone:
+        instance = deployment.instances[instance_id]
+        if instance_id in wanted and has_implementation(deployment.operation(instance, operation)):
+            step = Step(phase, instance_id, operation, operation)
+        elif by_dependency_order:
+            step = Step(phase, instance_id, "pass")  # keeps indirect dependencies in order
+        else:
+            continue
+        chains.chain(instance_id, [[step]])
+    if by_dependency_order:
+        _order(deployment, everyone, chains, reverse)
+    return chains
+
+
+def _order(deployment: Deployment, ids: list[str], chains: Chains, reverse: bool) -> None:
+    members = set(ids)
+    for instance_id in ids:
+        for rel in deployment.instances[instance_id].relationships:
+            target = rel.get("target_id")
+            if target in members and target != instance_id:
+                if reverse:
+                    chains.after(target, instance_id)
+                else:
+                    chains.after(instance_id, target)
+
+
+def then(first: Chains, second: Chains) -> Graph:
+    """One graph: every step of ``second`` after every step of ``first`` (restart, heal)."""
+    graph = Graph({step: set(requires) for step, requires in first.graph.requires.items()})
+    ends = [step for steps in first.last.values() for step in steps]
+    for step, requires in second.graph.requires.items():
+        graph.add(step, requires)
+        if not requires:
+            graph.add(step, ends)
+    return graph

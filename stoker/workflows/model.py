@@ -1,0 +1,85 @@
+"""The deployment as an execution sees it: nodes, live node instances, their operations.
+
+Loaded once when an execution starts; state and runtime property changes are
+made here first and written through (``Runner``), so every operation reads
+the newest values without asking the database.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+LIFECYCLE = "cloudify.interfaces.lifecycle"
+RELATIONSHIP_LIFECYCLE = "cloudify.interfaces.relationship_lifecycle"
+CONTAINED_IN = "cloudify.relationships.contained_in"
+
+
+@dataclass
+class Instance:
+    id: str
+    node_id: str
+    index: int = 0
+    state: str = "uninitialized"
+    runtime_properties: dict = field(default_factory=dict)
+    #: ``{target_id, target_name, type}`` each, in the node's relationship order
+    relationships: list = field(default_factory=list)
+    host_id: str | None = None
+    scaling_groups: list = field(default_factory=list)
+
+
+@dataclass
+class Deployment:
+    id: str
+    blueprint_id: str
+    resource_root: Path
+    nodes: dict[str, dict]  # node id -> its plan (type, type_hierarchy, properties, operations, relationships)
+    instances: dict[str, Instance]
+    #: workflow name -> its plan entry (custom workflows: ``operation`` is a script path, ``parameters``)
+    workflows: dict[str, Any] = field(default_factory=dict)
+    #: scaling group name -> {members, properties}
+    scaling_groups: dict[str, Any] = field(default_factory=dict)
+
+    def node_of(self, instance: Instance) -> dict:
+        return self.nodes[instance.node_id]
+
+    def operation(self, instance: Instance, name: str) -> dict | None:
+        """The node's operation ``name`` (full, or ``interface.op`` shortened to ``op`` for lifecycle)."""
+        operations = self.node_of(instance).get("operations") or {}
+        return operations.get(name) or operations.get(f"{LIFECYCLE}.{name}")
+
+    def relationship_of(self, instance: Instance, index: int) -> dict:
+        """The node relationship behind ``instance.relationships[index]``."""
+        wanted = instance.relationships[index]
+        for relationship in self.node_of(instance).get("relationships") or []:
+            if relationship.get("target_id") == wanted.get("target_name") and relationship.get("type") == wanted.get("type"):
+                return relationship
+        return {}
+
+    def relationship_operation(self, instance: Instance, index: int, side: str, name: str) -> dict | None:
+        relationship = self.relationship_of(instance, index)
+        return (relationship.get(f"{side}_operations") or {}).get(name)
+
+    def contained(self, instance_id: str) -> list[str]:
+        """``instance_id`` and every instance contained in it, directly or deeper."""
+        children: dict[str, list[str]] = {}
+        for instance in self.instances.values():
+            for rel in instance.relationships:
+                if CONTAINED_IN in self._hierarchy(instance, rel):
+                    children.setdefault(rel["target_id"], []).append(instance.id)
+        found, pending = [], [instance_id]
+        while pending:
+            current = pending.pop()
+            if current not in found:
+                found.append(current)
+                pending.extend(children.get(current, []))
+        return found
+
+    def _hierarchy(self, instance: Instance, rel: dict) -> list:
+        index = instance.relationships.index(rel)
+        return self.relationship_of(instance, index).get("type_hierarchy") or [rel.get("type")]
+
+
+def has_implementation(operation: dict | None) -> bool:
+    return bool(operation and operation.get("implementation"))

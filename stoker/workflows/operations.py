@@ -1,0 +1,74 @@
+"""One operation, tried until it succeeds or its retries run out.
+
+Cloudify's rules: a failed script is tried again up to ``max_retries`` times
+(the operation's, else the execution's ``task_retries``; -1 means forever),
+``retry_interval`` seconds apart; a script's own retry request counts as an
+attempt too and may name its own interval; an abort, a refused script path
+or a timeout (unless ``timeout_recoverable``) fail at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from stoker.workflows.context import AbortRequested, OperationContext, OperationFailed, RetryRequested
+from stoker.workflows.ctx_server import CtxServer
+from stoker.workflows.scripts import run_script, script_for
+
+
+@dataclass
+class OperationSpec:
+    name: str  # e.g. cloudify.interfaces.lifecycle.create
+    implementation: str = ""
+    inputs: dict = field(default_factory=dict)
+    max_retries: int | None = None
+    retry_interval: float | None = None
+    timeout: float | None = None
+    timeout_recoverable: bool = False
+
+    @property
+    def is_noop(self) -> bool:
+        return not self.implementation
+
+
+@dataclass
+class RetryPolicy:
+    """The execution's defaults, for operations that declare none (``cfy local``'s: no retries, 1 s)."""
+
+    task_retries: int = 0
+    task_retry_interval: float = 1.0
+
+
+async def run_operation(server: CtxServer, spec: OperationSpec, make_ctx: Callable[[int], OperationContext],
+                        policy: RetryPolicy = RetryPolicy(),
+                        on_retry: Callable[[int, str, float], None] = lambda attempt, why, wait: None) -> Any:
+    """``make_ctx(retry_number)`` builds each attempt's context (inputs evaluated afresh)."""
+    if spec.is_noop:
+        return None
+    max_retries = policy.task_retries if spec.max_retries is None else spec.max_retries
+    interval = policy.task_retry_interval if spec.retry_interval is None else spec.retry_interval
+    attempt = 0
+    while True:
+        ctx = make_ctx(attempt)
+        try:
+            script = script_for(spec.implementation, ctx.operation.inputs, ctx.resource_root)
+            return await run_script(server, ctx, script, spec.timeout, spec.timeout_recoverable)
+        except AbortRequested as abort:
+            raise OperationFailed(f"aborted: {abort}", recoverable=False) from None
+        except RetryRequested as retry:
+            why, wait = f"retry requested: {retry}", interval if retry.interval is None else retry.interval
+            if not _may_retry(attempt, max_retries):
+                raise OperationFailed(f"{spec.name}: {why}; no retries left (max_retries {max_retries})") from None
+        except OperationFailed as failure:
+            if not failure.recoverable or not _may_retry(attempt, max_retries):
+                raise
+            why, wait = str(failure), interval
+        attempt += 1
+        on_retry(attempt, why, wait)
+        await asyncio.sleep(wait)
+
+
+def _may_retry(attempt: int, max_retries: int) -> bool:
+    return max_retries < 0 or attempt < max_retries

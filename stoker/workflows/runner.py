@@ -1,0 +1,204 @@
+"""Runs one execution's graph of steps on the engine's walker, with ``ctx`` for its scripts.
+
+The runner owns the execution's live view of the deployment: it sets
+instance states, hands each operation a context whose runtime properties are
+the instance's own (shared by every operation touching that instance), and
+reports events and logs.  A step whose key is in ``done`` (it finished
+before the execution was interrupted) runs no operation again.
+"""
+
+from __future__ import annotations
+
+import copy
+from datetime import datetime, timezone
+from typing import Any, Callable, Protocol
+
+from stoker.engine.graph import Graph, WalkFailed, walk
+from stoker.workflows.context import InstanceView, NodeView, OperationContext, OperationFailed, OperationInfo, Side
+from stoker.workflows.ctx_server import CtxServer
+from stoker.workflows.lifecycle import Step
+from stoker.workflows.model import Deployment, Instance, has_implementation
+from stoker.workflows.operations import OperationSpec, RetryPolicy, run_operation
+from stoker.workflows.writer import BatchWriter
+
+
+class Evaluator(Protocol):
+    """Functions in node properties and operation inputs, evaluated when an operation runs."""
+
+    def node_properties(self, instance: Instance) -> dict: ...
+
+    def operation_inputs(self, inputs: dict, instance: Instance, target: Instance | None) -> dict: ...
+
+
+class StepFailed(Exception):
+    def __init__(self, step: Step, message: str, stderr_tail: str = ""):
+        detail = f"{step.operation} on {step.instance or 'the deployment'}" + (f" ({step.side} side of its relationship "
+                                                          f"#{step.relationship})" if step.side else "")
+        text = f"{detail} failed: {message}"
+        if stderr_tail:
+            text += f"\nstderr (last lines):\n{stderr_tail}"
+        super().__init__(text)
+        self.step = step
+
+
+class Runner:
+    def __init__(self, deployment: Deployment, writer: BatchWriter, evaluator: Evaluator, execution_id: str,
+                 workflow_id: str, policy: RetryPolicy = RetryPolicy(), done: frozenset = frozenset(),
+                 mask: Callable[[str], str] = lambda text: text, operation_kwargs: dict[str, dict] | None = None):
+        self.deployment = deployment
+        self.writer = writer
+        self.evaluator = evaluator
+        self.execution_id = execution_id
+        self.workflow_id = workflow_id
+        self.policy = policy
+        self.done = done
+        self.mask = mask
+        #: per phase (``Step.phase``), what the workflow passes to operations over their inputs
+        self.operation_kwargs = dict(operation_kwargs or {})
+        self.stop_requested = False
+        self.finished = 0
+        self.server: CtxServer | None = None
+
+    async def run(self, graph: Graph) -> bool:
+        """Walk ``graph``; False when a graceful cancel left steps unstarted.  Raises ``WalkFailed``."""
+        async with CtxServer() as server:
+            self.server = server
+            try:
+                await walk(graph, self.run_step, lambda: self.stop_requested)
+            finally:
+                await self.writer.flush()
+        return self.finished == len(graph.requires)
+
+    async def run_step(self, step: Step) -> None:
+        if step.phase == "workflow":
+            await self.run_workflow_script(step)
+            self.finished += 1
+            return
+        instance = self.deployment.instances[step.instance]
+        runs = step.operation is not None and self._spec(step, instance) is not None
+        if runs and step.key in self.done:  # finished before an interruption: only its end state
+            if step.after and instance.state != step.after:
+                self.set_state(instance, step.after)
+            self.finished += 1
+            return
+        if step.before and (runs or step.sure) and instance.state != step.before:
+            self.set_state(instance, step.before)
+            await self.writer.flush()  # on disk before the operation acts (a crash then shows where it was)
+        if runs:
+            await self.operate(step, instance)
+        if step.after and (runs or step.sure or step.operation is None) and instance.state != step.after:
+            self.set_state(instance, step.after)  # committed with the next batch, before any later operation
+        self.finished += 1
+
+    def set_state(self, instance: Instance, state: str) -> None:
+        instance.state = state
+        self.writer.queue(instance.id, {"state": state}, self.row(
+            "cloudify_event", f"Node instance {instance.id} is {state}", instance,
+            event_type="workflow_node_event", context={"state": state}))
+
+    def row(self, kind: str, message: str, instance: Instance | None = None, operation: str | None = None,
+            event_type: str | None = None, level: str | None = None, context: dict | None = None) -> dict:
+        return {"execution_id": self.execution_id, "type": kind, "event_type": event_type, "level": level,
+                "node_id": instance.node_id if instance else None, "node_instance_id": instance.id if instance else None,
+                "operation": operation, "message": self.mask(message), "context": context or {},
+                "timestamp": datetime.now(timezone.utc)}
+
+    def _spec(self, step: Step, instance: Instance) -> dict | None:
+        if step.relationship is not None:
+            found = self.deployment.relationship_operation(instance, step.relationship, step.side, step.operation)
+        else:
+            found = self.deployment.operation(instance, step.operation)
+        return found if has_implementation(found) else None
+
+    async def operate(self, step: Step, instance: Instance) -> Any:
+        found = self._spec(step, instance)
+        spec = OperationSpec(step.operation, found["implementation"], {**(found.get("inputs") or {}),
+                                                                        **self.operation_kwargs.get(step.phase, {})},
+                             found.get("max_retries"), found.get("retry_interval"), found.get("timeout"),
+                             bool(found.get("timeout_recoverable")))
+        task = {"task": step.key}
+        self.writer.event(self.row("cloudify_event", f"Task started '{step.operation}'", instance, step.operation,
+                                   "task_started", context=task))
+
+        def on_retry(attempt: int, why: str, wait: float) -> None:
+            self.writer.event(self.row("cloudify_event", f"Task rescheduled '{step.operation}' -> {why} "
+                                       f"[retry {attempt}, in {wait:g} s]", instance, step.operation,
+                                       "task_rescheduled", context={**task, "retry": attempt}))
+
+        try:
+            result = await run_operation(self.server, spec, lambda number: self._context(step, instance, spec, number),
+                                         self.policy, on_retry)
+        except OperationFailed as failure:
+            self.writer.event(self.row("cloudify_event", f"Task failed '{step.operation}' -> {failure}", instance,
+                                       step.operation, "task_failed",
+                                       context={**task, "stderr": self.mask(failure.stderr_tail)}))
+            raise StepFailed(step, self.mask(str(failure)), self.mask(failure.stderr_tail)) from None
+        self.writer.event(self.row("cloudify_event", f"Task succeeded '{step.operation}'", instance, step.operation,
+                                   "task_succeeded", context={**task, "result": result}))
+        return result
+
+    async def run_workflow_script(self, step: Step) -> None:
+        """A custom workflow mapped to a script: one deployment-level operation, parameters as its inputs."""
+        parameters = self.operation_kwargs.get("workflow", {})
+        spec = OperationSpec(self.workflow_id, step.operation, parameters)
+
+        def log(level: str, message: str) -> None:
+            self.writer.event(self.row("cloudify_log", message, operation=self.workflow_id, level=level))
+
+        def context(retry_number: int) -> OperationContext:
+            return OperationContext(
+                deployment_id=self.deployment.id, blueprint_id=self.deployment.blueprint_id,
+                operation=OperationInfo(self.workflow_id, dict(parameters), retry_number, 0),
+                resource_root=self.deployment.resource_root, log=log, persist=self._persist,
+                execution_id=self.execution_id, workflow_id=self.workflow_id)
+
+        try:
+            await run_operation(self.server, spec, context, RetryPolicy(0, 0))
+        except OperationFailed as failure:
+            raise StepFailed(step, self.mask(str(failure)), self.mask(failure.stderr_tail)) from None
+
+    def _context(self, step: Step, instance: Instance, spec: OperationSpec, retry_number: int) -> OperationContext:
+        target = None
+        if step.relationship is not None:
+            target = self.deployment.instances.get(instance.relationships[step.relationship]["target_id"])
+        try:
+            inputs = self.evaluator.operation_inputs(spec.inputs, instance, target)
+        except Exception as exc:  # a function that cannot be evaluated fails the operation, naming itself
+            raise OperationFailed(f"cannot evaluate the operation's inputs: {exc}", recoverable=False) from None
+
+        def log(level: str, message: str) -> None:
+            self.writer.event(self.row("cloudify_log", message, instance, step.operation, level=level,
+                                       context={"task": step.key}))
+
+        ctx = OperationContext(
+            deployment_id=self.deployment.id, blueprint_id=self.deployment.blueprint_id,
+            operation=OperationInfo(step.operation, inputs, retry_number,
+                                    self.policy.task_retries if spec.max_retries is None else spec.max_retries),
+            resource_root=self.deployment.resource_root, log=log, persist=self._persist,
+            execution_id=self.execution_id, workflow_id=self.workflow_id)
+        if target is None:
+            ctx.node, ctx.instance = self._node_view(instance), self._instance_view(instance)
+        else:
+            ctx.source = Side(self._node_view(instance), self._instance_view(instance))
+            ctx.target = Side(self._node_view(target), self._instance_view(target))
+        return ctx
+
+    def _node_view(self, instance: Instance) -> NodeView:
+        node = self.deployment.node_of(instance)
+        return NodeView(instance.node_id, node.get("type", ""), lambda: self.evaluator.node_properties(instance),
+                        node.get("type_hierarchy"))
+
+    @staticmethod
+    def _instance_view(instance: Instance) -> InstanceView:
+        # the very dict of the instance: every operation on it sees every change at once
+        return InstanceView(instance.id, instance.index, instance.runtime_properties, instance.host_id)
+
+    async def _persist(self, view: InstanceView) -> None:
+        await self.writer.write(view.id, {"runtime_properties": copy.deepcopy(view.runtime_properties)})
+
+
+def first_failure(error: WalkFailed) -> str:
+    """The failure users read first: a failed operation over a cancelled sibling."""
+    failures = list(error.failures.values())
+    failures.sort(key=lambda e: not isinstance(e, StepFailed))
+    return str(failures[0]) if failures else str(error)

@@ -1,0 +1,226 @@
+"""``Engine.executions``: start, watch, cancel and resume workflow executions on deployments.
+
+An execution runs in the process that starts (or resumes) it, on one
+asyncio loop: the runner walks the graph while a watcher keeps the
+execution's heartbeat fresh and looks for a cancel request.  Another
+process sees it through the store; if the running process dies, the next
+reader finds the owner gone and marks the execution interrupted, and
+``resume`` continues it without repeating finished operations.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import os
+from pathlib import Path
+from typing import Any
+
+from stoker import secretbox
+from stoker.engine.graph import WalkFailed
+from stoker.errors import NotFound
+from stoker.store.execution_records import ACTIVE, ExecutionRecords, ModificationRecords, heartbeat_expired
+from stoker.store.locks import owner_is_dead
+from stoker.store.models import utcnow
+from stoker.workflows.builtin import graph_builder, operation_kwargs
+from stoker.workflows.errors import WorkflowError
+from stoker.workflows.evaluate import LiveEvaluator, LiveState, masker, secret_values
+from stoker.workflows.model import Deployment, Instance
+from stoker.workflows.operations import RetryPolicy
+from stoker.workflows.parameters import workflow_parameters
+from stoker.workflows.runner import Runner, first_failure
+from stoker.workflows.writer import BatchWriter
+
+#: how often a running execution refreshes its heartbeat and looks for a cancel request
+WATCH_INTERVAL = 0.5
+#: a heartbeat older than this marks an execution of another host as interrupted
+HEARTBEAT_TIMEOUT = float(os.environ.get("STOKER_EXECUTION_TIMEOUT", 60))
+
+
+class Executions:
+    def __init__(self, store: Any, project_id: str, owner: str):
+        self.records = ExecutionRecords(store)
+        self.project_id = project_id
+        self.owner = owner
+
+    # -- reading --------------------------------------------------------------------------------
+    def get(self, execution_id: str) -> dict:
+        return view(self._fresh(self.records.get_execution(self.project_id, execution_id)))
+
+    def list(self, deployment_id: str | None = None) -> list[dict]:
+        pk = self._deployment(deployment_id)["pk"] if deployment_id else None
+        return [view(self._fresh(row)) for row in self.records.list_executions(self.project_id, pk)]
+
+    def events(self, execution_id: str, include_logs: bool = False) -> list[dict]:
+        row = self._fresh(self.records.get_execution(self.project_id, execution_id))
+        return [event_view(e, row) for e in self.records.events(row["pk"], include_logs)]
+
+    def _fresh(self, row: dict) -> dict:
+        """The row, marked interrupted first when its process is gone."""
+        if row["status"] in ACTIVE and self._gone(row):
+            self.records.mark_interrupted(row)
+            return self.records.get_execution(self.project_id, row["id"])
+        return row
+
+    @staticmethod
+    def _gone(row: dict) -> bool:
+        owner = row.get("owner")
+        return not owner or owner_is_dead(owner) or heartbeat_expired(row, HEARTBEAT_TIMEOUT)
+
+    def _deployment(self, deployment_id: str) -> dict:
+        return self.records.get_deployment(self.project_id, deployment_id)
+
+    # -- starting, cancelling, resuming ---------------------------------------------------------
+    def start(self, workflow_id: str, deployment_id: str, parameters: dict | None = None, force: bool = False,
+              allow_custom_parameters: bool = False) -> dict:
+        """Run ``workflow_id`` on the deployment to its end, in this process; the execution as it ended."""
+        deployment_row = self._deployment(deployment_id)
+        plan = secretbox.unseal(deployment_row["plan"])
+        declaration = (plan.get("workflows") or {}).get(workflow_id)
+        if declaration is None:
+            raise NotFound(f"Workflow {workflow_id} not found in deployment {deployment_id} (it has: "
+                           f"{', '.join(sorted(plan.get('workflows') or {}))})")
+        params = workflow_parameters(workflow_id, declaration, parameters or {}, allow_custom_parameters)
+        build = graph_builder(workflow_id, declaration, params)
+        model, memo = self._model(deployment_row), {}
+        graph = build(model, params, memo)  # refused here, before any execution is stored
+        row = self.records.start_execution(self.project_id, deployment_row["pk"], workflow_id, params, self.owner,
+                                           self._gone, concurrent=force)
+        resume_data = {"states": {i.id: i.state for i in model.instances.values()}, "memo": memo}
+        self.records.update_execution(row["pk"], resume_data=resume_data)
+        self._modify(deployment_row, memo, "before")
+        return self._run(row, deployment_row, model, graph, frozenset(), params, memo)
+
+    def resume(self, execution_id: str) -> dict:
+        """Continue an interrupted, failed or cancelled execution; finished operations do not run again."""
+        row = self._fresh(self.records.get_execution(self.project_id, execution_id))
+        row = self.records.claim_execution(self.project_id, execution_id, self.owner)
+        deployment_row = self.records.get_deployment(self.project_id, row["deployment_id"])
+        plan = secretbox.unseal(deployment_row["plan"])
+        declaration = (plan.get("workflows") or {}).get(row["workflow_id"])
+        build = graph_builder(row["workflow_id"], declaration, row["parameters"])
+        model = self._model(deployment_row)
+        saved = row.get("resume_data") or {}
+        current = {i.id: i.state for i in model.instances.values()}
+        for instance_id, state in (saved.get("states") or {}).items():
+            if instance_id in model.instances:
+                model.instances[instance_id].state = state
+        memo = saved.get("memo") or {}
+        graph = build(model, row["parameters"], memo)  # the graph it started with
+        for instance_id, state in current.items():
+            model.instances[instance_id].state = state
+        return self._run(row, deployment_row, model, graph, frozenset(self.records.finished_tasks(row["pk"])),
+                         row["parameters"], memo, resumed=True)
+
+    def cancel(self, execution_id: str, force: bool = False) -> dict:
+        row = self._fresh(self.records.get_execution(self.project_id, execution_id))
+        if row["status"] not in ACTIVE or not self.records.request_cancel(row["pk"], force):
+            raise WorkflowError(f"Execution {execution_id} is {row['status']}: there is nothing to cancel")
+        return self.get(execution_id)
+
+    # -- running --------------------------------------------------------------------------------
+    def _model(self, deployment_row: dict) -> Deployment:
+        blueprint = self.records.get_blueprint(self.project_id, deployment_row["blueprint_id"])
+        nodes = {row["id"]: secretbox.unseal(row["definition"]) for row in self.records.nodes(deployment_row["pk"])}
+        instances = {row["id"]: Instance(row["id"], row["node_id"], row["index"], row["state"],
+                                         copy.deepcopy(row["runtime_properties"] or {}), list(row["relationships"] or []),
+                                         row["host_id"], list(row["scaling_groups"] or []))
+                     for row in self.records.node_instances(deployment_row["pk"])}
+        plan = secretbox.unseal(deployment_row["plan"])
+        return Deployment(deployment_row["id"], deployment_row["blueprint_id"],
+                          Path(blueprint.get("source_dir") or "."), nodes, instances, plan.get("workflows") or {},
+                          plan.get("scaling_groups") or {})
+
+    def _modify(self, deployment_row: dict, memo: dict, when: str) -> None:
+        """Apply what a scale decided: instances added and rewired before it runs, removed after it ran."""
+        decided = memo.get("scale")
+        if not decided:
+            return
+        if when == "before" and decided["added"]:
+            ModificationRecords(self.records).apply(deployment_row["pk"], decided["added"], [],
+                                                    decided["relinked_before"], decided["counts"])
+        elif when == "after" and decided["removed"]:
+            ModificationRecords(self.records).apply(deployment_row["pk"], [], decided["removed"],
+                                                    decided["relinked_after"], decided["counts"])
+
+    def _run(self, row: dict, deployment_row: dict, model: Deployment, graph, done: frozenset, params: dict,
+             memo: dict, resumed: bool = False) -> dict:
+        mask = masker(secret_values(self.records, self.project_id, deployment_row))
+        state = LiveState(self.records, self.project_id, deployment_row, model)
+        policy = RetryPolicy(int(params.get("task_retries", 0)), float(params.get("task_retry_interval", 1)))
+        declaration = (secretbox.unseal(deployment_row["plan"]).get("workflows") or {}).get(row["workflow_id"])
+        asyncio.run(self._execute(row, deployment_row, model, graph, Runner(
+            model, None, LiveEvaluator(state), row["id"], row["workflow_id"], policy, done, mask,
+            operation_kwargs(declaration, params)), resumed))
+        finished = self.get(row["id"])
+        if finished["status"] == "terminated":
+            self._modify(deployment_row, memo, "after")
+        return finished
+
+    async def _execute(self, row: dict, deployment_row: dict, model: Deployment, graph, runner: Runner,
+                       resumed: bool) -> None:
+        writer = runner.writer = BatchWriter(
+            lambda changes, events: self.records.write_batch(row["pk"], deployment_row["pk"], changes, events))
+        verb = "Resuming" if resumed else "Starting"
+        writer.event(runner.row("cloudify_event", f"{verb} '{row['workflow_id']}' workflow execution",
+                                event_type="workflow_started"))
+        walking = asyncio.ensure_future(runner.run(graph))
+        watcher = asyncio.ensure_future(self._watch(row, runner, walking))
+        status, error, event_type = "terminated", "", "workflow_succeeded"
+        try:
+            if not await walking:
+                status, event_type = "cancelled", "workflow_cancelled"
+        except asyncio.CancelledError:
+            status, event_type = "cancelled", "workflow_cancelled"
+        except WalkFailed as failed:
+            status, error, event_type = "failed", first_failure(failed), "workflow_failed"
+        except Exception as exc:  # the store or a bug: the execution must not stay "started"
+            status, error, event_type = "failed", runner.mask(f"{type(exc).__name__}: {exc}"), "workflow_failed"
+        finally:
+            watcher.cancel()
+            await asyncio.gather(watcher, return_exceptions=True)
+        message = {"terminated": f"'{row['workflow_id']}' workflow execution succeeded",
+                   "cancelled": f"'{row['workflow_id']}' workflow execution cancelled",
+                   "failed": f"'{row['workflow_id']}' workflow execution failed: {error}"}[status]
+        writer.event(runner.row("cloudify_event", message, event_type=event_type))
+        try:
+            await writer.flush()
+        finally:
+            writer.close()
+        self.records.update_execution(row["pk"], by_owner=self.owner, status=status, error=error, ended_at=utcnow(),
+                                      owner=None, cancel_request=None)
+
+    async def _watch(self, row: dict, runner: Runner, walking: asyncio.Future) -> None:
+        loop = asyncio.get_running_loop()
+        while not walking.done():
+            await asyncio.sleep(WATCH_INTERVAL)
+            request = await loop.run_in_executor(None, self.records.heartbeat, row["pk"], self.owner)
+            if request == "graceful":
+                runner.stop_requested = True
+            elif request == "force":
+                walking.cancel()
+                return
+
+
+def view(row: dict) -> dict:
+    """An execution as ``cfy executions get --json`` shows it."""
+    return {"id": row["id"], "workflow_id": row["workflow_id"], "deployment_id": row["deployment_id"],
+            "status": row["status"], "status_display": row["status"], "parameters": row["parameters"],
+            "error": row["error"] or "", "created_at": _iso(row["created_at"]),
+            "started_at": _iso(row["started_at"]), "ended_at": _iso(row["ended_at"]),
+            "tenant_name": "default_tenant" if row["project_id"] == "default" else row["project_id"]}
+
+
+def event_view(event: dict, execution: dict) -> dict:
+    """An event or log as ``cfy events list --json`` shows it."""
+    return {"timestamp": _iso(event["timestamp"]), "type": event["type"], "event_type": event["event_type"],
+            "level": event["level"], "message": event["message"], "node_name": event["node_id"],
+            "node_instance_id": event["node_instance_id"], "operation": event["operation"],
+            "execution_id": execution["id"], "workflow_id": execution["workflow_id"],
+            "deployment_id": execution["deployment_id"],
+            "error_causes": ([{"message": event["message"], "traceback": (event["context"] or {}).get("stderr", "")}]
+                             if event["event_type"] in ("task_failed", "workflow_failed") else None)}
+
+
+def _iso(value) -> str | None:
+    return value.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z" if value else None
