@@ -511,7 +511,12 @@ class Engine:
                 raise NotFound(f"The Resource ({resource_name}) could not be found in Stack {record.name}.")
             status = FAILED if unhealthy else COMPLETE
             reason = reason or ("marked unhealthy by user" if unhealthy else "marked healthy by user")
-            self._run(resource.set_state(resource.CHECK, status, reason))
+            self._run(self._set_and_flush(resource, resource.CHECK, status, reason))
+
+    @staticmethod
+    async def _set_and_flush(resource, action: str, status: str, reason: str) -> None:
+        await resource.set_state(action, status, reason)
+        await resource.stack.recorder.flush()
 
     def signal(self, name_or_id: str, resource_name: str, details: Any = None) -> None:
         """Send ``details`` to a resource's ``handle_signal`` (wait condition handles, hooks).

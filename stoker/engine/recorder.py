@@ -1,11 +1,14 @@
 """Persist every state change, fast: group commit from one writer thread.
 
-A resource that changes state awaits ``write()``; the change is queued and
-the writer commits everything queued so far in one transaction, then wakes
-all the writers whose changes it carried.  While one commit is running the
-next batch fills up, so 10,000 resources changing state at once cost a few
-dozen transactions, not 10,000 -- and no resource acts before its
-IN_PROGRESS state is on disk, so a crash never hides a physical resource.
+A change is queued; the writer commits everything queued so far in one
+transaction, in the order it was queued.  While one commit runs the next
+batch fills up, so 10,000 resources changing state at once cost a few dozen
+transactions, not 10,000.  Only what must be on disk before the caller goes
+on awaits ``write()`` (a resource's start, before it acts outside; a
+stack's own state, before it is reported): everything queued earlier goes
+out in the same or an earlier transaction, so awaiting one change makes all
+earlier ones durable too.  A failed commit that nobody awaited is raised to
+the next one who does, so no end is reported over lost changes.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ class Recorder:
         self._events: list[dict] = []
         self._waiters: list[asyncio.Future] = []
         self._flushing: asyncio.Task | None = None
+        #: a failed commit no waiter heard of yet
+        self._failure: BaseException | None = None
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stoker-writer")
 
     def queue(self, resource_id: int, fields: dict, event: dict | None = None) -> None:
@@ -48,10 +53,13 @@ class Recorder:
         self._waiters.append(waiter)
         self._kick()
         await waiter
+        if self._failure is not None:
+            failure, self._failure = self._failure, None
+            raise failure
 
     async def flush(self) -> None:
         """Wait until everything queued so far is committed (not for later writers)."""
-        if self._flushing is not None or self._resources or self._stacks or self._events:
+        if self._flushing is not None or self._resources or self._stacks or self._events or self._failure:
             await self._committed()
 
     async def call(self, fn, *args: Any) -> Any:
@@ -76,9 +84,13 @@ class Recorder:
                 try:
                     await loop.run_in_executor(self._thread, self._commit, resources, stacks, events)
                 except Exception as exc:  # the database failed: every waiter must hear of it
+                    heard = False
                     for waiter in waiters:
                         if not waiter.done():
                             waiter.set_exception(exc)
+                            heard = True
+                    if not heard:
+                        self._failure = exc
                     continue
                 for waiter in waiters:
                     if not waiter.done():

@@ -189,9 +189,13 @@ class Stack:
         for resource, new_id in zip(resources, ids):
             resource.id = new_id
 
-    async def persist(self, resource: Resource, event: bool = True) -> None:
-        await self.recorder.write(resource.id, self._fields(resource),
-                                  self._event(resource) if event else None)
+    async def persist(self, resource: Resource, event: bool = True, durable: bool = False) -> None:
+        """Queue the resource's row (and event); with ``durable``, wait until it is committed."""
+        fields, record = self._fields(resource), self._event(resource) if event else None
+        if durable:
+            await self.recorder.write(resource.id, fields, record)
+        else:
+            self.recorder.queue(resource.id, fields, record)
 
     def persist_soon(self, resource: Resource) -> None:
         if resource.id is not None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
+from sqlalchemy import (Column, Connection, Engine, MetaData, PrimaryKeyConstraint, String, Table, create_engine,
+                        event, inspect, text)
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import StaticPool
 
@@ -83,11 +84,20 @@ def current_revision(conn: Connection) -> str | None:
     return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
 
 
-def upgrade(engine: Engine) -> None:
-    """Run the migrations if the schema is behind; cheap when it is not.
+#: Alembic's own bookkeeping table, as Alembic creates it
+VERSION_TABLE = Table("alembic_version", MetaData(),
+                      Column("version_num", String(32), nullable=False),
+                      PrimaryKeyConstraint("version_num", name="alembic_version_pkc"))
 
-    Concurrent callers are serialised (BEGIN IMMEDIATE on SQLite, an advisory
-    lock on PostgreSQL) and re-check, so only one of them migrates.
+
+def upgrade(engine: Engine) -> None:
+    """Bring the schema to the newest revision; cheap when it is there already.
+
+    A new database is built from the models in one step and stamped with
+    the newest revision (no Alembic import, no replay of every migration);
+    migrations only upgrade databases made by an older Stoker.  Concurrent
+    callers are serialised (BEGIN IMMEDIATE on SQLite, an advisory lock on
+    PostgreSQL) and re-check, so only one of them creates or migrates.
     """
     head = head_revision()
     with engine.connect() as conn:
@@ -96,12 +106,31 @@ def upgrade(engine: Engine) -> None:
     with engine.connect().execution_options(stoker_write=True) as conn, conn.begin():
         if conn.dialect.name == "postgresql":
             conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('stoker-migrations'))"))
-        if current_revision(conn) == head:
+        current = current_revision(conn)
+        if current == head:
             return
-        from alembic import command
-        from alembic.config import Config
+        if current is None and not inspect(conn).get_table_names():
+            create_schema(conn, head)
+        else:
+            migrate(conn)
 
-        config = Config()
-        config.set_main_option("script_location", str(MIGRATIONS))
-        config.attributes["connection"] = conn
-        command.upgrade(config, "head")
+
+def create_schema(conn: Connection, revision: str) -> None:
+    """Every table the models declare, stamped as ``revision``."""
+    from stoker.store import api_tables  # noqa: F401 - the API's tables live in the same database
+    from stoker.store.models import Base
+
+    Base.metadata.create_all(conn)
+    VERSION_TABLE.create(conn)
+    conn.execute(VERSION_TABLE.insert().values(version_num=revision))
+
+
+def migrate(conn: Connection) -> None:
+    """Run Alembic's migrations up to the newest, inside the caller's transaction."""
+    from alembic import command
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["connection"] = conn
+    command.upgrade(config, "head")

@@ -20,6 +20,7 @@ class NoneResource(Resource):
 
     support_status = SupportStatus(version="5.0.0")
     run_in_thread = False
+    acts_outside = False
 
     # Whatever the template gives, the properties are empty: nothing to check.
     def build_properties(self, data: Any, resolved: bool = False) -> Properties:
