@@ -21,6 +21,7 @@ from typing import Any, Iterable
 
 from stoker.engine import actions
 from stoker.engine.actions import HOOKS_CLEARED_KEY, ActionFailed
+from stoker.engine.progress import Progress
 from stoker.engine.stack import Stack
 from stoker.errors import (Conflict, FunctionError, NotFound, Problems, ResourcePending, StaleWrite, StokerError,
                            ValidationFailed)
@@ -56,6 +57,8 @@ class Engine:
         self.max_nested_depth = int(os.environ.get("STOKER_MAX_NESTED_DEPTH", 5))
         self.max_resources = int(os.environ.get("STOKER_MAX_RESOURCES", 100_000))
         self._templates: dict[int, Any] = {}
+        #: who watches this process's actions (the CLI's --wait display)
+        self.progress = Progress()
 
     @property
     def store(self):

@@ -8,7 +8,8 @@ on awaits ``write()`` (a resource's start, before it acts outside; a
 stack's own state, before it is reported): everything queued earlier goes
 out in the same or an earlier transaction, so awaiting one change makes all
 earlier ones durable too.  A failed commit that nobody awaited is raised to
-the next one who does, so no end is reported over lost changes.
+the next one who does, so no end is reported over lost changes.  Each
+committed batch of events is published to the engine's progress listeners.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 class Recorder:
-    def __init__(self, engine: Any):
+    def __init__(self, engine: Any, root_stack_id: str):
         self.engine = engine  # its store is opened on first write
+        #: the top stack of the tree whose changes this writer carries
+        self.root_stack_id = root_stack_id
         self._resources: dict[int, dict] = {}
         self._stacks: dict[str, dict] = {}
         self._events: list[dict] = []
@@ -95,6 +98,7 @@ class Recorder:
                 for waiter in waiters:
                     if not waiter.done():
                         waiter.set_result(None)
+                self.engine.progress.publish(self.root_stack_id, events)
         finally:
             self._flushing = None
 

@@ -54,7 +54,7 @@ class Stack:
         #: replaced or removed resources waiting to be deleted
         self.retired: list[Resource] = []
         # one writer per tree of stacks: nested stacks share the root's
-        self.recorder = parent.recorder if parent is not None else Recorder(engine)
+        self.recorder = parent.recorder if parent is not None else Recorder(engine, self.id)
         self.cancel_reason: str | None = None
         #: False when the user cancelled with cancel_without_rollback
         self.rollback_on_cancel = True
