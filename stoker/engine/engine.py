@@ -30,6 +30,7 @@ from stoker.functions.references import GetAtt
 from stoker.resources import registry
 from stoker.store.locks import new_engine_id, owner_is_dead
 from stoker.template.environment import Environment, RegistryLoop
+from stoker.template.loader import frozen_gc, paused_gc
 from stoker.template.parameters import masked
 from stoker.template.definition import StackDefinition
 from stoker.template.template import Template
@@ -590,11 +591,16 @@ class Engine:
 
     # -- running ------------------------------------------------------------------------
     def _run(self, coroutine) -> None:
-        asyncio.run(coroutine)
+        with frozen_gc():
+            asyncio.run(coroutine)
 
     def runtime(self, record, parent: Stack | None = None, facade: dict | None = None,
                 strict: bool = False) -> Stack:
         """A runtime stack from the store: definition (when it still checks) and resources."""
+        with paused_gc():  # everything built here lives as long as the stack
+            return self._runtime(record, parent, facade, strict)
+
+    def _runtime(self, record, parent: Stack | None, facade: dict | None, strict: bool) -> Stack:
         stack = Stack(self, record, parent)
         stack.facade = facade or {}
         raw = self.stored_template(record.template_id)

@@ -18,6 +18,10 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+#: seconds a change nobody waits for may wait for company before it is committed
+FLUSH_DELAY = 0.05
+
+
 class Recorder:
     def __init__(self, engine: Any, root_stack_id: str):
         self.engine = engine  # its store is opened on first write
@@ -28,6 +32,7 @@ class Recorder:
         self._events: list[dict] = []
         self._waiters: list[asyncio.Future] = []
         self._flushing: asyncio.Task | None = None
+        self._timer: asyncio.TimerHandle | None = None
         #: a failed commit no waiter heard of yet
         self._failure: BaseException | None = None
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stoker-writer")
@@ -37,7 +42,7 @@ class Recorder:
         self._resources.setdefault(resource_id, {}).update(fields)
         if event is not None:
             self._events.append(event)
-        self._kick()
+        self._soon()
 
     async def write(self, resource_id: int, fields: dict, event: dict | None = None) -> None:
         """Queue a change and wait until it is committed."""
@@ -62,7 +67,7 @@ class Recorder:
 
     async def flush(self) -> None:
         """Wait until everything queued so far is committed (not for later writers)."""
-        if self._flushing is not None or self._resources or self._stacks or self._events or self._failure:
+        if self._flushing is not None or self._pending() or self._failure:
             await self._committed()
 
     async def call(self, fn, *args: Any) -> Any:
@@ -72,14 +77,31 @@ class Recorder:
     def close(self) -> None:
         self._thread.shutdown(wait=True)
 
+    def _pending(self) -> bool:
+        return bool(self._resources or self._stacks or self._events)
+
+    def _soon(self) -> None:
+        """Commit what nobody waits for a moment later, with whatever else comes meanwhile.
+
+        Committing at once would keep the writer thread busy with tiny batches
+        while the event loop runs a chain of resources, and the two would take
+        the GIL from each other at every step.
+        """
+        if self._flushing is None and self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(FLUSH_DELAY, self._kick)
+
     def _kick(self) -> None:
+        """Commit now: someone waits."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self._flushing is None:
             self._flushing = asyncio.get_running_loop().create_task(self._flush_loop())
 
     async def _flush_loop(self) -> None:
         loop = asyncio.get_running_loop()
         try:
-            while self._resources or self._stacks or self._events or self._waiters:
+            while True:
                 resources, self._resources = self._resources, {}
                 stacks, self._stacks = self._stacks, {}
                 events, self._events = self._events, []
@@ -94,13 +116,17 @@ class Recorder:
                             heard = True
                     if not heard:
                         self._failure = exc
-                    continue
-                for waiter in waiters:
-                    if not waiter.done():
-                        waiter.set_result(None)
-                self.engine.progress.publish(self.root_stack_id, events)
+                else:
+                    for waiter in waiters:
+                        if not waiter.done():
+                            waiter.set_result(None)
+                    self.engine.progress.publish(self.root_stack_id, events)
+                if not self._waiters:
+                    break  # what came meanwhile, nobody waits for: it goes a moment later
         finally:
             self._flushing = None
+            if self._pending():
+                self._soon()
 
     def _commit(self, resources: dict[int, dict], stacks: dict[str, dict], events: list[dict]) -> None:
         self.engine.store.write_batch(list(resources.items()), events, list(stacks.items()))

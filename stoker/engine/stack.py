@@ -6,7 +6,6 @@ have acted since), so nothing here outlives one action.
 
 from __future__ import annotations
 
-import uuid
 from datetime import datetime, timezone
 from functools import partial
 from typing import TYPE_CHECKING, Any, Iterable
@@ -20,6 +19,7 @@ from stoker.template.environment import Environment, is_template_type, resolve_t
 from stoker.template.loader import paused_gc
 from stoker.template.parameters import redact
 from stoker.template.template import Template
+from stoker.uuids import new_uuid
 
 if TYPE_CHECKING:  # pragma: no cover
     from stoker.engine.engine import Engine
@@ -208,7 +208,7 @@ class Stack:
 
     def _event(self, resource: Resource) -> dict:
         return {
-            "uuid": str(uuid.uuid4()),
+            "uuid": new_uuid(),
             "stack_id": self.id,
             "resource_name": resource.name,
             "physical_resource_id": None if resource.resource_id is None else str(resource.resource_id),
@@ -225,7 +225,7 @@ class Stack:
         self.action, self.status, self.status_reason = action, status, reason
         await self.recorder.write_stack(
             self.id, {"action": action, "status": status, "status_reason": reason, **fields},
-            {"uuid": str(uuid.uuid4()), "stack_id": self.id, "resource_name": self.name,
+            {"uuid": new_uuid(), "stack_id": self.id, "resource_name": self.name,
              "physical_resource_id": self.id, "resource_type": STACK_RESOURCE_TYPE,
              "action": action, "status": status, "reason": reason,
              "created_at": datetime.now(timezone.utc)})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -30,13 +31,23 @@ def open_store(url: str | None = None, lock_timeout: float = 60.0) -> Store:
     return Store(engine, lock_timeout=lock_timeout)
 
 
+def _json_loads(text: str):
+    """``json.loads``, minus the parser for the empty values most JSON columns hold."""
+    if text == "{}":
+        return {}
+    if text == "[]":
+        return []
+    return json.loads(text)
+
+
 def make_engine(url: str) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
-        return create_engine(parsed, pool_pre_ping=True)
+        return create_engine(parsed, pool_pre_ping=True, json_deserializer=_json_loads)
     in_memory = parsed.database in (None, "", ":memory:")
     engine = create_engine(
         parsed,
+        json_deserializer=_json_loads,
         connect_args={"check_same_thread": False},
         # An in-memory database lives in one connection, so share that one.
         poolclass=StaticPool if in_memory else None,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import datetime, timezone
 
 import pytest
@@ -69,17 +68,12 @@ def test_paging(store, stack, direction):
         store.list_events(stack.id, marker="missing")
 
 
-def test_bulk_events(store, stack, db_url):
+def test_bulk_events(store, stack):
     rows = [
         {"stack_id": stack.id, "resource_name": f"r{i}", "action": "CREATE", "status": "COMPLETE", "reason": "ok"}
         for i in range(10_000)
     ]
-    started = time.perf_counter()
-    store.add_events_bulk(rows)
-    elapsed = time.perf_counter() - started
-    print(f"\n{db_url.split(':')[0]}: insert 10000 events {elapsed:.3f} s")
+    store.add_events_bulk(rows)  # how fast: bench/scale.py (no clock in tests)
     events = store.list_events(stack.id)
     assert [e.resource_name for e in events[:3]] == ["r0", "r1", "r2"]
     assert len({e.uuid for e in events}) == 10_000
-    if db_url.startswith("sqlite"):
-        assert elapsed < 3

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from stoker.resources.properties import Properties
 from stoker.resources.resource import Resource
 from stoker.resources.support import SupportStatus
+from stoker.uuids import new_uuid
 
 
 class NoneResource(Resource):
@@ -37,7 +37,7 @@ class NoneResource(Resource):
         return None
 
     def handle_create(self) -> None:
-        self.resource_id_set(str(uuid.uuid4()))
+        self.resource_id_set(new_uuid())
 
     def plan_update(self, definition: Any, new_props: Properties) -> None:
         return None  # nothing to update, whatever changed
