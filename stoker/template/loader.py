@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gc
 import json
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -74,6 +75,7 @@ def paused_gc():
 
 #: how many ``frozen_gc`` blocks are running (threads may run actions side by side)
 _frozen = 0
+_FROZEN_LOCK = threading.Lock()
 
 
 @contextmanager
@@ -86,14 +88,16 @@ def frozen_gc():
     drops is still collected as usual.
     """
     global _frozen
-    gc.freeze()
-    _frozen += 1
+    with _FROZEN_LOCK:
+        gc.freeze()
+        _frozen += 1
     try:
         yield
     finally:
-        _frozen -= 1
-        if not _frozen:
-            gc.unfreeze()
+        with _FROZEN_LOCK:
+            _frozen -= 1
+            if not _frozen:
+                gc.unfreeze()
 
 
 @dataclass
