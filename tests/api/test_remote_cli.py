@@ -76,3 +76,17 @@ def test_token_from_the_environment(token_server):
     assert listed.exit_code == 0, listed.output
     refused = stoker("stack", "list", env={"STOKER_URL": endpoint, "STOKER_TOKEN": "stk_wrong"})
     assert refused.exit_code == 1 and "token" in refused.output.lower()
+
+
+def test_wait_on_a_server_shows_each_new_event_once_in_order(remote):
+    template = str(TEMPLATES / "basic.yaml")
+    assert remote("stack", "create", "web", "-t", template, "-P", "label=one").exit_code == 0
+    updated = remote("stack", "update", "web", "--existing", "-P", "label=two", "--wait", "-f", "json")
+    assert updated.exit_code == 0, updated.output
+    shown = [line.split(" ", 1)[1] for line in updated.stderr.splitlines() if "]: " in line]
+    stored = [f"[{e['resource_name']}]: {e['resource_status']}"
+              for e in json.loads(remote("stack", "event", "list", "web", "-f", "json").stdout)]
+    # only what happened after the command began, each once, as the server stored it
+    assert [line.split(" ", 2)[0] + " " + line.split(" ", 2)[1] for line in shown] == \
+        stored[stored.index("[web]: UPDATE_IN_PROGRESS"):]
+    assert shown[-1].startswith("[web]: UPDATE_COMPLETE")
