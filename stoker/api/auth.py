@@ -25,7 +25,7 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import Engine as SAEngine
 
 from stoker.api.errors import ApiError
-from stoker.api.tables import TOKENS, iso, utcnow
+from stoker.store.api_tables import TOKENS, iso, utcnow
 
 AUTH_MODES = ("auto", "token", "noauth")
 TOKEN_PREFIX = "stk_"

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import delete, select, update
 from sqlalchemy.engine import Engine as SAEngine
 
-from stoker.api.tables import SOFTWARE_CONFIGS, SOFTWARE_DEPLOYMENTS, iso, utcnow
+from stoker.store.api_tables import SOFTWARE_CONFIGS, SOFTWARE_DEPLOYMENTS, iso, utcnow
 from stoker.errors import NotFound
 
 DEPLOY_INPUTS = {

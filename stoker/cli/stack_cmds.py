@@ -9,8 +9,6 @@ from pathlib import Path
 import time
 
 import click
-from rich.console import Console
-from rich.markup import escape
 
 from stoker.cli import detached
 from stoker.cli.formatting import dump, format_option, show_list, show_problems, show_record
@@ -21,6 +19,8 @@ from stoker.errors import Conflict, NotFound, StokerError, ValidationFailed
 STACK_COLUMNS = ["id", "stack_name", "stack_status", "creation_time", "updated_time"]
 RESOURCE_COLUMNS = ["resource_name", "physical_resource_id", "resource_type", "resource_status", "updated_time"]
 EVENT_COLUMNS = ["resource_name", "id", "resource_status", "resource_status_reason", "event_time"]
+#: how often --wait asks a server for new events
+FOLLOW_INTERVAL = 0.5
 
 
 def engine_of(ctx: click.Context):
@@ -51,7 +51,21 @@ def _stack_id(engine, name: str) -> str | None:
 
 
 def _watch(engine, name: str, action, fmt: str):
-    """Run ``action`` in a thread, printing the stack's new events as they land."""
+    """Run ``action``, printing the stack's events (not its nested stacks') as they are committed."""
+    show = _EventPrinter()
+    progress = getattr(engine, "progress", None)
+    if progress is None:  # a server runs the action: follow its events
+        return _follow(engine, name, action, show)
+
+    def pushed(root_stack_id: str, events: list[dict]) -> None:
+        show([e for e in events if e["stack_id"] == root_stack_id])
+
+    with progress.subscribe(pushed):  # this process runs it: the engine hands each event over
+        return action()
+
+
+def _follow(engine, name: str, action, show) -> object:
+    """Run ``action`` in a thread, reading only the events newer than the last one shown."""
     result: dict = {}
 
     def target():
@@ -61,23 +75,20 @@ def _watch(engine, name: str, action, fmt: str):
             result["error"] = exc
 
     stack_id = _stack_id(engine, name)
-    seen = {e["id"] for e in engine.events(stack_id)} if stack_id else set()
+    seen = engine.events(stack_id, sort_dir="desc", limit=1) if stack_id else []
+    last = seen[0]["id"] if seen else None
     worker = threading.Thread(target=target, daemon=True)
     worker.start()
-    console = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() else 250)
     while True:
         alive = worker.is_alive()
         stack_id = stack_id or _stack_id(engine, name)
-        for event in engine.events(stack_id) if stack_id else ():
-            if event["id"] not in seen:
-                seen.add(event["id"])
-                style = "red" if event["resource_status"].endswith("FAILED") else (
-                    "green" if event["resource_status"].endswith("COMPLETE") else "yellow")
-                console.print(f"{event['event_time']} {escape('[' + event['resource_name'] + ']')}: "
-                              f"[{style}]{event['resource_status']}[/] {escape(event['resource_status_reason'])}")
+        new = engine.events(stack_id, marker=last) if stack_id else []
+        if new:
+            show(new)
+            last = new[-1]["id"]
         if not alive:
             break
-        time.sleep(0.2)
+        time.sleep(FOLLOW_INTERVAL)
     if "error" in result:
         raise result["error"]
     return result.get("value")
@@ -96,6 +107,28 @@ def _in_background(ctx: click.Context, verb: str, name: str, inputs: tuple = (),
     settings = ctx.find_root().obj
     stack_id = detached.start(settings.db_url, settings.plugin_dirs, verb, name, inputs, options)
     return stack_summary(engine.get_record(stack_id or name, show_deleted=True))
+
+
+class _EventPrinter:
+    """One line per event on stderr, coloured on a terminal; a batch costs one write."""
+
+    COLOURS = {"FAILED": "\x1b[31m", "COMPLETE": "\x1b[32m"}
+
+    def __init__(self) -> None:
+        self.colour = sys.stderr.isatty()
+
+    def __call__(self, events: list[dict]) -> None:
+        lines = []
+        for event in events:
+            status = event["resource_status"]
+            if self.colour:
+                start = self.COLOURS.get(status.rsplit("_", 1)[-1], "\x1b[33m")
+                status = f"{start}{status}\x1b[0m"
+            reason = " ".join(str(event["resource_status_reason"] or "").split())
+            lines.append(f"{event['event_time']} [{event['resource_name']}]: {status} {reason}\n")
+        if lines:
+            sys.stderr.write("".join(lines))
+            sys.stderr.flush()
 
 
 def _finish(info: dict, fmt: str, wait: bool) -> None:

@@ -23,6 +23,7 @@ from typing import Any, Iterable
 from stoker.engine import actions
 from stoker.engine.actions import HOOKS_CLEARED_KEY, ActionFailed
 from stoker.engine.preview import add_knock_on_changes
+from stoker.engine.progress import Progress
 from stoker.engine.stack import Stack
 from stoker.errors import (Conflict, FunctionError, NotFound, Problems, ResourcePending, StaleWrite, StokerError,
                            ValidationFailed)
@@ -31,6 +32,7 @@ from stoker.functions.references import GetAtt
 from stoker.resources import processes, registry
 from stoker.store.locks import new_engine_id, owner_is_dead
 from stoker.template.environment import Environment, RegistryLoop
+from stoker.template.loader import frozen_gc, paused_gc
 from stoker.template.parameters import masked
 from stoker.template.definition import StackDefinition
 from stoker.template.template import Template
@@ -63,6 +65,8 @@ class Engine:
         #: how long a delete waits for a cancelled action to let the stack go
         self.stop_timeout = float(os.environ.get("STOKER_STOP_TIMEOUT", 60))
         self._templates: dict[int, Any] = {}
+        #: who watches this process's actions (the CLI's --wait display)
+        self.progress = Progress()
 
     @property
     def store(self):
@@ -565,7 +569,12 @@ class Engine:
                 raise NotFound(f"The Resource ({resource_name}) could not be found in Stack {record.name}.")
             status = FAILED if unhealthy else COMPLETE
             reason = reason or ("marked unhealthy by user" if unhealthy else "marked healthy by user")
-            self._run(resource.set_state(resource.CHECK, status, reason))
+            self._run(self._set_and_flush(resource, resource.CHECK, status, reason))
+
+    @staticmethod
+    async def _set_and_flush(resource, action: str, status: str, reason: str) -> None:
+        await resource.set_state(action, status, reason)
+        await resource.stack.recorder.flush()
 
     def signal(self, name_or_id: str, resource_name: str, details: Any = None) -> None:
         """Send ``details`` to a resource's ``handle_signal`` (wait condition handles, hooks).
@@ -646,11 +655,16 @@ class Engine:
 
     # -- running ------------------------------------------------------------------------
     def _run(self, coroutine) -> None:
-        asyncio.run(coroutine)
+        with frozen_gc():
+            asyncio.run(coroutine)
 
     def runtime(self, record, parent: Stack | None = None, facade: dict | None = None,
                 strict: bool = False) -> Stack:
         """A runtime stack from the store: definition (when it still checks) and resources."""
+        with paused_gc():  # everything built here lives as long as the stack
+            return self._runtime(record, parent, facade, strict)
+
+    def _runtime(self, record, parent: Stack | None, facade: dict | None, strict: bool) -> Stack:
         stack = Stack(self, record, parent)
         stack.facade = facade or {}
         raw = self.stored_template(record.template_id)

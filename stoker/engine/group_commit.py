@@ -1,10 +1,17 @@
 """Group commit: whatever is queued goes to the database in one transaction, from one writer thread.
 
-A writer that must know its change is on disk awaits it; the writer thread
-commits everything queued so far in one transaction, then wakes all the
-writers whose changes it carried.  While one commit runs the next batch
-fills up, so thousands of changes at once cost a few dozen transactions.
-Subclasses say what a batch is: ``_pending``, ``_take`` and ``_commit``.
+A change is queued; the writer thread commits everything queued so far in
+one transaction, in the order it was queued.  While one commit runs the next
+batch fills up, so thousands of changes at once cost a few dozen
+transactions.  Only what must be on disk before the caller goes on is
+awaited (``_committed``): everything queued earlier goes out in the same or
+an earlier transaction, so awaiting one change makes all earlier ones
+durable too.  What nobody waits for goes out a moment later (``_soon``),
+with company.  A failed commit that nobody awaited is raised to the next
+caller who does, so no end is reported over lost changes.
+
+Subclasses say what a batch is: ``_pending``, ``_take`` and ``_commit``
+(and may act on a committed batch in ``_after_commit``).
 """
 
 from __future__ import annotations
@@ -13,11 +20,17 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+#: seconds a change nobody waits for may wait for company before it is committed
+FLUSH_DELAY = 0.05
+
 
 class GroupCommit:
     def __init__(self, thread_name: str):
         self._waiters: list[asyncio.Future] = []
         self._task: asyncio.Task | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        #: a failed commit no waiter heard of yet
+        self._failure: BaseException | None = None
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=thread_name)
 
     def _pending(self) -> bool:
@@ -32,9 +45,12 @@ class GroupCommit:
         """Write one batch in one transaction (on the writer thread)."""
         raise NotImplementedError
 
+    def _after_commit(self, batch: Any) -> None:
+        """Called on the event loop once ``batch`` is on disk."""
+
     async def flush(self) -> None:
         """Wait until everything queued so far is committed (not for later writers)."""
-        if self._task is not None or self._pending():
+        if self._task is not None or self._pending() or self._failure is not None:
             await self._committed()
 
     async def _committed(self) -> None:
@@ -42,6 +58,9 @@ class GroupCommit:
         self._waiters.append(waiter)
         self._kick()
         await waiter
+        if self._failure is not None:
+            failure, self._failure = self._failure, None
+            raise failure
 
     async def call(self, fn, *args: Any) -> Any:
         """Run a store call on the writer thread, so the event loop keeps working meanwhile."""
@@ -50,25 +69,48 @@ class GroupCommit:
     def close(self) -> None:
         self._thread.shutdown(wait=True)
 
+    def _soon(self) -> None:
+        """Commit what nobody waits for a moment later, with whatever else comes meanwhile.
+
+        Committing at once would keep the writer thread busy with tiny batches
+        while the event loop runs a chain of resources, and the two would take
+        the GIL from each other at every step.
+        """
+        if self._task is None and self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(FLUSH_DELAY, self._kick)
+
     def _kick(self) -> None:
+        """Commit now: someone waits."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._loop())
 
     async def _loop(self) -> None:
         loop = asyncio.get_running_loop()
         try:
-            while self._pending() or self._waiters:
+            while True:
                 batch = self._take()
                 waiters, self._waiters = self._waiters, []
                 try:
                     await loop.run_in_executor(self._thread, self._commit, batch)
                 except Exception as exc:  # the database failed: every waiter must hear of it
+                    unheard = True
                     for waiter in waiters:
                         if not waiter.done():
                             waiter.set_exception(exc)
-                    continue
-                for waiter in waiters:
-                    if not waiter.done():
-                        waiter.set_result(None)
+                            unheard = False
+                    if unheard:
+                        self._failure = exc
+                else:
+                    for waiter in waiters:
+                        if not waiter.done():
+                            waiter.set_result(None)
+                    self._after_commit(batch)
+                if not self._waiters:
+                    break  # what came meanwhile, nobody waits for: it goes a moment later
         finally:
             self._task = None
+            if self._pending():
+                self._soon()

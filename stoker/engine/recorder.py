@@ -1,9 +1,11 @@
 """Persist every state change of a stack, fast: group commit (``GroupCommit``) from one writer thread.
 
-A resource that changes state awaits ``write()``; no resource acts before
-its IN_PROGRESS state is on disk, so a crash never hides a physical
-resource, and 10,000 resources changing state at once cost a few dozen
-transactions, not 10,000.
+Only what must be on disk before the caller goes on awaits ``write()``: a
+resource's start, before it acts outside Stoker (a crash then never hides a
+physical resource), and a stack's own state, before it is reported.  Every
+other change is queued and rides along with the next batch, so a
+1,000-resource chain costs a handful of transactions, not 2,000.  Each
+committed batch of events is published to the engine's progress listeners.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from stoker.engine.group_commit import GroupCommit
 
 
 class Recorder(GroupCommit):
-    def __init__(self, engine: Any):
+    def __init__(self, engine: Any, root_stack_id: str):
         super().__init__("stoker-writer")
         self.engine = engine  # its store is opened on first write
+        #: the top stack of the tree whose changes this writer carries
+        self.root_stack_id = root_stack_id
         self._resources: dict[int, dict] = {}
         self._stacks: dict[str, dict] = {}
         self._events: list[dict] = []
@@ -26,7 +30,7 @@ class Recorder(GroupCommit):
         self._resources.setdefault(resource_id, {}).update(fields)
         if event is not None:
             self._events.append(event)
-        self._kick()
+        self._soon()
 
     async def write(self, resource_id: int, fields: dict, event: dict | None = None) -> None:
         """Queue a change and wait until it is committed."""
@@ -37,7 +41,6 @@ class Recorder(GroupCommit):
         """Queue a stack's own state change (after every change queued before it)."""
         self._stacks.setdefault(stack_id, {}).update(fields)
         self._events.append(event)
-        self._kick()
         await self._committed()
 
     def _pending(self) -> bool:
@@ -51,6 +54,9 @@ class Recorder(GroupCommit):
     def _commit(self, batch: tuple) -> None:
         resources, stacks, events = batch
         self.engine.store.write_batch(list(resources.items()), events, list(stacks.items()))
+
+    def _after_commit(self, batch: tuple) -> None:
+        self.engine.progress.publish(self.root_stack_id, batch[2])
 
 
 def resource_fields(resource: Any) -> dict:

@@ -6,7 +6,6 @@ have acted since), so nothing here outlives one action.
 
 from __future__ import annotations
 
-import uuid
 from datetime import datetime, timezone
 from functools import partial
 from typing import TYPE_CHECKING, Any, Iterable
@@ -20,6 +19,7 @@ from stoker.template.environment import Environment, is_template_type, resolve_t
 from stoker.template.loader import paused_gc
 from stoker.template.parameters import redact
 from stoker.template.template import Template
+from stoker.uuids import new_uuid
 
 if TYPE_CHECKING:  # pragma: no cover
     from stoker.engine.engine import Engine
@@ -54,7 +54,7 @@ class Stack:
         #: replaced or removed resources waiting to be deleted
         self.retired: list[Resource] = []
         # one writer per tree of stacks: nested stacks share the root's
-        self.recorder = parent.recorder if parent is not None else Recorder(engine)
+        self.recorder = parent.recorder if parent is not None else Recorder(engine, self.id)
         self.cancel_reason: str | None = None
         #: False when the user cancelled with cancel_without_rollback
         self.rollback_on_cancel = True
@@ -189,9 +189,13 @@ class Stack:
         for resource, new_id in zip(resources, ids):
             resource.id = new_id
 
-    async def persist(self, resource: Resource, event: bool = True) -> None:
-        await self.recorder.write(resource.id, self._fields(resource),
-                                  self._event(resource) if event else None)
+    async def persist(self, resource: Resource, event: bool = True, durable: bool = False) -> None:
+        """Queue the resource's row (and event); with ``durable``, wait until it is committed."""
+        fields, record = self._fields(resource), self._event(resource) if event else None
+        if durable:
+            await self.recorder.write(resource.id, fields, record)
+        else:
+            self.recorder.queue(resource.id, fields, record)
 
     def persist_soon(self, resource: Resource) -> None:
         if resource.id is not None:
@@ -204,7 +208,7 @@ class Stack:
 
     def _event(self, resource: Resource) -> dict:
         return {
-            "uuid": str(uuid.uuid4()),
+            "uuid": new_uuid(),
             "stack_id": self.id,
             "resource_name": resource.name,
             "physical_resource_id": None if resource.resource_id is None else str(resource.resource_id),
@@ -221,7 +225,7 @@ class Stack:
         self.action, self.status, self.status_reason = action, status, reason
         await self.recorder.write_stack(
             self.id, {"action": action, "status": status, "status_reason": reason, **fields},
-            {"uuid": str(uuid.uuid4()), "stack_id": self.id, "resource_name": self.name,
+            {"uuid": new_uuid(), "stack_id": self.id, "resource_name": self.name,
              "physical_resource_id": self.id, "resource_type": STACK_RESOURCE_TYPE,
              "action": action, "status": status, "reason": reason,
              "created_at": datetime.now(timezone.utc)})

@@ -53,6 +53,11 @@ class Resource:
     entity = None
     #: True for plug-ins whose handlers may block (the default for plug-ins)
     run_in_thread = True
+    #: False for types whose actions change nothing outside Stoker's own state
+    #: (``OS::Heat::None``, ``Value``, ``RandomString``): a crash mid-action
+    #: can leave nothing behind to find, so their start need not be on disk
+    #: before they act, and a chain of them runs without a commit per step
+    acts_outside = True
     #: resource types whose property changes never force a replacement
     update_allowed_properties: tuple = ()
 
@@ -337,8 +342,15 @@ class Resource:
         await self.check()
 
     async def set_state(self, action: str, status: str, reason: str = "") -> None:
+        """Record a state change, with its event.
+
+        Only the start of an action that acts outside waits for the disk (so a
+        crash never hides a physical resource).  Every other change goes out
+        with the next batch, ahead of anything queued after it: before any
+        dependent's own start is durable, and before the stack's end is.
+        """
         self.action, self.status, self.status_reason = action, status, reason
-        await self.stack.persist(self, event=True)
+        await self.stack.persist(self, event=True, durable=status == self.IN_PROGRESS and self.acts_outside)
 
     async def run_action(self, action: str, handler: Callable, checker: Callable,
                          pass_through: tuple = ()) -> None:

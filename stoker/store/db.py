@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
-from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
+from sqlalchemy import (Column, Connection, Engine, MetaData, PrimaryKeyConstraint, String, Table, create_engine,
+                        event, inspect, text)
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import StaticPool
 
@@ -29,13 +31,23 @@ def open_store(url: str | None = None, lock_timeout: float = 60.0) -> Store:
     return Store(engine, lock_timeout=lock_timeout)
 
 
+def _json_loads(text: str):
+    """``json.loads``, minus the parser for the empty values most JSON columns hold."""
+    if text == "{}":
+        return {}
+    if text == "[]":
+        return []
+    return json.loads(text)
+
+
 def make_engine(url: str) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
-        return create_engine(parsed, pool_pre_ping=True)
+        return create_engine(parsed, pool_pre_ping=True, json_deserializer=_json_loads)
     in_memory = parsed.database in (None, "", ":memory:")
     engine = create_engine(
         parsed,
+        json_deserializer=_json_loads,
         connect_args={"check_same_thread": False},
         # An in-memory database lives in one connection, so share that one.
         poolclass=StaticPool if in_memory else None,
@@ -83,11 +95,20 @@ def current_revision(conn: Connection) -> str | None:
     return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
 
 
-def upgrade(engine: Engine) -> None:
-    """Run the migrations if the schema is behind; cheap when it is not.
+#: Alembic's own bookkeeping table, as Alembic creates it
+VERSION_TABLE = Table("alembic_version", MetaData(),
+                      Column("version_num", String(32), nullable=False),
+                      PrimaryKeyConstraint("version_num", name="alembic_version_pkc"))
 
-    Concurrent callers are serialised (BEGIN IMMEDIATE on SQLite, an advisory
-    lock on PostgreSQL) and re-check, so only one of them migrates.
+
+def upgrade(engine: Engine) -> None:
+    """Bring the schema to the newest revision; cheap when it is there already.
+
+    A new database is built from the models in one step and stamped with
+    the newest revision (no Alembic import, no replay of every migration);
+    migrations only upgrade databases made by an older Stoker.  Concurrent
+    callers are serialised (BEGIN IMMEDIATE on SQLite, an advisory lock on
+    PostgreSQL) and re-check, so only one of them creates or migrates.
     """
     head = head_revision()
     with engine.connect() as conn:
@@ -96,12 +117,31 @@ def upgrade(engine: Engine) -> None:
     with engine.connect().execution_options(stoker_write=True) as conn, conn.begin():
         if conn.dialect.name == "postgresql":
             conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('stoker-migrations'))"))
-        if current_revision(conn) == head:
+        current = current_revision(conn)
+        if current == head:
             return
-        from alembic import command
-        from alembic.config import Config
+        if current is None and not inspect(conn).get_table_names():
+            create_schema(conn, head)
+        else:
+            migrate(conn)
 
-        config = Config()
-        config.set_main_option("script_location", str(MIGRATIONS))
-        config.attributes["connection"] = conn
-        command.upgrade(config, "head")
+
+def create_schema(conn: Connection, revision: str) -> None:
+    """Every table the models declare, stamped as ``revision``."""
+    from stoker.store import api_tables  # noqa: F401 - the API's tables live in the same database
+    from stoker.store.models import Base
+
+    Base.metadata.create_all(conn)
+    VERSION_TABLE.create(conn)
+    conn.execute(VERSION_TABLE.insert().values(version_num=revision))
+
+
+def migrate(conn: Connection) -> None:
+    """Run Alembic's migrations up to the newest, inside the caller's transaction."""
+    from alembic import command
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["connection"] = conn
+    command.upgrade(config, "head")

@@ -284,7 +284,7 @@ class Store:
             self._insert_events(session, rows)
 
     def _insert_events(self, session: Session, rows: Iterable[dict[str, Any]]) -> None:
-        rows = [{"uuid": str(uuid.uuid4())} | row for row in rows]
+        rows = [row if "uuid" in row else {"uuid": str(uuid.uuid4())} | row for row in rows]
         for row in rows:
             _check_fields(Event, row)
         for group in _by_keys(rows):

@@ -26,14 +26,14 @@ class BatchWriter(GroupCommit):
 
     def event(self, row: dict) -> None:
         self._events.append(row)
-        self._kick()
+        self._soon()
 
     def queue(self, instance_id: str, fields: dict, event: dict | None = None) -> None:
         """A change to go out with the next batch (batches commit in order)."""
         self._changes.setdefault(instance_id, {}).update(fields)
         if event is not None:
             self._events.append(event)
-        self._kick()
+        self._soon()
 
     async def write(self, instance_id: str, fields: dict, event: dict | None = None) -> None:
         """A change, committed when this returns."""

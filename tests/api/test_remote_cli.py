@@ -100,3 +100,17 @@ def test_wait_exits_1_when_the_stack_fails(remote, tmp_path):
     failed = remote("stack", "create", "broken", "-t", str(path), "--wait", "-f", "json")
     assert failed.exit_code == 1, failed.output
     assert json.loads(failed.stdout)["stack_status"] == "CREATE_FAILED"
+
+
+def test_wait_on_a_server_shows_each_new_event_once_in_order(remote):
+    template = str(TEMPLATES / "basic.yaml")
+    assert remote("stack", "create", "web", "-t", template, "-P", "label=one").exit_code == 0
+    updated = remote("stack", "update", "web", "--existing", "-P", "label=two", "--wait", "-f", "json")
+    assert updated.exit_code == 0, updated.output
+    shown = [line.split(" ", 1)[1] for line in updated.stderr.splitlines() if "]: " in line]
+    stored = [f"[{e['resource_name']}]: {e['resource_status']}"
+              for e in json.loads(remote("stack", "event", "list", "web", "-f", "json").stdout)]
+    # only what happened after the command began, each once, as the server stored it
+    assert [line.split(" ", 2)[0] + " " + line.split(" ", 2)[1] for line in shown] == \
+        stored[stored.index("[web]: UPDATE_IN_PROGRESS"):]
+    assert shown[-1].startswith("[web]: UPDATE_COMPLETE")

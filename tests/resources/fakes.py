@@ -1,7 +1,7 @@
 """A stand-in for the engine's stack, for driving resources in tests.
 
 A resource only needs a few things from its stack: a name and id, a way to
-persist its state (``persist``, awaited on each state change; ``persist_soon``
+persist its state (``persist`` on each state change, ``durable`` when it must be on disk first; ``persist_soon``
 for data and ids) and the reason a cancelled action gives.  ``FakeStack``
 records what it was asked to persist so tests can check the state history.
 """
@@ -25,7 +25,7 @@ class FakeStack:
         self.states: list[tuple[str, str, str, str]] = []
         self.soon: list[str] = []
 
-    async def persist(self, resource: Resource, event: bool = True) -> None:
+    async def persist(self, resource: Resource, event: bool = True, durable: bool = False) -> None:
         self.states.append((resource.name, resource.action, resource.status,
                             resource.status_reason))
 

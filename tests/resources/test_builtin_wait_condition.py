@@ -63,7 +63,7 @@ class StoreStack(FakeStack):
         if "data" in fields:
             self.store.rows[resource.id] = fields["data"]
 
-    async def persist(self, resource, event=True):
+    async def persist(self, resource, event=True, durable=False):
         await super().persist(resource, event)
         self._write(resource)
 

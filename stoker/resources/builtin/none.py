@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from stoker.resources.properties import Properties
 from stoker.resources.resource import Resource
 from stoker.resources.support import SupportStatus
+from stoker.uuids import new_uuid
 
 
 class NoneResource(Resource):
@@ -20,6 +20,7 @@ class NoneResource(Resource):
 
     support_status = SupportStatus(version="5.0.0")
     run_in_thread = False
+    acts_outside = False
 
     # Whatever the template gives, the properties are empty: nothing to check.
     def build_properties(self, data: Any, resolved: bool = False) -> Properties:
@@ -36,7 +37,7 @@ class NoneResource(Resource):
         return None
 
     def handle_create(self) -> None:
-        self.resource_id_set(str(uuid.uuid4()))
+        self.resource_id_set(new_uuid())
 
     def plan_update(self, definition: Any, new_props: Properties) -> None:
         return None  # nothing to update, whatever changed

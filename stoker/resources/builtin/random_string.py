@@ -59,6 +59,7 @@ class RandomString(Resource):
 
     support_status = SupportStatus(version="2014.1")
     run_in_thread = False
+    acts_outside = False
 
     PROPERTIES = (LENGTH, SEQUENCE, CHARACTER_CLASSES, CHARACTER_SEQUENCES, SALT) = (
         "length", "sequence", "character_classes", "character_sequences", "salt",

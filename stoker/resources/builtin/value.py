@@ -25,6 +25,7 @@ class Value(Resource):
 
     support_status = SupportStatus(version="7.0.0")
     run_in_thread = False
+    acts_outside = False
 
     properties_schema = {
         VALUE: properties.Schema(

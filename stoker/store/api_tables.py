@@ -1,16 +1,18 @@
-"""The API's own tables: issued tokens, software configs and deployments.
+"""The REST API's own tables: issued tokens, software configs and deployments.
 
-They live in the same database as the engine's state, created by the
-store's migrations (0003); the engine itself knows nothing of them.
+They live in the same database as the engine's state and are declared on
+the models' metadata, so a new database gets them with everything else
+(``stoker.store.db``); migration 0003 adds them to older ones.  The engine
+itself never reads them.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from sqlalchemy import JSON, Column, DateTime, Index, MetaData, String, Table, Text
+from sqlalchemy import JSON, Column, DateTime, Index, String, Table, Text
 
-METADATA = MetaData()
+from stoker.store.models import Base
 
 
 def utcnow() -> datetime:
@@ -18,7 +20,7 @@ def utcnow() -> datetime:
 
 
 TOKENS = Table(
-    "api_token", METADATA,
+    "api_token", Base.metadata,
     Column("id", String(36), primary_key=True),
     #: sha256 of the token, hex; the token itself is never stored
     Column("token_hash", String(64), nullable=False, unique=True),
@@ -30,7 +32,7 @@ TOKENS = Table(
 )
 
 SOFTWARE_CONFIGS = Table(
-    "api_software_config", METADATA,
+    "api_software_config", Base.metadata,
     Column("id", String(36), primary_key=True),
     Column("project_id", String(255), nullable=False, index=True),
     Column("name", String(255)),
@@ -43,7 +45,7 @@ SOFTWARE_CONFIGS = Table(
 )
 
 SOFTWARE_DEPLOYMENTS = Table(
-    "api_software_deployment", METADATA,
+    "api_software_deployment", Base.metadata,
     Column("id", String(36), primary_key=True),
     Column("project_id", String(255), nullable=False),
     Column("config_id", String(36), nullable=False),
