@@ -1,0 +1,166 @@
+"""``stoker worker``: one step of one resource action per task, then what follows from it.
+
+A task names a traversal and a resource.  The worker takes the resource's
+lock, reads the stored state, and acts on it: start or continue the
+resource's action (``step``), park it with a countdown when it waits, or
+end it and enqueue the dependents that became ready.  A task that comes
+back after its worker died finds the state its predecessor stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections import OrderedDict
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.orm import Session
+
+from stoker.dispatch import celery_app, lifecycle, traversal
+from stoker.dispatch.step import DirectRecorder, Parked, drive_by_steps
+from stoker.engine import actions
+from stoker.errors import StokerError
+from stoker.store.models import Resource as ResourceRow
+
+#: stacks whose definitions a worker process keeps (parsing a big template once, not per task)
+CACHED_STACKS = 16
+#: the resource action each stack action runs
+RESOURCE_ACTION = {"CREATE": "CREATE", "DELETE": "DELETE", "ROLLBACK": "DELETE"}
+
+
+class Worker:
+    """What one worker process needs: its engine (opened after the fork) and parsed stacks."""
+
+    def __init__(self, app: Any, db_url: str, plugin_dirs: tuple[str, ...] = ()):
+        self.app = app
+        self.db_url = db_url
+        self.plugin_dirs = plugin_dirs
+        self._engine: Any = None
+        self._pid = 0
+        self._stacks: OrderedDict = OrderedDict()
+
+    @property
+    def engine(self) -> Any:
+        if self._engine is None or self._pid != os.getpid():  # a forked child opens its own
+            from stoker.engine.engine import Engine
+
+            self._engine = Engine(db_url=self.db_url, plugin_dirs=self.plugin_dirs)
+            self._pid, self._stacks = os.getpid(), OrderedDict()
+        return self._engine
+
+    def stack_for(self, record: Any, resource_id: int) -> tuple[Any, Any]:
+        """The stack with only the rows the resource needs (itself, same-named ones, its requirements)."""
+        key = (record.id, record.template_id, record.updated_at)
+        stack = self._stacks.pop(key, None) or self.engine.defined(record)
+        self._stacks[key] = stack
+        while len(self._stacks) > CACHED_STACKS:
+            self._stacks.popitem(last=False)
+        stack.record, stack.resources, stack.retired, stack.cancel_reason = record, {}, [], None
+        stack.recorder = DirectRecorder(self.engine)
+        stack.load_resources(_rows(self.engine.store, record.id, resource_id))
+        resource = next(r for r in [*stack.resources.values(), *stack.retired] if r.id == resource_id)
+        drive_by_steps(resource)
+        return stack, resource
+
+    def run_node(self, traversal_id: str, resource_id: int, queue: str) -> None:
+        store = self.engine.store
+        with traversal.resource_lock(store, resource_id) as held:
+            if not held:
+                return  # another worker acts on this resource now, and carries on
+            view = traversal.read(store, traversal_id, resource_id)
+            if view is None or view.status != traversal.IN_PROGRESS:
+                return  # the action ended (or its stack is gone)
+            if view.node_state == traversal.DONE:  # a redelivery: its dependents may not have been sent
+                ready = traversal.ready_not_started(store, traversal_id, view.dependents)
+                celery_app.publish(self.app, queue, traversal_id, ready)
+                return
+            view = self._notice_stop(view, resource_id)
+            if view.node_state == traversal.PENDING and not traversal.begin_node(store, traversal_id, resource_id):
+                self._node_ended(view, resource_id, queue, succeeded=False)
+                return
+            record = store.get_stack(view.stack_id, view.project_id, show_deleted=True)
+            stack, resource = self.stack_for(record, resource_id)
+            store.heartbeat_lock(record.id, lifecycle.traversal_owner(traversal_id))
+            succeeded = self._step(view, stack, resource, queue)
+            if succeeded is None:
+                return
+            self._node_ended(view, resource_id, queue, succeeded)
+
+    def _step(self, view: Any, stack: Any, resource: Any, queue: str) -> bool | None:
+        """Run one step; True/False when the resource's action ended, None when it was parked."""
+        action = RESOURCE_ACTION[view.action]
+        if view.interrupt:
+            if resource.state == (action, resource.IN_PROGRESS):
+                asyncio.run(resource.set_state(action, resource.FAILED, _interrupted(view)))
+            return False
+        if action == "CREATE" and resource.action != resource.INIT \
+                and resource.state != (resource.CREATE, resource.IN_PROGRESS):
+            return resource.status == resource.COMPLETE  # ended before its worker was lost
+        try:
+            if action == "CREATE":
+                asyncio.run(actions.create_resource(resource))
+            else:
+                asyncio.run(actions.delete_resource(stack, resource))
+        except Parked as parked:
+            celery_app.publish(self.app, queue, view.traversal_id, [resource.id],
+                               countdown=parked.seconds)
+            return None
+        except (OperationalError, InterfaceError):
+            raise  # the database went away: the task is retried, the resource not failed
+        except Exception as exc:  # a plug-in may raise anything: it becomes the reason
+            reason = str(exc) if isinstance(exc, StokerError) else f"{type(exc).__name__}: {exc}"
+            traversal.stop(self.engine.store, view.traversal_id, reason, interrupt=False,
+                           first_prefix=f"Resource {view.action} failed: ")
+            return False
+        return True
+
+    def _notice_stop(self, view: Any, resource_id: int) -> Any:
+        """A cancel request or a passed deadline stops the traversal, running resources included."""
+        reason = None
+        if view.cancel_requested:
+            reason = f"Stack {view.action} cancelled"
+        elif view.deadline is not None and datetime.now(timezone.utc) >= view.deadline:
+            reason = f"{view.action} timed out"
+        if reason is None or view.interrupt:
+            return view
+        traversal.stop(self.engine.store, view.traversal_id, reason, interrupt=True)
+        return traversal.read(self.engine.store, view.traversal_id, resource_id) or view
+
+    def _node_ended(self, view: Any, resource_id: int, queue: str, succeeded: bool) -> None:
+        store = self.engine.store
+        ready, ends = traversal.end_node(store, view.traversal_id, resource_id, view.dependents, succeeded)
+        celery_app.publish(self.app, queue, view.traversal_id, ready)
+        if not ends and traversal.end_if_idle(store, view.traversal_id):
+            ends = True
+        if ends:
+            record = store.get_stack(view.stack_id, view.project_id, show_deleted=True)
+            lifecycle.end_traversal(self.engine, self.app, queue, view.traversal_id, record)
+
+
+def _rows(store: Any, stack_id: str, resource_id: int) -> list:
+    row = store.get_resource(resource_id)
+    names = {row.name, *(row.requires or [])}
+    with Session(store.engine, expire_on_commit=False) as session:
+        return list(session.scalars(select(ResourceRow).where(ResourceRow.stack_id == stack_id,
+                                                              ResourceRow.name.in_(names))
+                                    .order_by(ResourceRow.id)))
+
+
+def _interrupted(view: Any) -> str:
+    return view.stopping or f"Stack {view.action} cancelled"
+
+
+def make_worker_app(broker_url: str, db_url: str, plugin_dirs: tuple[str, ...] = ()) -> Any:
+    """The Celery app of a worker process, with Stoker's task bound to a ``Worker``."""
+    app = celery_app.make_app(broker_url)
+    worker = Worker(app, db_url, plugin_dirs)
+
+    @app.task(name=celery_app.RUN_NODE, autoretry_for=(OperationalError, InterfaceError), retry_backoff=0.5,
+              retry_backoff_max=10, max_retries=None)
+    def run_node(traversal_id: str, resource_id: int, queue: str) -> None:
+        worker.run_node(traversal_id, resource_id, queue)
+
+    return app
