@@ -14,6 +14,8 @@ from typing import Any
 
 from stoker.dispatch.inprocess import InProcess
 
+__all__ = ["InProcess", "broker_url", "dispatcher", "queue_name"]
+
 
 def broker_url(given: str | None = None) -> str | None:
     """The broker to use: given, else ``$STOKER_BROKER_URL``, else ``stoker.conf``'s ``broker_url``."""

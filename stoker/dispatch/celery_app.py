@@ -41,10 +41,10 @@ def make_app(broker_url: str) -> Celery:
 
 
 def publish(app: Celery, queue: str, traversal_id: str, resource_ids: Iterable[int],
-            countdown: float | None = None) -> None:
-    """Enqueue the nodes' tasks (one message each) on ``queue``."""
+            countdown: float | None = None, step: int = 0) -> None:
+    """Enqueue the nodes' tasks (one message each) on ``queue``, for their ``step``."""
     for resource_id in resource_ids:
         options: dict[str, Any] = {"queue": queue}
         if countdown:
             options["countdown"] = countdown
-        app.send_task(RUN_NODE, args=[traversal_id, resource_id, queue], **options)
+        app.send_task(RUN_NODE, args=[traversal_id, resource_id, queue, step], **options)

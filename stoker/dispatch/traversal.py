@@ -51,6 +51,7 @@ class View:
     deadline: datetime | None
     disable_rollback: bool
     node_state: str
+    step: int
     dependents: list
     cancel_requested: bool
     cancel_rollback: bool
@@ -62,7 +63,7 @@ def start(store: Any, traversal_id: str, stack_id: str, action: str, graph: Grap
     dependents = graph.required_by()
     rows = [{"traversal_id": traversal_id, "resource_id": node,
              "waiting": len([r for r in reqs if r in graph.requires]),
-             "dependents": dependents[node], "state": PENDING}
+             "dependents": dependents[node], "state": PENDING, "step": 0}
             for node, reqs in graph.requires.items()]
     with store.engine.begin() as conn:
         conn.execute(insert(TRAVERSALS).values(
@@ -93,7 +94,7 @@ def resource_lock(store: Any, resource_id: int) -> Iterator[bool]:
 def read(store: Any, traversal_id: str, resource_id: int) -> View | None:
     query = (select(TRAVERSALS.c.id, TRAVERSALS.c.stack_id, STACKS.c.project_id, TRAVERSALS.c.action, TRAVERSALS.c.status,
                     TRAVERSALS.c.stopping, TRAVERSALS.c.interrupt, TRAVERSALS.c.deadline,
-                    TRAVERSALS.c.disable_rollback, NODES.c.state, NODES.c.dependents,
+                    TRAVERSALS.c.disable_rollback, NODES.c.state, NODES.c.step, NODES.c.dependents,
                     STACKS.c.cancel_requested, STACKS.c.cancel_rollback)
              .join(NODES, and_(NODES.c.traversal_id == TRAVERSALS.c.id, NODES.c.resource_id == resource_id))
              .join(STACKS, STACKS.c.id == TRAVERSALS.c.stack_id)
@@ -103,7 +104,7 @@ def read(store: Any, traversal_id: str, resource_id: int) -> View | None:
     if row is None:
         return None
     return View(row.id, row.stack_id, row.project_id, row.action, row.status, row.stopping, bool(row.interrupt), row.deadline,
-                bool(row.disable_rollback), row.state, list(row.dependents or []),
+                bool(row.disable_rollback), row.state, row.step, list(row.dependents or []),
                 bool(row.cancel_requested), bool(row.cancel_rollback))
 
 
@@ -117,6 +118,14 @@ def begin_node(store: Any, traversal_id: str, resource_id: int) -> bool:
         conn.execute(update(NODES).where(NODES.c.traversal_id == traversal_id,
                                          NODES.c.resource_id == resource_id).values(state=RUNNING))
     return True
+
+
+def park(store: Any, traversal_id: str, resource_id: int) -> int:
+    """The node waits: its next step's number (tasks of older steps are stale)."""
+    with store.engine.begin() as conn:
+        return conn.execute(update(NODES).where(NODES.c.traversal_id == traversal_id,
+                                                NODES.c.resource_id == resource_id)
+                            .values(step=NODES.c.step + 1).returning(NODES.c.step)).scalar_one()
 
 
 def stop(store: Any, traversal_id: str, reason: str, interrupt: bool, first_prefix: str = "") -> None:

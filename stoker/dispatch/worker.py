@@ -27,6 +27,8 @@ from stoker.store.models import Resource as ResourceRow
 
 #: stacks whose definitions a worker process keeps (parsing a big template once, not per task)
 CACHED_STACKS = 16
+#: seconds before a task finding its resource locked by another worker looks again
+BUSY_RETRY = 1.0
 #: the resource action each stack action runs
 RESOURCE_ACTION = {"CREATE": "CREATE", "DELETE": "DELETE", "ROLLBACK": "DELETE"}
 
@@ -61,18 +63,26 @@ class Worker:
         stack.record, stack.resources, stack.retired, stack.cancel_reason = record, {}, [], None
         stack.recorder = DirectRecorder(self.engine)
         stack.load_resources(_rows(self.engine.store, record.id, resource_id))
-        resource = next(r for r in [*stack.resources.values(), *stack.retired] if r.id == resource_id)
+        resource = None
+        for loaded in [*stack.resources.values(), *stack.retired]:
+            if loaded.id == resource_id:
+                resource = loaded
+            elif loaded.properties_data:  # as applied: their own requirements need not be loaded
+                loaded._properties = loaded.stored_properties()
         drive_by_steps(resource)
         return stack, resource
 
-    def run_node(self, traversal_id: str, resource_id: int, queue: str) -> None:
+    def run_node(self, traversal_id: str, resource_id: int, queue: str, step: int = 0) -> None:
         store = self.engine.store
         with traversal.resource_lock(store, resource_id) as held:
-            if not held:
-                return  # another worker acts on this resource now, and carries on
             view = traversal.read(store, traversal_id, resource_id)
-            if view is None or view.status != traversal.IN_PROGRESS:
-                return  # the action ended (or its stack is gone)
+            if view is None or view.status != traversal.IN_PROGRESS or view.step != step:
+                return  # the action ended (or its stack is gone), or a later task carries on
+            if not held and view.node_state != traversal.DONE:
+                # a worker acts on it, or died doing so and its lock is not released yet
+                celery_app.publish(self.app, queue, traversal_id, [resource_id], countdown=BUSY_RETRY, step=step)
+            if not held:
+                return
             if view.node_state == traversal.DONE:  # a redelivery: its dependents may not have been sent
                 ready = traversal.ready_not_started(store, traversal_id, view.dependents)
                 celery_app.publish(self.app, queue, traversal_id, ready)
@@ -105,8 +115,9 @@ class Worker:
             else:
                 asyncio.run(actions.delete_resource(stack, resource))
         except Parked as parked:
-            celery_app.publish(self.app, queue, view.traversal_id, [resource.id],
-                               countdown=parked.seconds)
+            step = traversal.park(self.engine.store, view.traversal_id, resource.id)
+            celery_app.publish(self.app, queue, view.traversal_id, [resource.id], countdown=parked.seconds,
+                               step=step)
             return None
         except (OperationalError, InterfaceError):
             raise  # the database went away: the task is retried, the resource not failed
@@ -160,7 +171,7 @@ def make_worker_app(broker_url: str, db_url: str, plugin_dirs: tuple[str, ...] =
 
     @app.task(name=celery_app.RUN_NODE, autoretry_for=(OperationalError, InterfaceError), retry_backoff=0.5,
               retry_backoff_max=10, max_retries=None)
-    def run_node(traversal_id: str, resource_id: int, queue: str) -> None:
-        worker.run_node(traversal_id, resource_id, queue)
+    def run_node(traversal_id: str, resource_id: int, queue: str, step: int = 0) -> None:
+        worker.run_node(traversal_id, resource_id, queue, step)
 
     return app

@@ -190,3 +190,5 @@ class DispatchNode(Base):
     dependents: Mapped[list] = mapped_column(JSON)
     # PENDING (not started), RUNNING (a worker took it), DONE
     state: Mapped[str] = mapped_column(String(16), default="PENDING")
+    # which task may act next: bumped at every park, so a task of an older step is stale
+    step: Mapped[int] = mapped_column(Integer, default=0)

@@ -42,6 +42,7 @@ def upgrade() -> None:
         sa.Column("waiting", sa.Integer(), nullable=False),
         sa.Column("dependents", sa.JSON(), nullable=False),
         sa.Column("state", sa.String(16), nullable=False),
+        sa.Column("step", sa.Integer(), nullable=False),
         sa.PrimaryKeyConstraint("traversal_id", "resource_id", name="pk_dispatch_node"),
     )
 
