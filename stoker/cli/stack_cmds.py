@@ -86,11 +86,28 @@ def _watch(engine, name: str, action, fmt: str):
                 console.print(f"{event['event_time']} {escape('[' + event['resource_name'] + ']')}: "
                               f"[{style}]{event['resource_status']}[/] {escape(event['resource_status_reason'])}")
         if not alive:
-            break
+            if "error" in result or not _running(result.get("value")):
+                break
+            result["value"] = _refreshed(engine, result["value"])  # workers run it (a broker is set)
         time.sleep(0.2)
     if "error" in result:
         raise result["error"]
     return result.get("value")
+
+
+def _running(info) -> bool:
+    return isinstance(info, dict) and str(info.get("stack_status", "")).endswith("IN_PROGRESS")
+
+
+def _refreshed(engine, info: dict) -> dict:
+    """The stack as stored now (with outputs if ``info`` had them and the stack is still there)."""
+    from stoker.engine.engine import stack_summary
+
+    record = engine.get_record(info["id"], show_deleted=True)
+    fresh = stack_summary(record)
+    if "outputs" in info and record.deleted_at is None and not _running(fresh):
+        fresh["outputs"] = engine.outputs(record.id)
+    return fresh
 
 
 def _finish(info: dict, fmt: str, wait: bool) -> None:

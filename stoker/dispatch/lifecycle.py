@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from contextlib import contextmanager
 from datetime import timedelta
-from typing import Any
+from typing import Any, Iterator
 
 from stoker.dispatch import celery_app, traversal
 from stoker.dispatch.step import DirectRecorder
@@ -42,8 +43,24 @@ def start_create(engine: Any, app: Any, queue: str, stack: Stack, timeout_mins: 
         await stack.recorder.flush()
         return by_id(stack, by_name)
 
-    graph = asyncio.run(prepare())
-    begin(engine, app, queue, traversal_id, stack.id, "CREATE", graph, timeout_mins, disable_rollback)
+    with _failing_start(engine, stack, "CREATE", traversal_id):
+        graph = asyncio.run(prepare())
+        begin(engine, app, queue, traversal_id, stack.id, "CREATE", graph, timeout_mins, disable_rollback)
+
+
+@contextmanager
+def _failing_start(engine: Any, stack: Stack, action: str, traversal_id: str) -> Iterator[None]:
+    """A start that fails (the broker or the database is down) leaves the stack FAILED and unlocked."""
+    try:
+        yield
+    except Exception as exc:
+        reason = f"Stack {action} could not be started on the workers: {type(exc).__name__}: {exc}"
+        try:
+            traversal.stop(engine.store, traversal_id, reason, interrupt=True)  # what was enqueued stops
+            asyncio.run(stack.set_state(action, FAILED, reason))
+        finally:
+            engine.store.release_lock(stack.id, traversal_owner(traversal_id))
+        raise
 
 
 def by_id(stack: Stack, graph: Graph) -> Graph:
@@ -65,9 +82,10 @@ def start_delete(engine: Any, app: Any, queue: str, record: Any, action: str,
         await stack.set_state(action, IN_PROGRESS, f"Stack {action} started")
         await stack.recorder.flush()
 
-    asyncio.run(prepare())
-    graph = actions.stored_graph(list(stack.resources.values()) + stack.retired).reversed()
-    begin(engine, app, queue, traversal_id, record.id, action, graph, record.timeout_mins, True)
+    with _failing_start(engine, stack, action, traversal_id):
+        asyncio.run(prepare())
+        graph = actions.stored_graph(list(stack.resources.values()) + stack.retired).reversed()
+        begin(engine, app, queue, traversal_id, record.id, action, graph, record.timeout_mins, True)
 
 
 def begin(engine: Any, app: Any, queue: str, traversal_id: str, stack_id: str, action: str, graph: Graph,

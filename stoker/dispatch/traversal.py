@@ -76,22 +76,21 @@ def start(store: Any, traversal_id: str, stack_id: str, action: str, graph: Grap
 
 
 @contextmanager
-def resource_lock(store: Any, resource_id: int) -> Iterator[bool]:
-    """Hold the resource's advisory lock while the block runs; yields False if another holds it."""
-    with store.engine.connect() as conn:
+def resource_lock(store: Any, resource_id: int) -> Iterator[tuple[bool, Any]]:
+    """Hold the resource's advisory lock while the block runs: yields (held, an autocommit connection
+    for reads); held is False when another session holds the lock."""
+    with store.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         held = bool(conn.execute(text("SELECT pg_try_advisory_lock(:space, :key)"),
                                  {"space": LOCK_SPACE, "key": resource_id}).scalar())
-        conn.commit()
         try:
-            yield held
+            yield held, conn
         finally:
             if held:
                 conn.execute(text("SELECT pg_advisory_unlock(:space, :key)"),
                              {"space": LOCK_SPACE, "key": resource_id})
-                conn.commit()
 
 
-def read(store: Any, traversal_id: str, resource_id: int) -> View | None:
+def read(conn: Any, traversal_id: str, resource_id: int) -> View | None:
     query = (select(TRAVERSALS.c.id, TRAVERSALS.c.stack_id, STACKS.c.project_id, TRAVERSALS.c.action, TRAVERSALS.c.status,
                     TRAVERSALS.c.stopping, TRAVERSALS.c.interrupt, TRAVERSALS.c.deadline,
                     TRAVERSALS.c.disable_rollback, NODES.c.state, NODES.c.step, NODES.c.dependents,
@@ -99,8 +98,7 @@ def read(store: Any, traversal_id: str, resource_id: int) -> View | None:
              .join(NODES, and_(NODES.c.traversal_id == TRAVERSALS.c.id, NODES.c.resource_id == resource_id))
              .join(STACKS, STACKS.c.id == TRAVERSALS.c.stack_id)
              .where(TRAVERSALS.c.id == traversal_id))
-    with store.engine.connect() as conn:
-        row = conn.execute(query).first()
+    row = conn.execute(query).first()
     if row is None:
         return None
     return View(row.id, row.stack_id, row.project_id, row.action, row.status, row.stopping, bool(row.interrupt), row.deadline,
@@ -108,8 +106,12 @@ def read(store: Any, traversal_id: str, resource_id: int) -> View | None:
                 bool(row.cancel_requested), bool(row.cancel_rollback))
 
 
-def begin_node(store: Any, traversal_id: str, resource_id: int) -> bool:
-    """PENDING -> RUNNING unless the traversal stops; False when it must not run."""
+def begin_node(store: Any, traversal_id: str, resource_id: int, stack_id: str, owner: str) -> bool:
+    """PENDING -> RUNNING unless the traversal stops; False when it must not run.
+
+    The stack lock's heartbeat goes with it (and with every park): the
+    traversal's owner is alive while its resources move.
+    """
     with store.engine.begin() as conn:
         status = conn.execute(select(TRAVERSALS.c.status, TRAVERSALS.c.stopping)
                               .where(TRAVERSALS.c.id == traversal_id).with_for_update(read=True)).first()
@@ -117,15 +119,22 @@ def begin_node(store: Any, traversal_id: str, resource_id: int) -> bool:
             return False
         conn.execute(update(NODES).where(NODES.c.traversal_id == traversal_id,
                                          NODES.c.resource_id == resource_id).values(state=RUNNING))
+        _heartbeat(conn, stack_id, owner)
     return True
 
 
-def park(store: Any, traversal_id: str, resource_id: int) -> int:
+def park(store: Any, traversal_id: str, resource_id: int, stack_id: str, owner: str) -> int:
     """The node waits: its next step's number (tasks of older steps are stale)."""
     with store.engine.begin() as conn:
+        _heartbeat(conn, stack_id, owner)
         return conn.execute(update(NODES).where(NODES.c.traversal_id == traversal_id,
                                                 NODES.c.resource_id == resource_id)
                             .values(step=NODES.c.step + 1).returning(NODES.c.step)).scalar_one()
+
+
+def _heartbeat(conn: Any, stack_id: str, owner: str) -> None:
+    conn.execute(update(STACKS).where(STACKS.c.id == stack_id, STACKS.c.lock_owner == owner)
+                 .values(lock_time=utcnow()))
 
 
 def stop(store: Any, traversal_id: str, reason: str, interrupt: bool, first_prefix: str = "") -> None:

@@ -15,9 +15,9 @@ from collections import OrderedDict
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select, union
 from sqlalchemy.exc import InterfaceError, OperationalError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from stoker.dispatch import celery_app, lifecycle, traversal
 from stoker.dispatch.step import DirectRecorder, Parked, drive_by_steps
@@ -53,16 +53,22 @@ class Worker:
             self._pid, self._stacks = os.getpid(), OrderedDict()
         return self._engine
 
-    def stack_for(self, record: Any, resource_id: int) -> tuple[Any, Any]:
-        """The stack with only the rows the resource needs (itself, same-named ones, its requirements)."""
-        key = (record.id, record.template_id, record.updated_at)
-        stack = self._stacks.pop(key, None) or self.engine.defined(record)
-        self._stacks[key] = stack
+    def stack_for(self, view: Any, resource_id: int, conn: Any) -> tuple[Any, Any]:
+        """The stack with only the rows the resource needs (itself, same-named ones, its requirements).
+
+        A traversal's stack keeps its definition while it runs: it is read
+        and parsed once per worker process, not once per task.
+        """
+        stack = self._stacks.pop(view.traversal_id, None)
+        if stack is None:
+            stack = self.engine.defined(self.engine.store.get_stack(view.stack_id, view.project_id,
+                                                                    show_deleted=True))
+        self._stacks[view.traversal_id] = stack
         while len(self._stacks) > CACHED_STACKS:
             self._stacks.popitem(last=False)
-        stack.record, stack.resources, stack.retired, stack.cancel_reason = record, {}, [], None
+        stack.resources, stack.retired, stack.cancel_reason = {}, [], None
         stack.recorder = DirectRecorder(self.engine)
-        stack.load_resources(_rows(self.engine.store, record.id, resource_id))
+        stack.load_resources(_rows(conn, view.stack_id, resource_id))
         resource = None
         for loaded in [*stack.resources.values(), *stack.retired]:
             if loaded.id == resource_id:
@@ -74,8 +80,8 @@ class Worker:
 
     def run_node(self, traversal_id: str, resource_id: int, queue: str, step: int = 0) -> None:
         store = self.engine.store
-        with traversal.resource_lock(store, resource_id) as held:
-            view = traversal.read(store, traversal_id, resource_id)
+        with traversal.resource_lock(store, resource_id) as (held, conn):
+            view = traversal.read(conn, traversal_id, resource_id)
             if view is None or view.status != traversal.IN_PROGRESS or view.step != step:
                 return  # the action ended (or its stack is gone), or a later task carries on
             if not held and view.node_state != traversal.DONE:
@@ -87,13 +93,12 @@ class Worker:
                 ready = traversal.ready_not_started(store, traversal_id, view.dependents)
                 celery_app.publish(self.app, queue, traversal_id, ready)
                 return
-            view = self._notice_stop(view, resource_id)
-            if view.node_state == traversal.PENDING and not traversal.begin_node(store, traversal_id, resource_id):
+            view = self._notice_stop(view, resource_id, conn)
+            if view.node_state == traversal.PENDING and not traversal.begin_node(
+                    store, traversal_id, resource_id, view.stack_id, lifecycle.traversal_owner(traversal_id)):
                 self._node_ended(view, resource_id, queue, succeeded=False)
                 return
-            record = store.get_stack(view.stack_id, view.project_id, show_deleted=True)
-            stack, resource = self.stack_for(record, resource_id)
-            store.heartbeat_lock(record.id, lifecycle.traversal_owner(traversal_id))
+            stack, resource = self.stack_for(view, resource_id, conn)
             succeeded = self._step(view, stack, resource, queue)
             if succeeded is None:
                 return
@@ -115,7 +120,8 @@ class Worker:
             else:
                 asyncio.run(actions.delete_resource(stack, resource))
         except Parked as parked:
-            step = traversal.park(self.engine.store, view.traversal_id, resource.id)
+            step = traversal.park(self.engine.store, view.traversal_id, resource.id, view.stack_id,
+                                  lifecycle.traversal_owner(view.traversal_id))
             celery_app.publish(self.app, queue, view.traversal_id, [resource.id], countdown=parked.seconds,
                                step=step)
             return None
@@ -128,7 +134,7 @@ class Worker:
             return False
         return True
 
-    def _notice_stop(self, view: Any, resource_id: int) -> Any:
+    def _notice_stop(self, view: Any, resource_id: int, conn: Any) -> Any:
         """A cancel request or a passed deadline stops the traversal, running resources included."""
         reason = None
         if view.cancel_requested:
@@ -138,7 +144,7 @@ class Worker:
         if reason is None or view.interrupt:
             return view
         traversal.stop(self.engine.store, view.traversal_id, reason, interrupt=True)
-        return traversal.read(self.engine.store, view.traversal_id, resource_id) or view
+        return traversal.read(conn, view.traversal_id, resource_id) or view
 
     def _node_ended(self, view: Any, resource_id: int, queue: str, succeeded: bool) -> None:
         store = self.engine.store
@@ -151,10 +157,12 @@ class Worker:
             lifecycle.end_traversal(self.engine, self.app, queue, view.traversal_id, record)
 
 
-def _rows(store: Any, stack_id: str, resource_id: int) -> list:
-    row = store.get_resource(resource_id)
-    names = {row.name, *(row.requires or [])}
-    with Session(store.engine, expire_on_commit=False) as session:
+def _rows(conn: Any, stack_id: str, resource_id: int) -> list:
+    """In one query: the resource's row, rows of the same name, and those of what it requires."""
+    this = aliased(ResourceRow)
+    names = union(select(this.name).where(this.id == resource_id),
+                  select(func.json_array_elements_text(this.requires)).where(this.id == resource_id))
+    with Session(conn, expire_on_commit=False) as session:
         return list(session.scalars(select(ResourceRow).where(ResourceRow.stack_id == stack_id,
                                                               ResourceRow.name.in_(names))
                                     .order_by(ResourceRow.id)))
