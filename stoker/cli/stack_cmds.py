@@ -105,8 +105,9 @@ def _refreshed(engine, info: dict) -> dict:
 
     record = engine.get_record(info["id"], show_deleted=True)
     fresh = stack_summary(record)
-    if "outputs" in info and record.deleted_at is None and not _running(fresh):
-        fresh["outputs"] = engine.outputs(record.id)
+    if "outputs" in info:
+        done = record.deleted_at is None and not _running(fresh)
+        fresh["outputs"] = engine.outputs(record.id) if done else info["outputs"]
     return fresh
 
 

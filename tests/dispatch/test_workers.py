@@ -156,3 +156,25 @@ def test_workers_need_a_shared_database(tmp_path):
     with pytest.raises(NeedsServerDatabase, match="PostgreSQL"):
         engine.create_stack("local", {"heat_template_version": "2018-08-31",
                                       "resources": {"n": {"type": "OS::Heat::None"}}})
+
+
+def test_the_api_enqueues_and_the_workers_run(cluster, tmp_path, monkeypatch):
+    from fastapi.testclient import TestClient
+
+    from stoker.api.app import create_app
+    from .conftest import PLUGINS
+
+    cluster.start_worker(), cluster.start_worker()
+    monkeypatch.setenv("STOKER_QUEUE", cluster.queue)
+    log = tmp_path / "made.log"
+    with TestClient(create_app(cluster.db_url, broker=cluster.broker, plugin_dirs=[str(PLUGINS)])) as client:
+        answer = client.post("/v1/p/stacks", json={"stack_name": "via-api",
+                                                   "template": recorded_template(log, 4, chain=True)})
+        assert answer.status_code == 201, answer.text
+        stack_id = answer.json()["stack"]["id"]
+        cluster.engine = cluster.engine.for_project("p")
+        assert cluster.settle(stack_id)["stack_status"] == "CREATE_COMPLETE"
+        assert client.delete(f"/v1/p/stacks/via-api/{stack_id}").status_code == 204
+        assert cluster.settle(stack_id)["stack_status"] == "DELETE_COMPLETE"
+    assert [f[0] + " " + f[1] for f in log_lines(log)] == [
+        "create r0", "create r1", "create r2", "create r3", "delete r3", "delete r2", "delete r1", "delete r0"]
