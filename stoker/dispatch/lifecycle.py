@@ -21,9 +21,16 @@ from stoker.dispatch.step import DirectRecorder
 from stoker.engine import actions
 from stoker.engine.graph import Graph
 from stoker.engine.stack import Stack
+from stoker.errors import StokerError
 from stoker.store.models import utcnow
 
 IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
+
+
+class StartFailed(StokerError):
+    """The broker or the database failed while an action was being handed to the workers."""
+
+    code = "dispatch-start-failed"
 
 
 def traversal_owner(traversal_id: str) -> str:
@@ -60,7 +67,7 @@ def _failing_start(engine: Any, stack: Stack, action: str, traversal_id: str) ->
             asyncio.run(stack.set_state(action, FAILED, reason))
         finally:
             engine.store.release_lock(stack.id, traversal_owner(traversal_id))
-        raise
+        raise StartFailed(reason) from exc
 
 
 def by_id(stack: Stack, graph: Graph) -> Graph:

@@ -12,6 +12,7 @@ creating the resource a second time.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from functools import partial
 from typing import Any, Callable
@@ -77,8 +78,6 @@ async def step_action(resource: Resource, action: str, handler: Callable, checke
 
 
 async def _poll_here(resource: Resource, checker: Callable, token: Any, delay: float) -> None:
-    import asyncio
-
     while (wait := await resource.check_once(checker, token, delay)) is not None:
         await asyncio.sleep(wait[0])
         if wait[1]:

@@ -178,3 +178,17 @@ def test_the_api_enqueues_and_the_workers_run(cluster, tmp_path, monkeypatch):
         assert cluster.settle(stack_id)["stack_status"] == "DELETE_COMPLETE"
     assert [f[0] + " " + f[1] for f in log_lines(log)] == [
         "create r0", "create r1", "create r2", "create r3", "delete r3", "delete r2", "delete r1", "delete r0"]
+
+
+def test_an_unreachable_broker_fails_the_stack_with_a_clear_error(new_pg_database):
+    from stoker.dispatch.lifecycle import StartFailed
+
+    with new_pg_database("stoker_dispatch") as database:
+        engine = Engine(db_url=database.url.render_as_string(hide_password=False),
+                        dispatch=CeleryDispatch("amqp://guest:guest@127.0.0.1:18499//"))  # nothing listens
+        with pytest.raises(StartFailed, match="could not be started on the workers"):
+            engine.create_stack("unsent", {"heat_template_version": "2018-08-31",
+                                           "resources": {"n": {"type": "OS::Heat::None"}}})
+        record = engine.get_record("unsent")
+        assert (record.status, record.lock_owner) == ("FAILED", None)  # not stuck IN_PROGRESS, not locked
+        engine.close()

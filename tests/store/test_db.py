@@ -104,8 +104,8 @@ def test_upgrade_runs_pending_migrations(db_url):
     upgrade(engine)
     with engine.begin() as conn:
         conn.execute(text("DELETE FROM alembic_version"))
-        for table in ("dispatch_node", "dispatch_traversal", "api_software_deployment", "api_software_config", "api_token",
-                      "event", "resource", "stack", "raw_template"):
+        for table in ("dispatch_node", "dispatch_traversal", "api_software_deployment", "api_software_config",
+                      "api_token", "event", "resource", "stack", "raw_template"):
             conn.execute(text(f"DROP TABLE {table}"))
     upgrade(engine)
     assert "stack" in inspect(engine).get_table_names()
