@@ -20,7 +20,7 @@ from stoker.dispatch import celery_app, traversal
 from stoker.dispatch.step import DirectRecorder
 from stoker.engine import actions
 from stoker.engine.graph import Graph
-from stoker.engine.stack import Stack
+from stoker.engine.stack import STACK_RESOURCE_TYPE, Stack
 from stoker.errors import StokerError
 from stoker.store.models import utcnow
 
@@ -120,11 +120,16 @@ def end_traversal(engine: Any, app: Any, queue: str, traversal_id: str, record: 
         asyncio.run(stack.set_state(action, COMPLETE, f"Stack {action} completed successfully"))
         if action == "DELETE":
             store.soft_delete_stack(record.id)
+    elif action == "CREATE" and not disable_rollback:
+        # the failure is an event; the stack goes on IN_PROGRESS (a ROLLBACK now), so no one
+        # watching it takes CREATE_FAILED for the end
+        store.add_event(record.id, resource_name=record.name, resource_type=STACK_RESOURCE_TYPE,
+                        physical_resource_id=record.id, action=action, status=FAILED,
+                        reason=stack.redact(stopping))
+        traversal.mark_ended(store, traversal_id)
+        start_delete(engine, app, queue, store.get_stack(record.id, record.project_id), "ROLLBACK", owner)
+        return
     else:
         asyncio.run(stack.set_state(action, FAILED, stopping))
-        if action == "CREATE" and not disable_rollback:
-            traversal.mark_ended(store, traversal_id)
-            start_delete(engine, app, queue, store.get_stack(record.id, record.project_id), "ROLLBACK", owner)
-            return
     store.release_lock(record.id, owner)
     traversal.mark_ended(store, traversal_id)
