@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from collections import OrderedDict
+from contextlib import contextmanager
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Iterator
 
 from sqlalchemy import func, select, union
 from sqlalchemy.exc import InterfaceError, OperationalError
@@ -29,6 +31,8 @@ from stoker.store.models import Resource as ResourceRow
 CACHED_STACKS = 16
 #: seconds before a task finding its resource locked by another worker looks again
 BUSY_RETRY = 1.0
+#: seconds between heartbeats of the stack lock while one step runs (the lock times out after 60)
+LOCK_BEAT = 15.0
 #: the resource action each stack action runs
 RESOURCE_ACTION = {"CREATE": "CREATE", "DELETE": "DELETE", "ROLLBACK": "DELETE"}
 
@@ -99,7 +103,8 @@ class Worker:
                 self._node_ended(view, resource_id, queue, succeeded=False)
                 return
             stack, resource = self.stack_for(view, resource_id, conn)
-            succeeded = self._step(view, stack, resource, queue)
+            with _keeping_lock(store, view.stack_id, lifecycle.traversal_owner(traversal_id)):
+                succeeded = self._step(view, stack, resource, queue)
             if succeeded is None:
                 return
             self._node_ended(view, resource_id, queue, succeeded)
@@ -155,6 +160,24 @@ class Worker:
         if ends:
             record = store.get_stack(view.stack_id, view.project_id, show_deleted=True)
             lifecycle.end_traversal(self.engine, self.app, queue, view.traversal_id, record)
+
+
+@contextmanager
+def _keeping_lock(store: Any, stack_id: str, owner: str) -> Iterator[None]:
+    """While a plug-in's handler runs (perhaps for minutes), the stack lock's heartbeat goes on."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(LOCK_BEAT):
+            store.heartbeat_lock(stack_id, owner)
+
+    beater = threading.Thread(target=beat, name="stoker-lock-beat", daemon=True)
+    beater.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        beater.join()
 
 
 def _rows(conn: Any, stack_id: str, resource_id: int) -> list:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -116,3 +117,18 @@ def test_one_session_at_a_time_holds_a_resource(store):
             assert other
     with traversal.resource_lock(store, 7) as (after, _):
         assert after
+
+
+def test_a_long_step_keeps_the_stack_lock_fresh(store, monkeypatch):
+    from stoker.dispatch import worker
+
+    monkeypatch.setattr(worker, "LOCK_BEAT", 0.01)
+    stack_id = stack_in(store)
+    store.acquire_lock(stack_id, "dispatch:t1", "CREATE")
+    taken = store.get_stack(stack_id).lock_time
+    with worker._keeping_lock(store, stack_id, "dispatch:t1"):  # a plug-in's handler blocking meanwhile
+        for _ in range(500):
+            if store.get_stack(stack_id).lock_time > taken:
+                break
+            threading.Event().wait(0.01)
+    assert store.get_stack(stack_id).lock_time > taken
