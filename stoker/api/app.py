@@ -36,12 +36,15 @@ class State:
 
 def create_app(db_url: str | None = None, auth_mode: str = "noauth", plugin_dirs: Iterable[str] = (),
                max_body_size: int = MAX_JSON_BODY_SIZE, action_threads: int = 16,
-               debug: bool = False, engine: Any = None) -> FastAPI:
-    """A Heat-compatible API over one database.  ``auth_mode`` is ``token`` or ``noauth``."""
+               debug: bool = False, engine: Any = None, broker: str | None = None) -> FastAPI:
+    """A Heat-compatible API over one database.  ``auth_mode`` is ``token`` or ``noauth``;
+    with a ``broker`` (or one configured) creates and deletes run on ``stoker worker`` processes."""
+    from stoker.dispatch import dispatcher
     from stoker.engine.engine import Engine
 
     if engine is None:
-        engine = Engine(db_url=db_url or os.environ.get("STOKER_DB_URL"), plugin_dirs=list(plugin_dirs))
+        engine = Engine(db_url=db_url or os.environ.get("STOKER_DB_URL"), plugin_dirs=list(plugin_dirs),
+                        dispatch=dispatcher(broker))
     sa_engine = engine.store.engine
     tokens = TokenStore(sa_engine)
     state = State(engine=engine, runner=Runner(action_threads),
@@ -68,8 +71,10 @@ def create_app(db_url: str | None = None, auth_mode: str = "noauth", plugin_dirs
 
 def settings_to_env(db_url: str | None, auth_mode: str, plugin_dirs: Iterable[str] = (),
                     max_body_size: int | None = None, action_threads: int | None = None,
-                    debug: bool = False) -> dict[str, str]:
+                    debug: bool = False, broker: str | None = None) -> dict[str, str]:
     env = {ENV_PREFIX + "AUTH": auth_mode, ENV_PREFIX + "PLUGIN_DIRS": os.pathsep.join(plugin_dirs)}
+    if broker:
+        env[ENV_PREFIX + "BROKER"] = broker
     if db_url:
         env[ENV_PREFIX + "DB_URL"] = db_url
     if max_body_size is not None:
@@ -92,4 +97,5 @@ def app_from_env() -> FastAPI:
         max_body_size=int(env.get(ENV_PREFIX + "MAX_BODY") or MAX_JSON_BODY_SIZE),
         action_threads=int(env.get(ENV_PREFIX + "ACTION_THREADS") or 16),
         debug=env.get(ENV_PREFIX + "DEBUG") == "1",
+        broker=env.get(ENV_PREFIX + "BROKER"),
     )

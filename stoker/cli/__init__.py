@@ -13,16 +13,19 @@ from stoker.cli.template_cmds import template
 class _Settings:
     """Global options; the engine is opened only by commands that need it."""
 
-    def __init__(self, db_url: str | None, plugin_dirs: tuple[str, ...]):
+    def __init__(self, db_url: str | None, plugin_dirs: tuple[str, ...], broker: str | None = None):
         self.db_url = db_url
         self.plugin_dirs = plugin_dirs
+        self.broker = broker
         self._engine = None
 
     def engine(self):
         if self._engine is None:
+            from stoker.dispatch import dispatcher
             from stoker.engine.engine import Engine
 
-            self._engine = Engine(db_url=self.db_url, plugin_dirs=self.plugin_dirs)
+            self._engine = Engine(db_url=self.db_url, plugin_dirs=self.plugin_dirs,
+                                  dispatch=dispatcher(self.broker))
         return self._engine
 
 
@@ -31,11 +34,13 @@ class _Settings:
               "(default: SQLite in $STOKER_HOME).")
 @click.option("--plugin-dir", "plugin_dirs", multiple=True, type=click.Path(file_okay=False),
               help="Folder of resource plug-ins; repeat for several.")
+@click.option("--broker", default=None, help="Celery broker URL: creates and deletes run on `stoker worker` "
+              "processes (default: $STOKER_BROKER_URL, then broker_url in stoker.conf; none: in-process).")
 @click.version_option(package_name="stoker")
 @click.pass_context
-def main(ctx: click.Context, db_url: str | None, plugin_dirs: tuple[str, ...]) -> None:
+def main(ctx: click.Context, db_url: str | None, plugin_dirs: tuple[str, ...], broker: str | None) -> None:
     """Stoker runs OpenStack Heat (HOT) templates locally, no cloud needed."""
-    ctx.obj = _Settings(db_url or os.environ.get("STOKER_DB_URL"), plugin_dirs)
+    ctx.obj = _Settings(db_url or os.environ.get("STOKER_DB_URL"), plugin_dirs, broker)
 
 
 main.add_command(template)
@@ -52,7 +57,9 @@ for _command in (blueprint, deployment, node, node_instance, secret, execution, 
 
 from stoker.cli.api_cmds import api, token  # noqa: E402  (after main: they attach to it)
 from stoker.cli.remote import install_remote  # noqa: E402
+from stoker.cli.worker_cmds import worker  # noqa: E402
 
 main.add_command(api)
+main.add_command(worker)
 main.add_command(token)
 install_remote(main)

@@ -39,8 +39,10 @@ def _db_url(ctx: click.Context, given: str | None) -> str:
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]),
               default="info", show_default=True)
 @click.option("--debug", is_flag=True, help="Put tracebacks into 500 error bodies.")
+@click.option("--broker", default=None, help="Celery broker: creates and deletes run on `stoker worker` processes "
+              "(default: the global --broker, $STOKER_BROKER_URL, broker_url in stoker.conf; none: in-process).")
 @click.pass_context
-def api(ctx, host, port, workers, auth_mode, db_url, max_body_size, log_level, debug):
+def api(ctx, host, port, workers, auth_mode, db_url, max_body_size, log_level, debug, broker):
     """Serve OpenStack Heat's Orchestration API v1 (/v1/{tenant_id}/...) over Stoker's database.
 
     python-heatclient and `openstack stack ...` work against it:
@@ -57,10 +59,23 @@ def api(ctx, host, port, workers, auth_mode, db_url, max_body_size, log_level, d
     url = _db_url(ctx, db_url)
     open_store(url).close()  # migrate once, before the workers start
     plugin_dirs = _settings(ctx)[1]
-    os.environ.update(settings_to_env(url, mode, plugin_dirs, max_body_size, debug=debug))
+    broker = broker or getattr(ctx.find_root().obj, "broker", None)
+    _check_shared(url, broker)
+    os.environ.update(settings_to_env(url, mode, plugin_dirs, max_body_size, debug=debug, broker=broker))
     click.echo(f"Stoker API on http://{host}:{port}/v1/{{tenant_id}} (auth: {mode}, workers: {workers})",
                err=True)
     serve("stoker.api.app:app_from_env", host, port, workers, log_level)
+
+
+def _check_shared(url: str, broker: str | None) -> None:
+    """With a broker, actions run on workers elsewhere: the database must be one they share."""
+    from sqlalchemy.engine import make_url
+
+    from stoker.dispatch import broker_url
+
+    if broker_url(broker) and make_url(url).get_backend_name() != "postgresql":
+        raise click.UsageError("with a broker, the API and the workers share a PostgreSQL database: "
+                               "give --db-url postgresql+psycopg://...")
 
 
 def serve(app: str, host: str, port: int, workers: int, log_level: str) -> None:

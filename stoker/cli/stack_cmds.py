@@ -54,7 +54,7 @@ def _watch(engine, name: str, action, fmt: str):
     """Run ``action``, printing the stack's events (not its nested stacks') as they are committed."""
     show = _EventPrinter()
     progress = getattr(engine, "progress", None)
-    if progress is None:  # a server runs the action: follow its events
+    if progress is None or not engine.dispatch.runs_here:  # a server or workers run it: follow its events
         return _follow(engine, name, action, show)
 
     def pushed(root_stack_id: str, events: list[dict]) -> None:
@@ -87,7 +87,9 @@ def _follow(engine, name: str, action, show) -> object:
             show(new)
             last = new[-1]["id"]
         if not alive:
-            break
+            if "error" in result or not _running(result.get("value")):
+                break
+            result["value"] = _refreshed(engine, result["value"])  # workers run it (a broker is set)
         time.sleep(FOLLOW_INTERVAL)
     if "error" in result:
         raise result["error"]
@@ -129,6 +131,22 @@ class _EventPrinter:
         if lines:
             sys.stderr.write("".join(lines))
             sys.stderr.flush()
+
+
+def _running(info) -> bool:
+    return isinstance(info, dict) and str(info.get("stack_status", "")).endswith("IN_PROGRESS")
+
+
+def _refreshed(engine, info: dict) -> dict:
+    """The stack as stored now (with outputs if ``info`` had them and the stack is still there)."""
+    from stoker.engine.engine import stack_summary
+
+    record = engine.get_record(info["id"], show_deleted=True)
+    fresh = stack_summary(record)
+    if "outputs" in info:
+        done = record.deleted_at is None and not _running(fresh)
+        fresh["outputs"] = engine.outputs(record.id) if done else info["outputs"]
+    return fresh
 
 
 def _finish(info: dict, fmt: str, wait: bool) -> None:

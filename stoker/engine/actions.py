@@ -124,13 +124,18 @@ async def create_resource(resource: Resource) -> None:
     await resource.create()
 
 
-async def create(stack: Stack, timeout: float | None) -> None:
+async def insert_new(stack: Stack) -> Graph:
+    """Give every enabled resource its row; returns the graph a create walks."""
     names = set(stack.definition.enabled_resources())
     new = [stack.instantiate(name, stack.definition.resources[name]) for name in names]
     stack.resources.update({r.name: r for r in new})
     await stack.insert(new)
-    await run_walk(stack, dependency_graph(stack, names),
-                   lambda name: create_resource(stack.resources[name]), "CREATE", timeout)
+    return dependency_graph(stack, names)
+
+
+async def create(stack: Stack, timeout: float | None) -> None:
+    graph = await insert_new(stack)
+    await run_walk(stack, graph, lambda name: create_resource(stack.resources[name]), "CREATE", timeout)
 
 
 # -- delete -----------------------------------------------------------------------------

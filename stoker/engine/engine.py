@@ -20,6 +20,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Iterable
 
+from stoker.dispatch.inprocess import InProcess
 from stoker.engine import actions
 from stoker.engine.actions import HOOKS_CLEARED_KEY, ActionFailed
 from stoker.engine.preview import add_knock_on_changes
@@ -49,8 +50,10 @@ class Engine:
     """Runs stacks on one database (SQLite by default, PostgreSQL by URL)."""
 
     def __init__(self, db_url: str | None = None, plugin_dirs: Iterable[str] = (),
-                 project_id: str = "default", store: Any = None):
+                 project_id: str = "default", store: Any = None, dispatch: Any = None):
         self._store = store
+        #: where actions run: here (``InProcess``) or on workers (``stoker.dispatch``)
+        self.dispatch = dispatch or InProcess()
         self._db_url = db_url
         self.project_id = project_id
         self.engine_id = new_engine_id()
@@ -344,11 +347,7 @@ class Engine:
                 {"resource_name": n, "resource_type": definition.resources[n].type, "action": "CREATE"}
                 for n in order]}
         self.save_new_stack(stack, tags, timeout_mins, disable_rollback)
-        self.store.acquire_lock(stack.id, self.engine_id, "CREATE")
-        try:
-            self._run(self.run_create(stack, timeout_mins, disable_rollback))
-        finally:
-            self.store.release_lock(stack.id, self.engine_id)
+        self.dispatch.create(self, stack, timeout_mins, disable_rollback)
         return self._result(stack)
 
     def _result(self, stack: Stack) -> dict:
@@ -370,10 +369,8 @@ class Engine:
 
     def delete_stack(self, name_or_id: str) -> dict:
         """Delete the stack; an action running on it (a create, say) is cancelled first, as in Heat."""
-        record = self._stop_running_action(self.get_record(name_or_id))
-        with self._locked(record, "DELETE"):
-            stack = self.runtime(record)
-            self._run(self.run_delete(stack, "DELETE"))
+        record = self.get_record(name_or_id)
+        self.dispatch.delete(self, record)
         return stack_summary(self.store.get_stack(record.id, self.project_id, show_deleted=True))
 
     async def run_delete(self, stack: Stack, action: str) -> bool:
@@ -662,9 +659,13 @@ class Engine:
                 strict: bool = False) -> Stack:
         """A runtime stack from the store: definition (when it still checks) and resources."""
         with paused_gc():  # everything built here lives as long as the stack
-            return self._runtime(record, parent, facade, strict)
+            stack = self.defined(record, parent, facade, strict)
+            stack.load_resources()
+            return stack
 
-    def _runtime(self, record, parent: Stack | None, facade: dict | None, strict: bool) -> Stack:
+    def defined(self, record, parent: Stack | None = None, facade: dict | None = None,
+                strict: bool = False) -> Stack:
+        """A runtime stack with its stored definition, its resources not loaded yet."""
         stack = Stack(self, record, parent)
         stack.facade = facade or {}
         raw = self.stored_template(record.template_id)
@@ -676,7 +677,6 @@ class Engine:
             if strict:
                 raise
             stack.definition = None
-        stack.load_resources()
         return stack
 
     def _locked(self, record, action: str):

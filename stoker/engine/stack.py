@@ -142,9 +142,10 @@ class Stack:
         return self.resources[name]
 
     # -- loading what the store knows -------------------------------------------------
-    def load_resources(self) -> None:
-        """Rebuild resource objects from their rows (current ones and retired ones)."""
-        rows = self.store.get_resources(self.id)
+    def load_resources(self, rows: Iterable[Any] | None = None) -> None:
+        """Rebuild resource objects from their rows (current ones and retired ones);
+        ``rows``: only these (a worker acting on one resource), default all of the stack's."""
+        rows = list(self.store.get_resources(self.id) if rows is None else rows)
         replaced = {row.id for row in rows if row.replaced_by is not None}
         for row in rows:
             definition = (self.definition.resources.get(row.name) if self.definition else None)

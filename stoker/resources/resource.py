@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from typing import TYPE_CHECKING, Any, Callable
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
 
 from stoker.functions.base import resolve
 from stoker.resources import attributes as attributes_mod
@@ -355,23 +356,37 @@ class Resource:
     async def run_action(self, action: str, handler: Callable, checker: Callable,
                          pass_through: tuple = ()) -> None:
         """Record IN_PROGRESS, call ``handler``, poll ``checker``, record the end."""
-        await self.set_state(action, self.IN_PROGRESS, "state changed")
-        try:
+        async with self.acting(action, pass_through):
+            await self.set_state(action, self.IN_PROGRESS, "state changed")
             token = await self._call(handler)
             delay = POLL_FIRST
-            while True:
-                try:
-                    if await self._call(checker, token):
-                        break
-                except PollDelay as wait:
-                    await asyncio.sleep(delay * wait.period)
-                    continue
-                hint = self.poll_delay(token)
-                if hint is not None:
-                    await asyncio.sleep(max(0.0, hint))
-                    continue
-                await asyncio.sleep(delay)
-                delay = min(delay * POLL_FACTOR, POLL_MAX)
+            while (wait := await self.check_once(checker, token, delay)) is not None:
+                seconds, backoff = wait
+                await asyncio.sleep(seconds)
+                if backoff:
+                    delay = min(delay * POLL_FACTOR, POLL_MAX)
+
+    async def check_once(self, checker: Callable, token: Any, delay: float) -> tuple[float, bool] | None:
+        """Ask ``checker`` once: None when done, else (seconds to wait, whether ``delay`` grows)."""
+        try:
+            if await self._call(checker, token):
+                return None
+        except PollDelay as wait:
+            return delay * wait.period, False
+        hint = self.poll_delay(token)
+        if hint is not None:
+            return max(0.0, hint), False
+        return delay, True
+
+    @asynccontextmanager
+    async def acting(self, action: str, pass_through: tuple = ()) -> AsyncIterator[None]:
+        """Around one action: its failure (or cancel) recorded as FAILED, its end as COMPLETE.
+
+        Exceptions that are not ``Exception`` (a dispatch worker parking an
+        action until its next poll) leave the state as it is.
+        """
+        try:
+            yield
         except pass_through:
             await self.set_state(action, self.COMPLETE, "replacement needed")
             raise

@@ -309,3 +309,46 @@ class ExecutionEvent(Base):
     operation: Mapped[str | None] = mapped_column(String(255))
     message: Mapped[str] = mapped_column(Text, default="")
     context: Mapped[dict | None] = mapped_column(JSON)
+
+
+# -- stack actions spread over workers (stoker/dispatch/) ----------------------------------------------
+
+
+class DispatchTraversal(Base):
+    """One stack action spread over workers (``stoker/dispatch/``): what every worker decides from.
+
+    ``finished`` counts resources done; the worker whose update makes it
+    reach ``total`` ends the action.  ``stopping`` holds why the action
+    stops early (a failure, a timeout, a cancel) while resources still run.
+    """
+
+    __tablename__ = "dispatch_traversal"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    stack_id: Mapped[str] = mapped_column(ForeignKey("stack.id", ondelete="CASCADE"), index=True)
+    action: Mapped[str] = mapped_column(String(32))
+    status: Mapped[str] = mapped_column(String(32), default="IN_PROGRESS")
+    total: Mapped[int] = mapped_column(Integer)
+    finished: Mapped[int] = mapped_column(Integer, default=0)
+    stopping: Mapped[str | None] = mapped_column(Text)
+    # resources still IN_PROGRESS are stopped too (a timeout or a cancel), not left to finish
+    interrupt: Mapped[bool] = mapped_column(Boolean, default=False)
+    deadline: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    disable_rollback: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class DispatchNode(Base):
+    """One resource of a traversal: how many of its requirements are still to finish."""
+
+    __tablename__ = "dispatch_node"
+
+    traversal_id: Mapped[str] = mapped_column(ForeignKey("dispatch_traversal.id", ondelete="CASCADE"),
+                                              primary_key=True)
+    resource_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    waiting: Mapped[int] = mapped_column(Integer)
+    dependents: Mapped[list] = mapped_column(JSON)
+    # PENDING (not started), RUNNING (a worker took it), DONE
+    state: Mapped[str] = mapped_column(String(16), default="PENDING")
+    # which task may act next: bumped at every park, so a task of an older step is stale
+    step: Mapped[int] = mapped_column(Integer, default=0)

@@ -102,16 +102,16 @@ class TestResource(Resource):
 
     @staticmethod
     def _deadline(secs: float) -> float | None:
-        """When an action taking ``secs`` is done (``time.monotonic``); None: never."""
-        return None if secs < 0 else time.monotonic() + secs
+        """When an action taking ``secs`` is done (wall clock: any worker host may poll it); None: never."""
+        return None if secs < 0 else time.time() + secs
 
     def poll_delay(self, token: Any) -> float | None:
         if isinstance(token, float):
-            return max(0.0, token - time.monotonic())
+            return max(0.0, token - time.time())
         return None
 
     def _check_done(self, deadline: float | None) -> bool:
-        if deadline is None or time.monotonic() < deadline:
+        if deadline is None or time.time() < deadline:
             return False
         if self.properties[self.FAIL] and self.action != self.DELETE:
             raise ValueError(f"Test Resource failed {self.name}")

@@ -1,0 +1,24 @@
+"""Where a stack action runs by default: here, in this process, to its end (today's path)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class InProcess:
+    """Walks the stack's graph on this process's event loop, holding the stack lock meanwhile."""
+
+    #: creates and deletes run in this process (their events can be pushed to a display here)
+    runs_here = True
+
+    def create(self, engine: Any, stack: Any, timeout_mins: int | None, disable_rollback: bool) -> None:
+        engine.store.acquire_lock(stack.id, engine.engine_id, "CREATE")
+        try:
+            engine._run(engine.run_create(stack, timeout_mins, disable_rollback))
+        finally:
+            engine.store.release_lock(stack.id, engine.engine_id)
+
+    def delete(self, engine: Any, record: Any) -> None:
+        record = engine._stop_running_action(record)  # a running create is cancelled first, as in Heat
+        with engine._locked(record, "DELETE"):
+            engine._run(engine.run_delete(engine.runtime(record), "DELETE"))

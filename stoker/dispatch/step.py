@@ -1,0 +1,126 @@
+"""One resource action, one step at a time: what a worker runs instead of waiting.
+
+``Resource.run_action`` starts an action and polls it to its end with
+sleeps in between.  A worker must not sleep: ``step_action`` starts the
+action (or picks it up where the stored state says it stands), checks it
+once, and when it is not done stores the plug-in's token and raises
+``Parked``; the task is enqueued again with a countdown.  The stored state
+decides on every step, so a redelivered task (its worker was killed)
+continues a create whose plug-in stored its physical id instead of
+creating the resource a second time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from functools import partial
+from typing import Any, Callable
+
+from stoker.resources.resource import POLL_FACTOR, POLL_FIRST, Resource
+
+#: where a resource's data keeps the action being polled, its token and the next delay
+POLL_KEY = "stoker:polling"
+#: the longest countdown between two polls of one resource
+POLL_MAX = 2.0
+
+
+class Parked(BaseException):
+    """The action waits; poll it again in ``seconds``.
+
+    Not an ``Exception``: it passes through the resource's failure handling
+    and leaves the state IN_PROGRESS.
+    """
+
+    def __init__(self, seconds: float):
+        super().__init__(seconds)
+        self.seconds = seconds
+
+
+def drive_by_steps(resource: Resource) -> None:
+    """Have this resource's actions run one step per task (and its handlers on the task's thread,
+    so a physical id the plug-in sets is stored before the plug-in goes on)."""
+    resource.run_action = partial(step_action, resource)  # type: ignore[method-assign]
+    resource.run_in_thread = False
+
+
+async def step_action(resource: Resource, action: str, handler: Callable, checker: Callable,
+                      pass_through: tuple = ()) -> None:
+    """``Resource.run_action`` as one step: start or pick up, check once, park or end."""
+    polling = resource._data.get(POLL_KEY) or {}
+    resuming = resource.state == (action, resource.IN_PROGRESS) and (
+        polling.get("action") == action or (action == resource.CREATE and resource.resource_id is not None))
+    try:
+        async with resource.acting(action, pass_through):
+            if resuming:
+                token, delay = polling.get("token"), float(polling.get("delay", POLL_FIRST))
+            else:
+                await resource.set_state(action, resource.IN_PROGRESS, "state changed")
+                token, delay = await resource._call(handler), POLL_FIRST
+            if not _storable(token):  # nothing to pick up from: poll here, as in-process
+                await _poll_here(resource, checker, token, delay)
+                return
+            wait = await resource.check_once(checker, token, delay)
+            if wait is None:
+                _forget(resource)
+                return
+            seconds, backoff = wait
+            resource._data[POLL_KEY] = {"action": action, "token": token,
+                                        "delay": min(delay * POLL_FACTOR, POLL_MAX) if backoff else delay}
+            resource.dirty.add("data")
+            await resource.stack.persist(resource, event=False)
+            raise Parked(min(seconds, POLL_MAX))
+    except Parked:
+        raise
+    except BaseException:
+        _forget(resource)
+        raise
+
+
+async def _poll_here(resource: Resource, checker: Callable, token: Any, delay: float) -> None:
+    while (wait := await resource.check_once(checker, token, delay)) is not None:
+        await asyncio.sleep(wait[0])
+        if wait[1]:
+            delay = min(delay * POLL_FACTOR, POLL_MAX)
+
+
+def _forget(resource: Resource) -> None:
+    if resource._data.pop(POLL_KEY, None) is not None:
+        resource.dirty.add("data")
+
+
+def _storable(token: Any) -> bool:
+    try:
+        json.dumps(token, allow_nan=False)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+class DirectRecorder:
+    """The recorder of a stack in a worker: every change committed at once.
+
+    A worker acts on one resource per task, so there is nothing to group;
+    and a physical id must be on disk before the plug-in goes on.
+    """
+
+    def __init__(self, engine: Any):
+        self.engine = engine
+
+    def queue(self, resource_id: int, fields: dict, event: dict | None = None) -> None:
+        self.engine.store.write_batch([(resource_id, fields)], [event] if event else [])
+
+    async def write(self, resource_id: int, fields: dict, event: dict | None = None) -> None:
+        self.queue(resource_id, fields, event)
+
+    async def write_stack(self, stack_id: str, fields: dict, event: dict) -> None:
+        self.engine.store.write_batch([], [event], [(stack_id, fields)])
+
+    async def flush(self) -> None:
+        """Nothing waits: every write is committed already."""
+
+    async def call(self, fn: Callable, *args: Any) -> Any:
+        return fn(*args)
+
+    def close(self) -> None:
+        """Nothing to stop."""

@@ -1,0 +1,58 @@
+"""``Test::Recorded``: a resource whose every physical create and delete is a line in a log file.
+
+It behaves as a careful cloud plug-in: the physical id is stored before the
+thing is made, and ``check_create_complete`` makes it if a worker died in
+between, so however often workers die the log shows each create once.
+``hold`` keeps the worker busy inside ``handle_create`` (a slow API call),
+so a test can kill a worker in the middle of an action.
+"""
+
+import os
+import time
+
+from stoker.resources import attributes, properties
+from stoker.resources.resource import Resource
+
+
+class Recorded(Resource):
+    properties_schema = {
+        "log": properties.Schema(properties.Schema.STRING, "File the creates and deletes go to.", required=True),
+        "value": properties.Schema(properties.Schema.STRING, "Any value.", default=""),
+        "hold": properties.Schema(properties.Schema.NUMBER, "Seconds handle_create blocks.", default=0),
+        "fail": properties.Schema(properties.Schema.BOOLEAN, "Fail the create.", default=False),
+    }
+    attributes_schema = {"value": attributes.Schema("The value.", type=attributes.Schema.STRING)}
+
+    def _write(self, verb):
+        line = f"{verb} {self.name} {self.resource_id} {os.getpgid(0)}\n"
+        with open(self.properties["log"], "a") as log:
+            log.write(line)
+            log.flush()
+            os.fsync(log.fileno())
+
+    def _made(self):
+        with open(self.properties["log"]) as log:
+            return any(line.split()[:3] == ["create", self.name, str(self.resource_id)] for line in log)
+
+    def handle_create(self):
+        if self.properties["fail"]:
+            raise RuntimeError(f"{self.name} was told to fail")
+        self.resource_id_set(self.physical_resource_name())
+        self._write("create")
+        time.sleep(self.properties["hold"])
+
+    def check_create_complete(self, token):
+        if not self._made():  # the worker died between storing the id and making it
+            self._write("create")
+        return True
+
+    def handle_delete(self):
+        if self.resource_id is not None:
+            self._write("delete")
+
+    def _resolve_attribute(self, name):
+        return self.properties["value"] if name == "value" else None
+
+
+def resource_mapping():
+    return {"Test::Recorded": Recorded}

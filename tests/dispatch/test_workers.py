@@ -1,0 +1,194 @@
+"""Stacks created and deleted by real ``stoker worker`` processes (RabbitMQ, PostgreSQL)."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+
+import pytest
+
+from stoker.dispatch import InProcess, dispatcher
+from stoker.dispatch.distributed import CeleryDispatch, NeedsServerDatabase
+from stoker.engine.engine import Engine
+
+
+def recorded_template(log, count, hold=0.0, chain=False, fail=None):
+    """``count`` recorded resources; with ``chain`` each needs the one before (value passed along)."""
+    resources = {}
+    for i in range(count):
+        props = {"log": str(log), "hold": hold, "value": f"v{i}"}
+        if chain and i:
+            props["value"] = {"get_attr": [f"r{i - 1}", "value"]}
+        if fail == i:
+            props["fail"] = True
+        resources[f"r{i}"] = {"type": "Test::Recorded", "properties": props}
+    return {"heat_template_version": "2018-08-31", "resources": resources,
+            "outputs": {"last": {"value": {"get_attr": [f"r{count - 1}", "value"]}}}}
+
+
+def log_lines(log):
+    return [line.split() for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def creates(log):
+    return Counter(fields[1] for fields in log_lines(log) if fields[0] == "create")
+
+
+def test_create_and_delete_spread_over_two_workers(cluster, tmp_path):
+    first, second = cluster.start_worker(), cluster.start_worker()
+    log = tmp_path / "made.log"
+    template = recorded_template(log, 12, hold=0.3)
+    template["resources"]["tail"] = {"type": "Test::Recorded", "depends_on": [f"r{i}" for i in range(12)],
+                                     "properties": {"log": str(log), "value": {"get_attr": ["r5", "value"]}}}
+    template["outputs"]["last"] = {"value": {"get_attr": ["tail", "value"]}}
+    started = cluster.engine.create_stack("spread", template)
+    assert started["stack_status"] == "CREATE_IN_PROGRESS"  # the API side only starts it
+
+    done = cluster.settle(started["id"])
+    assert done["stack_status"] == "CREATE_COMPLETE", done["stack_status_reason"]
+    assert creates(log) == {f"r{i}": 1 for i in range(12)} | {"tail": 1}
+    assert {int(fields[3]) for fields in log_lines(log)} == {first.pid, second.pid}  # both took work
+    assert cluster.engine.outputs("spread") == [
+        {"output_key": "last", "description": "No description given", "output_value": "v5"}]
+    order = [fields[1] for fields in log_lines(log)]
+    assert order[-1] == "tail"  # its requirements first
+
+    cluster.engine.delete_stack("spread")
+    gone = cluster.settle(started["id"])
+    assert gone["stack_status"] == "DELETE_COMPLETE", gone["stack_status_reason"]
+    deletes = [fields[1] for fields in log_lines(log) if fields[0] == "delete"]
+    assert sorted(deletes) == sorted([f"r{i}" for i in range(12)] + ["tail"])
+    assert deletes[0] == "tail"  # dependents first
+    assert cluster.engine.store.get_resources(started["id"]) == []
+
+
+def test_sigkill_of_a_worker_mid_action_loses_nothing_and_creates_nothing_twice(cluster, tmp_path):
+    doomed, survivor = cluster.start_worker(), cluster.start_worker()
+    log = tmp_path / "made.log"
+    started = cluster.engine.create_stack("survive", recorded_template(log, 10, hold=1.5))
+    limit = time.monotonic() + 120
+    while not any(int(fields[3]) == doomed.pid for fields in log_lines(log)):
+        assert time.monotonic() < limit, "the doomed worker never started a resource"
+        time.sleep(0.05)
+    cluster.kill(doomed)  # inside handle_create: the id is stored, the hold not over
+    killed_in = [fields[1] for fields in log_lines(log) if int(fields[3]) == doomed.pid]
+
+    done = cluster.settle(started["id"])
+    assert done["stack_status"] == "CREATE_COMPLETE", done["stack_status_reason"]
+    assert creates(log) == {f"r{i}": 1 for i in range(10)}
+    rows = {row.name: row for row in cluster.engine.store.get_resources(started["id"])}
+    assert {(row.action, row.status) for row in rows.values()} == {("CREATE", "COMPLETE")}
+    assert rows[killed_in[0]].physical_resource_id.startswith("survive-")
+    assert len(rows) == 10
+    assert survivor.poll() is None
+
+
+def test_waiting_resources_do_not_hold_a_worker(cluster, tmp_path):
+    cluster.start_worker(concurrency=1)
+    resources = {f"w{i}": {"type": "OS::Heat::TestResource", "properties": {"wait_secs": 1.5}} for i in range(6)}
+    started = cluster.engine.create_stack("waits", {"heat_template_version": "2018-08-31", "resources": resources})
+    done = cluster.settle(started["id"])
+    assert done["stack_status"] == "CREATE_COMPLETE", done["stack_status_reason"]
+    events = [e["resource_status"] for e in cluster.engine.events("waits") if e["resource_name"] != "waits"]
+    # one process with one slot: all six waited at once, none after another
+    assert events.index("CREATE_COMPLETE") > max(i for i, s in enumerate(events) if s == "CREATE_IN_PROGRESS")
+
+
+def test_a_failed_create_rolls_back_through_the_workers(cluster, tmp_path):
+    cluster.start_worker(), cluster.start_worker()
+    log = tmp_path / "made.log"
+    started = cluster.engine.create_stack("doomed", recorded_template(log, 5, chain=True, fail=3),
+                                          disable_rollback=False)
+    done = cluster.settle(started["id"])
+    assert done["stack_status"] == "ROLLBACK_COMPLETE", done["stack_status_reason"]
+    failed = {e["resource_name"]: e["resource_status_reason"] for e in cluster.engine.events("doomed")
+              if e["resource_status"] == "CREATE_FAILED"}
+    assert set(failed) == {"r3", "doomed"}
+    assert "r3 was told to fail" in failed["r3"]
+    assert failed["doomed"] == f"Resource CREATE failed: {failed['r3']}"  # the stack says which and why
+    assert creates(log) == {"r0": 1, "r1": 1, "r2": 1}
+    assert sorted(f[1] for f in log_lines(log) if f[0] == "delete") == ["r0", "r1", "r2"]
+    assert "r4" not in creates(log)
+
+
+def test_cancel_reaches_the_workers(cluster, tmp_path):
+    cluster.start_worker()
+    resources = {f"w{i}": {"type": "OS::Heat::TestResource", "properties": {"wait_secs": 600}} for i in range(3)}
+    started = cluster.engine.create_stack("stopped", {"heat_template_version": "2018-08-31",
+                                                      "resources": resources})
+    limit = time.monotonic() + 120
+    while sum(r["resource_status"] == "CREATE_IN_PROGRESS" for r in cluster.engine.resources("stopped")) < 3:
+        assert time.monotonic() < limit
+        time.sleep(0.1)
+    cluster.engine.cancel_stack("stopped", rollback=False)
+    done = cluster.settle(started["id"])
+    assert (done["stack_status"], done["stack_status_reason"]) == ("CREATE_FAILED", "Stack CREATE cancelled")
+    assert {r["resource_status"] for r in cluster.engine.resources("stopped")} == {"CREATE_FAILED"}
+
+
+def test_the_redis_broker_works_the_same(redis_cluster, tmp_path):
+    redis_cluster.start_worker(), redis_cluster.start_worker()
+    log = tmp_path / "made.log"
+    started = redis_cluster.engine.create_stack("red", recorded_template(log, 6, chain=True))
+    done = redis_cluster.settle(started["id"])
+    assert done["stack_status"] == "CREATE_COMPLETE", done["stack_status_reason"]
+    assert redis_cluster.engine.outputs("red")[0]["output_value"] == "v0"
+    assert [f[1] for f in log_lines(log)] == [f"r{i}" for i in range(6)]
+    redis_cluster.engine.delete_stack("red")
+    assert redis_cluster.settle(started["id"])["stack_status"] == "DELETE_COMPLETE"
+    assert [f[1] for f in log_lines(log) if f[0] == "delete"] == [f"r{i}" for i in reversed(range(6))]
+
+
+def test_the_broker_comes_from_the_configuration(monkeypatch, tmp_path):
+    monkeypatch.delenv("STOKER_BROKER_URL", raising=False)
+    monkeypatch.setenv("STOKER_HOME", str(tmp_path))
+    assert isinstance(dispatcher(), InProcess) and not isinstance(dispatcher(), CeleryDispatch)
+    (tmp_path / "stoker.conf").write_text("[DEFAULT]\nbroker_url = redis://127.0.0.1:6379/3\nqueue = q1\n")
+    configured = dispatcher()
+    assert (configured.broker_url, configured.queue) == ("redis://127.0.0.1:6379/3", "q1")
+    monkeypatch.setenv("STOKER_BROKER_URL", "amqp://guest:guest@127.0.0.1:5672//")
+    assert dispatcher().broker_url == "amqp://guest:guest@127.0.0.1:5672//"
+    assert dispatcher("amqp://elsewhere//").broker_url == "amqp://elsewhere//"
+
+
+def test_workers_need_a_shared_database(tmp_path):
+    engine = Engine(db_url=f"sqlite:///{tmp_path / 's.db'}", dispatch=CeleryDispatch("memory://"))
+    with pytest.raises(NeedsServerDatabase, match="PostgreSQL"):
+        engine.create_stack("local", {"heat_template_version": "2018-08-31",
+                                      "resources": {"n": {"type": "OS::Heat::None"}}})
+
+
+def test_the_api_enqueues_and_the_workers_run(cluster, tmp_path, monkeypatch):
+    from fastapi.testclient import TestClient
+
+    from stoker.api.app import create_app
+    from .conftest import PLUGINS
+
+    cluster.start_worker(), cluster.start_worker()
+    monkeypatch.setenv("STOKER_QUEUE", cluster.queue)
+    log = tmp_path / "made.log"
+    with TestClient(create_app(cluster.db_url, broker=cluster.broker, plugin_dirs=[str(PLUGINS)])) as client:
+        answer = client.post("/v1/p/stacks", json={"stack_name": "via-api",
+                                                   "template": recorded_template(log, 4, chain=True)})
+        assert answer.status_code == 201, answer.text
+        stack_id = answer.json()["stack"]["id"]
+        cluster.engine = cluster.engine.for_project("p")
+        assert cluster.settle(stack_id)["stack_status"] == "CREATE_COMPLETE"
+        assert client.delete(f"/v1/p/stacks/via-api/{stack_id}").status_code == 204
+        assert cluster.settle(stack_id)["stack_status"] == "DELETE_COMPLETE"
+    assert [f[0] + " " + f[1] for f in log_lines(log)] == [
+        "create r0", "create r1", "create r2", "create r3", "delete r3", "delete r2", "delete r1", "delete r0"]
+
+
+def test_an_unreachable_broker_fails_the_stack_with_a_clear_error(new_pg_database):
+    from stoker.dispatch.lifecycle import StartFailed
+
+    with new_pg_database("stoker_dispatch") as database:
+        engine = Engine(db_url=database.url.render_as_string(hide_password=False),
+                        dispatch=CeleryDispatch("amqp://guest:guest@127.0.0.1:18499//"))  # nothing listens
+        with pytest.raises(StartFailed, match="could not be started on the workers"):
+            engine.create_stack("unsent", {"heat_template_version": "2018-08-31",
+                                           "resources": {"n": {"type": "OS::Heat::None"}}})
+        record = engine.get_record("unsent")
+        assert (record.status, record.lock_owner) == ("FAILED", None)  # not stuck IN_PROGRESS, not locked
+        engine.close()
