@@ -4,7 +4,8 @@
 environment variables (how ``stoker api --workers N`` hands its settings to
 each worker process): ``STOKER_API_DB_URL``, ``STOKER_API_AUTH`` (``token`` or
 ``noauth``), ``STOKER_API_PLUGIN_DIRS`` (``os.pathsep``-separated),
-``STOKER_API_MAX_BODY`` (bytes), ``STOKER_API_ACTION_THREADS``, ``STOKER_API_DEBUG``.
+``STOKER_API_MAX_BODY`` (bytes), ``STOKER_API_ACTION_THREADS``, ``STOKER_API_DEBUG``,
+``STOKER_API_ALLOW_LOCAL`` (``1``: every project may use local resource types).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from stoker.api.body import MAX_JSON_BODY_SIZE
 from stoker.api.errors import install_handlers
 from stoker.api.runner import Runner
 from stoker.api.software import SoftwareStore
+from stoker.limits import api_max_resources
 
 ENV_PREFIX = "STOKER_API_"
 
@@ -36,12 +38,19 @@ class State:
 
 def create_app(db_url: str | None = None, auth_mode: str = "noauth", plugin_dirs: Iterable[str] = (),
                max_body_size: int = MAX_JSON_BODY_SIZE, action_threads: int = 16,
-               debug: bool = False, engine: Any = None) -> FastAPI:
-    """A Heat-compatible API over one database.  ``auth_mode`` is ``token`` or ``noauth``."""
+               debug: bool = False, engine: Any = None, allow_local_resources: bool = False) -> FastAPI:
+    """A Heat-compatible API over one database.  ``auth_mode`` is ``token`` or ``noauth``.
+
+    Resource types acting on the server host are off unless ``allow_local_resources``
+    or ``stoker.conf`` turns them on (``stoker/resources/policy.py``).
+    """
     from stoker.engine.engine import Engine
+    from stoker.resources.policy import TypePolicy
 
     if engine is None:
         engine = Engine(db_url=db_url or os.environ.get("STOKER_DB_URL"), plugin_dirs=list(plugin_dirs))
+    engine.type_policy = TypePolicy.from_config(allow_local=allow_local_resources)
+    engine.max_resources = api_max_resources()
     sa_engine = engine.store.engine
     tokens = TokenStore(sa_engine)
     state = State(engine=engine, runner=Runner(action_threads),
@@ -68,8 +77,9 @@ def create_app(db_url: str | None = None, auth_mode: str = "noauth", plugin_dirs
 
 def settings_to_env(db_url: str | None, auth_mode: str, plugin_dirs: Iterable[str] = (),
                     max_body_size: int | None = None, action_threads: int | None = None,
-                    debug: bool = False) -> dict[str, str]:
-    env = {ENV_PREFIX + "AUTH": auth_mode, ENV_PREFIX + "PLUGIN_DIRS": os.pathsep.join(plugin_dirs)}
+                    debug: bool = False, allow_local_resources: bool = False) -> dict[str, str]:
+    env = {ENV_PREFIX + "AUTH": auth_mode, ENV_PREFIX + "PLUGIN_DIRS": os.pathsep.join(plugin_dirs),
+           ENV_PREFIX + "ALLOW_LOCAL": "1" if allow_local_resources else ""}
     if db_url:
         env[ENV_PREFIX + "DB_URL"] = db_url
     if max_body_size is not None:
@@ -92,4 +102,5 @@ def app_from_env() -> FastAPI:
         max_body_size=int(env.get(ENV_PREFIX + "MAX_BODY") or MAX_JSON_BODY_SIZE),
         action_threads=int(env.get(ENV_PREFIX + "ACTION_THREADS") or 16),
         debug=env.get(ENV_PREFIX + "DEBUG") == "1",
+        allow_local_resources=env.get(ENV_PREFIX + "ALLOW_LOCAL") == "1",
     )

@@ -39,8 +39,12 @@ def _db_url(ctx: click.Context, given: str | None) -> str:
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]),
               default="info", show_default=True)
 @click.option("--debug", is_flag=True, help="Put tracebacks into 500 error bodies.")
+@click.option("--allow-local-resources", is_flag=True,
+              help="Let every project use resource types that act on this host (Stoker::Local::*); "
+                   "off by default: they can read the database and run commands as the server. "
+                   "[api] local_resource_projects in stoker.conf allows chosen projects only.")
 @click.pass_context
-def api(ctx, host, port, workers, auth_mode, db_url, max_body_size, log_level, debug):
+def api(ctx, host, port, workers, auth_mode, db_url, max_body_size, log_level, debug, allow_local_resources):
     """Serve OpenStack Heat's Orchestration API v1 (/v1/{tenant_id}/...) over Stoker's database.
 
     python-heatclient and `openstack stack ...` work against it:
@@ -57,7 +61,8 @@ def api(ctx, host, port, workers, auth_mode, db_url, max_body_size, log_level, d
     url = _db_url(ctx, db_url)
     open_store(url).close()  # migrate once, before the workers start
     plugin_dirs = _settings(ctx)[1]
-    os.environ.update(settings_to_env(url, mode, plugin_dirs, max_body_size, debug=debug))
+    os.environ.update(settings_to_env(url, mode, plugin_dirs, max_body_size, debug=debug,
+                                      allow_local_resources=allow_local_resources))
     click.echo(f"Stoker API on http://{host}:{port}/v1/{{tenant_id}} (auth: {mode}, workers: {workers})",
                err=True)
     serve("stoker.api.app:app_from_env", host, port, workers, log_level)

@@ -21,11 +21,13 @@ from typing import Any, Iterable
 
 from stoker.engine import actions
 from stoker.engine.actions import HOOKS_CLEARED_KEY, ActionFailed
+from stoker.engine.fanout import Fanout
 from stoker.engine.stack import Stack
 from stoker.errors import (Conflict, FunctionError, NotFound, Problems, ResourcePending, StaleWrite, StokerError,
                            ValidationFailed)
 from stoker.functions.base import resolve
 from stoker.functions.references import GetAtt
+from stoker.limits import limit
 from stoker.resources import registry
 from stoker.store.locks import new_engine_id, owner_is_dead
 from stoker.template.environment import Environment, RegistryLoop
@@ -54,8 +56,10 @@ class Engine:
         self.plugin_problems = list(self.registry.problems)
         #: Heat's max_nested_stack_depth, and a cap on resources in one tree of stacks
         self.max_nested_depth = int(os.environ.get("STOKER_MAX_NESTED_DEPTH", 5))
-        self.max_resources = int(os.environ.get("STOKER_MAX_RESOURCES", 100_000))
+        self.max_resources = limit("max_resources")
         self._templates: dict[int, Any] = {}
+        #: which resource types a project may use (resources/policy.py); None: any (the CLI)
+        self.type_policy = None
 
     @property
     def store(self):
@@ -123,6 +127,10 @@ class Engine:
             except StokerError as exc:
                 problems.add(("resources", name, "type"), getattr(exc, "code", "error"), str(exc))
                 continue
+            refusal = self.type_refusal((rdef.type, stack.effective_type(name, rdef)), type(instances[name]))
+            if refusal:
+                problems.add(("resources", name, "type"), "resource-type-not-allowed", refusal)
+                continue
             try:
                 instances[name].validate_template()
             except ResourcePending:
@@ -133,6 +141,8 @@ class Engine:
                 problems.add(exc.path or ("resources", name), exc.code, exc.message)
             except (StokerError, ValueError, TypeError) as exc:
                 problems.add(("resources", name), "resource-validation-failed", str(exc))
+        if stack.parent is None:
+            self.check_fanout(stack, definition, problems)
         for fn in definition.resource_calls:
             if isinstance(fn, GetAtt):
                 target = fn.static_resource_name()
@@ -142,6 +152,27 @@ class Engine:
                     problems.add(fn.path, "unknown-attribute",
                                  f'The Referenced Attribute ({target} {attribute}) is incorrect: '
                                  f"{definition.resources[target].type} has no attribute {attribute!r}")
+
+    def check_fanout(self, stack: Stack, definition, problems: Problems) -> None:
+        """Types and resource counts of the nested stacks to come, checked before any is made."""
+        walk = Fanout(stack.environment.resource_registry, definition.template.files, self._class_or_none,
+                      self.type_refusal, self.max_nested_depth)
+        total = walk.count(definition.template.data, dict(definition.parameters))
+        for path, why in walk.refused:
+            problems.add(path, "resource-type-not-allowed", f"in a nested stack: {why}")
+        if total > self.max_resources:
+            problems.add(("resources",), "too-many-resources",
+                         f"the stack and its nested stacks would hold {total} resources, more than the "
+                         f"limit of {self.max_resources} (max_resources_per_stack)")
+
+    def _class_or_none(self, type_name: str) -> type | None:
+        return self.registry.get(type_name) if type_name in self.registry else None
+
+    def type_refusal(self, type_names: Iterable[str], cls: type | None) -> str | None:
+        """Why this engine's project may not use a resource type, if the policy says so."""
+        if self.type_policy is None:
+            return None
+        return self.type_policy.refusal(type_names, cls, self.project_id)
 
     # -- reading -------------------------------------------------------------------------
     def get_record(self, name_or_id: str, show_deleted: bool = False):

@@ -121,12 +121,15 @@ class Stack:
 
     def instantiate(self, name: str, definition: ResourceDefinition) -> Resource:
         """The plug-in object for a resource, after the environment's registry mappings."""
-        effective = resolve_type(self.environment.resource_registry, name, definition.type)
+        effective = self.effective_type(name, definition)
         if is_template_type(effective):
             from stoker.engine.nested import TemplateResource
 
             return TemplateResource(name, definition, self, effective)
         return self.engine.resource_class(effective)(name, definition, self)
+
+    def effective_type(self, name: str, definition: ResourceDefinition) -> str:
+        return resolve_type(self.environment.resource_registry, name, definition.type)
 
     def adopt_resources(self, other: "Stack") -> None:
         """Take over ``other``'s live resources (an update continues from the old stack)."""

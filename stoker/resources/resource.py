@@ -53,6 +53,9 @@ class Resource:
     entity = None
     #: True for plug-ins whose handlers may block (the default for plug-ins)
     run_in_thread = True
+    #: True for types that act on the machine Stoker runs on (files, commands): the
+    #: API refuses them unless the operator allows local resources (resources/policy.py)
+    acts_on_host = False
     #: resource types whose property changes never force a replacement
     update_allowed_properties: tuple = ()
 
