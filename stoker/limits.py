@@ -8,7 +8,7 @@ API's resource limit from ``[api] max_resources_per_stack`` (Heat's default).
 from __future__ import annotations
 
 import os
-from functools import lru_cache
+import time
 
 from stoker.errors import StokerError
 from stoker.home import config, stoker_home
@@ -35,12 +35,12 @@ def limit(name: str) -> int:
     """The current value of one limit."""
     raw = os.environ.get("STOKER_" + name.upper())
     if raw is None:
-        raw = _configured(str(stoker_home()), _mtime()).get(("limits", name))
+        raw = _configured().get(("limits", name))
     return DEFAULTS[name] if raw in (None, "") else _positive(name, raw)
 
 
 def api_max_resources() -> int:
-    raw = _configured(str(stoker_home()), _mtime()).get(("api", "max_resources_per_stack"))
+    raw = _configured().get(("api", "max_resources_per_stack"))
     return API_MAX_RESOURCES if raw in (None, "") else _positive("max_resources_per_stack", raw)
 
 
@@ -54,16 +54,24 @@ def _positive(name: str, raw: str) -> int:
     return value
 
 
-def _mtime() -> float:
+#: the settings last read, from which file version, and when (the file is looked at once a second at most)
+_cache: dict = {"key": None, "checked": 0.0, "settings": {}}
+
+
+def _configured() -> dict:
+    """(section, key) -> text from stoker.conf, read again when the file (or $STOKER_HOME) changes."""
+    home = os.environ.get("STOKER_HOME", "")
+    now = time.monotonic()
+    if _cache["key"] is not None and _cache["key"][0] == home and now - _cache["checked"] < 1.0:
+        return _cache["settings"]
     try:
-        return (stoker_home() / "stoker.conf").stat().st_mtime
+        mtime = (stoker_home() / "stoker.conf").stat().st_mtime
     except OSError:
-        return 0.0
-
-
-@lru_cache(maxsize=8)
-def _configured(home: str, mtime: float) -> dict:
-    """(section, key) -> text from stoker.conf, read again when the file changes."""
-    parser = config()
-    return {(section, key): value for section in ("limits", "api") if parser.has_section(section)
-            for key, value in parser.items(section, raw=True)}
+        mtime = 0.0
+    if _cache["key"] != (home, mtime):
+        parser = config()
+        _cache["settings"] = {(section, key): value for section in ("limits", "api")
+                              if parser.has_section(section) for key, value in parser.items(section, raw=True)}
+        _cache["key"] = (home, mtime)
+    _cache["checked"] = now
+    return _cache["settings"]

@@ -4,7 +4,7 @@
 environment variables (how ``stoker api --workers N`` hands its settings to
 each worker process): ``STOKER_API_DB_URL``, ``STOKER_API_AUTH`` (``token`` or
 ``noauth``), ``STOKER_API_PLUGIN_DIRS`` (``os.pathsep``-separated),
-``STOKER_API_MAX_BODY`` (bytes), ``STOKER_API_ACTION_THREADS``, ``STOKER_API_DEBUG``,
+``STOKER_API_MAX_BODY`` (bytes), ``STOKER_API_ACTION_THREADS`` (per project), ``STOKER_API_DEBUG``,
 ``STOKER_API_ALLOW_LOCAL`` (``1``: every project may use local resource types).
 """
 
@@ -37,7 +37,7 @@ class State:
 
 
 def create_app(db_url: str | None = None, auth_mode: str = "noauth", plugin_dirs: Iterable[str] = (),
-               max_body_size: int = MAX_JSON_BODY_SIZE, action_threads: int = 16,
+               max_body_size: int = MAX_JSON_BODY_SIZE, action_threads: int = 4,
                debug: bool = False, engine: Any = None, allow_local_resources: bool = False) -> FastAPI:
     """A Heat-compatible API over one database.  ``auth_mode`` is ``token`` or ``noauth``.
 
@@ -100,7 +100,7 @@ def app_from_env() -> FastAPI:
         auth_mode=env.get(ENV_PREFIX + "AUTH", "noauth"),
         plugin_dirs=dirs,
         max_body_size=int(env.get(ENV_PREFIX + "MAX_BODY") or MAX_JSON_BODY_SIZE),
-        action_threads=int(env.get(ENV_PREFIX + "ACTION_THREADS") or 16),
+        action_threads=int(env.get(ENV_PREFIX + "ACTION_THREADS") or 4),
         debug=env.get(ENV_PREFIX + "DEBUG") == "1",
         allow_local_resources=env.get(ENV_PREFIX + "ALLOW_LOCAL") == "1",
     )

@@ -22,17 +22,20 @@ from typing import Any, Iterable
 from stoker.engine import actions
 from stoker.engine.actions import HOOKS_CLEARED_KEY, ActionFailed
 from stoker.engine.fanout import Fanout
+from stoker.engine.sealing import stored_inputs, stored_resource_fields
 from stoker.engine.stack import Stack
 from stoker.errors import (Conflict, FunctionError, NotFound, Problems, ResourcePending, StaleWrite, StokerError,
                            ValidationFailed)
 from stoker.functions.base import resolve
 from stoker.functions.references import GetAtt
+from stoker.functions.sizes import check_stored
 from stoker.limits import limit
 from stoker.resources import registry
 from stoker.store.locks import new_engine_id, owner_is_dead
 from stoker.template.environment import Environment, RegistryLoop
 from stoker.template.parameters import masked
 from stoker.template.definition import StackDefinition
+from stoker.template.loader import check_nesting
 from stoker.template.template import Template
 
 IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
@@ -283,11 +286,12 @@ class Engine:
     def save_new_stack(self, stack: Stack, tags: Iterable[str] = (), timeout_mins: int | None = None,
                        disable_rollback: bool = True) -> None:
         template = stack.definition.template
+        parameters, environment = stored_inputs(stack, stack.user_parameters, stack.environment.as_dict())
         stack.record = self.store.create_stack(
             stack.name, self._template_id(stack, template), self.project_id, id=stack.id,
             parent_id=stack.parent.id if stack.parent else None,
-            owner_resource=stack.owner_name, environment=stack.environment.as_dict(),
-            files=template.files if stack.parent is None else {}, parameters=stack.user_parameters,
+            owner_resource=stack.owner_name, environment=environment,
+            files=template.files if stack.parent is None else {}, parameters=parameters,
             tags=list(tags), timeout_mins=timeout_mins, disable_rollback=disable_rollback,
             status_reason="Stack CREATE started")
 
@@ -452,9 +456,10 @@ class Engine:
         stack.define(template, environment, params)
         _check_immutable(old, stack)
         stack.adopt_resources(old)
+        stored_params, stored_env = stored_inputs(stack, params, environment.as_dict())
         self.store.update_stack(record.id, template_id=self._template_id(stack, template),
                                 previous_template_id=record.template_id,
-                                parameters=params, environment=environment.as_dict(),
+                                parameters=stored_params, environment=stored_env,
                                 files=template.files if parent is None else {},
                                 updated_at=datetime.now(timezone.utc),
                                 timeout_mins=timeout_mins or record.timeout_mins,
@@ -487,8 +492,9 @@ class Engine:
         old.definition.context.runtime = back
         back.adopt_resources(stack)
         # the cancel that stopped the update must not stop its rollback too
-        self.store.update_stack(record.id, template_id=record.template_id, parameters=record.parameters,
-                                environment=record.environment, files=record.files, cancel_requested=False)
+        parameters, environment = stored_inputs(back, record.parameters, record.environment)
+        self.store.update_stack(record.id, template_id=record.template_id, parameters=parameters,
+                                environment=environment, files=record.files, cancel_requested=False)
         await back.set_state("ROLLBACK", IN_PROGRESS, "Stack ROLLBACK started")
         try:
             await actions.update(back, _seconds(record.timeout_mins), rollback=True)
@@ -569,7 +575,8 @@ class Engine:
             if resource.resource_id is not None:
                 fields["physical_resource_id"] = str(resource.resource_id)
             try:
-                self.store.update_resource(resource.id, expected_atomic_key=seen, **fields)
+                self.store.update_resource(resource.id, expected_atomic_key=seen,
+                                           **stored_resource_fields(stack, fields))
             except StaleWrite:
                 continue
             reason = "Signal: " + (said if isinstance(said, str) and said else _describe_signal(details))
@@ -598,7 +605,7 @@ class Engine:
         cleared = set(data.get(HOOKS_CLEARED_KEY, []))
         cleared.add(hook)
         data[HOOKS_CLEARED_KEY] = sorted(cleared)
-        self.store.update_resource(row.id, data=data)
+        self.store.update_resource(row.id, **stored_resource_fields(self.runtime(record), {"data": data}))
         self.store.add_event(record.id, resource_name=resource_name, resource_type=row.type,
                              physical_resource_id=row.physical_resource_id, action=row.action,
                              status=row.status, reason=f"Hook {hook} is cleared")
@@ -667,7 +674,8 @@ class Engine:
         for name, output in definition.outputs.items():
             entry = {"output_key": name, "description": output.description or "No description given"}
             try:
-                entry["output_value"] = resolve(output.value) if definition.enabled(output.condition) else None
+                value = resolve(output.value) if definition.enabled(output.condition) else None
+                entry["output_value"] = check_stored(value, f"Output {name}")
             except ResourcePending:
                 entry["output_value"] = None  # as Heat: a resource never created reads as null
             except (StokerError, ValueError, TypeError) as exc:
@@ -723,6 +731,7 @@ def as_template(template: Template | dict | str | Path) -> Template:
     if isinstance(template, Template):
         return template
     if isinstance(template, dict):
+        check_nesting(template)  # text is checked as it loads; data given as it is, here
         return Template(template)
     return Template.from_file(template)
 

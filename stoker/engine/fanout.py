@@ -46,11 +46,10 @@ class Fanout:
         resources = data.get("resources") if isinstance(data, dict) else None
         if not isinstance(resources, dict) or depth > self.max_depth:
             return 0
-        defaults = _defaults(data)
+        values = {**_defaults(data), **parameters}
         total = 0
         for name, rdef in resources.items():
             if isinstance(rdef, dict) and isinstance(rdef.get("type"), str):
-                values = {**defaults, **parameters}
                 total += self.count_one(str(name), rdef["type"], rdef.get("properties"), values,
                                         path or ("resources", name), depth)
         return total
@@ -100,12 +99,13 @@ class Fanout:
         return self._parse(text, name) if isinstance(text, str) else None
 
     def _parse(self, text: str, name: str) -> Any:
-        if name not in self._parsed:
+        """A nested template's data (each text parsed once, whoever names it)."""
+        if text not in self._parsed:
             try:
-                self._parsed[name] = load(text, name)
+                self._parsed[text] = load(text, name)
             except ValidationFailed:
-                self._parsed[name] = None  # reported when the nested stack is made
-        return self._parsed[name]
+                self._parsed[text] = None  # reported when the nested stack is made
+        return self._parsed[text]
 
 
 def _defaults(data: dict) -> dict:

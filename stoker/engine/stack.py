@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from stoker.engine.context import EngineContext
 from stoker.engine.recorder import Recorder, resource_fields
+from stoker.engine.sealing import stored_resource_fields
 from stoker.errors import Problems, ValidationFailed
 from stoker.resources.resource import Resource
 from stoker.template.definition import ResourceDefinition, StackDefinition, build_definition
@@ -203,7 +204,7 @@ class Stack:
     def _fields(self, resource: Resource) -> dict:
         fields = resource_fields(resource)
         fields["status_reason"] = self.redact(fields["status_reason"])
-        return fields
+        return stored_resource_fields(self, fields)
 
     def _event(self, resource: Resource) -> dict:
         return {

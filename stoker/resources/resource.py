@@ -20,6 +20,8 @@ import hashlib
 from typing import TYPE_CHECKING, Any, Callable
 
 from stoker.functions.base import resolve
+from stoker.functions.sizes import check_stored
+from stoker.secretbox import seal, unseal
 from stoker.resources import attributes as attributes_mod
 from stoker.resources.exceptions import (
     InvalidTemplateAttribute,
@@ -111,7 +113,7 @@ class Resource:
         props = self.build_properties(self.t.properties)
         props.validate()
         self._properties = props
-        self.properties_data = props.resolved()
+        self.properties_data = check_stored(props.resolved(), f"The properties of {self.name}")
         self.dirty.add("properties_data")
         if self.t.metadata:
             self._metadata = self._resolve(self.t.metadata)
@@ -171,10 +173,12 @@ class Resource:
 
     def data(self) -> dict:
         """Small key/value store a plug-in keeps with its resource (persisted)."""
-        return dict(self._data)
+        return {key: unseal(value) for key, value in self._data.items()}
 
     def data_set(self, key: str, value: Any, redact: bool = False) -> None:
-        self._data[key] = value
+        """``redact``: a secret (a generated password), kept encrypted, as Heat does."""
+        value = check_stored(value, f"The data {key!r} of {self.name}")
+        self._data[key] = seal(value) if redact else value
         self.dirty.add("data")
         self._persist_soon()
 
