@@ -31,6 +31,7 @@ from stoker.functions.references import GetAtt
 from stoker.functions.sizes import check_stored
 from stoker.limits import limit
 from stoker.resources import registry
+from stoker.resources.policy import NOT_ALLOWED
 from stoker.store.locks import new_engine_id, owner_is_dead
 from stoker.template.environment import Environment, RegistryLoop
 from stoker.template.parameters import masked
@@ -132,7 +133,7 @@ class Engine:
                 continue
             refusal = self.type_refusal((rdef.type, stack.effective_type(name, rdef)), type(instances[name]))
             if refusal:
-                problems.add(("resources", name, "type"), "resource-type-not-allowed", refusal)
+                problems.add(("resources", name, "type"), NOT_ALLOWED, refusal)
                 continue
             try:
                 instances[name].validate_template()
@@ -162,7 +163,7 @@ class Engine:
                       self.type_refusal, self.max_nested_depth)
         total = walk.count(definition.template.data, dict(definition.parameters))
         for path, why in walk.refused:
-            problems.add(path, "resource-type-not-allowed", f"in a nested stack: {why}")
+            problems.add(path, NOT_ALLOWED, f"in a nested stack: {why}")
         if total > self.max_resources:
             problems.add(("resources",), "too-many-resources",
                          f"the stack and its nested stacks would hold {total} resources, more than the "

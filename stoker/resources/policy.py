@@ -41,6 +41,8 @@ HEAT_ADMIN_TYPES = (
     "OS::Blazar::Host",
 )
 DEFAULT_RULES = {**{name: ADMIN for name in HEAT_ADMIN_TYPES}, "Stoker::Local::*": LOCAL}
+#: the problem code of a refusal (the API answers it with 403, as Heat)
+NOT_ALLOWED = "resource-type-not-allowed"
 #: the settings a refusal names, so the operator knows what to change
 LOCAL_SETTINGS = "stoker api --allow-local-resources, or [api] local_resource_projects in stoker.conf"
 

@@ -55,16 +55,16 @@ def wait_done(api: TestClient, project: str, name: str) -> dict:
 def test_api_refuses_a_local_command_naming_the_type_and_the_setting(tmp_path, home):
     api = client(tmp_path)
     marker = tmp_path / "ran"
-    error = heat_error(create(api, "alpha", command_template(marker)), 400)
-    assert "Stoker::Local::Command" in error["message"]
+    error = heat_error(create(api, "alpha", command_template(marker)), 403)  # as Heat's policy answers
+    assert error["type"] == "Forbidden" and "Stoker::Local::Command" in error["message"]
     assert "--allow-local-resources" in error["message"] and "local_resource_projects" in error["message"]
     assert not marker.exists()
     # validation says the same, and so does a type mapped to it through the environment
     assert "Stoker::Local::Command" in heat_error(api.post("/v1/alpha/validate", json={
-        "template": command_template(marker)}), 400)["message"]
+        "template": command_template(marker)}), 403)["message"]
     aliased = {**COMMAND, "resources": {"run": {"type": "My::Innocent", "properties": {"create": "true"}}}}
     error = heat_error(create(api, "alpha", aliased, environment={
-        "resource_registry": {"My::Innocent": "Stoker::Local::Command"}}), 400)
+        "resource_registry": {"My::Innocent": "Stoker::Local::Command"}}), 403)
     assert "My::Innocent (mapped to Stoker::Local::Command)" in error["message"]
 
 
@@ -73,13 +73,13 @@ def test_api_refuses_local_types_inside_provider_templates_and_groups(tmp_path, 
     child = ("heat_template_version: 2018-08-31\nresources:\n  f:\n    type: Stoker::Local::File\n"
              "    properties: {path: /tmp/x, content: owned}\n")
     nested = {"heat_template_version": "2018-08-31", "resources": {"n": {"type": "child.yaml"}}}
-    error = heat_error(create(api, "alpha", nested, files={"child.yaml": child}), 400)
+    error = heat_error(create(api, "alpha", nested, files={"child.yaml": child}), 403)
     assert "Stoker::Local::File" in error["message"]
     group = {"heat_template_version": "2018-08-31", "resources": {"g": {
         "type": "OS::Heat::ResourceGroup",
         "properties": {"count": 2, "resource_def": {"type": "Stoker::Local::Command",
                                                    "properties": {"create": "true"}}}}}}
-    assert "Stoker::Local::Command" in heat_error(create(api, "alpha", group, name="g"), 400)["message"]
+    assert "Stoker::Local::Command" in heat_error(create(api, "alpha", group, name="g"), 403)["message"]
 
 
 def test_allow_local_resources_turns_them_on(tmp_path, home):
@@ -95,7 +95,7 @@ def test_per_project_allow_list_in_stoker_conf(tmp_path, home):
     api = client(tmp_path)
     assert create(api, "ops", command_template(tmp_path / "ops")).status_code == 201
     assert wait_done(api, "ops", "s")["stack_status"] == "CREATE_COMPLETE"
-    error = heat_error(create(api, "alpha", command_template(tmp_path / "alpha")), 400)
+    error = heat_error(create(api, "alpha", command_template(tmp_path / "alpha")), 403)
     assert "'alpha'" in error["message"]
     assert not (tmp_path / "alpha").exists()
 
@@ -106,9 +106,11 @@ def test_rule_table_denies_and_reserves_types_for_admins(tmp_path, home):
         "resource_types:OS::Heat::TestResource = rule:project_admin\n")
     api = client(tmp_path)
     random = {"heat_template_version": "2018-08-31", "resources": {"r": {"type": "OS::Heat::RandomString"}}}
-    assert "OS::Heat::RandomString is not allowed" in heat_error(create(api, "alpha", random), 400)["message"]
+    assert "OS::Heat::RandomString is not allowed" in heat_error(create(api, "alpha", random), 403)["message"]
     test = {"heat_template_version": "2018-08-31", "resources": {"t": {"type": "OS::Heat::TestResource"}}}
-    assert "admin projects only" in heat_error(create(api, "alpha", test, name="t"), 400)["message"]
+    assert "admin projects only" in heat_error(create(api, "alpha", test, name="t"), 403)["message"]
+    mixed = {**test, "resources": {**test["resources"], "bad": {"type": "OS::Heat::Value"}}}
+    assert heat_error(create(api, "alpha", mixed, name="m"), 400)["type"] == "StackValidationFailed"
     assert create(api, "admin", test, name="t").status_code == 201
     assert wait_done(api, "admin", "t")["stack_status"] == "CREATE_COMPLETE"
 
