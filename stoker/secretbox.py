@@ -40,12 +40,25 @@ def _key() -> bytes:
     path = stoker_home(create=True) / "secret.key"
     with _MAKING_KEY:
         if not path.exists():
-            from cryptography.fernet import Fernet
-
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-            with os.fdopen(fd, "wb") as out:
-                out.write(Fernet.generate_key())
+            _make_key(path)
     return path.read_bytes().strip()
+
+
+def _make_key(path) -> None:
+    """Write a new key whole, then link it into place: of processes racing to make the
+    key (API workers), one wins and the others read its key, never a half-written one."""
+    from cryptography.fernet import Fernet
+
+    draft = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}")
+    fd = os.open(draft, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(Fernet.generate_key())
+    try:
+        os.link(draft, path)
+    except FileExistsError:
+        pass  # another process made it first: its key is the key
+    finally:
+        os.unlink(draft)
 
 
 def encrypt(text: str) -> str:

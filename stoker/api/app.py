@@ -4,7 +4,8 @@
 environment variables (how ``stoker api --workers N`` hands its settings to
 each worker process): ``STOKER_API_DB_URL``, ``STOKER_API_AUTH`` (``token`` or
 ``noauth``), ``STOKER_API_PLUGIN_DIRS`` (``os.pathsep``-separated),
-``STOKER_API_MAX_BODY`` (bytes), ``STOKER_API_ACTION_THREADS``, ``STOKER_API_DEBUG``.
+``STOKER_API_MAX_BODY`` (bytes), ``STOKER_API_ACTION_THREADS`` (per project), ``STOKER_API_DEBUG``,
+``STOKER_API_ALLOW_LOCAL`` (``1``: every project may use local resource types).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from stoker.api.body import MAX_JSON_BODY_SIZE
 from stoker.api.errors import install_handlers
 from stoker.api.runner import Runner
 from stoker.api.software import SoftwareStore
+from stoker.limits import api_max_resources
 
 ENV_PREFIX = "STOKER_API_"
 
@@ -35,16 +37,24 @@ class State:
 
 
 def create_app(db_url: str | None = None, auth_mode: str = "noauth", plugin_dirs: Iterable[str] = (),
-               max_body_size: int = MAX_JSON_BODY_SIZE, action_threads: int = 16,
-               debug: bool = False, engine: Any = None, broker: str | None = None) -> FastAPI:
+               max_body_size: int = MAX_JSON_BODY_SIZE, action_threads: int = 4,
+               debug: bool = False, engine: Any = None, broker: str | None = None,
+               allow_local_resources: bool = False) -> FastAPI:
     """A Heat-compatible API over one database.  ``auth_mode`` is ``token`` or ``noauth``;
-    with a ``broker`` (or one configured) creates and deletes run on ``stoker worker`` processes."""
+    with a ``broker`` (or one configured) creates and deletes run on ``stoker worker`` processes.
+
+    Resource types acting on the server host are off unless ``allow_local_resources``
+    or ``stoker.conf`` turns them on (``stoker/resources/policy.py``).
+    """
     from stoker.dispatch import dispatcher
     from stoker.engine.engine import Engine
+    from stoker.resources.policy import TypePolicy
 
     if engine is None:
         engine = Engine(db_url=db_url or os.environ.get("STOKER_DB_URL"), plugin_dirs=list(plugin_dirs),
                         dispatch=dispatcher(broker))
+    engine.type_policy = TypePolicy.from_config(allow_local=allow_local_resources)
+    engine.max_resources = api_max_resources()
     sa_engine = engine.store.engine
     tokens = TokenStore(sa_engine)
     state = State(engine=engine, runner=Runner(action_threads),
@@ -71,8 +81,10 @@ def create_app(db_url: str | None = None, auth_mode: str = "noauth", plugin_dirs
 
 def settings_to_env(db_url: str | None, auth_mode: str, plugin_dirs: Iterable[str] = (),
                     max_body_size: int | None = None, action_threads: int | None = None,
-                    debug: bool = False, broker: str | None = None) -> dict[str, str]:
-    env = {ENV_PREFIX + "AUTH": auth_mode, ENV_PREFIX + "PLUGIN_DIRS": os.pathsep.join(plugin_dirs)}
+                    debug: bool = False, broker: str | None = None,
+                    allow_local_resources: bool = False) -> dict[str, str]:
+    env = {ENV_PREFIX + "AUTH": auth_mode, ENV_PREFIX + "PLUGIN_DIRS": os.pathsep.join(plugin_dirs),
+           ENV_PREFIX + "ALLOW_LOCAL": "1" if allow_local_resources else ""}
     if broker:
         env[ENV_PREFIX + "BROKER"] = broker
     if db_url:
@@ -95,7 +107,8 @@ def app_from_env() -> FastAPI:
         auth_mode=env.get(ENV_PREFIX + "AUTH", "noauth"),
         plugin_dirs=dirs,
         max_body_size=int(env.get(ENV_PREFIX + "MAX_BODY") or MAX_JSON_BODY_SIZE),
-        action_threads=int(env.get(ENV_PREFIX + "ACTION_THREADS") or 16),
+        action_threads=int(env.get(ENV_PREFIX + "ACTION_THREADS") or 4),
         debug=env.get(ENV_PREFIX + "DEBUG") == "1",
         broker=env.get(ENV_PREFIX + "BROKER"),
+        allow_local_resources=env.get(ENV_PREFIX + "ALLOW_LOCAL") == "1",
     )

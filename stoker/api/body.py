@@ -13,11 +13,12 @@ from typing import Any, Iterable
 from fastapi import Request
 
 from stoker.api.errors import ApiError, bad_request
+from stoker.errors import ValidationFailed
+from stoker.limits import limit
+from stoker.template.loader import check_nesting
 
 #: Heat's ``max_json_body_size``
 MAX_JSON_BODY_SIZE = 1024 * 1024
-#: deeper documents are refused: no template needs them, and the engine walks them recursively
-MAX_DEPTH = 100
 
 
 def _limit(request: Request) -> int:
@@ -65,15 +66,13 @@ async def json_body(request: Request) -> Any:
     return data
 
 
-def check_depth(data: Any, what: str = "The request body", limit: int = MAX_DEPTH) -> None:
-    """Refuse data nested more than ``limit`` levels (a 400, before anything recurses into it)."""
-    level = [data]
-    for _ in range(limit + 1):
-        level = [child for item in level if isinstance(item, (dict, list))
-                 for child in (item.values() if isinstance(item, dict) else item)]
-        if not level:
-            return
-    raise bad_request(f"{what} is nested more than {limit} levels deep", "MalformedRequestBody")
+def check_depth(data: Any, what: str = "The request body") -> None:
+    """Refuse data nested more than ``max_nesting`` levels (a 400, before anything recurses into it)."""
+    try:
+        check_nesting(data, what)
+    except ValidationFailed:
+        raise bad_request(f"{what} is nested more than {limit('max_nesting')} levels deep (max_nesting)",
+                          "MalformedRequestBody") from None
 
 
 async def json_object(request: Request) -> dict:

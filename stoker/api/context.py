@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import hmac
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from fastapi import Header, Request
 from fastapi.responses import JSONResponse, Response
@@ -68,6 +69,20 @@ def _ctx(request: Request, tenant_id: str, project: str) -> Ctx:
     return Ctx(request, tenant_id, project, engine, Links(request, tenant_id), state)
 
 
+def in_project_pool(route: Callable[..., Response]) -> Callable[..., Any]:
+    """Run a heavy route (parsing, validating, starting actions) in its project's bounded pool.
+
+    The request then holds no server thread while it waits, and a project
+    sending many heavy requests queues behind itself, not in front of others.
+    FastAPI reads the parameters of ``route`` (``functools.wraps``).
+    """
+    @functools.wraps(route)
+    async def offloaded(*args: Any, ctx: Ctx, **kwargs: Any) -> Response:
+        return await ctx.state.runner.call(ctx.project, lambda: route(*args, ctx=ctx, **kwargs))
+
+    return offloaded
+
+
 class _Encoder(json.JSONEncoder):
     def default(self, o: Any) -> Any:
         if hasattr(o, "isoformat"):
@@ -87,4 +102,4 @@ def empty(status: int) -> Response:
     return Response(status_code=status)
 
 
-__all__ = ["Ctx", "context", "reply", "empty", "JSONResponse"]
+__all__ = ["Ctx", "context", "in_project_pool", "reply", "empty", "JSONResponse"]

@@ -22,6 +22,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from stoker.errors import Conflict, FunctionError, NotFound, StokerError, ValidationFailed
+from stoker.resources.policy import NOT_ALLOWED
 
 LOG = logging.getLogger("stoker.api")
 
@@ -88,8 +89,10 @@ def error_response(status: int, message: str, error_type: str, trace: str | None
 def from_stoker_error(exc: StokerError) -> ApiError:
     """The status and Heat error type for one of Stoker's errors."""
     if isinstance(exc, ValidationFailed):
-        return ApiError(400, str(exc), "StackValidationFailed",
-                        {"problems": [p.as_dict() for p in exc.problems]})
+        problems = {"problems": [p.as_dict() for p in exc.problems]}
+        if exc.problems and all(p.code == NOT_ALLOWED for p in exc.problems):
+            return ApiError(403, str(exc), "Forbidden", problems)  # Heat's answer to its type policy
+        return ApiError(400, str(exc), "StackValidationFailed", problems)
     if isinstance(exc, FunctionError):
         return ApiError(400, str(exc), "StackValidationFailed", {"problems": [exc.problem().as_dict()]})
     if isinstance(exc, NotFound):

@@ -12,6 +12,7 @@ import json
 from typing import Any, Iterator
 
 from stoker.errors import NotFound, ValidationFailed
+from stoker.store.sealed import opened_values
 from stoker.template.versions import get_version
 
 ADOPT_MIN_VERSION = "2016-10-14"
@@ -74,7 +75,8 @@ def export(engine: Any, record: Any) -> dict:
             "status": row.status,
             "resource_id": row.physical_resource_id,
             "metadata": row.rsrc_metadata or {},
-            "resource_data": row.data or {},
+            # secrets a plug-in kept encrypted (data_set(redact=True)) in clear, as Heat exports them
+            "resource_data": opened_values(row.data or {}),
         }
         nested = children(engine, record).get(row.name)
         if nested is not None:

@@ -16,8 +16,9 @@ from typing import Any
 from stoker.api.body import check_depth, extract_bool, extract_int, extract_tags
 from stoker.api.errors import ApiError, bad_request
 from stoker.errors import Problems, ValidationFailed
+from stoker.limits import limit
 from stoker.template.environment import Environment
-from stoker.template.loader import MAX_TEMPLATE_SIZE, load
+from stoker.template.loader import load
 from stoker.template.template import Template
 
 #: Heat's rule for stack names
@@ -79,10 +80,10 @@ def _template(body: dict, files: dict, optional: bool) -> Template | None:
     if "template" in body and body["template"] not in (None, ""):
         data = body["template"]
         if isinstance(data, dict):
-            size = len(json.dumps(data))
-            if size > MAX_TEMPLATE_SIZE:
+            size, most = len(json.dumps(data)), limit("max_template_size")
+            if size > most:
                 raise ApiError(400, f"Request limit exceeded: Template size ({size} bytes) exceeds maximum "
-                               f"allowed size ({MAX_TEMPLATE_SIZE} bytes).", "RequestLimitExceeded")
+                               f"allowed size ({most} bytes).", "RequestLimitExceeded")
             return Template(data, files)
         if isinstance(data, str):
             return _checked(Template.from_text(data, "template", files))

@@ -11,10 +11,17 @@ raised to the request, so they become a 400 or a 409 as in Heat.
 "Visible" is seen through a thin proxy of the store handed to the engine
 copy that runs the action: no polling, and no confusion between two
 requests racing for the same stack name.
+
+Every project has pools of its own, each bounded: one for its actions, one
+for its requests' heavy work (parsing and validating templates, previews).
+A project sending many big requests waits behind itself; another project's
+requests find their own threads free, and the server's request threads are
+never the ones doing the work (``call`` is awaited by ``async`` routes).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -72,13 +79,31 @@ class _SignallingStore:
 
 
 class Runner:
-    """A pool of threads running engine actions for one API worker process."""
+    """Bounded pools of threads per project, for one API worker process."""
 
-    def __init__(self, max_workers: int = 16):
-        self.pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="stoker-action")
+    def __init__(self, action_threads: int = 4, request_threads: int = 2):
+        self.sizes = {"action": action_threads, "request": request_threads}
+        self._pools: dict[tuple[str, str], ThreadPoolExecutor] = {}
+        self._making = threading.Lock()
+
+    def pool(self, project: str, kind: str) -> ThreadPoolExecutor:
+        """The project's pool of this kind (threads start on first use and stay)."""
+        key = (project, kind)
+        found = self._pools.get(key)
+        if found is None:
+            with self._making:
+                found = self._pools.get(key)
+                if found is None:
+                    found = self._pools[key] = ThreadPoolExecutor(
+                        max_workers=self.sizes[kind], thread_name_prefix=f"stoker-{kind}")
+        return found
+
+    async def call(self, project: str, work: Callable[[], Any]) -> Any:
+        """``work()`` in the project's request pool, without holding a server thread meanwhile."""
+        return await asyncio.wrap_future(self.pool(project, "request").submit(work))
 
     def start(self, engine: Any, action: Callable[[Any], Any], timeout: float = START_TIMEOUT) -> Started:
-        """Run ``action(engine_copy)`` in the pool; return once it shows (or raise its error).
+        """Run ``action(engine_copy)`` in the project's action pool; return once it shows (or raise its error).
 
         The copy has an engine id of its own, so two actions of this process
         on one stack exclude each other through the stack lock as two
@@ -88,7 +113,7 @@ class Runner:
         worker = engine.for_project(engine.project_id)
         worker.engine_id = new_engine_id()
         _set_store(worker, _SignallingStore(engine.store, started))
-        future: Future = self.pool.submit(action, worker)
+        future: Future = self.pool(engine.project_id, "action").submit(action, worker)
         future.add_done_callback(lambda f: (_log_failure(f), started.event.set()))
         started.event.wait(timeout)
         if started.stack_id is None and future.done() and future.exception() is not None:
@@ -96,7 +121,8 @@ class Runner:
         return started
 
     def shutdown(self) -> None:
-        self.pool.shutdown(wait=True, cancel_futures=False)
+        for pool in list(self._pools.values()):
+            pool.shutdown(wait=True, cancel_futures=False)
 
 
 def _set_store(engine: Any, store: Any) -> None:

@@ -41,8 +41,12 @@ def _db_url(ctx: click.Context, given: str | None) -> str:
 @click.option("--debug", is_flag=True, help="Put tracebacks into 500 error bodies.")
 @click.option("--broker", default=None, help="Celery broker: creates and deletes run on `stoker worker` processes "
               "(default: the global --broker, $STOKER_BROKER_URL, broker_url in stoker.conf; none: in-process).")
+@click.option("--allow-local-resources", is_flag=True,
+              help="Let every project use resource types that act on this host (Stoker::Local::*); "
+                   "off by default: they can read the database and run commands as the server. "
+                   "[api] local_resource_projects in stoker.conf allows chosen projects only.")
 @click.pass_context
-def api(ctx, host, port, workers, auth_mode, db_url, max_body_size, log_level, debug, broker):
+def api(ctx, host, port, workers, auth_mode, db_url, max_body_size, log_level, debug, broker, allow_local_resources):
     """Serve OpenStack Heat's Orchestration API v1 (/v1/{tenant_id}/...) over Stoker's database.
 
     python-heatclient and `openstack stack ...` work against it:
@@ -61,7 +65,8 @@ def api(ctx, host, port, workers, auth_mode, db_url, max_body_size, log_level, d
     plugin_dirs = _settings(ctx)[1]
     broker = broker or getattr(ctx.find_root().obj, "broker", None)
     _check_shared(url, broker)
-    os.environ.update(settings_to_env(url, mode, plugin_dirs, max_body_size, debug=debug, broker=broker))
+    os.environ.update(settings_to_env(url, mode, plugin_dirs, max_body_size, debug=debug, broker=broker,
+                                      allow_local_resources=allow_local_resources))
     click.echo(f"Stoker API on http://{host}:{port}/v1/{{tenant_id}} (auth: {mode}, workers: {workers})",
                err=True)
     serve("stoker.api.app:app_from_env", host, port, workers, log_level)

@@ -15,6 +15,7 @@ import click
 from stoker.errors import ValidationFailed
 from stoker.template.environment import Environment, load_environments
 from stoker.template.files import load_template_tree
+from stoker.template.loader import read_file
 from stoker.template.template import Template
 
 
@@ -49,10 +50,9 @@ def parse_parameters(pairs: Iterable[str], files: Iterable[str] = ()) -> dict[st
         if not sep:
             raise click.BadParameter(f'"{pair}" is not of the form KEY=PATH', param_hint="--parameter-file")
         try:
-            values[key.strip()] = Path(path).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise click.BadParameter(f"cannot read {path}: {exc.strerror}",
-                                     param_hint="--parameter-file") from None
+            values[key.strip()] = read_file(path).decode("utf-8")
+        except (ValidationFailed, UnicodeDecodeError) as exc:
+            raise click.BadParameter(f"cannot read {path}: {exc}", param_hint="--parameter-file") from None
     return values
 
 

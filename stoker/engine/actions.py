@@ -15,6 +15,7 @@ from stoker.engine.graph import Graph, WalkFailed, walk
 from stoker.engine.stack import Stack
 from stoker.errors import StokerError, ValidationFailed
 from stoker.functions.base import resolve
+from stoker.functions.sizes import check_stored
 from stoker.resources.exceptions import ResourceFailure, UpdateReplace
 from stoker.resources.resource import Resource
 from stoker.template.environment import hooks_for
@@ -258,6 +259,7 @@ async def update_resource(stack: Stack, name: str, rollback: bool) -> None:
     try:
         new_props = current.build_properties(definition.properties)
         new_props.validate()
+        check_stored(new_props.resolved(), f"The properties of {current.name}")
     except (ValidationFailed, StokerError) as exc:
         failure = ResourceFailure(exc, current, current.UPDATE)
         await current.set_state(current.UPDATE, FAILED, str(failure))

@@ -23,17 +23,22 @@ from typing import Any, Iterable
 from stoker.dispatch.inprocess import InProcess
 from stoker.engine import actions
 from stoker.engine.actions import HOOKS_CLEARED_KEY, ActionFailed
+from stoker.engine.fanout import Fanout
 from stoker.engine.preview import add_knock_on_changes
 from stoker.engine.progress import Progress
+from stoker.engine.sealing import stored_inputs, stored_resource_fields
 from stoker.engine.stack import Stack
 from stoker.errors import (Conflict, FunctionError, NotFound, Problems, ResourcePending, StaleWrite, StokerError,
                            ValidationFailed)
 from stoker.functions.base import resolve
 from stoker.functions.references import GetAtt
+from stoker.functions.sizes import check_stored
+from stoker.limits import limit
 from stoker.resources import processes, registry
+from stoker.resources.policy import NOT_ALLOWED
 from stoker.store.locks import new_engine_id, owner_is_dead
 from stoker.template.environment import Environment, RegistryLoop
-from stoker.template.loader import frozen_gc, paused_gc
+from stoker.template.loader import check_nesting, frozen_gc, paused_gc
 from stoker.template.parameters import masked
 from stoker.template.definition import StackDefinition
 from stoker.template.template import Template
@@ -61,7 +66,7 @@ class Engine:
         self.plugin_problems = list(self.registry.problems)
         #: Heat's max_nested_stack_depth, and a cap on resources in one tree of stacks
         self.max_nested_depth = int(os.environ.get("STOKER_MAX_NESTED_DEPTH", 5))
-        self.max_resources = int(os.environ.get("STOKER_MAX_RESOURCES", 100_000))
+        self.max_resources = limit("max_resources")
         #: where a Heat-compatible API serves this engine (``http://host:port``), set by
         #: ``stoker api``; None when the engine runs in the ``stoker`` command
         self.api_url: str | None = None
@@ -70,6 +75,8 @@ class Engine:
         self._templates: dict[int, Any] = {}
         #: who watches this process's actions (the CLI's --wait display)
         self.progress = Progress()
+        #: which resource types a project may use (resources/policy.py); None: any (the CLI)
+        self.type_policy = None
 
     @property
     def store(self):
@@ -160,6 +167,10 @@ class Engine:
             except StokerError as exc:
                 problems.add(("resources", name, "type"), getattr(exc, "code", "error"), str(exc))
                 continue
+            refusal = self.type_refusal((rdef.type, stack.effective_type(name, rdef)), type(instances[name]))
+            if refusal:
+                problems.add(("resources", name, "type"), NOT_ALLOWED, refusal)
+                continue
             try:
                 instances[name].validate_template()
             except ResourcePending:
@@ -170,6 +181,8 @@ class Engine:
                 problems.add(exc.path or ("resources", name), exc.code, exc.message)
             except (StokerError, ValueError, TypeError) as exc:
                 problems.add(("resources", name), "resource-validation-failed", str(exc))
+        if stack.parent is None:
+            self.check_fanout(stack, definition, problems)
         for fn in definition.resource_calls:
             if isinstance(fn, GetAtt):
                 target = fn.static_resource_name()
@@ -179,6 +192,27 @@ class Engine:
                     problems.add(fn.path, "unknown-attribute",
                                  f'The Referenced Attribute ({target} {attribute}) is incorrect: '
                                  f"{definition.resources[target].type} has no attribute {attribute!r}")
+
+    def check_fanout(self, stack: Stack, definition, problems: Problems) -> None:
+        """Types and resource counts of the nested stacks to come, checked before any is made."""
+        walk = Fanout(stack.environment.resource_registry, definition.template.files, self._class_or_none,
+                      self.type_refusal, self.max_nested_depth)
+        total = walk.count(definition.template.data, dict(definition.parameters))
+        for path, why in walk.refused:
+            problems.add(path, NOT_ALLOWED, f"in a nested stack: {why}")
+        if total > self.max_resources:
+            problems.add(("resources",), "too-many-resources",
+                         f"the stack and its nested stacks would hold {total} resources, more than the "
+                         f"limit of {self.max_resources} (max_resources_per_stack)")
+
+    def _class_or_none(self, type_name: str) -> type | None:
+        return self.registry.get(type_name) if type_name in self.registry else None
+
+    def type_refusal(self, type_names: Iterable[str], cls: type | None) -> str | None:
+        """Why this engine's project may not use a resource type, if the policy says so."""
+        if self.type_policy is None:
+            return None
+        return self.type_policy.refusal(type_names, cls, self.project_id)
 
     # -- reading -------------------------------------------------------------------------
     def get_record(self, name_or_id: str, show_deleted: bool = False):
@@ -289,11 +323,12 @@ class Engine:
     def save_new_stack(self, stack: Stack, tags: Iterable[str] = (), timeout_mins: int | None = None,
                        disable_rollback: bool = True) -> None:
         template = stack.definition.template
+        parameters, environment = stored_inputs(stack, stack.user_parameters, stack.environment.as_dict())
         stack.record = self.store.create_stack(
             stack.name, self._template_id(stack, template), self.project_id, id=stack.id,
             parent_id=stack.parent.id if stack.parent else None,
-            owner_resource=stack.owner_name, environment=stack.environment.as_dict(),
-            files=template.files if stack.parent is None else {}, parameters=stack.user_parameters,
+            owner_resource=stack.owner_name, environment=environment,
+            files=template.files if stack.parent is None else {}, parameters=parameters,
             tags=list(tags), timeout_mins=timeout_mins, disable_rollback=disable_rollback,
             status_reason="Stack CREATE started")
 
@@ -475,9 +510,10 @@ class Engine:
         stack.define(template, environment, params)
         _check_immutable(old, stack)
         stack.adopt_resources(old)
+        stored_params, stored_env = stored_inputs(stack, params, environment.as_dict())
         self.store.update_stack(record.id, template_id=self._template_id(stack, template),
                                 previous_template_id=record.template_id,
-                                parameters=params, environment=environment.as_dict(),
+                                parameters=stored_params, environment=stored_env,
                                 files=template.files if parent is None else {},
                                 updated_at=datetime.now(timezone.utc),
                                 timeout_mins=timeout_mins or record.timeout_mins,
@@ -510,8 +546,9 @@ class Engine:
         old.definition.context.runtime = back
         back.adopt_resources(stack)
         # the cancel that stopped the update must not stop its rollback too
-        self.store.update_stack(record.id, template_id=record.template_id, parameters=record.parameters,
-                                environment=record.environment, files=record.files, cancel_requested=False)
+        parameters, environment = stored_inputs(back, record.parameters, record.environment)
+        self.store.update_stack(record.id, template_id=record.template_id, parameters=parameters,
+                                environment=environment, files=record.files, cancel_requested=False)
         await back.set_state("ROLLBACK", IN_PROGRESS, "Stack ROLLBACK started")
         try:
             await actions.update(back, _seconds(record.timeout_mins), rollback=True)
@@ -598,7 +635,8 @@ class Engine:
             if resource.resource_id is not None:
                 fields["physical_resource_id"] = str(resource.resource_id)
             try:
-                self.store.update_resource(resource.id, expected_atomic_key=seen, **fields)
+                self.store.update_resource(resource.id, expected_atomic_key=seen,
+                                           **stored_resource_fields(stack, fields))
             except StaleWrite:
                 continue
             reason = "Signal: " + (said if isinstance(said, str) and said else _describe_signal(details))
@@ -627,7 +665,7 @@ class Engine:
         cleared = set(data.get(HOOKS_CLEARED_KEY, []))
         cleared.add(hook)
         data[HOOKS_CLEARED_KEY] = sorted(cleared)
-        self.store.update_resource(row.id, data=data)
+        self.store.update_resource(row.id, **stored_resource_fields(self.runtime(record), {"data": data}))
         self.store.add_event(record.id, resource_name=resource_name, resource_type=row.type,
                              physical_resource_id=row.physical_resource_id, action=row.action,
                              status=row.status, reason=f"Hook {hook} is cleared")
@@ -716,7 +754,8 @@ class Engine:
         for name, output in definition.outputs.items():
             entry = {"output_key": name, "description": output.description or "No description given"}
             try:
-                entry["output_value"] = resolve(output.value) if definition.enabled(output.condition) else None
+                value = resolve(output.value) if definition.enabled(output.condition) else None
+                entry["output_value"] = check_stored(value, f"Output {name}")
             except ResourcePending:
                 entry["output_value"] = None  # as Heat: a resource never created reads as null
             except (StokerError, ValueError, TypeError) as exc:
@@ -772,6 +811,7 @@ def as_template(template: Template | dict | str | Path) -> Template:
     if isinstance(template, Template):
         return template
     if isinstance(template, dict):
+        check_nesting(template)  # text is checked as it loads; data given as it is, here
         return Template(template)
     return Template.from_file(template)
 

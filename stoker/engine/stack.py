@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from stoker.engine.context import EngineContext
 from stoker.engine.recorder import Recorder, resource_fields
+from stoker.engine.sealing import stored_resource_fields
 from stoker.errors import Problems, ValidationFailed
 from stoker.resources.resource import Resource
 from stoker.template.definition import ResourceDefinition, StackDefinition, build_definition
@@ -121,12 +122,15 @@ class Stack:
 
     def instantiate(self, name: str, definition: ResourceDefinition) -> Resource:
         """The plug-in object for a resource, after the environment's registry mappings."""
-        effective = resolve_type(self.environment.resource_registry, name, definition.type)
+        effective = self.effective_type(name, definition)
         if is_template_type(effective):
             from stoker.engine.nested import TemplateResource
 
             return TemplateResource(name, definition, self, effective)
         return self.engine.resource_class(effective)(name, definition, self)
+
+    def effective_type(self, name: str, definition: ResourceDefinition) -> str:
+        return resolve_type(self.environment.resource_registry, name, definition.type)
 
     def adopt_resources(self, other: "Stack") -> None:
         """Take over ``other``'s live resources (an update continues from the old stack)."""
@@ -205,7 +209,7 @@ class Stack:
     def _fields(self, resource: Resource) -> dict:
         fields = resource_fields(resource)
         fields["status_reason"] = self.redact(fields["status_reason"])
-        return fields
+        return stored_resource_fields(self, fields)
 
     def _event(self, resource: Resource) -> dict:
         return {

@@ -18,6 +18,7 @@ import json
 from typing import TYPE_CHECKING, Any, Iterator
 
 from stoker.errors import FunctionError
+from stoker.functions.sizes import measure, remember, remembering
 
 if TYPE_CHECKING:  # pragma: no cover
     from stoker.template.context import StackContext
@@ -40,6 +41,9 @@ class Function:
     has_refs = False
     #: does a call inside the arguments name a resource?
     args_have_refs = False
+    #: True for calls whose value exists already (a parameter, an attribute, a file, one
+    #: of their arguments): bounded where it came from, so measured once, not checked
+    passes_through = False
 
     def __init__(self, parser: "Parser", name: str, args: Any, path: tuple, conditions: bool = False):
         self.parser = parser
@@ -152,7 +156,8 @@ def resolve(value: Any, nullable: bool = False) -> Any:
     ``None``, unless ``nullable``: then ``OMITTED`` is returned so that an
     enclosing function (an outer ``if``) can pass it on to its own container.
     """
-    result = _resolve(value)
+    with remembering():
+        result = _resolve(value)
     if result is OMITTED and not nullable:
         return None
     return result
@@ -166,7 +171,12 @@ def _resolve(value: Any) -> Any:
     if type(value) in SCALAR_TYPES:  # most of a template: skip the isinstance chain
         return value
     if isinstance(value, Function):
-        return _resolve(value.result())
+        result = _resolve(value.result())
+        if value.passes_through:
+            remember(result)
+        else:
+            measure(value, result)
+        return result
     if isinstance(value, dict):
         resolved = {}
         for k, v in value.items():

@@ -85,6 +85,8 @@ class Select(Function):
     null collection; a string collection is read as JSON.
     """
 
+    passes_through = True
+
     def validate(self) -> None:
         if not isinstance(self.args, list) or len(self.args) != 2:
             raise self.error(f'Arguments to "{self.name}" must be of the form [index, collection]')

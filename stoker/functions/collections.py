@@ -13,23 +13,7 @@ import math
 from typing import Any
 
 from stoker.functions.base import Function, describe, resolve, show
-
-#: the most work one ``repeat`` may do: results times the size of the template
-#: (in nodes).  Permutations multiply; this keeps a hostile template from
-#: exhausting memory.  (Heat has no such limit.)
-MAX_REPEAT_SIZE = 10_000_000
-
-
-def _size(value: Any) -> int:
-    """A rough measure of how much memory a copy of ``value`` takes (nodes)."""
-    if isinstance(value, dict):
-        return 1 + sum(_size(k) + _size(v) for k, v in value.items())
-    if isinstance(value, list):
-        return 1 + sum(_size(v) for v in value)
-    if isinstance(value, str):
-        return 1 + len(value) // 64
-    return 1
-
+from stoker.functions.sizes import bounded_product, measured
 
 # -- repeat ---------------------------------------------------------------------------
 class Repeat(Function):
@@ -114,12 +98,9 @@ class Repeat(Function):
         else:
             count = min(len(v) for v in lists)
             combinations = zip(*lists)
-        if count and count * _size(template) > MAX_REPEAT_SIZE:
-            raise self.error(
-                f'"{self.name}" would make {count} copies of its template, too many '
-                f"(the limit is {MAX_REPEAT_SIZE} template nodes in all)",
-                code="result-too-large",
-            )
+        # each copy: the template with an item put in for each placeholder
+        longest = sum(max((len(v) for v in items if isinstance(v, str)), default=0) for items in lists)
+        bounded_product(self, count, measured(template) + longest)
         return [self.substitute(template, list(zip(placeholders, items))) for items in combinations]
 
     def substitute(self, template: Any, replacements: list[tuple[str, Any]]) -> Any:
@@ -201,6 +182,7 @@ class MapMerge(Function):
     def result(self) -> dict:
         args = resolve(self.args)
         self.check(args)
+        bounded_product(self, 1, measured(args))  # the result is no bigger
         merged: dict = {}
         for item in args:
             merged.update(item or {})
@@ -338,6 +320,7 @@ class ListConcat(Function):
     def result(self) -> list:
         args = resolve(self.args)
         self.check(args)
+        bounded_product(self, 1, measured(args))  # the result is no bigger
         joined = [item for part in args if part for item in part]
         return _unique(joined) if self.unique else joined
 

@@ -67,6 +67,8 @@ class If(Function):
     one counts as a dependency once the condition can be evaluated.
     """
 
+    passes_through = True
+
     #: how many values may follow the condition
     value_counts: tuple[int, ...] = (2,)
 

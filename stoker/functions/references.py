@@ -37,6 +37,8 @@ def _static_name(fn: Function, value: Any, what: str) -> str | None:
 class GetParam(Function):
     """``get_param: name`` or ``get_param: [name, key_or_index, ...]``."""
 
+    passes_through = True
+
     def _name_and_path(self, args: Any) -> tuple[Any, list]:
         if isinstance(args, list):
             if not args:
@@ -93,6 +95,8 @@ class GetParam(Function):
 
 class _ResourceFunction(Function):
     """Shared by functions whose first argument names a resource."""
+
+    passes_through = True
 
     refers_to_resources = True
 
@@ -203,6 +207,8 @@ class GetAttAllAttributes(GetAtt):
 class GetFile(Function):
     """``get_file: key``: the content the files map holds for ``key``."""
 
+    passes_through = True
+
     def validate(self) -> None:
         if isinstance(self.args, Function):
             raise self.error(
@@ -225,6 +231,8 @@ class GetFile(Function):
 
 class ResourceFacade(Function):
     """``resource_facade: metadata|deletion_policy|update_policy`` of the parent resource."""
+
+    passes_through = True
 
     kinds = ("metadata", "deletion_policy", "update_policy")
 

@@ -14,11 +14,8 @@ from typing import Any
 from urllib import parse as urlparse
 
 from stoker.functions.base import Function, describe, has_functions, resolve, show
+from stoker.functions.sizes import bounded_product
 
-#: the longest string ``str_replace`` may build.  Each replacement can
-#: multiply a string's length, and nested calls multiply again; this keeps a
-#: hostile template from exhausting memory.  (Heat has no such limit.)
-MAX_RESULT_LENGTH = 16 * 1024 * 1024
 
 
 def to_json(fn: Function, value: Any) -> str:
@@ -82,10 +79,14 @@ class Join(Function):
     def result(self) -> str:
         delimiter = resolve(self.args[0])
         self.check_delimiter(delimiter)
-        parts = []
+        parts: list[str] = []
+        length = 0
         for items in self.resolved_lists():
             self.check_list(items)
-            parts.extend(self.text(item) for item in items or ())
+            for item in items or ():
+                parts.append(self.text(item))
+                length += len(parts[-1]) + len(delimiter)
+                bounded_product(self, 1, length)  # as it grows: a big item joined many times stops early
         return delimiter.join(parts)
 
 
@@ -226,13 +227,7 @@ class Replace(Function):
                     if part:
                         split.append((part, True))
             pieces = split
-        length = sum(len(text) for text, _ in pieces)
-        if length > MAX_RESULT_LENGTH:
-            raise self.error(
-                f'"{self.name}" would build a string of {length} characters; '
-                f"the limit is {MAX_RESULT_LENGTH}",
-                code="result-too-large",
-            )
+        bounded_product(self, 1, sum(len(text) for text, _ in pieces))
         return "".join(text for text, _ in pieces), found
 
 

@@ -37,6 +37,7 @@ from yaql.language import exceptions as yaql_errors
 from yaql.language import specs, yaqltypes
 
 from stoker.functions.base import Function, describe, resolve
+from stoker.limits import limit
 
 LIMIT_ITERATORS = 200
 MEMORY_QUOTA = 10_000
@@ -75,6 +76,23 @@ def shift_bits_left(value, bits_number):
     if value and bits_number + value.bit_length() > _MAX_INT_BITS:
         raise _quota_exceeded()
     return value << bits_number
+
+
+def _bracket_depth(expression: str) -> int:
+    """How deeply brackets nest in an expression (quoted text aside): yaql recurses per level."""
+    depth = deepest = 0
+    quote = None
+    for char in expression:
+        if quote:
+            quote = None if char == quote else quote
+        elif char in "'\"`":
+            quote = char
+        elif char in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in ")]}":
+            depth -= 1
+    return deepest
 
 
 def _yaql() -> tuple[Any, Any]:
@@ -199,13 +217,16 @@ class Yaql(Function):
             raise self.error(
                 f'The "expression" argument to {self.name} must contain a string, not {describe(expression)}'
             )
+        most = limit("max_nesting")
         try:
+            if _bracket_depth(expression) > most:
+                raise RecursionError
             return _parse(expression)
         except yaql_errors.YaqlException as exc:
             raise self.error(f'Bad expression in "{self.name}": {exc}', code="yaql-error") from None
         except RecursionError:
-            raise self.error(f'The expression of "{self.name}" is nested too deeply',
-                             code="yaql-error") from None
+            raise self.error(f'The expression of "{self.name}" is nested more than {most} levels deep '
+                             "(max_nesting)", code="yaql-error") from None
 
     def result(self) -> Any:
         statement = self.parse(resolve(self.args["expression"]))

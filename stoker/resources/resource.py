@@ -21,6 +21,8 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
 
 from stoker.functions.base import resolve
+from stoker.functions.sizes import check_stored
+from stoker.secretbox import seal, unseal
 from stoker.resources import attributes as attributes_mod
 from stoker.resources.exceptions import (
     InvalidTemplateAttribute,
@@ -59,6 +61,9 @@ class Resource:
     #: can leave nothing behind to find, so their start need not be on disk
     #: before they act, and a chain of them runs without a commit per step
     acts_outside = True
+    #: True for types that act on the machine Stoker runs on (files, commands): the
+    #: API refuses them unless the operator allows local resources (resources/policy.py)
+    acts_on_host = False
     #: resource types whose property changes never force a replacement
     update_allowed_properties: tuple = ()
 
@@ -114,7 +119,7 @@ class Resource:
         props = self.build_properties(self.t.properties)
         props.validate()
         self._properties = props
-        self.properties_data = props.resolved()
+        self.properties_data = check_stored(props.resolved(), f"The properties of {self.name}")
         self.dirty.add("properties_data")
         if self.t.metadata:
             self._metadata = self._resolve(self.t.metadata)
@@ -174,10 +179,12 @@ class Resource:
 
     def data(self) -> dict:
         """Small key/value store a plug-in keeps with its resource (persisted)."""
-        return dict(self._data)
+        return {key: unseal(value) for key, value in self._data.items()}
 
     def data_set(self, key: str, value: Any, redact: bool = False) -> None:
-        self._data[key] = value
+        """``redact``: a secret (a generated password), kept encrypted, as Heat does."""
+        value = check_stored(value, f"The data {key!r} of {self.name}")
+        self._data[key] = seal(value) if redact else value
         self.dirty.add("data")
         self._persist_soon()
 

@@ -21,6 +21,7 @@ from stoker.errors import Conflict, NotFound, StaleWrite
 from stoker.store import queries
 from stoker.store.locks import owner_is_dead
 from stoker.store.models import Base, Event, RawTemplate, Resource, Stack, utcnow
+from stoker.store.sealed import opened_resource, opened_stack
 
 DEFAULT_PROJECT = "default"
 
@@ -70,7 +71,7 @@ class Store:
             if self._live_stack_named(name, project_id):
                 raise Conflict(f"Stack {name} already exists") from None
             raise
-        return stack
+        return opened_stack(stack)
 
     def _live_stack_named(self, name: str, project_id: str) -> bool:
         with self._read() as session:
@@ -84,11 +85,11 @@ class Store:
         with self._read() as session:
             stack = session.scalar(in_project.where(Stack.id == id_or_name))
             if stack is not None and (show_deleted or stack.deleted_at is None):
-                return stack
+                return opened_stack(stack)
             stack = session.scalar(in_project.where(Stack.name == id_or_name, Stack.deleted_at.is_(None)))
         if stack is None:
             raise NotFound(f"Stack {id_or_name} not found")
-        return stack
+        return opened_stack(stack)
 
     def list_stacks(
         self,
@@ -127,7 +128,7 @@ class Store:
                     raise NotFound(f"Stack {marker} not found")
                 query = query.where(queries.after(keys, tuple(after), descending))
             query = query.order_by(*(k.desc() if descending else k.asc() for k in keys))
-            return list(session.scalars(query.limit(limit)))
+            return [opened_stack(stack) for stack in session.scalars(query.limit(limit))]
 
     def update_stack(self, stack_id: str, **fields: Any) -> None:
         _check_fields(Stack, fields)
@@ -144,7 +145,7 @@ class Store:
         """Live nested stacks whose parent is ``stack_id``."""
         query = select(Stack).where(Stack.parent_id == stack_id, Stack.deleted_at.is_(None))
         with self._read() as session:
-            return list(session.scalars(query.order_by(Stack.created_at, Stack.id)))
+            return [opened_stack(stack) for stack in session.scalars(query.order_by(Stack.created_at, Stack.id))]
 
     # -- templates ----------------------------------------------------------
 
@@ -201,14 +202,15 @@ class Store:
 
     def get_resources(self, stack_id: str) -> list[Resource]:
         with self._read() as session:
-            return list(session.scalars(select(Resource).where(Resource.stack_id == stack_id).order_by(Resource.id)))
+            rows = session.scalars(select(Resource).where(Resource.stack_id == stack_id).order_by(Resource.id))
+            return [opened_resource(row) for row in rows]
 
     def get_resource(self, resource_id: int) -> Resource:
         with self._read() as session:
             resource = session.get(Resource, resource_id)
         if resource is None:
             raise NotFound(f"Resource {resource_id} not found")
-        return resource
+        return opened_resource(resource)
 
     def delete_resource(self, resource_id: int) -> None:
         with self._write() as session:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from stoker.errors import Problems, ValidationFailed
-from stoker.template.loader import Source, load
+from stoker.template.loader import Source, load, read_file
 
 SECTIONS = (
     "parameters",
@@ -227,9 +227,9 @@ def load_environments(paths: list[str | Path]) -> Environment:
     for path in paths:
         path = Path(path)
         try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ValidationFailed.single((), "unreadable-file", f"cannot read {path}: {exc.strerror}")
+            text = read_file(path).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValidationFailed.single((), "unreadable-file", f"cannot read {path}: not UTF-8 text ({exc})")
         source = Source(text, str(path))
         problems = Problems()
         env.merge(load(text, str(path)), problems, str(path))

@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 
 from stoker.errors import Problems, ValidationFailed
 from stoker.template.environment import Environment, is_template_type, load_environments
-from stoker.template.loader import load
+from stoker.template.loader import UnreadableFile, load, read_file
 from stoker.template.template import Template
 
 
@@ -43,7 +43,7 @@ class FilesMap:
 
     def template(self, path: Path) -> Any:
         """Load the template at ``path`` and gather everything it names."""
-        data = load(path.read_bytes(), str(path))
+        data = load(read_file(path), str(path))
         self._walk(data, path.parent, in_resources=False)
         return data
 
@@ -68,8 +68,8 @@ class FilesMap:
         if url in self.files:
             return True
         try:
-            self.files[url] = _path(url).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            self.files[url] = read_file(_path(url)).decode("utf-8")
+        except (UnreadableFile, UnicodeDecodeError):
             return False  # get_file reports the missing entry with its place
         return True
 
@@ -103,11 +103,7 @@ def load_template_tree(path: str | Path, environment_paths: list[str | Path] = (
     """The template at ``path`` with its files map, and the merged environments."""
     path = Path(path)
     collector = FilesMap()
-    try:
-        text = path.read_bytes()
-    except OSError as exc:
-        raise ValidationFailed.single((), "unreadable-file", f"cannot read {path}: {exc.strerror}")
-    template = Template.from_text(text, str(path))
+    template = Template.from_text(read_file(path), str(path))
     collector._walk(template.data, path.resolve().parent, in_resources=False)
     environment = Environment()
     for env_path in environment_paths:

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import gc
 import json
+import os
+import stat
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,11 +28,14 @@ from typing import Any
 import yaml
 
 from stoker.errors import Problem, ValidationFailed
+from stoker.limits import DEFAULTS, limit
 from stoker.template.fastyaml import DECLINED, load as _fast_yaml
 
-MAX_TEMPLATE_SIZE = 512 * 1024
-#: an aliased document may expand to at most this many nodes
-MAX_EXPANDED_NODES = 1_000_000
+#: the default of Heat's max_template_size (``stoker.limits`` reads the configured one)
+MAX_TEMPLATE_SIZE = DEFAULTS["max_template_size"]
+#: an aliased document may expand to at most this many nodes (a 512 KiB text without
+#: aliases holds about as many): the expanded data is stored, and read by every show
+MAX_EXPANDED_NODES = 250_000
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -154,8 +159,38 @@ def _load_error(name: str, message: str, line: int | None = None, column: int | 
     return ValidationFailed([Problem((), "invalid-syntax", message, name, line, column)])
 
 
-def load(text: str | bytes, name: str = "<template>", max_size: int = MAX_TEMPLATE_SIZE) -> Any:
+class UnreadableFile(ValidationFailed):
+    """A file that is missing, not a regular file, or not readable."""
+
+
+def read_file(path: os.PathLike | str, max_size: int | None = None) -> bytes:
+    """A regular file's bytes, at most ``max_template_size`` of them.
+
+    Devices, FIFOs and directories are refused before anything is read
+    (``/dev/zero`` would be read until memory runs out); a bigger file is
+    refused after reading one byte past the limit, never whole.
+    """
+    most = max_size or limit("max_template_size")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not hang the open
+    except OSError as exc:
+        raise UnreadableFile([Problem((), "unreadable-file", f"cannot read {path}: {exc.strerror}")]) from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise UnreadableFile([Problem((), "unreadable-file", f"cannot read {path}: not a regular file")])
+    with open(fd, "rb") as handle:
+        if info.st_size > most:
+            raise _size_error(str(path), info.st_size, most)
+        raw = handle.read(most + 1)
+    if len(raw) > most:  # it grew while we looked
+        raise _size_error(str(path), f"over {most}", most)
+    return raw
+
+
+def load(text: str | bytes, name: str = "<template>", max_size: int | None = None) -> Any:
     """Parse YAML or JSON text into plain data; raise ``ValidationFailed`` on bad input."""
+    max_size = max_size or limit("max_template_size")
     if isinstance(text, bytes):
         if len(text) > max_size:
             raise _size_error(name, len(text), max_size)
@@ -167,14 +202,52 @@ def load(text: str | bytes, name: str = "<template>", max_size: int = MAX_TEMPLA
         size = len(text.encode("utf-8"))
         if size > max_size:
             raise _size_error(name, size, max_size)
+    data = _parse(text, name)
+    if "*" in text:  # aliases: shared nodes, measured once each (a plain walk would expand them)
+        _check_expansion(data, name)
+    else:
+        check_nesting(data, name)
+    return data
+
+
+def check_nesting(data: Any, name: str = "<template>") -> None:
+    """Refuse data nested deeper than ``max_nesting`` (everything downstream recurses into it)."""
+    most = limit("max_nesting")
+    level = [data] if isinstance(data, (dict, list)) else []
+    for _ in range(most):  # one level of containers at a time; scalars are never kept
+        if not level:
+            return
+        deeper = []
+        for item in level:
+            for child in (item.values() if type(item) is dict or isinstance(item, dict) else item):
+                if type(child) in _CONTAINERS or isinstance(child, (dict, list)):
+                    deeper.append(child)
+        level = deeper
+    if level:
+        raise _nesting_error(name, most)
+
+
+_CONTAINERS = frozenset((dict, list))
+
+
+def _nesting_error(name: str, most: int) -> ValidationFailed:
+    return _load_error(name, f"document is nested more than {most} levels deep (max_nesting)")
+
+
+def _parse(text: str, name: str) -> Any:
     if text.lstrip().startswith("{"):
         try:
             with paused_gc():
                 return json.loads(text)
         except ValueError:
             pass  # not JSON after all: YAML flow style, or a YAML error to report below
-    with paused_gc():
-        data = _fast_yaml(text)
+        except RecursionError:
+            raise _nesting_error(name, limit("max_nesting")) from None
+    try:
+        with paused_gc():
+            data = _fast_yaml(text)
+    except RecursionError:
+        raise _nesting_error(name, limit("max_nesting")) from None
     if data is not DECLINED:
         return data
     try:
@@ -192,9 +265,7 @@ def load(text: str | bytes, name: str = "<template>", max_size: int = MAX_TEMPLA
     except (ValueError, UnicodeError) as exc:  # e.g. "!!int abc", "0x_", a lone surrogate
         raise _load_error(name, f"invalid YAML: {exc}") from None
     except RecursionError:
-        raise _load_error(name, "document is nested too deeply") from None
-    if "*" in text:
-        _check_expansion(data, name)
+        raise _nesting_error(name, limit("max_nesting")) from None
     return data
 
 
@@ -203,11 +274,8 @@ def _pyyaml(text: str) -> Any:
     return yaml.load(text, Loader=_Loader)
 
 
-def _size_error(name: str, size: int, limit: int) -> ValidationFailed:
-    return _load_error(
-        name,
-        f"template is {size} bytes, over the limit of {limit} bytes (max_template_size)",
-    )
+def _size_error(name: str, size: int | str, most: int) -> ValidationFailed:
+    return _load_error(name, f"template is {size} bytes, over the limit of {most} bytes (max_template_size)")
 
 
 def _check_expansion(data: Any, name: str) -> None:
@@ -217,27 +285,35 @@ def _check_expansion(data: Any, name: str) -> None:
     fine, but anything walking the data would visit every expansion.  Count the
     expanded size with memoisation on object identity: linear in the real size.
     """
-    sizes: dict[int, int] = {}
+    measured: dict[int, tuple[int, int]] = {}  # id -> (expanded nodes, levels of containers)
+    most = limit("max_nesting")
 
-    def size(value: Any, depth: int = 0) -> int:
-        if depth > 500:
-            raise _load_error(name, "document is nested too deeply")
-        if not isinstance(value, (dict, list)):
-            return 1
+    def size(value: Any, depth: int = 1) -> tuple[int, int]:
+        """(nodes, height) of ``value``, a container at ``depth``: both as if expanded."""
+        if depth > most:  # also where a recursive alias (a node inside itself) stops
+            raise _nesting_error(name, most)
         key = id(value)
-        if key in sizes:
-            return sizes[key]
+        if key in measured:
+            nodes, height = measured[key]
+            if depth + height - 1 > most:
+                raise _nesting_error(name, most)
+            return nodes, height
         items = value.values() if isinstance(value, dict) else value
-        total = 1
+        total, height = 1, 1
         for item in items:
-            total += size(item, depth + 1)
+            if isinstance(item, (dict, list)):
+                nodes, below = size(item, depth + 1)
+                total, height = total + nodes, max(height, below + 1)
+            else:
+                total += 1
             if total > MAX_EXPANDED_NODES:
                 raise _load_error(
                     name,
                     "YAML aliases expand to more than "
                     f"{MAX_EXPANDED_NODES} nodes; refusing a possible alias bomb",
                 )
-        sizes[key] = total
-        return total
+        measured[key] = (total, height)
+        return total, height
 
-    size(data)
+    if isinstance(data, (dict, list)):
+        size(data)

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from stoker.errors import Problems, ValidationFailed
-from stoker.template.loader import MAX_TEMPLATE_SIZE, Source, load
+from stoker.template.loader import Source, load, read_file
 from stoker.template.versions import VERSIONS, Version, get_version
 
 #: what each top-level section must hold, for the structure check
@@ -29,7 +29,7 @@ class Template:
 
     @classmethod
     def from_text(cls, text: str | bytes, name: str = "<template>", files: dict | None = None,
-                  max_size: int = MAX_TEMPLATE_SIZE) -> "Template":
+                  max_size: int | None = None) -> "Template":
         data = load(text, name, max_size=max_size)
         if isinstance(text, bytes):
             text = text.decode("utf-8")
@@ -37,13 +37,8 @@ class Template:
 
     @classmethod
     def from_file(cls, path: str | Path, files: dict | None = None,
-                  max_size: int = MAX_TEMPLATE_SIZE) -> "Template":
-        path = Path(path)
-        try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            raise ValidationFailed.single((), "unreadable-file", f"cannot read {path}: {exc.strerror}")
-        return cls.from_text(raw, str(path), files, max_size=max_size)
+                  max_size: int | None = None) -> "Template":
+        return cls.from_text(read_file(Path(path), max_size), str(path), files, max_size=max_size)
 
     # -- sections -------------------------------------------------------------------
     def section(self, name: str) -> Any:

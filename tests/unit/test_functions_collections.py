@@ -95,11 +95,22 @@ class TestRepeat:
         fails(snippet, "must be lists", parameters={"ports": {"80": 1}})
 
     def test_size_is_limited(self, monkeypatch):
-        monkeypatch.setattr(coll, "MAX_REPEAT_SIZE", 1000)
+        monkeypatch.setenv("STOKER_MAX_VALUE_SIZE", "1000")
         letters = list("abcdefghij")
         snippet = {"repeat": {"template": "%a%%b%%c%%d%",
                               "for_each": {"%a%": letters, "%b%": letters, "%c%": letters, "%d%": letters}}}
-        fails(snippet, "10000 copies", code="result-too-large")
+        fails(snippet, "10000 pieces", code="result-too-large")
+
+    def test_three_lists_of_200_are_refused_before_building(self):
+        items = [str(i) for i in range(200)]
+        snippet = {"repeat": {"template": {"k": "<a><b><c>"},
+                              "for_each": {"<a>": items, "<b>": items, "<c>": items}}}
+        fails(snippet, "8000000 pieces", code="result-too-large")
+
+    def test_concatenating_one_big_list_many_times_is_refused(self, monkeypatch):
+        monkeypatch.setenv("STOKER_MAX_VALUE_SIZE", "10000")
+        snippet = {"list_concat": [{"get_param": "big"}] * 10_000}
+        fails(snippet, "max_value_size", parameters={"big": ["x"] * 1000}, code="result-too-large")
 
     @given(st.lists(st.text(alphabet="xyz", max_size=3), max_size=6))
     def test_one_result_per_item(self, items):

@@ -137,8 +137,15 @@ class TestStrReplace:
         assert evaluate({"str_replace_vstrict": {"template": "a", "params": {"a": 0}}}) == "0"
 
     def test_result_size_is_limited(self, monkeypatch):
-        monkeypatch.setattr(strings, "MAX_RESULT_LENGTH", 100)
-        fails({"str_replace": {"template": "a" * 20, "params": {"a": "bbbbbbbbbb"}}}, "limit is 100")
+        monkeypatch.setenv("STOKER_MAX_VALUE_SIZE", "100")
+        error = fails({"str_replace": {"template": "a" * 20, "params": {"a": "bbbbbbbbbb"}}},
+                      "limit of 100 bytes (max_value_size)")
+        assert error.code == "result-too-large"
+
+    def test_joining_a_big_item_many_times_stops_early(self, monkeypatch):
+        monkeypatch.setenv("STOKER_MAX_VALUE_SIZE", "1000")
+        fails({"list_join": [",", [{"get_param": "big"}] * 100_000]}, "max_value_size",
+              parameters={"big": "x" * 900})
 
     @given(text)
     def test_no_params_is_identity(self, template):

@@ -10,7 +10,7 @@ from fastapi.responses import Response
 
 from stoker.api import extras
 from stoker.api.body import extract_bool, extract_int, json_body, json_object, query_mixed
-from stoker.api.context import Ctx, context, reply, signal_context
+from stoker.api.context import Ctx, context, in_project_pool, reply, signal_context
 from stoker.api.errors import ApiError, bad_request
 from stoker.api.views import current_rows, required_by_map, resource_view
 from stoker.errors import Conflict, NotFound
@@ -107,6 +107,7 @@ def resource_metadata(stack_name: str, stack_id: str, resource_name: str,
 
 
 @router.post("/resources/{resource_name}/signal", summary="Signal a resource")
+@in_project_pool
 def signal_resource(stack_name: str, stack_id: str, resource_name: str, ctx: Ctx = Depends(signal_context),
                     body: Any = Depends(json_body)) -> Response:
     record = extras.identify(ctx.engine, stack_name, stack_id)
@@ -118,6 +119,7 @@ def signal_resource(stack_name: str, stack_id: str, resource_name: str, ctx: Ctx
 
 
 @router.patch("/resources/{resource_name}", summary="Mark a resource unhealthy (or healthy again)")
+@in_project_pool
 def mark_unhealthy(stack_name: str, stack_id: str, resource_name: str, ctx: Ctx = Depends(context),
                    body: dict = Depends(json_object)) -> Response:
     invalid = set(body) - {"mark_unhealthy", "resource_status_reason"}

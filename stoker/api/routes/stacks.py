@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from stoker.api import extras, inputs
 from stoker.api.body import extract_bool, extract_int, extract_tags, json_object, query_mixed
-from stoker.api.context import Ctx, context, empty, reply
+from stoker.api.context import Ctx, context, empty, in_project_pool, reply
 from stoker.api.errors import ApiError, bad_request, not_found
 from stoker.api.views import stack_record_view, stack_view, with_query
 from stoker.errors import Conflict, NotFound
@@ -99,6 +99,7 @@ def detail(ctx: Ctx = Depends(context)) -> Response:
 
 
 @router.post("/stacks", status_code=201, summary="Create (or adopt) a stack")
+@in_project_pool
 def create_stack(ctx: Ctx = Depends(context), body: dict = Depends(json_object)) -> Response:
     name = inputs.stack_name(body)
     if body.get("adopt_stack_data") is not None:
@@ -141,6 +142,7 @@ def _adopt(ctx: Ctx, name: str, body: dict) -> Response:
 
 
 @router.post("/stacks/preview", summary="Preview a stack create")
+@in_project_pool
 def preview_create(ctx: Ctx = Depends(context), body: dict = Depends(json_object)) -> Response:
     name = inputs.stack_name(body)
     data = inputs.parse(body)
@@ -323,6 +325,7 @@ def _merged(environment: Environment, new: dict) -> Environment:
 
 
 @router.put("/stacks/{stack_name}/{stack_id}", status_code=202, summary="Update a stack")
+@in_project_pool
 def update_stack(stack_name: str, stack_id: str, ctx: Ctx = Depends(context),
                  body: dict = Depends(json_object)) -> Response:
     record = extras.identify(ctx.engine, stack_name, stack_id)
@@ -332,6 +335,7 @@ def update_stack(stack_name: str, stack_id: str, ctx: Ctx = Depends(context),
 
 @router.patch("/stacks/{stack_name}/{stack_id}", status_code=202,
               summary="Update a stack, keeping its template, parameters and environment unless given")
+@in_project_pool
 def patch_stack(stack_name: str, stack_id: str, ctx: Ctx = Depends(context),
                 body: dict = Depends(json_object)) -> Response:
     record = extras.identify(ctx.engine, stack_name, stack_id)
@@ -360,6 +364,7 @@ def _changes(ctx: Ctx, record: Any, plan: dict) -> dict:
 
 
 @router.put("/stacks/{stack_name}/{stack_id}/preview", summary="Preview a stack update")
+@in_project_pool
 def preview_update(stack_name: str, stack_id: str, ctx: Ctx = Depends(context),
                    body: dict = Depends(json_object)) -> Response:
     record = extras.identify(ctx.engine, stack_name, stack_id)
@@ -368,6 +373,7 @@ def preview_update(stack_name: str, stack_id: str, ctx: Ctx = Depends(context),
 
 
 @router.patch("/stacks/{stack_name}/{stack_id}/preview", summary="Preview a PATCH stack update")
+@in_project_pool
 def preview_patch(stack_name: str, stack_id: str, ctx: Ctx = Depends(context),
                   body: dict = Depends(json_object)) -> Response:
     record = extras.identify(ctx.engine, stack_name, stack_id)
@@ -375,6 +381,7 @@ def preview_patch(stack_name: str, stack_id: str, ctx: Ctx = Depends(context),
 
 
 @router.delete("/stacks/{stack_name}/{stack_id}", status_code=204, summary="Delete a stack")
+@in_project_pool
 def delete_stack(stack_name: str, stack_id: str, ctx: Ctx = Depends(context)) -> Response:
     record = extras.identify(ctx.engine, stack_name, stack_id)
     ctx.state.runner.start(ctx.engine, lambda engine: engine.delete_stack(record.id))
@@ -383,6 +390,7 @@ def delete_stack(stack_name: str, stack_id: str, ctx: Ctx = Depends(context)) ->
 
 @router.delete("/stacks/{stack_name}/{stack_id}/abandon",
                summary="Forget a stack, keeping its resources; returns the data to adopt it")
+@in_project_pool
 def abandon_stack(stack_name: str, stack_id: str, ctx: Ctx = Depends(context)) -> Response:
     record = extras.identify(ctx.engine, stack_name, stack_id)
     return reply(extras.abandon(ctx.engine, record))
@@ -434,6 +442,7 @@ ACTIONS = ("suspend", "resume", "check", "cancel_update", "cancel_without_rollba
 
 @router.post("/stacks/{stack_name}/{stack_id}/actions", status_code=202,
              summary="suspend, resume, check, cancel_update or cancel_without_rollback")
+@in_project_pool
 def stack_action(stack_name: str, stack_id: str, ctx: Ctx = Depends(context),
                  body: dict = Depends(json_object)) -> Response:
     if len(body) < 1:

@@ -11,7 +11,7 @@ from fastapi.responses import Response
 
 from stoker.api import inputs
 from stoker.api.body import extract_bool, json_object
-from stoker.api.context import Ctx, context, reply
+from stoker.api.context import Ctx, context, in_project_pool, reply
 from stoker.api.errors import ApiError, bad_request, not_found
 from stoker.errors import Problems, StokerError, ValidationFailed
 from stoker.resources import attributes as attributes_mod
@@ -27,6 +27,7 @@ VERSION_PREFIX = "heat_template_version."
 
 # -- validate ---------------------------------------------------------------------------
 @router.post("/validate", summary="Validate a template")
+@in_project_pool
 def validate(ctx: Ctx = Depends(context), body: dict = Depends(json_object)) -> Response:
     query = ctx.request.query_params
     ignored = {c.strip() for c in (query.get("ignore_errors") or "").split(",") if c.strip()}

@@ -82,6 +82,7 @@ class LocalCommand(Resource):
     """
 
     support_status = SupportStatus(version="1.0.0")
+    acts_on_host = True
     run_in_thread = True  # the handlers wait for the command
 
     properties_schema = {

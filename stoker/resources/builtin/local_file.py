@@ -95,6 +95,7 @@ class LocalFile(Resource):
     """
 
     support_status = SupportStatus(version="1.0.0")
+    acts_on_host = True
     run_in_thread = False
 
     properties_schema = {

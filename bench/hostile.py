@@ -1,0 +1,366 @@
+"""Hostile inputs against the CLI and the API: time and peak memory of each, and what it answered.
+
+    python bench/hostile.py                 # every case, CLI then API (ports 18100-18199 by default)
+    python bench/hostile.py --only repeat   # the cases whose name contains "repeat"
+
+Each case must answer in under 5 s with under 500 MB and a clear error (no traceback), or
+succeed within its limit.  Time is judged as CPU time (user + system) of the process doing
+the work, so a busy machine does not fail a case; wall time is printed beside it.  CLI cases
+run ``stoker`` as a child process (peak memory: its maximum resident set, from ``wait4``);
+API cases run against one fresh ``stoker api`` server per case (CPU: the server's, from
+``/proc``; peak memory: the server's VmHWM after the request).  The last case
+measures a light ``GET /stacks`` of one project while another project's heavy requests run.
+Prints one line per case and exits non-zero if any case broke its bounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+API = "import sys; from stoker.cli.api_cmds import api; api(sys.argv[1:], prog_name='stoker api')"
+CLI = "import sys; from stoker.cli import main; main(sys.argv[1:], prog_name='stoker')"
+MAX_SECONDS, MAX_MB = 5.0, 500
+HOT = "heat_template_version: 2018-08-31\n"
+
+
+# -- the inputs ---------------------------------------------------------------------------------
+def value_template(value: object, extra: str = "") -> str:
+    return HOT + extra + "resources:\n  v:\n    type: OS::Heat::Value\n    properties:\n      value: " \
+        + json.dumps(value) + "\noutputs:\n  v: {value: {get_attr: [v, value]}}\n"
+
+
+def repeat_3x200() -> str:
+    items = [str(i) for i in range(200)]
+    return value_template({"repeat": {"template": {"k": "<a><b><c>"},
+                                      "for_each": {"<a>": items, "<b>": items, "<c>": items}}})
+
+
+def alias_expansion() -> str:
+    """Anchors (under a parameter default) expanding to just under the loader's node limit."""
+    return (HOT + "parameters:\n  junk:\n    type: json\n    default:\n"
+            "      a0: &a0 [" + ", ".join(["abcdefghij"] * 60) + "]\n"
+            "      a1: &a1 [" + ", ".join(["*a0"] * 60) + "]\n"
+            "resources:\n  v:\n    type: OS::Heat::Value\n    properties:\n"
+            "      value: [" + ", ".join(["*a1"] * 60) + "]\n")
+
+
+def deep_yaml(levels: int = 5000) -> str:
+    return HOT + "description: x\noutputs:\n  o: {value: " + "[" * levels + "]" * levels + "}\n"
+
+
+def deep_json(levels: int = 5000) -> str:
+    return '{"heat_template_version": "2018-08-31", "outputs": {"o": {"value": ' + "[" * levels \
+        + "]" * levels + "}}}"
+
+
+def function_chain(levels: int = 3000) -> str:
+    """list_join inside list_join, thousands deep (written as text: json.dumps would recurse)."""
+    chain = '{"list_join": [",", [' * levels + '"x"' + "]]}" * levels
+    return '{"heat_template_version": "2018-08-31", "outputs": {"o": {"value": ' + chain + "}}}"
+
+
+def nested_template_strings(levels: int = 150) -> str:
+    """OS::Heat::Stack whose template property holds a template holding another, and so on.
+
+    YAML block scalars, one column deeper per mapping: quoting each level (JSON) would double
+    its escapes per level, so ~150 levels is as deep as fits in max_template_size.
+    """
+    text = HOT
+    for _ in range(levels):
+        inner = "".join("    " + line + "\n" for line in text.splitlines())
+        text = HOT + "resources:\n s:\n  type: OS::Heat::Stack\n  properties:\n   template: |\n" + inner
+    return text
+
+
+def yaql_nesting(levels: int = 5000) -> str:
+    return value_template({"yaql": {"expression": "(" * levels + "1" + ")" * levels}})
+
+
+def fanout_files(root: Path) -> Path:
+    """t.yaml -> l1 -> ... -> l5, ten resources of the next level each: 111,111 resources."""
+    for level in range(5, 0, -1):
+        member = f"l{level + 1}.yaml" if level < 5 else "OS::Heat::None"
+        body = "".join(f"  r{i}:\n    type: {member}\n" for i in range(10))
+        (root / f"l{level}.yaml").write_text(HOT + "resources:\n" + body)
+    (root / "t.yaml").write_text(HOT + "resources:\n  top:\n    type: l1.yaml\n")
+    return root / "t.yaml"
+
+
+def get_file_dev_zero(root: Path) -> Path:
+    path = root / "zero.yaml"
+    path.write_text(value_template({"get_file": "/dev/zero"}))
+    return path
+
+
+def str_replace_blowup() -> str:
+    return value_template({"str_replace": {"template": {"get_param": "t"}, "params": {"a": {"get_param": "v"}}}},
+                          extra="parameters:\n  t: {type: string, default: " + "a" * 100_000 + "}\n"
+                          "  v: {type: string, default: " + "b" * 100_000 + "}\n")
+
+
+def local_command() -> dict:
+    return {"heat_template_version": "2018-08-31", "resources": {"run": {
+        "type": "Stoker::Local::Command", "properties": {"create": "echo ran"}}}}
+
+
+def _cap_memory() -> None:
+    """A case gone wrong must not take the (shared) machine with it: 3 GB of address space at most."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+
+# -- running -------------------------------------------------------------------------------------
+@dataclass
+class Outcome:
+    case: str
+    where: str
+    seconds: float  # wall
+    peak_mb: float
+    answer: str
+    clear: bool
+    cpu: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.cpu < MAX_SECONDS and self.peak_mb < MAX_MB and self.clear
+
+    def line(self) -> str:
+        mark = "ok  " if self.ok else "FAIL"
+        return (f"{mark} {self.where:3} {self.case:34} cpu {self.cpu:5.2f} s  wall {self.seconds:6.2f} s "
+                f"{self.peak_mb:7.1f} MB  {self.answer[:100]}")
+
+
+def run_cli(home: Path, db_url: str, *args: str) -> tuple[float, float, float, int, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STOKER_")}
+    env.update(STOKER_HOME=str(home), STOKER_DB_URL=db_url)
+    started = time.monotonic()
+    process = subprocess.Popen([sys.executable, "-c", CLI, *args], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, preexec_fn=_cap_memory)
+    timer = threading.Timer(60, process.kill)
+    timer.start()
+    output = process.stdout.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    timer.cancel()
+    seconds = time.monotonic() - started
+    cpu = usage.ru_utime + usage.ru_stime
+    return seconds, cpu, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), output
+
+
+def cli_case(name: str, home: Path, db_url: str, expect: str, *args: str) -> Outcome:
+    """``expect``: "ok" (exit 0), "error" (a message and a non-zero exit) or "either"."""
+    seconds, cpu, peak, code, output = run_cli(home, db_url, *args)
+    lines = [line.strip() for line in output.strip().splitlines()]
+    said = [line for line in lines if "ERROR" in line or "stack_status " in line] or lines[-1:]
+    answer = f"exit {code}: " + " | ".join(said[:2])
+    fits = {"ok": code == 0, "error": code != 0 and bool(lines), "either": True}[expect]
+    return Outcome(name, "cli", seconds, peak, answer, "Traceback" not in output and fits, cpu)
+
+
+class Server:
+    def __init__(self, home: Path, port: int, *extra: str):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("STOKER_")}
+        env["STOKER_HOME"] = str(home)
+        self.url = f"http://127.0.0.1:{port}"
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", API, "--port", str(port), "--db-url", f"sqlite:///{home / 'api.db'}",
+             "--auth", "noauth", "--log-level", "warning", *extra],
+            env=env, stdout=subprocess.DEVNULL, stderr=open(home / "server.log", "w"), preexec_fn=_cap_memory)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(self.url + "/", timeout=1).status_code == 300:
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        raise RuntimeError("stoker api did not start: " + (home / "server.log").read_text())
+
+    def cpu(self) -> float:
+        """CPU seconds the server has used so far (user + system)."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def peak_mb(self) -> float:
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+        return 0.0
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(10)
+
+
+def api_case(name: str, server: Server, method: str, path: str, body: dict | None,
+             expect: tuple) -> Outcome:
+    started, cpu = time.monotonic(), server.cpu()
+    try:
+        response = httpx.request(method, server.url + path, json=body, timeout=60)
+        status, text = response.status_code, response.text
+    except httpx.HTTPError as exc:
+        status, text = 0, f"{type(exc).__name__}: {exc}"
+    seconds, cpu = time.monotonic() - started, server.cpu() - cpu
+    try:
+        message = json.loads(text)["error"]["message"]
+    except (ValueError, KeyError, TypeError):
+        message = text
+    return Outcome(name, "api", seconds, server.peak_mb(), f"{status} {message}".replace("\n", " | "),
+                   status in expect and "Traceback" not in text, cpu)
+
+
+def show_case(server: Server, body: dict) -> Outcome:
+    """Create (if accepted), wait for the action to end, then time one ``stack show``."""
+    with httpx.Client(base_url=server.url, timeout=60, follow_redirects=True) as client:
+        created = client.post("/v1/a/stacks", json=body)
+        if created.status_code != 201:
+            return Outcome("alias-expanded value (show)", "api", 0.0, server.peak_mb(),
+                           f"{created.status_code} create refused", created.status_code in (400, 413))
+        status = "CREATE_IN_PROGRESS"
+        deadline = time.monotonic() + 60
+        while status.endswith("IN_PROGRESS") and time.monotonic() < deadline:
+            status = client.get(f"/v1/a/stacks/{body['stack_name']}").json()["stack"]["stack_status"]
+            time.sleep(0.1)
+        started, cpu = time.monotonic(), server.cpu()
+        shown = client.get(f"/v1/a/stacks/{body['stack_name']}")
+        seconds, cpu = time.monotonic() - started, server.cpu() - cpu
+    return Outcome("alias-expanded value (show)", "api", seconds, server.peak_mb(),
+                   f"{shown.status_code} {status}, {len(shown.content)} bytes shown", shown.status_code == 200, cpu)
+
+
+def starvation_case(server: Server, heavy: dict) -> Outcome:
+    """Project "light" lists its stacks while project "heavy" creates and validates big
+    templates from 8 clients without pause."""
+    stop = threading.Event()
+    count = [0]
+
+    def pound(client_number: int) -> None:
+        with httpx.Client(base_url=server.url, timeout=120) as client:
+            while not stop.is_set():
+                count[0] += 1
+                if client_number % 2:
+                    client.post("/v1/heavy/validate", json={"template": heavy})
+                else:
+                    client.post("/v1/heavy/stacks", json={"stack_name": f"h{count[0]}", "template": heavy})
+
+    threads = [threading.Thread(target=pound, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    time.sleep(2.0)  # the heavy requests are under way
+    times = []
+    with httpx.Client(base_url=server.url, timeout=120, follow_redirects=True) as client:
+        for _ in range(10):
+            started = time.monotonic()
+            status = client.get("/v1/light/stacks").status_code
+            times.append(time.monotonic() - started)
+    stop.set()
+    for thread in threads:
+        thread.join()
+    times.sort()
+    # judged on wall time: the light request's latency is what this case is about
+    return Outcome("light GET while heavy validates", "api", times[-1], server.peak_mb(),
+                   f"{status}; GET /stacks median {times[5]:.2f} s, slowest {times[-1]:.2f} s "
+                   f"(of 10, during {count[0]} heavy requests)", status == 200, times[-1])
+
+
+def big_template() -> dict:
+    """A template near the API's limits: 900 resources with functions, validated again and again."""
+    resources = {f"r{i}": {"type": "OS::Heat::Value", "properties": {"value": {"list_join": [
+        "-", [{"get_param": "p"}, str(i), {"str_replace": {"template": "x_y", "params": {"_": str(i)}}}]]}}}
+        for i in range(900)}
+    return {"heat_template_version": "2018-08-31", "parameters": {"p": {"type": "string", "default": "a"}},
+            "resources": resources}
+
+
+def cases(tmp: Path, port: int) -> list[tuple[str, Callable[[], Outcome]]]:
+    """(name, run) of every case: the CLI ones, then the API ones."""
+    home = tmp / "home"
+    home.mkdir()
+    db = f"sqlite:///{tmp / 'cli.db'}"
+    texts = {"repeat 3x200": repeat_3x200(), "alias-expanded value": alias_expansion(),
+             "yaml 5000 deep": deep_yaml(), "json 5000 deep": deep_json(),
+             "function chain 3000": function_chain(), "template strings 150 deep": nested_template_strings(),
+             "yaql 5000 deep": yaql_nesting(), "str_replace 100k x 100k": str_replace_blowup()}
+    made: list[tuple[str, Callable[[], Outcome]]] = []
+
+    def cli(name: str, expect: str, *args: str) -> None:
+        made.append((name, lambda: cli_case(name, home, db, expect, *args)))
+
+    # succeeding within the limits is a fine answer for these two
+    either = {"alias-expanded value", "template strings 150 deep"}
+    for name, text in texts.items():
+        path = _write(tmp / (name.replace(" ", "_") + ".yaml"), text)
+        expect = "either" if name in either else "error"
+        cli(name, expect, "template", "validate", "-t", str(path))
+        cli(name + " (create)", expect, "stack", "create", name.split()[0], "-t", str(path), "--wait")
+    cli("alias-expanded value (show)", "ok", "stack", "show", "alias-expanded")
+    cli("fan-out to 111,111", "error", "template", "validate", "-t", str(fanout_files(tmp)))
+    cli("get_file /dev/zero", "error", "template", "validate", "-t", str(get_file_dev_zero(tmp)))
+    cli("local command (CLI keeps it)", "ok", "stack", "create", "cmd", "-t",
+        str(_write(tmp / "cmd.json", json.dumps(local_command()))), "--wait")
+
+    def on_server(name: str, measure: Callable[[Server], Outcome]) -> None:
+        def run() -> Outcome:
+            server_home = Path(tempfile.mkdtemp(prefix="api-", dir=tmp))
+            server = Server(server_home, port)
+            try:
+                return measure(server)
+            finally:
+                server.stop()
+        made.append((name, run))
+
+    def api(name: str, method: str, path: str, body: dict, expect: tuple = (400, 413)) -> None:
+        on_server(name, lambda server: api_case(name, server, method, path, body, expect))
+
+    api("local command", "POST", "/v1/a/stacks", {"stack_name": "c", "template": local_command()}, (403,))
+    fan_files = {f"l{i}.yaml": (tmp / f"l{i}.yaml").read_text() for i in range(1, 6)}
+    api("fan-out to 111,111", "POST", "/v1/a/stacks",
+        {"stack_name": "f", "template": HOT + "resources:\n  top:\n    type: l1.yaml\n", "files": fan_files})
+    for name, text in texts.items():
+        api(name, "POST", "/v1/a/stacks", {"stack_name": "s", "template": text},
+            (201, 400, 413) if name in either else (400, 413))
+    on_server("alias-expanded value (show)",
+              lambda server: show_case(server, {"stack_name": "s", "template": texts["alias-expanded value"]}))
+    api("get_file outside the files map", "POST", "/v1/a/validate",
+        {"template": value_template({"get_file": "/dev/zero"})})
+    on_server("light GET while heavy validates", lambda server: starvation_case(server, big_template()))
+    return made
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="", help="run the cases whose name contains this")
+    parser.add_argument("--port", type=int, default=18100, help="port of the API servers")
+    args = parser.parse_args()
+    failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, case in cases(Path(tmp), args.port):
+            if args.only not in name:
+                continue
+            outcome = case()
+            print(outcome.line(), flush=True)
+            failed += not outcome.ok
+    print(f"{failed} case(s) out of bounds (< {MAX_SECONDS:g} s, < {MAX_MB} MB, a clear answer)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""The bounds on the work one request may cause, each under the name its refusal shows.
+
+A limit is read from ``STOKER_<NAME>`` (e.g. ``STOKER_MAX_NESTING``), else from
+``[limits] <name>`` in ``$STOKER_HOME/stoker.conf``, else its default here; the
+API's resource limit from ``[api] max_resources_per_stack`` (Heat's default).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from stoker.errors import StokerError
+from stoker.home import config, stoker_home
+
+DEFAULTS = {
+    #: levels of nesting in a document, a chain of function calls or a yaql expression
+    "max_nesting": 100,
+    #: Heat's max_template_size: bytes of a template, an environment, a get_file target
+    "max_template_size": 512 * 1024,
+    #: items (list entries, map keys, string characters) in one function result or stored value
+    "max_value_size": 1_000_000,
+    #: resources in one tree of stacks, in local (CLI) mode
+    "max_resources": 100_000,
+}
+#: Heat's max_resources_per_stack, for the shared API server
+API_MAX_RESOURCES = 1000
+
+
+class LimitSettingError(StokerError):
+    code = "invalid-limit"
+
+
+def limit(name: str) -> int:
+    """The current value of one limit."""
+    raw = os.environ.get("STOKER_" + name.upper())
+    if raw is None:
+        raw = _configured().get(("limits", name))
+    return DEFAULTS[name] if raw in (None, "") else _positive(name, raw)
+
+
+def api_max_resources() -> int:
+    raw = _configured().get(("api", "max_resources_per_stack"))
+    return API_MAX_RESOURCES if raw in (None, "") else _positive("max_resources_per_stack", raw)
+
+
+def _positive(name: str, raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise LimitSettingError(f"{name} must be a positive whole number, not {raw!r}")
+    return value
+
+
+#: the settings last read, from which file version, and when (the file is looked at once a second at most)
+_cache: dict = {"key": None, "checked": 0.0, "settings": {}}
+
+
+def _configured() -> dict:
+    """(section, key) -> text from stoker.conf, read again when the file (or $STOKER_HOME) changes."""
+    home = os.environ.get("STOKER_HOME", "")
+    now = time.monotonic()
+    if _cache["key"] is not None and _cache["key"][0] == home and now - _cache["checked"] < 1.0:
+        return _cache["settings"]
+    try:
+        mtime = (stoker_home() / "stoker.conf").stat().st_mtime
+    except OSError:
+        mtime = 0.0
+    if _cache["key"] != (home, mtime):
+        parser = config()
+        _cache["settings"] = {(section, key): value for section in ("limits", "api")
+                              if parser.has_section(section) for key, value in parser.items(section, raw=True)}
+        _cache["key"] = (home, mtime)
+    _cache["checked"] = now
+    return _cache["settings"]
