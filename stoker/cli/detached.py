@@ -65,7 +65,7 @@ def main() -> None:
         os._exit(0)
     from stoker.api.runner import Runner
 
-    runner = Runner(max_workers=1)
+    runner = Runner(action_threads=1)
     try:
         started = runner.start(_engine(request), _action(request), timeout=None)
         report: dict[str, Any] = {"started": started.stack_id}
