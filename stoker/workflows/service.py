@@ -13,12 +13,13 @@ from __future__ import annotations
 import asyncio
 import copy
 import os
+import time
 from pathlib import Path
 from typing import Any
 
 from stoker import secretbox
 from stoker.engine.graph import WalkFailed
-from stoker.errors import NotFound
+from stoker.errors import Conflict, NotFound
 from stoker.store.execution_records import ACTIVE, ExecutionRecords, ModificationRecords, heartbeat_expired
 from stoker.store.locks import owner_is_dead
 from stoker.store.models import utcnow
@@ -33,6 +34,8 @@ from stoker.workflows.writer import BatchWriter
 
 #: how often a running execution refreshes its heartbeat and looks for a cancel request
 WATCH_INTERVAL = 0.5
+#: how often a queued start looks whether the deployment is free
+QUEUE_POLL = 0.5
 #: a heartbeat older than this marks an execution of another host as interrupted
 HEARTBEAT_TIMEOUT = float(os.environ.get("STOKER_EXECUTION_TIMEOUT", 60))
 
@@ -72,8 +75,12 @@ class Executions:
 
     # -- starting, cancelling, resuming ---------------------------------------------------------
     def start(self, workflow_id: str, deployment_id: str, parameters: dict | None = None, force: bool = False,
-              allow_custom_parameters: bool = False) -> dict:
-        """Run ``workflow_id`` on the deployment to its end, in this process; the execution as it ended."""
+              allow_custom_parameters: bool = False, queue: bool = False) -> dict:
+        """Run ``workflow_id`` on the deployment to its end, in this process; the execution as it ended.
+
+        While another execution of the deployment runs: ``force`` runs this one beside it, ``queue``
+        waits for it to end, otherwise ``Conflict``.
+        """
         deployment_row = self._deployment(deployment_id)
         plan = secretbox.unseal(deployment_row["plan"])
         declaration = (plan.get("workflows") or {}).get(workflow_id)
@@ -82,10 +89,17 @@ class Executions:
                            f"{', '.join(sorted(plan.get('workflows') or {}))})")
         params = workflow_parameters(workflow_id, declaration, parameters or {}, allow_custom_parameters)
         build = graph_builder(workflow_id, declaration, params)
-        model, memo = self._model(deployment_row), {}
-        graph = build(model, params, memo)  # refused here, before any execution is stored
-        row = self.records.start_execution(self.project_id, deployment_row["pk"], workflow_id, params, self.owner,
-                                           self._gone, concurrent=force)
+        while True:
+            model, memo = self._model(deployment_row), {}
+            graph = build(model, params, memo)  # refused here, before any execution is stored
+            try:
+                row = self.records.start_execution(self.project_id, deployment_row["pk"], workflow_id, params,
+                                                   self.owner, self._gone, concurrent=force)
+                break
+            except Conflict:
+                if not queue:
+                    raise
+                time.sleep(QUEUE_POLL)  # then plan again: the other execution changed the instances
         resume_data = {"states": {i.id: i.state for i in model.instances.values()}, "memo": memo}
         self.records.update_execution(row["pk"], resume_data=resume_data)
         self._modify(deployment_row, memo, "before")
