@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from stoker import secretbox
+from stoker.blueprint.state import tenant_of
 from stoker.engine.graph import WalkFailed
 from stoker.errors import Conflict, NotFound
 from stoker.store.execution_records import ACTIVE, ExecutionRecords, ModificationRecords, heartbeat_expired
@@ -142,8 +143,7 @@ class Executions:
                      for row in self.records.node_instances(deployment_row["pk"])}
         plan = secretbox.unseal(deployment_row["plan"])
         return Deployment(deployment_row["id"], deployment_row["blueprint_id"],
-                          Path(blueprint.get("source_dir") or "."), nodes, instances, plan.get("workflows") or {},
-                          plan.get("scaling_groups") or {})
+                          Path(blueprint.get("source_dir") or "."), nodes, instances, plan.get("scaling_groups") or {})
 
     def _modify(self, deployment_row: dict, memo: dict, when: str) -> None:
         """Apply what a scale decided: instances added and rewired before it runs, removed after it ran."""
@@ -165,7 +165,7 @@ class Executions:
         declaration = (secretbox.unseal(deployment_row["plan"]).get("workflows") or {}).get(row["workflow_id"])
         asyncio.run(self._execute(row, deployment_row, model, graph, Runner(
             model, None, LiveEvaluator(state), row["id"], row["workflow_id"], policy, done, mask,
-            operation_kwargs(declaration, params)), resumed))
+            operation_kwargs(declaration, params), tenant_of(self.project_id)), resumed))
         finished = self.get(row["id"])
         if finished["status"] == "terminated":
             self._modify(deployment_row, memo, "after")
@@ -222,7 +222,7 @@ def view(row: dict) -> dict:
             "status": row["status"], "status_display": row["status"], "parameters": row["parameters"],
             "error": row["error"] or "", "created_at": _iso(row["created_at"]),
             "started_at": _iso(row["started_at"]), "ended_at": _iso(row["ended_at"]),
-            "tenant_name": "default_tenant" if row["project_id"] == "default" else row["project_id"]}
+            "tenant_name": tenant_of(row["project_id"])}
 
 
 def event_view(event: dict, execution: dict) -> dict:
