@@ -199,6 +199,8 @@ class Executions:
         writer.event(runner.row("cloudify_event", message, event_type=event_type))
         try:
             await writer.flush()
+        except Exception as exc:  # the last states and events are lost; the execution still ends, failed
+            status, error = "failed", runner.mask(f"could not store the execution's last changes: {exc}")
         finally:
             writer.close()
         self.records.update_execution(row["pk"], by_owner=self.owner, status=status, error=error, ended_at=utcnow(),
