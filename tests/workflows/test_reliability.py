@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -209,7 +210,10 @@ def test_sigkill_leaves_an_interrupted_execution_that_resume_continues(engine, c
     assert execution["status"] == "failed" and execution["error"].startswith("Execution interrupted")
     assert states(engine, chain) == {"a": "started", "b": "starting", "c": "uninitialized"}
     (gate / "b.start").unlink()
-    resumed = engine.executions.resume(execution["id"])
+    done = subprocess.run([sys.executable, "-c", "from stoker.cli import main; main()", "execution", "resume",
+                           execution["id"], "-f", "json"], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    resumed = json.loads(done.stdout)
     assert resumed["status"] == "terminated" and resumed["id"] == execution["id"]
     assert _trace(gate) == ["a.create", "a.start", "b.create", "b.start", "c.create", "c.start"]
     assert states(engine, chain) == {"a": "started", "b": "started", "c": "started"}
