@@ -33,10 +33,11 @@ def executions(ctx: click.Context):
     return engine.executions
 
 
-def run_workflow(ctx: click.Context, workflow: str, deployment_id: str, parameters: dict, wait: bool, force: bool,
-                 allow_custom: bool, fmt: str) -> None:
+def run_workflow(ctx: click.Context, workflow: str, deployment_id: str, parameters: dict, wait: bool, fmt: str,
+                 force: bool = False, allow_custom: bool = False, queue: bool = False) -> None:
     _to_the_end(ctx, lambda service: deployment_id,
-                lambda service: service.start(workflow, deployment_id, parameters, force, allow_custom), wait, fmt)
+                lambda service: service.start(workflow, deployment_id, parameters, force, allow_custom, queue),
+                wait, fmt)
 
 
 def _to_the_end(ctx: click.Context, deployment_of, run, wait: bool, fmt: str) -> None:
@@ -116,13 +117,14 @@ def execution() -> None:
               help="Workflow parameters: a YAML/JSON file or key=value; repeat for several.")
 @click.option("--wait", is_flag=True, help="Print events and logs as they happen.")
 @click.option("--force", is_flag=True, help="Run even while another execution of the deployment runs.")
+@click.option("--queue", is_flag=True, help="Wait for the deployment's running execution to end first.")
 @click.option("--allow-custom-parameters", is_flag=True, help="Pass parameters the workflow does not declare.")
 @format_option()
 @click.pass_context
-def start(ctx, workflow, deployment_id, parameters, wait, force, allow_custom_parameters, fmt):
+def start(ctx, workflow, deployment_id, parameters, wait, force, queue, allow_custom_parameters, fmt):
     """Run WORKFLOW on a deployment, to its end."""
-    run_workflow(ctx, workflow, deployment_id, run_guarded(lambda: parse_inputs(parameters)), wait, force,
-                 allow_custom_parameters, fmt)
+    run_workflow(ctx, workflow, deployment_id, run_guarded(lambda: parse_inputs(parameters)), wait, fmt,
+                 force, allow_custom_parameters, queue)
 
 
 @execution.command("list")
@@ -195,8 +197,7 @@ def _shortcut(workflow: str):
     @format_option()
     @click.pass_context
     def command(ctx, deployment_id, parameters, wait, fmt):
-        run_workflow(ctx, workflow, deployment_id, run_guarded(lambda: parse_inputs(parameters)), wait, False,
-                     False, fmt)
+        run_workflow(ctx, workflow, deployment_id, run_guarded(lambda: parse_inputs(parameters)), wait, fmt)
 
     return command
 

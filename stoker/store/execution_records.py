@@ -25,7 +25,6 @@ DEPLOYMENTS: Table = Deployment.__table__  # type: ignore[assignment]
 NODES: Table = Node.__table__  # type: ignore[assignment]
 
 ACTIVE = ("pending", "started", "cancelling", "force_cancelling")
-ENDED = ("terminated", "failed", "cancelled")
 
 
 class ExecutionRecords(BlueprintRecords):

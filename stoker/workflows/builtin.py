@@ -11,7 +11,8 @@ from typing import Callable
 
 from stoker.engine.graph import Graph
 from stoker.workflows.errors import WorkflowError
-from stoker.workflows.lifecycle import Chains, Step, install_graph, operation_graph, then, uninstall_graph
+from stoker.workflows.lifecycle import (Chains, Step, install_graph, intact_links, link_steps, operation_graph, then,
+                                       uninstall_graph)
 from stoker.workflows.model import LIFECYCLE, Deployment
 from stoker.workflows.scaling import scale
 
@@ -88,19 +89,23 @@ def _restart(deployment: Deployment, params: dict, memo: dict) -> Graph:
 
 
 def _heal(deployment: Deployment, params: dict, memo: dict) -> Graph:
-    """Reinstall the instance and everything contained in it: uninstall them, then install them."""
+    """Reinstall the instance and everything contained in it: uninstall them, then install them
+    (instances outside connected to them unlink first and establish again at the end)."""
     target = params.get("node_instance_id")
     if target not in deployment.instances:
         raise WorkflowError(f"heal needs node_instance_id, an instance of deployment {deployment.id}; "
                             f"{target!r} is not one")
     ids = deployment.contained(target)
+    links = intact_links(deployment, ids)  # instances outside connected to those: unlink, then establish
     down = uninstall_graph(deployment, ids, phase="heal-uninstall")
+    link_steps(deployment, down, links, "unlink", "heal-unlink")
     # the install half starts from scratch: the instances are deleted by then
     states = {i: deployment.instances[i].state for i in ids}
     for i in ids:
         deployment.instances[i].state = "deleted"
     try:
         up = install_graph(deployment, ids, phase="heal-install")
+        link_steps(deployment, up, links, "establish", "heal-establish")
     finally:
         for i, state in states.items():
             deployment.instances[i].state = state

@@ -189,6 +189,10 @@ class _Side:
         self.instance, self.node = _Instance(side, "instance"), _Node(side, "node")
 
 
+class _Named(_Entity):
+    _VALUES = ("id",)
+
+
 class _Logger:
     def _log(self, level: str, message: str, *args) -> None:
         request(["logger", level, message % args if args else str(message)])
@@ -217,8 +221,7 @@ class _Ctx:
     instance, node = _Instance("instance"), _Node("node")
     source, target = _Side("source"), _Side("target")
     logger, operation = _Logger(), _Operation("operation")
-    deployment, blueprint = _Entity("deployment"), _Entity("blueprint")
-    deployment._VALUES = blueprint._VALUES = ("id",)
+    deployment, blueprint = _Named("deployment"), _Named("blueprint")
 
     @property
     def execution_id(self) -> str:

@@ -26,6 +26,8 @@ from stoker.workflows.ctx_verbs import CtxRequestError, StopOperation, handle
 
 #: the longest request a script may send (a runtime property of a few megabytes is fine)
 MAX_REQUEST = 16 * 1024 * 1024
+#: first on a script's PYTHONPATH: ``from cloudify import ctx`` works there
+SHIM = str(Path(__file__).with_name("shim"))
 #: AF_UNIX paths are limited to 107 bytes; beyond that the folder goes under /tmp
 _MAX_SOCKET_PATH = 100
 
@@ -72,11 +74,13 @@ class CtxServer:
         self._contexts.pop(token, None)
 
     def environment(self, token: str, base: dict) -> dict:
-        """``base`` with what a script needs to reach its context: the socket, its token, ``ctx`` first on PATH."""
+        """``base`` with what a script needs to reach its context: the socket, its token, ``ctx`` first
+        on PATH, Cloudify's ``cloudify`` module first on PYTHONPATH."""
         env = dict(base)
         env[ctx_client.SOCKET_VARIABLE] = f"unix://{self.socket_path}"
         env[ctx_client.TOKEN_VARIABLE] = token
         env["PATH"] = os.pathsep.join([str(self.bin_dir)] + ([env["PATH"]] if env.get("PATH") else []))
+        env["PYTHONPATH"] = os.pathsep.join([SHIM] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         return env
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

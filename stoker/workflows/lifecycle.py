@@ -176,6 +176,32 @@ def _order(deployment: Deployment, ids: list[str], chains: Chains, reverse: bool
                     chains.after(instance_id, target)
 
 
+def intact_links(deployment: Deployment, ids: Iterable[str]) -> list[list]:
+    """``[source, index]`` of every relationship from an instance outside ``ids`` to one inside."""
+    inside = set(ids)
+    return [[instance.id, index] for instance in deployment.instances.values() if instance.id not in inside
+            for index, rel in enumerate(instance.relationships) if rel.get("target_id") in inside]
+
+
+def link_steps(deployment: Deployment, chains: Chains, links: list, name: str, phase: str) -> None:
+    """Relationship operation ``name`` (establish or unlink) of ``links`` into ``chains``' graph:
+    establish after its target is installed, unlink before its target is uninstalled."""
+    full = f"{RELATIONSHIP_LIFECYCLE}.{name}"
+    for source, index in links:
+        instance = deployment.instances[source]
+        target = instance.relationships[index]["target_id"]
+        for side in ("source", "target"):
+            if not has_implementation(deployment.relationship_operation(instance, index, side, full)):
+                continue
+            step = Step(phase, source, name, full, relationship=index, side=side)
+            if name == "establish":
+                chains.graph.add(step, chains.last.get(target, []))
+            else:
+                chains.graph.add(step)
+                for first in chains.first.get(target, []):
+                    chains.graph.add(first, [step])
+
+
 def then(first: Chains, second: Chains) -> Graph:
     """One graph: every step of ``second`` after every step of ``first`` (restart, heal)."""
     graph = Graph({step: set(requires) for step, requires in first.graph.requires.items()})

@@ -36,8 +36,6 @@ class Deployment:
     resource_root: Path
     nodes: dict[str, dict]  # node id -> its plan (type, type_hierarchy, properties, operations, relationships)
     instances: dict[str, Instance]
-    #: workflow name -> its plan entry (custom workflows: ``operation`` is a script path, ``parameters``)
-    workflows: dict[str, Any] = field(default_factory=dict)
     #: scaling group name -> {members, properties}
     scaling_groups: dict[str, Any] = field(default_factory=dict)
 

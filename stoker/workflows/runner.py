@@ -44,7 +44,8 @@ class StepFailed(Exception):
 class Runner:
     def __init__(self, deployment: Deployment, writer: BatchWriter, evaluator: Evaluator, execution_id: str,
                  workflow_id: str, policy: RetryPolicy = RetryPolicy(), done: frozenset = frozenset(),
-                 mask: Callable[[str], str] = lambda text: text, operation_kwargs: dict[str, dict] | None = None):
+                 mask: Callable[[str], str] = lambda text: text, operation_kwargs: dict[str, dict] | None = None,
+                 tenant_name: str = "default_tenant"):
         self.deployment = deployment
         self.writer = writer
         self.evaluator = evaluator
@@ -55,6 +56,7 @@ class Runner:
         self.mask = mask
         #: per phase (``Step.phase``), what the workflow passes to operations over their inputs
         self.operation_kwargs = dict(operation_kwargs or {})
+        self.tenant_name = tenant_name
         self.stop_requested = False
         self.finished = 0
         self.server: CtxServer | None = None
@@ -150,7 +152,7 @@ class Runner:
                 deployment_id=self.deployment.id, blueprint_id=self.deployment.blueprint_id,
                 operation=OperationInfo(self.workflow_id, dict(parameters), retry_number, 0),
                 resource_root=self.deployment.resource_root, log=log, persist=self._persist,
-                execution_id=self.execution_id, workflow_id=self.workflow_id)
+                execution_id=self.execution_id, workflow_id=self.workflow_id, tenant_name=self.tenant_name)
 
         try:
             await run_operation(self.server, spec, context, RetryPolicy(0, 0))
@@ -175,7 +177,7 @@ class Runner:
             operation=OperationInfo(step.operation, inputs, retry_number,
                                     self.policy.task_retries if spec.max_retries is None else spec.max_retries),
             resource_root=self.deployment.resource_root, log=log, persist=self._persist,
-            execution_id=self.execution_id, workflow_id=self.workflow_id)
+            execution_id=self.execution_id, workflow_id=self.workflow_id, tenant_name=self.tenant_name)
         if target is None:
             ctx.node, ctx.instance = self._node_view(instance), self._instance_view(instance)
         else:

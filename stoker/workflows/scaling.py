@@ -19,8 +19,8 @@ import string
 
 from stoker.engine.graph import Graph
 from stoker.workflows.errors import WorkflowError
-from stoker.workflows.lifecycle import Step, install_graph, uninstall_graph
-from stoker.workflows.model import CONTAINED_IN, RELATIONSHIP_LIFECYCLE, Deployment, Instance, has_implementation
+from stoker.workflows.lifecycle import install_graph, link_steps, uninstall_graph
+from stoker.workflows.model import CONTAINED_IN, Deployment, Instance
 
 COMPUTE = "cloudify.nodes.Compute"
 _ALPHABET = string.ascii_lowercase + string.digits
@@ -39,26 +39,11 @@ def scale(deployment: Deployment, params: dict, memo: dict) -> Graph:
         deployment.instances[instance_id].relationships = list(relationships)
     if decided["added"]:
         chains = install_graph(deployment, [row["id"] for row in decided["added"]], phase="scale")
-        for source, index in decided["links"]:
-            target = deployment.instances[source].relationships[index]["target_id"]
-            for step in _relationship_steps(deployment, source, index, "establish"):
-                chains.graph.add(step, chains.last.get(target, []))
-        return chains.graph
-    chains = uninstall_graph(deployment, decided["removed"], phase="scale")
-    for source, index in decided["links"]:
-        target = deployment.instances[source].relationships[index]["target_id"]
-        for step in _relationship_steps(deployment, source, index, "unlink"):
-            chains.graph.add(step)
-            for first in chains.first.get(target, []):
-                chains.graph.add(first, [step])
+        link_steps(deployment, chains, decided["links"], "establish", "scale")
+    else:
+        chains = uninstall_graph(deployment, decided["removed"], phase="scale")
+        link_steps(deployment, chains, decided["links"], "unlink", "scale")
     return chains.graph
-
-
-def _relationship_steps(deployment: Deployment, source: str, index: int, name: str) -> list[Step]:
-    full = f"{RELATIONSHIP_LIFECYCLE}.{name}"
-    instance = deployment.instances[source]
-    return [Step("scale", source, name, full, relationship=index, side=side) for side in ("source", "target")
-            if has_implementation(deployment.relationship_operation(instance, index, side, full))]
 
 
 def _decide(deployment: Deployment, params: dict) -> dict:

@@ -13,12 +13,14 @@ from __future__ import annotations
 import asyncio
 import copy
 import os
+import time
 from pathlib import Path
 from typing import Any
 
 from stoker import secretbox
+from stoker.blueprint.state import tenant_of
 from stoker.engine.graph import WalkFailed
-from stoker.errors import NotFound
+from stoker.errors import Conflict, NotFound
 from stoker.store.execution_records import ACTIVE, ExecutionRecords, ModificationRecords, heartbeat_expired
 from stoker.store.locks import owner_is_dead
 from stoker.store.models import utcnow
@@ -33,6 +35,8 @@ from stoker.workflows.writer import BatchWriter
 
 #: how often a running execution refreshes its heartbeat and looks for a cancel request
 WATCH_INTERVAL = 0.5
+#: how often a queued start looks whether the deployment is free
+QUEUE_POLL = 0.5
 #: a heartbeat older than this marks an execution of another host as interrupted
 HEARTBEAT_TIMEOUT = float(os.environ.get("STOKER_EXECUTION_TIMEOUT", 60))
 
@@ -72,8 +76,12 @@ class Executions:
 
     # -- starting, cancelling, resuming ---------------------------------------------------------
     def start(self, workflow_id: str, deployment_id: str, parameters: dict | None = None, force: bool = False,
-              allow_custom_parameters: bool = False) -> dict:
-        """Run ``workflow_id`` on the deployment to its end, in this process; the execution as it ended."""
+              allow_custom_parameters: bool = False, queue: bool = False) -> dict:
+        """Run ``workflow_id`` on the deployment to its end, in this process; the execution as it ended.
+
+        While another execution of the deployment runs: ``force`` runs this one beside it, ``queue``
+        waits for it to end, otherwise ``Conflict``.
+        """
         deployment_row = self._deployment(deployment_id)
         plan = secretbox.unseal(deployment_row["plan"])
         declaration = (plan.get("workflows") or {}).get(workflow_id)
@@ -82,10 +90,17 @@ class Executions:
                            f"{', '.join(sorted(plan.get('workflows') or {}))})")
         params = workflow_parameters(workflow_id, declaration, parameters or {}, allow_custom_parameters)
         build = graph_builder(workflow_id, declaration, params)
-        model, memo = self._model(deployment_row), {}
-        graph = build(model, params, memo)  # refused here, before any execution is stored
-        row = self.records.start_execution(self.project_id, deployment_row["pk"], workflow_id, params, self.owner,
-                                           self._gone, concurrent=force)
+        while True:
+            model, memo = self._model(deployment_row), {}
+            graph = build(model, params, memo)  # refused here, before any execution is stored
+            try:
+                row = self.records.start_execution(self.project_id, deployment_row["pk"], workflow_id, params,
+                                                   self.owner, self._gone, concurrent=force)
+                break
+            except Conflict:
+                if not queue:
+                    raise
+                time.sleep(QUEUE_POLL)  # then plan again: the other execution changed the instances
         resume_data = {"states": {i.id: i.state for i in model.instances.values()}, "memo": memo}
         self.records.update_execution(row["pk"], resume_data=resume_data)
         self._modify(deployment_row, memo, "before")
@@ -128,8 +143,7 @@ class Executions:
                      for row in self.records.node_instances(deployment_row["pk"])}
         plan = secretbox.unseal(deployment_row["plan"])
         return Deployment(deployment_row["id"], deployment_row["blueprint_id"],
-                          Path(blueprint.get("source_dir") or "."), nodes, instances, plan.get("workflows") or {},
-                          plan.get("scaling_groups") or {})
+                          Path(blueprint.get("source_dir") or "."), nodes, instances, plan.get("scaling_groups") or {})
 
     def _modify(self, deployment_row: dict, memo: dict, when: str) -> None:
         """Apply what a scale decided: instances added and rewired before it runs, removed after it ran."""
@@ -151,7 +165,7 @@ class Executions:
         declaration = (secretbox.unseal(deployment_row["plan"]).get("workflows") or {}).get(row["workflow_id"])
         asyncio.run(self._execute(row, deployment_row, model, graph, Runner(
             model, None, LiveEvaluator(state), row["id"], row["workflow_id"], policy, done, mask,
-            operation_kwargs(declaration, params)), resumed))
+            operation_kwargs(declaration, params), tenant_of(self.project_id)), resumed))
         finished = self.get(row["id"])
         if finished["status"] == "terminated":
             self._modify(deployment_row, memo, "after")
@@ -185,6 +199,8 @@ class Executions:
         writer.event(runner.row("cloudify_event", message, event_type=event_type))
         try:
             await writer.flush()
+        except Exception as exc:  # the last states and events are lost; the execution still ends, failed
+            status, error = "failed", runner.mask(f"could not store the execution's last changes: {exc}")
         finally:
             writer.close()
         self.records.update_execution(row["pk"], by_owner=self.owner, status=status, error=error, ended_at=utcnow(),
@@ -208,7 +224,7 @@ def view(row: dict) -> dict:
             "status": row["status"], "status_display": row["status"], "parameters": row["parameters"],
             "error": row["error"] or "", "created_at": _iso(row["created_at"]),
             "started_at": _iso(row["started_at"]), "ended_at": _iso(row["ended_at"]),
-            "tenant_name": "default_tenant" if row["project_id"] == "default" else row["project_id"]}
+            "tenant_name": tenant_of(row["project_id"])}
 
 
 def event_view(event: dict, execution: dict) -> dict:

@@ -229,3 +229,30 @@ def test_bad_json_argument_is_reported_without_traceback(tmp_path):
     assert _lines(recorder) == ["refused"]
     error = (tmp_path / "err").read_text()
     assert "is not JSON" in error and "Traceback" not in error
+
+
+def test_cloudify_python_scripts_run_unchanged(tmp_path):
+    recorder = Recorder()
+    ctx = node_context(tmp_path, recorder)
+    script = Script(write_script(tmp_path, "cfy.py", """
+from cloudify import ctx
+from cloudify.exceptions import NonRecoverableError
+ctx.instance.runtime_properties["seen"] = ctx.node.properties["port"]
+ctx.logger.info("from a Cloudify script")
+raise NonRecoverableError("cannot go on")
+"""))
+    with pytest.raises(AbortRequested, match="cannot go on"):
+        run(ctx, script)
+    assert ctx.instance.runtime_properties == {"seen": 8080}
+    assert ("info", "from a Cloudify script") in recorder.logs
+
+
+def test_cloudify_retry_with_retry_after(tmp_path):
+    recorder = Recorder()
+    script = Script(write_script(tmp_path, "cfy.py", """
+from cloudify.exceptions import OperationRetry
+raise OperationRetry("later", retry_after=7)
+"""))
+    with pytest.raises(RetryRequested) as caught:
+        run(node_context(tmp_path, recorder), script)
+    assert str(caught.value) == "later" and caught.value.interval == 7

@@ -57,6 +57,10 @@ def test_local_app_installs_serves_and_uninstalls_cleanly(env, tmp_path):
     assert [e["workflow_id"] for e in executions] == ["install", "uninstall"]
     events = _stoker(env, "event", "list", "-e", executions[1]["id"], "--include-logs").stdout
     assert "stopped the server" in events and "workflow_succeeded" in events
+    refused = _stoker(env, "execution", "cancel", executions[1]["id"], check=False)
+    assert refused.returncode == 1 and "is terminated: there is nothing to cancel" in refused.stderr
+    got = json.loads(_stoker(env, "execution", "get", executions[0]["id"], "-f", "json").stdout)
+    assert got["workflow_id"] == "install" and got["status"] == "terminated" and got["error"] == ""
 
 
 def test_cli_errors_are_clear_and_exit_non_zero(env):

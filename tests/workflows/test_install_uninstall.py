@@ -139,3 +139,12 @@ def test_unknown_workflow_and_bad_parameters_are_refused_before_running(engine, 
     with pytest.raises(Exception, match="missing parameter"):
         engine.executions.start("execute_operation", dep, {})
     assert engine.executions.list(dep) == []
+
+
+def test_deleting_the_deployment_deletes_its_executions(engine, dep):
+    first = engine.executions.start("install", dep)
+    engine.executions.start("uninstall", dep)
+    engine.blueprints.deployments.delete(dep)
+    assert engine.executions.list() == []
+    with pytest.raises(NotFound):
+        engine.executions.events(first["id"])

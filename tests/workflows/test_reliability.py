@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -151,9 +152,15 @@ def test_one_execution_at_a_time_per_deployment(engine, chain, gate):
     _wait_for(gate / "a.create.pid")
     with pytest.raises(Conflict, match=r"Deployment dep is running execution .* \(install, started\)"):
         engine.executions.start("uninstall", chain)
+    queued, waited = _in_thread(lambda: engine.executions.start("uninstall", chain, queue=True))
+    time.sleep(1.5)  # several polls: it must still be waiting, nothing uninstalled
+    assert queued.is_alive() and [e["workflow_id"] for e in engine.executions.list(chain)] == ["install"]
     (gate / "a.create").unlink()
     worker.join()
-    assert result["value"]["status"] == "terminated"
+    queued.join()
+    assert result["value"]["status"] == "terminated" and waited["value"]["status"] == "terminated"
+    assert _trace(gate) == ["a.create", "a.start", "b.create", "b.start", "c.create", "c.start"]
+    assert set(states(engine, chain).values()) == {"deleted"}  # planned after install: it undid all of it
 
 
 def test_graceful_cancel_lets_running_scripts_end_and_starts_nothing_new(engine, chain, gate):
@@ -203,7 +210,10 @@ def test_sigkill_leaves_an_interrupted_execution_that_resume_continues(engine, c
     assert execution["status"] == "failed" and execution["error"].startswith("Execution interrupted")
     assert states(engine, chain) == {"a": "started", "b": "starting", "c": "uninitialized"}
     (gate / "b.start").unlink()
-    resumed = engine.executions.resume(execution["id"])
+    done = subprocess.run([sys.executable, "-c", "from stoker.cli import main; main()", "execution", "resume",
+                           execution["id"], "-f", "json"], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    resumed = json.loads(done.stdout)
     assert resumed["status"] == "terminated" and resumed["id"] == execution["id"]
     assert _trace(gate) == ["a.create", "a.start", "b.create", "b.start", "c.create", "c.start"]
     assert states(engine, chain) == {"a": "started", "b": "started", "c": "started"}

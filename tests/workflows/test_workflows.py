@@ -142,9 +142,10 @@ def test_heal_reinstalls_the_instance_and_what_it_contains(engine, dep, trace):
     [host], [app], [lb] = (_ids(engine, dep, n) for n in ("host", "app", "lb"))
     healed = engine.executions.start("heal", dep, {"node_instance_id": host})
     assert healed["status"] == "terminated", healed["error"]
-    assert _lines(trace) == [f"stop {app} ", f"delete {app} ", f"stop {host} ", f"delete {host} ",
-                             f"create {host} ", f"start {host} ", f"create {app} ", f"start {app} "]
-    assert lb not in trace.read_text() and set(states(engine, dep).values()) == {"started"}
+    assert _lines(trace) == [f"unlink {lb}->{app}", f"stop {app} ", f"delete {app} ", f"stop {host} ",
+                             f"delete {host} ", f"create {host} ", f"start {host} ", f"create {app} ", f"start {app} ",
+                             f"establish {lb}->{app}"]
+    assert set(states(engine, dep).values()) == {"started"}
 
 
 def test_custom_workflow_script_with_parameters_and_secrets_masked(engine, dep, trace):
