@@ -15,7 +15,9 @@ from sqlalchemy import Connection, Table, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from stoker.errors import Conflict, NotFound, StaleWrite
-from stoker.store.models import (Blueprint, Deployment, DeploymentLabel, Node, NodeInstance, Secret, utcnow)
+from stoker.store.locks import execution_gone
+from stoker.store.models import (ACTIVE_EXECUTION, Blueprint, Deployment, DeploymentLabel, Execution, Node, NodeInstance,
+                                 Secret, utcnow)
 
 BLUEPRINTS: Table = Blueprint.__table__  # type: ignore[assignment]
 DEPLOYMENTS: Table = Deployment.__table__  # type: ignore[assignment]
@@ -129,8 +131,15 @@ class BlueprintRecords:
             return self._rows(conn.execute(query.order_by(DEPLOYMENTS.c.created_at, DEPLOYMENTS.c.id)))
 
     def delete_deployment(self, project_id: str, deployment_id: str) -> None:
+        """Delete a deployment and what it holds; refused while an execution runs on it."""
         deployment = self.get_deployment(project_id, deployment_id)
+        executions: Table = Execution.__table__  # type: ignore[assignment]
         with self._write() as conn:
+            for running in self._rows(conn.execute(select(executions).where(
+                    executions.c.deployment_pk == deployment["pk"], executions.c.status.in_(ACTIVE_EXECUTION)))):
+                if not execution_gone(running):
+                    raise Conflict(f"Deployment {deployment_id} is running execution {running['id']} "
+                                   f"({running['workflow_id']}); cancel it or wait for it to end before deleting")
             for table in (LABELS, INSTANCES, NODES):
                 conn.execute(delete(table).where(table.c.deployment_pk == deployment["pk"]))
             conn.execute(delete(DEPLOYMENTS).where(DEPLOYMENTS.c.pk == deployment["pk"]))

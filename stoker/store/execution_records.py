@@ -9,14 +9,13 @@ row locked), so two processes cannot both start one.
 from __future__ import annotations
 
 import uuid
-from datetime import timedelta
 from typing import Any, Callable
 
 from sqlalchemy import Connection, Table, bindparam, insert, select, update
 
 from stoker.errors import Conflict, NotFound
 from stoker.store.blueprint_records import BlueprintRecords
-from stoker.store.models import Deployment, Execution, ExecutionEvent, Node, NodeInstance, utcnow
+from stoker.store.models import ACTIVE_EXECUTION, Deployment, Execution, ExecutionEvent, Node, NodeInstance, utcnow
 
 EXECUTIONS: Table = Execution.__table__  # type: ignore[assignment]
 EVENTS: Table = ExecutionEvent.__table__  # type: ignore[assignment]
@@ -24,7 +23,7 @@ INSTANCES: Table = NodeInstance.__table__  # type: ignore[assignment]
 DEPLOYMENTS: Table = Deployment.__table__  # type: ignore[assignment]
 NODES: Table = Node.__table__  # type: ignore[assignment]
 
-ACTIVE = ("pending", "started", "cancelling", "force_cancelling")
+ACTIVE = ACTIVE_EXECUTION
 
 
 class ExecutionRecords(BlueprintRecords):
@@ -164,10 +163,6 @@ def interrupted_message(row: dict) -> str:
     pid = owner.split(":")[1] if owner.count(":") >= 2 else owner
     return (f"Execution interrupted: the process running it (pid {pid}) stopped before it ended; "
             f"`stoker execution resume {row['id']}` continues it")
-
-
-def heartbeat_expired(row: dict, seconds: float) -> bool:
-    return row.get("heartbeat_at") is not None and row["heartbeat_at"] < utcnow() - timedelta(seconds=seconds)
 
 
 class ModificationRecords:

@@ -1,4 +1,4 @@
-"""Who holds a stack lock, and whether that holder is gone.
+"""Who holds a stack lock (or runs an execution), and whether that holder is gone.
 
 An owner is ``host:pid:uuid``: the host and pid let a process on the same
 machine see that the holder died; the uuid tells two engines in one process
@@ -10,6 +10,10 @@ from __future__ import annotations
 import os
 import socket
 import uuid
+from datetime import datetime, timedelta, timezone
+
+#: a heartbeat older than this marks an execution of another host as interrupted
+EXECUTION_TIMEOUT = float(os.environ.get("STOKER_EXECUTION_TIMEOUT", 60))
 
 
 def new_engine_id() -> str:
@@ -35,3 +39,14 @@ def owner_is_dead(owner: str) -> bool:
     except PermissionError:  # alive, but another user's
         return False
     return False
+
+
+def heartbeat_expired(row: dict, seconds: float) -> bool:
+    beat = row.get("heartbeat_at")
+    return beat is not None and beat < datetime.now(timezone.utc) - timedelta(seconds=seconds)
+
+
+def execution_gone(row: dict) -> bool:
+    """Has the process running this execution died, or stopped beating?"""
+    owner = row.get("owner")
+    return not owner or owner_is_dead(owner) or heartbeat_expired(row, EXECUTION_TIMEOUT)

@@ -264,6 +264,10 @@ class Secret(Base):
 # -- executions of workflows on deployments -----------------------------------------------------------
 
 
+#: statuses of an execution that has not ended
+ACTIVE_EXECUTION = ("pending", "started", "cancelling", "force_cancelling")
+
+
 class Execution(Base):
     """One run of a workflow on a deployment: Cloudify's statuses, its parameters and error.
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -21,8 +20,8 @@ from stoker import secretbox
 from stoker.blueprint.state import tenant_of
 from stoker.engine.graph import WalkFailed
 from stoker.errors import Conflict, NotFound
-from stoker.store.execution_records import ACTIVE, ExecutionRecords, ModificationRecords, heartbeat_expired
-from stoker.store.locks import owner_is_dead
+from stoker.store.execution_records import ACTIVE, ExecutionRecords, ModificationRecords
+from stoker.store.locks import execution_gone
 from stoker.store.models import utcnow
 from stoker.workflows.builtin import graph_builder, operation_kwargs
 from stoker.workflows.errors import WorkflowError
@@ -37,8 +36,6 @@ from stoker.workflows.writer import BatchWriter
 WATCH_INTERVAL = 0.5
 #: how often a queued start looks whether the deployment is free
 QUEUE_POLL = 0.5
-#: a heartbeat older than this marks an execution of another host as interrupted
-HEARTBEAT_TIMEOUT = float(os.environ.get("STOKER_EXECUTION_TIMEOUT", 60))
 
 
 class Executions:
@@ -61,15 +58,10 @@ class Executions:
 
     def _fresh(self, row: dict) -> dict:
         """The row, marked interrupted first when its process is gone."""
-        if row["status"] in ACTIVE and self._gone(row):
+        if row["status"] in ACTIVE and execution_gone(row):
             self.records.mark_interrupted(row)
             return self.records.get_execution(self.project_id, row["id"])
         return row
-
-    @staticmethod
-    def _gone(row: dict) -> bool:
-        owner = row.get("owner")
-        return not owner or owner_is_dead(owner) or heartbeat_expired(row, HEARTBEAT_TIMEOUT)
 
     def _deployment(self, deployment_id: str) -> dict:
         return self.records.get_deployment(self.project_id, deployment_id)
@@ -95,7 +87,7 @@ class Executions:
             graph = build(model, params, memo)  # refused here, before any execution is stored
             try:
                 row = self.records.start_execution(self.project_id, deployment_row["pk"], workflow_id, params,
-                                                   self.owner, self._gone, concurrent=force)
+                                                   self.owner, execution_gone, concurrent=force)
                 break
             except Conflict:
                 if not queue:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from stoker.template.loader import MAX_TEMPLATE_SIZE
+from stoker.template.loader import MAX_EXPANDED_NODES, MAX_TEMPLATE_SIZE
 
 SECTIONS = ("heat_template_version, description, parameter_groups, parameters, resources, "
             "outputs, conditions")
@@ -637,7 +637,7 @@ def test_yaml_alias_bomb_is_rejected_by_counting_nodes(stoker):
     run = stoker.validate("invalid/alias_bomb.yaml").expect(1)
     stoker.assert_errors(run.json, [
         ("", "invalid-syntax", None, None,
-         "YAML aliases expand to more than 250000 nodes; refusing a possible alias bomb"),
+         f"YAML aliases expand to more than {MAX_EXPANDED_NODES} nodes; refusing a possible alias bomb"),
     ], file="invalid/alias_bomb.yaml")
 
 
@@ -645,7 +645,7 @@ def test_yaml_alias_bomb_is_rejected_by_the_real_command(stoker_process):
     run = stoker_process("template", "validate", "-t", "invalid/alias_bomb.yaml", "-f", "json",
                          timeout=30).expect(1)
     assert [(e["code"], e["message"]) for e in run.json] == [(
-        "invalid-syntax", "YAML aliases expand to more than 1000000 nodes; refusing a possible alias bomb")]
+        "invalid-syntax", f"YAML aliases expand to more than {MAX_EXPANDED_NODES} nodes; refusing a possible alias bomb")]
 
 
 def _template_of_size(size: int) -> str:

@@ -163,6 +163,19 @@ def test_one_execution_at_a_time_per_deployment(engine, chain, gate):
     assert set(states(engine, chain).values()) == {"deleted"}  # planned after install: it undid all of it
 
 
+def test_a_deployment_is_not_deleted_under_a_running_execution(engine, chain, gate):
+    (gate / "a.create").touch()
+    worker, result = _in_thread(lambda: engine.executions.start("install", chain))
+    _wait_for(gate / "a.create.pid")
+    with pytest.raises(Conflict, match=r"Deployment dep is running execution .* \(install\)"):
+        engine.blueprints.deployments.delete(chain)
+    (gate / "a.create").unlink()
+    worker.join()
+    assert result["value"]["status"] == "terminated"
+    engine.blueprints.deployments.delete(chain)  # ended: now it goes
+    assert [d["id"] for d in engine.blueprints.deployments.list()] == []
+
+
 def test_graceful_cancel_lets_running_scripts_end_and_starts_nothing_new(engine, chain, gate):
     (gate / "b.create").touch()
     worker, result = _in_thread(lambda: engine.executions.start("install", chain))
