@@ -159,7 +159,6 @@ def summarise(work: Path, stestr: list[str], env: dict) -> int:
     for test_id in sorted(set(failing)):
         print("FAILED", test_id)
     print(f"{total - skips - len(set(failing))} passed, {len(set(failing))} failed, {skips} skipped")
-    print(f"(details: {work / 'tests.log'}, server log: {work / 'home' / 'api.log'})")
     return 1 if failing else 0
 
 
@@ -180,8 +179,9 @@ def main() -> int:
         return run_suite(work, port, include, exclude, args.concurrency, args.timeout)
     finally:
         stop(server)
-        if not args.keep:
-            print("(work directory removed; --keep keeps it)")
+        if args.keep:
+            print(f"(test log: {work / 'tests.log'}, server log: {work / 'home' / 'api.log'})")
+        else:
             shutil.rmtree(work, ignore_errors=True)
 
 

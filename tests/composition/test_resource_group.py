@@ -42,6 +42,7 @@ def group(count=3, props=None, index_var=None, rtype="OS::Heat::Value", **extra)
                         "values": {"value": {"get_attr": ["g", "value"]}},
                         "r1": {"value": {"get_attr": ["g", "resource.1"]}},
                         "r1v": {"value": {"get_attr": ["g", "resource.1.value"]}},
+                        "r1path": {"value": {"get_attr": ["g", "resource.1", "value"]}},
                         "removed": {"value": {"get_attr": ["g", "removed_rsrc_list"]}}})
 
 
@@ -61,7 +62,7 @@ def test_group_of_three_with_index_and_attributes(engine):
     assert got["attrs"] == {"0": "member-0", "1": "member-1", "2": "member-2"}
     assert got["values"] == ["member-0", "member-1", "member-2"]
     assert got["r1"] == ids["1"]
-    assert got["r1v"] == "member-1"
+    assert got["r1v"] == got["r1path"] == "member-1"
     assert got["removed"] == []
 
 
