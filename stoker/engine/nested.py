@@ -17,6 +17,7 @@ from typing import Any
 from stoker.errors import Problems, ResourcePending, StokerError, ValidationFailed
 from stoker.functions.base import resolve
 from stoker.resources import attributes
+from stoker.resources.exceptions import InvalidTemplateAttribute
 from stoker.resources.properties import Properties
 from stoker.resources.resource import Resource
 from stoker.template.environment import Environment, RegistryLoop, is_template_type, resolve_type
@@ -164,6 +165,18 @@ class NestedStackResource(Resource):
         return plan
 
 
+def nested_resource_attribute(owner: NestedStackResource, key: str, path: tuple) -> Any:
+    """``get_attr: [owner, resource.NAME(.attr), ...]``: a resource of the nested stack,
+    its reference id, or its attribute followed along the rest of the path (as Heat)."""
+    child = owner.child()
+    parts = key.split(".", 2)
+    member = child.resources.get(parts[1]) if child is not None and len(parts) > 1 else None
+    if member is None:
+        raise InvalidTemplateAttribute(resource=owner.name, key=key)
+    names = parts[2:] + list(path)
+    return member.FnGetAtt(names[0], *names[1:]) if names else member.FnGetRefId()
+
+
 def _quiet(fn):
     try:
         return fn()
@@ -232,7 +245,21 @@ class TemplateResource(NestedStackResource):
             raise
 
     def has_attribute(self, name: str) -> bool:
-        return name in self.attributes_schema or name in ("OS::stack_id", attributes.SHOW)
+        return (name in self.attributes_schema or name in ("OS::stack_id", attributes.SHOW)
+                or name.startswith("resource."))
+
+    def FnGetAtt(self, key: str, *path: Any) -> Any:  # noqa: N802 - Heat's name
+        if key.startswith("resource.") and key not in self.attributes_schema:
+            return nested_resource_attribute(self, key, path)
+        return super().FnGetAtt(key, *path)
+
+    def get_reference_id(self) -> Any:
+        """The nested stack's ARN, as Heat (unless the template has an ``OS::stack_id`` output)."""
+        override = self.child_outputs().get("OS::stack_id") if self.overrides_stack_id() else None
+        if override is not None or self.resource_id is None:
+            return override if override is not None else self.name
+        return (f"arn:openstack:heat::{self.stack.project_id}:stacks/"
+                f"{self.child_stack_name()}/{self.resource_id}")
 
     def overrides_stack_id(self) -> bool:
         return "OS::stack_id" in self.attributes_schema

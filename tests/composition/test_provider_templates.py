@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import yaml
 
 from stoker.errors import ValidationFailed
 
@@ -27,14 +28,33 @@ def test_properties_become_parameters_and_outputs_attributes(created):
     assert got["user"] == "hello alpha x2"
 
 
-def test_get_resource_is_the_nested_stack_id(engine, created):
+def test_get_resource_is_the_nested_stack_arn(engine, created):
+    """As in Heat: a template resource's reference is its nested stack's ARN."""
     got = outputs(created)
     child = engine.store.children(created["id"])
     assert [c.owner_resource for c in child] == ["server"]
-    assert got["ref"] == child[0].id
+    assert got["ref"] == f"arn:openstack:heat::default:stacks/{child[0].name}/{child[0].id}"
     assert got["stack_id_attr"] == child[0].id
     rows = {r["resource_name"]: r for r in engine.resources("s")}
     assert rows["server"]["physical_resource_id"] == child[0].id
+
+
+def test_get_attr_reaches_resources_inside_the_nested_stack(tree, engine):
+    root = tree({
+        "t.yaml": hot({"m": {"type": "inner.yaml"}},
+                      outputs={"via_output": {"value": {"get_attr": ["m", "value"]}},
+                               "path": {"value": {"get_attr": ["m", "resource.r", "value"]}},
+                               "dotted": {"value": {"get_attr": ["m", "resource.r.value"]}},
+                               "ref": {"value": {"get_attr": ["m", "resource.r"]}}}),
+        "inner.yaml": yaml.safe_dump(hot({"r": {"type": "OS::Heat::RandomString"}},
+                                         outputs={"value": {"value": {"get_attr": ["r", "value"]}}})),
+    })
+    template, env = load(root / "t.yaml")
+    result = engine.create_stack("s", template, env)
+    assert result["stack_status"] == "CREATE_COMPLETE", result["stack_status_reason"]
+    got = outputs(result)
+    # a RandomString's reference id is its value
+    assert len(got["via_output"]) == 32 and got["via_output"] == got["path"] == got["dotted"] == got["ref"]
 
 
 def test_os_stack_id_output_overrides_reference(tree, engine):

@@ -13,7 +13,7 @@ import copy
 import itertools
 from typing import Any
 
-from stoker.engine.nested import NestedStackResource, template_from_data
+from stoker.engine.nested import NestedStackResource, nested_resource_attribute, template_from_data
 from stoker.functions.references import select_path
 from stoker.resources import attributes, properties
 from stoker.resources.exceptions import InvalidTemplateAttribute
@@ -46,15 +46,7 @@ def member_attribute(resource, key: str, path: tuple) -> Any:
             raise InvalidTemplateAttribute(resource=resource.name, key=key)
         return {m.name: m.FnGetAtt(path[0], *path[1:]) for m in members}
     elif key.startswith("resource."):
-        parts = key.split(".", 2)
-        member = next((m for m in members if m.name == parts[1]), None)
-        if member is None:
-            raise InvalidTemplateAttribute(resource=resource.name, key=key)
-        if len(parts) == 2 and not path:
-            return member.FnGetRefId()
-        # [group, resource.N, attr, ...] and [group, resource.N.attr, key, ...], as in Heat
-        names = parts[2:] + list(path)
-        return member.FnGetAtt(names[0], *names[1:])
+        return nested_resource_attribute(resource, key, path)
     elif key == attributes.SHOW:
         value = {"refs": [m.FnGetRefId() for m in members]}
     else:
