@@ -17,7 +17,7 @@ from stoker.errors import StokerError, ValidationFailed
 from stoker.functions.base import resolve
 from stoker.resources.exceptions import ResourceFailure, UpdateReplace
 from stoker.resources.resource import Resource
-from stoker.template.environment import hooks_for
+from stoker.template.environment import hooks_for, restricted_actions_for
 
 IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
 #: resource data key where ``stack hook clear`` (from any process) leaves cleared hooks
@@ -248,6 +248,7 @@ async def update_resource(stack: Stack, name: str, rollback: bool) -> None:
         await _create_new(stack, name, definition)
         return
     if current.type() != definition.type or (current.action, current.status) == (current.CHECK, FAILED):
+        await _check_restricted(stack, current, "replace")
         await _replace(stack, current, definition)
         return
     try:
@@ -262,13 +263,32 @@ async def update_resource(stack: Stack, name: str, rollback: bool) -> None:
         current.t = definition
         return
     if plan.replace:
+        await _check_restricted(stack, current, "replace")
         await _replace(stack, current, definition)
         return
+    await _check_restricted(stack, current, "update")
     await pause_at_hook(stack, current, "pre-update")
+    before = current.action, current.status, current.status_reason
     try:
         await current.update(definition, new_props, plan.tmpl_diff, plan.prop_diff)
     except UpdateReplace:
+        await _check_restricted(stack, current, "replace", before)
         await _replace(stack, current, definition)
+
+
+async def _check_restricted(stack: Stack, resource: Resource, action: str,
+                            kept: tuple[str, str, str] | None = None) -> None:
+    """Fail the update when the environment restricts ``action`` on the resource; as in
+    Heat, an UPDATE_FAILED event says so and the resource keeps its state (``kept``:
+    the state before an in-place attempt that asked for a replacement)."""
+    if action not in restricted_actions_for(stack.environment.resource_registry, resource.name):
+        return
+    reason = f"{action} is restricted for resource."
+    kept = kept or (resource.action, resource.status, resource.status_reason)
+    await resource.set_state(resource.UPDATE, FAILED, reason)
+    resource.action, resource.status, resource.status_reason = kept
+    await stack.persist(resource, event=False)
+    raise ResourceFailure(StokerError(reason), resource, resource.UPDATE)
 
 
 def _restore_retired(stack: Stack, name: str, definition) -> Resource | None:

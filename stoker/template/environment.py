@@ -160,16 +160,27 @@ def _mapped_once(registry: dict, resource_name: str, type_name: str) -> str | No
     return None
 
 
-def hooks_for(registry: dict, resource_name: str) -> set[str]:
-    """Breakpoints set on a resource: ``resources: {name-or-glob: {hooks: [...]}}``."""
+def _per_resource(registry: dict, resource_name: str, key: str) -> set[str]:
+    """The union of ``key`` (a name or a list) over ``resources: {name-or-glob: {key: ...}}``."""
     import fnmatch
 
     found: set[str] = set()
     for pattern, entry in (registry.get("resources") or {}).items():
         if isinstance(entry, dict) and fnmatch.fnmatchcase(resource_name, str(pattern)):
-            hooks = entry.get("hooks") or []
-            found.update([hooks] if isinstance(hooks, str) else hooks)
+            values = entry.get(key) or []
+            found.update([values] if isinstance(values, str) else values)
     return found
+
+
+def hooks_for(registry: dict, resource_name: str) -> set[str]:
+    """Breakpoints set on a resource: ``resources: {name-or-glob: {hooks: [...]}}``."""
+    return _per_resource(registry, resource_name, "hooks")
+
+
+def restricted_actions_for(registry: dict, resource_name: str) -> set[str]:
+    """What an update may not do to a resource (``update``, ``replace``):
+    ``resources: {name-or-glob: {restricted_actions: [...]}}``."""
+    return _per_resource(registry, resource_name, "restricted_actions")
 
 
 def _strategy(strategies: dict, key: str) -> str:
