@@ -306,7 +306,7 @@ def _template_depth(name: str, files: dict, registry: dict, limit: int, seen: in
         if not isinstance(rtype, str):
             continue
         try:
-            effective = resolve_type(registry, rname, rtype)
+            effective = resolve_type(registry, rname, rtype, inside=name)
         except RegistryLoop:
             continue
         if is_template_type(effective) and effective in files:

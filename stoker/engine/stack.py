@@ -121,7 +121,9 @@ class Stack:
 
     def instantiate(self, name: str, definition: ResourceDefinition) -> Resource:
         """The plug-in object for a resource, after the environment's registry mappings."""
-        effective = resolve_type(self.environment.resource_registry, name, definition.type)
+        source = self.definition.template.source if self.definition is not None else None
+        effective = resolve_type(self.environment.resource_registry, name, definition.type,
+                                 inside=source.name if source is not None else None)
         if is_template_type(effective):
             from stoker.engine.nested import TemplateResource
 

@@ -119,13 +119,15 @@ class RegistryLoop(Exception):
     pass
 
 
-def resolve_type(registry: dict, resource_name: str, type_name: str) -> str:
+def resolve_type(registry: dict, resource_name: str, type_name: str, inside: str | None = None) -> str:
     """Follow ``resource_registry`` mappings for one resource to the type that runs it.
 
     Per-resource mappings (``resources: {name: {Type: Other}}``) come first,
     then exact global mappings, then wildcards (``"My::*": "Other::*"``, the
     longest prefix wins); a mapping's result is mapped again until it maps
     no further.  The result is a plug-in type name or a template (path/URL).
+    A mapping to ``inside``, the provider template the resource is in, is
+    skipped, as in Heat: a template overriding a type may use that type.
     """
     if not registry:  # the usual case: nothing is mapped
         return type_name
@@ -133,7 +135,7 @@ def resolve_type(registry: dict, resource_name: str, type_name: str) -> str:
     current = type_name
     while True:
         mapped = _mapped_once(registry, resource_name, current)
-        if mapped is None or mapped == current:
+        if mapped is None or mapped == current or (inside is not None and mapped == inside):
             return current
         if mapped in seen:
             raise RegistryLoop(" -> ".join([*seen, current, mapped]))

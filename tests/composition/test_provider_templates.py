@@ -244,3 +244,20 @@ def test_update_changing_a_property_updates_nested_stack_in_place(engine, tree):
 def test_unset_number_property_keeps_nested_default(engine, tree):
     template, env = load(_simple_tree(tree) / "t.yaml")
     assert outputs(engine.create_stack("s", template, env))["greeting"] == "hello alpha x1"
+
+
+def test_a_provider_overriding_a_type_may_use_that_type(tree, engine):
+    """As in Heat: inside the template a type is mapped to, the mapping back to it is skipped."""
+    root = tree({
+        "t.yaml": hot({"secret": {"type": "OS::Heat::RandomString"}},
+                      outputs={"out": {"value": {"get_attr": ["secret", "value"]}}}),
+        "env.yaml": yaml.safe_dump({"resource_registry": {"OS::Heat::RandomString": "wrapper.yaml"}}),
+        "wrapper.yaml": yaml.safe_dump(hot({"inner": {"type": "OS::Heat::RandomString"}},
+                                           outputs={"value": {"value": {"get_attr": ["inner", "value"]}}})),
+    })
+    template, env = load(root / "t.yaml", root / "env.yaml")
+    result = engine.create_stack("s", template, env)
+    assert result["stack_status"] == "CREATE_COMPLETE", result["stack_status_reason"]
+    rows = {r["resource_name"]: r for r in engine.resources("s", nested_depth=2)}
+    assert rows["inner"]["parent_resource"] == "secret"
+    assert len(outputs(result)["out"]) == 32
