@@ -383,7 +383,9 @@ class Engine:
     def update_stack(self, name_or_id: str, template: Template | dict | str | Path | None = None,
                      environment: Environment | None = None, parameters: dict | None = None,
                      existing: bool = False, disable_rollback: bool | None = None,
-                     timeout_mins: int | None = None, dry_run: bool = False) -> dict:
+                     timeout_mins: int | None = None, dry_run: bool = False,
+                     show_nested: bool = False) -> dict:
+        """Update a stack; ``dry_run`` only previews it (nested stacks too with ``show_nested``)."""
         record = self.get_record(name_or_id)
         if (record.action, record.status) == ("SUSPEND", COMPLETE):
             raise Conflict(f"Updating stack {record.name} while it is suspended is not supported; "
@@ -403,7 +405,7 @@ class Engine:
             params = dict(parameters or {})
         environment = environment or Environment()
         if dry_run:
-            return self._preview_update(record, template, environment, params)
+            return self._preview_update(record, template, environment, params, show_nested)
         rollback = not (record.disable_rollback if disable_rollback is None else disable_rollback)
         with self._locked(record, "UPDATE"):
             stack, old = self.prepare_update(record, template, environment, params,
@@ -466,39 +468,15 @@ class Engine:
             return
         await back.set_state("ROLLBACK", COMPLETE, "Stack ROLLBACK completed successfully")
 
-    def _preview_update(self, record, template: Template, environment: Environment, params: dict) -> dict:
+    def _preview_update(self, record, template: Template, environment: Environment, params: dict,
+                        show_nested: bool = False) -> dict:
+        from stoker.engine.preview import preview_update
+
         old = self.runtime(record)
         probe = Stack(self, record)
         probe.define(template, environment, params)
         probe.resources = old.resources
-        plan: dict[str, list] = {"added": [], "deleted": [], "replaced": [], "updated": [], "unchanged": []}
-        new_names = set(probe.definition.enabled_resources())
-        for name in sorted(new_names):
-            rdef = probe.definition.resources[name]
-            current = old.resources.get(name)
-            entry = {"resource_name": name, "resource_type": rdef.type}
-            if current is None or actions.needs_recreate(current):
-                plan["added"].append(entry)
-            elif current.type() != rdef.type:
-                plan["replaced"].append({**entry, "reason": f"type changes from {current.type()}"})
-            else:
-                try:
-                    props = current.build_properties(rdef.properties)
-                    update = current.plan_update(rdef, props)
-                except ResourcePending as exc:
-                    plan["updated"].append({**entry, "reason": f"may change: depends on {exc.resource}"})
-                    continue
-                if update is None:
-                    plan["unchanged"].append(entry)
-                elif update.replace:
-                    plan["replaced"].append({**entry, "reason": "changing " + ", ".join(update.forcing)
-                                             + " requires replacement"})
-                else:
-                    plan["updated"].append({**entry, "reason": "changes " + ", ".join(update.prop_diff or update.tmpl_diff)})
-        for name, resource in sorted(old.resources.items()):
-            if name not in new_names:
-                plan["deleted"].append({"resource_name": name, "resource_type": resource.type()})
-        return plan
+        return preview_update(self, old, probe, show_nested)
 
     def mark_unhealthy(self, name_or_id: str, resource_name: str, unhealthy: bool = True,
                        reason: str = "") -> None:

@@ -261,3 +261,48 @@ def test_a_provider_overriding_a_type_may_use_that_type(tree, engine):
     rows = {r["resource_name"]: r for r in engine.resources("s", nested_depth=2)}
     assert rows["inner"]["parent_resource"] == "secret"
     assert len(outputs(result)["out"]) == 32
+
+
+NESTED1 = yaml.safe_dump(hot({"nested2": {"type": "nested2.yaml"}}))
+ONE_RANDOM = yaml.safe_dump(hot({"random": {"type": "OS::Heat::RandomString"}}))
+TWO_RANDOMS = yaml.safe_dump(hot({"random": {"type": "OS::Heat::RandomString"},
+                                  "random2": {"type": "OS::Heat::RandomString"}}))
+
+
+def _nested_preview(tree, engine, before, after, parent_type="nested1.yaml"):
+    files = {"t.yaml": yaml.safe_dump(hot({"nested1": {"type": "nested1.yaml"}})),
+             "nested1.yaml": NESTED1, "nested2.yaml": before}
+    template, env = load(tree(files) / "t.yaml")
+    assert engine.create_stack("s", template, env)["stack_status"] == "CREATE_COMPLETE"
+    files.update({"nested2.yaml": after,
+                  "t.yaml": yaml.safe_dump(hot({"nested1": {"type": parent_type}}))})
+    template, env = load(tree(files) / "t.yaml")
+    plan = engine.update_stack("s", template, env, dry_run=True, show_nested=True)
+    return {kind: sorted((e["resource_name"], e.get("parent_resource")) for e in entries)
+            for kind, entries in plan.items() if entries}
+
+
+@pytest.mark.parametrize("before, after, parent_type, expected", [
+    (ONE_RANDOM, ONE_RANDOM, "nested1.yaml", {
+        "updated": [("nested1", None), ("nested2", "nested1")], "unchanged": [("random", "nested2")]}),
+    (ONE_RANDOM, TWO_RANDOMS, "nested1.yaml", {
+        "updated": [("nested1", None), ("nested2", "nested1")], "unchanged": [("random", "nested2")],
+        "added": [("random2", "nested2")]}),
+    (TWO_RANDOMS, ONE_RANDOM, "nested1.yaml", {
+        "updated": [("nested1", None), ("nested2", "nested1")], "unchanged": [("random", "nested2")],
+        "deleted": [("random2", "nested2")]}),
+    (ONE_RANDOM, ONE_RANDOM, "OS::Heat::None", {
+        "replaced": [("nested1", None)], "deleted": [("nested2", "nested1"), ("random", "nested2")]}),
+])
+def test_update_preview_shows_nested_stacks_with_their_parent(tree, engine, before, after, parent_type,
+                                                              expected):
+    assert _nested_preview(tree, engine, before, after, parent_type) == expected
+
+
+def test_update_preview_of_a_replacing_change(engine):
+    def template(props):
+        return hot({"test1": {"type": "OS::Heat::TestResource", "properties": props}})
+    engine.create_stack("s", template({"value": "Test1"}))
+    plan = engine.update_stack("s", template({"update_replace": True}), dry_run=True)
+    assert [e["resource_name"] for e in plan["replaced"]] == ["test1"]
+    assert not plan["updated"] and not plan["unchanged"]
