@@ -19,7 +19,7 @@ from stoker.functions.base import resolve
 from stoker.resources import attributes
 from stoker.resources.exceptions import InvalidTemplateAttribute
 from stoker.resources.properties import Properties
-from stoker.resources.resource import Resource
+from stoker.resources.resource import Resource, UpdatePlan
 from stoker.template.environment import Environment, RegistryLoop, is_template_type, resolve_type
 from stoker.template.parameters import parse_parameters
 from stoker.template.template import Template
@@ -196,18 +196,46 @@ class TemplateResource(NestedStackResource):
         self.template_name = template_name
         self._template: Template | None = None
         self._template_problem: str | None = None
+        self._load_schemas()
+
+    def _load_schemas(self) -> None:
+        """Properties from the template's parameters, attributes from its outputs."""
         template = self._load_template()
-        if template is not None:
-            schemas = parse_parameters(template.section("parameters"), template.version or _any_version(),
-                                       Problems())
-            # as Heat: a parameter the environment's parameter_defaults set is not required
-            for name, value in stack.environment.parameter_defaults.items():
-                if name in schemas and schemas[name].default is None:
-                    schemas[name].default = value
-            self.properties_schema = Properties.schema_from_params(schemas)
-            outputs = template.section("outputs")
-            self.attributes_schema = {name: attributes.Schema(f"output {name} of {template_name}")
-                                      for name in (outputs if isinstance(outputs, dict) else {})}
+        if template is None:
+            return
+        schemas = parse_parameters(template.section("parameters"), template.version or _any_version(),
+                                   Problems())
+        # as Heat: a parameter the environment's parameter_defaults set is not required
+        for name, value in self.stack.environment.parameter_defaults.items():
+            if name in schemas and schemas[name].default is None:
+                schemas[name].default = value
+        self.properties_schema = Properties.schema_from_params(schemas)
+        outputs = template.section("outputs")
+        self.attributes_schema = {name: attributes.Schema(f"output {name} of {self.template_name}")
+                                  for name in (outputs if isinstance(outputs, dict) else {})}
+
+    def build_properties(self, data: Any, resolved: bool = False) -> Properties:
+        # an update may bring a new version of the template (the files map changed):
+        # the new properties are read against the parameters it declares now
+        if not resolved and self._template is not None:
+            text = _files_of(self.stack).get(self.template_name)
+            if text is not None and self._template.source is not None and text != self._template.source.text:
+                self._load_schemas()
+        return super().build_properties(data, resolved)
+
+    def stored_properties(self) -> Properties:
+        """As last applied, less the parameters a new version of the template dropped."""
+        kept = {k: v for k, v in (self.properties_data or {}).items() if k in self.properties_schema}
+        return self.build_properties(kept, resolved=True)
+
+    def plan_update(self, definition: Any, new_props: Properties):
+        """A change inside the template alone is an update too (as Heat's needs_update)."""
+        plan = super().plan_update(definition, new_props)
+        child = self.child() if plan is None else None
+        if child is not None and child.definition is not None and self._template is not None \
+                and child.definition.template.data != self._template.data:
+            plan = UpdatePlan({}, {"Template": self.template_name}, [])
+        return plan
 
     def type(self) -> str:
         return self.t.type

@@ -306,3 +306,31 @@ def test_update_preview_of_a_replacing_change(engine):
     plan = engine.update_stack("s", template({"update_replace": True}), dry_run=True)
     assert [e["resource_name"] for e in plan["replaced"]] == ["test1"]
     assert not plan["updated"] and not plan["unchanged"]
+
+
+def _provider(params: dict, salt: str) -> str:
+    return yaml.safe_dump({"heat_template_version": "2015-04-30",
+                           "parameters": {p: {"type": "string", "default": d} for p, d in params.items()},
+                           "resources": {"r": {"type": "OS::Heat::Value", "properties": {"value": salt}}},
+                           "outputs": {"out": {"value": {"get_attr": ["r", "value"]}}}})
+
+
+@pytest.mark.parametrize("props, params, salt", [
+    ({"one": "a", "two": "b", "three": "c"}, {"one": "x", "two": "y", "three": "z"}, {"get_param": "three"}),
+    ({"one": "a"}, {"one": "x"}, {"get_param": "one"}),
+    ({"one": "a", "two": "b"}, {"one": "x", "two": "y"}, "changed inside the template only"),
+])
+def test_an_update_reads_the_provider_template_of_the_files_map(tree, engine, props, params, salt):
+    """Parameters added or removed, or a change only inside the provider template, are applied."""
+    def stack_files(properties, provider):
+        return {"t.yaml": yaml.safe_dump(hot({"n": {"type": "the.yaml", "properties": properties}},
+                                             outputs={"out": {"value": {"get_attr": ["n", "out"]}}})),
+                "the.yaml": provider}
+    template, env = load(tree(stack_files({"one": "a", "two": "b"},
+                                          _provider({"one": "x", "two": "y"}, {"get_param": "one"}))) / "t.yaml")
+    assert outputs(engine.create_stack("s", template, env))["out"] == "a"
+    template, env = load(tree(stack_files(props, _provider(params, salt))) / "t.yaml")
+    result = engine.update_stack("s", template, env)
+    assert result["stack_status"] == "UPDATE_COMPLETE", result["stack_status_reason"]
+    expected = props.get(salt["get_param"]) if isinstance(salt, dict) else salt
+    assert outputs(engine.outputs("s"))["out"] == expected
