@@ -105,15 +105,16 @@ async def pause_at_hook(stack: Stack, resource: Resource, hook: str) -> None:
 # -- create -----------------------------------------------------------------------------
 async def create_resource(resource: Resource) -> None:
     await pause_at_hook(resource.stack, resource, "pre-create")
-    if resource.t.external_id is not None:
-        kept = resource.stack.adopted_data.get(resource.name) or {}
+    kept = resource.stack.adopted_data.get(resource.name) or {}
+    adopted_id = resource.t.external_id if resource.t.external_id is not None else kept.get("resource_id")
+    if adopted_id is not None:
         if kept.get("data"):
             resource._data.update(kept["data"])
             resource.dirty.add("data")
         if kept.get("metadata"):
             resource._metadata = kept["metadata"]
             resource.dirty.add("rsrc_metadata")
-        await resource.adopt(resolve(resource.t.external_id))
+        await resource.adopt(resolve(adopted_id))
         return
     try:
         resource.prepare_properties()

@@ -91,6 +91,8 @@ class NestedStackResource(Resource):
         child = engine.new_stack(self.child_stack_name(), parent=self.stack)
         child.owner_name = self.name
         child.facade = self.facade_data()
+        # an adopted stack's nested stacks adopt their own resources
+        child.adopted_data = (self.stack.adopted_data.get(self.name) or {}).get("nested", {})
         child.define(self.child_template(), self.child_environment(), self.child_parameters())
         engine.check_tree_size(child)
         await engine.save_nested_stack(child)
