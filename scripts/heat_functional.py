@@ -1,14 +1,15 @@
 """Driver of scripts/heat-functional: runs Heat's functional tests against a fresh `stoker api`.
 
 Runs inside .heat-functional-venv (Heat's tests and their clients); Stoker itself runs from
-.venv as a separate process, unpatched.  The suite's only Keystone look-up is avoided the way
-Heat's own gate does without Keystone: HEAT_URL gives the endpoint (project id in the URL) and
-OS_NO_CLIENT_AUTH=True makes heatclient send no token, which `--auth noauth` accepts.
+.venv as a separate process, unpatched.  HEAT_URL gives heatclient the endpoint (project id in
+the URL) and OS_NO_CLIENT_AUTH=True makes it send no token, which `--auth noauth` accepts.  The
+few tests that ask Keystone's catalogue get it from a tiny local stand-in (KeystoneStub).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -17,8 +18,10 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import heat_integrationtests
@@ -58,7 +61,7 @@ EXCLUDED = {
 
 TEMPEST_CONF = """\
 [heat_plugin]
-auth_url = http://127.0.0.1:{port}/identity/v3
+auth_url = http://127.0.0.1:{keystone_port}/v3
 username = demo
 password = unused
 project_name = {project}
@@ -74,9 +77,57 @@ convergence_engine_enabled = true
 """
 
 
-def free_port(wanted: int | None) -> int:
+class KeystoneStub(BaseHTTPRequestHandler):
+    """Keystone v3 as far as the suite asks: version discovery, and a token whose
+    catalogue lists the orchestration endpoint (the token itself is never checked)."""
+
+    heat_url = ""
+
+    def _reply(self, status: int, body: dict, headers: dict | None = None) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:  # noqa: N802 - the http.server API
+        root = f"http://{self.headers['Host']}/v3/"
+        self._reply(200, {"version": {"id": "v3.14", "status": "stable", "updated": "2020-01-01T00:00:00Z",
+                                      "links": [{"rel": "self", "href": root}],
+                                      "media-types": [{"base": "application/json",
+                                                       "type": "application/vnd.openstack.identity-v3+json"}]}})
+
+    def do_POST(self) -> None:  # noqa: N802
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        domain = {"id": "default", "name": "Default"}
+        endpoint = {"id": "heat-public", "interface": "public", "region": "RegionOne",
+                    "region_id": "RegionOne", "url": self.heat_url}
+        self._reply(201, {"token": {
+            "methods": ["password"], "issued_at": "2020-01-01T00:00:00.000000Z",
+            "expires_at": "2999-01-01T00:00:00.000000Z",
+            "user": {"id": "demo", "name": "demo", "domain": domain},
+            "project": {"id": PROJECT, "name": PROJECT, "domain": domain},
+            "roles": [{"id": "member", "name": "member"}],
+            "catalog": [{"id": "heat", "type": "orchestration", "name": "heat", "endpoints": [endpoint]}],
+        }}, {"X-Subject-Token": "stoker-heat-functional"})
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def start_keystone(port: int, heat_url: str) -> ThreadingHTTPServer:
+    handler = type("Handler", (KeystoneStub,), {"heat_url": heat_url})
+    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def free_port(wanted: int | None, taken: tuple[int, ...] = ()) -> int:
     """The wanted port, or the first free one in this runner's range."""
-    for port in [wanted] if wanted else PORTS:
+    for port in [wanted] if wanted else [p for p in PORTS if p not in taken]:
         with socket.socket() as sock:
             try:
                 sock.bind(("127.0.0.1", port))
@@ -128,11 +179,12 @@ def selection(patterns: list[str]) -> tuple[str, str]:
     return include, exclude + "\n"
 
 
-def run_suite(work: Path, port: int, include: str, exclude: str, concurrency: int, timeout: int) -> int:
+def run_suite(work: Path, port: int, keystone_port: int, include: str, exclude: str, concurrency: int,
+              timeout: int) -> int:
     conf_dir = work / "tempest"
     conf_dir.mkdir()
     (conf_dir / "tempest.conf").write_text(
-        TEMPEST_CONF.format(port=port, project=PROJECT, timeout=timeout))
+        TEMPEST_CONF.format(keystone_port=keystone_port, project=PROJECT, timeout=timeout))
     (work / "exclude.txt").write_text(exclude)
     package = Path(heat_integrationtests.__file__).parent
     env = dict(os.environ, HEAT_URL=f"http://127.0.0.1:{port}/v1/{PROJECT}", OS_NO_CLIENT_AUTH="True",
@@ -172,12 +224,15 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="heat-functional-"))
     (work / "home").mkdir()
     port = free_port(args.port)
+    keystone_port = free_port(None, taken=(port,))
+    keystone = start_keystone(keystone_port, f"http://127.0.0.1:{port}/v1/{PROJECT}")
     server = start_stoker(port, work / "home")
     try:
         include, exclude = selection(args.patterns)
-        return run_suite(work, port, include, exclude, args.concurrency, args.timeout)
+        return run_suite(work, port, keystone_port, include, exclude, args.concurrency, args.timeout)
     finally:
         stop(server)
+        keystone.shutdown()
         if args.keep:
             print(f"(test log: {work / 'tests.log'}, server log: {work / 'home' / 'api.log'})")
         else:

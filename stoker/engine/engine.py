@@ -299,8 +299,8 @@ class Engine:
                      timeout_mins: int | None = None, disable_rollback: bool = True,
                      tags: Iterable[str] = (), dry_run: bool = False,
                      adopted_data: dict | None = None) -> dict:
-        """Create a stack; ``adopted_data`` gives resources adopted through ``external_id``
-        their stored data and metadata back (Heat's adopt)."""
+        """Create a stack; ``adopted_data`` (Heat's adopt, the stack's action then ADOPT) gives
+        resources their physical ids, stored data and metadata back."""
         stack = self.new_stack(name, timeout_mins=timeout_mins)
         stack.adopted_data = dict(adopted_data or {})
         definition = stack.define(as_template(template), environment or Environment(), dict(parameters or {}))
@@ -310,9 +310,10 @@ class Engine:
                 {"resource_name": n, "resource_type": definition.resources[n].type, "action": "CREATE"}
                 for n in order]}
         self.save_new_stack(stack, tags, timeout_mins, disable_rollback)
-        self.store.acquire_lock(stack.id, self.engine_id, "CREATE")
+        action = "CREATE" if adopted_data is None else "ADOPT"
+        self.store.acquire_lock(stack.id, self.engine_id, action)
         try:
-            self._run(self.run_create(stack, timeout_mins, disable_rollback))
+            self._run(self.run_create(stack, timeout_mins, disable_rollback, action))
         finally:
             self.store.release_lock(stack.id, self.engine_id)
         return self._result(stack)
@@ -323,16 +324,16 @@ class Engine:
         info["outputs"] = self._outputs(stack)
         return info
 
-    async def run_create(self, stack: Stack, timeout_mins, disable_rollback) -> None:
-        await stack.set_state("CREATE", IN_PROGRESS, "Stack CREATE started")
+    async def run_create(self, stack: Stack, timeout_mins, disable_rollback, action: str = "CREATE") -> None:
+        await stack.set_state(action, IN_PROGRESS, f"Stack {action} started")
         try:
             await actions.create(stack, _seconds(timeout_mins))
         except ActionFailed as exc:
-            await stack.set_state("CREATE", FAILED, str(exc))
+            await stack.set_state(action, FAILED, str(exc))
             if not disable_rollback:
                 await self.run_delete(stack, "ROLLBACK")
             return
-        await stack.set_state("CREATE", COMPLETE, "Stack CREATE completed successfully")
+        await stack.set_state(action, COMPLETE, f"Stack {action} completed successfully")
 
     def delete_stack(self, name_or_id: str) -> dict:
         record = self.get_record(name_or_id)

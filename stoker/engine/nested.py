@@ -161,9 +161,12 @@ class NestedStackResource(Resource):
         return False
 
     def plan_update(self, definition: Any, new_props: Properties):
+        """A nested stack is always updated, in place (as Heat): what changed inside it,
+        its template in the files map included, is for its own update to find."""
         plan = super().plan_update(definition, new_props)
-        if plan is not None:
-            plan.forcing = []  # a nested stack is always updated in place
+        if plan is None:
+            return UpdatePlan({}, {}, [])
+        plan.forcing = []
         return plan
 
 
@@ -229,15 +232,6 @@ class TemplateResource(NestedStackResource):
         """As last applied, less the parameters a new version of the template dropped."""
         kept = {k: v for k, v in (self.properties_data or {}).items() if k in self.properties_schema}
         return self.build_properties(kept, resolved=True)
-
-    def plan_update(self, definition: Any, new_props: Properties):
-        """A change inside the template alone is an update too (as Heat's needs_update)."""
-        plan = super().plan_update(definition, new_props)
-        child = self.child() if plan is None else None
-        if child is not None and child.definition is not None and self._template is not None \
-                and child.definition.template.data != self._template.data:
-            plan = UpdatePlan({}, {"Template": self.template_name}, [])
-        return plan
 
     def type(self) -> str:
         return self.t.type

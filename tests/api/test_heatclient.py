@@ -228,7 +228,7 @@ def test_abandon_export_adopt(client):
         client.stacks.get(name)
     adopted = client.stacks.create(stack_name=name + "x", adopt_stack_data=json.dumps(data))["stack"]["id"]
     stack = wait_for(client, adopted)
-    assert stack.stack_status == "CREATE_COMPLETE", stack.stack_status_reason
+    assert stack.stack_status == "ADOPT_COMPLETE", stack.stack_status_reason
     assert stack.outputs[0]["output_value"] == word
     word_resource = client.resources.get(name + "x", "word")
     assert word_resource.physical_resource_id == data["resources"]["word"]["resource_id"]
@@ -340,10 +340,23 @@ def test_abandon_and_adopt_any_version_with_nested_stacks(client):
     assert data["resources"]["nested"]["template"]["resources"]["inner"]["type"] == "OS::Heat::TestResource"
     adopted = client.stacks.create(stack_name=name + "x", adopt_stack_data=json.dumps(data))["stack"]["id"]
     stack = wait_for(client, adopted)
-    assert stack.stack_status == "CREATE_COMPLETE", stack.stack_status_reason
+    assert stack.stack_status == "ADOPT_COMPLETE", stack.stack_status_reason
     assert client.resources.get(adopted, "outer").physical_resource_id == data["resources"]["outer"]["resource_id"]
     nested_id = client.resources.get(adopted, "nested").physical_resource_id
     inner = client.resources.get(nested_id, "inner")
     assert inner.physical_resource_id == data["resources"]["nested"]["resources"]["inner"]["resource_id"]
     assert inner.resource_status in ("ADOPT_COMPLETE", "CHECK_COMPLETE")
     assert stack.outputs[0]["output_value"] == "inner"
+
+
+def test_validate_gives_heats_environment_shape(client):
+    """A count from a parameter with no value validates; the Environment is Heat's."""
+    tpl = ("heat_template_version: 2016-10-14\nparameters:\n  the_count: {type: number}\n"
+           "resources:\n  the_group:\n    type: OS::Heat::ResourceGroup\n    properties:\n"
+           "      count: {get_param: the_count}\n      resource_def: {type: OS::Heat::RandomString}\n")
+    assert client.stacks.validate(template=tpl) == {
+        "Description": "No description",
+        "Environment": {"event_sinks": [], "parameter_defaults": {}, "parameters": {},
+                        "resource_registry": {"resources": {}}},
+        "Parameters": {"the_count": {"Description": "", "Label": "the_count", "NoEcho": "false",
+                                     "Type": "Number"}}}

@@ -225,3 +225,23 @@ def test_failing_member_fails_group(engine):
     assert result["stack_status"] == "CREATE_FAILED"
     paths = sorted(f["resource_name"] for f in engine.failures("s"))
     assert paths == ["g.0", "g.1"]
+
+
+def test_a_change_only_in_the_members_provider_template_is_applied(tree, engine):
+    """As in Heat, a nested stack is always updated: the group's members see their new template."""
+    def files(salt):
+        member = yaml.safe_dump(hot({"v": {"type": "OS::Heat::Value", "properties": {"value": salt}}},
+                                    parameters={"name": {"type": "string"}},
+                                    outputs={"value": {"value": {"get_attr": ["v", "value"]}}}))
+        return {"t.yaml": yaml.safe_dump(group(count=2, rtype="My::Member", props={"name": "%index%"})),
+                "member.yaml": member,
+                "env.yaml": yaml.safe_dump({"resource_registry": {"My::Member": "member.yaml"}})}
+    root = tree(files("initial"))
+    result = engine.create_stack("s", *load(root / "t.yaml", root / "env.yaml"))
+    assert result["stack_status"] == "CREATE_COMPLETE", result["stack_status_reason"]
+    assert outputs(result)["values"] == ["initial", "initial"]
+    root = tree(files("more"))
+    template, env = load(root / "t.yaml", root / "env.yaml")
+    result = engine.update_stack("s", template, env)
+    assert result["stack_status"] == "UPDATE_COMPLETE", result["stack_status_reason"]
+    assert outputs(engine.outputs("s"))["values"] == ["more", "more"]

@@ -57,8 +57,19 @@ def validate(ctx: Ctx = Depends(context), body: dict = Depends(json_object)) -> 
     groups = template.section("parameter_groups")
     if groups:
         result["ParameterGroups"] = groups
-    result["Environment"] = environment.as_dict()
+    result["Environment"] = _environment_view(environment)
     return reply(result)
+
+
+def _environment_view(environment: Environment) -> dict:
+    """The environment in the shape Heat's validate gives it: the registry always has
+    ``resources``; sections Heat leaves out when empty are left out."""
+    view = environment.as_dict()
+    view["resource_registry"] = {"resources": {}, **view["resource_registry"]}
+    for key in ("encrypted_param_names", "parameter_merge_strategies"):
+        if not view.get(key):
+            view.pop(key, None)
+    return view
 
 
 # -- template versions --------------------------------------------------------------------
