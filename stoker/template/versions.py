@@ -243,37 +243,25 @@ def _build() -> list[Version]:
 
 
 #: Heat's CloudFormation-format templates, read in their HOT shape (see template/cfn_format.py)
-_CFN_COMMON = {
-    "Fn::Base64": "cfn:Base64",
-    "Fn::FindInMap": "cfn:FindInMap",
-    "Fn::GetAtt": "cfn:GetAtt",
-    "Fn::GetAZs": "cfn:GetAZs",
-    "Fn::Join": "cfn:Join",
-    "Fn::MemberListToMap": "cfn:MemberListToMap",
-    "Fn::Replace": "cfn:Replace",
-    "Fn::ResourceFacade": "cfn:ResourceFacade",
-    "Fn::Select": "cfn:Select",
-    "Fn::Split": "cfn:Split",
-    "Ref": "cfn:Ref",
-}
+_CFN_COMMON = {**_CFN_FUNCTIONS, "Fn::FindInMap": "cfn:FindInMap", "Fn::GetAtt": "cfn:GetAtt"}
 _CFN_SECTIONS = ("description", "mappings", "parameters", "resources", "outputs")
 
 
 def _build_cfn() -> list[Version]:
-    common = dict(resource_keys=_BASE_RESOURCE_KEYS, parameter_keys=_BASE_PARAMETER_KEYS,
+    common = dict(aliases=(), parameter_keys=_BASE_PARAMETER_KEYS,
                   deletion_policies=("Delete", "Retain", "Snapshot"))
     return [
-        Version(date="2010-09-09", aliases=(), format_key="AWSTemplateFormatVersion",
+        Version(date="2010-09-09", format_key="AWSTemplateFormatVersion",
                 function_paths={**_CFN_COMMON, "Fn::If": "logic:If"},
                 condition_function_paths={
                     "Fn::Equals": "logic:Equals", "Fn::Not": "cfn:Not", "Fn::And": "cfn:And",
                     "Fn::Or": "cfn:Or", "Ref": "cfn:ParamRef", "Fn::FindInMap": "cfn:FindInMap"},
-                sections=_CFN_SECTIONS + ("conditions",), output_keys=("description", "value", "condition"),
-                notes="CloudFormation format, with Conditions", **{
-                    **common, "resource_keys": _BASE_RESOURCE_KEYS + ("condition",)}),
-        Version(date="2012-12-12", aliases=(), format_key="HeatTemplateFormatVersion",
+                sections=_CFN_SECTIONS + ("conditions",), resource_keys=_BASE_RESOURCE_KEYS + ("condition",),
+                output_keys=("description", "value", "condition"),
+                notes="CloudFormation format, with Conditions", **common),
+        Version(date="2012-12-12", format_key="HeatTemplateFormatVersion",
                 function_paths=dict(_CFN_COMMON), condition_function_paths={},
-                sections=_CFN_SECTIONS, output_keys=("description", "value"),
+                sections=_CFN_SECTIONS, resource_keys=_BASE_RESOURCE_KEYS, output_keys=("description", "value"),
                 notes="Heat's CloudFormation format", **common),
     ]
 
