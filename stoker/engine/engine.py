@@ -261,8 +261,9 @@ class Engine:
             status_reason="Stack CREATE started")
 
     async def save_nested_stack(self, stack: Stack) -> None:
-        """``save_new_stack`` for a nested stack, on the writer thread."""
-        await stack.recorder.call(self.save_new_stack, stack)
+        """``save_new_stack`` for a nested stack, on the writer thread; as in Heat it has
+        its parent's timeout."""
+        await stack.recorder.call(self.save_new_stack, stack, (), stack.parent.record.timeout_mins)
 
     def stored_template(self, template_id: int):
         """A stored template; they never change once stored, so each is read once."""

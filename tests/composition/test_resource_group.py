@@ -245,3 +245,9 @@ def test_a_change_only_in_the_members_provider_template_is_applied(tree, engine)
     result = engine.update_stack("s", template, env)
     assert result["stack_status"] == "UPDATE_COMPLETE", result["stack_status_reason"]
     assert outputs(engine.outputs("s"))["values"] == ["more", "more"]
+
+
+def test_nested_stacks_have_their_parents_timeout(engine):
+    engine.create_stack("s", group(count=1), timeout_mins=10)
+    child = engine.store.children(engine.show_stack("s")["id"])[0]
+    assert engine.show_stack(child.id)["timeout_mins"] == 10
