@@ -17,7 +17,7 @@ from stoker.errors import StokerError, ValidationFailed
 from stoker.functions.base import resolve
 from stoker.resources.exceptions import ResourceFailure, UpdateReplace
 from stoker.resources.resource import Resource
-from stoker.template.environment import hooks_for, restricted_actions_for
+from stoker.template.environment import RegistryLoop, hooks_for, restricted_actions_for
 
 IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
 #: resource data key where ``stack hook clear`` (from any process) leaves cleared hooks
@@ -248,7 +248,10 @@ async def update_resource(stack: Stack, name: str, rollback: bool) -> None:
         stack.delete_rows([current])
         await _create_new(stack, name, definition)
         return
-    if current.type() != definition.type or (current.action, current.status) == (current.CHECK, FAILED):
+    # as Heat: what the type resolves to decides, not its name (another alias of the same
+    # plug-in updates in place; an alias mapped elsewhere replaces)
+    if (implementation_changes(stack, current, definition)
+            or (current.action, current.status) == (current.CHECK, FAILED)):
         await _check_restricted(stack, current, "replace")
         await _replace(stack, current, definition)
         return
@@ -290,6 +293,13 @@ async def _check_restricted(stack: Stack, resource: Resource, action: str,
     resource.action, resource.status, resource.status_reason = kept
     await stack.persist(resource, event=False)
     raise ResourceFailure(StokerError(reason), resource, resource.UPDATE)
+
+
+def implementation_changes(stack: Stack, current: Resource, definition) -> bool:
+    try:
+        return stack.implementation(current.name, definition) != current.implementation()
+    except (StokerError, RegistryLoop):  # an unknown type: its validation reports it
+        return current.type() != definition.type
 
 
 def _restore_retired(stack: Stack, name: str, definition) -> Resource | None:

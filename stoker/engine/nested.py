@@ -236,6 +236,9 @@ class TemplateResource(NestedStackResource):
     def type(self) -> str:
         return self.t.type
 
+    def implementation(self) -> Any:
+        return self.template_name
+
     def _load_template(self) -> Template | None:
         files = _files_of(self.stack)
         text = files.get(self.template_name)

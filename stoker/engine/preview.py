@@ -47,7 +47,7 @@ def _preview(engine: "Engine", old: Stack, probe: Stack, plan: dict, parent: str
         if current is None or actions.needs_recreate(current):
             plan["added"].append(_entry(old, name, rdef.type, parent))
             continue
-        if current.type() != rdef.type:
+        if actions.implementation_changes(probe, current, rdef):
             plan["replaced"].append(_entry(old, name, rdef.type, parent, f"type changes from {current.type()}"))
             _deleted_below(current, plan, show_nested)
             continue

@@ -119,11 +119,20 @@ class Stack:
             raise ValidationFailed(problems.items)
         return definition
 
+    def effective_type(self, name: str, type_name: str) -> str:
+        """The plug-in type or template a resource's type resolves to in this stack."""
+        source = self.definition.template.source if self.definition is not None else None
+        return resolve_type(self.environment.resource_registry, name, type_name,
+                            inside=source.name if source is not None else None)
+
+    def implementation(self, name: str, definition: ResourceDefinition) -> Any:
+        """What would run the resource: its provider template, or its plug-in class."""
+        effective = self.effective_type(name, definition.type)
+        return effective if is_template_type(effective) else self.engine.resource_class(effective)
+
     def instantiate(self, name: str, definition: ResourceDefinition) -> Resource:
         """The plug-in object for a resource, after the environment's registry mappings."""
-        source = self.definition.template.source if self.definition is not None else None
-        effective = resolve_type(self.environment.resource_registry, name, definition.type,
-                                 inside=source.name if source is not None else None)
+        effective = self.effective_type(name, definition.type)
         if is_template_type(effective):
             from stoker.engine.nested import TemplateResource
 
