@@ -28,7 +28,7 @@ from stoker.functions.base import resolve
 from stoker.functions.references import GetAtt
 from stoker.resources import registry
 from stoker.store.locks import new_engine_id, owner_is_dead
-from stoker.template.environment import Environment, RegistryLoop
+from stoker.template.environment import Environment, RegistryLoop, is_template_type, resolve_type
 from stoker.template.parameters import masked
 from stoker.template.definition import StackDefinition
 from stoker.template.template import Template
@@ -569,6 +569,7 @@ class Engine:
         """A runtime stack from the store: definition (when it still checks) and resources."""
         stack = Stack(self, record, parent)
         stack.facade = facade or {}
+        stack.provider_template = self._provider_template_of(record)
         raw = self.stored_template(record.template_id)
         files = raw.files or (parent.definition.template.files if parent and parent.definition else {})
         try:
@@ -580,6 +581,27 @@ class Engine:
             stack.definition = None
         stack.load_resources()
         return stack
+
+    def _provider_template_of(self, record) -> str | None:
+        """The provider template a nested stack was made from (for its registry look-ups)."""
+        if not getattr(record, "parent_id", None) or not getattr(record, "owner_resource", None):
+            return None
+        try:
+            parent = self.store.get_stack(record.parent_id, record.project_id, show_deleted=True)
+        except NotFound:
+            return None
+        if not (parent.environment or {}).get("resource_registry"):
+            return None  # the usual case: nothing is mapped
+        owner = Template(self.stored_template(parent.template_id).content).section("resources").get(
+            record.owner_resource)
+        rtype = owner.get("type") if isinstance(owner, dict) else None
+        if not isinstance(rtype, str):
+            return None
+        try:
+            effective = resolve_type(parent.environment["resource_registry"], record.owner_resource, rtype)
+        except RegistryLoop:
+            return None
+        return effective if is_template_type(effective) else None
 
     def _locked(self, record, action: str):
         engine = self

@@ -41,6 +41,8 @@ class Stack:
         #: set on nested stacks: the parent resource's metadata and policies
         self.facade: dict = {}
         self.owner_name: str | None = getattr(record, "owner_resource", None)
+        #: for a stack made from a provider template, that template's name (see resolve_type)
+        self.provider_template: str | None = None
         self.user_parameters: dict = {}
         #: per action, on the root: templates already stored, resources in the tree
         self.template_ids: dict[str, int] = {}
@@ -122,8 +124,8 @@ class Stack:
     def effective_type(self, name: str, type_name: str) -> str:
         """The plug-in type or template a resource's type resolves to in this stack."""
         source = self.definition.template.source if self.definition is not None else None
-        return resolve_type(self.environment.resource_registry, name, type_name,
-                            inside=source.name if source is not None else None)
+        inside = self.provider_template or (source.name if source is not None else None)
+        return resolve_type(self.environment.resource_registry, name, type_name, inside=inside)
 
     def implementation(self, name: str, definition: ResourceDefinition) -> Any:
         """What would run the resource: its provider template, or its plug-in class."""

@@ -334,3 +334,17 @@ def test_an_update_reads_the_provider_template_of_the_files_map(tree, engine, pr
     assert result["stack_status"] == "UPDATE_COMPLETE", result["stack_status_reason"]
     expected = props.get(salt["get_param"]) if isinstance(salt, dict) else salt
     assert outputs(engine.outputs("s"))["out"] == expected
+
+
+def test_a_provider_using_the_type_it_overrides_is_deleted_from_its_own_record(tree, engine):
+    """The nested stack deleted on its own, then its parent: both see the built-in type inside."""
+    root = tree({
+        "t.yaml": hot({"secret": {"type": "OS::Heat::RandomString"}}),
+        "env.yaml": yaml.safe_dump({"resource_registry": {"OS::Heat::RandomString": "wrapper.yaml"}}),
+        "wrapper.yaml": yaml.safe_dump(hot({"inner": {"type": "OS::Heat::RandomString"}})),
+    })
+    result = engine.create_stack("s", *load(root / "t.yaml", root / "env.yaml"))
+    assert result["stack_status"] == "CREATE_COMPLETE", result["stack_status_reason"]
+    child = engine.store.children(result["id"])[0]
+    assert engine.delete_stack(child.id)["stack_status"] == "DELETE_COMPLETE"
+    assert engine.delete_stack("s")["stack_status"] == "DELETE_COMPLETE"
