@@ -360,3 +360,14 @@ def test_validate_gives_heats_environment_shape(client):
                         "resource_registry": {"resources": {}}},
         "Parameters": {"the_count": {"Description": "", "Label": "the_count", "NoEcho": "false",
                                      "Type": "Number"}}}
+
+
+def test_a_resource_of_a_nested_stack_shows_its_parent_resource(client):
+    nested = "heat_template_version: 2013-05-23\nresources:\n  secret2: {type: OS::Heat::RandomString}\n"
+    tpl = "heat_template_version: 2013-05-23\nresources:\n  secret1: {type: nested.yaml}\n"
+    name = _name()
+    client.stacks.create(stack_name=name, template=tpl, files={"nested.yaml": nested})
+    assert wait_for(client, name).stack_status == "CREATE_COMPLETE"
+    nested_id = client.resources.get(name, "secret1").physical_resource_id
+    assert client.resources.get(nested_id, "secret2").parent_resource == "secret1"
+    assert not hasattr(client.resources.get(name, "secret1"), "parent_resource")
