@@ -15,7 +15,6 @@ from stoker.errors import NotFound, ValidationFailed
 from stoker.store.sealed import opened_values
 from stoker.template.versions import get_version
 
-ADOPT_MIN_VERSION = "2016-10-14"
 
 
 def identify(engine: Any, stack_name: str, stack_id: str, deleted_ok: bool = False) -> Any:
@@ -80,7 +79,8 @@ def export(engine: Any, record: Any) -> dict:
         }
         nested = children(engine, record).get(row.name)
         if nested is not None:
-            resources[row.name]["resources"] = export(engine, nested)["resources"]
+            inner = export(engine, nested)
+            resources[row.name].update(resources=inner["resources"], template=inner["template"])
     return {
         "id": record.id,
         "name": record.name,
@@ -146,13 +146,12 @@ def adopt_data(raw: Any) -> dict:
 
 
 def adoption_template(data: dict) -> dict:
-    """The adopted stack's template, each existing resource taken over through ``external_id``."""
+    """The adopted stack's template; from 2016-10-14 each existing resource is taken over
+    through ``external_id`` (earlier versions have no such key: see adopted_resource_data)."""
     template = copy.deepcopy(data["template"])
     version = get_version(template.get("heat_template_version"))
     if version is None or "external_id" not in version.resource_keys:
-        raise ValidationFailed.single(("adopt_stack_data", "template", "heat_template_version"),
-                                      "adopt-unsupported",
-                                      f"adopting needs heat_template_version {ADOPT_MIN_VERSION} or later")
+        return template
     resources = template.get("resources") or {}
     for name, entry in (data.get("resources") or {}).items():
         if name in resources and isinstance(resources[name], dict) and isinstance(entry, dict) \
@@ -162,16 +161,21 @@ def adoption_template(data: dict) -> dict:
 
 
 def adopted_resource_data(data: dict) -> dict:
-    """From abandon data: each resource's data and metadata, for the engine to give back at adopt."""
+    """From abandon data: each resource's physical id, data and metadata, for the engine to
+    give back at adopt."""
     found = {}
     for name, entry in (data.get("resources") or {}).items():
         if not isinstance(entry, dict):
             continue
         kept = {}
+        if entry.get("resource_id") not in (None, "") and "resources" not in entry:
+            kept["resource_id"] = str(entry["resource_id"])
         if isinstance(entry.get("resource_data"), dict) and entry["resource_data"]:
             kept["data"] = entry["resource_data"]
         if isinstance(entry.get("metadata"), dict) and entry["metadata"]:
             kept["metadata"] = entry["metadata"]
+        if isinstance(entry.get("resources"), dict):  # a nested stack: its resources are adopted
+            kept["nested"] = adopted_resource_data(entry)
         if kept:
             found[name] = kept
     return found

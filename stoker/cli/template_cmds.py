@@ -12,7 +12,7 @@ from stoker.cli.inputs import read_inputs, template_options
 from stoker.errors import Problems, ValidationFailed
 from stoker.template.evaluate import evaluate
 from stoker.template.parameters import redact
-from stoker.template.versions import VERSIONS, get_version
+from stoker.template.versions import find_version, listed_versions
 
 
 @click.group()
@@ -122,8 +122,8 @@ def version_group() -> None:
 @format_option()
 def version_list(fmt) -> None:
     """List the heat_template_version values Stoker knows."""
-    rows = [{"Version": f"heat_template_version.{v.date}", "Type": "hot",
-             "Aliases": ", ".join(f"heat_template_version.{a}" for a in v.aliases)} for v in VERSIONS]
+    rows = [{"Version": row["version"], "Type": row["type"], "Aliases": ", ".join(row["aliases"])}
+            for row in listed_versions()]
     show_list(rows, ["Version", "Type", "Aliases"], fmt)
 
 
@@ -138,7 +138,7 @@ def function_group() -> None:
 @format_option()
 def function_list(version, with_conditions, fmt) -> None:
     """List the functions of template VERSION (e.g. 2016-10-14 or newton)."""
-    found = get_version(version.removeprefix("heat_template_version."))
+    found = find_version(version)
     if found is None:
         raise click.BadParameter(f'"{version}" is not a known template version', param_hint="VERSION")
     rows = [{"functions": name, "description": _summary(found.functions[name])}

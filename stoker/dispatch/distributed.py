@@ -38,7 +38,10 @@ class CeleryDispatch(InProcess):
         self.queue = queue
         self.app = celery_app.make_app(broker_url)
 
-    def create(self, engine: Any, stack: Any, timeout_mins: int | None, disable_rollback: bool) -> None:
+    def create(self, engine: Any, stack: Any, timeout_mins: int | None, disable_rollback: bool,
+               action: str = "CREATE") -> None:
+        if action != "CREATE":  # an adopt takes over existing resources: here, as InProcess
+            return super().create(engine, stack, timeout_mins, disable_rollback, action)
         check_database(engine)
         lifecycle.start_create(engine, self.app, self.queue, stack, timeout_mins, disable_rollback)
 

@@ -11,10 +11,12 @@ class InProcess:
     #: creates and deletes run in this process (their events can be pushed to a display here)
     runs_here = True
 
-    def create(self, engine: Any, stack: Any, timeout_mins: int | None, disable_rollback: bool) -> None:
-        engine.store.acquire_lock(stack.id, engine.engine_id, "CREATE")
+    def create(self, engine: Any, stack: Any, timeout_mins: int | None, disable_rollback: bool,
+               action: str = "CREATE") -> None:
+        """``action`` is CREATE, or ADOPT for a stack adopting existing resources."""
+        engine.store.acquire_lock(stack.id, engine.engine_id, action)
         try:
-            engine._run(engine.run_create(stack, timeout_mins, disable_rollback))
+            engine._run(engine.run_create(stack, timeout_mins, disable_rollback, action))
         finally:
             engine.store.release_lock(stack.id, engine.engine_id)
 

@@ -18,7 +18,7 @@ from stoker.functions.base import resolve
 from stoker.functions.sizes import check_stored
 from stoker.resources.exceptions import ResourceFailure, UpdateReplace
 from stoker.resources.resource import Resource
-from stoker.template.environment import hooks_for
+from stoker.template.environment import RegistryLoop, hooks_for, restricted_actions_for
 
 IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
 #: resource data key where ``stack hook clear`` (from any process) leaves cleared hooks
@@ -106,15 +106,16 @@ async def pause_at_hook(stack: Stack, resource: Resource, hook: str) -> None:
 # -- create -----------------------------------------------------------------------------
 async def create_resource(resource: Resource) -> None:
     await pause_at_hook(resource.stack, resource, "pre-create")
-    if resource.t.external_id is not None:
-        kept = resource.stack.adopted_data.get(resource.name) or {}
+    kept = resource.stack.adopted_data.get(resource.name) or {}
+    adopted_id = resource.t.external_id if resource.t.external_id is not None else kept.get("resource_id")
+    if adopted_id is not None:
         if kept.get("data"):
             resource._data.update(kept["data"])
             resource.dirty.add("data")
         if kept.get("metadata"):
             resource._metadata = kept["metadata"]
             resource.dirty.add("rsrc_metadata")
-        await resource.adopt(resolve(resource.t.external_id))
+        await resource.adopt(resolve(adopted_id))
         return
     try:
         resource.prepare_properties()
@@ -253,7 +254,11 @@ async def update_resource(stack: Stack, name: str, rollback: bool) -> None:
         stack.delete_rows([current])
         await _create_new(stack, name, definition)
         return
-    if current.type() != definition.type or (current.action, current.status) == (current.CHECK, FAILED):
+    # as Heat: what the type resolves to decides, not its name (another alias of the same
+    # plug-in updates in place; an alias mapped elsewhere replaces)
+    if (implementation_changes(stack, current, definition)
+            or (current.action, current.status) == (current.CHECK, FAILED)):
+        await _check_restricted(stack, current, "replace")
         await _replace(stack, current, definition)
         return
     try:
@@ -269,13 +274,39 @@ async def update_resource(stack: Stack, name: str, rollback: bool) -> None:
         current.t = definition
         return
     if plan.replace:
+        await _check_restricted(stack, current, "replace")
         await _replace(stack, current, definition)
         return
+    await _check_restricted(stack, current, "update")
     await pause_at_hook(stack, current, "pre-update")
+    before = current.action, current.status, current.status_reason
     try:
         await current.update(definition, new_props, plan.tmpl_diff, plan.prop_diff)
     except UpdateReplace:
+        await _check_restricted(stack, current, "replace", before)
         await _replace(stack, current, definition)
+
+
+async def _check_restricted(stack: Stack, resource: Resource, action: str,
+                            kept: tuple[str, str, str] | None = None) -> None:
+    """Fail the update when the environment restricts ``action`` on the resource; as in
+    Heat, an UPDATE_FAILED event says so and the resource keeps its state (``kept``:
+    the state before an in-place attempt that asked for a replacement)."""
+    if action not in restricted_actions_for(stack.environment.resource_registry, resource.name):
+        return
+    reason = f"{action} is restricted for resource."
+    kept = kept or (resource.action, resource.status, resource.status_reason)
+    await resource.set_state(resource.UPDATE, FAILED, reason)
+    resource.action, resource.status, resource.status_reason = kept
+    await stack.persist(resource, event=False)
+    raise ResourceFailure(StokerError(reason), resource, resource.UPDATE)
+
+
+def implementation_changes(stack: Stack, current: Resource, definition) -> bool:
+    try:
+        return stack.implementation(current.name, definition) != current.implementation()
+    except (StokerError, RegistryLoop):  # an unknown type: its validation reports it
+        return current.type() != definition.type
 
 
 def _restore_retired(stack: Stack, name: str, definition) -> Resource | None:

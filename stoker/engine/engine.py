@@ -24,7 +24,6 @@ from stoker.dispatch.inprocess import InProcess
 from stoker.engine import actions
 from stoker.engine.actions import HOOKS_CLEARED_KEY, ActionFailed
 from stoker.engine.fanout import Fanout
-from stoker.engine.preview import add_knock_on_changes
 from stoker.engine.progress import Progress
 from stoker.engine.sealing import stored_inputs, stored_resource_fields
 from stoker.engine.stack import Stack
@@ -37,7 +36,7 @@ from stoker.limits import limit
 from stoker.resources import processes, registry
 from stoker.resources.policy import NOT_ALLOWED
 from stoker.store.locks import new_engine_id, owner_is_dead
-from stoker.template.environment import Environment, RegistryLoop
+from stoker.template.environment import Environment, RegistryLoop, is_template_type, resolve_type
 from stoker.template.loader import check_nesting, frozen_gc, paused_gc
 from stoker.template.parameters import masked
 from stoker.template.definition import StackDefinition
@@ -167,7 +166,7 @@ class Engine:
             except StokerError as exc:
                 problems.add(("resources", name, "type"), getattr(exc, "code", "error"), str(exc))
                 continue
-            refusal = self.type_refusal((rdef.type, stack.effective_type(name, rdef)), type(instances[name]))
+            refusal = self.type_refusal((rdef.type, stack.effective_type(name, rdef.type)), type(instances[name]))
             if refusal:
                 problems.add(("resources", name, "type"), NOT_ALLOWED, refusal)
                 continue
@@ -333,8 +332,9 @@ class Engine:
             status_reason="Stack CREATE started")
 
     async def save_nested_stack(self, stack: Stack) -> None:
-        """``save_new_stack`` for a nested stack, on the writer thread."""
-        await stack.recorder.call(self.save_new_stack, stack)
+        """``save_new_stack`` for a nested stack, on the writer thread; as in Heat it has
+        its parent's timeout."""
+        await stack.recorder.call(self.save_new_stack, stack, (), stack.parent.record.timeout_mins)
 
     def stored_template(self, template_id: int):
         """A stored template; they never change once stored, so each is read once."""
@@ -371,8 +371,8 @@ class Engine:
                      timeout_mins: int | None = None, disable_rollback: bool = True,
                      tags: Iterable[str] = (), dry_run: bool = False,
                      adopted_data: dict | None = None) -> dict:
-        """Create a stack; ``adopted_data`` gives resources adopted through ``external_id``
-        their stored data and metadata back (Heat's adopt)."""
+        """Create a stack; ``adopted_data`` (Heat's adopt, the stack's action then ADOPT) gives
+        resources their physical ids, stored data and metadata back."""
         stack = self.new_stack(name, timeout_mins=timeout_mins)
         stack.adopted_data = dict(adopted_data or {})
         definition = stack.define(as_template(template), environment or Environment(), dict(parameters or {}))
@@ -382,7 +382,8 @@ class Engine:
                 {"resource_name": n, "resource_type": definition.resources[n].type, "action": "CREATE"}
                 for n in order]}
         self.save_new_stack(stack, tags, timeout_mins, disable_rollback)
-        self.dispatch.create(self, stack, timeout_mins, disable_rollback)
+        action = "CREATE" if adopted_data is None else "ADOPT"
+        self.dispatch.create(self, stack, timeout_mins, disable_rollback, action)
         return self._result(stack)
 
     def _result(self, stack: Stack) -> dict:
@@ -391,16 +392,16 @@ class Engine:
         info["outputs"] = self._outputs(stack)
         return info
 
-    async def run_create(self, stack: Stack, timeout_mins, disable_rollback) -> None:
-        await stack.set_state("CREATE", IN_PROGRESS, "Stack CREATE started")
+    async def run_create(self, stack: Stack, timeout_mins, disable_rollback, action: str = "CREATE") -> None:
+        await stack.set_state(action, IN_PROGRESS, f"Stack {action} started")
         try:
             await actions.create(stack, _seconds(timeout_mins))
         except ActionFailed as exc:
-            await stack.set_state("CREATE", FAILED, str(exc))
+            await stack.set_state(action, FAILED, str(exc))
             if not disable_rollback and stack.rollback_on_cancel:
                 await self.run_delete(stack, "ROLLBACK")
             return
-        await stack.set_state("CREATE", COMPLETE, "Stack CREATE completed successfully")
+        await stack.set_state(action, COMPLETE, f"Stack {action} completed successfully")
 
     def delete_stack(self, name_or_id: str) -> dict:
         """Delete the stack; an action running on it (a create, say) is cancelled first, as in Heat."""
@@ -472,7 +473,9 @@ class Engine:
     def update_stack(self, name_or_id: str, template: Template | dict | str | Path | None = None,
                      environment: Environment | None = None, parameters: dict | None = None,
                      existing: bool = False, disable_rollback: bool | None = None,
-                     timeout_mins: int | None = None, dry_run: bool = False) -> dict:
+                     timeout_mins: int | None = None, dry_run: bool = False,
+                     show_nested: bool = False) -> dict:
+        """Update a stack; ``dry_run`` only previews it (nested stacks too with ``show_nested``)."""
         record = self.get_record(name_or_id)
         if (record.action, record.status) == ("SUSPEND", COMPLETE):
             raise Conflict(f"Updating stack {record.name} while it is suspended is not supported; "
@@ -492,7 +495,7 @@ class Engine:
             params = dict(parameters or {})
         environment = environment or Environment()
         if dry_run:
-            return self._preview_update(record, template, environment, params)
+            return self._preview_update(record, template, environment, params, show_nested)
         rollback = not (record.disable_rollback if disable_rollback is None else disable_rollback)
         with self._locked(record, "UPDATE"):
             stack, old = self.prepare_update(record, template, environment, params,
@@ -557,39 +560,17 @@ class Engine:
             return
         await back.set_state("ROLLBACK", COMPLETE, "Stack ROLLBACK completed successfully")
 
-    def _preview_update(self, record, template: Template, environment: Environment, params: dict) -> dict:
+    def _preview_update(self, record, template: Template, environment: Environment, params: dict,
+                        show_nested: bool = False) -> dict:
+        from stoker.engine.preview import add_knock_on_changes, preview_update
+
         old = self.runtime(record)
         probe = Stack(self, record)
         probe.define(template, environment, params)
         probe.resources = old.resources
-        plan: dict[str, list] = {"added": [], "deleted": [], "replaced": [], "updated": [], "unchanged": []}
-        new_names = set(probe.definition.enabled_resources())
-        for name in sorted(new_names):
-            rdef = probe.definition.resources[name]
-            current = old.resources.get(name)
-            entry = {"resource_name": name, "resource_type": rdef.type}
-            if current is None or actions.needs_recreate(current):
-                plan["added"].append(entry)
-            elif current.type() != rdef.type:
-                plan["replaced"].append({**entry, "reason": f"type changes from {current.type()}"})
-            else:
-                try:
-                    props = current.build_properties(rdef.properties)
-                    update = current.plan_update(rdef, props)
-                except ResourcePending as exc:
-                    plan["updated"].append({**entry, "reason": f"may change: depends on {exc.resource}"})
-                    continue
-                if update is None:
-                    plan["unchanged"].append(entry)
-                elif update.replace:
-                    plan["replaced"].append({**entry, "reason": "changing " + ", ".join(update.forcing)
-                                             + " requires replacement"})
-                else:
-                    plan["updated"].append({**entry, "reason": "changes " + ", ".join(update.prop_diff or update.tmpl_diff)})
-        for name, resource in sorted(old.resources.items()):
-            if name not in new_names:
-                plan["deleted"].append({"resource_name": name, "resource_type": resource.type()})
-        add_knock_on_changes(plan, probe.definition, actions.dependency_graph(probe, new_names).order())
+        plan = preview_update(self, old, probe, show_nested)
+        add_knock_on_changes(plan, probe.definition,
+                             actions.dependency_graph(probe, set(probe.definition.enabled_resources())).order())
         return plan
 
     def mark_unhealthy(self, name_or_id: str, resource_name: str, unhealthy: bool = True,
@@ -706,6 +687,7 @@ class Engine:
         """A runtime stack with its stored definition, its resources not loaded yet."""
         stack = Stack(self, record, parent)
         stack.facade = facade or {}
+        stack.provider_template = self._provider_template_of(record)
         raw = self.stored_template(record.template_id)
         files = raw.files or (parent.definition.template.files if parent and parent.definition else {})
         try:
@@ -716,6 +698,27 @@ class Engine:
                 raise
             stack.definition = None
         return stack
+
+    def _provider_template_of(self, record) -> str | None:
+        """The provider template a nested stack was made from (for its registry look-ups)."""
+        if not getattr(record, "parent_id", None) or not getattr(record, "owner_resource", None):
+            return None
+        try:
+            parent = self.store.get_stack(record.parent_id, record.project_id, show_deleted=True)
+        except NotFound:
+            return None
+        if not (parent.environment or {}).get("resource_registry"):
+            return None  # the usual case: nothing is mapped
+        owner = Template(self.stored_template(parent.template_id).content).section("resources").get(
+            record.owner_resource)
+        rtype = owner.get("type") if isinstance(owner, dict) else None
+        if not isinstance(rtype, str):
+            return None
+        try:
+            effective = resolve_type(parent.environment["resource_registry"], record.owner_resource, rtype)
+        except RegistryLoop:
+            return None
+        return effective if is_template_type(effective) else None
 
     def _locked(self, record, action: str):
         engine = self

@@ -17,8 +17,9 @@ from typing import Any
 from stoker.errors import Problems, ResourcePending, StokerError, ValidationFailed
 from stoker.functions.base import resolve
 from stoker.resources import attributes
+from stoker.resources.exceptions import InvalidTemplateAttribute
 from stoker.resources.properties import Properties
-from stoker.resources.resource import Resource
+from stoker.resources.resource import Resource, UpdatePlan
 from stoker.template.environment import Environment, RegistryLoop, is_template_type, resolve_type
 from stoker.template.parameters import parse_parameters
 from stoker.template.template import Template
@@ -90,6 +91,8 @@ class NestedStackResource(Resource):
         child = engine.new_stack(self.child_stack_name(), parent=self.stack)
         child.owner_name = self.name
         child.facade = self.facade_data()
+        # an adopted stack's nested stacks adopt their own resources
+        child.adopted_data = (self.stack.adopted_data.get(self.name) or {}).get("nested", {})
         child.define(self.child_template(), self.child_environment(), self.child_parameters())
         engine.check_tree_size(child)
         await engine.save_nested_stack(child)
@@ -158,10 +161,25 @@ class NestedStackResource(Resource):
         return False
 
     def plan_update(self, definition: Any, new_props: Properties):
+        """A nested stack is always updated, in place (as Heat): what changed inside it,
+        its template in the files map included, is for its own update to find."""
         plan = super().plan_update(definition, new_props)
-        if plan is not None:
-            plan.forcing = []  # a nested stack is always updated in place
+        if plan is None:
+            return UpdatePlan({}, {}, [])
+        plan.forcing = []
         return plan
+
+
+def nested_resource_attribute(owner: NestedStackResource, key: str, path: tuple) -> Any:
+    """``get_attr: [owner, resource.NAME(.attr), ...]``: a resource of the nested stack,
+    its reference id, or its attribute followed along the rest of the path (as Heat)."""
+    child = owner.child()
+    parts = key.split(".", 2)
+    member = child.resources.get(parts[1]) if child is not None and len(parts) > 1 else None
+    if member is None:
+        raise InvalidTemplateAttribute(resource=owner.name, key=key)
+    names = parts[2:] + list(path)
+    return member.FnGetAtt(names[0], *names[1:]) if names else member.FnGetRefId()
 
 
 def _quiet(fn):
@@ -183,21 +201,43 @@ class TemplateResource(NestedStackResource):
         self.template_name = template_name
         self._template: Template | None = None
         self._template_problem: str | None = None
+        self._load_schemas()
+
+    def _load_schemas(self) -> None:
+        """Properties from the template's parameters, attributes from its outputs."""
         template = self._load_template()
-        if template is not None:
-            schemas = parse_parameters(template.section("parameters"), template.version or _any_version(),
-                                       Problems())
-            # as Heat: a parameter the environment's parameter_defaults set is not required
-            for name, value in stack.environment.parameter_defaults.items():
-                if name in schemas and schemas[name].default is None:
-                    schemas[name].default = value
-            self.properties_schema = Properties.schema_from_params(schemas)
-            outputs = template.section("outputs")
-            self.attributes_schema = {name: attributes.Schema(f"output {name} of {template_name}")
-                                      for name in (outputs if isinstance(outputs, dict) else {})}
+        if template is None:
+            return
+        schemas = parse_parameters(template.section("parameters"), template.version or _any_version(),
+                                   Problems())
+        # as Heat: a parameter the environment's parameter_defaults set is not required
+        for name, value in self.stack.environment.parameter_defaults.items():
+            if name in schemas and schemas[name].default is None:
+                schemas[name].default = value
+        self.properties_schema = Properties.schema_from_params(schemas)
+        outputs = template.section("outputs")
+        self.attributes_schema = {name: attributes.Schema(f"output {name} of {self.template_name}")
+                                  for name in (outputs if isinstance(outputs, dict) else {})}
+
+    def build_properties(self, data: Any, resolved: bool = False) -> Properties:
+        # an update may bring a new version of the template (the files map changed):
+        # the new properties are read against the parameters it declares now
+        if not resolved and self._template is not None:
+            text = _files_of(self.stack).get(self.template_name)
+            if text is not None and self._template.source is not None and text != self._template.source.text:
+                self._load_schemas()
+        return super().build_properties(data, resolved)
+
+    def stored_properties(self) -> Properties:
+        """As last applied, less the parameters a new version of the template dropped."""
+        kept = {k: v for k, v in (self.properties_data or {}).items() if k in self.properties_schema}
+        return self.build_properties(kept, resolved=True)
 
     def type(self) -> str:
         return self.t.type
+
+    def implementation(self) -> Any:
+        return self.template_name
 
     def _load_template(self) -> Template | None:
         files = _files_of(self.stack)
@@ -232,7 +272,21 @@ class TemplateResource(NestedStackResource):
             raise
 
     def has_attribute(self, name: str) -> bool:
-        return name in self.attributes_schema or name in ("OS::stack_id", attributes.SHOW)
+        return (name in self.attributes_schema or name in ("OS::stack_id", attributes.SHOW)
+                or name.startswith("resource."))
+
+    def FnGetAtt(self, key: str, *path: Any) -> Any:  # noqa: N802 - Heat's name
+        if key.startswith("resource.") and key not in self.attributes_schema:
+            return nested_resource_attribute(self, key, path)
+        return super().FnGetAtt(key, *path)
+
+    def get_reference_id(self) -> Any:
+        """The nested stack's ARN, as Heat (unless the template has an ``OS::stack_id`` output)."""
+        override = self.child_outputs().get("OS::stack_id") if self.overrides_stack_id() else None
+        if override is not None or self.resource_id is None:
+            return override if override is not None else self.name
+        return (f"arn:openstack:heat::{self.stack.project_id}:stacks/"
+                f"{self.child_stack_name()}/{self.resource_id}")
 
     def overrides_stack_id(self) -> bool:
         return "OS::stack_id" in self.attributes_schema
@@ -279,7 +333,7 @@ def _template_depth(name: str, files: dict, registry: dict, limit: int, seen: in
         if not isinstance(rtype, str):
             continue
         try:
-            effective = resolve_type(registry, rname, rtype)
+            effective = resolve_type(registry, rname, rtype, inside=name)
         except RegistryLoop:
             continue
         if is_template_type(effective) and effective in files:

@@ -42,6 +42,8 @@ class Stack:
         #: set on nested stacks: the parent resource's metadata and policies
         self.facade: dict = {}
         self.owner_name: str | None = getattr(record, "owner_resource", None)
+        #: for a stack made from a provider template, that template's name (see resolve_type)
+        self.provider_template: str | None = None
         self.user_parameters: dict = {}
         #: per action, on the root: templates already stored, resources in the tree
         self.template_ids: dict[str, int] = {}
@@ -120,17 +122,25 @@ class Stack:
             raise ValidationFailed(problems.items)
         return definition
 
+    def effective_type(self, name: str, type_name: str) -> str:
+        """The plug-in type or template a resource's type resolves to in this stack."""
+        source = self.definition.template.source if self.definition is not None else None
+        inside = self.provider_template or (source.name if source is not None else None)
+        return resolve_type(self.environment.resource_registry, name, type_name, inside=inside)
+
+    def implementation(self, name: str, definition: ResourceDefinition) -> Any:
+        """What would run the resource: its provider template, or its plug-in class."""
+        effective = self.effective_type(name, definition.type)
+        return effective if is_template_type(effective) else self.engine.resource_class(effective)
+
     def instantiate(self, name: str, definition: ResourceDefinition) -> Resource:
         """The plug-in object for a resource, after the environment's registry mappings."""
-        effective = self.effective_type(name, definition)
+        effective = self.effective_type(name, definition.type)
         if is_template_type(effective):
             from stoker.engine.nested import TemplateResource
 
             return TemplateResource(name, definition, self, effective)
         return self.engine.resource_class(effective)(name, definition, self)
-
-    def effective_type(self, name: str, definition: ResourceDefinition) -> str:
-        return resolve_type(self.environment.resource_registry, name, definition.type)
 
     def adopt_resources(self, other: "Stack") -> None:
         """Take over ``other``'s live resources (an update continues from the old stack)."""

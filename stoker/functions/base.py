@@ -34,6 +34,9 @@ class Function:
 
     #: set by subclasses whose arguments are conditions (``not``, ``and``, ...)
     parses_conditions = False
+    #: set by functions whose string arguments are condition names (``not``, ``and``,
+    #: ``or``); ``equals`` parses conditions but its strings are plain values
+    names_conditions = False
     #: set by functions that name a resource (``get_resource``, ``get_attr``, ``Ref``)
     refers_to_resources = False
     #: does this call, or one inside it, name a resource?  (lets graph building

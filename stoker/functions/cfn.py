@@ -1,8 +1,10 @@
-"""The CloudFormation-compatible functions of heat_template_version 2013-05-23.
+"""The CloudFormation-compatible functions: of heat_template_version 2013-05-23 and of the
+CFN formats (AWSTemplateFormatVersion 2010-09-09, HeatTemplateFormatVersion 2012-12-12).
 
-``Fn::Select`` lives on until 2015-04-30; the others were removed in
-2014-10-16.  ``Fn::Join``, ``Fn::Replace`` and ``Fn::ResourceFacade`` are the
-HOT functions with CloudFormation argument shapes.
+In HOT, ``Fn::Select`` lives on until 2015-04-30; the others were removed in
+2014-10-16.  ``Fn::Join``, ``Fn::Replace``, ``Fn::ResourceFacade``,
+``Fn::GetAtt`` and the condition functions are the HOT functions with
+CloudFormation argument shapes.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import re
 from itertools import groupby
 from typing import Any
 
-from stoker.functions import references, strings
+from stoker.functions import logic, references, strings
 from stoker.functions.base import Function, describe, resolve, show
 
 
@@ -210,3 +212,64 @@ class Ref(references.GetResource):
             return self.stack.parameter(self.args)
         raise self.error(f'The specified reference "{self.args}" (in {self.name}) is incorrect',
                          code="unknown-reference")
+
+
+class ParamRef(references.GetParam):
+    """``Ref: name`` inside ``Conditions``: parameters only."""
+
+    def validate(self) -> None:
+        if not isinstance(self.args, str):
+            raise self.error(f'The argument of "{self.name}" must be the name of a parameter')
+        super().validate()
+
+
+class GetAtt(references.GetAtt):
+    """``Fn::GetAtt: [resource, attribute]``: exactly two arguments."""
+
+    def validate(self) -> None:
+        if not isinstance(self.args, list) or len(self.args) != 2:
+            raise self.error(f'Arguments to "{self.name}" must be of the form [resource_name, attribute]')
+        super().validate()
+
+
+class FindInMap(Function):
+    """``Fn::FindInMap: [mapping, key, value]``: ``Mappings[mapping][key][value]``."""
+
+    def validate(self) -> None:
+        if not isinstance(self.args, list) or len(self.args) != 3:
+            raise self.error(f'Arguments to "{self.name}" must be of the form [mapping, key, value]')
+        mapping = self.args[0]
+        if isinstance(mapping, str) and mapping not in self.stack.mappings:
+            raise self.error(f'"{mapping}" (in {self.name}) is not a mapping of the template',
+                             code="unknown-mapping")
+
+    def result(self) -> Any:
+        names = resolve(self.args)
+        found: Any = self.stack.mappings
+        for depth, name in enumerate(names):
+            if not isinstance(found, dict) or not isinstance(name, str) or name not in found:
+                where = ".".join(str(n) for n in names[:depth + 1])
+                raise self.error(f'"{self.name}": the template\'s Mappings have no {where}',
+                                 code="unknown-mapping")
+            found = found[name]
+        return found
+
+
+class Not(logic.Not):
+    """``Fn::Not: [condition]``: a list of exactly one condition."""
+
+    def validate(self) -> None:
+        if not isinstance(self.args, list) or len(self.args) != 1:
+            raise self.error(f'Arguments to "{self.name}" must be of the form: [condition]')
+        logic.check_condition_arg(self, self.args[0])
+
+    def result(self) -> bool:
+        return not logic.condition_value(self, resolve(self.args[0]))
+
+
+class And(logic.And):
+    """``Fn::And: [condition, condition, ...]``."""
+
+
+class Or(logic.Or):
+    """``Fn::Or: [condition, condition, ...]``."""

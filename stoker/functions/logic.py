@@ -130,6 +130,7 @@ class Not(Function):
     """``not: condition``."""
 
     parses_conditions = True
+    names_conditions = True
 
     def validate(self) -> None:
         if self.args is None:
@@ -144,6 +145,7 @@ class _Combination(Function):
     """``and`` / ``or``: a list of at least two conditions."""
 
     parses_conditions = True
+    names_conditions = True
 
     def validate(self) -> None:
         if not isinstance(self.args, list):

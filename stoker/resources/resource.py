@@ -94,6 +94,10 @@ class Resource:
     def type(self) -> str:
         return self.t.type
 
+    def implementation(self) -> Any:
+        """What runs this resource (see Stack.implementation): an update that changes it replaces."""
+        return type(self)
+
     @property
     def state(self) -> tuple[str, str]:
         return self.action, self.status

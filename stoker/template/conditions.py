@@ -33,10 +33,10 @@ class Conditions:
         return cls(parsed)
 
     def references(self, name: str) -> set[str]:
-        """Conditions that condition ``name`` names (in ``not``/``and``/``or``)."""
+        """Conditions that condition ``name`` names (in ``not``/``and``/``or``; never ``equals``)."""
         found = set()
         for fn in functions_in(self.definitions[name]):
-            if fn.parses_conditions:
+            if fn.names_conditions:
                 args = fn.args if isinstance(fn.args, list) else [fn.args]
                 found.update(a for a in args if isinstance(a, str) and a in self.definitions)
         return found

@@ -29,6 +29,8 @@ class StackContext:
         condition_names: frozenset[str] | set[str] = frozenset(),
         files: Mapping[str, str] | None = None,
         facade: Mapping[str, Any] | None = None,
+        mappings: Mapping[str, Any] | None = None,
+        cfn: bool = False,
     ):
         self.stack_name = stack_name
         self.stack_id = stack_id
@@ -42,6 +44,10 @@ class StackContext:
         self.condition_names = set(condition_names)
         self.files = dict(files or {})
         self.facade_data = dict(facade or {})
+        #: a CFN template's ``Mappings`` (for ``Fn::FindInMap``)
+        self.mappings = dict(mappings or {})
+        #: a CFN-format template also has the AWS:: pseudo parameters
+        self.cfn = cfn
         #: set by whoever evaluates conditions: name -> bool
         self.condition_evaluator: Callable[[str], bool] | None = None
 
@@ -60,11 +66,16 @@ class StackContext:
         return self.parameters[name]
 
     def pseudo_parameters(self) -> dict[str, str]:
-        return {
+        pseudo = {
             "OS::stack_name": self.stack_name,
             "OS::stack_id": self.stack_id,
             "OS::project_id": self.project_id,
         }
+        if self.cfn:
+            pseudo.update({"AWS::StackName": self.stack_name, "AWS::Region": "ap-southeast-1",
+                           "AWS::StackId": f"arn:openstack:heat::{self.project_id}:stacks/"
+                                           f"{self.stack_name}/{self.stack_id}"})
+        return pseudo
 
     # -- conditions -------------------------------------------------------------
     def has_condition(self, name: str) -> bool:

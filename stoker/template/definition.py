@@ -158,6 +158,7 @@ def _build_definition(
         resource_names=set(resources_section) if isinstance(resources_section, dict) else set(),
         condition_names=set(conditions_section) if isinstance(conditions_section, dict) else set(),
         files=template.files,
+        **({"cfn": True, "mappings": _mappings(template, problems)} if version.is_cfn else {}),
         **context_args,
     )
     parser = Parser(version, context, problems)
@@ -184,6 +185,15 @@ def _build_definition(
 
     return StackDefinition(template, version, context, schemas, values, conditions,
                            resources, outputs, problems, parser.resource_calls)
+
+
+def _mappings(template: Template, problems: Problems) -> dict:
+    """A CFN template's ``Mappings``: a map of maps."""
+    mappings = template.section("mappings")
+    if not isinstance(mappings, dict) or not all(isinstance(m, dict) for m in mappings.values()):
+        problems.add(("mappings",), "invalid-section", 'the "Mappings" section must be a map of maps')
+        return {}
+    return mappings
 
 
 def _check_keys(path: tuple, data: dict, allowed: tuple, version: Version, what: str,

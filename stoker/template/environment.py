@@ -119,13 +119,15 @@ class RegistryLoop(Exception):
     pass
 
 
-def resolve_type(registry: dict, resource_name: str, type_name: str) -> str:
+def resolve_type(registry: dict, resource_name: str, type_name: str, inside: str | None = None) -> str:
     """Follow ``resource_registry`` mappings for one resource to the type that runs it.
 
     Per-resource mappings (``resources: {name: {Type: Other}}``) come first,
     then exact global mappings, then wildcards (``"My::*": "Other::*"``, the
     longest prefix wins); a mapping's result is mapped again until it maps
     no further.  The result is a plug-in type name or a template (path/URL).
+    A mapping to ``inside``, the provider template the resource is in, is
+    skipped, as in Heat: a template overriding a type may use that type.
     """
     if not registry:  # the usual case: nothing is mapped
         return type_name
@@ -133,7 +135,7 @@ def resolve_type(registry: dict, resource_name: str, type_name: str) -> str:
     current = type_name
     while True:
         mapped = _mapped_once(registry, resource_name, current)
-        if mapped is None or mapped == current:
+        if mapped is None or mapped == current or (inside is not None and mapped == inside):
             return current
         if mapped in seen:
             raise RegistryLoop(" -> ".join([*seen, current, mapped]))
@@ -160,16 +162,27 @@ def _mapped_once(registry: dict, resource_name: str, type_name: str) -> str | No
     return None
 
 
-def hooks_for(registry: dict, resource_name: str) -> set[str]:
-    """Breakpoints set on a resource: ``resources: {name-or-glob: {hooks: [...]}}``."""
+def _per_resource(registry: dict, resource_name: str, key: str) -> set[str]:
+    """The union of ``key`` (a name or a list) over ``resources: {name-or-glob: {key: ...}}``."""
     import fnmatch
 
     found: set[str] = set()
     for pattern, entry in (registry.get("resources") or {}).items():
         if isinstance(entry, dict) and fnmatch.fnmatchcase(resource_name, str(pattern)):
-            hooks = entry.get("hooks") or []
-            found.update([hooks] if isinstance(hooks, str) else hooks)
+            values = entry.get(key) or []
+            found.update([values] if isinstance(values, str) else values)
     return found
+
+
+def hooks_for(registry: dict, resource_name: str) -> set[str]:
+    """Breakpoints set on a resource: ``resources: {name-or-glob: {hooks: [...]}}``."""
+    return _per_resource(registry, resource_name, "hooks")
+
+
+def restricted_actions_for(registry: dict, resource_name: str) -> set[str]:
+    """What an update may not do to a resource (``update``, ``replace``):
+    ``resources: {name-or-glob: {restricted_actions: [...]}}``."""
+    return _per_resource(registry, resource_name, "restricted_actions")
 
 
 def _strategy(strategies: dict, key: str) -> str:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from stoker.errors import Problems, ValidationFailed
+from stoker.template import cfn_format
 from stoker.template.loader import Source, load, read_file
-from stoker.template.versions import VERSIONS, Version, get_version
+from stoker.template.versions import CFN_VERSIONS, VERSIONS, Version, template_version
 
 #: what each top-level section must hold, for the structure check
 #: (parameters and parameter_groups are checked by the parameters module)
@@ -41,9 +43,17 @@ class Template:
         return cls.from_text(read_file(Path(path), max_size), str(path), files, max_size=max_size)
 
     # -- sections -------------------------------------------------------------------
+    @cached_property
+    def hot(self) -> Any:
+        """The data in HOT's shape: CFN-format templates renamed (template/cfn_format.py)."""
+        version = self.version
+        if version is not None and version.is_cfn:
+            return cfn_format.to_hot(self.data, version.format_key)
+        return self.data
+
     def section(self, name: str) -> Any:
         """A section's content; an empty YAML section (``None``) reads as empty."""
-        value = self.data.get(name) if isinstance(self.data, dict) else None
+        value = self.hot.get(name) if isinstance(self.hot, dict) else None
         if value is None:
             return [] if name == "parameter_groups" else {}
         return value
@@ -54,32 +64,30 @@ class Template:
 
     @property
     def version(self) -> Version | None:
-        if not isinstance(self.data, dict):
-            return None
-        return get_version(self.data.get("heat_template_version"))
+        return template_version(self.data)[2]
 
     def check_structure(self, problems: Problems) -> Version | None:
         """Check the top level; return the version when the rest can be checked."""
         if not isinstance(self.data, dict):
             problems.add((), "invalid-template", "a template must be a map of sections")
             return None
-        raw_version = self.data.get("heat_template_version")
-        version = get_version(raw_version)
+        key, raw_version, version = template_version(self.data)
         if raw_version is None:
-            if "AWSTemplateFormatVersion" in self.data or "HeatTemplateFormatVersion" in self.data:
-                problems.add((), "unsupported-format",
-                             "CloudFormation-format (CFN) templates are not supported; use HOT")
-            else:
-                problems.add((), "missing-version",
-                             "the template has no heat_template_version")
+            problems.add((), "missing-version", "the template has no heat_template_version "
+                         "(nor AWSTemplateFormatVersion or HeatTemplateFormatVersion)")
             return None
         if version is None:
-            known = ", ".join(v.date for v in VERSIONS)
-            problems.add(("heat_template_version",), "unknown-version",
-                         f'"{raw_version}" is not a known heat_template_version; known: {known} '
-                         "(or the release names newton, ocata, pike, queens, rocky, wallaby)")
+            if key == "heat_template_version":
+                known = ", ".join(v.date for v in VERSIONS)
+                hint = "(or the release names newton, ocata, pike, queens, rocky, wallaby)"
+            else:
+                known, hint = ", ".join(v.date for v in CFN_VERSIONS if v.format_key == key), ""
+            problems.add((key,), "unknown-version",
+                         f'"{raw_version}" is not a known {key}; known: {known} {hint}'.rstrip())
             return None
-        for name, value in self.data.items():
+        for name, value in self.hot.items():
+            if name == "heat_template_version":
+                continue
             if name not in version.sections:
                 later = next((v.date for v in VERSIONS if name in v.sections), None)
                 hint = (f"; it needs heat_template_version {later} or later" if later

@@ -43,7 +43,8 @@ _BASE_RESOURCE_KEYS = (
     "update_policy",
     "description",
 )
-_BASE_PARAMETER_KEYS = ("type", "label", "description", "default", "hidden", "constraints")
+# ``immutable`` is documented from 2017-02-24, but Heat accepts it in every version
+_BASE_PARAMETER_KEYS = ("type", "label", "description", "default", "hidden", "constraints", "immutable")
 
 
 @dataclass
@@ -61,10 +62,16 @@ class Version:
     deletion_policies: tuple[str, ...]
     notes: str = ""
     removed: frozenset[str] = field(default_factory=frozenset)
+    #: the top-level key that names the version: CFN-format templates have their own
+    format_key: str = "heat_template_version"
 
     @property
     def name(self) -> str:
         return self.date
+
+    @property
+    def is_cfn(self) -> bool:
+        return self.format_key != "heat_template_version"
 
     @property
     def has_conditions(self) -> bool:
@@ -200,7 +207,6 @@ def _build() -> list[Version]:
         "2017-02-24",
         aliases=["ocata"],
         added={"filter": "collections:Filter", "str_replace_strict": "strings:ReplaceJsonStrict"},
-        parameter_keys=["immutable"],
         notes="Ocata; adds filter, str_replace_strict",
     )
     add(
@@ -236,7 +242,32 @@ def _build() -> list[Version]:
     return versions
 
 
+#: Heat's CloudFormation-format templates, read in their HOT shape (see template/cfn_format.py)
+_CFN_COMMON = {**_CFN_FUNCTIONS, "Fn::FindInMap": "cfn:FindInMap", "Fn::GetAtt": "cfn:GetAtt"}
+_CFN_SECTIONS = ("description", "mappings", "parameters", "resources", "outputs")
+
+
+def _build_cfn() -> list[Version]:
+    common = dict(aliases=(), parameter_keys=_BASE_PARAMETER_KEYS,
+                  deletion_policies=("Delete", "Retain", "Snapshot"))
+    return [
+        Version(date="2010-09-09", format_key="AWSTemplateFormatVersion",
+                function_paths={**_CFN_COMMON, "Fn::If": "logic:If"},
+                condition_function_paths={
+                    "Fn::Equals": "logic:Equals", "Fn::Not": "cfn:Not", "Fn::And": "cfn:And",
+                    "Fn::Or": "cfn:Or", "Ref": "cfn:ParamRef", "Fn::FindInMap": "cfn:FindInMap"},
+                sections=_CFN_SECTIONS + ("conditions",), resource_keys=_BASE_RESOURCE_KEYS + ("condition",),
+                output_keys=("description", "value", "condition"),
+                notes="CloudFormation format, with Conditions", **common),
+        Version(date="2012-12-12", format_key="HeatTemplateFormatVersion",
+                function_paths=dict(_CFN_COMMON), condition_function_paths={},
+                sections=_CFN_SECTIONS, resource_keys=_BASE_RESOURCE_KEYS, output_keys=("description", "value"),
+                notes="Heat's CloudFormation format", **common),
+    ]
+
+
 VERSIONS: list[Version] = _build()
+CFN_VERSIONS: list[Version] = _build_cfn()
 _BY_NAME: dict[str, Version] = {}
 for _v in VERSIONS:
     _BY_NAME[_v.date] = _v
@@ -246,6 +277,36 @@ for _v in VERSIONS:
 
 def get_version(name: Any) -> Version | None:
     return _BY_NAME.get(str(name))
+
+
+def get_cfn_version(format_key: str, name: Any) -> Version | None:
+    """The CFN-format version ``format_key: name`` (``AWSTemplateFormatVersion: 2010-09-09``)."""
+    return next((v for v in CFN_VERSIONS if v.format_key == format_key and v.date == str(name)), None)
+
+
+def listed_versions() -> list[dict]:
+    """Every version as Heat's API lists it: ``{version, type, aliases}`` with qualified names."""
+    rows = [{"version": f"{v.format_key}.{v.date}", "type": "cfn", "aliases": []} for v in CFN_VERSIONS]
+    rows += [{"version": f"heat_template_version.{v.date}", "type": "hot",
+              "aliases": [f"heat_template_version.{a}" for a in v.aliases]} for v in VERSIONS]
+    return rows
+
+
+def find_version(qualified: str) -> Version | None:
+    """A version by its qualified name (``AWSTemplateFormatVersion.2010-09-09``) or HOT date/alias."""
+    key, _, name = qualified.partition(".")
+    cfn = get_cfn_version(key, name) if name else None
+    return cfn or get_version(qualified.removeprefix("heat_template_version."))
+
+
+def template_version(data: Any) -> tuple[str, Any, Version | None]:
+    """(the key naming the version, its value, the Version) of template data."""
+    for key in ("heat_template_version", *(v.format_key for v in CFN_VERSIONS)):
+        if isinstance(data, dict) and key in data:
+            value = data[key]
+            found = get_version(value) if key == "heat_template_version" else get_cfn_version(key, value)
+            return key, value, found
+    return "heat_template_version", None, None
 
 
 def version_names() -> list[str]:

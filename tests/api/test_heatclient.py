@@ -228,7 +228,7 @@ def test_abandon_export_adopt(client):
         client.stacks.get(name)
     adopted = client.stacks.create(stack_name=name + "x", adopt_stack_data=json.dumps(data))["stack"]["id"]
     stack = wait_for(client, adopted)
-    assert stack.stack_status == "CREATE_COMPLETE", stack.stack_status_reason
+    assert stack.stack_status == "ADOPT_COMPLETE", stack.stack_status_reason
     assert stack.outputs[0]["output_value"] == word
     word_resource = client.resources.get(name + "x", "word")
     assert word_resource.physical_resource_id == data["resources"]["word"]["resource_id"]
@@ -321,3 +321,53 @@ def test_signal_releases_a_wait_condition(client):
     assert "ready" in json.dumps(stack.outputs[0]["output_value"])
     without = client.stacks.get(name, resolve_outputs=False)
     assert not getattr(without, "outputs", None)
+
+
+def test_abandon_and_adopt_any_version_with_nested_stacks(client):
+    """Adopt works for every template version (2014-10-16 has no external_id), and the
+    resources of a nested stack are adopted too; abandon data of a nested stack carries its template."""
+    nested = ("heat_template_version: 2014-10-16\n"
+              "resources:\n  inner: {type: OS::Heat::TestResource, properties: {value: inner}}\n"
+              "outputs:\n  out: {value: {get_attr: [inner, output]}}\n")
+    tpl = ("heat_template_version: 2014-10-16\n"
+           "resources:\n  outer: {type: OS::Heat::TestResource, properties: {value: outer}}\n"
+           "  nested: {type: nested.yaml}\n"
+           "outputs:\n  out: {value: {get_attr: [nested, out]}}\n")
+    name = _name()
+    client.stacks.create(stack_name=name, template=tpl, files={"nested.yaml": nested})
+    assert wait_for(client, name).stack_status == "CREATE_COMPLETE"
+    data = client.stacks.abandon(name)
+    assert data["resources"]["nested"]["template"]["resources"]["inner"]["type"] == "OS::Heat::TestResource"
+    adopted = client.stacks.create(stack_name=name + "x", adopt_stack_data=json.dumps(data))["stack"]["id"]
+    stack = wait_for(client, adopted)
+    assert stack.stack_status == "ADOPT_COMPLETE", stack.stack_status_reason
+    assert client.resources.get(adopted, "outer").physical_resource_id == data["resources"]["outer"]["resource_id"]
+    nested_id = client.resources.get(adopted, "nested").physical_resource_id
+    inner = client.resources.get(nested_id, "inner")
+    assert inner.physical_resource_id == data["resources"]["nested"]["resources"]["inner"]["resource_id"]
+    assert inner.resource_status in ("ADOPT_COMPLETE", "CHECK_COMPLETE")
+    assert stack.outputs[0]["output_value"] == "inner"
+
+
+def test_validate_gives_heats_environment_shape(client):
+    """A count from a parameter with no value validates; the Environment is Heat's."""
+    tpl = ("heat_template_version: 2016-10-14\nparameters:\n  the_count: {type: number}\n"
+           "resources:\n  the_group:\n    type: OS::Heat::ResourceGroup\n    properties:\n"
+           "      count: {get_param: the_count}\n      resource_def: {type: OS::Heat::RandomString}\n")
+    assert client.stacks.validate(template=tpl) == {
+        "Description": "No description",
+        "Environment": {"event_sinks": [], "parameter_defaults": {}, "parameters": {},
+                        "resource_registry": {"resources": {}}},
+        "Parameters": {"the_count": {"Description": "", "Label": "the_count", "NoEcho": "false",
+                                     "Type": "Number"}}}
+
+
+def test_a_resource_of_a_nested_stack_shows_its_parent_resource(client):
+    nested = "heat_template_version: 2013-05-23\nresources:\n  secret2: {type: OS::Heat::RandomString}\n"
+    tpl = "heat_template_version: 2013-05-23\nresources:\n  secret1: {type: nested.yaml}\n"
+    name = _name()
+    client.stacks.create(stack_name=name, template=tpl, files={"nested.yaml": nested})
+    assert wait_for(client, name).stack_status == "CREATE_COMPLETE"
+    nested_id = client.resources.get(name, "secret1").physical_resource_id
+    assert client.resources.get(nested_id, "secret2").parent_resource == "secret1"
+    assert not hasattr(client.resources.get(name, "secret1"), "parent_resource")

@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from stoker.errors import ValidationFailed
+from stoker.template.environment import Environment
 
 from .conftest import hot, load, outputs
 
@@ -147,3 +148,36 @@ def test_unknown_environment_section_is_an_error(tree, engine):
     with pytest.raises(ValidationFailed) as info:
         engine.create_stack("s", template, env)
     assert "unknown-section" in [p.code for p in info.value.problems]
+
+
+# -- restricted_actions ----------------------------------------------------------------------
+def _restricted_events(engine, reason):
+    return [e for e in engine.events("s", "bar") if e["resource_status_reason"] == reason]
+
+
+@pytest.mark.parametrize("replace, restricted, refused", [
+    (False, ["update", "replace"], "update"),
+    (True, ["update", "replace"], "replace"),
+    (True, "replace", "replace"),
+])
+def test_restricted_actions_fail_the_update_and_keep_the_resource(engine, replace, restricted, refused):
+    def template(value):
+        return hot({"bar": {"type": "OS::Heat::TestResource",
+                            "properties": {"value": value, "update_replace": replace}}})
+    engine.create_stack("s", template("1"))
+    env = {"resource_registry": {"resources": {"*ar": {"restricted_actions": restricted}}}}
+    result = engine.update_stack("s", template("2"), environment=Environment.from_dict(env))
+    assert result["stack_status"] == "UPDATE_FAILED"
+    bar = engine.resource("s", "bar")
+    assert (bar["resource_status"], bar["attributes"]["output"]) == ("CREATE_COMPLETE", "1")
+    assert len(_restricted_events(engine, f"{refused} is restricted for resource.")) == 1
+
+
+def test_an_update_in_place_is_allowed_when_only_replace_is_restricted(engine):
+    engine.create_stack("s", hot({"bar": {"type": "OS::Heat::TestResource", "properties": {"value": "1"}}}))
+    env = {"resource_registry": {"resources": {"bar": {"restricted_actions": "replace"}}}}
+    result = engine.update_stack("s", hot({"bar": {"type": "OS::Heat::TestResource",
+                                                   "properties": {"value": "2"}}}),
+                                 environment=Environment.from_dict(env))
+    assert result["stack_status"] == "UPDATE_COMPLETE", result["stack_status_reason"]
+    assert engine.resource("s", "bar")["attributes"]["output"] == "2"

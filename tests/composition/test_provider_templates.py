@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import yaml
 
 from stoker.errors import ValidationFailed
 
@@ -27,14 +28,33 @@ def test_properties_become_parameters_and_outputs_attributes(created):
     assert got["user"] == "hello alpha x2"
 
 
-def test_get_resource_is_the_nested_stack_id(engine, created):
+def test_get_resource_is_the_nested_stack_arn(engine, created):
+    """As in Heat: a template resource's reference is its nested stack's ARN."""
     got = outputs(created)
     child = engine.store.children(created["id"])
     assert [c.owner_resource for c in child] == ["server"]
-    assert got["ref"] == child[0].id
+    assert got["ref"] == f"arn:openstack:heat::default:stacks/{child[0].name}/{child[0].id}"
     assert got["stack_id_attr"] == child[0].id
     rows = {r["resource_name"]: r for r in engine.resources("s")}
     assert rows["server"]["physical_resource_id"] == child[0].id
+
+
+def test_get_attr_reaches_resources_inside_the_nested_stack(tree, engine):
+    root = tree({
+        "t.yaml": hot({"m": {"type": "inner.yaml"}},
+                      outputs={"via_output": {"value": {"get_attr": ["m", "value"]}},
+                               "path": {"value": {"get_attr": ["m", "resource.r", "value"]}},
+                               "dotted": {"value": {"get_attr": ["m", "resource.r.value"]}},
+                               "ref": {"value": {"get_attr": ["m", "resource.r"]}}}),
+        "inner.yaml": yaml.safe_dump(hot({"r": {"type": "OS::Heat::RandomString"}},
+                                         outputs={"value": {"value": {"get_attr": ["r", "value"]}}})),
+    })
+    template, env = load(root / "t.yaml")
+    result = engine.create_stack("s", template, env)
+    assert result["stack_status"] == "CREATE_COMPLETE", result["stack_status_reason"]
+    got = outputs(result)
+    # a RandomString's reference id is its value
+    assert len(got["via_output"]) == 32 and got["via_output"] == got["path"] == got["dotted"] == got["ref"]
 
 
 def test_os_stack_id_output_overrides_reference(tree, engine):
@@ -224,3 +244,107 @@ def test_update_changing_a_property_updates_nested_stack_in_place(engine, tree):
 def test_unset_number_property_keeps_nested_default(engine, tree):
     template, env = load(_simple_tree(tree) / "t.yaml")
     assert outputs(engine.create_stack("s", template, env))["greeting"] == "hello alpha x1"
+
+
+def test_a_provider_overriding_a_type_may_use_that_type(tree, engine):
+    """As in Heat: inside the template a type is mapped to, the mapping back to it is skipped."""
+    root = tree({
+        "t.yaml": hot({"secret": {"type": "OS::Heat::RandomString"}},
+                      outputs={"out": {"value": {"get_attr": ["secret", "value"]}}}),
+        "env.yaml": yaml.safe_dump({"resource_registry": {"OS::Heat::RandomString": "wrapper.yaml"}}),
+        "wrapper.yaml": yaml.safe_dump(hot({"inner": {"type": "OS::Heat::RandomString"}},
+                                           outputs={"value": {"value": {"get_attr": ["inner", "value"]}}})),
+    })
+    template, env = load(root / "t.yaml", root / "env.yaml")
+    result = engine.create_stack("s", template, env)
+    assert result["stack_status"] == "CREATE_COMPLETE", result["stack_status_reason"]
+    rows = {r["resource_name"]: r for r in engine.resources("s", nested_depth=2)}
+    assert rows["inner"]["parent_resource"] == "secret"
+    assert len(outputs(result)["out"]) == 32
+
+
+NESTED1 = yaml.safe_dump(hot({"nested2": {"type": "nested2.yaml"}}))
+ONE_RANDOM = yaml.safe_dump(hot({"random": {"type": "OS::Heat::RandomString"}}))
+TWO_RANDOMS = yaml.safe_dump(hot({"random": {"type": "OS::Heat::RandomString"},
+                                  "random2": {"type": "OS::Heat::RandomString"}}))
+
+
+def _nested_preview(tree, engine, before, after, parent_type="nested1.yaml"):
+    files = {"t.yaml": yaml.safe_dump(hot({"nested1": {"type": "nested1.yaml"}})),
+             "nested1.yaml": NESTED1, "nested2.yaml": before}
+    template, env = load(tree(files) / "t.yaml")
+    assert engine.create_stack("s", template, env)["stack_status"] == "CREATE_COMPLETE"
+    files.update({"nested2.yaml": after,
+                  "t.yaml": yaml.safe_dump(hot({"nested1": {"type": parent_type}}))})
+    template, env = load(tree(files) / "t.yaml")
+    plan = engine.update_stack("s", template, env, dry_run=True, show_nested=True)
+    return {kind: sorted((e["resource_name"], e.get("parent_resource")) for e in entries)
+            for kind, entries in plan.items() if entries}
+
+
+@pytest.mark.parametrize("before, after, parent_type, expected", [
+    (ONE_RANDOM, ONE_RANDOM, "nested1.yaml", {
+        "updated": [("nested1", None), ("nested2", "nested1")], "unchanged": [("random", "nested2")]}),
+    (ONE_RANDOM, TWO_RANDOMS, "nested1.yaml", {
+        "updated": [("nested1", None), ("nested2", "nested1")], "unchanged": [("random", "nested2")],
+        "added": [("random2", "nested2")]}),
+    (TWO_RANDOMS, ONE_RANDOM, "nested1.yaml", {
+        "updated": [("nested1", None), ("nested2", "nested1")], "unchanged": [("random", "nested2")],
+        "deleted": [("random2", "nested2")]}),
+    (ONE_RANDOM, ONE_RANDOM, "OS::Heat::None", {
+        "replaced": [("nested1", None)], "deleted": [("nested2", "nested1"), ("random", "nested2")]}),
+])
+def test_update_preview_shows_nested_stacks_with_their_parent(tree, engine, before, after, parent_type,
+                                                              expected):
+    assert _nested_preview(tree, engine, before, after, parent_type) == expected
+
+
+def test_update_preview_of_a_replacing_change(engine):
+    def template(props):
+        return hot({"test1": {"type": "OS::Heat::TestResource", "properties": props}})
+    engine.create_stack("s", template({"value": "Test1"}))
+    plan = engine.update_stack("s", template({"update_replace": True}), dry_run=True)
+    assert [e["resource_name"] for e in plan["replaced"]] == ["test1"]
+    assert not plan["updated"] and not plan["unchanged"]
+
+
+def _provider(params: dict, salt: str) -> str:
+    return yaml.safe_dump({"heat_template_version": "2015-04-30",
+                           "parameters": {p: {"type": "string", "default": d} for p, d in params.items()},
+                           "resources": {"r": {"type": "OS::Heat::Value", "properties": {"value": salt}}},
+                           "outputs": {"out": {"value": {"get_attr": ["r", "value"]}}}})
+
+
+@pytest.mark.parametrize("props, params, salt", [
+    ({"one": "a", "two": "b", "three": "c"}, {"one": "x", "two": "y", "three": "z"}, {"get_param": "three"}),
+    ({"one": "a"}, {"one": "x"}, {"get_param": "one"}),
+    ({"one": "a", "two": "b"}, {"one": "x", "two": "y"}, "changed inside the template only"),
+])
+def test_an_update_reads_the_provider_template_of_the_files_map(tree, engine, props, params, salt):
+    """Parameters added or removed, or a change only inside the provider template, are applied."""
+    def stack_files(properties, provider):
+        return {"t.yaml": yaml.safe_dump(hot({"n": {"type": "the.yaml", "properties": properties}},
+                                             outputs={"out": {"value": {"get_attr": ["n", "out"]}}})),
+                "the.yaml": provider}
+    template, env = load(tree(stack_files({"one": "a", "two": "b"},
+                                          _provider({"one": "x", "two": "y"}, {"get_param": "one"}))) / "t.yaml")
+    assert outputs(engine.create_stack("s", template, env))["out"] == "a"
+    template, env = load(tree(stack_files(props, _provider(params, salt))) / "t.yaml")
+    result = engine.update_stack("s", template, env)
+    assert result["stack_status"] == "UPDATE_COMPLETE", result["stack_status_reason"]
+    expected = props.get(salt["get_param"]) if isinstance(salt, dict) else salt
+    assert outputs(engine.outputs("s"))["out"] == expected
+
+
+def test_a_provider_using_the_type_it_overrides_is_deleted_from_its_own_record(tree, engine):
+    """The nested stack deleted on its own, then its parent: both see the built-in type inside."""
+    root = tree({
+        "t.yaml": hot({"secret": {"type": "OS::Heat::RandomString"}}),
+        "env.yaml": yaml.safe_dump({"resource_registry": {"OS::Heat::RandomString": "wrapper.yaml"}}),
+        "wrapper.yaml": yaml.safe_dump(hot({"inner": {"type": "OS::Heat::RandomString"}})),
+    })
+    result = engine.create_stack("s", *load(root / "t.yaml", root / "env.yaml"))
+    assert result["stack_status"] == "CREATE_COMPLETE", result["stack_status_reason"]
+    child = engine.store.children(result["id"])[0]
+    assert engine.delete_stack(child.id)["stack_status"] == "DELETE_COMPLETE"
+    assert engine.delete_stack("s")["stack_status"] == "DELETE_COMPLETE"

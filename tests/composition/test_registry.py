@@ -160,3 +160,29 @@ def test_registry_reaches_nested_stacks(tree, engine):
     result = engine.create_stack("s", template, env)
     assert result["stack_status"] == "CREATE_COMPLETE", result["stack_status_reason"]
     assert outputs(result)["v"] == "deep"
+
+
+def _alias_stack(engine, rtype, registry):
+    from stoker.template.environment import Environment
+
+    template = hot({"test1": {"type": rtype}})
+    return template, Environment.from_dict({"resource_registry": registry})
+
+
+def test_another_alias_of_the_same_type_updates_in_place(engine):
+    registry = {"My::A": "OS::Heat::RandomString", "My::B": "OS::Heat::RandomString"}
+    engine.create_stack("s", *_alias_stack(engine, "My::A", registry))
+    before = engine.resource("s", "test1")
+    result = engine.update_stack("s", *_alias_stack(engine, "My::B", registry))
+    assert result["stack_status"] == "UPDATE_COMPLETE", result["stack_status_reason"]
+    after = engine.resource("s", "test1")
+    assert after["physical_resource_id"] == before["physical_resource_id"]
+    assert after["attributes"]["value"] == before["attributes"]["value"]
+
+
+def test_an_alias_mapped_to_another_type_replaces(engine):
+    engine.create_stack("s", *_alias_stack(engine, "My::A", {"My::A": "OS::Heat::RandomString"}))
+    before = engine.resource("s", "test1")
+    result = engine.update_stack("s", *_alias_stack(engine, "My::A", {"My::A": "OS::Heat::TestResource"}))
+    assert result["stack_status"] == "UPDATE_COMPLETE", result["stack_status_reason"]
+    assert engine.resource("s", "test1")["physical_resource_id"] != before["physical_resource_id"]

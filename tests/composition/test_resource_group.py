@@ -42,6 +42,7 @@ def group(count=3, props=None, index_var=None, rtype="OS::Heat::Value", **extra)
                         "values": {"value": {"get_attr": ["g", "value"]}},
                         "r1": {"value": {"get_attr": ["g", "resource.1"]}},
                         "r1v": {"value": {"get_attr": ["g", "resource.1.value"]}},
+                        "r1path": {"value": {"get_attr": ["g", "resource.1", "value"]}},
                         "removed": {"value": {"get_attr": ["g", "removed_rsrc_list"]}}})
 
 
@@ -61,7 +62,7 @@ def test_group_of_three_with_index_and_attributes(engine):
     assert got["attrs"] == {"0": "member-0", "1": "member-1", "2": "member-2"}
     assert got["values"] == ["member-0", "member-1", "member-2"]
     assert got["r1"] == ids["1"]
-    assert got["r1v"] == "member-1"
+    assert got["r1v"] == got["r1path"] == "member-1"
     assert got["removed"] == []
 
 
@@ -224,3 +225,29 @@ def test_failing_member_fails_group(engine):
     assert result["stack_status"] == "CREATE_FAILED"
     paths = sorted(f["resource_name"] for f in engine.failures("s"))
     assert paths == ["g.0", "g.1"]
+
+
+def test_a_change_only_in_the_members_provider_template_is_applied(tree, engine):
+    """As in Heat, a nested stack is always updated: the group's members see their new template."""
+    def files(salt):
+        member = yaml.safe_dump(hot({"v": {"type": "OS::Heat::Value", "properties": {"value": salt}}},
+                                    parameters={"name": {"type": "string"}},
+                                    outputs={"value": {"value": {"get_attr": ["v", "value"]}}}))
+        return {"t.yaml": yaml.safe_dump(group(count=2, rtype="My::Member", props={"name": "%index%"})),
+                "member.yaml": member,
+                "env.yaml": yaml.safe_dump({"resource_registry": {"My::Member": "member.yaml"}})}
+    root = tree(files("initial"))
+    result = engine.create_stack("s", *load(root / "t.yaml", root / "env.yaml"))
+    assert result["stack_status"] == "CREATE_COMPLETE", result["stack_status_reason"]
+    assert outputs(result)["values"] == ["initial", "initial"]
+    root = tree(files("more"))
+    template, env = load(root / "t.yaml", root / "env.yaml")
+    result = engine.update_stack("s", template, env)
+    assert result["stack_status"] == "UPDATE_COMPLETE", result["stack_status_reason"]
+    assert outputs(engine.outputs("s"))["values"] == ["more", "more"]
+
+
+def test_nested_stacks_have_their_parents_timeout(engine):
+    engine.create_stack("s", group(count=1), timeout_mins=10)
+    child = engine.store.children(engine.show_stack("s")["id"])[0]
+    assert engine.show_stack(child.id)["timeout_mins"] == 10

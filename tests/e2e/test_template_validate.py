@@ -497,9 +497,9 @@ INVALID = {
          "2015-04-30, 2015-10-15, 2016-04-08, 2016-10-14, 2017-02-24, 2017-09-01, 2018-03-02, "
          "2018-08-31, 2021-04-16 (or the release names newton, ocata, pike, queens, rocky, wallaby)"),
     ],
-    "invalid/cfn_template.yaml": [
-        ("", "unsupported-format", 1, 1,
-         "CloudFormation-format (CFN) templates are not supported; use HOT"),
+    "invalid/cfn_unknown_version.yaml": [
+        ("AWSTemplateFormatVersion", "unknown-version", 1, 1,
+         '"2011-01-01" is not a known AWSTemplateFormatVersion; known: 2010-09-09'),
     ],
     # YAML syntax errors: the place PyYAML reports
     "invalid/syntax_error.yaml": [

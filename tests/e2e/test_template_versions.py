@@ -49,6 +49,9 @@ CONDITION_FUNCTIONS.update({v: ["and", "contains", "equals", "get_param", "not",
 def test_version_list(stoker):
     rows = stoker("template", "version", "list", "-f", "json").expect(0).json
     assert rows == [
+        {"Version": "AWSTemplateFormatVersion.2010-09-09", "Type": "cfn", "Aliases": ""},
+        {"Version": "HeatTemplateFormatVersion.2012-12-12", "Type": "cfn", "Aliases": ""},
+    ] + [
         {"Version": f"heat_template_version.{v}", "Type": "hot",
          "Aliases": f"heat_template_version.{ALIASES[v]}" if v in ALIASES else ""}
         for v in VERSIONS
@@ -60,7 +63,8 @@ def test_version_list_as_a_table_and_values(stoker):
     for version in VERSIONS:
         assert f"heat_template_version.{version}" in table
     values = stoker("template", "version", "list", "-f", "value").expect(0).stdout.splitlines()
-    assert values[0] == "heat_template_version.2013-05-23 hot "
+    assert values[0] == "AWSTemplateFormatVersion.2010-09-09 cfn "
+    assert values[2] == "heat_template_version.2013-05-23 hot "
     assert values[-1] == "heat_template_version.2021-04-16 hot heat_template_version.wallaby"
 
 
@@ -379,16 +383,12 @@ def test_modulo_constraint_from_2017_02_24(stoker):
 
 # -- keys each version allows --------------------------------------------------------------------
 
-IMMUTABLE = ("parameters.frozen.immutable", "unknown-key", 6, 38,
-             '"immutable" is not a valid parameter key; it needs heat_template_version 2017-02-24 '
-             "or later")
 TAGS = ("parameters.tagged.tags", "unknown-key", 7, 38,
         '"tags" is not a valid parameter key; it needs heat_template_version 2018-03-02 or later')
 KEYS_2016_04_08 = [
     ("conditions", "unknown-section", 9, 1,
      '"conditions" is not a valid template section; it needs heat_template_version 2016-10-14 '
      "or later"),
-    IMMUTABLE,
     TAGS,
     ("resources.imported.external_id", "unknown-key", 15, 5,
      '"external_id" is not a valid keyword inside a resource definition (heat_template_version '
@@ -403,8 +403,8 @@ KEYS_2016_04_08 = [
 
 
 @pytest.mark.parametrize("version, expected", [
-    ("2016-10-14", [IMMUTABLE, TAGS]),  # conditions, condition and external_id are fine
-    ("2017-02-24", [TAGS]),  # immutable is fine
+    ("2016-10-14", [TAGS]),  # conditions, condition and external_id are fine; immutable in every version
+    ("2017-02-24", [TAGS]),
 ])
 def test_keys_later_versions_add(stoker, version, expected):
     errors = stoker.validate_errors(f"versions/keys_{version}.yaml")

@@ -164,3 +164,22 @@ class TestConditionFunctions:
         assert evaluate({"and": values}, condition=True) is all(values)
         assert evaluate({"or": values}, condition=True) is any(values)
         assert evaluate({"not": {"and": values}}, condition=True) is not all(values)
+
+
+# -- the conditions section ----------------------------------------------------------------
+def test_a_literal_in_equals_is_a_value_even_when_it_names_a_condition():
+    """``prod: {equals: [{get_param: env}, prod]}`` compares with the text "prod" (as Heat)."""
+    from stoker.template.definition import build_definition
+    from stoker.template.template import Template
+
+    template = Template.from_text(
+        "heat_template_version: 2016-10-14\n"
+        "parameters: {env: {type: string}}\n"
+        "conditions:\n"
+        "  prod: {equals: [{get_param: env}, prod]}\n"
+        "  not_prod: {not: prod}\n")
+    for env, expected in (("prod", {"prod": True, "not_prod": False}),
+                          ("test", {"prod": False, "not_prod": True})):
+        definition = build_definition(template, {"env": env})
+        assert definition.problems.errors == []
+        assert definition.conditions.evaluate_all(definition.problems) == expected

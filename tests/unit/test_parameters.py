@@ -231,7 +231,6 @@ def test_unknown_keys_name_the_valid_ones():
 
 
 @pytest.mark.parametrize("version, key, needed", [
-    ("2016-10-14", "immutable: true", "2017-02-24"),
     ("2017-09-01", "tags: [a]", "2018-03-02"),
 ])
 def test_keys_from_later_versions_name_the_version(version, key, needed):
@@ -240,6 +239,12 @@ def test_keys_from_later_versions_name_the_version(version, key, needed):
     assert problems == [(f"parameters.p.{name}", "unknown-key",
                          f'"{name}" is not a valid parameter key; it needs '
                          f"heat_template_version {needed} or later")]
+
+
+def test_immutable_is_a_parameter_key_in_every_version():
+    """Heat accepts ``immutable`` before 2017-02-24, where it was documented."""
+    schemas, problems = parse("p: {type: string, immutable: true}", get_version("2013-05-23"))
+    assert (schemas["p"].immutable, problems) == (True, [])
 
 
 @pytest.mark.parametrize("text, problem", [

@@ -89,7 +89,9 @@ def show_resource(stack_name: str, stack_id: str, resource_name: str, ctx: Ctx =
     if row is None:
         raise NotFound(f"The Resource ({resource_name}) could not be found in Stack {record.name}.")
     nested = extras.children(ctx.engine, record).get(resource_name)
-    out = resource_view(ctx.links, row, record, info.get("required_by"), nested)
+    # a resource of a nested stack names the resource that owns its stack, as in Heat
+    out = resource_view(ctx.links, row, record, info.get("required_by"), nested,
+                        getattr(record, "owner_resource", None))
     out["attributes"] = info.get("attributes", {})
     out["description"] = _description(ctx, record, resource_name)
     return reply({"resource": out})

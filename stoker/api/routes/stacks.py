@@ -303,7 +303,10 @@ def _update(ctx: Ctx, record: Any, body: dict, patch: bool, dry_run: bool) -> An
         template, params, environment = data.template, data.parameters, data.environment or Environment()
     kwargs = dict(existing=False, disable_rollback=data.disable_rollback, timeout_mins=data.timeout_mins)
     if dry_run:
-        return ctx.engine.update_stack(record.id, template, environment, params, dry_run=True, **kwargs)
+        value = ctx.request.query_params.get("show_nested")
+        show_nested = extract_bool("show_nested", value) if value is not None else False
+        return ctx.engine.update_stack(record.id, template, environment, params, dry_run=True,
+                                       show_nested=show_nested, **kwargs)
 
     def action(engine: Any) -> Any:
         return engine.update_stack(record.id, template, environment, params, **kwargs)
@@ -349,15 +352,16 @@ def _changes(ctx: Ctx, record: Any, plan: dict) -> dict:
         entries = []
         for entry in plan.get(kind, []):
             rname = entry["resource_name"]
+            owner = {"stack_name": entry.get("stack_name", record.name),
+                     "stack_id": entry.get("stack_id", record.id), "tenant": ctx.project}
             entries.append({
                 "resource_name": rname, "logical_resource_id": rname,
                 "resource_type": entry.get("resource_type"),
-                "resource_identity": {"stack_name": record.name, "stack_id": record.id,
-                                      "tenant": ctx.project, "path": f"/resources/{rname}"},
-                "stack_name": record.name, "stack_identity": {"stack_name": record.name, "stack_id": record.id,
-                                                              "tenant": ctx.project, "path": ""},
+                "resource_identity": {**owner, "path": f"/resources/{rname}"},
+                "stack_name": owner["stack_name"], "stack_identity": {**owner, "path": ""},
                 "resource_action": "INIT", "resource_status": "COMPLETE",
                 "resource_status_reason": entry.get("reason", ""), "required_by": [],
+                **({"parent_resource": entry["parent_resource"]} if "parent_resource" in entry else {}),
             })
         changes[kind] = entries
     return {"resource_changes": changes}

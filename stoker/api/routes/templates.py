@@ -18,11 +18,10 @@ from stoker.resources import attributes as attributes_mod
 from stoker.resources.properties import AnyIndexDict
 from stoker.template.definition import build_definition
 from stoker.template.environment import Environment
-from stoker.template.versions import VERSIONS, get_version
+from stoker.template.versions import find_version, listed_versions
 
 router = APIRouter(prefix="/v1/{tenant_id}", tags=["templates"])
 
-VERSION_PREFIX = "heat_template_version."
 
 
 # -- validate ---------------------------------------------------------------------------
@@ -59,21 +58,30 @@ def validate(ctx: Ctx = Depends(context), body: dict = Depends(json_object)) -> 
     groups = template.section("parameter_groups")
     if groups:
         result["ParameterGroups"] = groups
-    result["Environment"] = environment.as_dict()
+    result["Environment"] = _environment_view(environment)
     return reply(result)
+
+
+def _environment_view(environment: Environment) -> dict:
+    """The environment in the shape Heat's validate gives it: the registry always has
+    ``resources``; sections Heat leaves out when empty are left out."""
+    view = environment.as_dict()
+    view["resource_registry"] = {"resources": {}, **view["resource_registry"]}
+    for key in ("encrypted_param_names", "parameter_merge_strategies"):
+        if not view.get(key):
+            view.pop(key, None)
+    return view
 
 
 # -- template versions --------------------------------------------------------------------
 @router.get("/template_versions", summary="List template versions")
 def template_versions(ctx: Ctx = Depends(context)) -> Response:
-    return reply({"template_versions": [
-        {"version": VERSION_PREFIX + v.date, "type": "hot", "aliases": [VERSION_PREFIX + a for a in v.aliases]}
-        for v in VERSIONS]})
+    return reply({"template_versions": listed_versions()})
 
 
 @router.get("/template_versions/{template_version}/functions", summary="List a version's functions")
 def template_functions(template_version: str, ctx: Ctx = Depends(context)) -> Response:
-    version = get_version(template_version.removeprefix(VERSION_PREFIX))
+    version = find_version(template_version)
     if version is None:
         raise not_found(f"Template with version {template_version} not found", "NotFound")
     value = ctx.request.query_params.get("with_condition_func")

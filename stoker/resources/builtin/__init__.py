@@ -8,6 +8,7 @@ from stoker.resources.builtin import (
     local_file,
     none,
     random_string,
+    resource_chain,
     resource_group,
     software_config,
     stack,
@@ -17,7 +18,7 @@ from stoker.resources.builtin import (
 )
 
 MODULES = (none, value, random_string, test_resource, local_file, local_command, stack, resource_group,
-           wait_condition, software_config)
+           resource_chain, wait_condition, software_config)
 
 
 def resource_mapping() -> dict:

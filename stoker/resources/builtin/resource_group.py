@@ -13,7 +13,7 @@ import copy
 import itertools
 from typing import Any
 
-from stoker.engine.nested import NestedStackResource, template_from_data
+from stoker.engine.nested import NestedStackResource, nested_resource_attribute, template_from_data
 from stoker.functions.references import select_path
 from stoker.resources import attributes, properties
 from stoker.resources.exceptions import InvalidTemplateAttribute
@@ -23,6 +23,35 @@ from stoker.template.template import Template
 
 BLACKLIST_KEY = "removed"
 S = properties.Schema
+
+
+def _members(resource) -> list:
+    """The members of a group-like resource's nested stack, in index order."""
+    child = resource.child()
+    if child is None:
+        return []
+    return [child.resources[n] for n in sorted(child.resources, key=_index)]
+
+
+def member_attribute(resource, key: str, path: tuple) -> Any:
+    """A group-like resource's attribute: ``refs``, ``refs_map``, ``attributes``,
+    ``resource.N(.attr)``, ``show``, or any member attribute as a list."""
+    members = _members(resource)
+    if key == "refs":
+        value = [m.FnGetRefId() for m in members]
+    elif key == "refs_map":
+        value = {m.name: m.FnGetRefId() for m in members}
+    elif key == "attributes":
+        if not path:
+            raise InvalidTemplateAttribute(resource=resource.name, key=key)
+        return {m.name: m.FnGetAtt(path[0], *path[1:]) for m in members}
+    elif key.startswith("resource."):
+        return nested_resource_attribute(resource, key, path)
+    elif key == attributes.SHOW:
+        value = {"refs": [m.FnGetRefId() for m in members]}
+    else:
+        return [m.FnGetAtt(key, *path) for m in members]
+    return select_path(value, list(path)) if path else value
 
 
 class ResourceGroup(NestedStackResource):
@@ -158,35 +187,11 @@ class ResourceGroup(NestedStackResource):
     _fixed_template: Template | None = None
 
     # -- attributes ------------------------------------------------------------------------
-    def _members(self) -> list:
-        child = self.child()
-        if child is None:
-            return []
-        return [child.resources[n] for n in sorted(child.resources, key=_index)]
-
     def FnGetAtt(self, key: str, *path: Any) -> Any:  # noqa: N802 - Heat's name
-        members = self._members()
-        if key == "refs":
-            value = [m.FnGetRefId() for m in members]
-        elif key == "refs_map":
-            value = {m.name: m.FnGetRefId() for m in members}
-        elif key == "removed_rsrc_list":
+        if key == "removed_rsrc_list":
             value = list(self._data.get(BLACKLIST_KEY, []))
-        elif key == "attributes":
-            if not path:
-                raise InvalidTemplateAttribute(resource=self.name, key=key)
-            return {m.name: m.FnGetAtt(path[0], *path[1:]) for m in members}
-        elif key.startswith("resource."):
-            parts = key.split(".", 2)
-            member = next((m for m in members if m.name == parts[1]), None)
-            if member is None:
-                raise InvalidTemplateAttribute(resource=self.name, key=key)
-            value = member.FnGetRefId() if len(parts) == 2 else member.FnGetAtt(parts[2])
-        elif key == attributes.SHOW:
-            value = {"refs": [m.FnGetRefId() for m in members]}
-        else:
-            return [m.FnGetAtt(key, *path) for m in members]
-        return select_path(value, list(path)) if path else value
+            return select_path(value, list(path)) if path else value
+        return member_attribute(self, key, path)
 
     def get_reference_id(self) -> Any:
         return self.resource_id if self.resource_id is not None else self.name

@@ -126,6 +126,14 @@ class TestResource(Resource):
             self.resource_id_set(self.physical_resource_name())
         return self._deadline(self._wait_secs())
 
+    def plan_update(self, definition: Any, new_props: Any):
+        """A change of ``value`` with ``update_replace`` is known to replace before any
+        update starts (Heat decides it in ``needs_update``)."""
+        plan = super().plan_update(definition, new_props)
+        if plan is not None and self.VALUE in plan.prop_diff and new_props[self.UPDATE_REPLACE]:
+            plan.forcing = sorted({*plan.forcing, self.VALUE})
+        return plan
+
     def handle_update(self, json_snippet: Any, tmpl_diff: dict, prop_diff: dict) -> float | None:
         if self.VALUE in prop_diff and self.properties[self.UPDATE_REPLACE]:
             raise UpdateReplace(self.name)
