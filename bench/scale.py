@@ -34,7 +34,7 @@ from pathlib import Path
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-STOKER = [sys.executable, "-c", "import sys; from stoker.cli import main; sys.exit(main())"]
+STOKER = [sys.executable, "-m", "stoker"]
 PG_ADMIN = os.environ.get("STOKER_BENCH_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
 #: short type names keep a 10,000-resource chain under Heat's 512 KiB template limit
 ENVIRONMENT = {"resource_registry": {"N": "OS::Heat::None", "T": "OS::Heat::TestResource",

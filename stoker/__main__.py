@@ -1,5 +1,5 @@
 """``python -m stoker ...``: the ``stoker`` command without needing it on PATH."""
 
-from stoker.cli import main
+from stoker.cli import run
 
-main(prog_name="stoker")
+run()

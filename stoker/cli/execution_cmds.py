@@ -12,8 +12,6 @@ import threading
 import time
 
 import click
-from rich.console import Console
-from rich.markup import escape
 
 from stoker.cli.deployment_cmds import parse_inputs
 from stoker.cli.formatting import format_option, show_list, show_record
@@ -62,6 +60,9 @@ def _follow(service, deployment_id: str, action, wait: bool) -> dict:
             result["value"] = action()
         except BaseException as exc:  # re-raised in this thread
             result["error"] = exc
+
+    from rich.console import Console
+    from rich.markup import escape
 
     worker = threading.Thread(target=target, daemon=True)
     worker.start()

@@ -1,4 +1,7 @@
-"""Print results as ``-f table|json|yaml|value``, like ``openstack ... -f``."""
+"""Print results as ``-f table|json|yaml|value``, like ``openstack ... -f``.
+
+rich and PyYAML are imported when a table or YAML is printed, not when the CLI
+starts: most commands (``stack create --wait``) print neither."""
 
 from __future__ import annotations
 
@@ -6,10 +9,6 @@ import json
 from typing import Any, Iterable, Sequence
 
 import click
-import yaml
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 FORMATS = ("table", "json", "yaml", "value")
 
@@ -19,9 +18,11 @@ def format_option(default: str = "table"):
                         show_default=True, help="Output format.")
 
 
-def _console() -> Console:
+def _console():
     """Wide when piped (no terminal to fit), so values are never cut."""
     import sys
+
+    from rich.console import Console
 
     return Console(soft_wrap=True, width=None if sys.stdout.isatty() else 250)
 
@@ -37,6 +38,8 @@ def _text(value: Any) -> str:
 def dump(data: Any, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(data, indent=4, sort_keys=False, default=str)
+    import yaml
+
     return yaml.safe_dump(data, sort_keys=False, default_flow_style=False).rstrip()
 
 
@@ -48,6 +51,9 @@ def show_record(record: dict, fmt: str) -> None:
         for value in record.values():
             click.echo(_text(value))
     else:
+        from rich.table import Table
+        from rich.text import Text
+
         table = Table("Field", "Value", show_lines=False)
         table.columns[1].overflow = "fold"
         for key, value in record.items():
@@ -69,6 +75,9 @@ def show_list(rows: Sequence[dict], columns: Iterable[str], fmt: str) -> None:
         for row in rows:
             click.echo(" ".join(_text(row.get(c)) for c in columns))
     else:
+        from rich.table import Table
+        from rich.text import Text
+
         table = Table(*columns)
         for column in table.columns:
             column.overflow = "fold"

@@ -17,11 +17,9 @@ import functools
 import json
 import os
 import time
-import urllib.error
-import urllib.request
 from types import SimpleNamespace
 from typing import Any, Iterable
-from urllib.parse import quote, urlencode, urlparse
+from urllib.parse import quote, unquote, urlencode, urlparse
 
 import click
 
@@ -31,9 +29,16 @@ from stoker.errors import Conflict, NotFound, Problem, StokerError, ValidationFa
 POLL_INTERVAL = 0.25
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
+@functools.cache
+def _no_redirect_handler() -> type:
+    """urllib.request (with http.client, email, ssl) loads only when a server is used."""
+    import urllib.request
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None
+
+    return NoRedirect
 
 
 def endpoint_of(url: str, project: str | None = None) -> str:
@@ -52,11 +57,16 @@ class RemoteEngine:
         self.endpoint = endpoint_of(url)
         self.token = token
         self.timeout = timeout
-        self._opener = urllib.request.build_opener(_NoRedirect)
+        import urllib.request
+
+        self._opener = urllib.request.build_opener(_no_redirect_handler())
 
     # -- HTTP ---------------------------------------------------------------------------
     def request(self, method: str, path: str, body: Any = None, query: dict | None = None,
                 follow: bool = True) -> tuple[int, dict, Any]:
+        import urllib.error
+        import urllib.request
+
         url = path if path.startswith("http") else self.endpoint + path
         if query:
             url += "?" + urlencode({k: v for k, v in query.items() if v is not None}, doseq=True)
@@ -98,7 +108,7 @@ class RemoteEngine:
         if status not in (301, 302) or not location:
             raise StokerError(f"the server did not redirect the lookup of stack {name_or_id}")
         name, stack_id = urlparse(location).path.split("/stacks/", 1)[1].split("/")[:2]
-        return SimpleNamespace(id=stack_id, name=urllib.request.unquote(name))
+        return SimpleNamespace(id=stack_id, name=unquote(name))
 
     def list_stacks(self, show_deleted: bool = False, tags: Iterable[str] | None = None, **_: Any) -> list[dict]:
         query: dict[str, Any] = {}

@@ -12,6 +12,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.pool import StaticPool
 
 from stoker.home import private_file, stoker_home
+from stoker.store.models import partial_indexes_for
 from stoker.store.repository import Store
 
 MIGRATIONS = Path(__file__).with_name("migrations")
@@ -43,6 +44,7 @@ def _json_loads(text: str):
 def make_engine(url: str) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
+        partial_indexes_for(parsed.get_backend_name())
         return create_engine(parsed, pool_pre_ping=True, json_deserializer=_json_loads)
     in_memory = parsed.database in (None, "", ":memory:")
     engine = create_engine(

@@ -65,14 +65,9 @@ class Stack(Base):
     __tablename__ = "stack"
     __table_args__ = (
         # Names are unique among live stacks only: a deleted name may be reused.
-        Index(
-            "ix_stack_project_id_name_live",
-            "project_id",
-            "name",
-            unique=True,
-            sqlite_where=text("deleted_at IS NULL"),
-            postgresql_where=text("deleted_at IS NULL"),
-        ),
+        # PostgreSQL's WHERE is added by ``partial_indexes_for`` (see there why).
+        Index("ix_stack_project_id_name_live", "project_id", "name", unique=True,
+              sqlite_where=text("deleted_at IS NULL"), info={"where": "deleted_at IS NULL"}),
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
@@ -356,3 +351,20 @@ class DispatchNode(Base):
     state: Mapped[str] = mapped_column(String(16), default="PENDING")
     # which task may act next: bumped at every park, so a task of an older step is stale
     step: Mapped[int] = mapped_column(Integer, default=0)
+
+
+def partial_indexes_for(dialect: str) -> None:
+    """Give the partial indexes their WHERE in ``dialect`` too (any dialect but SQLite).
+
+    Declaring ``postgresql_where`` with the models would import SQLAlchemy's
+    whole PostgreSQL dialect (~50 ms) into every command on SQLite; a
+    PostgreSQL engine has loaded it anyway when this runs.
+    """
+    if dialect == "sqlite":
+        return
+    for table in Base.metadata.tables.values():
+        for index in table.indexes:
+            where = index.info.get("where")
+            if where is not None:
+                index.dialect_kwargs[f"{dialect}_where"] = text(where)
+

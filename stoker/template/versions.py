@@ -10,6 +10,7 @@ classes are imported on first use.  Versions build on their predecessor:
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -78,26 +79,55 @@ class Version:
         return "conditions" in self.sections
 
     @cached_property
-    def functions(self) -> dict[str, type]:
+    def functions(self) -> Mapping[str, type]:
         """Function name -> class, including ``Removed`` for dropped names."""
-        return {name: _load(path) for name, path in self.function_paths.items()}
+        return _Classes(self.function_paths)
 
     @cached_property
-    def condition_parse_table(self) -> dict[str, type]:
+    def condition_parse_table(self) -> Mapping[str, type]:
         """What a map key means inside ``conditions``: every function of the
         version that is not a condition function is there, but invalid."""
-        table = {
-            name: (cls if name in self.removed else _load("base:Invalid"))
-            for name, cls in self.functions.items()
-        }
-        table.update({n: _load(p) for n, p in self.condition_function_paths.items()})
-        return table
+        paths = {name: (path if name in self.removed else "base:Invalid")
+                 for name, path in self.function_paths.items()}
+        paths.update(self.condition_function_paths)
+        return _Classes(paths)
 
     def function_names(self, with_removed: bool = False) -> list[str]:
         return sorted(n for n in self.function_paths if with_removed or n not in self.removed)
 
     def condition_function_names(self) -> list[str]:
         return sorted(self.condition_function_paths)
+
+
+class _Classes(Mapping):
+    """Name -> class, each module imported at the first lookup of one of its
+    names: a template without ``yaql`` never pays for importing yaql."""
+
+    def __init__(self, paths: dict[str, str]):
+        self._paths = paths
+        self._loaded: dict[str, type] = {}
+
+    def __getitem__(self, name: str) -> type:
+        cls = self._loaded.get(name)
+        if cls is None:
+            cls = self._loaded[name] = _load(self._paths[name])
+        return cls
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """The parser's lookup for every one-key map, kept to one dict probe when loaded."""
+        cls = self._loaded.get(name)
+        if cls is None:
+            return self[name] if name in self._paths else default
+        return cls
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._paths
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
 
 
 def _load(path: str) -> type:

@@ -1,0 +1,55 @@
+"""A command loads only what it uses: start-up is most of a small command's time.
+
+Each case runs the real ``stoker`` entry point (``python -m stoker``) in a new
+process and reports which modules it ended up importing; heavy libraries that
+only some commands need must be absent from the others.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+#: libraries a local `stack create` on SQLite with JSON output never needs
+NOT_FOR_A_LOCAL_CREATE = ("yaql", "urllib.request", "http.client", "sqlalchemy.dialects.postgresql",
+                          "rich", "alembic", "fastapi", "uvicorn", "celery")
+
+#: runs `python -m stoker ARGS`, then prints the modules it imported (as JSON, on stdout's last line)
+PROBE = """
+import atexit, json, sys, runpy
+atexit.register(lambda: print(json.dumps(sorted(sys.modules))))
+sys.argv = ["stoker", *sys.argv[1:]]
+runpy.run_module("stoker", run_name="__main__", alter_sys=True)
+"""
+
+
+def _imported(tmp_path: Path, template: str, *args: str) -> set[str]:
+    (tmp_path / "t.yaml").write_text(template)
+    env = {**os.environ, "STOKER_HOME": str(tmp_path / "home")}
+    env.pop("STOKER_DB_URL", None)
+    done = subprocess.run([sys.executable, "-c", PROBE, "stack", "create", "s", "-t", str(tmp_path / "t.yaml"),
+                           "--wait", "-f", "json", *args],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "CREATE_COMPLETE" in done.stderr
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def _loaded(modules: set[str], library: str) -> bool:
+    return any(m == library or m.startswith(library + ".") for m in modules)
+
+
+def test_a_local_create_imports_no_library_it_does_not_use(tmp_path):
+    modules = _imported(tmp_path, "heat_template_version: 2018-08-31\nresources:\n  a:\n    type: OS::Heat::None\n")
+    assert "sqlalchemy.orm" in modules  # the probe sees the command's imports
+    assert [lib for lib in NOT_FOR_A_LOCAL_CREATE if _loaded(modules, lib)] == []
+
+
+def test_a_template_that_calls_yaql_loads_it(tmp_path):
+    template = ("heat_template_version: 2018-08-31\noutputs:\n  n:\n"
+                "    value: {yaql: {expression: '$.data.x + 1', data: {x: 1}}}\n"
+                "resources:\n  a:\n    type: OS::Heat::None\n")
+    assert _loaded(_imported(tmp_path, template), "yaql")
