@@ -78,8 +78,8 @@ def test_a_cancel_replaces_the_failures_and_an_idle_traversal_ends_at_once(store
     started(store, Graph({1: set(), 2: {1}}))
     traversal.stop(store, "t1", "boom", interrupt=False, first_prefix="Resource CREATE failed: ")
     traversal.stop(store, "t1", "Stack CREATE cancelled", interrupt=True)
-    assert traversal.end_if_idle(store, "t1")
-    assert not traversal.end_if_idle(store, "t1")  # only one caller ends it
+    assert traversal.end_if_done(store, "t1")
+    assert not traversal.end_if_done(store, "t1")  # only one caller ends it
     assert traversal.outcome(store, "t1")[1] == "Stack CREATE cancelled"
 
 
