@@ -110,7 +110,8 @@ def read(conn: Any, traversal_id: str, resource_id: int) -> View | None:
                 bool(row.cancel_requested), bool(row.cancel_rollback))
 
 
-def begin_node(store: Any, traversal_id: str, resource_id: int, stack_id: str, owner: str) -> bool:
+def begin_node(store: Any, traversal_id: str, resource_id: int, stack_id: str, owner: str,
+               conn: Any = None) -> bool:
     """PENDING -> RUNNING unless the traversal stops; False when it must not run.
 
     One statement: the node moves only while a share lock on the traversal
@@ -122,7 +123,7 @@ def begin_node(store: Any, traversal_id: str, resource_id: int, stack_id: str, o
                                                    TRAVERSALS.c.status == IN_PROGRESS,
                                                    TRAVERSALS.c.stopping.is_(None))
                     .with_for_update(read=True))
-    with _autocommit(store) as conn:
+    with _autocommit(store, conn) as conn:
         began = conn.execute(update(NODES).where(NODES.c.traversal_id == traversal_id,
                                                  NODES.c.resource_id == resource_id, not_stopping.exists())
                              .values(state=RUNNING)).rowcount
@@ -132,8 +133,12 @@ def begin_node(store: Any, traversal_id: str, resource_id: int, stack_id: str, o
 
 
 @contextmanager
-def _autocommit(store: Any) -> Iterator[Any]:
-    """A connection whose every statement commits by itself: one round trip, no BEGIN/COMMIT."""
+def _autocommit(store: Any, conn: Any = None) -> Iterator[Any]:
+    """A connection whose every statement commits by itself (one round trip, no BEGIN/COMMIT):
+    ``conn`` when the caller has one (``resource_lock``'s), saving a checkout and its ping."""
+    if conn is not None:
+        yield conn
+        return
     with store.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         yield conn
 
@@ -194,32 +199,33 @@ def stop(store: Any, traversal_id: str, reason: str, interrupt: bool, first_pref
 
 
 def end_node(store: Any, traversal_id: str, resource_id: int, dependents: Iterable[int],
-             succeeded: bool, writes: tuple[list, list] = ([], [])) -> tuple[list, bool]:
+             succeeded: bool, writes: tuple[list, list] = ([], []), conn: Any = None) -> tuple[list, bool]:
     """Mark the node DONE, with ``writes`` (the resource's changes and events not committed yet);
     returns (dependents now ready, whether this worker ends the traversal).
 
     No row every worker writes: the node's own row and its dependents' only,
     so workers ending nodes at once do not queue behind one another's commits.
     """
-    with store.engine.begin() as conn:
-        store.write_changes(conn, *writes)
-        done = conn.execute(update(NODES).where(NODES.c.traversal_id == traversal_id,
-                                                NODES.c.resource_id == resource_id, NODES.c.state != DONE)
-                            .values(state=DONE)).rowcount
-        if not done:  # ended before (a redelivered task): nothing to count again
+    with store.engine.begin() as ending:
+        store.write_changes(ending, *writes)
+        stopping_now = select(TRAVERSALS.c.stopping).where(TRAVERSALS.c.id == traversal_id).scalar_subquery()
+        done = ending.execute(update(NODES).where(NODES.c.traversal_id == traversal_id,
+                                                  NODES.c.resource_id == resource_id, NODES.c.state != DONE)
+                              .values(state=DONE).returning(stopping_now)).first()
+        if done is None:  # ended before (a redelivered task): nothing to count again
             return [], False
-        stopping = conn.execute(select(TRAVERSALS.c.stopping).where(TRAVERSALS.c.id == traversal_id)).scalar()
+        stopping = done[0]
         ready = []
         dependents = list(dependents)
         if succeeded and stopping is None and dependents:
-            ready = [r.resource_id for r in conn.execute(
+            ready = [r.resource_id for r in ending.execute(
                 update(NODES).where(NODES.c.traversal_id == traversal_id, NODES.c.resource_id.in_(dependents))
                 .values(waiting=NODES.c.waiting - 1).returning(NODES.c.resource_id, NODES.c.waiting))
                 if r.waiting == 0]
-    return ready, end_if_done(store, traversal_id)
+    return ready, end_if_done(store, traversal_id, conn)
 
 
-def end_if_done(store: Any, traversal_id: str) -> bool:
+def end_if_done(store: Any, traversal_id: str, conn: Any = None) -> bool:
     """Whether this caller ends the traversal: nothing is left to run (every node done, or, when
     it stops, none running), and no other caller took the end first.
 
@@ -231,7 +237,7 @@ def end_if_done(store: Any, traversal_id: str) -> bool:
     left = select(NODES.c.resource_id).where(
         NODES.c.traversal_id == TRAVERSALS.c.id, NODES.c.state != DONE,  # the partial index of open nodes
         or_(TRAVERSALS.c.stopping.is_(None), NODES.c.state == RUNNING))  # when stopping, PENDING never run
-    with _autocommit(store) as conn:
+    with _autocommit(store, conn) as conn:
         return bool(conn.execute(update(TRAVERSALS).where(TRAVERSALS.c.id == traversal_id,
                                                           TRAVERSALS.c.status == IN_PROGRESS, ~left.exists())
                                  .values(status=ENDING)).rowcount)

@@ -97,20 +97,20 @@ class Worker:
             if view.node_state == traversal.DONE:  # a redelivery: its dependents may not have been sent
                 ready = traversal.ready_not_started(store, traversal_id, view.dependents)
                 celery_app.publish(self.app, queue, traversal_id, ready)
-                if traversal.end_if_done(store, traversal_id):  # or the end it was to record
+                if traversal.end_if_done(store, traversal_id, conn):  # or the end it was to record
                     self._end(view, queue)
                 return
             view = self._notice_stop(view, resource_id, conn)
             if view.node_state == traversal.PENDING and not traversal.begin_node(
-                    store, traversal_id, resource_id, view.stack_id, lifecycle.traversal_owner(traversal_id)):
-                self._node_ended(view, resource_id, queue, succeeded=False)
+                    store, traversal_id, resource_id, view.stack_id, lifecycle.traversal_owner(traversal_id), conn):
+                self._node_ended(view, resource_id, queue, False, conn=conn)
                 return
             stack, resource = self.stack_for(view, resource_id, conn)
             with _keeping_lock(store, view.stack_id, lifecycle.traversal_owner(traversal_id)):
                 succeeded = self._step(view, stack, resource, queue)
             if succeeded is None:
                 return
-            self._node_ended(view, resource_id, queue, succeeded, stack.recorder.take())
+            self._node_ended(view, resource_id, queue, succeeded, stack.recorder.take(), conn)
 
     def _step(self, view: Any, stack: Any, resource: Any, queue: str) -> bool | None:
         """Run one step; True/False when the resource's action ended, None when it was parked."""
@@ -155,10 +155,10 @@ class Worker:
         return traversal.read(conn, view.traversal_id, resource_id) or view
 
     def _node_ended(self, view: Any, resource_id: int, queue: str, succeeded: bool,
-                    writes: tuple[list, list] = ([], [])) -> None:
+                    writes: tuple[list, list] = ([], []), conn: Any = None) -> None:
         store = self.engine.store
         ready, ends = traversal.end_node(store, view.traversal_id, resource_id, view.dependents, succeeded,
-                                         writes)
+                                         writes, conn)
         celery_app.publish(self.app, queue, view.traversal_id, ready)
         if ends:
             self._end(view, queue)
