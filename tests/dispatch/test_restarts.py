@@ -22,43 +22,44 @@ def wait_for_creates(log, count):
         time.sleep(0.1)
 
 
+def finishes_across(cluster, tmp_path, restart):
+    """Two workers create a chain of 6 held resources; ``restart`` runs once 2 are made; the stack
+    must then complete with each resource made once and no FAILED event."""
+    cluster.start_worker(), cluster.start_worker()
+    log = tmp_path / "made.log"
+    started = cluster.engine.create_stack("through", recorded_template(log, 6, hold=1.0, chain=True))
+    wait_for_creates(log, 2)
+    assert sum(creates(log).values()) < 6  # the restart comes mid-stack
+    restart()
+
+    done = cluster.settle(started["id"])
+    assert done["stack_status"] == "CREATE_COMPLETE", done["stack_status_reason"]
+    assert creates(log) == {f"r{i}": 1 for i in range(6)}
+    assert not [e for e in cluster.engine.events("through") if e["resource_status"] == "FAILED"]
+
+
+def restarting(server):
+    def restart():
+        server.stop()  # every connection drops; workers retry until it is back
+        time.sleep(3)
+        server.start()
+    return restart
+
+
 def test_a_postgresql_restart_mid_stack_fails_nothing(private_postgres, tmp_path):
     reachable(AMQP_URL)
     cluster = Cluster(private_postgres.url, AMQP_URL, tmp_path)
     try:
-        cluster.start_worker(), cluster.start_worker()
-        log = tmp_path / "made.log"
-        started = cluster.engine.create_stack("through", recorded_template(log, 6, hold=1.0, chain=True))
-        wait_for_creates(log, 2)
-        assert sum(creates(log).values()) < 6  # the restart comes mid-stack
-        private_postgres.stop()  # every connection drops; workers retry until it is back
-        time.sleep(3)
-        private_postgres.start()
-
-        done = cluster.settle(started["id"])
-        assert done["stack_status"] == "CREATE_COMPLETE", done["stack_status_reason"]
-        assert creates(log) == {f"r{i}": 1 for i in range(6)}
-        events = cluster.engine.events("through")
-        assert not [e for e in events if e["resource_status"] == "FAILED"]
+        finishes_across(cluster, tmp_path, restarting(private_postgres))
     finally:
         cluster.stop()
 
 
 def test_a_redis_restart_mid_stack_fails_nothing(private_redis, new_pg_database, tmp_path):
+    """Redis keeps the queue and the messages not acknowledged in its append-only file."""
     with new_pg_database("stoker_dispatch") as database:
         cluster = Cluster(database.url.render_as_string(hide_password=False), private_redis.url, tmp_path)
         try:
-            cluster.start_worker(), cluster.start_worker()
-            log = tmp_path / "made.log"
-            started = cluster.engine.create_stack("through", recorded_template(log, 6, hold=1.0, chain=True))
-            wait_for_creates(log, 2)
-            assert sum(creates(log).values()) < 6  # the restart comes mid-stack
-            private_redis.stop()  # the queue and the messages not acknowledged are in its append-only file
-            time.sleep(3)
-            private_redis.start()
-
-            done = cluster.settle(started["id"])
-            assert done["stack_status"] == "CREATE_COMPLETE", done["stack_status_reason"]
-            assert creates(log) == {f"r{i}": 1 for i in range(6)}
+            finishes_across(cluster, tmp_path, restarting(private_redis))
         finally:
             cluster.stop()
