@@ -98,26 +98,54 @@ def _storable(token: Any) -> bool:
 
 
 class DirectRecorder:
-    """The recorder of a stack in a worker: every change committed at once.
+    """The recorder of a stack in a worker: one commit per resource step, not one per change.
 
-    A worker acts on one resource per task, so there is nothing to group;
-    and a physical id must be on disk before the plug-in goes on.
+    A worker acts on one resource per task.  When that resource acts
+    outside Stoker (``Resource.acts_outside``) every change is committed at
+    once: a physical id must be on disk before the plug-in goes on.  When it
+    does not (``defer``), its changes wait here and go out with the node's end
+    or park, in the transaction that moves the traversal on (``take``); a
+    worker lost before that commit leaves the node to run again, harmlessly.
     """
 
-    def __init__(self, engine: Any):
+    def __init__(self, engine: Any, defer: bool = False):
         self.engine = engine
+        self.defer = defer
+        self.changes: list = []
+        self.events: list = []
 
     def queue(self, resource_id: int, fields: dict, event: dict | None = None) -> None:
-        self.engine.store.write_batch([(resource_id, fields)], [event] if event else [])
+        self.changes.append((resource_id, fields))
+        if event:
+            self.events.append(event)
+        if not self.defer:
+            self._commit()
 
     async def write(self, resource_id: int, fields: dict, event: dict | None = None) -> None:
         self.queue(resource_id, fields, event)
+        self._commit()
 
     async def write_stack(self, stack_id: str, fields: dict, event: dict) -> None:
-        self.engine.store.write_batch([], [event], [(stack_id, fields)])
+        changes, events = self.take()
+        self.engine.store.write_batch(changes, [*events, event], [(stack_id, fields)])
 
     async def flush(self) -> None:
-        """Nothing waits: every write is committed already."""
+        self._commit()
+
+    def take(self) -> tuple[list, list]:
+        """The changes not committed yet (for the caller's transaction), forgotten here; a resource's
+        successive changes as one (its state at the end), its events all, in order."""
+        merged: dict[int, dict] = {}
+        for resource_id, fields in self.changes:
+            merged[resource_id] = {**merged.get(resource_id, {}), **fields}
+        taken = (list(merged.items()), self.events)
+        self.changes, self.events = [], []
+        return taken
+
+    def _commit(self) -> None:
+        changes, events = self.take()
+        if changes or events:
+            self.engine.store.write_batch(changes, events)
 
     async def call(self, fn: Callable, *args: Any) -> Any:
         return fn(*args)

@@ -12,18 +12,20 @@ decision is one short transaction in PostgreSQL:
 * a node that ends decrements its dependents' counters with
   ``UPDATE ... RETURNING``: the dependents reaching 0 are ready, and exactly
   one worker sees each reach 0;
-* the worker whose node end leaves nothing to do (all finished, or stopping
-  with nothing running) moves the traversal to ENDING and ends the stack action.
+* a worker whose node end leaves nothing to do (all done, or stopping with
+  nothing running) moves the traversal to ENDING, if no other did first, and
+  ends the stack action.
 """
 
 from __future__ import annotations
 
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Iterable, Iterator
 
-from sqlalchemy import and_, func, insert, select, text, update
+from sqlalchemy import and_, insert, or_, select, text, update
 
 from stoker.engine.graph import Graph
 from stoker.store.models import DispatchNode, DispatchTraversal, Stack, utcnow
@@ -33,6 +35,8 @@ NODES = DispatchNode.__table__
 STACKS = Stack.__table__
 #: first key of the two-int advisory locks on resources ("stoker" in hex speak)
 LOCK_SPACE = 0x570C
+#: seconds a stack lock's time stays fresh before a worker renews it (it times out after 60)
+LOCK_FRESH = 10
 IN_PROGRESS, ENDING, ENDED = "IN_PROGRESS", "ENDING", "ENDED"
 PENDING, RUNNING, DONE = "PENDING", "RUNNING", "DONE"
 
@@ -106,26 +110,62 @@ def read(conn: Any, traversal_id: str, resource_id: int) -> View | None:
                 bool(row.cancel_requested), bool(row.cancel_rollback))
 
 
-def begin_node(store: Any, traversal_id: str, resource_id: int, stack_id: str, owner: str) -> bool:
+def begin_node(store: Any, traversal_id: str, resource_id: int, stack_id: str, owner: str,
+               conn: Any = None) -> bool:
     """PENDING -> RUNNING unless the traversal stops; False when it must not run.
 
-    The stack lock's heartbeat goes with it (and with every park): the
-    traversal's owner is alive while its resources move.
+    One statement: the node moves only while a share lock on the traversal
+    row finds it not stopping (``stop`` takes that row for update).  The
+    stack lock's heartbeat goes with it now and then (and with every park):
+    the traversal's owner is alive while its resources move.
     """
-    with store.engine.begin() as conn:
-        status = conn.execute(select(TRAVERSALS.c.status, TRAVERSALS.c.stopping)
-                              .where(TRAVERSALS.c.id == traversal_id).with_for_update(read=True)).first()
-        if status is None or status.status != IN_PROGRESS or status.stopping is not None:
-            return False
-        conn.execute(update(NODES).where(NODES.c.traversal_id == traversal_id,
-                                         NODES.c.resource_id == resource_id).values(state=RUNNING))
-        _heartbeat(conn, stack_id, owner)
+    not_stopping = (select(TRAVERSALS.c.id).where(TRAVERSALS.c.id == traversal_id,
+                                                   TRAVERSALS.c.status == IN_PROGRESS,
+                                                   TRAVERSALS.c.stopping.is_(None))
+                    .with_for_update(read=True))
+    with _autocommit(store, conn) as conn:
+        began = conn.execute(update(NODES).where(NODES.c.traversal_id == traversal_id,
+                                                 NODES.c.resource_id == resource_id, not_stopping.exists())
+                             .values(state=RUNNING)).rowcount
+        if began and _beat_due(stack_id):
+            _heartbeat(conn, stack_id, owner)
+    return bool(began)
+
+
+@contextmanager
+def _autocommit(store: Any, conn: Any = None) -> Iterator[Any]:
+    """A connection whose every statement commits by itself (one round trip, no BEGIN/COMMIT):
+    ``conn`` when the caller has one (``resource_lock``'s), saving a checkout and its ping."""
+    if conn is not None:
+        yield conn
+        return
+    with store.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        yield conn
+
+
+#: when this process last renewed each stack's lock (time.monotonic())
+_last_beats: dict[str, float] = {}
+
+
+def _beat_due(stack_id: str) -> bool:
+    """Whether this process should renew the stack lock now (at most once per ``LOCK_FRESH`` / 2)."""
+    now = time.monotonic()
+    if now - _last_beats.get(stack_id, float("-inf")) < LOCK_FRESH / 2:
+        return False
+    if len(_last_beats) > 1000:
+        _last_beats.clear()
+    _last_beats[stack_id] = now
     return True
 
 
-def park(store: Any, traversal_id: str, resource_id: int, stack_id: str, owner: str) -> int:
-    """The node waits: its next step's number (tasks of older steps are stale)."""
+def park(store: Any, traversal_id: str, resource_id: int, stack_id: str, owner: str,
+         writes: tuple[list, list] = ([], [])) -> int:
+    """The node waits: its next step's number (tasks of older steps are stale).
+
+    ``writes`` (resource changes, events) are committed with it.
+    """
     with store.engine.begin() as conn:
+        store.write_changes(conn, *writes)
         _heartbeat(conn, stack_id, owner)
         return conn.execute(update(NODES).where(NODES.c.traversal_id == traversal_id,
                                                 NODES.c.resource_id == resource_id)
@@ -133,8 +173,12 @@ def park(store: Any, traversal_id: str, resource_id: int, stack_id: str, owner: 
 
 
 def _heartbeat(conn: Any, stack_id: str, owner: str) -> None:
-    conn.execute(update(STACKS).where(STACKS.c.id == stack_id, STACKS.c.lock_owner == owner)
-                 .values(lock_time=utcnow()))
+    """Renew the stack lock when its time is older than ``LOCK_FRESH``: every worker writing the one stack
+    row at every step would queue them all behind its row lock."""
+    now = utcnow()
+    conn.execute(update(STACKS).where(STACKS.c.id == stack_id, STACKS.c.lock_owner == owner,
+                                      STACKS.c.lock_time < now - timedelta(seconds=LOCK_FRESH))
+                 .values(lock_time=now))
 
 
 def stop(store: Any, traversal_id: str, reason: str, interrupt: bool, first_prefix: str = "") -> None:
@@ -155,49 +199,48 @@ def stop(store: Any, traversal_id: str, reason: str, interrupt: bool, first_pref
 
 
 def end_node(store: Any, traversal_id: str, resource_id: int, dependents: Iterable[int],
-             succeeded: bool) -> tuple[list, bool]:
-    """Mark the node DONE; returns (dependents now ready, whether this worker ends the traversal)."""
-    with store.engine.begin() as conn:
-        done = conn.execute(update(NODES).where(NODES.c.traversal_id == traversal_id,
-                                                NODES.c.resource_id == resource_id, NODES.c.state != DONE)
-                            .values(state=DONE)).rowcount
-        if not done:  # ended before (a redelivered task): nothing to count again
+             succeeded: bool, writes: tuple[list, list] = ([], []), conn: Any = None) -> tuple[list, bool]:
+    """Mark the node DONE, with ``writes`` (the resource's changes and events not committed yet);
+    returns (dependents now ready, whether this worker ends the traversal).
+
+    No row every worker writes: the node's own row and its dependents' only,
+    so workers ending nodes at once do not queue behind one another's commits.
+    """
+    with store.engine.begin() as ending:
+        store.write_changes(ending, *writes)
+        stopping_now = select(TRAVERSALS.c.stopping).where(TRAVERSALS.c.id == traversal_id).scalar_subquery()
+        done = ending.execute(update(NODES).where(NODES.c.traversal_id == traversal_id,
+                                                  NODES.c.resource_id == resource_id, NODES.c.state != DONE)
+                              .values(state=DONE).returning(stopping_now)).first()
+        if done is None:  # ended before (a redelivered task): nothing to count again
             return [], False
-        trav = conn.execute(update(TRAVERSALS).where(TRAVERSALS.c.id == traversal_id)
-                            .values(finished=TRAVERSALS.c.finished + (1 if succeeded else 0))
-                            .returning(TRAVERSALS.c.finished, TRAVERSALS.c.total, TRAVERSALS.c.status,
-                                       TRAVERSALS.c.stopping)).first()
+        stopping = done[0]
         ready = []
         dependents = list(dependents)
-        if succeeded and trav.stopping is None and dependents:
-            ready = [r.resource_id for r in conn.execute(
+        if succeeded and stopping is None and dependents:
+            ready = [r.resource_id for r in ending.execute(
                 update(NODES).where(NODES.c.traversal_id == traversal_id, NODES.c.resource_id.in_(dependents))
                 .values(waiting=NODES.c.waiting - 1).returning(NODES.c.resource_id, NODES.c.waiting))
                 if r.waiting == 0]
-        if trav.status != IN_PROGRESS:
-            return ready, False
-        if trav.stopping is None:
-            finished = trav.finished == trav.total
-        else:
-            finished = not conn.execute(select(func.count()).select_from(NODES).where(
-                NODES.c.traversal_id == traversal_id, NODES.c.state == RUNNING)).scalar()
-        if finished:
-            conn.execute(update(TRAVERSALS).where(TRAVERSALS.c.id == traversal_id).values(status=ENDING))
-        return ready, finished
+    return ready, end_if_done(store, traversal_id, conn)
 
 
-def end_if_idle(store: Any, traversal_id: str) -> bool:
-    """A stopping traversal with nothing running ends here (True: this caller ends it)."""
-    with store.engine.begin() as conn:
-        trav = conn.execute(select(TRAVERSALS.c.status, TRAVERSALS.c.stopping)
-                            .where(TRAVERSALS.c.id == traversal_id).with_for_update()).first()
-        if trav is None or trav.status != IN_PROGRESS or trav.stopping is None:
-            return False
-        if conn.execute(select(func.count()).select_from(NODES).where(
-                NODES.c.traversal_id == traversal_id, NODES.c.state == RUNNING)).scalar():
-            return False
-        conn.execute(update(TRAVERSALS).where(TRAVERSALS.c.id == traversal_id).values(status=ENDING))
-        return True
+def end_if_done(store: Any, traversal_id: str, conn: Any = None) -> bool:
+    """Whether this caller ends the traversal: nothing is left to run (every node done, or, when
+    it stops, none running), and no other caller took the end first.
+
+    Asked after the caller's node end is committed, so the last of several
+    ends committed at once sees all the others; one conditional update lets
+    only one of those that see it end the traversal, and takes the
+    traversal's row lock only then.
+    """
+    left = select(NODES.c.resource_id).where(
+        NODES.c.traversal_id == TRAVERSALS.c.id, NODES.c.state != DONE,  # the partial index of open nodes
+        or_(TRAVERSALS.c.stopping.is_(None), NODES.c.state == RUNNING))  # when stopping, PENDING never run
+    with _autocommit(store, conn) as conn:
+        return bool(conn.execute(update(TRAVERSALS).where(TRAVERSALS.c.id == traversal_id,
+                                                          TRAVERSALS.c.status == IN_PROGRESS, ~left.exists())
+                                 .values(status=ENDING)).rowcount)
 
 
 def ready_not_started(store: Any, traversal_id: str, nodes: Iterable[int]) -> list:

@@ -80,6 +80,7 @@ class Worker:
             elif loaded.properties_data:  # as applied: their own requirements need not be loaded
                 loaded._properties = loaded.stored_properties()
         drive_by_steps(resource)
+        stack.recorder.defer = not resource.acts_outside
         return stack, resource
 
     def run_node(self, traversal_id: str, resource_id: int, queue: str, step: int = 0) -> None:
@@ -96,18 +97,20 @@ class Worker:
             if view.node_state == traversal.DONE:  # a redelivery: its dependents may not have been sent
                 ready = traversal.ready_not_started(store, traversal_id, view.dependents)
                 celery_app.publish(self.app, queue, traversal_id, ready)
+                if traversal.end_if_done(store, traversal_id, conn):  # or the end it was to record
+                    self._end(view, queue)
                 return
             view = self._notice_stop(view, resource_id, conn)
             if view.node_state == traversal.PENDING and not traversal.begin_node(
-                    store, traversal_id, resource_id, view.stack_id, lifecycle.traversal_owner(traversal_id)):
-                self._node_ended(view, resource_id, queue, succeeded=False)
+                    store, traversal_id, resource_id, view.stack_id, lifecycle.traversal_owner(traversal_id), conn):
+                self._node_ended(view, resource_id, queue, False, conn=conn)
                 return
             stack, resource = self.stack_for(view, resource_id, conn)
             with _keeping_lock(store, view.stack_id, lifecycle.traversal_owner(traversal_id)):
                 succeeded = self._step(view, stack, resource, queue)
             if succeeded is None:
                 return
-            self._node_ended(view, resource_id, queue, succeeded)
+            self._node_ended(view, resource_id, queue, succeeded, stack.recorder.take(), conn)
 
     def _step(self, view: Any, stack: Any, resource: Any, queue: str) -> bool | None:
         """Run one step; True/False when the resource's action ended, None when it was parked."""
@@ -126,7 +129,7 @@ class Worker:
                 asyncio.run(actions.delete_resource(stack, resource))
         except Parked as parked:
             step = traversal.park(self.engine.store, view.traversal_id, resource.id, view.stack_id,
-                                  lifecycle.traversal_owner(view.traversal_id))
+                                  lifecycle.traversal_owner(view.traversal_id), stack.recorder.take())
             celery_app.publish(self.app, queue, view.traversal_id, [resource.id], countdown=parked.seconds,
                                step=step)
             return None
@@ -151,15 +154,18 @@ class Worker:
         traversal.stop(self.engine.store, view.traversal_id, reason, interrupt=True)
         return traversal.read(conn, view.traversal_id, resource_id) or view
 
-    def _node_ended(self, view: Any, resource_id: int, queue: str, succeeded: bool) -> None:
+    def _node_ended(self, view: Any, resource_id: int, queue: str, succeeded: bool,
+                    writes: tuple[list, list] = ([], []), conn: Any = None) -> None:
         store = self.engine.store
-        ready, ends = traversal.end_node(store, view.traversal_id, resource_id, view.dependents, succeeded)
+        ready, ends = traversal.end_node(store, view.traversal_id, resource_id, view.dependents, succeeded,
+                                         writes, conn)
         celery_app.publish(self.app, queue, view.traversal_id, ready)
-        if not ends and traversal.end_if_idle(store, view.traversal_id):
-            ends = True
         if ends:
-            record = store.get_stack(view.stack_id, view.project_id, show_deleted=True)
-            lifecycle.end_traversal(self.engine, self.app, queue, view.traversal_id, record)
+            self._end(view, queue)
+
+    def _end(self, view: Any, queue: str) -> None:
+        record = self.engine.store.get_stack(view.stack_id, view.project_id, show_deleted=True)
+        lifecycle.end_traversal(self.engine, self.app, queue, view.traversal_id, record)
 
 
 @contextmanager

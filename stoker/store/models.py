@@ -316,8 +316,9 @@ class ExecutionEvent(Base):
 class DispatchTraversal(Base):
     """One stack action spread over workers (``stoker/dispatch/``): what every worker decides from.
 
-    ``finished`` counts resources done; the worker whose update makes it
-    reach ``total`` ends the action.  ``stopping`` holds why the action
+    The worker that sees no node left open after its own node's end moves
+    ``status`` on and ends the action (``finished`` is no longer kept: one
+    counter row written by every worker queued them all behind its lock).  ``stopping`` holds why the action
     stops early (a failure, a timeout, a cancel) while resources still run.
     """
 
@@ -341,6 +342,9 @@ class DispatchNode(Base):
     """One resource of a traversal: how many of its requirements are still to finish."""
 
     __tablename__ = "dispatch_node"
+    # the nodes not done yet, found without walking those done (the end of a traversal is their absence)
+    __table_args__ = (Index("ix_dispatch_node_open", "traversal_id", postgresql_where=text("state <> 'DONE'"),
+                            sqlite_where=text("state <> 'DONE'")),)
 
     traversal_id: Mapped[str] = mapped_column(ForeignKey("dispatch_traversal.id", ondelete="CASCADE"),
                                               primary_key=True)

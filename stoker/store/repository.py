@@ -257,6 +257,12 @@ class Store:
                 session.execute(update(STACKS).where(STACKS.c.id == stack_id).values(**fields))
             self._insert_events(session, events)
 
+    def write_changes(self, conn: Any, changes: Iterable[tuple[int, dict[str, Any]]],
+                      events: Iterable[dict[str, Any]]) -> None:
+        """Resource changes and their events inside the caller's transaction (a worker's node end)."""
+        self._update_resources(conn, changes)
+        self._insert_events(conn, events)
+
     def _update_resources(self, session: Session, changes: Iterable[tuple[int, dict[str, Any]]]) -> None:
         now = utcnow()
         params = []

@@ -113,3 +113,27 @@ def cluster(new_pg_database, tmp_path):
 def redis_cluster(new_pg_database, tmp_path):
     """Through Redis (the alternative broker), database 3."""
     yield from _cluster(REDIS_URL, new_pg_database, tmp_path)
+
+
+@pytest.fixture
+def private_postgres():
+    """A PostgreSQL server of the test's own, which it may stop and start again."""
+    from .private_services import PrivatePostgres
+
+    server = PrivatePostgres()
+    try:
+        yield server
+    finally:
+        server.remove()
+
+
+@pytest.fixture
+def private_redis(tmp_path_factory):
+    """A redis-server of the test's own, which it may stop and start again."""
+    from .private_services import PrivateRedis
+
+    server = PrivateRedis(tmp_path_factory.mktemp("redis"))
+    try:
+        yield server
+    finally:
+        server.stop()

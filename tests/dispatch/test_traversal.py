@@ -78,8 +78,8 @@ def test_a_cancel_replaces_the_failures_and_an_idle_traversal_ends_at_once(store
     started(store, Graph({1: set(), 2: {1}}))
     traversal.stop(store, "t1", "boom", interrupt=False, first_prefix="Resource CREATE failed: ")
     traversal.stop(store, "t1", "Stack CREATE cancelled", interrupt=True)
-    assert traversal.end_if_idle(store, "t1")
-    assert not traversal.end_if_idle(store, "t1")  # only one caller ends it
+    assert traversal.end_if_done(store, "t1")
+    assert not traversal.end_if_done(store, "t1")  # only one caller ends it
     assert traversal.outcome(store, "t1")[1] == "Stack CREATE cancelled"
 
 
@@ -132,3 +132,27 @@ def test_a_long_step_keeps_the_stack_lock_fresh(store, monkeypatch):
                 break
             threading.Event().wait(0.01)
     assert store.get_stack(stack_id).lock_time > taken
+
+
+def test_a_deferred_resource_change_is_committed_with_its_node_end_and_not_before(store):
+    from types import SimpleNamespace
+
+    from stoker.dispatch.step import DirectRecorder
+
+    stack_id = stack_in(store)
+    rid, = store.add_resources_bulk([{"stack_id": stack_id, "name": "r", "type": "OS::Heat::None",
+                                      "action": "INIT", "status": "COMPLETE"}])
+    traversal.start(store, "t1", stack_id, "CREATE", Graph({rid: set()}), None, True)
+    recorder = DirectRecorder(SimpleNamespace(store=store), defer=True)
+    event = {"stack_id": stack_id, "resource_name": "r", "action": "CREATE", "status": "IN_PROGRESS"}
+    recorder.queue(rid, {"action": "CREATE", "status": "IN_PROGRESS"}, event)
+    recorder.queue(rid, {"status": "COMPLETE", "status_reason": "done"}, {**event, "status": "COMPLETE"})
+    assert [(r.action, r.status) for r in store.get_resources(stack_id)] == [("INIT", "COMPLETE")]  # not yet
+
+    writes = recorder.take()
+    assert writes[0] == [(rid, {"action": "CREATE", "status": "COMPLETE", "status_reason": "done"})]  # merged
+    assert traversal.begin_node(store, "t1", rid, stack_id, "dispatch:t1")
+    assert traversal.end_node(store, "t1", rid, [], True, writes) == ([], True)
+    assert [(r.action, r.status) for r in store.get_resources(stack_id)] == [("CREATE", "COMPLETE")]
+    assert [e.status for e in store.list_events(stack_id)] == ["IN_PROGRESS", "COMPLETE"]
+    assert recorder.take() == ([], [])
