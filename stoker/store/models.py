@@ -343,8 +343,9 @@ class DispatchNode(Base):
 
     __tablename__ = "dispatch_node"
     # the nodes not done yet, found without walking those done (the end of a traversal is their absence)
-    __table_args__ = (Index("ix_dispatch_node_open", "traversal_id", postgresql_where=text("state <> 'DONE'"),
-                            sqlite_where=text("state <> 'DONE'")),)
+    # (PostgreSQL's WHERE is added by ``partial_indexes_for``)
+    __table_args__ = (Index("ix_dispatch_node_open", "traversal_id", sqlite_where=text("state <> 'DONE'"),
+                            info={"where": "state <> 'DONE'"}),)
 
     traversal_id: Mapped[str] = mapped_column(ForeignKey("dispatch_traversal.id", ondelete="CASCADE"),
                                               primary_key=True)
