@@ -112,8 +112,8 @@ def _event_count(engine) -> int:
 
     from stoker.store.models import Event
 
-    with engine.store._read() as session:
-        return session.scalar(select(func.count()).select_from(Event))
+    with engine.store._read() as conn:
+        return conn.scalar(select(func.count()).select_from(Event.__table__))
 
 
 def main() -> None:

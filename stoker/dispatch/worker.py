@@ -19,7 +19,6 @@ from typing import Any, Iterator
 
 from sqlalchemy import func, select, union
 from sqlalchemy.exc import InterfaceError, OperationalError
-from sqlalchemy.orm import Session, aliased
 
 from stoker.dispatch import celery_app, lifecycle, traversal
 from stoker.dispatch.step import DirectRecorder, Parked, drive_by_steps
@@ -188,13 +187,12 @@ def _keeping_lock(store: Any, stack_id: str, owner: str) -> Iterator[None]:
 
 def _rows(conn: Any, stack_id: str, resource_id: int) -> list:
     """In one query: the resource's row, rows of the same name, and those of what it requires."""
-    this = aliased(ResourceRow)
-    names = union(select(this.name).where(this.id == resource_id),
-                  select(func.json_array_elements_text(this.requires)).where(this.id == resource_id))
-    with Session(conn, expire_on_commit=False) as session:
-        return list(session.scalars(select(ResourceRow).where(ResourceRow.stack_id == stack_id,
-                                                              ResourceRow.name.in_(names))
-                                    .order_by(ResourceRow.id)))
+    this = ResourceRow.__table__.alias()
+    names = union(select(this.c.name).where(this.c.id == resource_id),
+                  select(func.json_array_elements_text(this.c.requires)).where(this.c.id == resource_id))
+    query = (select(ResourceRow.__table__).where(ResourceRow.stack_id == stack_id, ResourceRow.name.in_(names))
+             .order_by(ResourceRow.id))
+    return [ResourceRow.from_row(row) for row in conn.execute(query)]
 
 
 def _interrupted(view: Any) -> str:

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 
 from sqlalchemy import JSON, Column, DateTime, Index, String, Table, Text
 
-from stoker.store.models import Base
+from stoker.store.models import metadata
 
 
 def utcnow() -> datetime:
@@ -20,7 +20,7 @@ def utcnow() -> datetime:
 
 
 TOKENS = Table(
-    "api_token", Base.metadata,
+    "api_token", metadata,
     Column("id", String(36), primary_key=True),
     #: sha256 of the token, hex; the token itself is never stored
     Column("token_hash", String(64), nullable=False, unique=True),
@@ -32,7 +32,7 @@ TOKENS = Table(
 )
 
 SOFTWARE_CONFIGS = Table(
-    "api_software_config", Base.metadata,
+    "api_software_config", metadata,
     Column("id", String(36), primary_key=True),
     Column("project_id", String(255), nullable=False, index=True),
     Column("name", String(255)),
@@ -45,7 +45,7 @@ SOFTWARE_CONFIGS = Table(
 )
 
 SOFTWARE_DEPLOYMENTS = Table(
-    "api_software_deployment", Base.metadata,
+    "api_software_deployment", metadata,
     Column("id", String(36), primary_key=True),
     Column("project_id", String(255), nullable=False),
     Column("config_id", String(36), nullable=False),

@@ -131,9 +131,9 @@ def upgrade(engine: Engine) -> None:
 def create_schema(conn: Connection, revision: str) -> None:
     """Every table the models declare, stamped as ``revision``."""
     from stoker.store import api_tables  # noqa: F401 - the API's tables live in the same database
-    from stoker.store.models import Base
+    from stoker.store.models import metadata
 
-    Base.metadata.create_all(conn)
+    metadata.create_all(conn)
     VERSION_TABLE.create(conn)
     conn.execute(VERSION_TABLE.insert().values(version_num=revision))
 

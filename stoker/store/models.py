@@ -1,7 +1,9 @@
 """The tables Stoker keeps its state in.
 
-Models are flat (foreign keys, no relationships): the repository hands out
-detached rows and all writes go through it, so lazy loading never happens.
+SQLAlchemy Core tables, no ORM: importing ``sqlalchemy.orm`` and mapping the
+classes cost every command ~0.15 s.  Each table has a record class: its
+attributes are the table's columns in statements (``Stack.id == x``), and
+the store hands out its rows as instances (plain attributes, detached).
 Any change here needs a new migration in ``migrations/versions/``; the test
 suite compares the migrated schema with this metadata.
 """
@@ -11,8 +13,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import false, true, JSON, Boolean, DateTime, ForeignKey, Index, Integer, MetaData, String, Text, text
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy import (JSON, Boolean, Column, DateTime, ForeignKey, Index, Integer, MetaData, String, Table, Text, false,
+                        text, true)
 from sqlalchemy.types import TypeDecorator
 
 
@@ -44,109 +46,140 @@ NAMING = {
 }
 
 
-class Base(DeclarativeBase):
-    metadata = MetaData(naming_convention=NAMING)
+metadata = MetaData(naming_convention=NAMING)
 
 
-class RawTemplate(Base):
+class _Columns(type):
+    """A record class's missing attributes are its table's columns: ``Stack.id == x``."""
+
+    def __getattr__(cls, name: str) -> Any:
+        try:
+            return cls.__dict__["__table__"].c[name]
+        except KeyError:
+            raise AttributeError(f"{cls.__name__} has no column {name!r}") from None
+
+
+class Record(metaclass=_Columns):
+    """One row of a table, detached: plain attributes named as the columns."""
+
+    __table__: Table
+
+    def __init__(self, **values: Any):
+        self.__dict__.update(values)
+
+    @classmethod
+    def from_row(cls, row: Any) -> Any:
+        """A record from a Core result row."""
+        record = cls.__new__(cls)
+        record.__dict__.update(row._mapping)
+        return record
+
+    def __repr__(self) -> str:
+        key = self.__dict__.get("id", self.__dict__.get("pk"))
+        return f"<{type(self).__name__} {key}>"
+
+
+class RawTemplate(Record):
     """A template as submitted (after loading), kept so a stack can be re-read or rolled back."""
 
-    __tablename__ = "raw_template"
+    __table__ = Table(
+        "raw_template", metadata,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("content", JSON, nullable=False),
+        Column("files", JSON, default=dict, nullable=False),
+        Column("created_at", UTCDateTime, default=utcnow, nullable=False),
+    )
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    content: Mapped[dict] = mapped_column(JSON)
-    files: Mapped[dict] = mapped_column(JSON, default=dict)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
-
-class Stack(Base):
+class Stack(Record):
     """One stack (top-level or nested); soft-deleted so its events stay readable."""
 
-    __tablename__ = "stack"
-    __table_args__ = (
+    __table__ = Table(
+        "stack", metadata,
+        Column("id", String(36), primary_key=True),
+        Column("name", String(255), nullable=False),
+        Column("project_id", String(255), nullable=False),
+        Column("parent_id", ForeignKey("stack.id"), index=True),
+        Column("owner_resource", String(255)),
+        Column("action", String(32), nullable=False),
+        Column("status", String(32), nullable=False),
+        Column("status_reason", Text, default="", nullable=False),
+        Column("template_id", ForeignKey("raw_template.id"), nullable=False),
+        Column("previous_template_id", ForeignKey("raw_template.id")),
+        Column("environment", JSON, default=dict, nullable=False),
+        Column("files", JSON, default=dict, nullable=False),
+        Column("parameters", JSON, default=dict, nullable=False),
+        Column("tags", JSON, default=list, nullable=False),
+        Column("timeout_mins", Integer),
+        Column("disable_rollback", Boolean, default=True, nullable=False),
+        Column("created_at", UTCDateTime, default=utcnow, nullable=False),
+        # When the last UPDATE started (None until then), as `stack show` prints it.
+        Column("updated_at", UTCDateTime),
+        Column("deleted_at", UTCDateTime),
+        Column("current_traversal", String(36)),
+        Column("lock_owner", String(255)),
+        Column("lock_action", String(32)),
+        Column("lock_time", UTCDateTime),
+        # Set by `stack cancel` from any process; the action's watcher stops on it.
+        Column("cancel_requested", Boolean, default=False, server_default=false(), nullable=False),
+        # False when the cancel asked not to roll back (Heat's cancel_without_rollback).
+        Column("cancel_rollback", Boolean, default=True, server_default=true(), nullable=False),
         # Names are unique among live stacks only: a deleted name may be reused.
         # PostgreSQL's WHERE is added by ``partial_indexes_for`` (see there why).
         Index("ix_stack_project_id_name_live", "project_id", "name", unique=True,
               sqlite_where=text("deleted_at IS NULL"), info={"where": "deleted_at IS NULL"}),
     )
 
-    id: Mapped[str] = mapped_column(String(36), primary_key=True)
-    name: Mapped[str] = mapped_column(String(255))
-    project_id: Mapped[str] = mapped_column(String(255))
-    parent_id: Mapped[str | None] = mapped_column(ForeignKey("stack.id"), index=True)
-    owner_resource: Mapped[str | None] = mapped_column(String(255))
-    action: Mapped[str] = mapped_column(String(32))
-    status: Mapped[str] = mapped_column(String(32))
-    status_reason: Mapped[str] = mapped_column(Text, default="")
-    template_id: Mapped[int] = mapped_column(ForeignKey("raw_template.id"))
-    previous_template_id: Mapped[int | None] = mapped_column(ForeignKey("raw_template.id"))
-    environment: Mapped[dict] = mapped_column(JSON, default=dict)
-    files: Mapped[dict] = mapped_column(JSON, default=dict)
-    parameters: Mapped[dict] = mapped_column(JSON, default=dict)
-    tags: Mapped[list] = mapped_column(JSON, default=list)
-    timeout_mins: Mapped[int | None] = mapped_column(Integer)
-    disable_rollback: Mapped[bool] = mapped_column(Boolean, default=True)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    # When the last UPDATE started (None until then), as `stack show` prints it.
-    updated_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    deleted_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    current_traversal: Mapped[str | None] = mapped_column(String(36))
-    lock_owner: Mapped[str | None] = mapped_column(String(255))
-    lock_action: Mapped[str | None] = mapped_column(String(32))
-    lock_time: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    # Set by `stack cancel` from any process; the action's watcher stops on it.
-    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
-    # False when the cancel asked not to roll back (Heat's cancel_without_rollback).
-    cancel_rollback: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
 
-
-class Resource(Base):
+class Resource(Record):
     """One resource of a stack. Old and new rows coexist while a resource is replaced."""
 
-    __tablename__ = "resource"
-    __table_args__ = (Index("ix_resource_stack_id_name", "stack_id", "name"),)
+    __table__ = Table(
+        "resource", metadata,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("stack_id", ForeignKey("stack.id", ondelete="CASCADE"), index=True, nullable=False),
+        Column("name", String(255), nullable=False),
+        Column("type", String(255), nullable=False),
+        # JSON columns default in the database: a bulk insert of 10,000 rows then
+        # serialises only the values it gives.
+        Column("action", String(32), default="INIT", nullable=False),
+        Column("status", String(32), default="COMPLETE", nullable=False),
+        Column("status_reason", Text, default="", nullable=False),
+        Column("physical_resource_id", String(255)),
+        Column("properties_data", JSON, server_default=text("'{}'"), nullable=False),
+        Column("attributes_data", JSON, server_default=text("'{}'"), nullable=False),
+        Column("rsrc_metadata", JSON, server_default=text("'{}'"), nullable=False),
+        Column("data", JSON, server_default=text("'{}'"), nullable=False),
+        Column("replaced_by", Integer),
+        Column("replaces", Integer),
+        Column("needed_by", JSON, server_default=text("'[]'"), nullable=False),
+        Column("requires", JSON, server_default=text("'[]'"), nullable=False),
+        Column("created_at", UTCDateTime, default=utcnow, nullable=False),
+        Column("updated_at", UTCDateTime, default=utcnow, nullable=False),
+        Column("engine_id", String(255)),
+        # Bumped on every write; a writer that read an older value lost a race.
+        Column("atomic_key", Integer, default=0, nullable=False),
+        Index("ix_resource_stack_id_name", "stack_id", "name"),
+    )
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    stack_id: Mapped[str] = mapped_column(ForeignKey("stack.id", ondelete="CASCADE"), index=True)
-    name: Mapped[str] = mapped_column(String(255))
-    type: Mapped[str] = mapped_column(String(255))
-    # JSON columns default in the database: a bulk insert of 10,000 rows then
-    # serialises only the values it gives.
-    action: Mapped[str] = mapped_column(String(32), default="INIT")
-    status: Mapped[str] = mapped_column(String(32), default="COMPLETE")
-    status_reason: Mapped[str] = mapped_column(Text, default="")
-    physical_resource_id: Mapped[str | None] = mapped_column(String(255))
-    properties_data: Mapped[dict] = mapped_column(JSON, server_default=text("'{}'"))
-    attributes_data: Mapped[dict] = mapped_column(JSON, server_default=text("'{}'"))
-    rsrc_metadata: Mapped[dict] = mapped_column(JSON, server_default=text("'{}'"))
-    data: Mapped[dict] = mapped_column(JSON, server_default=text("'{}'"))
-    replaced_by: Mapped[int | None] = mapped_column(Integer)
-    replaces: Mapped[int | None] = mapped_column(Integer)
-    needed_by: Mapped[list] = mapped_column(JSON, server_default=text("'[]'"))
-    requires: Mapped[list] = mapped_column(JSON, server_default=text("'[]'"))
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    engine_id: Mapped[str | None] = mapped_column(String(255))
-    # Bumped on every write; a writer that read an older value lost a race.
-    atomic_key: Mapped[int] = mapped_column(Integer, default=0)
 
-
-class Event(Base):
+class Event(Record):
     """One state change of a stack or resource; ``id`` gives the order."""
 
-    __tablename__ = "event"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    uuid: Mapped[str] = mapped_column(String(36), unique=True)
-    stack_id: Mapped[str] = mapped_column(ForeignKey("stack.id", ondelete="CASCADE"), index=True)
-    resource_name: Mapped[str | None] = mapped_column(String(255))
-    physical_resource_id: Mapped[str | None] = mapped_column(String(255))
-    resource_type: Mapped[str | None] = mapped_column(String(255))
-    action: Mapped[str] = mapped_column(String(32))
-    status: Mapped[str] = mapped_column(String(32))
-    reason: Mapped[str] = mapped_column(Text, default="")
-    properties: Mapped[dict | None] = mapped_column(JSON)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    __table__ = Table(
+        "event", metadata,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("uuid", String(36), unique=True, nullable=False),
+        Column("stack_id", ForeignKey("stack.id", ondelete="CASCADE"), index=True, nullable=False),
+        Column("resource_name", String(255)),
+        Column("physical_resource_id", String(255)),
+        Column("resource_type", String(255)),
+        Column("action", String(32), nullable=False),
+        Column("status", String(32), nullable=False),
+        Column("reason", Text, default="", nullable=False),
+        Column("properties", JSON),
+        Column("created_at", UTCDateTime, default=utcnow, nullable=False),
+    )
 
 
 # -- blueprints and deployments (the blueprint DSL) --------------------------------------------------
@@ -154,106 +187,111 @@ class Event(Base):
 # JSON values that may hold a hidden input or a secret are sealed (``stoker.secretbox.seal``).
 
 
-class Blueprint(Base):
+class Blueprint(Record):
     """An uploaded blueprint: its parsed plan and where it came from."""
 
-    __tablename__ = "blueprint"
-    __table_args__ = (Index("ix_blueprint_project_id_id", "project_id", "id", unique=True),)
+    __table__ = Table(
+        "blueprint", metadata,
+        Column("pk", Integer, primary_key=True, autoincrement=True),
+        Column("id", String(255), nullable=False),
+        Column("project_id", String(255), nullable=False),
+        Column("description", Text),
+        Column("main_file_name", String(255), nullable=False),
+        #: the folder the blueprint was uploaded from (scripts are read from it)
+        Column("source_dir", Text),
+        Column("plan", JSON, nullable=False),
+        Column("created_at", UTCDateTime, default=utcnow, nullable=False),
+        Index("ix_blueprint_project_id_id", "project_id", "id", unique=True),
+    )
 
-    pk: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    id: Mapped[str] = mapped_column(String(255))
-    project_id: Mapped[str] = mapped_column(String(255))
-    description: Mapped[str | None] = mapped_column(Text)
-    main_file_name: Mapped[str] = mapped_column(String(255))
-    #: the folder the blueprint was uploaded from (scripts are read from it)
-    source_dir: Mapped[str | None] = mapped_column(Text)
-    plan: Mapped[dict] = mapped_column(JSON)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
-
-class Deployment(Base):
+class Deployment(Record):
     """A blueprint with inputs applied; owned by a project like a stack."""
 
-    __tablename__ = "deployment"
-    __table_args__ = (Index("ix_deployment_project_id_id", "project_id", "id", unique=True),)
+    __table__ = Table(
+        "deployment", metadata,
+        Column("pk", Integer, primary_key=True, autoincrement=True),
+        Column("id", String(255), nullable=False),
+        Column("project_id", String(255), nullable=False),
+        Column("blueprint_pk", ForeignKey("blueprint.pk"), index=True, nullable=False),
+        Column("display_name", String(255), nullable=False),
+        Column("inputs", JSON, nullable=False),
+        #: the deployment plan less its nodes and instances: outputs, capabilities, groups, policies...
+        Column("plan", JSON, nullable=False),
+        Column("runtime_only_evaluation", Boolean, default=False, nullable=False),
+        Column("created_by", String(255), default="admin", nullable=False),
+        Column("created_at", UTCDateTime, default=utcnow, nullable=False),
+        Column("updated_at", UTCDateTime),
+        Index("ix_deployment_project_id_id", "project_id", "id", unique=True),
+    )
 
-    pk: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    id: Mapped[str] = mapped_column(String(255))
-    project_id: Mapped[str] = mapped_column(String(255))
-    blueprint_pk: Mapped[int] = mapped_column(ForeignKey("blueprint.pk"), index=True)
-    display_name: Mapped[str] = mapped_column(String(255))
-    inputs: Mapped[dict] = mapped_column(JSON)
-    #: the deployment plan less its nodes and instances: outputs, capabilities, groups, policies...
-    plan: Mapped[dict] = mapped_column(JSON)
-    runtime_only_evaluation: Mapped[bool] = mapped_column(Boolean, default=False)
-    created_by: Mapped[str] = mapped_column(String(255), default="admin")
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    updated_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
-
-class Node(Base):
+class Node(Record):
     """One node template of a deployment, as the functions and workflows read it."""
 
-    __tablename__ = "node"
-    __table_args__ = (Index("ix_node_deployment_pk_id", "deployment_pk", "id", unique=True),)
+    __table__ = Table(
+        "node", metadata,
+        Column("pk", Integer, primary_key=True, autoincrement=True),
+        Column("deployment_pk", ForeignKey("deployment.pk", ondelete="CASCADE"), nullable=False),
+        Column("id", String(255), nullable=False),
+        Column("type", String(255), nullable=False),
+        #: the node's plan: type_hierarchy, properties, operations, relationships, capabilities
+        Column("definition", JSON, nullable=False),
+        Column("number_of_instances", Integer, nullable=False),
+        Column("host_id", String(255)),
+        Index("ix_node_deployment_pk_id", "deployment_pk", "id", unique=True),
+    )
 
-    pk: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    deployment_pk: Mapped[int] = mapped_column(ForeignKey("deployment.pk", ondelete="CASCADE"))
-    id: Mapped[str] = mapped_column(String(255))
-    type: Mapped[str] = mapped_column(String(255))
-    #: the node's plan: type_hierarchy, properties, operations, relationships, capabilities
-    definition: Mapped[dict] = mapped_column(JSON)
-    number_of_instances: Mapped[int] = mapped_column(Integer)
-    host_id: Mapped[str | None] = mapped_column(String(255))
 
-
-class NodeInstance(Base):
+class NodeInstance(Record):
     """One instance of a node: its state and runtime properties (``version`` guards concurrent writes)."""
 
-    __tablename__ = "node_instance"
-    __table_args__ = (Index("ix_node_instance_deployment_pk_id", "deployment_pk", "id", unique=True),
-                      Index("ix_node_instance_deployment_pk_node_id", "deployment_pk", "node_id"))
+    __table__ = Table(
+        "node_instance", metadata,
+        Column("pk", Integer, primary_key=True, autoincrement=True),
+        Column("deployment_pk", ForeignKey("deployment.pk", ondelete="CASCADE"), nullable=False),
+        Column("id", String(255), nullable=False),
+        Column("node_id", String(255), nullable=False),
+        Column("index", Integer, nullable=False),
+        Column("state", String(32), default="uninitialized", nullable=False),
+        Column("runtime_properties", JSON, server_default=text("'{}'"), nullable=False),
+        Column("version", Integer, default=1, nullable=False),
+        Column("host_id", String(255)),
+        Column("scaling_groups", JSON, server_default=text("'[]'"), nullable=False),
+        Column("relationships", JSON, server_default=text("'[]'"), nullable=False),
+        Index("ix_node_instance_deployment_pk_id", "deployment_pk", "id", unique=True),
+        Index("ix_node_instance_deployment_pk_node_id", "deployment_pk", "node_id"),
+    )
 
-    pk: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    deployment_pk: Mapped[int] = mapped_column(ForeignKey("deployment.pk", ondelete="CASCADE"))
-    id: Mapped[str] = mapped_column(String(255))
-    node_id: Mapped[str] = mapped_column(String(255))
-    index: Mapped[int] = mapped_column(Integer)
-    state: Mapped[str] = mapped_column(String(32), default="uninitialized")
-    runtime_properties: Mapped[dict] = mapped_column(JSON, server_default=text("'{}'"))
-    version: Mapped[int] = mapped_column(Integer, default=1)
-    host_id: Mapped[str | None] = mapped_column(String(255))
-    scaling_groups: Mapped[list] = mapped_column(JSON, server_default=text("'[]'"))
-    relationships: Mapped[list] = mapped_column(JSON, server_default=text("'[]'"))
 
-
-class DeploymentLabel(Base):
+class DeploymentLabel(Record):
     """One ``key: value`` label of a deployment (a key may have several values)."""
 
-    __tablename__ = "deployment_label"
-    __table_args__ = (Index("ix_deployment_label_deployment_pk_key_value", "deployment_pk", "key", "value",
-                            unique=True),)
+    __table__ = Table(
+        "deployment_label", metadata,
+        Column("pk", Integer, primary_key=True, autoincrement=True),
+        Column("deployment_pk", ForeignKey("deployment.pk", ondelete="CASCADE"), nullable=False),
+        Column("key", String(255), nullable=False),
+        Column("value", Text, nullable=False),
+        Column("created_at", UTCDateTime, default=utcnow, nullable=False),
+        Index("ix_deployment_label_deployment_pk_key_value", "deployment_pk", "key", "value", unique=True),
+    )
 
-    pk: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    deployment_pk: Mapped[int] = mapped_column(ForeignKey("deployment.pk", ondelete="CASCADE"))
-    key: Mapped[str] = mapped_column(String(255))
-    value: Mapped[str] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
-
-class Secret(Base):
+class Secret(Record):
     """A named secret of a project; ``value`` is always encrypted (``stoker.secretbox``)."""
 
-    __tablename__ = "secret"
-    __table_args__ = (Index("ix_secret_project_id_key", "project_id", "key", unique=True),)
-
-    pk: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    project_id: Mapped[str] = mapped_column(String(255))
-    key: Mapped[str] = mapped_column(String(255))
-    value: Mapped[str] = mapped_column(Text)
-    hidden: Mapped[bool] = mapped_column(Boolean, default=False)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    __table__ = Table(
+        "secret", metadata,
+        Column("pk", Integer, primary_key=True, autoincrement=True),
+        Column("project_id", String(255), nullable=False),
+        Column("key", String(255), nullable=False),
+        Column("value", Text, nullable=False),
+        Column("hidden", Boolean, default=False, nullable=False),
+        Column("created_at", UTCDateTime, default=utcnow, nullable=False),
+        Column("updated_at", UTCDateTime, default=utcnow, nullable=False),
+        Index("ix_secret_project_id_key", "project_id", "key", unique=True),
+    )
 
 
 # -- executions of workflows on deployments -----------------------------------------------------------
@@ -263,7 +301,7 @@ class Secret(Base):
 ACTIVE_EXECUTION = ("pending", "started", "cancelling", "force_cancelling")
 
 
-class Execution(Base):
+class Execution(Record):
     """One run of a workflow on a deployment: Cloudify's statuses, its parameters and error.
 
     ``owner`` is the engine id (host:pid:uuid) of the process running it: a
@@ -271,49 +309,51 @@ class Execution(Base):
     what rebuilds the same graph on resume.
     """
 
-    __tablename__ = "execution"
-    __table_args__ = (Index("ix_execution_project_id_id", "project_id", "id", unique=True),)
+    __table__ = Table(
+        "execution", metadata,
+        Column("pk", Integer, primary_key=True, autoincrement=True),
+        Column("id", String(36), nullable=False),
+        Column("project_id", String(255), nullable=False),
+        Column("deployment_pk", ForeignKey("deployment.pk", ondelete="CASCADE"), index=True, nullable=False),
+        Column("workflow_id", String(255), nullable=False),
+        Column("status", String(32), default="pending", nullable=False),
+        Column("parameters", JSON, default=dict, nullable=False),
+        Column("error", Text, default="", nullable=False),
+        Column("owner", String(255)),
+        Column("heartbeat_at", UTCDateTime),
+        #: None, "graceful" or "force": asked by ``stoker execution cancel``
+        Column("cancel_request", String(16)),
+        Column("resume_data", JSON),
+        Column("created_at", UTCDateTime, default=utcnow, nullable=False),
+        Column("started_at", UTCDateTime),
+        Column("ended_at", UTCDateTime),
+        Index("ix_execution_project_id_id", "project_id", "id", unique=True),
+    )
 
-    pk: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    id: Mapped[str] = mapped_column(String(36))
-    project_id: Mapped[str] = mapped_column(String(255))
-    deployment_pk: Mapped[int] = mapped_column(ForeignKey("deployment.pk", ondelete="CASCADE"), index=True)
-    workflow_id: Mapped[str] = mapped_column(String(255))
-    status: Mapped[str] = mapped_column(String(32), default="pending")
-    parameters: Mapped[dict] = mapped_column(JSON, default=dict)
-    error: Mapped[str] = mapped_column(Text, default="")
-    owner: Mapped[str | None] = mapped_column(String(255))
-    heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    #: None, "graceful" or "force": asked by ``stoker execution cancel``
-    cancel_request: Mapped[str | None] = mapped_column(String(16))
-    resume_data: Mapped[dict | None] = mapped_column(JSON)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
-
-class ExecutionEvent(Base):
+class ExecutionEvent(Record):
     """An event (``cloudify_event``) or a log line (``cloudify_log``) of an execution."""
 
-    __tablename__ = "execution_event"
-
-    pk: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    execution_pk: Mapped[int] = mapped_column(ForeignKey("execution.pk", ondelete="CASCADE"), index=True)
-    timestamp: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    type: Mapped[str] = mapped_column(String(16))
-    event_type: Mapped[str | None] = mapped_column(String(64))
-    level: Mapped[str | None] = mapped_column(String(16))
-    node_id: Mapped[str | None] = mapped_column(String(255))
-    node_instance_id: Mapped[str | None] = mapped_column(String(255))
-    operation: Mapped[str | None] = mapped_column(String(255))
-    message: Mapped[str] = mapped_column(Text, default="")
-    context: Mapped[dict | None] = mapped_column(JSON)
+    __table__ = Table(
+        "execution_event", metadata,
+        Column("pk", Integer, primary_key=True, autoincrement=True),
+        Column("execution_pk", ForeignKey("execution.pk", ondelete="CASCADE"), index=True, nullable=False),
+        Column("timestamp", UTCDateTime, default=utcnow, nullable=False),
+        Column("type", String(16), nullable=False),
+        Column("event_type", String(64)),
+        Column("level", String(16)),
+        Column("node_id", String(255)),
+        Column("node_instance_id", String(255)),
+        Column("operation", String(255)),
+        Column("message", Text, default="", nullable=False),
+        Column("context", JSON),
+    )
 
 
 # -- stack actions spread over workers (stoker/dispatch/) ----------------------------------------------
 
 
-class DispatchTraversal(Base):
+class DispatchTraversal(Record):
     """One stack action spread over workers (``stoker/dispatch/``): what every worker decides from.
 
     The worker that sees no node left open after its own node's end moves
@@ -322,40 +362,41 @@ class DispatchTraversal(Base):
     stops early (a failure, a timeout, a cancel) while resources still run.
     """
 
-    __tablename__ = "dispatch_traversal"
+    __table__ = Table(
+        "dispatch_traversal", metadata,
+        Column("id", String(36), primary_key=True),
+        Column("stack_id", ForeignKey("stack.id", ondelete="CASCADE"), index=True, nullable=False),
+        Column("action", String(32), nullable=False),
+        Column("status", String(32), default="IN_PROGRESS", nullable=False),
+        Column("total", Integer, nullable=False),
+        Column("finished", Integer, default=0, nullable=False),
+        Column("stopping", Text),
+        # resources still IN_PROGRESS are stopped too (a timeout or a cancel), not left to finish
+        Column("interrupt", Boolean, default=False, nullable=False),
+        Column("deadline", UTCDateTime),
+        Column("disable_rollback", Boolean, default=True, nullable=False),
+        Column("created_at", UTCDateTime, default=utcnow, nullable=False),
+    )
 
-    id: Mapped[str] = mapped_column(String(36), primary_key=True)
-    stack_id: Mapped[str] = mapped_column(ForeignKey("stack.id", ondelete="CASCADE"), index=True)
-    action: Mapped[str] = mapped_column(String(32))
-    status: Mapped[str] = mapped_column(String(32), default="IN_PROGRESS")
-    total: Mapped[int] = mapped_column(Integer)
-    finished: Mapped[int] = mapped_column(Integer, default=0)
-    stopping: Mapped[str | None] = mapped_column(Text)
-    # resources still IN_PROGRESS are stopped too (a timeout or a cancel), not left to finish
-    interrupt: Mapped[bool] = mapped_column(Boolean, default=False)
-    deadline: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    disable_rollback: Mapped[bool] = mapped_column(Boolean, default=True)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
-
-class DispatchNode(Base):
+class DispatchNode(Record):
     """One resource of a traversal: how many of its requirements are still to finish."""
 
-    __tablename__ = "dispatch_node"
-    # the nodes not done yet, found without walking those done (the end of a traversal is their absence)
-    # (PostgreSQL's WHERE is added by ``partial_indexes_for``)
-    __table_args__ = (Index("ix_dispatch_node_open", "traversal_id", sqlite_where=text("state <> 'DONE'"),
-                            info={"where": "state <> 'DONE'"}),)
-
-    traversal_id: Mapped[str] = mapped_column(ForeignKey("dispatch_traversal.id", ondelete="CASCADE"),
-                                              primary_key=True)
-    resource_id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    waiting: Mapped[int] = mapped_column(Integer)
-    dependents: Mapped[list] = mapped_column(JSON)
-    # PENDING (not started), RUNNING (a worker took it), DONE
-    state: Mapped[str] = mapped_column(String(16), default="PENDING")
-    # which task may act next: bumped at every park, so a task of an older step is stale
-    step: Mapped[int] = mapped_column(Integer, default=0)
+    __table__ = Table(
+        "dispatch_node", metadata,
+        Column("traversal_id", ForeignKey("dispatch_traversal.id", ondelete="CASCADE"), primary_key=True),
+        Column("resource_id", Integer, primary_key=True),
+        Column("waiting", Integer, nullable=False),
+        Column("dependents", JSON, nullable=False),
+        # PENDING (not started), RUNNING (a worker took it), DONE
+        Column("state", String(16), default="PENDING", nullable=False),
+        # which task may act next: bumped at every park, so a task of an older step is stale
+        Column("step", Integer, default=0, nullable=False),
+        # the nodes not done yet, found without walking those done (the end of a traversal is their absence)
+        # (PostgreSQL's WHERE is added by ``partial_indexes_for``)
+        Index("ix_dispatch_node_open", "traversal_id", sqlite_where=text("state <> 'DONE'"),
+              info={"where": "state <> 'DONE'"}),
+    )
 
 
 def partial_indexes_for(dialect: str) -> None:
@@ -367,7 +408,7 @@ def partial_indexes_for(dialect: str) -> None:
     """
     if dialect == "sqlite":
         return
-    for table in Base.metadata.tables.values():
+    for table in metadata.tables.values():
         for index in table.indexes:
             where = index.info.get("where")
             if where is not None:

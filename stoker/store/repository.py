@@ -1,9 +1,10 @@
 """The engine's only way to read and write state.
 
-Every method is its own short transaction and returns detached rows (or
-ids), so callers never hold a session. The ``*_bulk`` methods use Core
-executemany statements: the engine persists every state change of stacks
-with thousands of resources, and one ORM object per row is too slow.
+Every method is its own short transaction and returns detached records
+(``stoker.store.models``) or ids, so callers never hold a connection.  All
+of it is SQLAlchemy Core; the ``*_bulk`` methods are executemany statements,
+as the engine persists every state change of stacks with thousands of
+resources.
 """
 
 from __future__ import annotations
@@ -13,14 +14,13 @@ from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any, Iterable, Iterator, Sequence
 
-from sqlalchemy import Engine, Table, bindparam, delete, func, insert, or_, select, update
+from sqlalchemy import Connection, Engine, Table, bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
 
 from stoker.errors import Conflict, NotFound, StaleWrite
 from stoker.store import queries
 from stoker.store.locks import owner_is_dead
-from stoker.store.models import Base, Event, RawTemplate, Resource, Stack, utcnow
+from stoker.store.models import Event, RawTemplate, Record, Resource, Stack, utcnow
 from stoker.store.sealed import opened_resource, opened_stack
 
 DEFAULT_PROJECT = "default"
@@ -28,6 +28,7 @@ DEFAULT_PROJECT = "default"
 STACKS: Table = Stack.__table__  # type: ignore[assignment]
 RESOURCES: Table = Resource.__table__  # type: ignore[assignment]
 EVENTS: Table = Event.__table__  # type: ignore[assignment]
+TEMPLATES: Table = RawTemplate.__table__  # type: ignore[assignment]
 
 COLUMNS = {model: frozenset(model.__table__.columns.keys()) for model in (Stack, Resource, Event)}
 
@@ -44,14 +45,14 @@ class Store:
         self.engine.dispose()
 
     @contextmanager
-    def _read(self) -> Iterator[Session]:
-        with Session(self.engine, expire_on_commit=False) as session:
-            yield session
+    def _read(self) -> Iterator[Connection]:
+        with self.engine.connect() as conn:
+            yield conn
 
     @contextmanager
-    def _write(self) -> Iterator[Session]:
-        with Session(self._writer, expire_on_commit=False) as session, session.begin():
-            yield session
+    def _write(self) -> Iterator[Connection]:
+        with self._writer.begin() as conn:
+            yield conn
 
     # -- stacks -------------------------------------------------------------
 
@@ -63,10 +64,11 @@ class Store:
         fields.setdefault("id", str(uuid.uuid4()))
         fields.setdefault("action", "CREATE")
         fields.setdefault("status", "IN_PROGRESS")
-        stack = Stack(name=name, template_id=template_id, project_id=project_id, **fields)
         try:
-            with self._write() as session:
-                session.add(stack)
+            with self._write() as conn:
+                conn.execute(insert(STACKS).values(name=name, template_id=template_id, project_id=project_id,
+                                                   **fields))
+                stack = Stack.from_row(conn.execute(select(STACKS).where(STACKS.c.id == fields["id"])).one())
         except IntegrityError:
             if self._live_stack_named(name, project_id):
                 raise Conflict(f"Stack {name} already exists") from None
@@ -74,22 +76,22 @@ class Store:
         return opened_stack(stack)
 
     def _live_stack_named(self, name: str, project_id: str) -> bool:
-        with self._read() as session:
-            return session.scalar(
+        with self._read() as conn:
+            return conn.scalar(
                 select(Stack.id).where(Stack.project_id == project_id, Stack.name == name, Stack.deleted_at.is_(None))
             ) is not None
 
     def get_stack(self, id_or_name: str, project_id: str = DEFAULT_PROJECT, show_deleted: bool = False) -> Stack:
         """A stack by id, else by name among live stacks."""
-        in_project = select(Stack).where(Stack.project_id == project_id)
-        with self._read() as session:
-            stack = session.scalar(in_project.where(Stack.id == id_or_name))
-            if stack is not None and (show_deleted or stack.deleted_at is None):
-                return opened_stack(stack)
-            stack = session.scalar(in_project.where(Stack.name == id_or_name, Stack.deleted_at.is_(None)))
-        if stack is None:
+        in_project = select(STACKS).where(Stack.project_id == project_id)
+        with self._read() as conn:
+            row = conn.execute(in_project.where(Stack.id == id_or_name)).first()
+            if row is not None and (show_deleted or row.deleted_at is None):
+                return opened_stack(Stack.from_row(row))
+            row = conn.execute(in_project.where(Stack.name == id_or_name, Stack.deleted_at.is_(None))).first()
+        if row is None:
             raise NotFound(f"Stack {id_or_name} not found")
-        return opened_stack(stack)
+        return opened_stack(Stack.from_row(row))
 
     def list_stacks(
         self,
@@ -110,7 +112,7 @@ class Store:
         filter may be ``COMPLETE`` or ``CREATE_COMPLETE``. ``tag_mode`` is
         ``all``, ``any``, ``not`` (lacks some) or ``not-any`` (lacks every one).
         """
-        query = select(Stack).where(Stack.project_id == project_id)
+        query = select(STACKS).where(Stack.project_id == project_id)
         if not show_deleted:
             query = query.where(Stack.deleted_at.is_(None))
         if not show_nested:
@@ -121,19 +123,19 @@ class Store:
             query = query.where(queries.tags_clause(tags, tag_mode))
         keys = queries.sort_columns(sort_keys)
         descending = queries.is_descending(sort_dir)
-        with self._read() as session:
+        with self._read() as conn:
             if marker is not None:
-                after = session.execute(select(*keys).where(Stack.id == marker)).one_or_none()
+                after = conn.execute(select(*keys).where(Stack.id == marker)).one_or_none()
                 if after is None:
                     raise NotFound(f"Stack {marker} not found")
                 query = query.where(queries.after(keys, tuple(after), descending))
             query = query.order_by(*(k.desc() if descending else k.asc() for k in keys))
-            return [opened_stack(stack) for stack in session.scalars(query.limit(limit))]
+            return [opened_stack(Stack.from_row(row)) for row in conn.execute(query.limit(limit))]
 
     def update_stack(self, stack_id: str, **fields: Any) -> None:
         _check_fields(Stack, fields)
-        with self._write() as session:
-            done = session.execute(update(STACKS).where(STACKS.c.id == stack_id).values(**fields)).rowcount
+        with self._write() as conn:
+            done = conn.execute(update(STACKS).where(STACKS.c.id == stack_id).values(**fields)).rowcount
         if not done:
             raise NotFound(f"Stack {stack_id} not found")
 
@@ -143,29 +145,27 @@ class Store:
 
     def children(self, stack_id: str) -> list[Stack]:
         """Live nested stacks whose parent is ``stack_id``."""
-        query = select(Stack).where(Stack.parent_id == stack_id, Stack.deleted_at.is_(None))
-        with self._read() as session:
-            return [opened_stack(stack) for stack in session.scalars(query.order_by(Stack.created_at, Stack.id))]
+        query = select(STACKS).where(Stack.parent_id == stack_id, Stack.deleted_at.is_(None))
+        with self._read() as conn:
+            return [opened_stack(Stack.from_row(row)) for row in conn.execute(query.order_by(Stack.created_at, Stack.id))]
 
     # -- templates ----------------------------------------------------------
 
     def store_template(self, content: dict, files: dict | None = None) -> int:
-        template = RawTemplate(content=content, files=files or {})
-        with self._write() as session:
-            session.add(template)
-        return template.id
+        with self._write() as conn:
+            return conn.execute(insert(TEMPLATES).values(content=content, files=files or {})).inserted_primary_key[0]
 
     def get_template(self, template_id: int) -> RawTemplate:
-        with self._read() as session:
-            template = session.get(RawTemplate, template_id)
-        if template is None:
+        with self._read() as conn:
+            row = conn.execute(select(TEMPLATES).where(TEMPLATES.c.id == template_id)).first()
+        if row is None:
             raise NotFound(f"Template {template_id} not found")
-        return template
+        return RawTemplate.from_row(row)
 
     def delete_template(self, template_id: int) -> None:
         """Drop a template no stack refers to any more (e.g. the one replaced by an update)."""
-        with self._write() as session:
-            session.execute(delete(RawTemplate).where(RawTemplate.id == template_id))
+        with self._write() as conn:
+            conn.execute(delete(TEMPLATES).where(TEMPLATES.c.id == template_id))
 
     # -- resources ----------------------------------------------------------
 
@@ -188,11 +188,11 @@ class Store:
         )
         if expected_atomic_key is not None:
             stmt = stmt.where(RESOURCES.c.atomic_key == expected_atomic_key)
-        with self._write() as session:
-            key = session.execute(stmt).scalar()
+        with self._write() as conn:
+            key = conn.execute(stmt).scalar()
             if key is not None:
                 return key
-            current = session.scalar(select(Resource.atomic_key).where(Resource.id == resource_id))
+            current = conn.scalar(select(Resource.atomic_key).where(Resource.id == resource_id))
         if current is None:
             raise NotFound(f"Resource {resource_id} not found")
         raise StaleWrite(
@@ -201,29 +201,29 @@ class Store:
         )
 
     def get_resources(self, stack_id: str) -> list[Resource]:
-        with self._read() as session:
-            rows = session.scalars(select(Resource).where(Resource.stack_id == stack_id).order_by(Resource.id))
-            return [opened_resource(row) for row in rows]
+        with self._read() as conn:
+            rows = conn.execute(select(RESOURCES).where(Resource.stack_id == stack_id).order_by(Resource.id))
+            return [opened_resource(Resource.from_row(row)) for row in rows]
 
     def get_resource(self, resource_id: int) -> Resource:
-        with self._read() as session:
-            resource = session.get(Resource, resource_id)
-        if resource is None:
+        with self._read() as conn:
+            row = conn.execute(select(RESOURCES).where(Resource.id == resource_id)).first()
+        if row is None:
             raise NotFound(f"Resource {resource_id} not found")
-        return opened_resource(resource)
+        return opened_resource(Resource.from_row(row))
 
     def delete_resource(self, resource_id: int) -> None:
-        with self._write() as session:
-            done = session.execute(delete(RESOURCES).where(RESOURCES.c.id == resource_id)).rowcount
+        with self._write() as conn:
+            done = conn.execute(delete(RESOURCES).where(RESOURCES.c.id == resource_id)).rowcount
         if not done:
             raise NotFound(f"Resource {resource_id} not found")
 
     def delete_resources_bulk(self, resource_ids: Iterable[int]) -> None:
         """Remove many resource rows in one transaction (ids already gone are fine)."""
         ids = list(resource_ids)
-        with self._write() as session:
+        with self._write() as conn:
             for start in range(0, len(ids), 500):
-                session.execute(delete(RESOURCES).where(RESOURCES.c.id.in_(ids[start:start + 500])))
+                conn.execute(delete(RESOURCES).where(RESOURCES.c.id.in_(ids[start:start + 500])))
 
     def add_resources_bulk(self, rows: Iterable[dict[str, Any]]) -> list[int]:
         """Insert many resources in one transaction; returns their ids in input order."""
@@ -231,12 +231,12 @@ class Store:
         rows = [{"created_at": now, "updated_at": now} | row for row in rows]
         for row in rows:
             _check_fields(Resource, row)
-        with self._write() as session:
-            ids = _reserve_ids(session, RESOURCES, len(rows))
+        with self._write() as conn:
+            ids = _reserve_ids(conn, RESOURCES, len(rows))
             for row, new_id in zip(rows, ids):
                 row["id"] = new_id
             for group in _by_keys(rows):
-                session.execute(insert(RESOURCES), group)
+                conn.execute(insert(RESOURCES), group)
         return ids
 
     def update_resources_bulk(self, changes: Iterable[tuple[int, dict[str, Any]]]) -> None:
@@ -244,18 +244,18 @@ class Store:
 
         No stale-write check: callers batching writes own those resources.
         """
-        with self._write() as session:
-            self._update_resources(session, changes)
+        with self._write() as conn:
+            self._update_resources(conn, changes)
 
     def write_batch(self, changes: Iterable[tuple[int, dict[str, Any]]], events: Iterable[dict[str, Any]],
                     stacks: Iterable[tuple[str, dict[str, Any]]] = ()) -> None:
         """Resource and stack changes and their events in one transaction (the engine's group commit)."""
-        with self._write() as session:
-            self._update_resources(session, changes)
+        with self._write() as conn:
+            self._update_resources(conn, changes)
             for stack_id, fields in stacks:
                 _check_fields(Stack, fields)
-                session.execute(update(STACKS).where(STACKS.c.id == stack_id).values(**fields))
-            self._insert_events(session, events)
+                conn.execute(update(STACKS).where(STACKS.c.id == stack_id).values(**fields))
+            self._insert_events(conn, events)
 
     def write_changes(self, conn: Any, changes: Iterable[tuple[int, dict[str, Any]]],
                       events: Iterable[dict[str, Any]]) -> None:
@@ -263,7 +263,7 @@ class Store:
         self._update_resources(conn, changes)
         self._insert_events(conn, events)
 
-    def _update_resources(self, session: Session, changes: Iterable[tuple[int, dict[str, Any]]]) -> None:
+    def _update_resources(self, conn: Connection, changes: Iterable[tuple[int, dict[str, Any]]]) -> None:
         now = utcnow()
         params = []
         for resource_id, fields in changes:
@@ -277,7 +277,7 @@ class Store:
                 .values({c: bindparam(f"v_{c}", type_=RESOURCES.c[c].type) for c in columns})
                 .values(atomic_key=RESOURCES.c.atomic_key + 1)
             )
-            session.execute(stmt, group)
+            conn.execute(stmt, group)
 
     # -- events -------------------------------------------------------------
 
@@ -288,15 +288,15 @@ class Store:
         return event["uuid"]
 
     def add_events_bulk(self, rows: Iterable[dict[str, Any]]) -> None:
-        with self._write() as session:
-            self._insert_events(session, rows)
+        with self._write() as conn:
+            self._insert_events(conn, rows)
 
-    def _insert_events(self, session: Session, rows: Iterable[dict[str, Any]]) -> None:
+    def _insert_events(self, conn: Connection, rows: Iterable[dict[str, Any]]) -> None:
         rows = [row if "uuid" in row else {"uuid": str(uuid.uuid4())} | row for row in rows]
         for row in rows:
             _check_fields(Event, row)
         for group in _by_keys(rows):
-            session.execute(insert(EVENTS), group)
+            conn.execute(insert(EVENTS), group)
 
     def list_events(
         self,
@@ -308,17 +308,17 @@ class Store:
     ) -> list[Event]:
         """Events in the order they happened (or reversed), after the ``marker`` event uuid."""
         descending = queries.is_descending(sort_dir)
-        query = select(Event).where(Event.stack_id == stack_id)
+        query = select(EVENTS).where(Event.stack_id == stack_id)
         if resource_name is not None:
             query = query.where(Event.resource_name == resource_name)
-        with self._read() as session:
+        with self._read() as conn:
             if marker is not None:
-                after = session.scalar(select(Event.id).where(Event.uuid == marker))
+                after = conn.scalar(select(Event.id).where(Event.uuid == marker))
                 if after is None:
                     raise NotFound(f"Event {marker} not found")
                 query = query.where(Event.id < after if descending else Event.id > after)
             query = query.order_by(Event.id.desc() if descending else Event.id.asc()).limit(limit)
-            return list(session.scalars(query))
+            return [Event.from_row(row) for row in conn.execute(query)]
 
     # -- the stack lock -----------------------------------------------------
 
@@ -339,12 +339,12 @@ class Store:
             if dead_owner is not None:
                 free = or_(free, Stack.lock_owner == dead_owner)
             stmt = update(STACKS).where(STACKS.c.id == stack_id, free)
-            with self._write() as session:
-                if session.execute(stmt.values(lock_owner=owner, lock_action=action, lock_time=utcnow(),
+            with self._write() as conn:
+                if conn.execute(stmt.values(lock_owner=owner, lock_action=action, lock_time=utcnow(),
                                                     cancel_requested=False)).rowcount:
                     return
-            with self._read() as session:
-                holder = session.execute(
+            with self._read() as conn:
+                holder = conn.execute(
                     select(Stack.name, Stack.lock_owner, Stack.lock_action).where(Stack.id == stack_id)
                 ).one_or_none()
             if holder is None:
@@ -367,23 +367,23 @@ class Store:
         """Ask whoever runs the stack's action to stop; False if no action holds the lock."""
         stmt = update(STACKS).where(STACKS.c.id == stack_id, STACKS.c.lock_owner.is_not(None)).values(
             cancel_requested=True, cancel_rollback=rollback)
-        with self._write() as session:
-            return bool(session.execute(stmt).rowcount)
+        with self._write() as conn:
+            return bool(conn.execute(stmt).rowcount)
 
     def cancel_requested(self, stack_id: str) -> tuple[bool, bool]:
         """(is a cancel requested?, should the cancelled action roll back?)"""
-        with self._read() as session:
-            row = session.execute(select(STACKS.c.cancel_requested, STACKS.c.cancel_rollback)
+        with self._read() as conn:
+            row = conn.execute(select(STACKS.c.cancel_requested, STACKS.c.cancel_rollback)
                                   .where(STACKS.c.id == stack_id)).first()
         return (bool(row[0]), bool(row[1])) if row else (False, True)
 
     def _set_lock(self, stack_id: str, owner: str, **values: Any) -> bool:
         stmt = update(STACKS).where(STACKS.c.id == stack_id, STACKS.c.lock_owner == owner).values(**values)
-        with self._write() as session:
-            return bool(session.execute(stmt).rowcount)
+        with self._write() as conn:
+            return bool(conn.execute(stmt).rowcount)
 
 
-def _check_fields(model: type[Base], fields: dict[str, Any]) -> None:
+def _check_fields(model: type[Record], fields: dict[str, Any]) -> None:
     unknown = fields.keys() - COLUMNS[model]
     if unknown:
         raise TypeError(f"{model.__name__} has no field(s) {', '.join(sorted(unknown))}")
@@ -397,16 +397,16 @@ def _by_keys(rows: list[dict[str, Any]]) -> Iterable[list[dict[str, Any]]]:
     return groups.values()
 
 
-def _reserve_ids(session: Session, table: Table, count: int) -> list[int]:
+def _reserve_ids(conn: Connection, table: Table, count: int) -> list[int]:
     """Ids for rows about to be inserted, so bulk inserts need no RETURNING.
 
     RETURNING in input order makes SQLAlchemy insert one row at a time on
     SQLite, and makes psycopg parse one huge statement per 1000 rows.
     """
-    if session.get_bind().dialect.name == "postgresql":
+    if conn.dialect.name == "postgresql":
         sequence = func.pg_get_serial_sequence(table.name, "id")
         query = select(func.nextval(sequence)).select_from(func.generate_series(1, count))
-        return list(session.scalars(query))
+        return list(conn.scalars(query))
     # SQLite: this transaction began with BEGIN IMMEDIATE, so no one else inserts meanwhile.
-    last = session.scalar(select(func.coalesce(func.max(table.c.id), 0)))
+    last = conn.scalar(select(func.coalesce(func.max(table.c.id), 0)))
     return list(range(last + 1, last + 1 + count))

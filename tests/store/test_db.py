@@ -14,7 +14,7 @@ from sqlalchemy import MetaData, inspect, text
 
 from stoker.store import default_url, open_store
 from stoker.store.db import MIGRATIONS, head_revision, make_engine, migrate, upgrade
-from stoker.store.models import Base
+from stoker.store.models import metadata
 
 
 def test_default_url_is_sqlite_under_stoker_home(monkeypatch, tmp_path):
@@ -52,7 +52,7 @@ def _all_tables() -> MetaData:
     """The engine's models and the REST API's tables: what a database must hold."""
     from stoker.store import api_tables  # noqa: F401 - declared on the models' metadata
 
-    return Base.metadata
+    return metadata
 
 
 def _assert_schema_is_the_models(engine) -> None:

@@ -6,11 +6,11 @@ so the whole upgrade commits or rolls back as one.
 
 from alembic import context
 
-from stoker.store.models import Base
+from stoker.store.models import metadata
 
 context.configure(
     connection=context.config.attributes["connection"],
-    target_metadata=Base.metadata,
+    target_metadata=metadata,
     render_as_batch=True,  # SQLite can only ALTER tables by copying them
 )
 with context.begin_transaction():
