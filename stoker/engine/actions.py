@@ -13,6 +13,7 @@ from typing import Awaitable, Callable
 
 from stoker.engine.graph import Graph, WalkFailed, walk
 from stoker.engine.stack import Stack
+from stoker.engine.unchanged import may_leave_alone
 from stoker.errors import StokerError, ValidationFailed
 from stoker.functions.base import resolve
 from stoker.functions.sizes import check_stored
@@ -261,6 +262,10 @@ async def update_resource(stack: Stack, name: str, rollback: bool) -> None:
         await _check_restricted(stack, current, "replace")
         await _replace(stack, current, definition)
         return
+    if not rollback and may_leave_alone(stack, current, definition):
+        current.t = definition
+        stack.left_alone.add(name)
+        return
     try:
         new_props = current.build_properties(definition.properties)
         new_props.validate()
@@ -272,6 +277,7 @@ async def update_resource(stack: Stack, name: str, rollback: bool) -> None:
     plan = current.plan_update(definition, new_props)
     if plan is None:
         current.t = definition
+        stack.left_alone.add(name)
         return
     if plan.replace:
         await _check_restricted(stack, current, "replace")

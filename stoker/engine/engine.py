@@ -170,6 +170,8 @@ class Engine:
             if refusal:
                 problems.add(("resources", name, "type"), NOT_ALLOWED, refusal)
                 continue
+            if name in stack.unchanged:
+                continue  # checked when stored, with the same definition and inputs
             try:
                 instances[name].validate_template()
             except ResourcePending:
@@ -510,7 +512,7 @@ class Engine:
         old = self.runtime(record, parent=parent, facade=facade)
         stack = Stack(self, record, parent)
         stack.facade = facade or {}
-        stack.define(template, environment, params)
+        stack.define(template, environment, params, previous=old)
         _check_immutable(old, stack)
         stack.adopt_resources(old)
         stored_params, stored_env = stored_inputs(stack, params, environment.as_dict())

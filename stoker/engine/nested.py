@@ -37,6 +37,7 @@ class NestedStackResource(Resource):
     """Base class: subclasses say which template and parameters the child gets."""
 
     run_in_thread = False
+    leaves_unchanged_alone = False
 
     def __init__(self, name: str, definition: Any, stack: Any):
         super().__init__(name, definition, stack)

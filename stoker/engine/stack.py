@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from stoker.engine.context import EngineContext
 from stoker.engine.recorder import Recorder, resource_fields
 from stoker.engine.sealing import stored_resource_fields
+from stoker.engine.unchanged import same_definitions
 from stoker.errors import Problems, ValidationFailed
 from stoker.resources.resource import Resource
 from stoker.template.definition import ResourceDefinition, StackDefinition, build_definition
@@ -56,6 +57,10 @@ class Stack:
         self.resources: dict[str, Resource] = {}
         #: replaced or removed resources waiting to be deleted
         self.retired: list[Resource] = []
+        #: on an update: resources written and fed as in the stored stack (``engine/unchanged.py``),
+        #: and those the update has left alone so far
+        self.unchanged: frozenset[str] = frozenset()
+        self.left_alone: set[str] = set()
         # one writer per tree of stacks: nested stacks share the root's
         self.recorder = parent.recorder if parent is not None else Recorder(engine, self.id)
         self.cancel_reason: str | None = None
@@ -85,11 +90,14 @@ class Stack:
 
     # -- definition -----------------------------------------------------------------
     def define(self, template: Template, environment: Environment, parameters: dict,
-               check_resources: bool = True, missing_parameters_ok: bool = False) -> StackDefinition:
+               check_resources: bool = True, missing_parameters_ok: bool = False,
+               previous: "Stack | None" = None) -> StackDefinition:
         """Check ``template`` with these inputs; raise ``ValidationFailed`` with every problem.
 
         ``check_resources=False`` skips the plug-in checks: for stacks read back
-        from the store, which were checked when they were stored.
+        from the store, which were checked when they were stored.  On an update,
+        ``previous`` is the stored stack: resources unchanged since skip the plug-in
+        checks too (they passed them with the same definition and inputs).
         """
         self.environment = environment
         self.user_parameters = dict(parameters)
@@ -110,6 +118,8 @@ class Stack:
                 if name in definition.parameter_schemas:
                     definition.parameter_schemas[name].hidden = True
             self.tree_size += len(definition.resources)
+            if previous is not None:
+                self.unchanged = same_definitions(previous, self, definition)
             if check_resources:
                 with paused_gc():  # thousands of plug-in objects that all live on
                     self.engine.validate_resources(self, definition, problems)

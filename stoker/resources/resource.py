@@ -66,6 +66,10 @@ class Resource:
     acts_on_host = False
     #: resource types whose property changes never force a replacement
     update_allowed_properties: tuple = ()
+    #: may an update leave the resource alone when its definition and inputs are
+    #: unchanged (``engine/unchanged.py``)?  Not a nested stack: what changed inside
+    #: it is for its own update to find
+    leaves_unchanged_alone = True
 
     def __init__(self, name: str, definition: "ResourceDefinition", stack: Any):
         self.name = name
