@@ -1,14 +1,18 @@
 """Print results as ``-f table|json|yaml|value``, like ``openstack ... -f``.
 
-rich and PyYAML are imported when a table or YAML is printed, not when the CLI
-starts: most commands (``stack create --wait``) print neither."""
+rich and PyYAML are imported when a table for a terminal or YAML is printed,
+not when the CLI starts: most commands (``stack create --wait`` in a script)
+print neither (``plain_table`` draws rich's table when it is plain text)."""
 
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any, Iterable, Sequence
 
 import click
+
+from stoker.cli.plain_table import plain_table
 
 FORMATS = ("table", "json", "yaml", "value")
 
@@ -18,13 +22,24 @@ def format_option(default: str = "table"):
                         show_default=True, help="Output format.")
 
 
-def _console():
-    """Wide when piped (no terminal to fit), so values are never cut."""
-    import sys
-
+def _print_table(columns: Sequence[str], rows: Sequence[Sequence[str]], fold: Sequence[int]) -> None:
+    """A table with these cells; the columns at indexes ``fold`` wrap long values."""
+    terminal = sys.stdout.isatty()
+    plain = None if terminal else plain_table(columns, rows)
+    if plain is not None:
+        click.echo(plain)
+        return
     from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
 
-    return Console(soft_wrap=True, width=None if sys.stdout.isatty() else 250)
+    table = Table(*columns, show_lines=False)
+    for index in fold:
+        table.columns[index].overflow = "fold"
+    for row in rows:
+        table.add_row(*(Text(cell) for cell in row))
+    # wide when piped (no terminal to fit), so values are never cut
+    Console(soft_wrap=True, width=None if terminal else 250).print(table)
 
 
 def _text(value: Any) -> str:
@@ -51,14 +66,7 @@ def show_record(record: dict, fmt: str) -> None:
         for value in record.values():
             click.echo(_text(value))
     else:
-        from rich.table import Table
-        from rich.text import Text
-
-        table = Table("Field", "Value", show_lines=False)
-        table.columns[1].overflow = "fold"
-        for key, value in record.items():
-            table.add_row(Text(str(key)), Text(_text(value)))
-        _console().print(table)
+        _print_table(["Field", "Value"], [[str(key), _text(value)] for key, value in record.items()], [1])
 
 
 def show_document(document: dict, fmt: str) -> None:
@@ -75,15 +83,7 @@ def show_list(rows: Sequence[dict], columns: Iterable[str], fmt: str) -> None:
         for row in rows:
             click.echo(" ".join(_text(row.get(c)) for c in columns))
     else:
-        from rich.table import Table
-        from rich.text import Text
-
-        table = Table(*columns)
-        for column in table.columns:
-            column.overflow = "fold"
-        for row in rows:
-            table.add_row(*(Text(_text(row.get(c))) for c in columns))
-        _console().print(table)
+        _print_table(columns, [[_text(row.get(c)) for c in columns] for row in rows], range(len(columns)))
 
 
 def show_problems(problems: Sequence, fmt: str, wrap: str | None = None) -> None:

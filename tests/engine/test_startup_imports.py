@@ -48,6 +48,12 @@ def test_a_local_create_imports_no_library_it_does_not_use(tmp_path):
     assert [lib for lib in NOT_FOR_A_LOCAL_CREATE if _loaded(modules, lib)] == []
 
 
+def test_a_table_into_a_pipe_is_drawn_without_rich(tmp_path):
+    modules = _imported(tmp_path, "heat_template_version: 2018-08-31\nresources:\n  a:\n    type: OS::Heat::None\n",
+                        "-f", "table")
+    assert not _loaded(modules, "rich")
+
+
 def test_a_template_that_calls_yaql_loads_it(tmp_path):
     template = ("heat_template_version: 2018-08-31\noutputs:\n  n:\n"
                 "    value: {yaql: {expression: '$.data.x + 1', data: {x: 1}}}\n"
