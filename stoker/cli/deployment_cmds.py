@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import click
-import yaml
 
 from stoker.cli.blueprint_cmds import dsl
 from stoker.cli.formatting import format_option, show_list, show_record
@@ -43,6 +42,8 @@ def parse_inputs(items: Iterable[str]) -> dict[str, Any]:
 
 
 def _mapping(text: str, where: str) -> dict:
+    import yaml
+
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -19,14 +19,13 @@ import hashlib
 import importlib
 import os
 import sys
-from importlib import metadata
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from stoker.constraints import custom
 from stoker.home import config, stoker_home
-from stoker.resources import builtin
+from stoker.resources import builtin, entry_points
 from stoker.resources.exceptions import UnknownResourceType
 
 ENTRY_POINT_GROUP = "stoker.plugins"
@@ -106,9 +105,9 @@ class Registry:
         ``resource_mapping()`` dictionary.
         """
         problems = []
-        for entry_point in metadata.entry_points(group=group):
-            where = f"entry point {entry_point.name} ({entry_point.value})"
-            problems.extend(self._load(where, lambda ep=entry_point: _as_module(ep.load())))
+        for name, value in entry_points.entry_points(group):
+            where = f"entry point {name} ({value})"
+            problems.extend(self._load(where, lambda value=value: _as_module(entry_points.load(value))))
         self.problems.extend(problems)
         return problems
 

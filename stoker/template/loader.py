@@ -22,14 +22,11 @@ import stat
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Any
-
-import yaml
 
 from stoker.errors import Problem, ValidationFailed
 from stoker.limits import DEFAULTS, limit
-from stoker.template.fastyaml import DECLINED, load as _fast_yaml
 
 #: the default of Heat's max_template_size (``stoker.limits`` reads the configured one)
 MAX_TEMPLATE_SIZE = DEFAULTS["max_template_size"]
@@ -37,18 +34,20 @@ MAX_TEMPLATE_SIZE = DEFAULTS["max_template_size"]
 #: aliases holds about as many): the expanded data is stored, and read by every show
 MAX_EXPANDED_NODES = 250_000
 
-_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+@cache
+def _yaml_loaders() -> tuple[Any, Any]:
+    """PyYAML's safe C loader, and ours on it (timestamps stay the strings they were
+    written as).  PyYAML and rapidyaml are imported with the first YAML text: a
+    command given JSON, or none (``stack delete``), never pays for them."""
+    import yaml
 
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """Safe loader that keeps timestamps as the strings they were written as."""
+    class Loader(base):  # type: ignore[misc, valid-type]
+        pass
 
-
-def _timestamp_as_string(loader: yaml.BaseLoader, node: yaml.Node) -> str:
-    return loader.construct_scalar(node)
-
-
-_Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_string)
+    Loader.add_constructor("tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node))
+    return base, Loader
 
 
 @contextmanager
@@ -114,9 +113,11 @@ class Source:
     _index: dict = field(default_factory=dict, repr=False)
 
     @cached_property
-    def _root(self) -> yaml.Node | None:
+    def _root(self) -> Any:
+        import yaml
+
         try:
-            return yaml.compose(self.text, Loader=_BaseLoader)
+            return yaml.compose(self.text, Loader=_yaml_loaders()[0])
         except yaml.YAMLError:
             return None
 
@@ -125,6 +126,8 @@ class Source:
         node = self._root
         if node is None:
             return None
+        import yaml  # imported by _root
+
         where = (node.start_mark.line + 1, node.start_mark.column + 1)
         for step in path:
             if isinstance(node, yaml.MappingNode):
@@ -243,13 +246,17 @@ def _parse(text: str, name: str) -> Any:
             pass  # not JSON after all: YAML flow style, or a YAML error to report below
         except RecursionError:
             raise _nesting_error(name, limit("max_nesting")) from None
+    from stoker.template import fastyaml
+
     try:
         with paused_gc():
-            data = _fast_yaml(text)
+            data = fastyaml.load(text)
     except RecursionError:
         raise _nesting_error(name, limit("max_nesting")) from None
-    if data is not DECLINED:
+    if data is not fastyaml.DECLINED:
         return data
+    import yaml
+
     try:
         with paused_gc():
             data = _pyyaml(text)
@@ -271,7 +278,9 @@ def _parse(text: str, name: str) -> Any:
 
 def _pyyaml(text: str) -> Any:
     """The reference meaning of a YAML text; raises ``yaml.YAMLError``."""
-    return yaml.load(text, Loader=_Loader)
+    import yaml
+
+    return yaml.load(text, Loader=_yaml_loaders()[1])
 
 
 def _size_error(name: str, size: int | str, most: int) -> ValidationFailed:

@@ -54,6 +54,11 @@ def test_a_table_into_a_pipe_is_drawn_without_rich(tmp_path):
     assert not _loaded(modules, "rich")
 
 
+def test_a_json_template_needs_no_yaml_parser(tmp_path):
+    modules = _imported(tmp_path, '{"heat_template_version": "2018-08-31", "resources": {"a": {"type": "OS::Heat::None"}}}')
+    assert [lib for lib in ("yaml", "ryml") if _loaded(modules, lib)] == []
+
+
 def test_a_template_that_calls_yaql_loads_it(tmp_path):
     template = ("heat_template_version: 2018-08-31\noutputs:\n  n:\n"
                 "    value: {yaql: {expression: '$.data.x + 1', data: {x: 1}}}\n"

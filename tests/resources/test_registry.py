@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import textwrap
-from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -163,29 +162,35 @@ def test_a_module_with_a_bad_constraint_registers_nothing(tmp_path):
     assert reg.types() == [] and custom.get("test.registry.bad") is None
 
 
-class _EntryPoints:
-    def __init__(self, *entries):
-        self.entries = [metadata.EntryPoint(name, value, registry.ENTRY_POINT_GROUP)
-                        for name, value in entries]
-
-    def __call__(self, group):
-        assert group == registry.ENTRY_POINT_GROUP
-        return self.entries
+def installed(site: Path, distribution: str, entry_points: str) -> None:
+    """A distribution's metadata folder in ``site``, as pip leaves it."""
+    write(site, f"{distribution}-1.0.dist-info/METADATA", f"Name: {distribution}\nVersion: 1.0\n")
+    write(site, f"{distribution}-1.0.dist-info/entry_points.txt", entry_points)
 
 
 def test_entry_points_name_modules_or_mapping_callables(tmp_path, monkeypatch):
     plugin(tmp_path, "ep_module_plugin.py", "Demo::FromModule")
     write(tmp_path, "ep_callable_plugin.py", """
         class Thing: pass
-        def mapping():
-            return {"Demo::FromCallable": Thing}
+        class Holder:
+            @staticmethod
+            def mapping():
+                return {"Demo::FromCallable": Thing}
     """)
+    installed(tmp_path, "stoker_demo_plugins", f"""
+        [console_scripts]
+        mod = not_a_plugin:main
+
+        [{registry.ENTRY_POINT_GROUP}]
+        mod = ep_module_plugin
+        fn = ep_callable_plugin:Holder.mapping [extra]
+        gone = no_such_plugin_package
+    """)
+    # the same distribution further down the path is hidden by the first one, as for importlib.metadata
+    installed(tmp_path / "later", "Stoker_Demo.Plugins", f"[{registry.ENTRY_POINT_GROUP}]\nlate = late_plugin\n")
+    installed(tmp_path / "later", "other_dist", "not an ini file [")
+    monkeypatch.syspath_prepend(str(tmp_path / "later"))
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(registry.metadata, "entry_points", _EntryPoints(
-        ("mod", "ep_module_plugin"),
-        ("fn", "ep_callable_plugin:mapping"),
-        ("gone", "no_such_plugin_package"),
-    ))
     reg = Registry()
     problems = reg.load_entry_points()
     assert reg.types() == ["Demo::FromCallable", "Demo::FromModule"]
@@ -218,7 +223,7 @@ def test_default_registry_adds_plugins_to_the_builtin_types(tmp_path, monkeypatc
             return {"OS::Heat::None": MyNone}
     """)
     monkeypatch.setenv("STOKER_PLUGIN_DIRS", str(configured))
-    monkeypatch.setattr(registry.metadata, "entry_points", _EntryPoints())
+    monkeypatch.setattr(registry.entry_points, "entry_points", lambda group: iter(()))
     reg = registry.default_registry([given])
     assert reg.problems == []
     assert {"Demo::Configured", "OS::Heat::RandomString"} <= set(reg.types())

@@ -1,8 +1,8 @@
 """The fast YAML path must give exactly what PyYAML gives, or decline.
 
 PyYAML (YAML 1.1, as Heat reads templates) is the reference for what a
-template means: ``loader._pyyaml``.  ``loader._fast_yaml`` parses with
-rapidyaml for speed; it may give up (return ``loader.DECLINED``) whenever it
+template means: ``loader._pyyaml``.  ``fastyaml.load`` parses with
+rapidyaml for speed; it may give up (return ``fastyaml.DECLINED``) whenever it
 is not sure, but what it does return must be *strictly* PyYAML's value: equal
 values of the same types all the way down (``True`` is not ``1``, ``1`` is not
 ``1.0``, ``{1: 'a'}`` is not ``{'1': 'a'}``, ``'1e3'`` is not ``1000.0``), with
@@ -33,7 +33,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from stoker.errors import ValidationFailed
-from stoker.template import loader
+from stoker.template import fastyaml, loader
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -64,16 +64,16 @@ def strictly_equal(a, b) -> bool:
 
 def check(text: str) -> None:
     """The contract for one text: the fast path declines or gives PyYAML's value."""
-    fast = loader._fast_yaml(text)
+    fast = fastyaml.load(text)
     try:
         expected = loader._pyyaml(text)
     except Exception as error:  # YAMLError; ValueError for "0b_", UnicodeEncodeError for "\ud800"
-        assert fast is loader.DECLINED, (
+        assert fast is fastyaml.DECLINED, (
             f"PyYAML rejects {text!r} ({type(error).__name__}: {error}),"
             f" but the fast path gave {fast!r}"
         )
         return
-    assert fast is loader.DECLINED or strictly_equal(fast, expected), (
+    assert fast is fastyaml.DECLINED or strictly_equal(fast, expected), (
         f"the fast path disagrees with PyYAML on {text!r}:\n"
         f"  fast:   {fast!r}\n  PyYAML: {expected!r}"
     )
@@ -693,7 +693,7 @@ def test_fast_path_accepts_most_plain_template_files():
         except yaml.YAMLError:
             continue  # the deliberately broken ones
         valid += 1
-        if loader._fast_yaml(text) is loader.DECLINED:
+        if fastyaml.load(text) is fastyaml.DECLINED:
             declined.append(str(path.relative_to(ROOT)))
     assert valid >= 50, f"expected a corpus of templates, found {valid} valid of {len(files)}"
     assert len(declined) <= 0.2 * valid, f"declined {len(declined)} of {valid}: {declined}"
@@ -780,8 +780,8 @@ ORDINARY = [
 
 @pytest.mark.parametrize("text", ORDINARY, ids=lambda t: t.splitlines()[0])
 def test_fast_path_accepts_ordinary_yaml(text):
-    fast = loader._fast_yaml(text)
-    assert fast is not loader.DECLINED, "the fast path declined an ordinary template"
+    fast = fastyaml.load(text)
+    assert fast is not fastyaml.DECLINED, "the fast path declined an ordinary template"
     assert strictly_equal(fast, loader._pyyaml(text))
 
 

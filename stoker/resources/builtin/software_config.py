@@ -16,16 +16,11 @@ property replaces the resource.
 
 from __future__ import annotations
 
-import email
 import hashlib
 import json
 import os
 import uuid
-from email.mime.multipart import MIMEMultipart
-from email.mime.text import MIMEText
 from typing import Any
-
-import yaml
 
 from stoker.constraints import AllowedValues
 from stoker.resources import attributes, properties
@@ -227,6 +222,8 @@ class CloudConfig(SoftwareConfig):
     }
 
     def render_config(self) -> str:
+        import yaml  # PyYAML, email: imported by the few stacks that render these configs
+
         return "#cloud-config\n" + yaml.dump(self.properties[self.CLOUD_CONFIG] or {},
                                              Dumper=yaml.SafeDumper)
 
@@ -297,12 +294,16 @@ class MultipartMime(SoftwareConfig):
             else:
                 subparts.append(_text_part(content, item.get(self.SUBTYPE) or "",
                                            item.get(self.FILENAME) or ""))
+        from email.mime.multipart import MIMEMultipart
+
         message = MIMEMultipart(_subparts=subparts)
         message.set_boundary(_boundary(subparts))
         return message.as_string()
 
 
-def _text_part(content: str, subtype: str, filename: str) -> MIMEText:
+def _text_part(content: str, subtype: str, filename: str) -> Any:
+    from email.mime.text import MIMEText
+
     if not subtype and filename:
         subtype = os.path.splitext(filename)[0]  # sic: Heat's rule
     try:
@@ -318,6 +319,8 @@ def _text_part(content: str, subtype: str, filename: str) -> MIMEText:
 
 def _parts_of(content: str) -> list:
     """The parts of a multipart message, as new text parts (none if it is not one)."""
+    import email
+
     message = email.message_from_string(content)
     if not message.is_multipart():
         return []
