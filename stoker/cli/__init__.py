@@ -19,9 +19,13 @@ class _Settings:
         self.db_url = db_url
         self.plugin_dirs = plugin_dirs
         self.broker = broker
+        #: set by ``--url`` (cli/remote.py): commands go to that server
+        self.remote = None
         self._engine = None
 
     def engine(self):
+        if self.remote is not None:
+            return self.remote
         if self._engine is None:
             from stoker.dispatch import dispatcher
             from stoker.engine.engine import Engine

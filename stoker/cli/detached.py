@@ -29,9 +29,9 @@ KNOWN_ERRORS = {cls.__name__: cls for cls in (Conflict, NotFound, StokerError)}
 
 
 def start(db_url: str | None, plugin_dirs: tuple[str, ...], verb: str, name: str,
-          inputs: tuple = (), options: dict | None = None) -> str | None:
+          inputs: tuple = (), options: dict | None = None) -> dict:
     """Start ``engine.<verb>_stack(name, *inputs loaded, **options)`` in a detached engine
-    process; return the stack's id once the action shows, or raise what stopped it."""
+    process; return the stack (``stack_summary``) once the action shows, or raise what stopped it."""
     request = {"db_url": db_url, "plugin_dirs": list(plugin_dirs), "verb": verb, "name": name,
                "inputs": list(inputs), "options": options or {}}
     proc = subprocess.Popen([sys.executable, "-m", "stoker.cli.detached"], stdin=subprocess.PIPE,
@@ -46,7 +46,7 @@ def start(db_url: str | None, plugin_dirs: tuple[str, ...], verb: str, name: str
     return _outcome(report)
 
 
-def _outcome(report: dict) -> str | None:
+def _outcome(report: dict) -> dict:
     if "problems" in report:
         raise ValidationFailed([Problem(**{**p, "path": tuple(p["path"])}) for p in report["problems"]])
     if "usage" in report:
@@ -55,7 +55,7 @@ def _outcome(report: dict) -> str | None:
         raise error
     if "error" in report:
         raise KNOWN_ERRORS.get(report["error"], StokerError)(report["message"])
-    return report.get("started")
+    return report["stack"]
 
 
 # -- the engine process ----------------------------------------------------------------------
@@ -67,8 +67,9 @@ def main() -> None:
 
     runner = Runner(action_threads=1)
     try:
-        started = runner.start(_engine(request), _action(request), timeout=None)
-        report: dict[str, Any] = {"started": started.stack_id}
+        engine = _engine(request)
+        started = runner.start(engine, _action(request), timeout=None)
+        report: dict[str, Any] = {"stack": _stack(engine, started.stack_id or request["name"])}
     except ValidationFailed as exc:
         report = {"problems": [{**dataclasses.asdict(p), "path": list(p.path)}
                                for p in exc.problems + exc.warnings]}
@@ -78,7 +79,7 @@ def main() -> None:
         report = {"error": type(exc).__name__, "message": str(exc)}
     except Exception as exc:  # noqa: BLE001 - reported to the command, never a traceback
         report = {"error": "StokerError", "message": f"{type(exc).__name__}: {exc}"}
-    sys.stdout.write(json.dumps(report) + "\n")
+    sys.stdout.write(json.dumps(report, default=str) + "\n")
     sys.stdout.flush()
     _let_go_of_the_command()
     runner.shutdown()
@@ -88,6 +89,13 @@ def _engine(request: dict):
     from stoker.engine.engine import Engine
 
     return Engine(db_url=request["db_url"], plugin_dirs=request["plugin_dirs"])
+
+
+def _stack(engine: Any, id_or_name: str) -> dict:
+    """The stack as the command shows it (JSON-ready)."""
+    from stoker.engine.engine import stack_summary
+
+    return stack_summary(engine.get_record(id_or_name, show_deleted=True))
 
 
 def _action(request: dict):

@@ -333,9 +333,7 @@ def install_remote(group: click.Group) -> click.Group:
     def callback(*args: Any, url: str | None = None, token: str | None = None, **kwargs: Any) -> Any:
         result = original(*args, **kwargs)
         if url:
-            ctx = click.get_current_context()
-            remote = RemoteEngine(url, token)
-            ctx.obj.engine = lambda: remote
+            click.get_current_context().obj.remote = RemoteEngine(url, token)
         return result
 
     group.callback = callback

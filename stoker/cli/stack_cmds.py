@@ -13,7 +13,6 @@ import click
 from stoker.cli import detached
 from stoker.cli.formatting import dump, format_option, show_list, show_problems, show_record
 from stoker.cli.inputs import load_inputs, template_options
-from stoker.cli.remote import RemoteEngine
 from stoker.errors import Conflict, NotFound, StokerError, ValidationFailed
 
 STACK_COLUMNS = ["id", "stack_name", "stack_status", "creation_time", "updated_time"]
@@ -99,16 +98,13 @@ def _follow(engine, name: str, action, show) -> object:
 def _in_background(ctx: click.Context, verb: str, name: str, inputs: tuple = (),
                    options: dict | None = None) -> dict:
     """Start ``<verb>_stack`` and return the stack once the action shows (``*_IN_PROGRESS``):
-    in a detached engine process when local, in the server when remote."""
-    engine = engine_of(ctx)
-    if isinstance(engine, RemoteEngine):
-        return getattr(engine, f"{verb}_stack")(name, *(load_inputs(*inputs) if inputs else ()),
-                                                wait=False, **(options or {}))
-    from stoker.engine.engine import stack_summary
-
+    in a detached engine process when local (this command then opens neither an engine
+    nor the database: the engine process reports the stack), in the server when remote."""
     settings = ctx.find_root().obj
-    stack_id = detached.start(settings.db_url, settings.plugin_dirs, verb, name, inputs, options)
-    return stack_summary(engine.get_record(stack_id or name, show_deleted=True))
+    if settings.remote is not None:
+        return getattr(settings.remote, f"{verb}_stack")(name, *(load_inputs(*inputs) if inputs else ()),
+                                                         wait=False, **(options or {}))
+    return detached.start(settings.db_url, settings.plugin_dirs, verb, name, inputs, options)
 
 
 class _EventPrinter:
@@ -170,8 +166,6 @@ def _finish(info: dict, fmt: str, wait: bool) -> None:
 def create(ctx, name, template_file, environment_files, parameters, parameter_files, timeout,
            enable_rollback, tags, wait, dry_run, fmt):
     """Create stack NAME from a template."""
-    engine = engine_of(ctx)
-
     def go():
         inputs = (template_file, environment_files, parameters, parameter_files)
         options = {"timeout_mins": timeout, "disable_rollback": not enable_rollback,
@@ -179,6 +173,7 @@ def create(ctx, name, template_file, environment_files, parameters, parameter_fi
         if not (wait or dry_run):
             show_record(_in_background(ctx, "create", name, inputs, options), fmt)
             return
+        engine = engine_of(ctx)
         template, environment, params = load_inputs(*inputs)
         action = lambda: engine.create_stack(  # noqa: E731
             name, template, environment, params, dry_run=dry_run, **options)
@@ -208,8 +203,6 @@ def create(ctx, name, template_file, environment_files, parameters, parameter_fi
 def update(ctx, name, template_file, environment_files, parameters, parameter_files, existing,
            rollback, timeout, wait, dry_run, fmt):
     """Update stack NAME to a new template and/or parameters."""
-    engine = engine_of(ctx)
-
     def go():
         inputs = (template_file, environment_files, parameters, parameter_files)
         options = {"existing": existing, "timeout_mins": timeout,
@@ -217,6 +210,7 @@ def update(ctx, name, template_file, environment_files, parameters, parameter_fi
         if not (wait or dry_run):
             show_record(_in_background(ctx, "update", name, inputs, options), fmt)
             return
+        engine = engine_of(ctx)
         template, environment, params = load_inputs(*inputs)
         action = lambda: engine.update_stack(  # noqa: E731
             name, template, environment, params, dry_run=dry_run, **options)
@@ -241,7 +235,6 @@ def update(ctx, name, template_file, environment_files, parameters, parameter_fi
 @click.pass_context
 def delete(ctx, names, yes, wait):
     """Delete one or more stacks."""
-    engine = engine_of(ctx)
     if not yes and sys.stdin.isatty():
         click.confirm(f"Delete stack(s) {', '.join(names)}?", abort=True)
     failed = False
@@ -249,6 +242,7 @@ def delete(ctx, names, yes, wait):
         def go(name=name):
             if not wait:
                 return _in_background(ctx, "delete", name)
+            engine = engine_of(ctx)
             return _watch(engine, name, lambda: engine.delete_stack(name), "table")
 
         info = run_guarded(go)
