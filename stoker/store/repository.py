@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 
 from stoker.errors import Conflict, NotFound, StaleWrite
 from stoker.store import queries
+from stoker.store.bulk import execute_many
 from stoker.store.locks import owner_is_dead
 from stoker.store.models import Event, RawTemplate, Record, Resource, Stack, utcnow
 from stoker.store.sealed import opened_resource, opened_stack
@@ -265,19 +266,18 @@ class Store:
 
     def _update_resources(self, conn: Connection, changes: Iterable[tuple[int, dict[str, Any]]]) -> None:
         now = utcnow()
-        params = []
-        for resource_id, fields in changes:
-            _check_fields(Resource, fields)
-            params.append({"v_updated_at": now} | {f"v_{k}": v for k, v in fields.items()} | {"v_id": resource_id})
+        params = [{"v_updated_at": now} | {f"v_{k}": v for k, v in fields.items()} | {"v_id": resource_id}
+                  for resource_id, fields in changes]
         for group in _by_keys(params):
             columns = [name[2:] for name in group[0] if name != "v_id"]
+            _check_fields(Resource, dict.fromkeys(columns))
             stmt = (
                 update(RESOURCES)
                 .where(RESOURCES.c.id == bindparam("v_id"))
                 .values({c: bindparam(f"v_{c}", type_=RESOURCES.c[c].type) for c in columns})
                 .values(atomic_key=RESOURCES.c.atomic_key + 1)
             )
-            conn.execute(stmt, group)
+            execute_many(conn, stmt, group, _resource_column)
 
     # -- events -------------------------------------------------------------
 
@@ -293,10 +293,9 @@ class Store:
 
     def _insert_events(self, conn: Connection, rows: Iterable[dict[str, Any]]) -> None:
         rows = [row if "uuid" in row else {"uuid": str(uuid.uuid4())} | row for row in rows]
-        for row in rows:
-            _check_fields(Event, row)
         for group in _by_keys(rows):
-            conn.execute(insert(EVENTS), group)
+            _check_fields(Event, group[0])
+            execute_many(conn, insert(EVENTS).values({k: bindparam(k) for k in group[0]}), group, EVENTS.c.get)
 
     def list_events(
         self,
@@ -387,6 +386,11 @@ def _check_fields(model: type[Record], fields: dict[str, Any]) -> None:
     unknown = fields.keys() - COLUMNS[model]
     if unknown:
         raise TypeError(f"{model.__name__} has no field(s) {', '.join(sorted(unknown))}")
+
+
+def _resource_column(name: str) -> Any:
+    """The resource column a parameter of ``_update_resources`` writes (``v_<column>``)."""
+    return RESOURCES.c.get(name[2:]) if name.startswith("v_") else None
 
 
 def _by_keys(rows: list[dict[str, Any]]) -> Iterable[list[dict[str, Any]]]:
