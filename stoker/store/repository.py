@@ -230,14 +230,14 @@ class Store:
         """Insert many resources in one transaction; returns their ids in input order."""
         now = utcnow()
         rows = [{"created_at": now, "updated_at": now} | row for row in rows]
-        for row in rows:
-            _check_fields(Resource, row)
         with self._write() as conn:
             ids = _reserve_ids(conn, RESOURCES, len(rows))
             for row, new_id in zip(rows, ids):
                 row["id"] = new_id
             for group in _by_keys(rows):
-                conn.execute(insert(RESOURCES), group)
+                _check_fields(Resource, group[0])
+                execute_many(conn, insert(RESOURCES).values({k: bindparam(k) for k in group[0]}), group,
+                             RESOURCES.c.get)
         return ids
 
     def update_resources_bulk(self, changes: Iterable[tuple[int, dict[str, Any]]]) -> None:
