@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import logging
 import os
 import re
 import threading
@@ -34,6 +35,7 @@ from stoker.functions.references import GetAtt
 from stoker.functions.sizes import check_stored
 from stoker.limits import limit
 from stoker.resources import processes, registry
+from stoker.resources.exceptions import NoActionRequired
 from stoker.resources.policy import NOT_ALLOWED
 from stoker.store.locks import new_engine_id, owner_is_dead
 from stoker.template.environment import Environment, RegistryLoop, is_template_type, resolve_type
@@ -42,6 +44,7 @@ from stoker.template.parameters import masked
 from stoker.template.definition import StackDefinition
 from stoker.template.template import Template
 
+LOG = logging.getLogger("stoker.engine")
 IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
 NIL_UUID = "00000000-0000-0000-0000-000000000000"
 #: one thread at a time opens a store (engines may be shared between threads)
@@ -592,26 +595,29 @@ class Engine:
         await resource.stack.recorder.flush()
 
     def signal(self, name_or_id: str, resource_name: str, details: Any = None) -> None:
-        """Send ``details`` to a resource's ``handle_signal`` (wait condition handles, hooks).
+        """Send ``details`` to a resource's ``handle_signal`` (wait condition handles, hooks,
+        scaling policies).
 
-        Works while another process runs the stack's action: the signal is
-        written to the resource's stored data, where the waiting side polls.
-        A write that raced with another writer is retried on fresh data.
+        A handler that only records the signal (a wait condition handle's) works
+        while another process runs the stack's action: the signal is written to
+        the resource's stored data, where the waiting side polls; a write that
+        raced with another writer is retried on fresh data.  A handler that acts
+        (``async``: a scaling policy resizing its group) runs under the stack's
+        lock; while another action holds it the signal is ignored, as Heat
+        ignores a signal to a group that is not COMPLETE.
         """
         if isinstance(details, dict) and "unset_hook" in details:
             self.clear_hook(name_or_id, resource_name, details["unset_hook"])
             return
         record = self.get_record(name_or_id)
-        for _attempt in range(20):
-            stack = self.runtime(record)
-            resource = stack.resources.get(resource_name)
-            if resource is None:
-                raise NotFound(f"The Resource ({resource_name}) could not be found in Stack {record.name}.")
-            handler = getattr(resource, "handle_signal", None)
-            if handler is None:
-                raise Conflict(f"The resource {resource_name} ({resource.type()}) does not accept signals")
+        stack = self.runtime(record)
+        if asyncio.iscoroutinefunction(self._signal_handler(stack, resource_name)):
+            return self._signal_action(record, resource_name, details)
+        for attempt in range(20):
+            stack = self.runtime(record) if attempt else stack
+            resource = stack.resources[resource_name]
             seen = next(r.atomic_key for r in self.store.get_resources(record.id) if r.id == resource.id)
-            said = handler(details)
+            said = resource.handle_signal(details)
             fields = {"data": dict(resource._data)}
             if resource.resource_id is not None:
                 fields["physical_resource_id"] = str(resource.resource_id)
@@ -620,12 +626,59 @@ class Engine:
                                            **stored_resource_fields(stack, fields))
             except StaleWrite:
                 continue
-            reason = "Signal: " + (said if isinstance(said, str) and said else _describe_signal(details))
-            self.store.add_event(record.id, resource_name=resource_name, resource_type=resource.type(),
-                                 physical_resource_id=fields.get("physical_resource_id"),
-                                 action=resource.action, status=resource.status, reason=reason)
+            self._signal_event(record, resource, details, said)
             return
         raise Conflict(f"Resource {resource_name} kept changing while the signal was written; try again")
+
+    @staticmethod
+    def _signal_handler(stack: Stack, resource_name: str) -> Any:
+        resource = stack.resources.get(resource_name)
+        if resource is None:
+            raise NotFound(f"The Resource ({resource_name}) could not be found in Stack {stack.name}.")
+        handler = getattr(resource, "handle_signal", None)
+        if handler is None:
+            raise Conflict(f"The resource {resource_name} ({resource.type()}) does not accept signals")
+        return handler
+
+    def _signal_action(self, record, resource_name: str, details: Any) -> None:
+        try:
+            self.store.acquire_lock(record.id, self.engine_id, "SIGNAL")
+        except Conflict as busy:
+            LOG.info("signal to %s ignored: %s", resource_name, busy)
+            return
+        outcome: dict = {}
+        try:
+            stack = self.runtime(record)
+            resource = stack.resources[resource_name]
+            self._run(self._signalled(stack, resource, details, outcome))
+        finally:
+            self.store.release_lock(record.id, self.engine_id)
+        if "ignored" in outcome:
+            LOG.info("signal to %s ignored: %s", resource_name, outcome["ignored"])
+        else:
+            self._signal_event(record, resource, details, outcome.get("said"))
+
+    async def _signalled(self, stack: Stack, resource, details: Any, outcome: dict) -> None:
+        """Run an acting ``handle_signal``; its lock kept fresh and a cancel heard, as an action's."""
+        task = asyncio.ensure_future(resource.handle_signal(details))
+        watcher = asyncio.ensure_future(self.watch(stack, task))
+        try:
+            outcome["said"] = await task
+        except NoActionRequired as exc:
+            outcome["ignored"] = str(exc)
+        except asyncio.CancelledError:
+            raise Conflict(stack.cancel_reason or "the signal was cancelled") from None
+        finally:
+            watcher.cancel()
+            await asyncio.gather(watcher, return_exceptions=True)
+            await stack.recorder.flush()
+
+    def _signal_event(self, record, resource, details: Any, said: Any) -> None:
+        """Heat's ``SIGNAL`` event: what the handler said, else what the signal carried."""
+        reason = f"Signal: {said}" if isinstance(said, str) and said else _describe_signal(details)
+        self.store.add_event(record.id, resource_name=resource.name, resource_type=resource.type(),
+                             physical_resource_id=None if resource.resource_id is None else str(resource.resource_id),
+                             action="SIGNAL", status=resource.status, reason=reason)
 
     def clear_hook(self, name_or_id: str, resource_name: str, hook: str | None = None) -> str:
         """Let a resource paused at a breakpoint go on; returns the hook cleared.
@@ -776,9 +829,14 @@ class Engine:
 
 
 def _describe_signal(details: Any) -> str:
-    if isinstance(details, dict):
-        return "data " + ", ".join(sorted(map(str, details))) if details else "no data"
-    return "received"
+    """As Heat words a signal its handler said nothing about."""
+    if details is None:
+        return "No signal details provided"
+    if isinstance(details, str):
+        return details
+    if isinstance(details, dict) and all(k in details for k in ("previous", "current", "reason")):
+        return "alarm state changed from {previous} to {current} ({reason})".format(**details)
+    return "Unknown"
 
 
 def _json(value: Any) -> str:
