@@ -256,3 +256,16 @@ def test_invalid_policies_are_refused(engine, extra, place, text):
         engine.validate_template(hot({"g": {"type": "OS::Heat::AutoScalingGroup", "properties": group_props()},
                                       "p": p}))
     assert f"{place} {text}" in messages(exc)
+
+
+def test_update_preview_shows_the_members_that_change(engine):
+    created(engine, stack(desired=2))
+    names = member_names(engine)
+    plan = engine.update_stack("s", stack(desired=3, value="v2"), dry_run=True, show_nested=True)
+    nested = {kind: sorted(e["resource_name"] for e in entries if e.get("parent_resource") == "g")
+              for kind, entries in plan.items()}
+    assert nested["updated"] == sorted(names)
+    assert len(nested["added"]) == 1 and nested.get("deleted", []) == []
+    unchanged = engine.update_stack("s", stack(desired=2), dry_run=True, show_nested=True)
+    kept = [e["resource_name"] for e in unchanged["unchanged"] if e.get("parent_resource") == "g"]
+    assert sorted(kept) == sorted(names)

@@ -134,9 +134,18 @@ class AutoScalingGroup(NestedStackResource):
         return [m for m in found if m is not None and m.status != "FAILED"]
 
     def child_template(self) -> Template:
-        members = self._planned if self._planned is not None else self.members()
+        members = self._planned if self._planned is not None else self._update_outcome()
         data = {"heat_template_version": HOT_VERSION, "resources": dict(members)}
         return template_from_data(data, self.stack.definition.template.files, self.name)
+
+    def _update_outcome(self) -> list[tuple[str, Any]]:
+        """For a preview (no batch planned): the members an update to this definition ends
+        with.  The group as it is now is the stack's resource of this name."""
+        live = self.stack.resources.get(self.name) or self
+        current = live.members()
+        size = scaling.new_capacity(len(current), self._desired() or len(current), scaling.EXACT_CAPACITY, None,
+                                    self.properties["min_size"], self.properties["max_size"])
+        return scaling.next_members(current, self.properties["resource"], size, size, new_member_name)
 
     async def _apply(self, members: list[tuple[str, Any]]) -> None:
         """Make the nested stack hold exactly ``members``."""
