@@ -269,3 +269,25 @@ def test_update_preview_shows_the_members_that_change(engine):
     unchanged = engine.update_stack("s", stack(desired=2), dry_run=True, show_nested=True)
     kept = [e["resource_name"] for e in unchanged["unchanged"] if e.get("parent_resource") == "g"]
     assert sorted(kept) == sorted(names)
+
+
+def test_the_aws_policy_adjusts_the_group_and_its_reference_is_the_alarm_url(engine):
+    aws = {"type": "AWS::AutoScaling::ScalingPolicy",
+           "properties": {"AutoScalingGroupName": {"get_resource": "g"}, "AdjustmentType": "ExactCapacity",
+                          "ScalingAdjustment": 4}}
+    got = created(engine, hot({"g": {"type": "OS::Heat::AutoScalingGroup", "properties": group_props(cooldown=0)},
+                               "aws": aws},
+                              outputs={"ref": {"value": {"get_resource": "aws"}},
+                                       "url": {"value": {"get_attr": ["aws", "AlarmUrl"]}},
+                                       "size": GROUP_OUTPUTS["size"]}))
+    stack_id = engine.get_record("s").id
+    assert got["ref"] == got["url"]
+    assert got["url"].startswith(f"stoker://stacks/s/{stack_id}/resources/aws/signal?signature=")
+    engine.signal("s", "aws")
+    assert outputs(engine.outputs("s"))["size"] == 4
+    aws["properties"].update(AdjustmentType="ChangeInCapacity", MinAdjustmentStep=1)
+    with pytest.raises(ValidationFailed) as exc:
+        engine.validate_template(hot({"g": {"type": "OS::Heat::AutoScalingGroup", "properties": group_props()},
+                                      "aws": aws}))
+    assert ("MinAdjustmentStep property should only be specified for AdjustmentType with value "
+            "PercentChangeInCapacity") in messages(exc)

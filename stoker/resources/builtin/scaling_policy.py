@@ -1,4 +1,5 @@
-"""``OS::Heat::ScalingPolicy``: a signal to it resizes an ``OS::Heat::AutoScalingGroup``.
+"""``OS::Heat::ScalingPolicy`` (and ``AWS::AutoScaling::ScalingPolicy``): a signal to it
+resizes an ``OS::Heat::AutoScalingGroup``.
 
 Signals come through ``POST .../resources/<policy>/signal`` (``signal_url``,
 with a token of the project) or ``stoker stack resource signal``.  For
@@ -59,6 +60,12 @@ class ScalingPolicy(Resource):
     run_in_thread = False
     acts_outside = False
 
+    #: the property names (the AWS type has its own)
+    GROUP, ADJUSTMENT, ADJUSTMENT_TYPE, COOLDOWN, MIN_STEP = (
+        "auto_scaling_group_id", "scaling_adjustment", "adjustment_type", "cooldown", "min_adjustment_step")
+    #: adjustment type as the template writes it -> as ``scaling`` knows it
+    TYPES = {name: name for name in scaling.ADJUSTMENT_TYPES}
+
     properties_schema = {
         "auto_scaling_group_id": S(S.STRING, "The scaling group to adjust (its reference).", required=True),
         "scaling_adjustment": S(S.NUMBER, "The size of the adjustment.", required=True, update_allowed=True),
@@ -79,10 +86,14 @@ class ScalingPolicy(Resource):
 
     @unless_pending
     def validate(self) -> None:
-        if (given(self, "min_adjustment_step") is not None
-                and self.properties["adjustment_type"] != scaling.PERCENT_CHANGE_IN_CAPACITY):
-            raise ResourcePropertyValueDependency("min_adjustment_step", "adjustment_type",
-                                                  scaling.PERCENT_CHANGE_IN_CAPACITY)
+        kind = self.TYPES.get(self.properties[self.ADJUSTMENT_TYPE])
+        if given(self, self.MIN_STEP) is not None and kind != scaling.PERCENT_CHANGE_IN_CAPACITY:
+            percent = next(name for name, kind in self.TYPES.items() if kind == scaling.PERCENT_CHANGE_IN_CAPACITY)
+            raise ResourcePropertyValueDependency(self.MIN_STEP, self.ADJUSTMENT_TYPE, percent)
+
+    def _given(self, name: str) -> Any:
+        """A property's value, or None when the template leaves it out."""
+        return self.properties[name] if given(self, name) is not None else None
 
     def handle_create(self) -> None:
         self.data_set(SECRET_KEY, secrets.token_urlsafe(32), redact=True)
@@ -95,13 +106,11 @@ class ScalingPolicy(Resource):
         if self.action in (self.SUSPEND, self.DELETE) or self.resource_id is None:
             raise NotSupported(f"Signal resource during {self.action}")
         group = self._group()
-        cooldown = self.properties["cooldown"] if given(self, "cooldown") is not None else None
-        step = self.properties["min_adjustment_step"] if given(self, "min_adjustment_step") is not None else None
-        await group.adjust(self.properties["scaling_adjustment"], self.properties["adjustment_type"],
-                           step, cooldown)
+        await group.adjust(self.properties[self.ADJUSTMENT], self.TYPES[self.properties[self.ADJUSTMENT_TYPE]],
+                           self._given(self.MIN_STEP), self._given(self.COOLDOWN))
 
     def _group(self) -> Any:
-        reference = self.properties["auto_scaling_group_id"]
+        reference = self.properties[self.GROUP]
         for resource in self.stack.resources.values():
             if (resource is not self and resource.resource_id is not None and hasattr(resource, "adjust")
                     and resource.FnGetRefId() == reference):
@@ -111,12 +120,41 @@ class ScalingPolicy(Resource):
     def _resolve_attribute(self, name: str) -> Any:
         if self.resource_id is None:
             return None
-        if name == "signal_url":
-            return signal_url(self)
+        return signal_url(self) if name == "signal_url" else self.alarm_url()
+
+    def alarm_url(self) -> str:
         secret = self.data().get(SECRET_KEY)
         signature = alarm_signature(secret, self.stack.project_id, self.stack.id, self.name)
         return f"{signal_url(self)}?signature={signature}"
 
 
+class AWSScalingPolicy(ScalingPolicy):
+    """``AWS::AutoScaling::ScalingPolicy``: the same policy under CloudFormation's names
+    (``ChangeInCapacity``, ``ExactCapacity``, ``PercentChangeInCapacity``); its
+    reference, like its ``AlarmUrl``, is the signed alarm URL, as in Heat."""
+
+    GROUP, ADJUSTMENT, ADJUSTMENT_TYPE, COOLDOWN, MIN_STEP = (
+        "AutoScalingGroupName", "ScalingAdjustment", "AdjustmentType", "Cooldown", "MinAdjustmentStep")
+    TYPES = {"ChangeInCapacity": scaling.CHANGE_IN_CAPACITY, "ExactCapacity": scaling.EXACT_CAPACITY,
+             "PercentChangeInCapacity": scaling.PERCENT_CHANGE_IN_CAPACITY}
+
+    properties_schema = {
+        "AutoScalingGroupName": S(S.STRING, "The scaling group to adjust (its reference).", required=True),
+        "ScalingAdjustment": S(S.INTEGER, "The size of the adjustment.", required=True, update_allowed=True),
+        "AdjustmentType": S(S.STRING, "What the adjustment is: a change, a size, or a percentage.",
+                            required=True, update_allowed=True, constraints=[AllowedValues(list(TYPES))]),
+        "Cooldown": S(S.INTEGER, "Cooldown in seconds (default: the group's).", update_allowed=True),
+        "MinAdjustmentStep": S(S.INTEGER, "The least number of members a PercentChangeInCapacity "
+                               "adds or removes.", update_allowed=True, constraints=[Range(min=0)]),
+    }
+    attributes_schema = {
+        "AlarmUrl": attributes.Schema("A URL that signals this policy without a token (signed).",
+                                      type=attributes.Schema.STRING, cache_mode=attributes.Schema.CACHE_NONE),
+    }
+
+    def get_reference_id(self) -> Any:
+        return self.alarm_url() if self.resource_id is not None else self.name
+
+
 def resource_mapping() -> dict:
-    return {"OS::Heat::ScalingPolicy": ScalingPolicy}
+    return {"OS::Heat::ScalingPolicy": ScalingPolicy, "AWS::AutoScaling::ScalingPolicy": AWSScalingPolicy}
