@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-import logging
 import os
 import re
 import threading
@@ -22,20 +21,19 @@ from types import SimpleNamespace
 from typing import Any, Iterable
 
 from stoker.dispatch.inprocess import InProcess
-from stoker.engine import actions
+from stoker.engine import actions, signals
 from stoker.engine.actions import HOOKS_CLEARED_KEY, ActionFailed
 from stoker.engine.fanout import Fanout
 from stoker.engine.progress import Progress
 from stoker.engine.sealing import stored_inputs, stored_resource_fields
 from stoker.engine.stack import Stack
-from stoker.errors import (Conflict, FunctionError, NotFound, Problems, ResourcePending, StaleWrite, StokerError,
+from stoker.errors import (Conflict, FunctionError, NotFound, Problems, ResourcePending, StokerError,
                            ValidationFailed)
 from stoker.functions.base import resolve
 from stoker.functions.references import GetAtt
 from stoker.functions.sizes import check_stored
 from stoker.limits import limit
 from stoker.resources import processes, registry
-from stoker.resources.exceptions import NoActionRequired
 from stoker.resources.policy import NOT_ALLOWED
 from stoker.store.locks import new_engine_id, owner_is_dead
 from stoker.template.environment import Environment, RegistryLoop, is_template_type, resolve_type
@@ -44,7 +42,6 @@ from stoker.template.parameters import masked
 from stoker.template.definition import StackDefinition
 from stoker.template.template import Template
 
-LOG = logging.getLogger("stoker.engine")
 IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
 NIL_UUID = "00000000-0000-0000-0000-000000000000"
 #: one thread at a time opens a store (engines may be shared between threads)
@@ -595,90 +592,12 @@ class Engine:
         await resource.stack.recorder.flush()
 
     def signal(self, name_or_id: str, resource_name: str, details: Any = None) -> None:
-        """Send ``details`` to a resource's ``handle_signal`` (wait condition handles, hooks,
-        scaling policies).
-
-        A handler that only records the signal (a wait condition handle's) works
-        while another process runs the stack's action: the signal is written to
-        the resource's stored data, where the waiting side polls; a write that
-        raced with another writer is retried on fresh data.  A handler that acts
-        (``async``: a scaling policy resizing its group) runs under the stack's
-        lock; while another action holds it the signal is ignored, as Heat
-        ignores a signal to a group that is not COMPLETE.
-        """
+        """Send ``details`` to a resource's ``handle_signal`` (wait condition handles, scaling
+        policies; see ``stoker.engine.signals``), or clear a hook (``{"unset_hook": ...}``)."""
         if isinstance(details, dict) and "unset_hook" in details:
             self.clear_hook(name_or_id, resource_name, details["unset_hook"])
             return
-        record = self.get_record(name_or_id)
-        stack = self.runtime(record)
-        if asyncio.iscoroutinefunction(self._signal_handler(stack, resource_name)):
-            return self._signal_action(record, resource_name, details)
-        for attempt in range(20):
-            stack = self.runtime(record) if attempt else stack
-            resource = stack.resources[resource_name]
-            seen = next(r.atomic_key for r in self.store.get_resources(record.id) if r.id == resource.id)
-            said = resource.handle_signal(details)
-            fields = {"data": dict(resource._data)}
-            if resource.resource_id is not None:
-                fields["physical_resource_id"] = str(resource.resource_id)
-            try:
-                self.store.update_resource(resource.id, expected_atomic_key=seen,
-                                           **stored_resource_fields(stack, fields))
-            except StaleWrite:
-                continue
-            self._signal_event(record, resource, details, said)
-            return
-        raise Conflict(f"Resource {resource_name} kept changing while the signal was written; try again")
-
-    @staticmethod
-    def _signal_handler(stack: Stack, resource_name: str) -> Any:
-        resource = stack.resources.get(resource_name)
-        if resource is None:
-            raise NotFound(f"The Resource ({resource_name}) could not be found in Stack {stack.name}.")
-        handler = getattr(resource, "handle_signal", None)
-        if handler is None:
-            raise Conflict(f"The resource {resource_name} ({resource.type()}) does not accept signals")
-        return handler
-
-    def _signal_action(self, record, resource_name: str, details: Any) -> None:
-        try:
-            self.store.acquire_lock(record.id, self.engine_id, "SIGNAL")
-        except Conflict as busy:
-            LOG.info("signal to %s ignored: %s", resource_name, busy)
-            return
-        outcome: dict = {}
-        try:
-            stack = self.runtime(record)
-            resource = stack.resources[resource_name]
-            self._run(self._signalled(stack, resource, details, outcome))
-        finally:
-            self.store.release_lock(record.id, self.engine_id)
-        if "ignored" in outcome:
-            LOG.info("signal to %s ignored: %s", resource_name, outcome["ignored"])
-        else:
-            self._signal_event(record, resource, details, outcome.get("said"))
-
-    async def _signalled(self, stack: Stack, resource, details: Any, outcome: dict) -> None:
-        """Run an acting ``handle_signal``; its lock kept fresh and a cancel heard, as an action's."""
-        task = asyncio.ensure_future(resource.handle_signal(details))
-        watcher = asyncio.ensure_future(self.watch(stack, task))
-        try:
-            outcome["said"] = await task
-        except NoActionRequired as exc:
-            outcome["ignored"] = str(exc)
-        except asyncio.CancelledError:
-            raise Conflict(stack.cancel_reason or "the signal was cancelled") from None
-        finally:
-            watcher.cancel()
-            await asyncio.gather(watcher, return_exceptions=True)
-            await stack.recorder.flush()
-
-    def _signal_event(self, record, resource, details: Any, said: Any) -> None:
-        """Heat's ``SIGNAL`` event: what the handler said, else what the signal carried."""
-        reason = f"Signal: {said}" if isinstance(said, str) and said else _describe_signal(details)
-        self.store.add_event(record.id, resource_name=resource.name, resource_type=resource.type(),
-                             physical_resource_id=None if resource.resource_id is None else str(resource.resource_id),
-                             action="SIGNAL", status=resource.status, reason=reason)
+        signals.deliver(self, self.get_record(name_or_id), resource_name, details)
 
     def clear_hook(self, name_or_id: str, resource_name: str, hook: str | None = None) -> str:
         """Let a resource paused at a breakpoint go on; returns the hook cleared.
@@ -826,17 +745,6 @@ class Engine:
         values = masked(stack.definition.parameter_schemas, stack.definition.parameters)
         values.update(stack.definition.context.pseudo_parameters())
         return {k: v if isinstance(v, str) else _json(v) for k, v in values.items()}
-
-
-def _describe_signal(details: Any) -> str:
-    """As Heat words a signal its handler said nothing about."""
-    if details is None:
-        return "No signal details provided"
-    if isinstance(details, str):
-        return details
-    if isinstance(details, dict) and all(k in details for k in ("previous", "current", "reason")):
-        return "alarm state changed from {previous} to {current} ({reason})".format(**details)
-    return "Unknown"
 
 
 def _json(value: Any) -> str:
