@@ -291,3 +291,14 @@ def test_the_aws_policy_adjusts_the_group_and_its_reference_is_the_alarm_url(eng
                                       "aws": aws}))
     assert ("MinAdjustmentStep property should only be specified for AdjustmentType with value "
             "PercentChangeInCapacity") in messages(exc)
+
+
+def test_a_rolling_update_whose_pauses_outlast_the_timeout_is_refused(engine):
+    rolling = {"max_batch_size": 1, "pause_time": 30}
+    result = engine.create_stack("s", stack(desired=3, rolling_updates=rolling), timeout_mins=1)
+    assert result["stack_status"] == "CREATE_COMPLETE", result["stack_status_reason"]
+    before = member_names(engine)
+    result = engine.update_stack("s", stack(desired=3, rolling_updates=rolling, value="v2"))
+    assert result["stack_status"] == "UPDATE_FAILED"
+    assert "The current update policy will result in stack update timeout." in result["stack_status_reason"]
+    assert member_names(engine) == before

@@ -168,6 +168,9 @@ class AutoScalingGroup(NestedStackResource):
         target = min(self._desired() or current, current)
         batches = list(scaling.rolling_batches(target, current, policy["max_batch_size"],
                                                policy["min_in_service"]))
+        timeout = self.stack.record.timeout_mins
+        if timeout and policy["pause_time"] * (len(batches) - 1) >= timeout * 60:
+            raise ValueError("The current update policy will result in stack update timeout.")
         for number, (size, changes) in enumerate(batches):
             await self._apply(scaling.next_members(self.members(), self.properties["resource"], size,
                                                    changes, new_member_name))
