@@ -237,6 +237,11 @@ def test_the_cli_signals_a_policy(engine, cli):
     (group_props(desired=9), "resources.g.properties.desired_capacity", "DesiredCapacity must be between"),
     (group_props(max_size=-1), "resources.g.properties.max_size", "-1 is out of range"),
     ({**group_props(), "resource": {"properties": {}}}, "resources.g.properties.resource.type", "needs a type"),
+    # the member is checked as its nested stack will check it, as Heat validates a group of one
+    ({**group_props(), "resource": {"type": "Bogus::Type"}}, "resources.g.properties.resource.type",
+     "The Resource Type (Bogus::Type) could not be found."),
+    ({**group_props(), "resource": {"type": "OS::Heat::Value", "properties": {"value": 1, "colour": 2}}},
+     "resources.g.properties.resource.properties.colour", "Unknown Property colour"),
 ])
 def test_invalid_groups_are_refused_with_the_place(engine, props, place, text):
     with pytest.raises(ValidationFailed) as exc:

@@ -105,6 +105,22 @@ class AutoScalingGroup(NestedStackResource):
         if not isinstance(self.properties["resource"].get("type"), str):
             raise ValidationFailed.single(path + ("resource", "type"), "missing-type",
                                           "the member definition needs a type")
+        self._validate_member()
+
+    def _validate_member(self) -> None:
+        """Check one member as its nested stack will (as Heat validates a group of one);
+        each problem placed under the ``resource`` property."""
+        probe = self.stack.engine.new_stack(f"{self.stack.name}-{self.name}", parent=self.stack)
+        data = {"heat_template_version": HOT_VERSION, "resources": {"member": self.properties["resource"]}}
+        try:
+            probe.define(template_from_data(data, self.stack.definition.template.files, self.name),
+                         self.child_environment(), {})
+        except ValidationFailed as exc:
+            place = ("resources", self.name, "properties", "resource")
+            for problem in exc.problems:
+                inside = tuple(problem.path or ())
+                problem.path = place + (inside[2:] if inside[:2] == ("resources", "member") else ())
+            raise
 
     def _desired(self) -> int | None:
         return self.properties["desired_capacity"] if given(self, "desired_capacity") is not None else None
