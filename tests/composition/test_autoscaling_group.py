@@ -7,10 +7,12 @@ from __future__ import annotations
 import re
 
 import pytest
+import yaml
 
 from stoker.errors import ValidationFailed
 from stoker.resources.builtin.scaling_policy import SECRET_KEY
 from stoker.secretbox import MARK
+from stoker.template.template import Template
 
 from .conftest import hot, load, messages, outputs
 
@@ -307,3 +309,21 @@ def test_a_rolling_update_whose_pauses_outlast_the_timeout_is_refused(engine):
     assert result["stack_status"] == "UPDATE_FAILED"
     assert "The current update policy will result in stack update timeout." in result["stack_status_reason"]
     assert member_names(engine) == before
+
+
+def test_a_change_only_inside_the_member_template_is_applied_on_update(engine):
+    top = yaml.safe_dump(hot({"g": {"type": "OS::Heat::AutoScalingGroup", "properties": {
+        "min_size": 1, "max_size": 3, "desired_capacity": 2, "resource": {"type": "m.yaml"}}}},
+        outputs={"values": {"value": {"get_attr": ["g", "outputs_list", "v"]}}}))
+
+    def member(length: int) -> str:
+        return yaml.safe_dump(hot({"r": {"type": "OS::Heat::RandomString", "properties": {"length": length}}},
+                                  outputs={"v": {"value": {"get_attr": ["r", "value"]}}}))
+
+    got = created(engine, Template.from_text(top, "top.yaml", files={"m.yaml": member(5)}))
+    assert [len(v) for v in got["values"]] == [5, 5]
+    names = member_names(engine)
+    result = engine.update_stack("s", Template.from_text(top, "top.yaml", files={"m.yaml": member(9)}))
+    assert result["stack_status"] == "UPDATE_COMPLETE", result["stack_status_reason"]
+    assert [len(v) for v in outputs(result)["values"]] == [9, 9]
+    assert member_names(engine) == names
