@@ -314,7 +314,7 @@ def test_a_rolling_update_whose_pauses_outlast_the_timeout_is_refused(engine):
 def test_a_change_only_inside_the_member_template_is_applied_on_update(engine):
     top = yaml.safe_dump(hot({"g": {"type": "OS::Heat::AutoScalingGroup", "properties": {
         "min_size": 1, "max_size": 3, "desired_capacity": 2, "resource": {"type": "m.yaml"}}}},
-        outputs={"values": {"value": {"get_attr": ["g", "outputs_list", "v"]}}}))
+        outputs={"values": {"value": {"get_attr": ["g", "outputs_list", "v"]}}, "refs": GROUP_OUTPUTS["refs"]}))
 
     def member(length: int) -> str:
         return yaml.safe_dump(hot({"r": {"type": "OS::Heat::RandomString", "properties": {"length": length}}},
