@@ -158,17 +158,24 @@ class AutoScalingGroup(NestedStackResource):
         """For a preview (no batch planned): the members an update to this definition ends
         with.  The group as it is now is the stack's resource of this name."""
         live = self.stack.resources.get(self.name) or self
-        current = live.members()
-        size = scaling.new_capacity(len(current), self._desired() or len(current), scaling.EXACT_CAPACITY, None,
-                                    self.properties["min_size"], self.properties["max_size"])
-        return scaling.next_members(current, self.properties["resource"], size, size, new_member_name)
+        size = self._size_after_update(len(live.live_members()))
+        return scaling.next_members(live.members(), self.properties["resource"], size, size, new_member_name)
 
-    async def _apply(self, members: list[tuple[str, Any]]) -> None:
-        """Make the nested stack hold exactly ``members``."""
+    def _size_after_update(self, current: int) -> int:
+        """As Heat: a stack update brings the group to ``desired_capacity`` (else keeps its
+        size), within the bounds."""
+        return scaling.new_capacity(current, self._desired() or current, scaling.EXACT_CAPACITY, None,
+                                    self.properties["min_size"], self.properties["max_size"])
+
+    async def _apply(self, members: list[tuple[str, Any]], create: bool = False) -> None:
+        """Make the nested stack (``create``: a new one) hold exactly ``members``."""
         self._planned = members
         self.data_set(MEMBERS_KEY, [name for name, _ in members])
         try:
-            await NestedStackResource.handle_update(self, None, {}, {})
+            if create:
+                await NestedStackResource.handle_create(self)
+            else:
+                await NestedStackResource.handle_update(self, None, {}, {})
         finally:
             self._planned = None
 
@@ -197,13 +204,7 @@ class AutoScalingGroup(NestedStackResource):
     async def handle_create(self) -> None:
         size = self._desired()
         size = self.properties["min_size"] if size is None else size
-        definition = self.properties["resource"]
-        self._planned = [(new_member_name(), definition) for _ in range(size)]
-        self.data_set(MEMBERS_KEY, [name for name, _ in self._planned])
-        try:
-            await super().handle_create()
-        finally:
-            self._planned = None
+        await self._apply([(new_member_name(), self.properties["resource"]) for _ in range(size)], create=True)
         self._finished_scaling(scaling.EXACT_CAPACITY_REASON.format(size=size))
 
     async def handle_update(self, json_snippet: Any, tmpl_diff: dict, prop_diff: dict) -> None:
@@ -211,9 +212,7 @@ class AutoScalingGroup(NestedStackResource):
             return await self.handle_create()
         if "resource" in prop_diff:
             await self._rolling_replace()
-        current = len(self.live_members())
-        size = scaling.new_capacity(current, self._desired() or current, scaling.EXACT_CAPACITY, None,
-                                    self.properties["min_size"], self.properties["max_size"])
+        size = self._size_after_update(len(self.live_members()))
         await self.resize(size)
         self._finished_scaling(scaling.EXACT_CAPACITY_REASON.format(size=size))
 
