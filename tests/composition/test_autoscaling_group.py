@@ -12,6 +12,7 @@ import yaml
 from stoker.errors import ValidationFailed
 from stoker.resources.builtin.scaling_policy import SECRET_KEY
 from stoker.secretbox import MARK
+from stoker.store.locks import new_engine_id
 from stoker.template.template import Template
 
 from .conftest import hot, load, messages, outputs
@@ -326,3 +327,15 @@ def test_a_change_only_inside_the_member_template_is_applied_on_update(engine):
     assert result["stack_status"] == "UPDATE_COMPLETE", result["stack_status_reason"]
     assert [len(v) for v in outputs(result)["values"]] == [9, 9]
     assert outputs(result)["refs"] == got["refs"]  # the same members (their nested stacks), updated
+
+
+def test_a_signal_while_another_action_holds_the_stack_is_ignored(engine):
+    created(engine, stack({"up": policy(1)}, cooldown=0))
+    stack_id = engine.get_record("s").id
+    other = new_engine_id()
+    engine.store.acquire_lock(stack_id, other, "UPDATE")
+    engine.signal("s", "up")
+    assert outputs(engine.outputs("s"))["size"] == 3 and signal_events(engine) == []
+    engine.store.release_lock(stack_id, other)
+    engine.signal("s", "up")
+    assert outputs(engine.outputs("s"))["size"] == 4
