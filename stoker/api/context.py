@@ -8,12 +8,13 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from fastapi import Header, Request
+from fastapi import Header, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from stoker.api.errors import ApiError
 from stoker.api.views import Links
 from stoker.errors import NotFound
+from stoker.resources.builtin.scaling_policy import signature_matches
 from stoker.resources.builtin.wait_condition import HANDLE_TOKEN_KEY
 from stoker.store.locks import new_engine_id
 
@@ -37,27 +38,41 @@ def context(request: Request, tenant_id: str,
 
 
 def signal_context(request: Request, tenant_id: str, stack_id: str, resource_name: str,
-                   x_auth_token: str | None = Header(default=None, include_in_schema=False)) -> Ctx:
-    """``context`` for signalling a resource; a wait condition handle's own token (its
-    ``curl_cli``) also admits a signal to that handle, as Heat's token handles do: the
-    script that signals has no token of the project."""
+                   x_auth_token: str | None = Header(default=None, include_in_schema=False),
+                   signature: str | None = Query(default=None, include_in_schema=False)) -> Ctx:
+    """``context`` for signalling a resource.  Two credentials of the resource itself also
+    admit a signal to it, for the scripts and alarms that have no token of the project: a
+    wait condition handle's own token (its ``curl_cli``), as Heat's token handles, and the
+    ``signature`` of a scaling policy's ``alarm_url``."""
     try:
         return context(request, tenant_id, x_auth_token)
     except ApiError:
-        if not x_auth_token or not _handle_token(request, tenant_id, stack_id, resource_name, x_auth_token):
+        if not (x_auth_token or signature):
+            raise
+        found = _stored_row(request, tenant_id, stack_id, resource_name)
+        if found is None or not _admits(found, tenant_id, resource_name, x_auth_token, signature):
             raise
     return _ctx(request, tenant_id, tenant_id)
 
 
-def _handle_token(request: Request, project: str, stack_id: str, resource_name: str, token: str) -> bool:
+def _stored_row(request: Request, project: str, stack_id: str, resource_name: str) -> tuple[str, dict] | None:
+    """(stack id, the resource's stored data), or None when there is no such resource."""
     engine = request.app.state.stoker.engine.for_project(project)
     try:
         record = engine.get_record(stack_id)
     except NotFound:
-        return False
+        return None
     rows = [r for r in engine.store.get_resources(record.id) if r.name == resource_name and r.replaced_by is None]
-    stored = (rows[-1].data or {}).get(HANDLE_TOKEN_KEY) if rows else None
-    return isinstance(stored, str) and hmac.compare_digest(stored.encode(), token.encode())
+    return (record.id, rows[-1].data or {}) if rows else None
+
+
+def _admits(found: tuple[str, dict], project: str, resource_name: str, token: str | None,
+            signature: str | None) -> bool:
+    stack_id, data = found
+    if signature and signature_matches(data, project, stack_id, resource_name, signature):
+        return True
+    stored = data.get(HANDLE_TOKEN_KEY)
+    return bool(token) and isinstance(stored, str) and hmac.compare_digest(stored.encode(), token.encode())
 
 
 def _ctx(request: Request, tenant_id: str, project: str) -> Ctx:

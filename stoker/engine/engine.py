@@ -21,13 +21,13 @@ from types import SimpleNamespace
 from typing import Any, Iterable
 
 from stoker.dispatch.inprocess import InProcess
-from stoker.engine import actions
+from stoker.engine import actions, signals
 from stoker.engine.actions import HOOKS_CLEARED_KEY, ActionFailed
 from stoker.engine.fanout import Fanout
 from stoker.engine.progress import Progress
 from stoker.engine.sealing import stored_inputs, stored_resource_fields
 from stoker.engine.stack import Stack
-from stoker.errors import (Conflict, FunctionError, NotFound, Problems, ResourcePending, StaleWrite, StokerError,
+from stoker.errors import (Conflict, FunctionError, NotFound, Problems, ResourcePending, StokerError,
                            ValidationFailed)
 from stoker.functions.base import resolve
 from stoker.functions.references import GetAtt
@@ -594,40 +594,12 @@ class Engine:
         await resource.stack.recorder.flush()
 
     def signal(self, name_or_id: str, resource_name: str, details: Any = None) -> None:
-        """Send ``details`` to a resource's ``handle_signal`` (wait condition handles, hooks).
-
-        Works while another process runs the stack's action: the signal is
-        written to the resource's stored data, where the waiting side polls.
-        A write that raced with another writer is retried on fresh data.
-        """
+        """Send ``details`` to a resource's ``handle_signal`` (wait condition handles, scaling
+        policies; see ``stoker.engine.signals``), or clear a hook (``{"unset_hook": ...}``)."""
         if isinstance(details, dict) and "unset_hook" in details:
             self.clear_hook(name_or_id, resource_name, details["unset_hook"])
             return
-        record = self.get_record(name_or_id)
-        for _attempt in range(20):
-            stack = self.runtime(record)
-            resource = stack.resources.get(resource_name)
-            if resource is None:
-                raise NotFound(f"The Resource ({resource_name}) could not be found in Stack {record.name}.")
-            handler = getattr(resource, "handle_signal", None)
-            if handler is None:
-                raise Conflict(f"The resource {resource_name} ({resource.type()}) does not accept signals")
-            seen = next(r.atomic_key for r in self.store.get_resources(record.id) if r.id == resource.id)
-            said = handler(details)
-            fields = {"data": dict(resource._data)}
-            if resource.resource_id is not None:
-                fields["physical_resource_id"] = str(resource.resource_id)
-            try:
-                self.store.update_resource(resource.id, expected_atomic_key=seen,
-                                           **stored_resource_fields(stack, fields))
-            except StaleWrite:
-                continue
-            reason = "Signal: " + (said if isinstance(said, str) and said else _describe_signal(details))
-            self.store.add_event(record.id, resource_name=resource_name, resource_type=resource.type(),
-                                 physical_resource_id=fields.get("physical_resource_id"),
-                                 action=resource.action, status=resource.status, reason=reason)
-            return
-        raise Conflict(f"Resource {resource_name} kept changing while the signal was written; try again")
+        signals.deliver(self, self.get_record(name_or_id), resource_name, details)
 
     def clear_hook(self, name_or_id: str, resource_name: str, hook: str | None = None) -> str:
         """Let a resource paused at a breakpoint go on; returns the hook cleared.
@@ -775,12 +747,6 @@ class Engine:
         values = masked(stack.definition.parameter_schemas, stack.definition.parameters)
         values.update(stack.definition.context.pseudo_parameters())
         return {k: v if isinstance(v, str) else _json(v) for k, v in values.items()}
-
-
-def _describe_signal(details: Any) -> str:
-    if isinstance(details, dict):
-        return "data " + ", ".join(sorted(map(str, details))) if details else "no data"
-    return "received"
 
 
 def _json(value: Any) -> str:

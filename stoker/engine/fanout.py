@@ -4,8 +4,8 @@ Provider templates, ``OS::Heat::Stack`` and ``OS::Heat::ResourceGroup``
 make nested stacks only when the create runs; without looking ahead, a
 template fanning out to 100,000 resources validates fine and is refused
 after thousands of stacks were built.  ``Fanout`` walks the templates
-statically: it counts resources (a group's ``count`` when it is known here:
-a number, or a parameter with a value or default) and asks the type policy
+statically: it counts resources (a group's size at create when it is known
+here: a number, or a parameter with a value or default) and asks the type policy
 about every type met on the way, nested ones included.
 """
 
@@ -19,7 +19,12 @@ from stoker.errors import ValidationFailed
 from stoker.template.environment import RegistryLoop, is_template_type, resolve_type
 from stoker.template.loader import load
 
-GROUP_TYPE, STACK_TYPE = "OS::Heat::ResourceGroup", "OS::Heat::Stack"
+STACK_TYPE = "OS::Heat::Stack"
+#: group types: the property holding the member definition, those giving the size at create
+GROUP_SIZES = {
+    "OS::Heat::ResourceGroup": ("resource_def", ("count",)),
+    "OS::Heat::AutoScalingGroup": ("resource", ("desired_capacity", "min_size")),
+}
 
 
 @dataclass
@@ -69,9 +74,10 @@ class Fanout:
             return 1 + self._nested(effective, child, given, path, depth)
         cls = self.class_of(effective)
         self._check([written, effective], cls, path, depth)
-        if effective == GROUP_TYPE:
-            member = props.get("resource_def")
-            count = _static_int(props.get("count", 1), parameters)
+        if effective in GROUP_SIZES:
+            member_key, size_keys = GROUP_SIZES[effective]
+            member = props.get(member_key)
+            count = _static_int(next((props[k] for k in size_keys if k in props), 1), parameters)
             if not isinstance(member, dict) or not isinstance(member.get("type"), str) or not count:
                 return 1
             return 1 + count * self.count_one("0", member["type"], member.get("properties"), {},

@@ -56,3 +56,12 @@ def test_the_limit_is_configurable_and_counts_nested_stacks(tree, make_engine, h
     small = hot({"g": {"type": "OS::Heat::ResourceGroup",
                        "properties": {"count": 29, "resource_def": {"type": "OS::Heat::None"}}}})
     assert engine.create_stack("ok", small)["stack_status"] == "CREATE_COMPLETE"
+
+
+@pytest.mark.parametrize("sizes, total", [({"desired_capacity": 40}, 41), ({"min_size": 40}, 41)])
+def test_an_autoscaling_group_counts_its_size_at_create(make_engine, home, sizes, total):
+    (home / "stoker.conf").write_text("[limits]\nmax_resources = 30\n")
+    engine = make_engine()
+    props = {"min_size": 0, "max_size": 50, "resource": {"type": "OS::Heat::None"}, **sizes}
+    with pytest.raises(ValidationFailed, match=f"{total} resources, more than the limit of 30"):
+        engine.validate_template(hot({"g": {"type": "OS::Heat::AutoScalingGroup", "properties": props}}))

@@ -114,7 +114,8 @@ def signal_resource(stack_name: str, stack_id: str, resource_name: str, ctx: Ctx
                     body: Any = Depends(json_body)) -> Response:
     record = extras.identify(ctx.engine, stack_name, stack_id)
     try:
-        ctx.engine.signal(record.id, resource_name, body)
+        # as Heat, a signal that acts (a scaling policy's resize) goes on in the background
+        ctx.state.runner.start(ctx.engine, lambda engine: engine.signal(record.id, resource_name, body))
     except Conflict as exc:
         raise ApiError(400, str(exc), "ResourceActionNotSupported") from None
     return Response(status_code=200)

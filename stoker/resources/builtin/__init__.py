@@ -4,12 +4,14 @@ need no cloud, and ``Stoker::Local::*`` types acting on the local machine."""
 from __future__ import annotations
 
 from stoker.resources.builtin import (
+    autoscaling_group,
     local_command,
     local_file,
     none,
     random_string,
     resource_chain,
     resource_group,
+    scaling_policy,
     software_config,
     stack,
     test_resource,
@@ -18,7 +20,7 @@ from stoker.resources.builtin import (
 )
 
 MODULES = (none, value, random_string, test_resource, local_file, local_command, stack, resource_group,
-           resource_chain, wait_condition, software_config)
+           resource_chain, autoscaling_group, scaling_policy, wait_condition, software_config)
 
 
 def resource_mapping() -> dict:

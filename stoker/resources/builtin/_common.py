@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, Callable
+from urllib.parse import quote
 
 from stoker.errors import ResourcePending
 
@@ -31,3 +32,16 @@ def given(resource: Any, name: str) -> Any:
     """
     data = resource.properties.data
     return data.get(name) if isinstance(data, Mapping) else None
+
+
+def signal_url(resource: Any) -> str:
+    """Where a resource is signalled: its API URL when the stack lives in a ``stoker api``
+    server, else a ``stoker://`` URL naming it (for the ``stoker`` command)."""
+    stack = resource.stack
+    path = (f"stacks/{quote(stack.name, safe='')}/{stack.id}/resources/"
+            f"{quote(resource.name, safe='')}/signal")
+    engine = getattr(stack, "engine", None)
+    api_url = getattr(engine, "api_url", None)
+    if api_url:
+        return f"{api_url}/v1/{quote(engine.project_id, safe='')}/{path}"
+    return f"stoker://{path}"

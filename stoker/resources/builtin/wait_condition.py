@@ -24,12 +24,12 @@ import shlex
 import sys
 import time
 from typing import Any
-from urllib.parse import quote
 
 from stoker.constraints import AllowedValues, Range
 from stoker.errors import StokerError
 from stoker.functions.references import GetResource
 from stoker.resources import attributes, properties
+from stoker.resources.builtin._common import signal_url
 from stoker.resources.resource import Resource
 from stoker.resources.support import SupportStatus
 
@@ -181,11 +181,7 @@ class WaitConditionHandle(Resource):
         return getattr(self.stack, "engine", None)
 
     def _endpoint(self) -> str:
-        path = f"stacks/{quote(self.stack.name, safe='')}/{self.stack.id}/resources/{quote(self.name, safe='')}/signal"
-        api_url = getattr(self._engine(), "api_url", None)
-        if api_url:
-            return f"{api_url}/v1/{quote(self._engine().project_id, safe='')}/{path}"
-        return f"stoker://{path}"
+        return signal_url(self)
 
     def _command(self) -> str:
         engine = self._engine()

@@ -1,0 +1,121 @@
+"""Signals to resources (``POST .../resources/NAME/signal``, ``stoker stack resource signal``).
+
+Two kinds of ``handle_signal``:
+
+- one that only records the signal (a wait condition handle's) works while
+  another process runs the stack's action: the signal is written to the
+  resource's stored data, where the waiting side polls; a write that raced
+  with another writer is retried on fresh data;
+- one that acts (``async``: a scaling policy resizing its group) runs under
+  the stack's lock, kept fresh meanwhile; while another action holds the lock
+  the signal is ignored, as Heat ignores a signal to a group that is not COMPLETE.
+
+Either way a signal that did something gets Heat's ``SIGNAL`` event; one whose
+handler raised ``NoActionRequired`` (a group cooling down) gets none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from stoker.engine.sealing import stored_resource_fields
+from stoker.errors import Conflict, NotFound, StaleWrite
+from stoker.resources.exceptions import NoActionRequired
+
+LOG = logging.getLogger("stoker.engine")
+#: how often a write that raced with another writer is tried again
+ATTEMPTS = 20
+
+
+def deliver(engine: Any, record: Any, resource_name: str, details: Any) -> None:
+    """Send ``details`` to the resource's ``handle_signal``."""
+    stack = engine.runtime(record)
+    if asyncio.iscoroutinefunction(_handler(stack, resource_name)):
+        _act(engine, record, resource_name, details)
+    else:
+        _record(engine, record, stack, resource_name, details)
+
+
+def _handler(stack: Any, resource_name: str) -> Any:
+    resource = stack.resources.get(resource_name)
+    if resource is None:
+        raise NotFound(f"The Resource ({resource_name}) could not be found in Stack {stack.name}.")
+    handler = getattr(resource, "handle_signal", None)
+    if handler is None:
+        raise Conflict(f"The resource {resource_name} ({resource.type()}) does not accept signals")
+    return handler
+
+
+def _record(engine: Any, record: Any, stack: Any, resource_name: str, details: Any) -> None:
+    for attempt in range(ATTEMPTS):
+        stack = engine.runtime(record) if attempt else stack
+        resource = stack.resources[resource_name]
+        seen = next(r.atomic_key for r in engine.store.get_resources(record.id) if r.id == resource.id)
+        said = resource.handle_signal(details)
+        fields = {"data": dict(resource._data)}
+        if resource.resource_id is not None:
+            fields["physical_resource_id"] = str(resource.resource_id)
+        try:
+            engine.store.update_resource(resource.id, expected_atomic_key=seen,
+                                         **stored_resource_fields(stack, fields))
+        except StaleWrite:
+            continue
+        _event(engine, record, resource, details, said)
+        return
+    raise Conflict(f"Resource {resource_name} kept changing while the signal was written; try again")
+
+
+def _act(engine: Any, record: Any, resource_name: str, details: Any) -> None:
+    try:
+        engine.store.acquire_lock(record.id, engine.engine_id, "SIGNAL")
+    except Conflict as busy:
+        LOG.info("signal to %s ignored: %s", resource_name, busy)
+        return
+    try:
+        stack = engine.runtime(record)
+        resource = stack.resources[resource_name]
+        outcome: dict = {}
+        engine._run(_acting(engine, stack, resource, details, outcome))
+    finally:
+        engine.store.release_lock(record.id, engine.engine_id)
+    if "ignored" in outcome:
+        LOG.info("signal to %s ignored: %s", resource_name, outcome["ignored"])
+    else:
+        _event(engine, record, resource, details, outcome.get("said"))
+
+
+async def _acting(engine: Any, stack: Any, resource: Any, details: Any, outcome: dict) -> None:
+    """The handler, with the watcher an action has: the lock kept fresh, a cancel heard."""
+    task = asyncio.ensure_future(resource.handle_signal(details))
+    watcher = asyncio.ensure_future(engine.watch(stack, task))
+    try:
+        outcome["said"] = await task
+    except NoActionRequired as exc:
+        outcome["ignored"] = str(exc)
+    except asyncio.CancelledError:
+        raise Conflict(stack.cancel_reason or "the signal was cancelled") from None
+    finally:
+        watcher.cancel()
+        await asyncio.gather(watcher, return_exceptions=True)
+        await stack.recorder.flush()
+
+
+def _event(engine: Any, record: Any, resource: Any, details: Any, said: Any) -> None:
+    """Heat's ``SIGNAL`` event: what the handler said, else what the signal carried."""
+    reason = f"Signal: {said}" if isinstance(said, str) and said else describe(details)
+    engine.store.add_event(record.id, resource_name=resource.name, resource_type=resource.type(),
+                           physical_resource_id=None if resource.resource_id is None else str(resource.resource_id),
+                           action="SIGNAL", status=resource.status, reason=reason)
+
+
+def describe(details: Any) -> str:
+    """As Heat words a signal its handler said nothing about."""
+    if details is None:
+        return "No signal details provided"
+    if isinstance(details, str):
+        return details
+    if isinstance(details, dict) and all(k in details for k in ("previous", "current", "reason")):
+        return "alarm state changed from {previous} to {current} ({reason})".format(**details)
+    return "Unknown"
