@@ -34,7 +34,7 @@ class ActionFailed(StokerError):
 async def run_walk(stack: Stack, graph: Graph, run: Callable[[str], Awaitable[None]],
                    action: str, timeout: float | None) -> None:
     """Walk ``graph``; turn failures, timeouts and cancels into ``ActionFailed``."""
-    task = asyncio.ensure_future(walk(graph, run, should_stop=lambda: stack.cancel_reason is not None))
+    task = asyncio.ensure_future(walk(graph, run, should_stop=lambda: stack.root.cancel_reason is not None))
     # the top stack's watcher keeps the lock and hears cancels for the whole tree
     watcher = asyncio.ensure_future(stack.engine.watch(stack, task)) if stack.parent is None else None
     try:
@@ -56,8 +56,8 @@ async def run_walk(stack: Stack, graph: Graph, run: Callable[[str], Awaitable[No
             watcher.cancel()
             await asyncio.gather(watcher, return_exceptions=True)
         await stack.recorder.flush()
-    if stack.cancel_reason is not None:
-        raise ActionFailed(stack.cancel_reason)
+    if stack.root.cancel_reason is not None:  # cancelled, the running resources let finish
+        raise ActionFailed(stack.root.cancel_reason)
 
 
 def _reason(exc: BaseException) -> str:

@@ -428,9 +428,10 @@ class Engine:
         until it has let the stack go; returns the stack as it is then."""
         if not self._held_by_another(record):
             return record
-        self.store.request_cancel(record.id, rollback=False)
         deadline = time.monotonic() + self.stop_timeout
         while time.monotonic() < deadline:
+            # asked again until it lets go: a second request stops the resources still running
+            self.store.request_cancel(record.id, rollback=False)
             time.sleep(WATCH_INTERVAL / 5)
             record = self.get_record(record.id)
             if not self._held_by_another(record):
@@ -740,10 +741,25 @@ class Engine:
         while not task.done():
             await asyncio.sleep(WATCH_INTERVAL)
             requested, rollback = await loop.run_in_executor(None, self._heartbeat, stack.id)
-            if requested and stack.cancel_reason is None:
+            if not requested:
+                continue
+            if stack.cancel_reason is None and not rollback:
+                await self._stop_gracefully(stack)
+                continue
+            if stack.cancel_reason is None:
                 stack.cancel_reason = f"Stack {stack.action} cancelled"
                 stack.rollback_on_cancel = rollback
-                task.cancel()
+            task.cancel()
+
+    async def _stop_gracefully(self, stack: Stack) -> None:
+        """Heat's cancel_without_rollback: the stack fails at once and nothing new starts
+        (in nested stacks too), but the resources already running finish as they would.
+        The request is acknowledged, so that another one (a delete's) stops them as well."""
+        stack.cancel_reason = f"Stack {stack.action} cancelled"
+        stack.rollback_on_cancel = False
+        await asyncio.get_running_loop().run_in_executor(
+            None, lambda: self.store.update_stack(stack.id, cancel_requested=False))
+        await stack.set_state(stack.action, FAILED, stack.cancel_reason)
 
     def _heartbeat(self, stack_id: str) -> tuple[bool, bool]:
         self.store.heartbeat_lock(stack_id, self.engine_id)

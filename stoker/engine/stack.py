@@ -235,8 +235,11 @@ class Stack:
         }
 
     async def set_state(self, action: str, status: str, reason: str, **fields: Any) -> None:
-        """The stack's own state: persisted with an event, after its resources' changes."""
+        """The stack's own state: persisted with an event, after its resources' changes
+        (a state already set, as by a cancel before the action ends, is not set twice)."""
         reason = self.redact(reason)
+        if not fields and (self.action, self.status, self.status_reason) == (action, status, reason):
+            return
         self.action, self.status, self.status_reason = action, status, reason
         await self.recorder.write_stack(
             self.id, {"action": action, "status": status, "status_reason": reason, **fields},

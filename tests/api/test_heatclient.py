@@ -10,6 +10,8 @@ import httpx
 import pytest
 from heatclient import exc
 
+from engine.helpers import wait_until
+
 from .helpers import heat, template, wait_for
 
 
@@ -172,6 +174,23 @@ def test_status_shows_in_progress_and_cancel(client):
     stack = wait_for(client, name, timeout=10)
     assert stack.stack_status == "CREATE_FAILED"
     assert "cancel" in stack.stack_status_reason.lower()
+
+
+def test_cancel_without_rollback_lets_the_running_create_finish(client):
+    # as Heat: the stack fails at once; the resource being created finishes, its dependent never starts
+    tpl = {"heat_template_version": "pike", "resources": {
+        "first": {"type": "OS::Heat::TestResource", "properties": {"action_wait_secs": {"create": 2}}},
+        "second": {"type": "OS::Heat::TestResource", "depends_on": "first"}}}
+    name = _name()
+    client.stacks.create(stack_name=name, template=tpl)
+    wait_until(lambda: client.resources.get(name, "first").resource_status == "CREATE_IN_PROGRESS",
+               what="the first resource to start")
+    client.actions.cancel_without_rollback(name)
+    stack = wait_for(client, name, timeout=10)
+    assert (stack.stack_status, stack.stack_status_reason) == ("CREATE_FAILED", "Stack CREATE cancelled")
+    wait_until(lambda: client.resources.get(name, "first").resource_status == "CREATE_COMPLETE",
+               what="the first resource to finish")
+    assert client.resources.get(name, "second").resource_status == "INIT_COMPLETE"
 
 
 def test_nested_stacks(client):
