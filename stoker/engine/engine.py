@@ -537,7 +537,8 @@ class Engine:
             await actions.update(stack, _seconds(stack.record.timeout_mins))
         except ActionFailed as exc:
             await stack.set_state("UPDATE", FAILED, str(exc))
-            if rollback and stack.rollback_on_cancel:
+            # as Heat, a cancel_update rolls back even a stack whose rollback is disabled
+            if (rollback or stack.rollback_requested) and stack.rollback_on_cancel:
                 await self._rollback_update(stack, old)
             return
         await stack.set_state("UPDATE", COMPLETE, "Stack UPDATE completed successfully")
@@ -749,6 +750,7 @@ class Engine:
             if stack.cancel_reason is None:
                 stack.cancel_reason = f"Stack {stack.action} cancelled"
                 stack.rollback_on_cancel = rollback
+                stack.rollback_requested = rollback
             task.cancel()
 
     async def _stop_gracefully(self, stack: Stack) -> None:

@@ -61,6 +61,8 @@ class Stack:
         self.cancel_reason: str | None = None
         #: False when the user cancelled with cancel_without_rollback
         self.rollback_on_cancel = True
+        #: True when the user cancelled asking for a rollback (Heat's cancel_update)
+        self.rollback_requested = False
         #: for an adopt: resource name -> {"data", "metadata"} they had before
         self.adopted_data: dict = {}
         self.action = record.action
