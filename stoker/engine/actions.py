@@ -271,7 +271,10 @@ async def update_resource(stack: Stack, name: str, rollback: bool) -> None:
         raise failure from None
     plan = current.plan_update(definition, new_props)
     if plan is None:
+        renamed = current.type() != definition.type
         current.t = definition
+        if renamed:
+            stack.persist_soon(current)
         return
     if plan.replace:
         await _check_restricted(stack, current, "replace")
