@@ -492,6 +492,7 @@ class Engine:
             params = {**(record.parameters or {}), **(parameters or {})}
             if environment is None:
                 environment = Environment.from_dict(record.environment)
+            params = declared_only(template, params, environment)
         else:
             params = dict(parameters or {})
         environment = environment or Environment()
@@ -810,6 +811,15 @@ def _safe(fn, default):
         return fn()
     except Exception:  # attribute resolution of a broken resource must not break `show`
         return default
+
+
+def declared_only(template: Template, params: dict, environment: Environment) -> dict:
+    """As Heat's PATCH update: the parameter values (kept from before or given) that the
+    new template does not declare are dropped, from the environment's too."""
+    declared = set(template.section("parameters"))
+    for name in environment.parameters.keys() - declared:
+        del environment.parameters[name]
+    return {name: value for name, value in params.items() if name in declared}
 
 
 def _check_immutable(old: Stack, new: Stack) -> None:

@@ -10,6 +10,7 @@ deletes it, and a failure inside names the failing nested resource.
 
 from __future__ import annotations
 
+import copy
 import json
 from abc import abstractmethod
 from typing import Any
@@ -229,9 +230,14 @@ class TemplateResource(NestedStackResource):
         return super().build_properties(data, resolved)
 
     def stored_properties(self) -> Properties:
-        """As last applied, less the parameters a new version of the template dropped."""
+        """As last applied, read against the parameters the template declares now: those it
+        dropped are left out, those it added since (required or not) are simply absent."""
         kept = {k: v for k, v in (self.properties_data or {}).items() if k in self.properties_schema}
-        return self.build_properties(kept, resolved=True)
+        schema = dict(self.properties_schema)
+        for name in schema.keys() - kept.keys():
+            schema[name] = copy.copy(schema[name])
+            schema[name].required = False
+        return Properties(schema, kept, path=("resources", self.name, "properties"), resolver=None)
 
     def type(self) -> str:
         return self.t.type

@@ -193,6 +193,22 @@ def test_cancel_without_rollback_lets_the_running_create_finish(client):
     assert client.resources.get(name, "second").resource_status == "INIT_COMPLETE"
 
 
+def test_a_patch_update_drops_the_parameters_the_new_template_no_longer_declares(client):
+    def version(param):
+        return {"heat_template_version": "2013-05-23",
+                "parameters": {param: {"type": "string", "default": "x"}},
+                "resources": {"r": {"type": "OS::Heat::Value", "properties": {"value": {"get_param": param}}}}}
+
+    name = _name()
+    client.stacks.create(stack_name=name, template=version("one"), environment={"parameters": {"one": "kept"}})
+    assert wait_for(client, name).stack_status == "CREATE_COMPLETE"
+    client.stacks.update(name, template=version("two"), existing=True,
+                         environment={"parameter_defaults": {"two": "new"}})
+    stack = wait_for(client, name)
+    assert stack.stack_status == "UPDATE_COMPLETE", stack.stack_status_reason
+    assert "one" not in stack.parameters and stack.parameters["two"] == "new"
+
+
 def test_nested_stacks(client):
     files, tpl = template("nested.yaml")
     name = _name()

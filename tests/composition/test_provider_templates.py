@@ -348,3 +348,51 @@ def test_a_provider_using_the_type_it_overrides_is_deleted_from_its_own_record(t
     child = engine.store.children(result["id"])[0]
     assert engine.delete_stack(child.id)["stack_status"] == "DELETE_COMPLETE"
     assert engine.delete_stack("s")["stack_status"] == "DELETE_COMPLETE"
+
+
+def _required_provider(params: list[str], fail: bool = False) -> str:
+    return yaml.safe_dump({"heat_template_version": "2013-05-23",
+                           "parameters": {p: {"type": "string"} for p in params},
+                           "resources": {
+                               "r": {"type": "OS::Heat::Value", "properties": {
+                                   "value": {"list_join": ["-", [{"get_param": p} for p in params]]}}},
+                               "f": {"type": "OS::Heat::TestResource", "properties": {"fail": fail}}},
+                           "outputs": {"out": {"value": {"get_attr": ["r", "value"]}}}})
+
+
+def test_a_required_parameter_added_by_a_failed_update_is_given_by_the_next(tree, engine):
+    """As Heat's TemplateResourceNewParamTest: the failed update left the new template stored."""
+    def version(props, provider):
+        root = tree({"t.yaml": yaml.safe_dump(hot({"n": {"type": "the.yaml", "properties": props}},
+                                                  outputs={"out": {"value": {"get_attr": ["n", "out"]}}})),
+                     "the.yaml": provider})
+        return load(root / "t.yaml")
+
+    assert engine.create_stack("s", *version({"one": "a"}, _required_provider(["one"])))["stack_status"] \
+        == "CREATE_COMPLETE"
+    both = {"one": "a", "two": "b"}
+    failed = engine.update_stack("s", *version(both, _required_provider(["one", "two"], fail=True)))
+    assert failed["stack_status"] == "UPDATE_FAILED"
+    assert "Test Resource failed" in failed["stack_status_reason"]
+    fixed = engine.update_stack("s", *version(both, _required_provider(["one", "two"])))
+    assert fixed["stack_status"] == "UPDATE_COMPLETE", fixed["stack_status_reason"]
+    assert outputs(engine.outputs("s"))["out"] == "a-b"
+
+
+def test_a_patch_update_drops_the_kept_parameters_the_new_template_no_longer_declares(engine):
+    """As Heat's TemplateResourceRemovedParamTest (``--existing``)."""
+    from stoker.template.environment import Environment
+
+    first = hot({"r": {"type": "OS::Heat::Value", "properties": {"value": {"get_param": "one"}}}},
+                parameters={"one": {"type": "string", "default": "x"}},
+                outputs={"out": {"value": {"get_attr": ["r", "value"]}}})
+    engine.create_stack("s", first, Environment.from_dict({"parameters": {"one": "kept"}}),
+                        parameters={"one": "given"})
+    second = hot({"r": {"type": "OS::Heat::Value", "properties": {"value": {"get_param": "two"}}}},
+                 parameters={"two": {"type": "string"}},
+                 outputs={"out": {"value": {"get_attr": ["r", "value"]}}})
+    result = engine.update_stack("s", second, Environment.from_dict({"parameter_defaults": {"two": "new"}}),
+                                 existing=True)
+    assert result["stack_status"] == "UPDATE_COMPLETE", result["stack_status_reason"]
+    assert outputs(engine.outputs("s"))["out"] == "new"
+    assert "one" not in engine.show_stack("s")["parameters"]

@@ -14,6 +14,7 @@ from stoker.api.body import extract_bool, extract_int, extract_tags, json_object
 from stoker.api.context import Ctx, context, empty, in_project_pool, reply
 from stoker.api.errors import ApiError, bad_request, not_found
 from stoker.api.views import stack_record_view, stack_view, with_query
+from stoker.engine.engine import declared_only
 from stoker.errors import Conflict, NotFound
 from stoker.store.models import RawTemplate
 from stoker.template.environment import Environment
@@ -299,6 +300,7 @@ def _update(ctx: Ctx, record: Any, body: dict, patch: bool, dry_run: bool) -> An
                 getattr(environment, section).pop(key, None)
         if data.raw_environment:
             environment = _merged(environment, data.raw_environment)
+        params = declared_only(template, params, environment)
     else:
         template, params, environment = data.template, data.parameters, data.environment or Environment()
     kwargs = dict(existing=False, disable_rollback=data.disable_rollback, timeout_mins=data.timeout_mins)
