@@ -15,7 +15,7 @@ import json
 from abc import abstractmethod
 from typing import Any
 
-from stoker.errors import Problems, ResourcePending, StokerError, ValidationFailed
+from stoker.errors import NotFound, Problems, ResourcePending, StokerError, ValidationFailed
 from stoker.functions.base import resolve
 from stoker.resources import attributes
 from stoker.resources.exceptions import InvalidTemplateAttribute
@@ -249,6 +249,8 @@ class TemplateResource(NestedStackResource):
         files = _files_of(self.stack)
         text = files.get(self.template_name)
         if text is None:
+            text = self._template_of_existing_child()
+        if text is None:
             self._template_problem = (f'the provider template "{self.template_name}" is not in the files map '
                                       "(give its path relative to the template or environment that names it)")
             return None
@@ -258,6 +260,20 @@ class TemplateResource(NestedStackResource):
             self._template_problem = f'the provider template "{self.template_name}" is invalid: {exc}'
             return None
         return self._template
+
+    def _template_of_existing_child(self) -> str | None:
+        """As Heat: a provider template gone from the files map is read from the nested stack
+        this resource already has (a group member a rolling update has not reached yet)."""
+        store = self.stack.store
+        try:
+            rows = [row for row in store.get_resources(self.stack.id)
+                    if row.name == self.name and row.physical_resource_id and row.replaced_by is None]
+            if not rows:
+                return None
+            child = store.get_stack(rows[-1].physical_resource_id, self.stack.project_id, show_deleted=True)
+        except NotFound:
+            return None
+        return json.dumps(store.get_template(child.template_id).content)
 
     def validate_template(self) -> None:
         if self._template_problem:
