@@ -194,6 +194,8 @@ async def simple_action(stack: Stack, action: str, timeout: float | None) -> Non
 
     CHECK also looks at resources that never got created, or whose last
     action failed: they fail the check (a half-made stack is not healthy).
+    As in Heat, a failed check stops the checks of what depends on it (they
+    keep their state); the other resources are checked all the same.
     """
     everything = list(stack.resources.values())
     resources = everything if action == "CHECK" else [r for r in everything if r.action != r.INIT]
@@ -204,13 +206,17 @@ async def simple_action(stack: Stack, action: str, timeout: float | None) -> Non
     method = {"SUSPEND": "suspend", "RESUME": "resume", "CHECK": "check"}[action]
 
     failed: list[str] = []
+    not_healthy: set[int] = set()
 
     async def run(rid: int) -> None:
         resource = by_id[rid]
         if action != "CHECK":
             await getattr(resource, method)()
             return
-        # a check looks at every resource, whatever the others found
+        if graph.requires[rid] & not_healthy:
+            not_healthy.add(rid)
+            return
+        not_healthy.add(rid)
         if resource.action == resource.INIT or resource.status == FAILED:
             why = ("resource not created yet" if resource.action == resource.INIT
                    else f"its last action ended {resource.action}_{resource.status}")
@@ -222,6 +228,8 @@ async def simple_action(stack: Stack, action: str, timeout: float | None) -> Non
             await resource.check()
         except ResourceFailure as exc:
             failed.append(str(exc))
+            return
+        not_healthy.discard(rid)
 
     await run_walk(stack, graph, run, action, timeout)
     if failed:

@@ -265,14 +265,18 @@ def test_cancel_an_update_rolls_it_back(engine, make_engine):
 
 @pytest.mark.sqlite_only
 def test_check_of_a_half_created_stack_is_not_healthy(engine):
+    # as Heat's TemplateResourceCheckTest: the failed resource's dependents are not checked
+    # (they stay as they are), the others are
     stack = {"heat_template_version": "2018-08-31", "resources": {
         "cmd": {"type": "Stoker::Local::Command", "properties": {"create": "exit 1"}},
-        "after": {"type": "OS::Heat::TestResource", "depends_on": "cmd"}}}
+        "after": {"type": "OS::Heat::TestResource", "depends_on": "cmd"},
+        "after_after": {"type": "OS::Heat::TestResource", "depends_on": "after"},
+        "healthy": {"type": "OS::Heat::TestResource"}}}
     assert engine.create_stack("half", stack)["stack_status"] == "CREATE_FAILED"
 
     info = engine.check_stack("half")
 
     assert info["stack_status"] == "CHECK_FAILED"
-    rows = {r["resource_name"]: r for r in engine.resources("half")}
-    assert rows["after"]["resource_status"] == "CHECK_FAILED"
-    assert "not created" in rows["after"]["resource_status_reason"]
+    assert statuses(engine, "half") == {"cmd": "CHECK_FAILED", "after": "INIT_COMPLETE",
+                                        "after_after": "INIT_COMPLETE", "healthy": "CHECK_COMPLETE"}
+    assert "CREATE_FAILED" in resources_by_name(engine, "half")["cmd"]["resource_status_reason"]
