@@ -678,19 +678,20 @@ class Engine:
             asyncio.run(coroutine)
 
     def runtime(self, record, parent: Stack | None = None, facade: dict | None = None,
-                strict: bool = False) -> Stack:
-        """A runtime stack from the store: definition (when it still checks) and resources."""
+                strict: bool = False, provider_template: str | None = None) -> Stack:
+        """A runtime stack from the store: definition (when it still checks) and resources;
+        ``provider_template``: the template it was made from, when its owner knows it."""
         with paused_gc():  # everything built here lives as long as the stack
-            stack = self.defined(record, parent, facade, strict)
+            stack = self.defined(record, parent, facade, strict, provider_template)
             stack.load_resources()
             return stack
 
     def defined(self, record, parent: Stack | None = None, facade: dict | None = None,
-                strict: bool = False) -> Stack:
+                strict: bool = False, provider_template: str | None = None) -> Stack:
         """A runtime stack with its stored definition, its resources not loaded yet."""
         stack = Stack(self, record, parent)
         stack.facade = facade or {}
-        stack.provider_template = self._provider_template_of(record)
+        stack.provider_template = provider_template or self._provider_template_of(record)
         raw = self.stored_template(record.template_id)
         files = raw.files or (parent.definition.template.files if parent and parent.definition else {})
         try:

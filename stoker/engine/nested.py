@@ -74,8 +74,14 @@ class NestedStackResource(Resource):
         if self._child is None and self.resource_id is not None:
             engine = self.stack.engine
             record = engine.store.get_stack(str(self.resource_id), self.stack.project_id, show_deleted=True)
-            self._child = engine.runtime(record, parent=self.stack, facade=self.facade_data())
+            # the template it was made from: the parent's registry may map the type elsewhere now
+            self._child = engine.runtime(record, parent=self.stack, facade=self.facade_data(),
+                                         provider_template=self.made_from())
         return self._child
+
+    def made_from(self) -> str | None:
+        """The provider template of the nested stack, if it has one."""
+        return None
 
     def child_outputs(self) -> dict:
         """The nested stack's outputs: live when loaded, else as cached at the last action."""
@@ -243,6 +249,9 @@ class TemplateResource(NestedStackResource):
         return self.t.type
 
     def implementation(self) -> Any:
+        return self.template_name
+
+    def made_from(self) -> str | None:
         return self.template_name
 
     def _load_template(self) -> Template | None:

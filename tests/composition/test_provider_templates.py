@@ -396,3 +396,28 @@ def test_a_patch_update_drops_the_kept_parameters_the_new_template_no_longer_dec
     assert result["stack_status"] == "UPDATE_COMPLETE", result["stack_status_reason"]
     assert outputs(engine.outputs("s"))["out"] == "new"
     assert "one" not in engine.show_stack("s")["parameters"]
+
+
+def test_a_type_override_moved_to_another_provider_template_replaces_and_deletes_the_old(tree, engine):
+    """As Heat's test_change_in_file_path: the old nested stack is deleted as it was made
+    (its own use of the overridden type is the built-in), though the registry now points elsewhere."""
+    root = tree({
+        "t.yaml": hot({"secret1": {"type": "OS::Heat::RandomString"}},
+                      outputs={"out": {"value": {"get_attr": ["secret1", "value"]}}}),
+        "env.yaml": {"resource_registry": {"OS::Heat::RandomString": "nested.yaml"}},
+        "nested.yaml": hot({"secret2": {"type": "OS::Heat::RandomString"}},
+                           outputs={"value": {"value": {"get_attr": ["secret2", "value"]}}}),
+        "env2.yaml": {"resource_registry": {"OS::Heat::RandomString": "new/nested.yaml"}},
+        "new/nested.yaml": hot({"secret2": {"type": "OS::Heat::RandomString"}},
+                               outputs={"value": {"value": "freddy"}}),
+    })
+    created = engine.create_stack("s", *load(root / "t.yaml", root / "env.yaml"))
+    assert created["stack_status"] == "CREATE_COMPLETE", created["stack_status_reason"]
+    old_child = engine.store.children(created["id"])[0]
+
+    result = engine.update_stack("s", *load(root / "t.yaml", root / "env2.yaml"))
+
+    assert result["stack_status"] == "UPDATE_COMPLETE", result["stack_status_reason"]
+    assert outputs(engine.outputs("s"))["out"] == "freddy"
+    assert [c.id for c in engine.store.children(created["id"])] != [old_child.id]
+    assert engine.delete_stack("s")["stack_status"] == "DELETE_COMPLETE"
