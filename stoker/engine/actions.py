@@ -251,6 +251,8 @@ async def update_resource(stack: Stack, name: str, rollback: bool) -> None:
         current = _restore_replaced(stack, current, definition) or current
     if current is None and rollback:
         current = _restore_retired(stack, name, definition)
+    if current is not None:
+        current = _best_existing(stack, current)
     if current is None:
         await _create_new(stack, name, definition)
         return
@@ -330,6 +332,24 @@ def _restore_retired(stack: Stack, name: str, definition) -> Resource | None:
             stack.resources[name] = old
             return old
     return None
+
+
+def _best_existing(stack: Stack, current: Resource) -> Resource:
+    """As Heat's convergence: of the resources of one name an update finds (the current one,
+    and those a failed update replaced but has not deleted), the healthiest goes on; a tie
+    keeps the current one.  A manual rollback after a failed replacement so keeps the original."""
+    def score(resource: Resource) -> int:
+        return ((-30 if resource.status == FAILED else 0) + (-50 if resource.action == resource.DELETE else 0)
+                + (-1 if resource.replaced_by is not None else 0) + (5 if resource is current else 0))
+
+    best = max([current] + [r for r in stack.retired if r.name == current.name], key=score)
+    if best is not current:
+        stack.retired.remove(best)
+        stack.retired.append(current)
+        best.replaced_by = None
+        stack.persist_soon(best)
+        stack.resources[current.name] = best
+    return best
 
 
 def _restore_replaced(stack: Stack, current: Resource, definition) -> Resource | None:
