@@ -15,11 +15,11 @@ import json
 from abc import abstractmethod
 from typing import Any
 
-from stoker.errors import NotFound, Problems, ResourcePending, StokerError, ValidationFailed
+from stoker.errors import NotFound, Problem, Problems, ResourcePending, StokerError, ValidationFailed
 from stoker.functions.base import resolve
 from stoker.resources import attributes
 from stoker.resources.exceptions import InvalidTemplateAttribute
-from stoker.resources.properties import Properties
+from stoker.resources.properties import Properties, schemata
 from stoker.resources.resource import Resource, UpdatePlan
 from stoker.template.environment import Environment, RegistryLoop, is_template_type, resolve_type
 from stoker.template.parameters import parse_parameters
@@ -215,16 +215,65 @@ class TemplateResource(NestedStackResource):
         template = self._load_template()
         if template is None:
             return
+        self.properties_schema, self.attributes_schema = self._interface(template, self.template_name)
+
+    def _interface(self, template: Template, name: str) -> tuple[dict, dict]:
+        """(properties, attributes) schemas of a provider template: its parameters, its outputs."""
         schemas = parse_parameters(template.section("parameters"), template.version or _any_version(),
                                    Problems())
         # as Heat: a parameter the environment's parameter_defaults set is not required
-        for name, value in self.stack.environment.parameter_defaults.items():
-            if name in schemas and schemas[name].default is None:
-                schemas[name].default = value
-        self.properties_schema = Properties.schema_from_params(schemas)
+        for key, value in self.stack.environment.parameter_defaults.items():
+            if key in schemas and schemas[key].default is None:
+                schemas[key].default = value
         outputs = template.section("outputs")
-        self.attributes_schema = {name: attributes.Schema(f"output {name} of {self.template_name}")
-                                  for name in (outputs if isinstance(outputs, dict) else {})}
+        return (Properties.schema_from_params(schemas),
+                {key: attributes.Schema(f"output {key} of {name}") for key in (outputs if isinstance(outputs, dict) else {})})
+
+    def _facade(self) -> tuple[dict, set] | None:
+        """(properties schema, attribute names) of the type this template stands in for, as
+        Heat's facade: what the type resolves to apart from the mapping this resource took
+        (the global one under a per-resource mapping; else the built-in type itself)."""
+        registry = self.stack.environment.resource_registry
+        common = {key: value for key, value in registry.items() if key != "resources"}
+        try:
+            facade = resolve_type(common, self.name, self.t.type, inside=self.stack.provider_template)
+        except RegistryLoop:
+            return None
+        if facade == self.template_name:
+            facade = self.t.type
+        if facade == self.template_name:
+            return None
+        if is_template_type(facade):
+            text = _files_of(self.stack).get(facade)
+            if text is None:
+                return None
+            try:
+                properties, attrs = self._interface(Template.from_text(text, facade), facade)
+            except ValidationFailed:
+                return None
+            return schemata(properties), set(attrs) | {attributes.SHOW}
+        try:
+            cls = self.stack.engine.resource_class(facade)
+        except StokerError:
+            return None  # not a type Stoker knows: nothing to compare with
+        return schemata(cls.properties_schema), set(cls.attributes_schema) | {attributes.SHOW}
+
+    def _check_facade(self) -> None:
+        """The template must offer what its facade promises (Heat's own messages)."""
+        facade = self._facade()
+        if facade is None:
+            return
+        properties, attrs = facade
+        kind = self.t.type
+        for name, schema in properties.items():
+            if schema.required and name not in self.properties_schema:
+                _facade_error(f"Required property {name} for facade {kind} missing in provider")
+        for name, schema in self.properties_schema.items():
+            if schema.required and name not in properties:
+                _facade_error(f"Provider requires property {name} unknown in facade {kind}")
+        for name in sorted(attrs):
+            if not self._provides(name):
+                _facade_error(f"Attribute {name} for facade {kind} missing in provider")
 
     def build_properties(self, data: Any, resolved: bool = False) -> Properties:
         # an update may bring a new version of the template (the files map changed):
@@ -295,6 +344,7 @@ class TemplateResource(NestedStackResource):
             raise ValidationFailed.single(("resources", self.name, "type"), "nesting-too-deep",
                                           f"Recursion depth exceeds {self.stack.engine.max_nested_depth} "
                                           f'(max_nested_stack_depth) through "{self.template_name}"')
+        self._check_facade()
         try:
             super().validate_template()
         except ValidationFailed as exc:
@@ -302,9 +352,15 @@ class TemplateResource(NestedStackResource):
                 problem.message += f' (the parameters of provider template "{self.template_name}")'
             raise
 
+    def _provides(self, name: str) -> bool:
+        return name in self.attributes_schema or name in ("OS::stack_id", attributes.SHOW)
+
     def has_attribute(self, name: str) -> bool:
-        return (name in self.attributes_schema or name in ("OS::stack_id", attributes.SHOW)
-                or name.startswith("resource."))
+        """What the template's outputs give, or (as Heat) what its facade promises."""
+        if self._provides(name) or name.startswith("resource."):
+            return True
+        facade = self._facade()
+        return facade is not None and name in facade[1]
 
     def FnGetAtt(self, key: str, *path: Any) -> Any:  # noqa: N802 - Heat's name
         if key.startswith("resource.") and key not in self.attributes_schema:
@@ -340,6 +396,12 @@ class TemplateResource(NestedStackResource):
 
     def _show_resource(self) -> Any:
         return self.child_outputs()
+
+
+def _facade_error(message: str) -> None:
+    """Heat's words exactly: the message names the facade and what is missing; it is about two
+    templates at once, so no file place is added (``file=""`` keeps the loader from placing it)."""
+    raise ValidationFailed([Problem((), "facade-mismatch", message, file="")])
 
 
 def _template_depth(name: str, files: dict, registry: dict, limit: int, seen: int = 0) -> int:

@@ -341,7 +341,8 @@ def test_a_provider_using_the_type_it_overrides_is_deleted_from_its_own_record(t
     root = tree({
         "t.yaml": hot({"secret": {"type": "OS::Heat::RandomString"}}),
         "env.yaml": yaml.safe_dump({"resource_registry": {"OS::Heat::RandomString": "wrapper.yaml"}}),
-        "wrapper.yaml": yaml.safe_dump(hot({"inner": {"type": "OS::Heat::RandomString"}})),
+        "wrapper.yaml": yaml.safe_dump(hot({"inner": {"type": "OS::Heat::RandomString"}},
+                                           outputs={"value": {"value": {"get_attr": ["inner", "value"]}}})),
     })
     result = engine.create_stack("s", *load(root / "t.yaml", root / "env.yaml"))
     assert result["stack_status"] == "CREATE_COMPLETE", result["stack_status_reason"]
@@ -421,3 +422,53 @@ def test_a_type_override_moved_to_another_provider_template_replaces_and_deletes
     assert outputs(engine.outputs("s"))["out"] == "freddy"
     assert [c.id for c in engine.store.children(created["id"])] != [old_child.id]
     assert engine.delete_stack("s")["stack_status"] == "DELETE_COMPLETE"
+
+
+def _facade_stack(tree, concrete: dict, properties: dict | None = None):
+    """``thisone`` is an ``OS::Thingy`` (facade.yaml), mapped for itself to concrete.yaml."""
+    facade = hot({}, parameters={"one": {"type": "string"}, "two": {"type": "string"}},
+                 outputs={"here-it-is": {"value": "noop"}})
+    root = tree({
+        "t.yaml": hot({"thisone": {"type": "OS::Thingy",
+                                   "properties": {"one": "pre", "two": "post"} if properties is None else properties}},
+                      outputs={"one": {"value": {"get_attr": ["thisone", "here-it-is"]}}}),
+        "env.yaml": {"resource_registry": {"OS::Thingy": "facade.yaml",
+                                           "resources": {"thisone": {"OS::Thingy": "concrete.yaml"}}}},
+        "facade.yaml": facade, "concrete.yaml": concrete})
+    return load(root / "t.yaml", root / "env.yaml")
+
+
+@pytest.mark.parametrize("concrete, properties, message", [
+    (hot({"str": {"type": "OS::Heat::RandomString"}}, parameters={"one": {"type": "string"}},
+         outputs={"here-it-is": {"value": "x"}}),
+     {"one": "pre"}, "Required property two for facade OS::Thingy missing in provider"),
+    (hot({"str": {"type": "OS::Heat::RandomString"}},
+         parameters={"one": {"type": "string"}, "two": {"type": "string"}}),
+     None, "Attribute here-it-is for facade OS::Thingy missing in provider"),
+    (hot({}, parameters={"one": {"type": "string"}, "two": {"type": "string"}, "three": {"type": "string"}},
+         outputs={"here-it-is": {"value": "x"}}),
+     None, "Provider requires property three unknown in facade OS::Thingy"),
+])
+def test_a_provider_must_offer_what_its_facade_promises(tree, engine, concrete, properties, message):
+    """As Heat's ValidateFacadeTest: exactly one error, in Heat's words (an attribute only the
+    facade has is no unknown-attribute error of its own)."""
+    with pytest.raises(ValidationFailed) as caught:
+        engine.create_stack("s", *_facade_stack(tree, concrete, properties))
+    assert str(caught.value) == message
+
+
+def test_a_provider_that_matches_its_facade_is_created(tree, engine):
+    concrete = hot({}, parameters={"one": {"type": "string"}, "two": {"type": "string"}},
+                   outputs={"here-it-is": {"value": {"get_param": "two"}}})
+    result = engine.create_stack("s", *_facade_stack(tree, concrete))
+    assert result["stack_status"] == "CREATE_COMPLETE", result["stack_status_reason"]
+    assert outputs(result)["one"] == "post"
+
+
+def test_a_template_overriding_a_built_in_type_must_offer_its_attributes(tree, engine):
+    root = tree({"t.yaml": hot({"secret": {"type": "OS::Heat::RandomString"}}),
+                 "env.yaml": {"resource_registry": {"OS::Heat::RandomString": "wrapper.yaml"}},
+                 "wrapper.yaml": hot({"inner": {"type": "OS::Heat::None"}})})
+    with pytest.raises(ValidationFailed) as caught:
+        engine.create_stack("s", *load(root / "t.yaml", root / "env.yaml"))
+    assert str(caught.value) == "Attribute value for facade OS::Heat::RandomString missing in provider"
