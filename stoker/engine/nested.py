@@ -18,7 +18,7 @@ from typing import Any
 from stoker.errors import NotFound, Problem, Problems, ResourcePending, StokerError, ValidationFailed
 from stoker.functions.base import resolve
 from stoker.resources import attributes
-from stoker.resources.exceptions import InvalidTemplateAttribute
+from stoker.resources.exceptions import InvalidTemplateAttribute, ResourceFailure
 from stoker.resources.properties import Properties, schemata
 from stoker.resources.resource import Resource, UpdatePlan
 from stoker.template.environment import Environment, RegistryLoop, is_template_type, resolve_type
@@ -150,8 +150,10 @@ class NestedStackResource(Resource):
         self.data_set(OUTPUTS_KEY, self.child_outputs())
 
     def _raise_if_failed(self, child) -> None:
+        """As Heat: the failure reads as the nested resource's, its path under this one
+        (``ValueError: resources.victim.resources.oops: ...``)."""
         if child.status == FAILED:
-            raise NestedStackFailed(child.status_reason)
+            raise ResourceFailure(child.status_reason, self, self.action)
 
     def child_stack_name(self) -> str:
         return f"{self.stack.name}-{self.name}-{self.physical_resource_name()[-12:]}"

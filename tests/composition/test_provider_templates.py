@@ -472,3 +472,13 @@ def test_a_template_overriding_a_built_in_type_must_offer_its_attributes(tree, e
     with pytest.raises(ValidationFailed) as caught:
         engine.create_stack("s", *load(root / "t.yaml", root / "env.yaml"))
     assert str(caught.value) == "Attribute value for facade OS::Heat::RandomString missing in provider"
+
+
+def test_a_nested_failure_reads_as_the_nested_resource_failure(tree, engine):
+    """As Heat's TemplateResourceErrorMessageTest: one error, its path through the nested stack."""
+    root = tree({"t.yaml": hot({"victim": {"type": "fail.yaml"}}),
+                 "fail.yaml": hot({"oops": {"type": "OS::Heat::TestResource", "properties": {"fail": True}}})})
+    result = engine.create_stack("s", *load(root / "t.yaml"))
+    assert result["stack_status"] == "CREATE_FAILED"
+    assert result["stack_status_reason"] == \
+        "Resource CREATE failed: ValueError: resources.victim.resources.oops: Test Resource failed oops"
