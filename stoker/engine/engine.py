@@ -48,6 +48,8 @@ NIL_UUID = "00000000-0000-0000-0000-000000000000"
 _OPENING = threading.Lock()
 #: how often a running action refreshes its lock and looks for a cancel request
 WATCH_INTERVAL = 0.5
+#: as Heat's convergence, an update takes over from these actions (stopped, not rolled back)
+PREEMPTED_BY_UPDATE = ("CREATE", "UPDATE")
 
 
 class Engine:
@@ -499,6 +501,8 @@ class Engine:
         if dry_run:
             return self._preview_update(record, template, environment, params, show_nested)
         rollback = not (record.disable_rollback if disable_rollback is None else disable_rollback)
+        if record.lock_action in PREEMPTED_BY_UPDATE:
+            record = self._stop_running_action(record)
         with self._locked(record, "UPDATE"):
             stack, old = self.prepare_update(record, template, environment, params,
                                              disable_rollback=not rollback, timeout_mins=timeout_mins)

@@ -166,14 +166,32 @@ def test_status_shows_in_progress_and_cancel(client):
     name = _name()
     client.stacks.create(stack_name=name, template=tpl, files=files, parameters={"secs": 5})
     assert client.stacks.get(name).stack_status == "CREATE_IN_PROGRESS"
-    with pytest.raises(exc.HTTPConflict):  # one action at a time
-        client.stacks.update(name, template=tpl, files=files, parameters={"secs": 1})
     with pytest.raises(exc.HTTPBadRequest):  # cancel_update is for updates only
         client.actions.cancel_update(name)
     client.actions.cancel_without_rollback(name)
     stack = wait_for(client, name, timeout=10)
     assert stack.stack_status == "CREATE_FAILED"
     assert "cancel" in stack.stack_status_reason.lower()
+
+
+def test_an_update_preempts_the_action_in_progress(client):
+    # as Heat's convergence: no 409; the running create stops (no rollback) and the update goes on
+    def version(create_secs):
+        return {"heat_template_version": "pike", "resources": {"slow": {
+            "type": "OS::Heat::TestResource", "properties": {"action_wait_secs": {"create": create_secs}}}}}
+
+    name = _name()
+    client.stacks.create(stack_name=name, template=version(60))
+    wait_until(lambda: client.resources.get(name, "slow").resource_status == "CREATE_IN_PROGRESS",
+               what="the slow create to start")
+    client.stacks.update(name, template=version(0))
+    stack = wait_for(client, name)
+    assert stack.stack_status == "UPDATE_COMPLETE", stack.stack_status_reason
+    states = [(e.resource_status, e.resource_status_reason) for e in client.events.list(name)
+              if e.resource_name == name]
+    assert states.index(("CREATE_FAILED", "Stack CREATE cancelled")) < states.index(
+        ("UPDATE_IN_PROGRESS", "Stack UPDATE started"))
+    assert client.resources.get(name, "slow").resource_status in ("CREATE_COMPLETE", "UPDATE_COMPLETE")
 
 
 def test_cancel_without_rollback_lets_the_running_create_finish(client):
