@@ -227,6 +227,21 @@ def test_a_patch_update_drops_the_parameters_the_new_template_no_longer_declares
     assert "one" not in stack.parameters and stack.parameters["two"] == "new"
 
 
+def test_a_nested_stacks_arn_finds_it(client):
+    # what get_resource gives for a provider-template resource; Heat's tests use it as a stack id
+    files, tpl = template("nested.yaml")
+    tpl["outputs"]["child_ref"] = {"value": {"get_resource": "child"}}
+    name = _name()
+    client.stacks.create(stack_name=name, template=tpl, files=files)
+    assert wait_for(client, name).stack_status == "CREATE_COMPLETE"
+    arn = client.stacks.output_show(name, "child_ref")["output"]["output_value"]
+    assert arn.startswith("arn:openstack:heat::")
+    nested = client.stacks.get(arn)
+    assert nested.parent == client.stacks.get(name).id
+    assert client.resources.get(arn, "inner").resource_status == "CREATE_COMPLETE"
+    assert [r.resource_name for r in client.resources.list(arn)] == ["inner"]
+
+
 def test_nested_stacks(client):
     files, tpl = template("nested.yaml")
     name = _name()

@@ -223,7 +223,10 @@ def _text(value: Any) -> str:
 
 # -- lookups: /stacks/{name} -> 302 /stacks/{name}/{id} --------------------------------------
 def _redirect(ctx: Ctx, stack_name: str, path: str = "") -> Response:
-    record = extras.lookup(ctx.engine, stack_name)
+    return _found(ctx, extras.lookup(ctx.engine, stack_name), path)
+
+
+def _found(ctx: Ctx, record: Any, path: str = "") -> Response:
     location = ctx.links.stack(record.name, record.id) + (f"/{path}" if path else "")
     return Response(status_code=302, headers={"Location": with_query(location, ctx.request)})
 
@@ -254,6 +257,25 @@ def _subpath_lookup(path: str):
 for _path, _methods in LOOKUP_SUBPATHS.items():
     _each_method(f"/stacks/{{stack_name}}/{_path}", _subpath_lookup(_path), _methods,
                  summary=f"Find a stack's {_path} by stack name or id (redirect)")
+
+
+# Heat's stack ARN (what get_resource gives for a nested stack's resource) in place of NAME/ID
+ARN_PATH = "/stacks/arn:openstack:heat::{tenant}:stacks/{stack_name}/{stack_id}"
+ARN_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+
+
+def lookup_arn(tenant: str, stack_name: str, stack_id: str, ctx: Ctx = Depends(context)) -> Response:
+    return _found(ctx, extras.identify(ctx.engine, stack_name, stack_id))
+
+
+def lookup_arn_subpath(tenant: str, stack_name: str, stack_id: str, path: str,
+                       ctx: Ctx = Depends(context)) -> Response:
+    return _found(ctx, extras.identify(ctx.engine, stack_name, stack_id), path)
+
+
+_each_method(ARN_PATH, lookup_arn, ARN_METHODS, summary="Find a stack by its ARN (redirect)")
+_each_method(ARN_PATH + "/{path:path}", lookup_arn_subpath, ARN_METHODS,
+             summary="Find a stack's resources, events... by the stack's ARN (redirect)")
 
 
 # -- one stack --------------------------------------------------------------------------
