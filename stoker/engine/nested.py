@@ -358,11 +358,19 @@ class TemplateResource(NestedStackResource):
         return name in self.attributes_schema or name in ("OS::stack_id", attributes.SHOW)
 
     def has_attribute(self, name: str) -> bool:
-        """What the template's outputs give, or (as Heat) what its facade promises."""
+        """What the template's outputs give; or, as Heat, what its facade promises or what the
+        nested stack it has now gives (an update is checked against the existing resource;
+        an attribute gone by then becomes its output's error)."""
         if self._provides(name) or name.startswith("resource."):
             return True
         facade = self._facade()
-        return facade is not None and name in facade[1]
+        if facade is not None and name in facade[1]:
+            return True
+        existing = self._template_of_existing_child()
+        if existing is None:
+            return False
+        outputs = Template.from_text(existing, self.template_name).section("outputs")
+        return isinstance(outputs, dict) and name in outputs
 
     def FnGetAtt(self, key: str, *path: Any) -> Any:  # noqa: N802 - Heat's name
         if key.startswith("resource.") and key not in self.attributes_schema:

@@ -9,7 +9,7 @@ import yaml
 
 from stoker.errors import ValidationFailed
 
-from .conftest import TEMPLATES, hot, load, outputs
+from .conftest import TEMPLATES, hot, in_thread, load, outputs, wait_for
 
 PROVIDER = TEMPLATES / "provider"
 
@@ -482,3 +482,40 @@ def test_a_nested_failure_reads_as_the_nested_resource_failure(tree, engine):
     assert result["stack_status"] == "CREATE_FAILED"
     assert result["stack_status_reason"] == \
         "Resource CREATE failed: ValueError: resources.victim.resources.oops: Test Resource failed oops"
+
+
+def test_an_update_preempts_a_nested_update_in_progress(tree, engine, make_engine):
+    """As Heat's test_nested_preemption: the second update stops the first (its 60-second nested
+    update included) and removes the nested stack; the output it no longer has becomes an error."""
+    def tres_wait():
+        return {"type": "OS::Heat::TestResource",
+                "properties": {"action_wait_secs": {"update": 60}, "value": {"get_param": "input"}}}
+
+    def files(preempt):
+        return {"root.yaml": hot({"nested_stack": {"type": "preempt.yaml",
+                                                   "properties": {"input": {"get_param": "input"}}}},
+                                 parameters={"input": {"type": "string"}},
+                                 outputs={"delay_stack": {"value": {"get_attr": ["nested_stack", "delay_stack"]}}}),
+                "preempt.yaml": preempt,
+                "delay.yaml": hot({"delay_resource": tres_wait()}, parameters={"input": {"type": "string"}})}
+
+    nested = hot({"delay_stack": {"type": "delay.yaml", "properties": {"input": {"get_param": "input"}}}},
+                 parameters={"input": {"type": "string"}},
+                 outputs={"delay_stack": {"value": {"get_resource": "delay_stack"}}})
+    template, env = load(tree(files(nested)) / "root.yaml")
+    assert engine.create_stack("s", template, env, parameters={"input": "foo"})["stack_status"] == "CREATE_COMPLETE"
+    first = make_engine()
+    thread, box = in_thread(lambda: first.update_stack("s", template, env, parameters={"input": "bar"}))
+    wait_for(lambda: {r["resource_name"]: r["resource_status"] for r in engine.resources("s", nested_depth=2)}
+             .get("delay_resource") == "UPDATE_IN_PROGRESS")
+
+    template, env = load(tree(files(hot({}, parameters={"input": {"type": "string"}}))) / "root.yaml")
+    result = engine.update_stack("s", template, env, parameters={"input": "baz"})
+
+    thread.join(15)
+    assert not thread.is_alive()
+    assert box["value"]["stack_status"] == "UPDATE_FAILED"
+    assert result["stack_status"] == "UPDATE_COMPLETE", result["stack_status_reason"]
+    assert [r["resource_name"] for r in engine.resources("s", nested_depth=2)] == ["nested_stack"]
+    [output] = engine.outputs("s")
+    assert output["output_value"] is None and "delay_stack" in output["output_error"]
