@@ -54,9 +54,16 @@ EXCLUDED = {
     "test_purge": "runs heat-manage on the Heat host",
     "test_replace_deprecated": "OS::Nova::Server",
     "test_snapshot_restore": "OS::Nova::Server and OS::Neutron::Port",
-    "test_software_deployment_group": "deployments are signalled by servers' agents",
+    "test_software_deployment_group": "OS::Heat::SoftwareDeploymentGroup is not shipped by Stoker "
+                                      "(its API keeps software deployments, no resource type makes them)",
     "test_swiftsignal_update": "OS::Heat::SwiftSignalHandle needs Swift",
     "test_translation": "OS::Neutron::Net/Subnet and OS::Nova::Server",
+}
+
+# Single tests left out of the modules run, each with why (the rest of their module runs).
+EXCLUDED_TESTS = {
+    "test_create_update.UpdateStackTest.test_stack_update_flavor_volume":
+        "OS::Nova::Server and OS::Cinder::Volume(Attachment), with an image and a flavor",
 }
 
 TEMPEST_CONF = """\
@@ -176,7 +183,8 @@ def selection(patterns: list[str]) -> tuple[str, str]:
     prefix = r"heat_integrationtests\.functional\."
     include = "|".join(patterns) if patterns else (
         "^" + prefix + "(" + "|".join(MODULES) + r")\.")
-    exclude = "\n".join(prefix + module + r"\." for module in EXCLUDED)
+    exclude = "\n".join([prefix + module + r"\." for module in EXCLUDED]
+                        + [prefix + re.escape(test) for test in EXCLUDED_TESTS])
     return include, exclude + "\n"
 
 

@@ -35,7 +35,7 @@ class ActionFailed(StokerError):
 async def run_walk(stack: Stack, graph: Graph, run: Callable[[str], Awaitable[None]],
                    action: str, timeout: float | None) -> None:
     """Walk ``graph``; turn failures, timeouts and cancels into ``ActionFailed``."""
-    task = asyncio.ensure_future(walk(graph, run, should_stop=lambda: stack.cancel_reason is not None))
+    task = asyncio.ensure_future(walk(graph, run, should_stop=lambda: stack.root.cancel_reason is not None))
     # the top stack's watcher keeps the lock and hears cancels for the whole tree
     watcher = asyncio.ensure_future(stack.engine.watch(stack, task)) if stack.parent is None else None
     try:
@@ -57,8 +57,8 @@ async def run_walk(stack: Stack, graph: Graph, run: Callable[[str], Awaitable[No
             watcher.cancel()
             await asyncio.gather(watcher, return_exceptions=True)
         await stack.recorder.flush()
-    if stack.cancel_reason is not None:
-        raise ActionFailed(stack.cancel_reason)
+    if stack.root.cancel_reason is not None:  # cancelled, the running resources let finish
+        raise ActionFailed(stack.root.cancel_reason)
 
 
 def _reason(exc: BaseException) -> str:
@@ -195,6 +195,8 @@ async def simple_action(stack: Stack, action: str, timeout: float | None) -> Non
 
     CHECK also looks at resources that never got created, or whose last
     action failed: they fail the check (a half-made stack is not healthy).
+    As in Heat, a failed check stops the checks of what depends on it (they
+    keep their state); the other resources are checked all the same.
     """
     everything = list(stack.resources.values())
     resources = everything if action == "CHECK" else [r for r in everything if r.action != r.INIT]
@@ -205,13 +207,17 @@ async def simple_action(stack: Stack, action: str, timeout: float | None) -> Non
     method = {"SUSPEND": "suspend", "RESUME": "resume", "CHECK": "check"}[action]
 
     failed: list[str] = []
+    not_healthy: set[int] = set()
 
     async def run(rid: int) -> None:
         resource = by_id[rid]
         if action != "CHECK":
             await getattr(resource, method)()
             return
-        # a check looks at every resource, whatever the others found
+        if graph.requires[rid] & not_healthy:
+            not_healthy.add(rid)
+            return
+        not_healthy.add(rid)
         if resource.action == resource.INIT or resource.status == FAILED:
             why = ("resource not created yet" if resource.action == resource.INIT
                    else f"its last action ended {resource.action}_{resource.status}")
@@ -223,6 +229,8 @@ async def simple_action(stack: Stack, action: str, timeout: float | None) -> Non
             await resource.check()
         except ResourceFailure as exc:
             failed.append(str(exc))
+            return
+        not_healthy.discard(rid)
 
     await run_walk(stack, graph, run, action, timeout)
     if failed:
@@ -244,6 +252,8 @@ async def update_resource(stack: Stack, name: str, rollback: bool) -> None:
         current = _restore_replaced(stack, current, definition) or current
     if current is None and rollback:
         current = _restore_retired(stack, name, definition)
+    if current is not None:
+        current = _best_existing(stack, current)
     if current is None:
         await _create_new(stack, name, definition)
         return
@@ -276,8 +286,11 @@ async def update_resource(stack: Stack, name: str, rollback: bool) -> None:
         raise failure from None
     plan = current.plan_update(definition, new_props)
     if plan is None:
+        renamed = current.type() != definition.type
         current.t = definition
         stack.left_alone.add(name)
+        if renamed:
+            stack.persist_soon(current)
         return
     if plan.replace:
         await _check_restricted(stack, current, "replace")
@@ -325,6 +338,24 @@ def _restore_retired(stack: Stack, name: str, definition) -> Resource | None:
             stack.resources[name] = old
             return old
     return None
+
+
+def _best_existing(stack: Stack, current: Resource) -> Resource:
+    """As Heat's convergence: of the resources of one name an update finds (the current one,
+    and those a failed update replaced but has not deleted), the healthiest goes on; a tie
+    keeps the current one.  A manual rollback after a failed replacement so keeps the original."""
+    def score(resource: Resource) -> int:
+        return ((-30 if resource.status == FAILED else 0) + (-50 if resource.action == resource.DELETE else 0)
+                + (-1 if resource.replaced_by is not None else 0) + (5 if resource is current else 0))
+
+    best = max([current] + [r for r in stack.retired if r.name == current.name], key=score)
+    if best is not current:
+        stack.retired.remove(best)
+        stack.retired.append(current)
+        best.replaced_by = None
+        stack.persist_soon(best)
+        stack.resources[current.name] = best
+    return best
 
 
 def _restore_replaced(stack: Stack, current: Resource, definition) -> Resource | None:

@@ -48,6 +48,8 @@ NIL_UUID = "00000000-0000-0000-0000-000000000000"
 _OPENING = threading.Lock()
 #: how often a running action refreshes its lock and looks for a cancel request
 WATCH_INTERVAL = 0.5
+#: as Heat's convergence, an update takes over from these actions (stopped, not rolled back)
+PREEMPTED_BY_UPDATE = ("CREATE", "UPDATE")
 
 
 class Engine:
@@ -430,9 +432,10 @@ class Engine:
         until it has let the stack go; returns the stack as it is then."""
         if not self._held_by_another(record):
             return record
-        self.store.request_cancel(record.id, rollback=False)
         deadline = time.monotonic() + self.stop_timeout
         while time.monotonic() < deadline:
+            # asked again until it lets go: a second request stops the resources still running
+            self.store.request_cancel(record.id, rollback=False)
             time.sleep(WATCH_INTERVAL / 5)
             record = self.get_record(record.id)
             if not self._held_by_another(record):
@@ -493,12 +496,15 @@ class Engine:
             params = {**(record.parameters or {}), **(parameters or {})}
             if environment is None:
                 environment = Environment.from_dict(record.environment)
+            params = declared_only(template, params, environment)
         else:
             params = dict(parameters or {})
         environment = environment or Environment()
         if dry_run:
             return self._preview_update(record, template, environment, params, show_nested)
         rollback = not (record.disable_rollback if disable_rollback is None else disable_rollback)
+        if record.lock_action in PREEMPTED_BY_UPDATE:
+            record = self._stop_running_action(record)
         with self._locked(record, "UPDATE"):
             stack, old = self.prepare_update(record, template, environment, params,
                                              disable_rollback=not rollback, timeout_mins=timeout_mins)
@@ -538,7 +544,8 @@ class Engine:
             await actions.update(stack, _seconds(stack.record.timeout_mins))
         except ActionFailed as exc:
             await stack.set_state("UPDATE", FAILED, str(exc))
-            if rollback and stack.rollback_on_cancel:
+            # as Heat, a cancel_update rolls back even a stack whose rollback is disabled
+            if (rollback or stack.rollback_requested) and stack.rollback_on_cancel:
                 await self._rollback_update(stack, old)
             return
         await stack.set_state("UPDATE", COMPLETE, "Stack UPDATE completed successfully")
@@ -649,19 +656,20 @@ class Engine:
             asyncio.run(coroutine)
 
     def runtime(self, record, parent: Stack | None = None, facade: dict | None = None,
-                strict: bool = False) -> Stack:
-        """A runtime stack from the store: definition (when it still checks) and resources."""
+                strict: bool = False, provider_template: str | None = None) -> Stack:
+        """A runtime stack from the store: definition (when it still checks) and resources;
+        ``provider_template``: the template it was made from, when its owner knows it."""
         with paused_gc():  # everything built here lives as long as the stack
-            stack = self.defined(record, parent, facade, strict)
+            stack = self.defined(record, parent, facade, strict, provider_template)
             stack.load_resources()
             return stack
 
     def defined(self, record, parent: Stack | None = None, facade: dict | None = None,
-                strict: bool = False) -> Stack:
+                strict: bool = False, provider_template: str | None = None) -> Stack:
         """A runtime stack with its stored definition, its resources not loaded yet."""
         stack = Stack(self, record, parent)
         stack.facade = facade or {}
-        stack.provider_template = self._provider_template_of(record)
+        stack.provider_template = provider_template or self._provider_template_of(record)
         raw = self.stored_template(record.template_id)
         files = raw.files or (parent.definition.template.files if parent and parent.definition else {})
         try:
@@ -714,10 +722,26 @@ class Engine:
         while not task.done():
             await asyncio.sleep(WATCH_INTERVAL)
             requested, rollback = await loop.run_in_executor(None, self._heartbeat, stack.id)
-            if requested and stack.cancel_reason is None:
+            if not requested:
+                continue
+            if stack.cancel_reason is None and not rollback:
+                await self._stop_gracefully(stack)
+                continue
+            if stack.cancel_reason is None:
                 stack.cancel_reason = f"Stack {stack.action} cancelled"
                 stack.rollback_on_cancel = rollback
-                task.cancel()
+                stack.rollback_requested = rollback
+            task.cancel()
+
+    async def _stop_gracefully(self, stack: Stack) -> None:
+        """Heat's cancel_without_rollback: the stack fails at once and nothing new starts
+        (in nested stacks too), but the resources already running finish as they would.
+        The request is acknowledged, so that another one (a delete's) stops them as well."""
+        stack.cancel_reason = f"Stack {stack.action} cancelled"
+        stack.rollback_on_cancel = False
+        await asyncio.get_running_loop().run_in_executor(
+            None, lambda: self.store.update_stack(stack.id, cancel_requested=False))
+        await stack.set_state(stack.action, FAILED, stack.cancel_reason)
 
     def _heartbeat(self, stack_id: str) -> tuple[bool, bool]:
         self.store.heartbeat_lock(stack_id, self.engine_id)
@@ -760,6 +784,15 @@ def _safe(fn, default):
         return fn()
     except Exception:  # attribute resolution of a broken resource must not break `show`
         return default
+
+
+def declared_only(template: Template, params: dict, environment: Environment) -> dict:
+    """As Heat's PATCH update: the parameter values (kept from before or given) that the
+    new template does not declare are dropped, from the environment's too."""
+    declared = set(template.section("parameters"))
+    for name in environment.parameters.keys() - declared:
+        del environment.parameters[name]
+    return {name: value for name, value in params.items() if name in declared}
 
 
 def _check_immutable(old: Stack, new: Stack) -> None:

@@ -10,15 +10,16 @@ deletes it, and a failure inside names the failing nested resource.
 
 from __future__ import annotations
 
+import copy
 import json
 from abc import abstractmethod
 from typing import Any
 
-from stoker.errors import Problems, ResourcePending, StokerError, ValidationFailed
+from stoker.errors import NotFound, Problem, Problems, ResourcePending, StokerError, ValidationFailed
 from stoker.functions.base import resolve
 from stoker.resources import attributes
-from stoker.resources.exceptions import InvalidTemplateAttribute
-from stoker.resources.properties import Properties
+from stoker.resources.exceptions import InvalidTemplateAttribute, ResourceFailure
+from stoker.resources.properties import Properties, schemata
 from stoker.resources.resource import Resource, UpdatePlan
 from stoker.template.environment import Environment, RegistryLoop, is_template_type, resolve_type
 from stoker.template.parameters import parse_parameters
@@ -74,8 +75,14 @@ class NestedStackResource(Resource):
         if self._child is None and self.resource_id is not None:
             engine = self.stack.engine
             record = engine.store.get_stack(str(self.resource_id), self.stack.project_id, show_deleted=True)
-            self._child = engine.runtime(record, parent=self.stack, facade=self.facade_data())
+            # the template it was made from: the parent's registry may map the type elsewhere now
+            self._child = engine.runtime(record, parent=self.stack, facade=self.facade_data(),
+                                         provider_template=self.made_from())
         return self._child
+
+    def made_from(self) -> str | None:
+        """The provider template of the nested stack, if it has one."""
+        return None
 
     def child_outputs(self) -> dict:
         """The nested stack's outputs: live when loaded, else as cached at the last action."""
@@ -144,8 +151,10 @@ class NestedStackResource(Resource):
         self.data_set(OUTPUTS_KEY, self.child_outputs())
 
     def _raise_if_failed(self, child) -> None:
+        """As Heat: the failure reads as the nested resource's, its path under this one
+        (``ValueError: resources.victim.resources.oops: ...``)."""
         if child.status == FAILED:
-            raise NestedStackFailed(child.status_reason)
+            raise ResourceFailure(child.status_reason, self, self.action)
 
     def child_stack_name(self) -> str:
         return f"{self.stack.name}-{self.name}-{self.physical_resource_name()[-12:]}"
@@ -209,16 +218,65 @@ class TemplateResource(NestedStackResource):
         template = self._load_template()
         if template is None:
             return
+        self.properties_schema, self.attributes_schema = self._interface(template, self.template_name)
+
+    def _interface(self, template: Template, name: str) -> tuple[dict, dict]:
+        """(properties, attributes) schemas of a provider template: its parameters, its outputs."""
         schemas = parse_parameters(template.section("parameters"), template.version or _any_version(),
                                    Problems())
         # as Heat: a parameter the environment's parameter_defaults set is not required
-        for name, value in self.stack.environment.parameter_defaults.items():
-            if name in schemas and schemas[name].default is None:
-                schemas[name].default = value
-        self.properties_schema = Properties.schema_from_params(schemas)
+        for key, value in self.stack.environment.parameter_defaults.items():
+            if key in schemas and schemas[key].default is None:
+                schemas[key].default = value
         outputs = template.section("outputs")
-        self.attributes_schema = {name: attributes.Schema(f"output {name} of {self.template_name}")
-                                  for name in (outputs if isinstance(outputs, dict) else {})}
+        return (Properties.schema_from_params(schemas),
+                {key: attributes.Schema(f"output {key} of {name}") for key in (outputs if isinstance(outputs, dict) else {})})
+
+    def _facade(self) -> tuple[dict, set] | None:
+        """(properties schema, attribute names) of the type this template stands in for, as
+        Heat's facade: what the type resolves to apart from the mapping this resource took
+        (the global one under a per-resource mapping; else the built-in type itself)."""
+        registry = self.stack.environment.resource_registry
+        common = {key: value for key, value in registry.items() if key != "resources"}
+        try:
+            facade = resolve_type(common, self.name, self.t.type, inside=self.stack.provider_template)
+        except RegistryLoop:
+            return None
+        if facade == self.template_name:
+            facade = self.t.type
+        if facade == self.template_name:
+            return None
+        if is_template_type(facade):
+            text = _files_of(self.stack).get(facade)
+            if text is None:
+                return None
+            try:
+                properties, attrs = self._interface(Template.from_text(text, facade), facade)
+            except ValidationFailed:
+                return None
+            return schemata(properties), set(attrs) | {attributes.SHOW}
+        try:
+            cls = self.stack.engine.resource_class(facade)
+        except StokerError:
+            return None  # not a type Stoker knows: nothing to compare with
+        return schemata(cls.properties_schema), set(cls.attributes_schema) | {attributes.SHOW}
+
+    def _check_facade(self) -> None:
+        """The template must offer what its facade promises (Heat's own messages)."""
+        facade = self._facade()
+        if facade is None:
+            return
+        properties, attrs = facade
+        kind = self.t.type
+        for name, schema in properties.items():
+            if schema.required and name not in self.properties_schema:
+                _facade_error(f"Required property {name} for facade {kind} missing in provider")
+        for name, schema in self.properties_schema.items():
+            if schema.required and name not in properties:
+                _facade_error(f"Provider requires property {name} unknown in facade {kind}")
+        for name in sorted(attrs):
+            if not self._provides(name):
+                _facade_error(f"Attribute {name} for facade {kind} missing in provider")
 
     def build_properties(self, data: Any, resolved: bool = False) -> Properties:
         # an update may bring a new version of the template (the files map changed):
@@ -230,9 +288,14 @@ class TemplateResource(NestedStackResource):
         return super().build_properties(data, resolved)
 
     def stored_properties(self) -> Properties:
-        """As last applied, less the parameters a new version of the template dropped."""
+        """As last applied, read against the parameters the template declares now: those it
+        dropped are left out, those it added since (required or not) are simply absent."""
         kept = {k: v for k, v in (self.properties_data or {}).items() if k in self.properties_schema}
-        return self.build_properties(kept, resolved=True)
+        schema = dict(self.properties_schema)
+        for name in schema.keys() - kept.keys():
+            schema[name] = copy.copy(schema[name])
+            schema[name].required = False
+        return Properties(schema, kept, path=("resources", self.name, "properties"), resolver=None)
 
     def type(self) -> str:
         return self.t.type
@@ -240,9 +303,14 @@ class TemplateResource(NestedStackResource):
     def implementation(self) -> Any:
         return self.template_name
 
+    def made_from(self) -> str | None:
+        return self.template_name
+
     def _load_template(self) -> Template | None:
         files = _files_of(self.stack)
         text = files.get(self.template_name)
+        if text is None:
+            text = self._template_of_existing_child()
         if text is None:
             self._template_problem = (f'the provider template "{self.template_name}" is not in the files map '
                                       "(give its path relative to the template or environment that names it)")
@@ -253,6 +321,20 @@ class TemplateResource(NestedStackResource):
             self._template_problem = f'the provider template "{self.template_name}" is invalid: {exc}'
             return None
         return self._template
+
+    def _template_of_existing_child(self) -> str | None:
+        """As Heat: a provider template gone from the files map is read from the nested stack
+        this resource already has (a group member a rolling update has not reached yet)."""
+        store = self.stack.store
+        try:
+            rows = [row for row in store.get_resources(self.stack.id)
+                    if row.name == self.name and row.physical_resource_id and row.replaced_by is None]
+            if not rows:
+                return None
+            child = store.get_stack(rows[-1].physical_resource_id, self.stack.project_id, show_deleted=True)
+        except NotFound:
+            return None
+        return json.dumps(store.get_template(child.template_id).content)
 
     def validate_template(self) -> None:
         if self._template_problem:
@@ -265,6 +347,7 @@ class TemplateResource(NestedStackResource):
             raise ValidationFailed.single(("resources", self.name, "type"), "nesting-too-deep",
                                           f"Recursion depth exceeds {self.stack.engine.max_nested_depth} "
                                           f'(max_nested_stack_depth) through "{self.template_name}"')
+        self._check_facade()
         try:
             super().validate_template()
         except ValidationFailed as exc:
@@ -272,9 +355,23 @@ class TemplateResource(NestedStackResource):
                 problem.message += f' (the parameters of provider template "{self.template_name}")'
             raise
 
+    def _provides(self, name: str) -> bool:
+        return name in self.attributes_schema or name in ("OS::stack_id", attributes.SHOW)
+
     def has_attribute(self, name: str) -> bool:
-        return (name in self.attributes_schema or name in ("OS::stack_id", attributes.SHOW)
-                or name.startswith("resource."))
+        """What the template's outputs give; or, as Heat, what its facade promises or what the
+        nested stack it has now gives (an update is checked against the existing resource;
+        an attribute gone by then becomes its output's error)."""
+        if self._provides(name) or name.startswith("resource."):
+            return True
+        facade = self._facade()
+        if facade is not None and name in facade[1]:
+            return True
+        existing = self._template_of_existing_child()
+        if existing is None:
+            return False
+        outputs = Template.from_text(existing, self.template_name).section("outputs")
+        return isinstance(outputs, dict) and name in outputs
 
     def FnGetAtt(self, key: str, *path: Any) -> Any:  # noqa: N802 - Heat's name
         if key.startswith("resource.") and key not in self.attributes_schema:
@@ -310,6 +407,12 @@ class TemplateResource(NestedStackResource):
 
     def _show_resource(self) -> Any:
         return self.child_outputs()
+
+
+def _facade_error(message: str) -> None:
+    """Heat's words exactly: the message names the facade and what is missing; it is about two
+    templates at once, so no file place is added (``file=""`` keeps the loader from placing it)."""
+    raise ValidationFailed([Problem((), "facade-mismatch", message, file="")])
 
 
 def _template_depth(name: str, files: dict, registry: dict, limit: int, seen: int = 0) -> int:

@@ -62,6 +62,7 @@ class Recorder(GroupCommit):
 def resource_fields(resource: Any) -> dict:
     """The columns of a resource row that changed: its state always, the JSON ones when dirty."""
     fields = {
+        "type": resource.type(),  # an update may rename it (another alias of the same implementation)
         "action": resource.action,
         "status": resource.status,
         "status_reason": resource.status_reason,

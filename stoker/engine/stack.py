@@ -66,6 +66,8 @@ class Stack:
         self.cancel_reason: str | None = None
         #: False when the user cancelled with cancel_without_rollback
         self.rollback_on_cancel = True
+        #: True when the user cancelled asking for a rollback (Heat's cancel_update)
+        self.rollback_requested = False
         #: for an adopt: resource name -> {"data", "metadata"} they had before
         self.adopted_data: dict = {}
         self.action = record.action
@@ -245,8 +247,11 @@ class Stack:
         }
 
     async def set_state(self, action: str, status: str, reason: str, **fields: Any) -> None:
-        """The stack's own state: persisted with an event, after its resources' changes."""
+        """The stack's own state: persisted with an event, after its resources' changes
+        (a state already set, as by a cancel before the action ends, is not set twice)."""
         reason = self.redact(reason)
+        if not fields and (self.action, self.status, self.status_reason) == (action, status, reason):
+            return
         self.action, self.status, self.status_reason = action, status, reason
         await self.recorder.write_stack(
             self.id, {"action": action, "status": status, "status_reason": reason, **fields},

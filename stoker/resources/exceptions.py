@@ -206,8 +206,23 @@ class ResourceFailure(StokerError):
             self.error_message = str(exception_or_error)
         else:
             self.exc, self.error, self.error_message = None, None, str(exception_or_error)
+            inner = _from_status_reason(self.error_message, self.action)
+            if inner is not None:  # a nested stack's reason: its path continues this one
+                self.error, inner_path, self.error_message = inner
+                self.path += inner_path
         parts = [self.error, format_path(self.path), self.error_message]
         super().__init__(": ".join(p for p in parts if p))
+
+
+def _from_status_reason(reason: str, action: str | None) -> tuple[str, tuple, str] | None:
+    """``Resource CREATE failed: ValueError: resources.oops: boom`` -> (error, path, message),
+    as Heat reads a nested stack's status reason; None for any other text."""
+    if action is None or f"Resource {str(action).upper()} failed: " not in reason:
+        return None
+    parts = [part.strip() for part in reason.split(":")]
+    if len(parts) < 4:
+        return None
+    return parts[1], tuple(parts[2].split(".")), ": ".join(parts[3:])
 
 
 class StackValidationFailed(ValidationFailed):

@@ -10,6 +10,8 @@ import httpx
 import pytest
 from heatclient import exc
 
+from engine.helpers import wait_until
+
 from .helpers import heat, template, wait_for
 
 
@@ -164,14 +166,80 @@ def test_status_shows_in_progress_and_cancel(client):
     name = _name()
     client.stacks.create(stack_name=name, template=tpl, files=files, parameters={"secs": 5})
     assert client.stacks.get(name).stack_status == "CREATE_IN_PROGRESS"
-    with pytest.raises(exc.HTTPConflict):  # one action at a time
-        client.stacks.update(name, template=tpl, files=files, parameters={"secs": 1})
     with pytest.raises(exc.HTTPBadRequest):  # cancel_update is for updates only
         client.actions.cancel_update(name)
     client.actions.cancel_without_rollback(name)
     stack = wait_for(client, name, timeout=10)
     assert stack.stack_status == "CREATE_FAILED"
     assert "cancel" in stack.stack_status_reason.lower()
+
+
+def test_an_update_preempts_the_action_in_progress(client):
+    # as Heat's convergence: no 409; the running create stops (no rollback) and the update goes on
+    def version(create_secs):
+        return {"heat_template_version": "pike", "resources": {"slow": {
+            "type": "OS::Heat::TestResource", "properties": {"action_wait_secs": {"create": create_secs}}}}}
+
+    name = _name()
+    client.stacks.create(stack_name=name, template=version(60))
+    wait_until(lambda: client.resources.get(name, "slow").resource_status == "CREATE_IN_PROGRESS",
+               what="the slow create to start")
+    client.stacks.update(name, template=version(0))
+    stack = wait_for(client, name)
+    assert stack.stack_status == "UPDATE_COMPLETE", stack.stack_status_reason
+    states = [(e.resource_status, e.resource_status_reason) for e in client.events.list(name)
+              if e.resource_name == name]
+    assert states.index(("CREATE_FAILED", "Stack CREATE cancelled")) < states.index(
+        ("UPDATE_IN_PROGRESS", "Stack UPDATE started"))
+    assert client.resources.get(name, "slow").resource_status in ("CREATE_COMPLETE", "UPDATE_COMPLETE")
+
+
+def test_cancel_without_rollback_lets_the_running_create_finish(client):
+    # as Heat: the stack fails at once; the resource being created finishes, its dependent never starts
+    tpl = {"heat_template_version": "pike", "resources": {
+        "first": {"type": "OS::Heat::TestResource", "properties": {"action_wait_secs": {"create": 2}}},
+        "second": {"type": "OS::Heat::TestResource", "depends_on": "first"}}}
+    name = _name()
+    client.stacks.create(stack_name=name, template=tpl)
+    wait_until(lambda: client.resources.get(name, "first").resource_status == "CREATE_IN_PROGRESS",
+               what="the first resource to start")
+    client.actions.cancel_without_rollback(name)
+    stack = wait_for(client, name, timeout=10)
+    assert (stack.stack_status, stack.stack_status_reason) == ("CREATE_FAILED", "Stack CREATE cancelled")
+    wait_until(lambda: client.resources.get(name, "first").resource_status == "CREATE_COMPLETE",
+               what="the first resource to finish")
+    assert client.resources.get(name, "second").resource_status == "INIT_COMPLETE"
+
+
+def test_a_patch_update_drops_the_parameters_the_new_template_no_longer_declares(client):
+    def version(param):
+        return {"heat_template_version": "2013-05-23",
+                "parameters": {param: {"type": "string", "default": "x"}},
+                "resources": {"r": {"type": "OS::Heat::Value", "properties": {"value": {"get_param": param}}}}}
+
+    name = _name()
+    client.stacks.create(stack_name=name, template=version("one"), environment={"parameters": {"one": "kept"}})
+    assert wait_for(client, name).stack_status == "CREATE_COMPLETE"
+    client.stacks.update(name, template=version("two"), existing=True,
+                         environment={"parameter_defaults": {"two": "new"}})
+    stack = wait_for(client, name)
+    assert stack.stack_status == "UPDATE_COMPLETE", stack.stack_status_reason
+    assert "one" not in stack.parameters and stack.parameters["two"] == "new"
+
+
+def test_a_nested_stacks_arn_finds_it(client):
+    # what get_resource gives for a provider-template resource; Heat's tests use it as a stack id
+    files, tpl = template("nested.yaml")
+    tpl["outputs"]["child_ref"] = {"value": {"get_resource": "child"}}
+    name = _name()
+    client.stacks.create(stack_name=name, template=tpl, files=files)
+    assert wait_for(client, name).stack_status == "CREATE_COMPLETE"
+    arn = client.stacks.output_show(name, "child_ref")["output"]["output_value"]
+    assert arn.startswith("arn:openstack:heat::")
+    nested = client.stacks.get(arn)
+    assert nested.parent == client.stacks.get(name).id
+    assert client.resources.get(arn, "inner").resource_status == "CREATE_COMPLETE"
+    assert [r.resource_name for r in client.resources.list(arn)] == ["inner"]
 
 
 def test_nested_stacks(client):

@@ -9,7 +9,7 @@ import yaml
 
 from stoker.errors import ValidationFailed
 
-from .conftest import TEMPLATES, hot, load, outputs
+from .conftest import TEMPLATES, hot, in_thread, load, outputs, wait_for
 
 PROVIDER = TEMPLATES / "provider"
 
@@ -341,10 +341,181 @@ def test_a_provider_using_the_type_it_overrides_is_deleted_from_its_own_record(t
     root = tree({
         "t.yaml": hot({"secret": {"type": "OS::Heat::RandomString"}}),
         "env.yaml": yaml.safe_dump({"resource_registry": {"OS::Heat::RandomString": "wrapper.yaml"}}),
-        "wrapper.yaml": yaml.safe_dump(hot({"inner": {"type": "OS::Heat::RandomString"}})),
+        "wrapper.yaml": yaml.safe_dump(hot({"inner": {"type": "OS::Heat::RandomString"}},
+                                           outputs={"value": {"value": {"get_attr": ["inner", "value"]}}})),
     })
     result = engine.create_stack("s", *load(root / "t.yaml", root / "env.yaml"))
     assert result["stack_status"] == "CREATE_COMPLETE", result["stack_status_reason"]
     child = engine.store.children(result["id"])[0]
     assert engine.delete_stack(child.id)["stack_status"] == "DELETE_COMPLETE"
     assert engine.delete_stack("s")["stack_status"] == "DELETE_COMPLETE"
+
+
+def _required_provider(params: list[str], fail: bool = False) -> str:
+    return yaml.safe_dump({"heat_template_version": "2013-05-23",
+                           "parameters": {p: {"type": "string"} for p in params},
+                           "resources": {
+                               "r": {"type": "OS::Heat::Value", "properties": {
+                                   "value": {"list_join": ["-", [{"get_param": p} for p in params]]}}},
+                               "f": {"type": "OS::Heat::TestResource", "properties": {"fail": fail}}},
+                           "outputs": {"out": {"value": {"get_attr": ["r", "value"]}}}})
+
+
+def test_a_required_parameter_added_by_a_failed_update_is_given_by_the_next(tree, engine):
+    """As Heat's TemplateResourceNewParamTest: the failed update left the new template stored."""
+    def version(props, provider):
+        root = tree({"t.yaml": yaml.safe_dump(hot({"n": {"type": "the.yaml", "properties": props}},
+                                                  outputs={"out": {"value": {"get_attr": ["n", "out"]}}})),
+                     "the.yaml": provider})
+        return load(root / "t.yaml")
+
+    assert engine.create_stack("s", *version({"one": "a"}, _required_provider(["one"])))["stack_status"] \
+        == "CREATE_COMPLETE"
+    both = {"one": "a", "two": "b"}
+    failed = engine.update_stack("s", *version(both, _required_provider(["one", "two"], fail=True)))
+    assert failed["stack_status"] == "UPDATE_FAILED"
+    assert "Test Resource failed" in failed["stack_status_reason"]
+    fixed = engine.update_stack("s", *version(both, _required_provider(["one", "two"])))
+    assert fixed["stack_status"] == "UPDATE_COMPLETE", fixed["stack_status_reason"]
+    assert outputs(engine.outputs("s"))["out"] == "a-b"
+
+
+def test_a_patch_update_drops_the_kept_parameters_the_new_template_no_longer_declares(engine):
+    """As Heat's TemplateResourceRemovedParamTest (``--existing``)."""
+    from stoker.template.environment import Environment
+
+    first = hot({"r": {"type": "OS::Heat::Value", "properties": {"value": {"get_param": "one"}}}},
+                parameters={"one": {"type": "string", "default": "x"}},
+                outputs={"out": {"value": {"get_attr": ["r", "value"]}}})
+    engine.create_stack("s", first, Environment.from_dict({"parameters": {"one": "kept"}}),
+                        parameters={"one": "given"})
+    second = hot({"r": {"type": "OS::Heat::Value", "properties": {"value": {"get_param": "two"}}}},
+                 parameters={"two": {"type": "string"}},
+                 outputs={"out": {"value": {"get_attr": ["r", "value"]}}})
+    result = engine.update_stack("s", second, Environment.from_dict({"parameter_defaults": {"two": "new"}}),
+                                 existing=True)
+    assert result["stack_status"] == "UPDATE_COMPLETE", result["stack_status_reason"]
+    assert outputs(engine.outputs("s"))["out"] == "new"
+    assert "one" not in engine.show_stack("s")["parameters"]
+
+
+def test_a_type_override_moved_to_another_provider_template_replaces_and_deletes_the_old(tree, engine):
+    """As Heat's test_change_in_file_path: the old nested stack is deleted as it was made
+    (its own use of the overridden type is the built-in), though the registry now points elsewhere."""
+    root = tree({
+        "t.yaml": hot({"secret1": {"type": "OS::Heat::RandomString"}},
+                      outputs={"out": {"value": {"get_attr": ["secret1", "value"]}}}),
+        "env.yaml": {"resource_registry": {"OS::Heat::RandomString": "nested.yaml"}},
+        "nested.yaml": hot({"secret2": {"type": "OS::Heat::RandomString"}},
+                           outputs={"value": {"value": {"get_attr": ["secret2", "value"]}}}),
+        "env2.yaml": {"resource_registry": {"OS::Heat::RandomString": "new/nested.yaml"}},
+        "new/nested.yaml": hot({"secret2": {"type": "OS::Heat::RandomString"}},
+                               outputs={"value": {"value": "freddy"}}),
+    })
+    created = engine.create_stack("s", *load(root / "t.yaml", root / "env.yaml"))
+    assert created["stack_status"] == "CREATE_COMPLETE", created["stack_status_reason"]
+    old_child = engine.store.children(created["id"])[0]
+
+    result = engine.update_stack("s", *load(root / "t.yaml", root / "env2.yaml"))
+
+    assert result["stack_status"] == "UPDATE_COMPLETE", result["stack_status_reason"]
+    assert outputs(engine.outputs("s"))["out"] == "freddy"
+    assert [c.id for c in engine.store.children(created["id"])] != [old_child.id]
+    assert engine.delete_stack("s")["stack_status"] == "DELETE_COMPLETE"
+
+
+def _facade_stack(tree, concrete: dict, properties: dict | None = None):
+    """``thisone`` is an ``OS::Thingy`` (facade.yaml), mapped for itself to concrete.yaml."""
+    facade = hot({}, parameters={"one": {"type": "string"}, "two": {"type": "string"}},
+                 outputs={"here-it-is": {"value": "noop"}})
+    root = tree({
+        "t.yaml": hot({"thisone": {"type": "OS::Thingy",
+                                   "properties": {"one": "pre", "two": "post"} if properties is None else properties}},
+                      outputs={"one": {"value": {"get_attr": ["thisone", "here-it-is"]}}}),
+        "env.yaml": {"resource_registry": {"OS::Thingy": "facade.yaml",
+                                           "resources": {"thisone": {"OS::Thingy": "concrete.yaml"}}}},
+        "facade.yaml": facade, "concrete.yaml": concrete})
+    return load(root / "t.yaml", root / "env.yaml")
+
+
+@pytest.mark.parametrize("concrete, properties, message", [
+    (hot({"str": {"type": "OS::Heat::RandomString"}}, parameters={"one": {"type": "string"}},
+         outputs={"here-it-is": {"value": "x"}}),
+     {"one": "pre"}, "Required property two for facade OS::Thingy missing in provider"),
+    (hot({"str": {"type": "OS::Heat::RandomString"}},
+         parameters={"one": {"type": "string"}, "two": {"type": "string"}}),
+     None, "Attribute here-it-is for facade OS::Thingy missing in provider"),
+    (hot({}, parameters={"one": {"type": "string"}, "two": {"type": "string"}, "three": {"type": "string"}},
+         outputs={"here-it-is": {"value": "x"}}),
+     None, "Provider requires property three unknown in facade OS::Thingy"),
+])
+def test_a_provider_must_offer_what_its_facade_promises(tree, engine, concrete, properties, message):
+    """As Heat's ValidateFacadeTest: exactly one error, in Heat's words (an attribute only the
+    facade has is no unknown-attribute error of its own)."""
+    with pytest.raises(ValidationFailed) as caught:
+        engine.create_stack("s", *_facade_stack(tree, concrete, properties))
+    assert str(caught.value) == message
+
+
+def test_a_provider_that_matches_its_facade_is_created(tree, engine):
+    concrete = hot({}, parameters={"one": {"type": "string"}, "two": {"type": "string"}},
+                   outputs={"here-it-is": {"value": {"get_param": "two"}}})
+    result = engine.create_stack("s", *_facade_stack(tree, concrete))
+    assert result["stack_status"] == "CREATE_COMPLETE", result["stack_status_reason"]
+    assert outputs(result)["one"] == "post"
+
+
+def test_a_template_overriding_a_built_in_type_must_offer_its_attributes(tree, engine):
+    root = tree({"t.yaml": hot({"secret": {"type": "OS::Heat::RandomString"}}),
+                 "env.yaml": {"resource_registry": {"OS::Heat::RandomString": "wrapper.yaml"}},
+                 "wrapper.yaml": hot({"inner": {"type": "OS::Heat::None"}})})
+    with pytest.raises(ValidationFailed) as caught:
+        engine.create_stack("s", *load(root / "t.yaml", root / "env.yaml"))
+    assert str(caught.value) == "Attribute value for facade OS::Heat::RandomString missing in provider"
+
+
+def test_a_nested_failure_reads_as_the_nested_resource_failure(tree, engine):
+    """As Heat's TemplateResourceErrorMessageTest: one error, its path through the nested stack."""
+    root = tree({"t.yaml": hot({"victim": {"type": "fail.yaml"}}),
+                 "fail.yaml": hot({"oops": {"type": "OS::Heat::TestResource", "properties": {"fail": True}}})})
+    result = engine.create_stack("s", *load(root / "t.yaml"))
+    assert result["stack_status"] == "CREATE_FAILED"
+    assert result["stack_status_reason"] == \
+        "Resource CREATE failed: ValueError: resources.victim.resources.oops: Test Resource failed oops"
+
+
+def test_an_update_preempts_a_nested_update_in_progress(tree, engine, make_engine):
+    """As Heat's test_nested_preemption: the second update stops the first (its 60-second nested
+    update included) and removes the nested stack; the output it no longer has becomes an error."""
+    def tres_wait():
+        return {"type": "OS::Heat::TestResource",
+                "properties": {"action_wait_secs": {"update": 60}, "value": {"get_param": "input"}}}
+
+    def files(preempt):
+        return {"root.yaml": hot({"nested_stack": {"type": "preempt.yaml",
+                                                   "properties": {"input": {"get_param": "input"}}}},
+                                 parameters={"input": {"type": "string"}},
+                                 outputs={"delay_stack": {"value": {"get_attr": ["nested_stack", "delay_stack"]}}}),
+                "preempt.yaml": preempt,
+                "delay.yaml": hot({"delay_resource": tres_wait()}, parameters={"input": {"type": "string"}})}
+
+    nested = hot({"delay_stack": {"type": "delay.yaml", "properties": {"input": {"get_param": "input"}}}},
+                 parameters={"input": {"type": "string"}},
+                 outputs={"delay_stack": {"value": {"get_resource": "delay_stack"}}})
+    template, env = load(tree(files(nested)) / "root.yaml")
+    assert engine.create_stack("s", template, env, parameters={"input": "foo"})["stack_status"] == "CREATE_COMPLETE"
+    first = make_engine()
+    thread, box = in_thread(lambda: first.update_stack("s", template, env, parameters={"input": "bar"}))
+    wait_for(lambda: {r["resource_name"]: r["resource_status"] for r in engine.resources("s", nested_depth=2)}
+             .get("delay_resource") == "UPDATE_IN_PROGRESS")
+
+    template, env = load(tree(files(hot({}, parameters={"input": {"type": "string"}}))) / "root.yaml")
+    result = engine.update_stack("s", template, env, parameters={"input": "baz"})
+
+    thread.join(15)
+    assert not thread.is_alive()
+    assert box["value"]["stack_status"] == "UPDATE_FAILED"
+    assert result["stack_status"] == "UPDATE_COMPLETE", result["stack_status_reason"]
+    assert [r["resource_name"] for r in engine.resources("s", nested_depth=2)] == ["nested_stack"]
+    [output] = engine.outputs("s")
+    assert output["output_value"] is None and "delay_stack" in output["output_error"]

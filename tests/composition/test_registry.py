@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from stoker.errors import ValidationFailed
+from stoker.template.template import Template
 
 from .conftest import hot, load, outputs
 
@@ -178,6 +181,26 @@ def test_another_alias_of_the_same_type_updates_in_place(engine):
     after = engine.resource("s", "test1")
     assert after["physical_resource_id"] == before["physical_resource_id"]
     assert after["attributes"]["value"] == before["attributes"]["value"]
+    assert (before["resource_type"], after["resource_type"]) == ("My::A", "My::B")
+
+
+def test_another_alias_of_the_same_provider_template_updates_its_nested_stack_in_place(engine):
+    from stoker.template.environment import Environment
+
+    provider = hot({"inner": {"type": "OS::Heat::TestResource", "properties": {"value": "x"}}})
+    registry = {"My::A": "provider.yaml", "My::B": "provider.yaml"}
+
+    def version(rtype):
+        return Template(hot({"test1": {"type": rtype}}), {"provider.yaml": json.dumps(provider)})
+
+    env = Environment.from_dict({"resource_registry": registry})
+    engine.create_stack("s", version("My::A"), env)
+    before = engine.resource("s", "test1")
+    result = engine.update_stack("s", version("My::B"), env)
+    assert result["stack_status"] == "UPDATE_COMPLETE", result["stack_status_reason"]
+    after = engine.resource("s", "test1")
+    assert after["resource_type"] == "My::B"
+    assert after["physical_resource_id"] == before["physical_resource_id"]
 
 
 def test_an_alias_mapped_to_another_type_replaces(engine):

@@ -251,3 +251,27 @@ def test_nested_stacks_have_their_parents_timeout(engine):
     engine.create_stack("s", group(count=1), timeout_mins=10)
     child = engine.store.children(engine.show_stack("s")["id"])[0]
     assert engine.show_stack(child.id)["timeout_mins"] == 10
+
+
+def test_a_rolling_replace_after_the_members_template_path_changed(engine):
+    """As Heat: members a batch has not reached yet read their template from their nested stack."""
+    from stoker.template.template import Template
+
+    member = yaml.safe_dump(hot({"v": {"type": "OS::Heat::Value", "properties": {"value": {"get_param": "name"}}}},
+                                parameters={"name": {"type": "string"}},
+                                outputs={"value": {"value": {"get_attr": ["v", "value"]}}}))
+
+    def version(path):
+        data = group(count=4, rtype=path, props={"name": "m%index%"},
+                     update_policy={"rolling_update": {"max_batch_size": 1, "min_in_service": 1}})
+        return Template(data, {path: member})
+
+    created = engine.create_stack("s", version("/opt/member.yaml"))
+    assert created["stack_status"] == "CREATE_COMPLETE", created["stack_status_reason"]
+    before = {name: r["physical_resource_id"] for name, r in members(engine).items()}
+    result = engine.update_stack("s", version("/opt1/member.yaml"))
+    assert result["stack_status"] == "UPDATE_COMPLETE", result["stack_status_reason"]
+    after = members(engine)
+    assert {r["resource_type"] for r in after.values()} == {"/opt1/member.yaml"}
+    assert all(after[name]["physical_resource_id"] != before[name] for name in before)
+    assert outputs(engine.outputs("s"))["values"] == ["m0", "m1", "m2", "m3"]

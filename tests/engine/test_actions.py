@@ -176,24 +176,32 @@ def test_cancel_with_nothing_running_is_refused(engine, running):
     assert engine.show_stack(running)["stack_status"] == "CREATE_COMPLETE"
 
 
-def _update_stack(value: str, slow_added: bool, quick_wait: float = 1.0) -> dict:
+def _update_stack(value: str, slow_added: bool, quick_wait: float = 1.0, slow_secs: float = 60) -> dict:
     """``quick`` takes ``quick_wait`` s to update (either way); ``slow`` (added by the update)
-    takes a minute."""
+    takes ``slow_secs`` to create, and ``after`` waits for it."""
     resources = {"quick": {"type": "OS::Heat::TestResource",
                            "properties": {"value": value, "action_wait_secs": {"update": quick_wait}}}}
     if slow_added:
         resources["slow"] = {"type": "OS::Heat::TestResource", "depends_on": "quick",
-                             "properties": {"action_wait_secs": {"create": 60, "delete": 0}}}
+                             "properties": {"action_wait_secs": {"create": slow_secs, "delete": 0}}}
+        resources["after"] = {"type": "OS::Heat::TestResource", "depends_on": "slow"}
     return {"heat_template_version": "2018-08-31", "resources": resources}
 
 
-def _cancel_update(engine, make_engine, rollback: bool, quick_wait: float = 1.0,
-                   cancel_rollback: bool = True) -> dict:
+def _start_update(engine, make_engine, rollback: bool, quick_wait: float = 1.0, slow_secs: float = 60):
+    """Update ``upd`` in another engine; return once its ``slow`` resource is being created."""
     engine.create_stack("upd", _update_stack("one", False, quick_wait), disable_rollback=not rollback)
     runner = make_engine()
-    thread, result = _start(lambda: runner.update_stack("upd", _update_stack("two", True, quick_wait)))
+    thread, result = _start(lambda: runner.update_stack(
+        "upd", _update_stack("two", True, quick_wait, slow_secs)))
     wait_until(lambda: statuses(engine, "upd").get("slow") == "CREATE_IN_PROGRESS", timeout=10,
                what="the slow resource to start")
+    return thread, result
+
+
+def _cancel_update(engine, make_engine, rollback: bool, quick_wait: float = 1.0,
+                   cancel_rollback: bool = True, slow_secs: float = 60) -> dict:
+    thread, result = _start_update(engine, make_engine, rollback, quick_wait, slow_secs)
     engine.cancel_stack("upd", rollback=cancel_rollback)
     thread.join(15)
     assert not thread.is_alive()
@@ -201,21 +209,49 @@ def _cancel_update(engine, make_engine, rollback: bool, quick_wait: float = 1.0,
     return result["value"]
 
 
-def test_cancel_an_update_without_rollback(engine, make_engine):
+def test_cancel_update_rolls_back_a_stack_whose_rollback_is_disabled(engine, make_engine):
+    # as Heat's cancel_update: the cancel asks for the rollback, whatever the stack's setting
     info = _cancel_update(engine, make_engine, rollback=False, quick_wait=0.1)
-    assert info["stack_status"] == "UPDATE_FAILED"
-    assert "cancel" in info["stack_status_reason"].lower()
-    found = statuses(engine, "upd")
-    assert found == {"quick": "UPDATE_COMPLETE", "slow": "CREATE_FAILED"}
+    assert info["stack_status"] == "ROLLBACK_COMPLETE", info["stack_status_reason"]
+    assert statuses(engine, "upd") == {"quick": "UPDATE_COMPLETE"}
+    assert engine.template("upd") == _update_stack("one", False, quick_wait=0.1)
     assert engine.get_record("upd").lock_owner is None
+
+
+def test_cancel_without_rollback_fails_the_stack_at_once_and_lets_the_running_resource_finish(
+        engine, make_engine):
+    # as Heat's cancel_without_rollback: nothing new starts; what runs is not interrupted
+    info = _cancel_update(engine, make_engine, rollback=False, quick_wait=0.1, cancel_rollback=False,
+                          slow_secs=2)
+    assert info["stack_status"] == "UPDATE_FAILED"
+    assert info["stack_status_reason"] == "Stack UPDATE cancelled"
+    assert statuses(engine, "upd") == {"quick": "UPDATE_COMPLETE", "slow": "CREATE_COMPLETE"}
+    assert stack_events(engine, "upd").count("UPDATE_FAILED") == 1
+    assert engine.get_record("upd").lock_owner is None
+
+
+def test_a_delete_stops_what_a_cancel_without_rollback_let_run(engine, make_engine):
+    thread, result = _start_update(engine, make_engine, rollback=False, quick_wait=0.1, slow_secs=60)
+    engine.cancel_stack("upd", rollback=False)
+    wait_until(lambda: engine.show_stack("upd")["stack_status"] == "UPDATE_FAILED",
+               what="the cancelled stack to fail")
+    # the stack has failed while its 60-second create goes on, holding the stack
+    assert statuses(engine, "upd")["slow"] == "CREATE_IN_PROGRESS"
+    assert engine.get_record("upd").lock_owner is not None
+
+    assert engine.delete_stack("upd")["stack_status"] == "DELETE_COMPLETE"
+    thread.join(15)
+    assert not thread.is_alive()
+    assert result["value"]["stack_status"] == "UPDATE_FAILED"
 
 
 @pytest.mark.sqlite_only
 def test_cancel_without_rollback_skips_the_rollback_of_a_rollback_enabled_stack(engine, make_engine):
-    info = _cancel_update(engine, make_engine, rollback=True, quick_wait=0.1, cancel_rollback=False)
+    info = _cancel_update(engine, make_engine, rollback=True, quick_wait=0.1, cancel_rollback=False,
+                          slow_secs=2)
     assert info["stack_status"] == "UPDATE_FAILED", info["stack_status_reason"]
     assert "cancel" in info["stack_status_reason"].lower()
-    assert statuses(engine, "upd") == {"quick": "UPDATE_COMPLETE", "slow": "CREATE_FAILED"}
+    assert statuses(engine, "upd") == {"quick": "UPDATE_COMPLETE", "slow": "CREATE_COMPLETE"}
 
 
 @pytest.mark.sqlite_only
@@ -229,14 +265,18 @@ def test_cancel_an_update_rolls_it_back(engine, make_engine):
 
 @pytest.mark.sqlite_only
 def test_check_of_a_half_created_stack_is_not_healthy(engine):
+    # as Heat's TemplateResourceCheckTest: the failed resource's dependents are not checked
+    # (they stay as they are), the others are
     stack = {"heat_template_version": "2018-08-31", "resources": {
         "cmd": {"type": "Stoker::Local::Command", "properties": {"create": "exit 1"}},
-        "after": {"type": "OS::Heat::TestResource", "depends_on": "cmd"}}}
+        "after": {"type": "OS::Heat::TestResource", "depends_on": "cmd"},
+        "after_after": {"type": "OS::Heat::TestResource", "depends_on": "after"},
+        "healthy": {"type": "OS::Heat::TestResource"}}}
     assert engine.create_stack("half", stack)["stack_status"] == "CREATE_FAILED"
 
     info = engine.check_stack("half")
 
     assert info["stack_status"] == "CHECK_FAILED"
-    rows = {r["resource_name"]: r for r in engine.resources("half")}
-    assert rows["after"]["resource_status"] == "CHECK_FAILED"
-    assert "not created" in rows["after"]["resource_status_reason"]
+    assert statuses(engine, "half") == {"cmd": "CHECK_FAILED", "after": "INIT_COMPLETE",
+                                        "after_after": "INIT_COMPLETE", "healthy": "CHECK_COMPLETE"}
+    assert "CREATE_FAILED" in resources_by_name(engine, "half")["cmd"]["resource_status_reason"]

@@ -70,10 +70,11 @@ def test_two_processes_race_for_one_stack(engine, db_url, tmp_path, home):
         results[value] = json.loads(out.strip().splitlines()[-1])
 
     winners = [v for v, r in results.items() if r.get("status") == "UPDATE_COMPLETE"]
-    losers = [v for v, r in results.items() if "error" in r]
+    losers = [v for v, r in results.items() if v not in winners]
     assert len(winners) == 1 and len(losers) == 1, results
-    assert results[losers[0]]["error"] == "Stack race already has an action (UPDATE) in progress"
-    assert results[losers[0]]["type"] == "Conflict"
+    # the loser came at the very same moment (refused), or was preempted by the winner (as Heat)
+    assert results[losers[0]] in ({"error": "Stack race already has an action (UPDATE) in progress",
+                                   "type": "Conflict"}, {"status": "UPDATE_FAILED"}), results
     info = engine.show_stack("race")
     assert info["stack_status"] == "UPDATE_COMPLETE"
     assert info["parameters"]["value"] == winners[0]

@@ -330,6 +330,23 @@ def test_a_replacement_that_fails_without_rollback_keeps_the_original_until_fixe
     assert set(statuses(engine, "rr").values()) == {"CREATE_COMPLETE"}
 
 
+def test_a_manual_rollback_after_a_failed_replacement_keeps_the_original(engine):
+    # as Heat's test_stack_update_replace_manual_rollback: the original was never replaced
+    first = hot({"server": tres(update_replace_value="1")})
+    engine.create_stack("rr", first)
+    original = physical_ids(engine, "rr")["server"]
+    failing = hot({"server": tres(update_replace_value="2", fail=True)})
+    assert engine.update_stack("rr", failing)["stack_status"] == "UPDATE_FAILED"
+
+    info = engine.update_stack("rr", first)
+
+    assert info["stack_status"] == "UPDATE_COMPLETE", info["stack_status_reason"]
+    assert physical_ids(engine, "rr")["server"] == original
+    assert len(engine.resources("rr")) == 1
+    created = [e for e in resource_events(engine, "rr") if e == ("server", "CREATE_COMPLETE")]
+    assert len(created) == 1
+
+
 @pytest.mark.sqlite_only
 def test_rollback_keeps_the_resources_the_update_removed(engine, files):
     v1 = hot({"config": {"type": "Stoker::Local::File",

@@ -14,6 +14,7 @@ from stoker.api.body import extract_bool, extract_int, extract_tags, json_object
 from stoker.api.context import Ctx, context, empty, in_project_pool, reply
 from stoker.api.errors import ApiError, bad_request, not_found
 from stoker.api.views import stack_record_view, stack_view, with_query
+from stoker.engine.engine import declared_only
 from stoker.errors import Conflict, NotFound
 from stoker.store.models import RawTemplate
 from stoker.template.environment import Environment
@@ -222,7 +223,10 @@ def _text(value: Any) -> str:
 
 # -- lookups: /stacks/{name} -> 302 /stacks/{name}/{id} --------------------------------------
 def _redirect(ctx: Ctx, stack_name: str, path: str = "") -> Response:
-    record = extras.lookup(ctx.engine, stack_name)
+    return _found(ctx, extras.lookup(ctx.engine, stack_name), path)
+
+
+def _found(ctx: Ctx, record: Any, path: str = "") -> Response:
     location = ctx.links.stack(record.name, record.id) + (f"/{path}" if path else "")
     return Response(status_code=302, headers={"Location": with_query(location, ctx.request)})
 
@@ -253,6 +257,25 @@ def _subpath_lookup(path: str):
 for _path, _methods in LOOKUP_SUBPATHS.items():
     _each_method(f"/stacks/{{stack_name}}/{_path}", _subpath_lookup(_path), _methods,
                  summary=f"Find a stack's {_path} by stack name or id (redirect)")
+
+
+# Heat's stack ARN (what get_resource gives for a nested stack's resource) in place of NAME/ID
+ARN_PATH = "/stacks/arn:openstack:heat::{tenant}:stacks/{stack_name}/{stack_id}"
+ARN_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+
+
+def lookup_arn(tenant: str, stack_name: str, stack_id: str, ctx: Ctx = Depends(context)) -> Response:
+    return _found(ctx, extras.identify(ctx.engine, stack_name, stack_id))
+
+
+def lookup_arn_subpath(tenant: str, stack_name: str, stack_id: str, path: str,
+                       ctx: Ctx = Depends(context)) -> Response:
+    return _found(ctx, extras.identify(ctx.engine, stack_name, stack_id), path)
+
+
+_each_method(ARN_PATH, lookup_arn, ARN_METHODS, summary="Find a stack by its ARN (redirect)")
+_each_method(ARN_PATH + "/{path:path}", lookup_arn_subpath, ARN_METHODS,
+             summary="Find a stack's resources, events... by the stack's ARN (redirect)")
 
 
 # -- one stack --------------------------------------------------------------------------
@@ -299,6 +322,7 @@ def _update(ctx: Ctx, record: Any, body: dict, patch: bool, dry_run: bool) -> An
                 getattr(environment, section).pop(key, None)
         if data.raw_environment:
             environment = _merged(environment, data.raw_environment)
+        params = declared_only(template, params, environment)
     else:
         template, params, environment = data.template, data.parameters, data.environment or Environment()
     kwargs = dict(existing=False, disable_rollback=data.disable_rollback, timeout_mins=data.timeout_mins)
