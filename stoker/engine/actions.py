@@ -140,6 +140,30 @@ async def create(stack: Stack, timeout: float | None) -> None:
     await run_walk(stack, graph, lambda name: create_resource(stack.resources[name]), "CREATE", timeout)
 
 
+async def resume_create(stack: Stack, timeout: float | None) -> None:
+    """Go on with a create a stopped server handed back: what completed stays, what was
+    in progress is picked up where it stood, what never started is created."""
+    names = set(stack.definition.enabled_resources())
+    missing = [stack.instantiate(name, stack.definition.resources[name]) for name in names
+               if name not in stack.resources]
+    stack.resources.update({r.name: r for r in missing})
+    await stack.insert(missing)
+    await run_walk(stack, dependency_graph(stack, names),
+                   lambda name: resume_resource(stack, stack.resources[name]), "CREATE", timeout)
+
+
+async def resume_resource(stack: Stack, resource: Resource) -> None:
+    if resource.action == resource.INIT:
+        await create_resource(resource)
+    elif resource.status == FAILED:  # failed before the server stopped: the create fails as it would have
+        raise ActionFailed(resource.status_reason)
+    elif resource.status != COMPLETE and not await resource.pick_up(resource.CREATE):
+        # interrupted where nothing could be picked up: made again
+        await delete_resource(stack, resource)
+        stack.delete_rows([resource])
+        await _create_new(stack, resource.name, stack.definition.resources[resource.name])
+
+
 # -- delete -----------------------------------------------------------------------------
 async def delete_resource(stack: Stack, resource: Resource) -> None:
     """Delete one resource as its deletion policy says; its row goes later, in bulk."""

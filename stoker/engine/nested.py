@@ -102,6 +102,17 @@ class NestedStackResource(Resource):
         self._raise_if_failed(child)
         self._cache_outputs()
 
+    async def pick_up(self, action: str) -> bool:
+        """A nested stack's interrupted create goes on in the nested stack, where it stood."""
+        child = self.child() if action == self.CREATE else None
+        if child is None or child.definition is None or (child.action, child.status) != (self.CREATE, self.IN_PROGRESS):
+            return await super().pick_up(action)
+        async with self.acting(self.CREATE):
+            await self.stack.engine.run_create(child, None, disable_rollback=True, resume=True)
+            self._raise_if_failed(child)
+            self._cache_outputs()
+        return True
+
     async def handle_update(self, json_snippet: Any, tmpl_diff: dict, prop_diff: dict) -> None:
         child = self.child()
         if child is None:

@@ -61,6 +61,8 @@ class Stack:
         self.cancel_reason: str | None = None
         #: False when the user cancelled with cancel_without_rollback
         self.rollback_on_cancel = True
+        #: set on the top stack when its server stops: running resources stay in progress
+        self.handing_back = False
         #: for an adopt: resource name -> {"data", "metadata"} they had before
         self.adopted_data: dict = {}
         self.action = record.action
