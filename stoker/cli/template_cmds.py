@@ -11,6 +11,7 @@ from stoker.cli.formatting import format_option, show_document, show_list, show_
 from stoker.cli.inputs import read_inputs, template_options
 from stoker.errors import Problems, ValidationFailed
 from stoker.template.evaluate import evaluate
+from stoker.template.parse import RESULT_TIME_CODES, warn_output_error
 from stoker.template.parameters import redact
 from stoker.template.versions import find_version, listed_versions
 
@@ -86,7 +87,11 @@ def _evaluate_what_is_known(definition, problems) -> None:
     """
     scratch = Problems()
     evaluate(definition, scratch)
-    problems.extend(p for p in scratch.errors if p.code not in _NEEDS_INPUT)
+    for problem in scratch.errors:
+        if problem.code in RESULT_TIME_CODES:
+            warn_output_error(problems, problem)
+        elif problem.code not in _NEEDS_INPUT:
+            problems.extend([problem])
 
 
 #: codes of failures that only mean "a value is not known yet"

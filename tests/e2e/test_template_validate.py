@@ -413,14 +413,8 @@ INVALID = {
          '"str_replace" syntax should be str_replace: {template:'),
         ("outputs.str_replace_params_list.value.str_replace", "invalid-function-arguments", 23, 37,
          '"str_replace" parameters must be a mapping'),
-        ("outputs.str_replace_strict_unused.value.str_replace_strict", "unused-param", 24, 39,
-         'The following params were not found in the template: x (in "str_replace_strict")'),
-        ("outputs.str_replace_vstrict_empty.value.str_replace_vstrict", "empty-param", 25, 39,
-         "str_replace_vstrict has an undefined or empty value for param a"),
         ("outputs.str_split_short.value.str_split", "invalid-function-arguments", 26, 29,
          'Incorrect arguments to "str_split" should be: "str_split" : [ ",", "apples,pears", <index>]'),
-        ("outputs.digest_algorithm.value.digest", "invalid-function-arguments", 27, 30,
-         'Algorithm "sha999" of "digest" is unknown; it must be one of:'),
         ("outputs.repeat_no_for_each.value.repeat", "invalid-function-arguments", 28, 32,
          '"repeat" syntax should be repeat:'),
         ("outputs.repeat_for_each_list.value.repeat", "invalid-function-arguments", 29, 34,
@@ -520,6 +514,16 @@ INVALID = {
 def test_invalid_template_reports_every_error(stoker, template):
     run = stoker.validate(template).expect(1)
     stoker.assert_errors(run.json, INVALID[template], file=template)
+
+
+def test_errors_heat_shows_on_an_output_are_warnings(stoker):
+    """Heat creates the stack and puts these on the output's ``output_error``."""
+    warnings = stoker.validate("invalid/functions.yaml").expect(1).warnings
+    for place, code in [("24:39: outputs.str_replace_strict_unused.value.str_replace_strict", "unused-param"),
+                        ("25:39: outputs.str_replace_vstrict_empty.value.str_replace_vstrict", "empty-param"),
+                        ("27:30: outputs.digest_algorithm.value.digest", "unknown-algorithm")]:
+        assert any(f"invalid/functions.yaml:{place}: " in line and line.endswith(f"[{code}]")
+                   for line in warnings), (place, warnings)
 
 
 @pytest.mark.parametrize("template", ["invalid/resources.yaml", "invalid/dependencies.yaml"])
