@@ -263,7 +263,9 @@ def needs_recreate(resource: Resource) -> bool:
 async def update_resource(stack: Stack, name: str, rollback: bool) -> None:
     definition = stack.definition.resources[name]
     current = stack.resources.get(name)
-    if current is not None and rollback:
+    # on rollback, and as Heat on any update after a replacement that failed: the
+    # original, if it fits the definition, comes back instead of a new replacement
+    if current is not None and (rollback or (current.replaces is not None and current.status == FAILED)):
         current = _restore_replaced(stack, current, definition) or current
     if current is None and rollback:
         current = _restore_retired(stack, name, definition)
