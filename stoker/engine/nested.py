@@ -50,6 +50,10 @@ class NestedStackResource(Resource):
     def child_parameters(self) -> dict:
         return {}
 
+    def validation_template(self) -> Template:
+        """The nested template whose parameters validate shows (``show_nested``)."""
+        return self.child_template()
+
     def child_environment(self) -> Environment:
         """The parent's environment, less its own parameters (as Heat passes it down)."""
         parent = self.stack.environment
