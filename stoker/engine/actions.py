@@ -280,6 +280,8 @@ async def update_resource(stack: Stack, name: str, rollback: bool) -> None:
         stack.delete_rows([current])
         await _create_new(stack, name, definition)
         return
+    if not rollback:  # as Heat: whether the resource then changes, is replaced or stays as it is
+        await pause_at_hook(stack, current, "pre-update")
     # as Heat: what the type resolves to decides, not its name (another alias of the same
     # plug-in updates in place; an alias mapped elsewhere replaces)
     if (implementation_changes(stack, current, definition)
@@ -304,7 +306,6 @@ async def update_resource(stack: Stack, name: str, rollback: bool) -> None:
         await _replace(stack, current, definition)
         return
     await _check_restricted(stack, current, "update")
-    await pause_at_hook(stack, current, "pre-update")
     before = current.action, current.status, current.status_reason
     try:
         await current.update(definition, new_props, plan.tmpl_diff, plan.prop_diff)

@@ -20,7 +20,8 @@ from stoker.resources import attributes
 from stoker.resources.exceptions import InvalidTemplateAttribute
 from stoker.resources.properties import Properties
 from stoker.resources.resource import Resource, UpdatePlan
-from stoker.template.environment import Environment, RegistryLoop, is_template_type, resolve_type
+from stoker.template.environment import (Environment, RegistryLoop, child_registry, is_template_type,
+                                          resolve_type)
 from stoker.template.parameters import parse_parameters
 from stoker.template.template import Template
 
@@ -55,11 +56,12 @@ class NestedStackResource(Resource):
         return self.child_template()
 
     def child_environment(self) -> Environment:
-        """The parent's environment, less its own parameters (as Heat passes it down)."""
+        """The parent's environment, less its own parameters and the per-resource entries
+        of other resources (as Heat passes it down)."""
         parent = self.stack.environment
         env = Environment.from_dict({
             "parameter_defaults": parent.parameter_defaults,
-            "resource_registry": parent.resource_registry,
+            "resource_registry": child_registry(parent.resource_registry, self.name),
             "parameter_merge_strategies": parent.parameter_merge_strategies,
         })
         return env
