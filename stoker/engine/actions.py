@@ -16,7 +16,7 @@ from stoker.engine.stack import Stack
 from stoker.errors import StokerError, ValidationFailed
 from stoker.functions.base import resolve
 from stoker.functions.sizes import check_stored
-from stoker.resources.exceptions import ResourceFailure, UpdateReplace
+from stoker.resources.exceptions import NotSupported, ResourceFailure, UpdateReplace
 from stoker.resources.resource import Resource
 from stoker.template.environment import RegistryLoop, hooks_for, restricted_actions_for
 
@@ -272,7 +272,13 @@ async def update_resource(stack: Stack, name: str, rollback: bool) -> None:
     if current is None:
         await _create_new(stack, name, definition)
         return
-    if current.t.external_id is not None and definition.external_id is not None:
+    external_id = resolve(definition.external_id)
+    if resolve(current.t.external_id) != external_id:  # as Heat: set, changed or removed
+        failure = ResourceFailure(NotSupported(
+            feature=f"Update to property external_id of {current.name} ({current.type()})"), current, current.UPDATE)
+        await current.set_state(current.UPDATE, FAILED, str(failure))
+        raise failure
+    if external_id is not None:
         current.t = definition  # an adopted resource is the user's: updates leave it alone
         return
     if needs_recreate(current):
