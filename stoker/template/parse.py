@@ -23,8 +23,10 @@ if TYPE_CHECKING:  # pragma: no cover
 _FUNCTION_LIKE = re.compile(r"^(?:[a-z]+(?:_[a-z]+)*|Fn::\w+|Ref)$")
 #: errors Heat finds only when it evaluates a call: in an output they do not refuse the
 #: stack, the output shows them as its ``output_error``; validate warns about them
-RESULT_TIME_CODES = frozenset(("unused-param", "empty-param", "unequal-lengths", "unknown-algorithm"))
-OUTPUT_SECTIONS = ("outputs", "Outputs")
+RESULT_TIME_CODES = frozenset(("unused-param", "empty-param", "unequal-lengths", "unknown-algorithm",
+                               "unknown-parameter"))
+#: (section, key) of an output's value: ``path[0:3:2]`` of ``("outputs", name, "value", ...)``
+OUTPUT_VALUES = (("outputs", "value"), ("Outputs", "Value"))
 
 
 def warn_output_error(problems: Problems, problem: Any) -> None:
@@ -88,7 +90,7 @@ class Parser:
         except FunctionError as exc:
             if not exc.path:
                 exc.path = path
-            if exc.code in RESULT_TIME_CODES and path[0] in OUTPUT_SECTIONS:
+            if exc.code in RESULT_TIME_CODES and tuple(path[0:3:2]) in OUTPUT_VALUES:
                 warn_output_error(self.problems, exc.problem())
             else:
                 self.problems.add(exc.path, exc.code, exc.message)

@@ -64,3 +64,36 @@ def test_the_same_errors_in_a_resource_still_refuse_it(cli, tmp_path):
     refused = cli("template", "validate", "-t", path).expect(1)
     assert "resources.thing.properties.value.str_replace_strict" in refused.stderr
     assert "not found in the template: missing" in refused.stderr
+
+
+NESTED = """\
+heat_template_version: 2016-10-14
+resources:
+  r: {type: OS::Heat::None}
+outputs:
+  bad: {value: {get_param: undeclared}}
+  good: {value: fine}
+"""
+TOP = """\
+heat_template_version: 2016-10-14
+resources:
+  n: {type: nested.yaml}
+outputs:
+  inner_good: {value: {get_attr: [n, good]}}
+  own: {value: {get_param: not_here_either}}
+"""
+
+
+def test_an_undeclared_parameter_in_an_output_is_that_outputs_error(cli, tmp_path):
+    (tmp_path / "nested.yaml").write_text(NESTED)
+    (tmp_path / "top.yaml").write_text(TOP)
+    cli("template", "validate", "-t", tmp_path / "top.yaml").expect(0)
+    created = cli("stack", "create", "np", "-t", tmp_path / "top.yaml", "--wait", "-f", "json").expect(0).json
+    assert created["stack_status"] == "CREATE_COMPLETE", created["stack_status_reason"]
+    top = {o["output_key"]: o for o in cli("stack", "output", "show", "np", "--all", "-f", "json").expect(0).json}
+    assert top["inner_good"]["output_value"] == "fine"
+    assert 'The parameter "not_here_either" is not defined' in top["own"]["output_error"]
+    nested_id = cli("stack", "resource", "show", "np", "n", "-f", "json").expect(0).json["physical_resource_id"]
+    bad = cli("stack", "output", "show", nested_id, "bad", "-f", "json").expect(0).json
+    assert bad["output_value"] is None
+    assert 'The parameter "undeclared" is not defined in the template' in bad["output_error"]
