@@ -317,8 +317,10 @@ def _update(ctx: Ctx, record: Any, body: dict, patch: bool, dry_run: bool) -> An
         return engine.update_stack(record.id, template, environment, params, **kwargs)
 
     ctx.state.runner.start(ctx.engine, action)
-    if data.tags is not None:
-        ctx.engine.store.update_stack(record.id, tags=data.tags)
+    # as Heat: a PUT without tags clears them, a PATCH keeps them
+    tags = data.tags if data.tags is not None else (None if patch else [])
+    if tags is not None:
+        ctx.engine.store.update_stack(record.id, tags=tags)
     return None
 
 
