@@ -151,3 +151,28 @@ def test_sigterm_hands_actions_back_and_restart_finishes_them_sqlite(tmp_path):
 def test_stop_with_several_workers_on_postgresql(tmp_path, new_pg_database, signum):
     with new_pg_database("server_shutdown") as database:
         _stop_mid_actions_and_restart(tmp_path, database.url.render_as_string(hide_password=False), 2, signum)
+
+
+def test_an_update_cut_by_a_stop_ends_failed_as_interrupted(tmp_path):
+    """An update cannot be picked up halfway: the next server marks it (and its resource) FAILED."""
+    template = ("heat_template_version: 2016-10-14\nresources:\n"
+                "  r: {type: OS::Heat::TestResource, properties: {value: %s, action_wait_secs: {update: 30}}}\n")
+    db_url = f"sqlite:///{tmp_path / 'stoker.db'}"
+    server = start_server(tmp_path / "first", db_url)
+    try:
+        stack_id = _call(server, "POST", "/p/stacks", json={"stack_name": "up", "template": template % "one"}
+                         ).json()["stack"]["id"]
+        _until(lambda: _status(server, "p", "up") == "CREATE_COMPLETE", FINISH_BOUND, "created")
+        _call(server, "PUT", f"/p/stacks/up/{stack_id}", json={"template": template % "two"})
+        _until(lambda: _resources(server, "p", "up") == {"r": "UPDATE_IN_PROGRESS"}, FINISH_BOUND, "updating")
+        _stop(server, signal.SIGTERM)
+    finally:
+        server.stop()
+    again = start_server(tmp_path / "second", db_url)
+    try:
+        _until(lambda: _status(again, "p", "up") == "UPDATE_FAILED", FINISH_BOUND, "marked failed")
+        shown = _call(again, "GET", f"/p/stacks/up/{stack_id}").json()["stack"]
+        assert shown["stack_status_reason"] == "Stack UPDATE interrupted: the server stopped while it ran"
+        assert _resources(again, "p", "up") == {"r": "UPDATE_FAILED"}
+    finally:
+        again.stop()
