@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import sys
 
 import click
@@ -13,7 +12,7 @@ from stoker.errors import Problems, ValidationFailed
 from stoker.template.evaluate import evaluate
 from stoker.template.parse import RESULT_TIME_CODES, warn_output_error
 from stoker.template.parameters import redact
-from stoker.template.versions import find_version, listed_versions
+from stoker.template.versions import find_version, function_rows, listed_versions
 
 
 @click.group()
@@ -146,15 +145,4 @@ def function_list(version, with_conditions, fmt) -> None:
     found = find_version(version)
     if found is None:
         raise click.BadParameter(f'"{version}" is not a known template version', param_hint="VERSION")
-    rows = [{"functions": name, "description": _summary(found.functions[name])}
-            for name in found.function_names()]
-    if with_conditions:
-        listed = {row["functions"] for row in rows}
-        rows += [{"functions": name, "description": _summary(found.condition_parse_table[name])}
-                 for name in found.condition_function_names() if name not in listed]
-    show_list(rows, ["functions", "description"], fmt)
-
-
-def _summary(cls) -> str:
-    doc = inspect.getdoc(cls) or ""
-    return doc.splitlines()[0] if doc else ""
+    show_list(function_rows(found, with_conditions), ["functions", "description"], fmt)

@@ -19,7 +19,7 @@ from stoker.resources.properties import AnyIndexDict
 from stoker.template.definition import build_definition
 from stoker.engine.nested_parameters import nested_parameters
 from stoker.template.environment import Environment
-from stoker.template.versions import find_version, listed_versions
+from stoker.template.versions import find_version, function_rows, listed_versions
 
 router = APIRouter(prefix="/v1/{tenant_id}", tags=["templates"])
 
@@ -89,17 +89,7 @@ def template_functions(template_version: str, ctx: Ctx = Depends(context)) -> Re
         raise not_found(f"Template with version {template_version} not found", "NotFound")
     value = ctx.request.query_params.get("with_condition_func")
     with_conditions = extract_bool("with_condition_func", value) if value is not None else False
-    rows = [{"functions": name, "description": _summary(version.functions[name])}
-            for name in version.function_names()]
-    if with_conditions:
-        rows += [{"functions": name, "description": _summary(version.condition_parse_table[name])}
-                 for name in version.condition_function_names()]
-    return reply({"template_functions": rows})
-
-
-def _summary(cls: Any) -> str:
-    doc = (getattr(cls, "__doc__", None) or "").strip()
-    return doc.splitlines()[0] if doc else ""
+    return reply({"template_functions": function_rows(version, with_conditions)})
 
 
 # -- resource types ---------------------------------------------------------------------
