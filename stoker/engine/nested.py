@@ -14,7 +14,7 @@ import json
 from abc import abstractmethod
 from typing import Any
 
-from stoker.errors import Problems, ResourcePending, StokerError, ValidationFailed
+from stoker.errors import FunctionError, Problems, ResourcePending, StokerError, ValidationFailed
 from stoker.functions.base import resolve
 from stoker.resources import attributes
 from stoker.resources.exceptions import InvalidTemplateAttribute
@@ -28,6 +28,7 @@ from stoker.template.template import Template
 IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
 #: resource data key holding the nested stack's outputs as of the last action
 OUTPUTS_KEY = "stoker:outputs"
+OUTPUT_ERRORS_KEY = "stoker:output_errors"
 
 
 class NestedStackFailed(StokerError):
@@ -83,14 +84,34 @@ class NestedStackResource(Resource):
         return self._child
 
     def child_outputs(self) -> dict:
-        """The nested stack's outputs: live when loaded, else as cached at the last action."""
+        """The nested stack's outputs (null where one fails): live when loaded, else as
+        cached at the last action."""
         if self._child is None and OUTPUTS_KEY in self._data:
             return self._data[OUTPUTS_KEY]
+        return self._evaluated_outputs()[0]
+
+    def child_output_errors(self) -> dict:
+        """Output name -> the error that output shows (its ``output_error``)."""
+        if self._child is None and OUTPUTS_KEY in self._data:
+            return self._data.get(OUTPUT_ERRORS_KEY) or {}
+        return self._evaluated_outputs()[1]
+
+    def _evaluated_outputs(self) -> tuple[dict, dict]:
         child = self.child()
+        values: dict = {}
+        errors: dict = {}
         if child is None or child.definition is None:
-            return {}
-        return {name: _quiet(lambda o=output: resolve(o.value) if child.definition.enabled(o.condition) else None)
-                for name, output in child.definition.outputs.items()}
+            return values, errors
+        for name, output in child.definition.outputs.items():
+            values[name] = None
+            try:
+                if child.definition.enabled(output.condition):
+                    values[name] = resolve(output.value)
+            except ResourcePending:
+                pass  # a resource never created reads as null
+            except StokerError as exc:
+                errors[name] = exc.message if isinstance(exc, FunctionError) else str(exc)
+        return values, errors
 
     async def handle_create(self) -> None:
         engine = self.stack.engine
@@ -156,8 +177,12 @@ class NestedStackResource(Resource):
 
     def _cache_outputs(self) -> None:
         """Keep the outputs with the resource, so reading them later loads no nested stack."""
+        values, errors = self._evaluated_outputs()
         self._data.pop(OUTPUTS_KEY, None)
-        self.data_set(OUTPUTS_KEY, self.child_outputs())
+        self._data.pop(OUTPUT_ERRORS_KEY, None)
+        self.data_set(OUTPUTS_KEY, values)
+        if errors:
+            self.data_set(OUTPUT_ERRORS_KEY, errors)
 
     def _raise_if_failed(self, child) -> None:
         if child.status == FAILED:
@@ -197,13 +222,6 @@ def nested_resource_attribute(owner: NestedStackResource, key: str, path: tuple)
         raise InvalidTemplateAttribute(resource=owner.name, key=key)
     names = parts[2:] + list(path)
     return member.FnGetAtt(names[0], *names[1:]) if names else member.FnGetRefId()
-
-
-def _quiet(fn):
-    try:
-        return fn()
-    except (StokerError, ResourcePending):
-        return None
 
 
 class TemplateResource(NestedStackResource):
@@ -322,6 +340,9 @@ class TemplateResource(NestedStackResource):
     def _resolve_attribute(self, name: str) -> Any:
         if name == "OS::stack_id":
             return self.resource_id
+        error = self.child_output_errors().get(name)
+        if error is not None:  # as Heat's TemplateOutputError
+            raise StokerError(f"Error in {self.name} output {name}: {error}")
         return self.child_outputs().get(name)
 
     def _show_resource(self) -> Any:

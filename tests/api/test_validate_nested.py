@@ -1,5 +1,6 @@
 """``/validate`` as Heat answers it: hidden defaults as the template gives them, the
-Environment with Heat's four sections only, ``NestedParameters`` with ``show_nested``."""
+Environment with Heat's four sections only, ``NestedParameters`` with ``show_nested``; and the
+function list, each function once."""
 
 from __future__ import annotations
 
