@@ -10,6 +10,7 @@ each worker process): ``STOKER_API_DB_URL``, ``STOKER_API_AUTH`` (``token`` or
 
 from __future__ import annotations
 
+import asyncio
 import os
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -63,8 +64,10 @@ def create_app(db_url: str | None = None, auth_mode: str = "noauth", plugin_dirs
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
+        # actions a stopped server handed back go on at once, not after a lock timeout
+        await asyncio.to_thread(state.runner.resume_handed_back, engine)
         yield
-        state.runner.shutdown()
+        await asyncio.to_thread(state.runner.stop, engine)
 
     app = FastAPI(title="Stoker Orchestration API", version="1.0",
                   description="OpenStack Heat's Orchestration API v1, served by Stoker.",

@@ -116,13 +116,31 @@ class Runner:
         future: Future = self.pool(engine.project_id, "action").submit(action, worker)
         future.add_done_callback(lambda f: (_log_failure(f), started.event.set()))
         started.event.wait(timeout)
-        if started.stack_id is None and future.done() and future.exception() is not None:
+        if started.stack_id is None and future.done() and not future.cancelled() and future.exception() is not None:
             raise future.exception()  # type: ignore[misc]
         return started
 
-    def shutdown(self) -> None:
+    def resume_handed_back(self, engine: Any) -> int:
+        """Start again, each in its project's pool, the actions a stopped server handed back;
+        returns how many were found (with several API processes, one of them takes each)."""
+        records = engine.store.handed_back_stacks()
+        for record in records:
+            worker = engine.for_project(record.project_id)
+            worker.engine_id = new_engine_id()
+            future = self.pool(record.project_id, "action").submit(worker.resume_handed_back, record)
+            future.add_done_callback(_log_failure)
+        return len(records)
+
+    def shutdown(self, cancel_queued: bool = False) -> None:
+        """Wait for the actions running (and, unless ``cancel_queued``, those queued) to end."""
         for pool in list(self._pools.values()):
-            pool.shutdown(wait=True, cancel_futures=False)
+            pool.shutdown(wait=True, cancel_futures=cancel_queued)
+
+    def stop(self, engine: Any) -> None:
+        """The server stops: running actions are handed back (``Engine.stopping``) at once,
+        queued ones dropped (their requests were not answered yet)."""
+        engine.stopping.set()
+        self.shutdown(cancel_queued=True)
 
 
 def _set_store(engine: Any, store: Any) -> None:
@@ -134,6 +152,6 @@ def _set_store(engine: Any, store: Any) -> None:
 
 
 def _log_failure(future: Future) -> None:
-    exc = future.exception()
+    exc = None if future.cancelled() else future.exception()
     if exc is not None:
         LOG.info("background action ended with %s: %s", type(exc).__name__, exc)

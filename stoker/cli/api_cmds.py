@@ -83,6 +83,11 @@ def _check_shared(url: str, broker: str | None) -> None:
                                "give --db-url postgresql+psycopg://...")
 
 
+#: seconds a stopping server gives requests in flight before it cancels them (its running
+#: actions are handed back to the next server meanwhile, see stoker/api/runner.py)
+SHUTDOWN_GRACE = 5
+
+
 def serve(app: str, host: str, port: int, workers: int, log_level: str) -> None:
     """Run uvicorn; with several workers, on a socket that is TCP by protocol too.
 
@@ -97,7 +102,8 @@ def serve(app: str, host: str, port: int, workers: int, log_level: str) -> None:
     import uvicorn
 
     options = dict(factory=True, host=host, port=port, workers=workers, log_level=log_level,
-                   access_log=log_level == "debug", proxy_headers=False)
+                   access_log=log_level == "debug", proxy_headers=False,
+                   timeout_graceful_shutdown=SHUTDOWN_GRACE)
     if workers <= 1:
         uvicorn.run(app, **options)
         return

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import sys
 
 import click
@@ -11,8 +10,9 @@ from stoker.cli.formatting import format_option, show_document, show_list, show_
 from stoker.cli.inputs import read_inputs, template_options
 from stoker.errors import Problems, ValidationFailed
 from stoker.template.evaluate import evaluate
+from stoker.template.parse import RESULT_TIME_CODES, warn_output_error
 from stoker.template.parameters import redact
-from stoker.template.versions import find_version, listed_versions
+from stoker.template.versions import find_version, function_rows, listed_versions
 
 
 @click.group()
@@ -86,7 +86,11 @@ def _evaluate_what_is_known(definition, problems) -> None:
     """
     scratch = Problems()
     evaluate(definition, scratch)
-    problems.extend(p for p in scratch.errors if p.code not in _NEEDS_INPUT)
+    for problem in scratch.errors:
+        if problem.code in RESULT_TIME_CODES:
+            warn_output_error(problems, problem)
+        elif problem.code not in _NEEDS_INPUT:
+            problems.extend([problem])
 
 
 #: codes of failures that only mean "a value is not known yet"
@@ -141,15 +145,4 @@ def function_list(version, with_conditions, fmt) -> None:
     found = find_version(version)
     if found is None:
         raise click.BadParameter(f'"{version}" is not a known template version', param_hint="VERSION")
-    rows = [{"functions": name, "description": _summary(found.functions[name])}
-            for name in found.function_names()]
-    if with_conditions:
-        listed = {row["functions"] for row in rows}
-        rows += [{"functions": name, "description": _summary(found.condition_parse_table[name])}
-                 for name in found.condition_function_names() if name not in listed]
-    show_list(rows, ["functions", "description"], fmt)
-
-
-def _summary(cls) -> str:
-    doc = inspect.getdoc(cls) or ""
-    return doc.splitlines()[0] if doc else ""
+    show_list(function_rows(found, with_conditions), ["functions", "description"], fmt)

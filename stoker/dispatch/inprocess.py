@@ -15,10 +15,8 @@ class InProcess:
                action: str = "CREATE") -> None:
         """``action`` is CREATE, or ADOPT for a stack adopting existing resources."""
         engine.store.acquire_lock(stack.id, engine.engine_id, action)
-        try:
+        with engine.holding(stack.id):
             engine._run(engine.run_create(stack, timeout_mins, disable_rollback, action))
-        finally:
-            engine.store.release_lock(stack.id, engine.engine_id)
 
     def delete(self, engine: Any, record: Any) -> None:
         record = engine._stop_running_action(record)  # a running create is cancelled first, as in Heat

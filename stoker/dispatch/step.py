@@ -13,14 +13,11 @@ creating the resource a second time.
 from __future__ import annotations
 
 import asyncio
-import json
 from functools import partial
 from typing import Any, Callable
 
 from stoker.resources.resource import POLL_FACTOR, POLL_FIRST, Resource
 
-#: where a resource's data keeps the action being polled, its token and the next delay
-POLL_KEY = "stoker:polling"
 #: the longest countdown between two polls of one resource
 POLL_MAX = 2.0
 
@@ -47,9 +44,9 @@ def drive_by_steps(resource: Resource) -> None:
 async def step_action(resource: Resource, action: str, handler: Callable, checker: Callable,
                       pass_through: tuple = ()) -> None:
     """``Resource.run_action`` as one step: start or pick up, check once, park or end."""
-    polling = resource._data.get(POLL_KEY) or {}
-    resuming = resource.state == (action, resource.IN_PROGRESS) and (
-        polling.get("action") == action or (action == resource.CREATE and resource.resource_id is not None))
+    polling = resource.stored_poll(action) or {}
+    resuming = bool(polling) or (resource.state == (action, resource.IN_PROGRESS)
+                                 and action == resource.CREATE and resource.resource_id is not None)
     try:
         async with resource.acting(action, pass_through):
             if resuming:
@@ -57,23 +54,21 @@ async def step_action(resource: Resource, action: str, handler: Callable, checke
             else:
                 await resource.set_state(action, resource.IN_PROGRESS, "state changed")
                 token, delay = await resource._call(handler), POLL_FIRST
-            if not _storable(token):  # nothing to pick up from: poll here, as in-process
-                await _poll_here(resource, checker, token, delay)
-                return
             wait = await resource.check_once(checker, token, delay)
             if wait is None:
-                _forget(resource)
+                resource.forget_poll()
                 return
             seconds, backoff = wait
-            resource._data[POLL_KEY] = {"action": action, "token": token,
-                                        "delay": min(delay * POLL_FACTOR, POLL_MAX) if backoff else delay}
-            resource.dirty.add("data")
+            if not resource.keep_poll(action, token, min(delay * POLL_FACTOR, POLL_MAX) if backoff else delay):
+                await asyncio.sleep(seconds)  # nothing to pick up from: poll here, as in-process
+                await _poll_here(resource, checker, token, delay)
+                return
             await resource.stack.persist(resource, event=False)
             raise Parked(min(seconds, POLL_MAX))
     except Parked:
         raise
     except BaseException:
-        _forget(resource)
+        resource.forget_poll()
         raise
 
 
@@ -82,19 +77,6 @@ async def _poll_here(resource: Resource, checker: Callable, token: Any, delay: f
         await asyncio.sleep(wait[0])
         if wait[1]:
             delay = min(delay * POLL_FACTOR, POLL_MAX)
-
-
-def _forget(resource: Resource) -> None:
-    if resource._data.pop(POLL_KEY, None) is not None:
-        resource.dirty.add("data")
-
-
-def _storable(token: Any) -> bool:
-    try:
-        json.dumps(token, allow_nan=False)
-    except (TypeError, ValueError):
-        return False
-    return True
 
 
 class DirectRecorder:

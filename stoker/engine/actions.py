@@ -17,7 +17,7 @@ from stoker.engine.unchanged import may_leave_alone
 from stoker.errors import StokerError, ValidationFailed
 from stoker.functions.base import resolve
 from stoker.functions.sizes import check_stored
-from stoker.resources.exceptions import ResourceFailure, UpdateReplace
+from stoker.resources.exceptions import NotSupported, ResourceFailure, UpdateReplace
 from stoker.resources.resource import Resource
 from stoker.template.environment import RegistryLoop, hooks_for, restricted_actions_for
 
@@ -141,6 +141,30 @@ async def create(stack: Stack, timeout: float | None) -> None:
     await run_walk(stack, graph, lambda name: create_resource(stack.resources[name]), "CREATE", timeout)
 
 
+async def resume_create(stack: Stack, timeout: float | None) -> None:
+    """Go on with a create a stopped server handed back: what completed stays, what was
+    in progress is picked up where it stood, what never started is created."""
+    names = set(stack.definition.enabled_resources())
+    missing = [stack.instantiate(name, stack.definition.resources[name]) for name in names
+               if name not in stack.resources]
+    stack.resources.update({r.name: r for r in missing})
+    await stack.insert(missing)
+    await run_walk(stack, dependency_graph(stack, names),
+                   lambda name: resume_resource(stack, stack.resources[name]), "CREATE", timeout)
+
+
+async def resume_resource(stack: Stack, resource: Resource) -> None:
+    if resource.action == resource.INIT:
+        await create_resource(resource)
+    elif resource.status == FAILED:  # failed before the server stopped: the create fails as it would have
+        raise ActionFailed(resource.status_reason)
+    elif resource.status != COMPLETE and not await resource.pick_up(resource.CREATE):
+        # interrupted where nothing could be picked up: made again
+        await delete_resource(stack, resource)
+        stack.delete_rows([resource])
+        await _create_new(stack, resource.name, stack.definition.resources[resource.name])
+
+
 # -- delete -----------------------------------------------------------------------------
 async def delete_resource(stack: Stack, resource: Resource) -> None:
     """Delete one resource as its deletion policy says; its row goes later, in bulk."""
@@ -248,7 +272,9 @@ def needs_recreate(resource: Resource) -> bool:
 async def update_resource(stack: Stack, name: str, rollback: bool) -> None:
     definition = stack.definition.resources[name]
     current = stack.resources.get(name)
-    if current is not None and rollback:
+    # on rollback, and as Heat on any update after a replacement that failed: the
+    # original, if it fits the definition, comes back instead of a new replacement
+    if current is not None and (rollback or (current.replaces is not None and current.status == FAILED)):
         current = _restore_replaced(stack, current, definition) or current
     if current is None and rollback:
         current = _restore_retired(stack, name, definition)
@@ -257,7 +283,13 @@ async def update_resource(stack: Stack, name: str, rollback: bool) -> None:
     if current is None:
         await _create_new(stack, name, definition)
         return
-    if current.t.external_id is not None and definition.external_id is not None:
+    external_id = resolve(definition.external_id)
+    if resolve(current.t.external_id) != external_id:  # as Heat: set, changed or removed
+        failure = ResourceFailure(NotSupported(
+            feature=f"Update to property external_id of {current.name} ({current.type()})"), current, current.UPDATE)
+        await current.set_state(current.UPDATE, FAILED, str(failure))
+        raise failure
+    if external_id is not None:
         current.t = definition  # an adopted resource is the user's: updates leave it alone
         return
     if needs_recreate(current):
@@ -265,6 +297,8 @@ async def update_resource(stack: Stack, name: str, rollback: bool) -> None:
         stack.delete_rows([current])
         await _create_new(stack, name, definition)
         return
+    if not rollback:  # as Heat: whether the resource then changes, is replaced or stays as it is
+        await pause_at_hook(stack, current, "pre-update")
     # as Heat: what the type resolves to decides, not its name (another alias of the same
     # plug-in updates in place; an alias mapped elsewhere replaces)
     if (implementation_changes(stack, current, definition)
@@ -297,7 +331,6 @@ async def update_resource(stack: Stack, name: str, rollback: bool) -> None:
         await _replace(stack, current, definition)
         return
     await _check_restricted(stack, current, "update")
-    await pause_at_hook(stack, current, "pre-update")
     before = current.action, current.status, current.status_reason
     try:
         await current.update(definition, new_props, plan.tmpl_diff, plan.prop_diff)

@@ -15,10 +15,11 @@ import re
 import threading
 import time
 import uuid
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from stoker.dispatch.inprocess import InProcess
 from stoker.engine import actions, signals
@@ -78,6 +79,8 @@ class Engine:
         self.progress = Progress()
         #: which resource types a project may use (resources/policy.py); None: any (the CLI)
         self.type_policy = None
+        #: set when the server stops: running actions are handed back (shared by copies)
+        self.stopping = threading.Event()
 
     @property
     def store(self):
@@ -396,10 +399,12 @@ class Engine:
         info["outputs"] = self._outputs(stack)
         return info
 
-    async def run_create(self, stack: Stack, timeout_mins, disable_rollback, action: str = "CREATE") -> None:
-        await stack.set_state(action, IN_PROGRESS, f"Stack {action} started")
+    async def run_create(self, stack: Stack, timeout_mins, disable_rollback, action: str = "CREATE",
+                         resume: bool = False) -> None:
+        """Create (or, ``resume``, go on with a create a stopped server handed back)."""
+        await stack.set_state(action, IN_PROGRESS, f"Stack {action} {'resumed' if resume else 'started'}")
         try:
-            await actions.create(stack, _seconds(timeout_mins))
+            await (actions.resume_create if resume else actions.create)(stack, _seconds(timeout_mins))
         except ActionFailed as exc:
             await stack.set_state(action, FAILED, str(exc))
             if not disable_rollback and stack.rollback_on_cancel:
@@ -702,25 +707,73 @@ class Engine:
             return None
         return effective if is_template_type(effective) else None
 
-    def _locked(self, record, action: str):
-        engine = self
+    @contextmanager
+    def _locked(self, record, action: str) -> Iterator[None]:
+        self.store.acquire_lock(record.id, self.engine_id, action)
+        if record.status == IN_PROGRESS:  # taken over from an engine that died
+            self.stop_dead_commands(record)
+        with self.holding(record.id):
+            yield
 
-        class _Lock:
-            def __enter__(self_inner):
-                engine.store.acquire_lock(record.id, engine.engine_id, action)
-                if record.status == IN_PROGRESS:  # taken over from an engine that died
-                    engine.stop_dead_commands(record)
+    @contextmanager
+    def holding(self, stack_id: str) -> Iterator[None]:
+        """Around an action that holds the stack's lock: released at the end, or, when the
+        server stops meanwhile (the action cancelled, in progress), handed back for the
+        next server to resume."""
+        try:
+            yield
+        except asyncio.CancelledError:
+            if not self.stopping.is_set():
+                raise
+            self.store.hand_back_lock(stack_id, self.engine_id)
+        finally:
+            self.store.release_lock(stack_id, self.engine_id)  # not ours any more once handed back
 
-            def __exit__(self_inner, *exc):
-                engine.store.release_lock(record.id, engine.engine_id)
+    # -- a server's stop, and the next one's start ------------------------------------------
+    def resume_handed_back(self, record) -> bool:
+        """Go on with the action a stopped server handed back; False if another engine took it.
 
-        return _Lock()
+        Creates (and their rollbacks) and deletes go on where they stood; an
+        update or another action cannot be picked up halfway: it is marked FAILED.
+        """
+        if not self.store.take_handed_back(record.id, self.engine_id):
+            return False
+        with self.holding(record.id):
+            self._run(self._resume(self.runtime(record), record.lock_action))
+        return True
+
+    async def _resume(self, stack: Stack, lock_action: str | None) -> None:
+        record = stack.record
+        if lock_action in ("CREATE", "ADOPT") and stack.action == lock_action and stack.definition is not None:
+            await self.run_create(stack, record.timeout_mins, record.disable_rollback, lock_action, resume=True)
+        elif lock_action in ("CREATE", "ADOPT", "DELETE") and stack.action in ("ROLLBACK", "DELETE"):
+            await self.run_delete(stack, stack.action)
+        else:
+            await self._fail_interrupted(stack)
+
+    async def _fail_interrupted(self, stack: Stack) -> None:
+        """Mark the stack (its nested stacks too) and its resources still in progress FAILED."""
+        reason = f"Stack {stack.action} interrupted: the server stopped while it ran"
+        for child in self.store.children(stack.id):
+            if child.status == IN_PROGRESS:
+                await self._fail_interrupted(self.runtime(child, parent=stack))
+        for resource in stack.resources.values():
+            if resource.status == IN_PROGRESS:
+                resource.forget_poll()
+                await resource.set_state(resource.action, FAILED, reason)
+        await stack.set_state(stack.action, FAILED, reason)
+        await stack.recorder.flush()
 
     async def watch(self, stack: Stack, task: asyncio.Future) -> None:
-        """While an action runs: keep its lock fresh, and stop it on a cancel request."""
+        """While an action runs: keep its lock fresh, stop it on a cancel request, and
+        hand it back when the server stops."""
         loop = asyncio.get_running_loop()
         while not task.done():
             await asyncio.sleep(WATCH_INTERVAL)
+            if self.stopping.is_set():
+                stack.handing_back = True
+                task.cancel()
+                return
             requested, rollback = await loop.run_in_executor(None, self._heartbeat, stack.id)
             if not requested:
                 continue

@@ -15,19 +15,22 @@ import json
 from abc import abstractmethod
 from typing import Any
 
-from stoker.errors import NotFound, Problem, Problems, ResourcePending, StokerError, ValidationFailed
+from stoker.errors import (FunctionError, NotFound, Problem, Problems, ResourcePending, StokerError,
+                           ValidationFailed)
 from stoker.functions.base import resolve
 from stoker.resources import attributes
 from stoker.resources.exceptions import InvalidTemplateAttribute, ResourceFailure
 from stoker.resources.properties import Properties, schemata
 from stoker.resources.resource import Resource, UpdatePlan
-from stoker.template.environment import Environment, RegistryLoop, is_template_type, resolve_type
+from stoker.template.environment import (Environment, RegistryLoop, child_registry, is_template_type,
+                                          resolve_type)
 from stoker.template.parameters import parse_parameters
 from stoker.template.template import Template
 
 IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
 #: resource data key holding the nested stack's outputs as of the last action
 OUTPUTS_KEY = "stoker:outputs"
+OUTPUT_ERRORS_KEY = "stoker:output_errors"
 
 
 class NestedStackFailed(StokerError):
@@ -52,12 +55,17 @@ class NestedStackResource(Resource):
     def child_parameters(self) -> dict:
         return {}
 
+    def validation_template(self) -> Template:
+        """The nested template whose parameters validate shows (``show_nested``)."""
+        return self.child_template()
+
     def child_environment(self) -> Environment:
-        """The parent's environment, less its own parameters (as Heat passes it down)."""
+        """The parent's environment, less its own parameters and the per-resource entries
+        of other resources (as Heat passes it down)."""
         parent = self.stack.environment
         env = Environment.from_dict({
             "parameter_defaults": parent.parameter_defaults,
-            "resource_registry": parent.resource_registry,
+            "resource_registry": child_registry(parent.resource_registry, self.name),
             "parameter_merge_strategies": parent.parameter_merge_strategies,
         })
         return env
@@ -85,14 +93,34 @@ class NestedStackResource(Resource):
         return None
 
     def child_outputs(self) -> dict:
-        """The nested stack's outputs: live when loaded, else as cached at the last action."""
+        """The nested stack's outputs (null where one fails): live when loaded, else as
+        cached at the last action."""
         if self._child is None and OUTPUTS_KEY in self._data:
             return self._data[OUTPUTS_KEY]
+        return self._evaluated_outputs()[0]
+
+    def child_output_errors(self) -> dict:
+        """Output name -> the error that output shows (its ``output_error``)."""
+        if self._child is None and OUTPUTS_KEY in self._data:
+            return self._data.get(OUTPUT_ERRORS_KEY) or {}
+        return self._evaluated_outputs()[1]
+
+    def _evaluated_outputs(self) -> tuple[dict, dict]:
         child = self.child()
+        values: dict = {}
+        errors: dict = {}
         if child is None or child.definition is None:
-            return {}
-        return {name: _quiet(lambda o=output: resolve(o.value) if child.definition.enabled(o.condition) else None)
-                for name, output in child.definition.outputs.items()}
+            return values, errors
+        for name, output in child.definition.outputs.items():
+            values[name] = None
+            try:
+                if child.definition.enabled(output.condition):
+                    values[name] = resolve(output.value)
+            except ResourcePending:
+                pass  # a resource never created reads as null
+            except StokerError as exc:
+                errors[name] = exc.message if isinstance(exc, FunctionError) else str(exc)
+        return values, errors
 
     async def handle_create(self) -> None:
         engine = self.stack.engine
@@ -109,6 +137,17 @@ class NestedStackResource(Resource):
         await engine.run_create(child, timeout_mins=None, disable_rollback=True)
         self._raise_if_failed(child)
         self._cache_outputs()
+
+    async def pick_up(self, action: str) -> bool:
+        """A nested stack's interrupted create goes on in the nested stack, where it stood."""
+        child = self.child() if action == self.CREATE else None
+        if child is None or child.definition is None or (child.action, child.status) != (self.CREATE, self.IN_PROGRESS):
+            return await super().pick_up(action)
+        async with self.acting(self.CREATE):
+            await self.stack.engine.run_create(child, None, disable_rollback=True, resume=True)
+            self._raise_if_failed(child)
+            self._cache_outputs()
+        return True
 
     async def handle_update(self, json_snippet: Any, tmpl_diff: dict, prop_diff: dict) -> None:
         child = self.child()
@@ -147,8 +186,12 @@ class NestedStackResource(Resource):
 
     def _cache_outputs(self) -> None:
         """Keep the outputs with the resource, so reading them later loads no nested stack."""
+        values, errors = self._evaluated_outputs()
         self._data.pop(OUTPUTS_KEY, None)
-        self.data_set(OUTPUTS_KEY, self.child_outputs())
+        self._data.pop(OUTPUT_ERRORS_KEY, None)
+        self.data_set(OUTPUTS_KEY, values)
+        if errors:
+            self.data_set(OUTPUT_ERRORS_KEY, errors)
 
     def _raise_if_failed(self, child) -> None:
         """As Heat: the failure reads as the nested resource's, its path under this one
@@ -190,13 +233,6 @@ def nested_resource_attribute(owner: NestedStackResource, key: str, path: tuple)
         raise InvalidTemplateAttribute(resource=owner.name, key=key)
     names = parts[2:] + list(path)
     return member.FnGetAtt(names[0], *names[1:]) if names else member.FnGetRefId()
-
-
-def _quiet(fn):
-    try:
-        return fn()
-    except (StokerError, ResourcePending):
-        return None
 
 
 class TemplateResource(NestedStackResource):
@@ -403,6 +439,9 @@ class TemplateResource(NestedStackResource):
     def _resolve_attribute(self, name: str) -> Any:
         if name == "OS::stack_id":
             return self.resource_id
+        error = self.child_output_errors().get(name)
+        if error is not None:  # as Heat's TemplateOutputError
+            raise StokerError(f"Error in {self.name} output {name}: {error}")
         return self.child_outputs().get(name)
 
     def _show_resource(self) -> Any:

@@ -68,6 +68,8 @@ class Stack:
         self.rollback_on_cancel = True
         #: True when the user cancelled asking for a rollback (Heat's cancel_update)
         self.rollback_requested = False
+        #: set on the top stack when its server stops: running resources stay in progress
+        self.handing_back = False
         #: for an adopt: resource name -> {"data", "metadata"} they had before
         self.adopted_data: dict = {}
         self.action = record.action

@@ -77,7 +77,8 @@ class Repeat(Function):
             lengths.add(len(values))
         if not self.permutations() and len(lengths) > 1:
             raise self.error(
-                f"For {self.name}, the length of for_each values should be equal if no nested loop."
+                f"For {self.name}, the length of for_each values should be equal if no nested loop.",
+                code="unequal-lengths",
             )
 
     def allowed_value_types(self) -> tuple[type, ...]:

@@ -337,11 +337,11 @@ class Digest(Function):
             name = algorithm.lower()
             if name in _VARIABLE_LENGTH:
                 raise self.error(f'Algorithm "{algorithm}" of "{self.name}" needs a digest length; '
-                                 "choose a fixed-length algorithm")
+                                 "choose a fixed-length algorithm", code="unknown-algorithm")
             if name not in hashlib.algorithms_available:
                 known = ", ".join(sorted(hashlib.algorithms_available - _VARIABLE_LENGTH))
                 raise self.error(f'Algorithm "{algorithm}" of "{self.name}" is unknown; '
-                                 f"it must be one of: {known}")
+                                 f"it must be one of: {known}", code="unknown-algorithm")
 
     def result(self) -> str:
         args = resolve(self.args)

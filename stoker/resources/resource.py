@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
 
@@ -38,6 +39,9 @@ if TYPE_CHECKING:  # pragma: no cover
 #: how long to wait between two polls of check_*_complete: starts short so
 #: quick resources finish quickly, grows so slow ones cost little
 POLL_FIRST, POLL_FACTOR, POLL_MAX = 0.002, 2.0, 0.1
+#: where a resource's data keeps the action being polled, its token and the next delay,
+#: so that another process picks the action up instead of starting it again
+POLL_KEY = "stoker:polling"
 
 
 class Resource:
@@ -370,16 +374,57 @@ class Resource:
 
     async def run_action(self, action: str, handler: Callable, checker: Callable,
                          pass_through: tuple = ()) -> None:
-        """Record IN_PROGRESS, call ``handler``, poll ``checker``, record the end."""
+        """Record IN_PROGRESS, call ``handler``, poll ``checker``, record the end.
+
+        An action a stopped server handed back (its poll stored) is polled
+        again where it stood, without calling ``handler`` a second time.
+        """
         async with self.acting(action, pass_through):
-            await self.set_state(action, self.IN_PROGRESS, "state changed")
-            token = await self._call(handler)
-            delay = POLL_FIRST
-            while (wait := await self.check_once(checker, token, delay)) is not None:
-                seconds, backoff = wait
-                await asyncio.sleep(seconds)
-                if backoff:
-                    delay = min(delay * POLL_FACTOR, POLL_MAX)
+            polling = self.stored_poll(action)
+            if polling is not None:
+                token, delay = polling.get("token"), float(polling.get("delay", POLL_FIRST))
+            else:
+                await self.set_state(action, self.IN_PROGRESS, "state changed")
+                token, delay = await self._call(handler), POLL_FIRST
+            try:
+                while (wait := await self.check_once(checker, token, delay)) is not None:
+                    seconds, backoff = wait
+                    await asyncio.sleep(seconds)
+                    if backoff:
+                        delay = min(delay * POLL_FACTOR, POLL_MAX)
+            except asyncio.CancelledError:
+                if self.stack.root.handing_back:
+                    self.keep_poll(action, token, delay)
+                raise
+            self.forget_poll()
+
+    async def pick_up(self, action: str) -> bool:
+        """Go on with ``action``, interrupted in progress when a server stopped; False when
+        there is nothing to pick it up from (no poll was kept)."""
+        if self.stored_poll(action) is None:
+            return False
+        self._properties = self.stored_properties()  # as the interrupted action had them
+        await getattr(self, action.lower())()  # run_action picks the kept poll up
+        return True
+
+    def stored_poll(self, action: str) -> dict | None:
+        """The poll of ``action`` kept when it was interrupted in progress, if any."""
+        polling = self._data.get(POLL_KEY) or {}
+        return polling if self.state == (action, self.IN_PROGRESS) and polling.get("action") == action else None
+
+    def keep_poll(self, action: str, token: Any, delay: float) -> bool:
+        """Keep the poll of ``action`` in the resource's data; False if the token cannot be stored."""
+        try:
+            json.dumps(token, allow_nan=False)
+        except (TypeError, ValueError):
+            return False
+        self._data[POLL_KEY] = {"action": action, "token": token, "delay": delay}
+        self.dirty.add("data")
+        return True
+
+    def forget_poll(self) -> None:
+        if self._data.pop(POLL_KEY, None) is not None:
+            self.dirty.add("data")
 
     async def check_once(self, checker: Callable, token: Any, delay: float) -> tuple[float, bool] | None:
         """Ask ``checker`` once: None when done, else (seconds to wait, whether ``delay`` grows)."""
@@ -406,7 +451,10 @@ class Resource:
             await self.set_state(action, self.COMPLETE, "replacement needed")
             raise
         except asyncio.CancelledError:
-            await self._record_failure(action, self.stack.cancel_reason or "cancelled")
+            if self.stack.root.handing_back:  # left in progress, for the next server to resume
+                await asyncio.shield(self.stack.persist(self, event=False))
+            else:
+                await self._record_failure(action, self.stack.cancel_reason or "cancelled")
             raise
         except Exception as exc:  # a plug-in may raise anything: it becomes the reason
             failure = ResourceFailure(exc, self, action)

@@ -14,6 +14,8 @@ from datetime import datetime, timedelta, timezone
 
 #: a heartbeat older than this marks an execution of another host as interrupted
 EXECUTION_TIMEOUT = float(os.environ.get("STOKER_EXECUTION_TIMEOUT", 60))
+#: the lock owner of a stack whose server stopped cleanly mid-action: the next server resumes it
+HANDED_BACK = "handed-back"
 
 
 def new_engine_id() -> str:
@@ -23,8 +25,11 @@ def new_engine_id() -> str:
 def owner_is_dead(owner: str) -> bool:
     """True only when the owner ran on this host and its process is gone.
 
-    Holders on other hosts are judged by the heartbeat timeout instead.
+    Holders on other hosts are judged by the heartbeat timeout instead.  An
+    action handed back by a server that stopped has no process any more.
     """
+    if owner == HANDED_BACK:
+        return True
     try:
         host, pid, _ = owner.rsplit(":", 2)
         pid_number = int(pid)

@@ -20,7 +20,7 @@ from sqlalchemy.exc import IntegrityError
 from stoker.errors import Conflict, NotFound, StaleWrite
 from stoker.store import queries
 from stoker.store.bulk import execute_many
-from stoker.store.locks import owner_is_dead
+from stoker.store.locks import HANDED_BACK, owner_is_dead
 from stoker.store.models import Event, RawTemplate, Record, Resource, Stack, utcnow
 from stoker.store.sealed import opened_resource, opened_stack
 
@@ -361,6 +361,24 @@ class Store:
         """Give the lock up (and any cancel request with it); False if it was not ours."""
         return self._set_lock(stack_id, owner, lock_owner=None, lock_action=None, lock_time=None,
                               cancel_requested=False, cancel_rollback=True)
+
+    def hand_back_lock(self, stack_id: str, owner: str) -> bool:
+        """Leave the stack's action, still in progress, for the next server to resume
+        (``locks.HANDED_BACK``); False if the lock was not ours."""
+        return self._set_lock(stack_id, owner, lock_owner=HANDED_BACK, lock_time=utcnow())
+
+    def take_handed_back(self, stack_id: str, owner: str) -> bool:
+        """Take a handed-back action over for ``owner``; False if another took it first."""
+        return self._set_lock(stack_id, HANDED_BACK, lock_owner=owner, lock_time=utcnow(),
+                              cancel_requested=False)
+
+    def handed_back_stacks(self) -> list[Stack]:
+        """Top-level stacks whose action a stopped server handed back, any project."""
+        with self._read() as conn:
+            rows = conn.execute(select(STACKS).where(
+                Stack.lock_owner == HANDED_BACK, Stack.parent_id.is_(None), Stack.deleted_at.is_(None))
+                .order_by(Stack.created_at))
+            return [Stack.from_row(row) for row in rows]
 
     def request_cancel(self, stack_id: str, rollback: bool = True) -> bool:
         """Ask whoever runs the stack's action to stop; False if no action holds the lock."""

@@ -174,6 +174,25 @@ def _per_resource(registry: dict, resource_name: str, key: str) -> set[str]:
     return found
 
 
+def child_registry(registry: dict, resource_name: str) -> dict:
+    """The registry a nested stack made by resource ``resource_name`` sees, as Heat's
+    ``remove_resources_except``: its ``resources`` are the entries for that resource
+    (wildcards matching it, then its own), so ``resources: {nested: {inner: {hooks: ...}}}``
+    sets hooks on ``inner`` inside ``nested``."""
+    import fnmatch
+
+    entries = registry.get("resources") or {}
+    if not isinstance(entries, dict) or not entries:
+        return registry
+    inner: dict = {}
+    for pattern, entry in entries.items():
+        if isinstance(entry, dict) and fnmatch.fnmatchcase(resource_name, str(pattern)):
+            inner.update(entry)
+    if isinstance(entries.get(resource_name), dict):
+        inner.update(entries[resource_name])
+    return {**registry, "resources": inner}
+
+
 def hooks_for(registry: dict, resource_name: str) -> set[str]:
     """Breakpoints set on a resource: ``resources: {name-or-glob: {hooks: [...]}}``."""
     return _per_resource(registry, resource_name, "hooks")

@@ -329,8 +329,9 @@ class ParameterSchema:
                 raise ConstraintViolation(constraint.description or constraint.summary()) from None
             raise
 
-    def as_validate_output(self) -> dict:
-        """The parameter as Heat's validate API shows it (hidden defaults masked)."""
+    def as_validate_output(self, mask_hidden: bool = True) -> dict:
+        """The parameter as validate shows it; Heat's API shows a hidden default as the
+        template gives it (``mask_hidden=False``), the command masks it."""
         out: dict[str, Any] = {
             "Type": _API_TYPES[self.type],
             "Description": self.description or "",
@@ -338,7 +339,7 @@ class ParameterSchema:
             "Label": self.label or self.name,
         }
         if self.default is not None:
-            out["Default"] = HIDDEN_MASK if self.hidden else self.default
+            out["Default"] = HIDDEN_MASK if self.hidden and mask_hidden else self.default
         if self.tags:
             out["Tags"] = list(self.tags)
         for constraint in self.constraints:

@@ -21,6 +21,18 @@ if TYPE_CHECKING:  # pragma: no cover
     from stoker.template.versions import Version
 
 _FUNCTION_LIKE = re.compile(r"^(?:[a-z]+(?:_[a-z]+)*|Fn::\w+|Ref)$")
+#: errors Heat finds only when it evaluates a call: in an output they do not refuse the
+#: stack, the output shows them as its ``output_error``; validate warns about them
+RESULT_TIME_CODES = frozenset(("unused-param", "empty-param", "unequal-lengths", "unknown-algorithm",
+                               "unknown-parameter"))
+#: (section, key) of an output's value: ``path[0:3:2]`` of ``("outputs", name, "value", ...)``
+OUTPUT_VALUES = (("outputs", "value"), ("Outputs", "Value"))
+
+
+def warn_output_error(problems: Problems, problem: Any) -> None:
+    """A warning, with its place, for an error an output will show (``RESULT_TIME_CODES``)."""
+    if not any(p.path == problem.path and p.code == problem.code for p in problems.items):
+        problems.warn(problem.path, problem.code, f"{problem.message} (the stack is created; this output shows the error)")
 
 
 class Parser:
@@ -78,7 +90,10 @@ class Parser:
         except FunctionError as exc:
             if not exc.path:
                 exc.path = path
-            self.problems.add(exc.path, exc.code, exc.message)
+            if exc.code in RESULT_TIME_CODES and tuple(path[0:3:2]) in OUTPUT_VALUES:
+                warn_output_error(self.problems, exc.problem())
+            else:
+                self.problems.add(exc.path, exc.code, exc.message)
             return _Broken(self, name, exc, path)
         finally:
             self._depth -= 1

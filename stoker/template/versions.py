@@ -349,3 +349,24 @@ def first_version_with(function_name: str) -> str | None:
         if function_name in version.function_paths and function_name not in version.removed:
             return version.date
     return None
+
+
+def function_rows(version: Version, with_conditions: bool = False) -> list[dict]:
+    """``template function list`` (CLI and API): each function once, with the summary of its
+    docstring; ``with_conditions`` adds the condition functions not already listed (as Heat
+    merges the two tables)."""
+    rows = [{"functions": name, "description": _summary(version.functions[name])}
+            for name in version.function_names()]
+    if with_conditions:
+        listed = {row["functions"] for row in rows}
+        rows += [{"functions": name, "description": _summary(version.condition_parse_table[name])}
+                 for name in version.condition_function_names() if name not in listed]
+    return rows
+
+
+def _summary(cls: type) -> str:
+    """The docstring's first paragraph on one line (a whole sentence, not its first line)."""
+    import inspect
+
+    doc = inspect.getdoc(cls) or ""
+    return " ".join(doc.split("\n\n", 1)[0].split())

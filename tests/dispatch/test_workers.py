@@ -192,3 +192,23 @@ def test_an_unreachable_broker_fails_the_stack_with_a_clear_error(new_pg_databas
         record = engine.get_record("unsent")
         assert (record.status, record.lock_owner) == ("FAILED", None)  # not stuck IN_PROGRESS, not locked
         engine.close()
+
+
+def test_sigterm_stops_a_worker_with_actions_waiting_and_another_finishes_them(cluster, tmp_path):
+    stopping = cluster.start_worker(concurrency=2)
+    resources = {f"w{i}": {"type": "OS::Heat::TestResource", "properties": {"wait_secs": 15, "value": f"v{i}"}}
+                 for i in range(8)}
+    started = cluster.engine.create_stack("handed", {"heat_template_version": "2018-08-31", "resources": resources})
+    limit = time.monotonic() + 120
+    while sum(e["resource_status"] == "CREATE_IN_PROGRESS" for e in cluster.engine.events("handed")) < 9:
+        assert time.monotonic() < limit, "the worker never started every resource"
+        time.sleep(0.1)
+    stopping.terminate()  # SIGTERM to the worker, as a service manager stops it
+    stopping.wait(30)  # a bound, not a measurement: its tasks are short, its waits parked
+    cluster.start_worker()
+
+    done = cluster.settle(started["id"])
+    assert done["stack_status"] == "CREATE_COMPLETE", done["stack_status_reason"]
+    starts = Counter(e["resource_name"] for e in cluster.engine.events("handed")
+                     if e["resource_status"] == "CREATE_IN_PROGRESS")
+    assert starts == {"handed": 1} | {f"w{i}": 1 for i in range(8)}

@@ -393,8 +393,6 @@ INVALID = {
          'The specified reference "missing" (in get_attr) is incorrect'),
     ],
     "invalid/functions.yaml": [
-        ("outputs.get_param_unknown.value.get_param", "unknown-parameter", 14, 31,
-         'The parameter "nope" is not defined in the template'),
         ("outputs.get_param_empty.value.get_param", "invalid-function-arguments", 15, 29,
          'Function "get_param" must have arguments'),
         ("outputs.get_param_map.value.get_param", "invalid-function-arguments", 16, 27,
@@ -413,14 +411,8 @@ INVALID = {
          '"str_replace" syntax should be str_replace: {template:'),
         ("outputs.str_replace_params_list.value.str_replace", "invalid-function-arguments", 23, 37,
          '"str_replace" parameters must be a mapping'),
-        ("outputs.str_replace_strict_unused.value.str_replace_strict", "unused-param", 24, 39,
-         'The following params were not found in the template: x (in "str_replace_strict")'),
-        ("outputs.str_replace_vstrict_empty.value.str_replace_vstrict", "empty-param", 25, 39,
-         "str_replace_vstrict has an undefined or empty value for param a"),
         ("outputs.str_split_short.value.str_split", "invalid-function-arguments", 26, 29,
          'Incorrect arguments to "str_split" should be: "str_split" : [ ",", "apples,pears", <index>]'),
-        ("outputs.digest_algorithm.value.digest", "invalid-function-arguments", 27, 30,
-         'Algorithm "sha999" of "digest" is unknown; it must be one of:'),
         ("outputs.repeat_no_for_each.value.repeat", "invalid-function-arguments", 28, 32,
          '"repeat" syntax should be repeat:'),
         ("outputs.repeat_for_each_list.value.repeat", "invalid-function-arguments", 29, 34,
@@ -447,9 +439,6 @@ INVALID = {
          "Incorrect arguments: Items to concat must be lists."),
         ("outputs.contains_no_sequence.value.contains", "invalid-function-arguments", 40, 34,
          'Second argument to "contains" should be a sequence, not a number.'),
-        # an error inside the arguments of a function is placed at the inner function
-        ("outputs.nested_inner_error.value.list_join.1.0.get_param", "unknown-parameter", 41, 51,
-         'The parameter "nope2" is not defined in the template'),
     ],
     "invalid/get_file.yaml": [
         ("outputs.missing.value.get_file", "missing-file", 9, 21,
@@ -520,6 +509,19 @@ INVALID = {
 def test_invalid_template_reports_every_error(stoker, template):
     run = stoker.validate(template).expect(1)
     stoker.assert_errors(run.json, INVALID[template], file=template)
+
+
+def test_errors_heat_shows_on_an_output_are_warnings(stoker):
+    """Heat creates the stack and puts these on the output's ``output_error``."""
+    warnings = stoker.validate("invalid/functions.yaml").expect(1).warnings
+    for place, code in [("24:39: outputs.str_replace_strict_unused.value.str_replace_strict", "unused-param"),
+                        ("25:39: outputs.str_replace_vstrict_empty.value.str_replace_vstrict", "empty-param"),
+                        ("27:30: outputs.digest_algorithm.value.digest", "unknown-algorithm"),
+                        ("14:31: outputs.get_param_unknown.value.get_param", "unknown-parameter"),
+                        # an error inside the arguments of a function is placed at the inner function
+                        ("41:51: outputs.nested_inner_error.value.list_join.1.0.get_param", "unknown-parameter")]:
+        assert any(f"invalid/functions.yaml:{place}: " in line and line.endswith(f"[{code}]")
+                   for line in warnings), (place, warnings)
 
 
 @pytest.mark.parametrize("template", ["invalid/resources.yaml", "invalid/dependencies.yaml"])

@@ -21,6 +21,8 @@ class FakeStack:
         self.name = name
         self.id = id
         self.cancel_reason: str | None = None
+        self.handing_back = False
+        self.root = self  # a top stack, as the real one's ``root``
         #: (resource name, action, status, reason) of every persisted state
         self.states: list[tuple[str, str, str, str]] = []
         self.soon: list[str] = []

@@ -152,6 +152,8 @@ def preview_create(ctx: Ctx = Depends(context), body: dict = Depends(json_object
     template = data.template.data if isinstance(data.template.data, dict) else {}
     description = template.get("description") or "No description"
     resources_section = template.get("resources") or {}
+    # as Heat's preview: the stack has no id yet, which Heat spells "None"
+    identity = {"tenant": ctx.project, "stack_name": name, "stack_id": "None", "path": ""}
     resources = []
     for entry in plan["resources"]:
         rname = entry["resource_name"]
@@ -160,6 +162,7 @@ def preview_create(ctx: Ctx = Depends(context), body: dict = Depends(json_object
         requires = {d for d in _depends(raw)}
         resources.append({
             "resource_name": rname, "logical_resource_id": rname, "resource_type": entry["resource_type"],
+            "resource_identity": {**identity, "path": f"/resources/{rname}"}, "stack_identity": identity,
             "resource_action": "INIT", "resource_status": "COMPLETE", "resource_status_reason": "",
             "physical_resource_id": "", "description": raw.get("description") or "",
             "properties": raw.get("properties") or {}, "metadata": raw.get("metadata") or {},
@@ -170,7 +173,9 @@ def preview_create(ctx: Ctx = Depends(context), body: dict = Depends(json_object
         })
     stack = {
         "id": "None", "stack_name": name, "description": description, "template_description": description,
-        "parameters": _preview_parameters(template, data), "resources": resources,
+        "parameters": {**_preview_parameters(template, data), "OS::stack_id": "None", "OS::stack_name": name,
+                       "OS::project_id": ctx.project},
+        "resources": resources,
         "timeout_mins": data.timeout_mins, "disable_rollback": data.disable_rollback is not False,
         "capabilities": [], "notification_topics": [], "stack_owner": None, "parent": None,
         "links": [{"href": ctx.links.stack(name, "None"), "rel": "self"}],
@@ -336,8 +341,10 @@ def _update(ctx: Ctx, record: Any, body: dict, patch: bool, dry_run: bool) -> An
         return engine.update_stack(record.id, template, environment, params, **kwargs)
 
     ctx.state.runner.start(ctx.engine, action)
-    if data.tags is not None:
-        ctx.engine.store.update_stack(record.id, tags=data.tags)
+    # as Heat: a PUT without tags clears them, a PATCH keeps them
+    tags = data.tags if data.tags is not None else (None if patch else [])
+    if tags is not None:
+        ctx.engine.store.update_stack(record.id, tags=tags)
     return None
 
 

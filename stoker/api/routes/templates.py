@@ -17,8 +17,9 @@ from stoker.errors import Problems, StokerError, ValidationFailed
 from stoker.resources import attributes as attributes_mod
 from stoker.resources.properties import AnyIndexDict
 from stoker.template.definition import build_definition
+from stoker.engine.nested_parameters import nested_parameters
 from stoker.template.environment import Environment
-from stoker.template.versions import find_version, listed_versions
+from stoker.template.versions import find_version, function_rows, listed_versions
 
 router = APIRouter(prefix="/v1/{tenant_id}", tags=["templates"])
 
@@ -30,8 +31,7 @@ router = APIRouter(prefix="/v1/{tenant_id}", tags=["templates"])
 def validate(ctx: Ctx = Depends(context), body: dict = Depends(json_object)) -> Response:
     query = ctx.request.query_params
     ignored = {c.strip() for c in (query.get("ignore_errors") or "").split(",") if c.strip()}
-    if query.get("show_nested"):
-        extract_bool("show_nested", query["show_nested"])
+    show_nested = bool(query.get("show_nested")) and extract_bool("show_nested", query["show_nested"])
     data = inputs.parse(body)
     template, environment = data.template, data.environment or Environment()
     declared = template.section("parameters")
@@ -52,25 +52,28 @@ def validate(ctx: Ctx = Depends(context), body: dict = Depends(json_object)) -> 
             raise
     result: dict[str, Any] = {
         "Description": template.description,
-        "Parameters": {name: schema.as_validate_output()
+        "Parameters": {name: schema.as_validate_output(mask_hidden=False)
                        for name, schema in definition.parameter_schemas.items()},
     }
     groups = template.section("parameter_groups")
     if groups:
         result["ParameterGroups"] = groups
+    if show_nested:
+        nested = nested_parameters(ctx.engine, template, environment, values)
+        if nested:
+            result["NestedParameters"] = nested
     result["Environment"] = _environment_view(environment)
     return reply(result)
 
 
 def _environment_view(environment: Environment) -> dict:
-    """The environment in the shape Heat's validate gives it: the registry always has
-    ``resources``; sections Heat leaves out when empty are left out."""
+    """The environment in the shape Heat's validate gives it (its user environment): the
+    registry always has ``resources``, and no section but these four."""
     view = environment.as_dict()
-    view["resource_registry"] = {"resources": {}, **view["resource_registry"]}
-    for key in ("encrypted_param_names", "parameter_merge_strategies"):
-        if not view.get(key):
-            view.pop(key, None)
-    return view
+    return {"parameters": view.get("parameters") or {},
+            "parameter_defaults": view.get("parameter_defaults") or {},
+            "resource_registry": {"resources": {}, **(view.get("resource_registry") or {})},
+            "event_sinks": view.get("event_sinks") or []}
 
 
 # -- template versions --------------------------------------------------------------------
@@ -86,17 +89,7 @@ def template_functions(template_version: str, ctx: Ctx = Depends(context)) -> Re
         raise not_found(f"Template with version {template_version} not found", "NotFound")
     value = ctx.request.query_params.get("with_condition_func")
     with_conditions = extract_bool("with_condition_func", value) if value is not None else False
-    rows = [{"functions": name, "description": _summary(version.functions[name])}
-            for name in version.function_names()]
-    if with_conditions:
-        rows += [{"functions": name, "description": _summary(version.condition_parse_table[name])}
-                 for name in version.condition_function_names()]
-    return reply({"template_functions": rows})
-
-
-def _summary(cls: Any) -> str:
-    doc = (getattr(cls, "__doc__", None) or "").strip()
-    return doc.splitlines()[0] if doc else ""
+    return reply({"template_functions": function_rows(version, with_conditions)})
 
 
 # -- resource types ---------------------------------------------------------------------

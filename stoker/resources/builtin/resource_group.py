@@ -140,6 +140,10 @@ class ResourceGroup(NestedStackResource):
     def child_parameters(self) -> dict:
         return {}
 
+    def validation_template(self) -> Template:
+        """As Heat: a group of one member."""
+        return self.child_template(["0"])
+
     # -- life cycle ------------------------------------------------------------------------
     async def handle_create(self) -> None:
         self.data_set(BLACKLIST_KEY, self._blacklist())
