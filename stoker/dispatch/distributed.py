@@ -1,14 +1,13 @@
 """Stack actions started here, run by ``stoker worker`` processes through Celery.
 
-Creates and deletes are spread over the workers, one resource action per
-task (``lifecycle`` starts them, ``worker`` runs them).  Actions not spread
-over workers yet (update, suspend, resume, check) run here, in-process.
+Create, delete, update (with its rollback), suspend, resume and check are
+spread over the workers, one resource action per task (``lifecycle``
+starts them, ``worker`` runs them).  An adopt runs here, in-process.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
+from typing import Any, Callable
 
 from stoker.dispatch import celery_app, lifecycle
 from stoker.dispatch.inprocess import InProcess
@@ -29,7 +28,7 @@ def check_database(engine: Any) -> None:
 
 
 class CeleryDispatch(InProcess):
-    """Creates and deletes through workers; the other actions as ``InProcess``."""
+    """Stack actions through workers; an adopt as ``InProcess``."""
 
     runs_here = False
 
@@ -48,3 +47,11 @@ class CeleryDispatch(InProcess):
     def delete(self, engine: Any, record: Any) -> None:
         check_database(engine)
         lifecycle.start_delete(engine, self.app, self.queue, record, "DELETE")
+
+    def update(self, engine: Any, record: Any, prepare: Callable[[], tuple[Any, Any]], rollback: bool) -> Any:
+        check_database(engine)
+        return lifecycle.start_update(engine, self.app, self.queue, record, prepare, rollback)
+
+    def simple(self, engine: Any, record: Any, action: str) -> None:
+        check_database(engine)
+        lifecycle.start_simple(engine, self.app, self.queue, record, action)

@@ -62,8 +62,11 @@ class View:
 
 
 def start(store: Any, traversal_id: str, stack_id: str, action: str, graph: Graph,
-          deadline: datetime | None, disable_rollback: bool) -> list:
-    """Store a traversal of ``graph`` (nodes are resource ids); returns the nodes ready now."""
+          deadline: datetime | None, disable_rollback: bool, previous: dict | None = None) -> list:
+    """Store a traversal of ``graph`` (nodes are resource ids); returns the nodes ready now.
+
+    ``previous``: an update's stack inputs before it, what its rollback returns to.
+    """
     dependents = graph.required_by()
     rows = [{"traversal_id": traversal_id, "resource_id": node,
              "waiting": len([r for r in reqs if r in graph.requires]),
@@ -73,7 +76,7 @@ def start(store: Any, traversal_id: str, stack_id: str, action: str, graph: Grap
         conn.execute(insert(TRAVERSALS).values(
             id=traversal_id, stack_id=stack_id, action=action, status=IN_PROGRESS, total=len(rows),
             finished=0, stopping=None, interrupt=False, deadline=deadline,
-            disable_rollback=disable_rollback, created_at=utcnow()))
+            disable_rollback=disable_rollback, created_at=utcnow(), previous=previous))
         if rows:
             conn.execute(insert(NODES), rows)
     return [row["resource_id"] for row in rows if row["waiting"] == 0]
@@ -260,6 +263,12 @@ def outcome(store: Any, traversal_id: str) -> tuple[str, str | None, bool]:
         row = conn.execute(select(TRAVERSALS.c.action, TRAVERSALS.c.stopping, TRAVERSALS.c.disable_rollback)
                            .where(TRAVERSALS.c.id == traversal_id)).one()
     return row.action, row.stopping, bool(row.disable_rollback)
+
+
+def previous_inputs(store: Any, traversal_id: str) -> dict | None:
+    """The stack's inputs before the update this traversal is part of (None for other actions)."""
+    with store.engine.connect() as conn:
+        return conn.execute(select(TRAVERSALS.c.previous).where(TRAVERSALS.c.id == traversal_id)).scalar()
 
 
 def mark_ended(store: Any, traversal_id: str) -> None:

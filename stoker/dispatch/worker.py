@@ -22,8 +22,8 @@ from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.orm import Session, aliased
 
 from stoker.dispatch import celery_app, lifecycle, traversal
+from stoker.dispatch.kinds import KINDS, stack_action
 from stoker.dispatch.step import DirectRecorder, Parked, drive_by_steps
-from stoker.engine import actions
 from stoker.errors import StokerError
 from stoker.store.models import Resource as ResourceRow
 
@@ -33,8 +33,6 @@ CACHED_STACKS = 16
 BUSY_RETRY = 1.0
 #: seconds between heartbeats of the stack lock while one step runs (the lock times out after 60)
 LOCK_BEAT = 15.0
-#: the resource action each stack action runs
-RESOURCE_ACTION = {"CREATE": "CREATE", "DELETE": "DELETE", "ROLLBACK": "DELETE"}
 
 
 class Worker:
@@ -72,6 +70,8 @@ class Worker:
             self._stacks.popitem(last=False)
         stack.resources, stack.retired, stack.cancel_reason = {}, [], None
         stack.recorder = DirectRecorder(self.engine)
+        if KINDS[view.action].whole_stack:
+            return stack, _whole_stack(stack, resource_id)
         stack.load_resources(_rows(conn, view.stack_id, resource_id))
         resource = None
         for loaded in [*stack.resources.values(), *stack.retired]:
@@ -79,6 +79,8 @@ class Worker:
                 resource = loaded
             elif loaded.properties_data:  # as applied: their own requirements need not be loaded
                 loaded._properties = loaded.stored_properties()
+        if resource in stack.retired and resource.properties_data:  # replaced or removed: as it was made
+            resource._properties = resource.stored_properties()
         drive_by_steps(resource)
         stack.recorder.defer = not resource.acts_outside
         return stack, resource
@@ -114,19 +116,16 @@ class Worker:
 
     def _step(self, view: Any, stack: Any, resource: Any, queue: str) -> bool | None:
         """Run one step; True/False when the resource's action ended, None when it was parked."""
-        action = RESOURCE_ACTION[view.action]
+        kind = KINDS[view.action]
+        action = kind.resource_action
         if view.interrupt:
             if resource.state == (action, resource.IN_PROGRESS):
                 asyncio.run(resource.set_state(action, resource.FAILED, _interrupted(view)))
             return False
-        if action == "CREATE" and resource.action != resource.INIT \
-                and resource.state != (resource.CREATE, resource.IN_PROGRESS):
+        if _ended_before(view, resource, action):
             return resource.status == resource.COMPLETE  # ended before its worker was lost
         try:
-            if action == "CREATE":
-                asyncio.run(actions.create_resource(resource))
-            else:
-                asyncio.run(actions.delete_resource(stack, resource))
+            asyncio.run(kind.run(stack, resource))
         except Parked as parked:
             step = traversal.park(self.engine.store, view.traversal_id, resource.id, view.stack_id,
                                   lifecycle.traversal_owner(view.traversal_id), stack.recorder.take())
@@ -138,7 +137,7 @@ class Worker:
         except Exception as exc:  # a plug-in may raise anything: it becomes the reason
             reason = str(exc) if isinstance(exc, StokerError) else f"{type(exc).__name__}: {exc}"
             traversal.stop(self.engine.store, view.traversal_id, reason, interrupt=False,
-                           first_prefix=f"Resource {view.action} failed: ")
+                           first_prefix=f"Resource {stack_action(view.action)} failed: ")
             return False
         return True
 
@@ -146,9 +145,9 @@ class Worker:
         """A cancel request or a passed deadline stops the traversal, running resources included."""
         reason = None
         if view.cancel_requested:
-            reason = f"Stack {view.action} cancelled"
+            reason = f"Stack {stack_action(view.action)} cancelled"
         elif view.deadline is not None and datetime.now(timezone.utc) >= view.deadline:
-            reason = f"{view.action} timed out"
+            reason = f"{stack_action(view.action)} timed out"
         if reason is None or view.interrupt:
             return view
         traversal.stop(self.engine.store, view.traversal_id, reason, interrupt=True)
@@ -198,7 +197,34 @@ def _rows(conn: Any, stack_id: str, resource_id: int) -> list:
 
 
 def _interrupted(view: Any) -> str:
-    return view.stopping or f"Stack {view.action} cancelled"
+    return view.stopping or f"Stack {stack_action(view.action)} cancelled"
+
+
+def _ended_before(view: Any, resource: Any, action: str) -> bool:
+    """Did the resource's action end before the worker running it was lost (its node's end
+    not committed)?  A create is known by its state; the others by the node having run
+    (a SUSPEND_COMPLETE from an earlier suspend is not this one's)."""
+    if action == "CREATE":
+        return resource.action != resource.INIT and resource.state != (resource.CREATE, resource.IN_PROGRESS)
+    return (view.node_state == traversal.RUNNING and not KINDS[view.action].whole_stack
+            and resource.action == action and resource.status != resource.IN_PROGRESS)
+
+
+def _whole_stack(stack: Any, resource_id: int) -> Any:
+    """Every row of the stack, for an update; returns the node's resource.
+
+    Rows never acted on (INIT: placeholders the update's start made for new
+    names, or left by a create that stopped) are left out, so the update
+    creates those resources on rows of their own and the node's row stays
+    for its redelivered task to read its name from.
+    """
+    stack.load_resources()
+    node = next(r for r in [*stack.resources.values(), *stack.retired] if r.id == resource_id)
+    stack.retired = [r for r in stack.retired if r.action != r.INIT]
+    for name, resource in list(stack.resources.items()):
+        if resource.action == resource.INIT:
+            del stack.resources[name]
+    return node
 
 
 def make_worker_app(broker_url: str, db_url: str, plugin_dirs: tuple[str, ...] = ()) -> Any:

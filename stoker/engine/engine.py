@@ -456,9 +456,7 @@ class Engine:
 
     def _simple(self, name_or_id: str, action: str) -> dict:
         record = self.get_record(name_or_id)
-        with self._locked(record, action):
-            stack = self.runtime(record)
-            self._run(self.run_simple(stack, action))
+        self.dispatch.simple(self, record, action)
         return self.show_stack(record.id, resolve_outputs=False)
 
     async def run_simple(self, stack: Stack, action: str) -> None:
@@ -497,10 +495,9 @@ class Engine:
         if dry_run:
             return self._preview_update(record, template, environment, params, show_nested)
         rollback = not (record.disable_rollback if disable_rollback is None else disable_rollback)
-        with self._locked(record, "UPDATE"):
-            stack, old = self.prepare_update(record, template, environment, params,
-                                             disable_rollback=not rollback, timeout_mins=timeout_mins)
-            self._run(self.run_update(stack, old, rollback))
+        stack = self.dispatch.update(self, record, lambda: self.prepare_update(
+            record, template, environment, params, disable_rollback=not rollback, timeout_mins=timeout_mins),
+            rollback)
         return self._result(stack)
 
     def prepare_update(self, record, template: Template, environment: Environment, params: dict,

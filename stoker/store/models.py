@@ -336,6 +336,8 @@ class DispatchTraversal(Base):
     deadline: Mapped[datetime | None] = mapped_column(UTCDateTime)
     disable_rollback: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # an update's: the stack's template, parameters, environment and files before it (its rollback's)
+    previous: Mapped[dict | None] = mapped_column(JSON)
 
 
 class DispatchNode(Base):

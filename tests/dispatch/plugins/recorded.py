@@ -1,4 +1,5 @@
-"""``Test::Recorded``: a resource whose every physical create and delete is a line in a log file.
+"""``Test::Recorded``: a resource whose every physical action (create, delete, an update in
+place of ``tag``, suspend, resume) is a line in a log file.
 
 It behaves as a careful cloud plug-in: the physical id is stored before the
 thing is made, and ``check_create_complete`` makes it if a worker died in
@@ -20,6 +21,8 @@ class Recorded(Resource):
         "value": properties.Schema(properties.Schema.STRING, "Any value.", default=""),
         "hold": properties.Schema(properties.Schema.NUMBER, "Seconds handle_create blocks.", default=0),
         "fail": properties.Schema(properties.Schema.BOOLEAN, "Fail the create.", default=False),
+        "tag": properties.Schema(properties.Schema.STRING, "Changed in place by an update.", default="",
+                                 update_allowed=True),
     }
     attributes_schema = {"value": attributes.Schema("The value.", type=attributes.Schema.STRING)}
 
@@ -45,6 +48,15 @@ class Recorded(Resource):
         if not self._made():  # the worker died between storing the id and making it
             self._write("create")
         return True
+
+    def handle_update(self, json_snippet, tmpl_diff, prop_diff):
+        self._write("update")  # only "tag" may change in place: any other change replaces
+
+    def handle_suspend(self):
+        self._write("suspend")
+
+    def handle_resume(self):
+        self._write("resume")
 
     def handle_delete(self):
         if self.resource_id is not None:

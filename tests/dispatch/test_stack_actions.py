@@ -1,0 +1,130 @@
+"""Updates (in place, replacing, rolled back), suspend, resume and check run by real
+``stoker worker`` processes (RabbitMQ, PostgreSQL), every resource action once."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from .test_workers import log_lines
+
+
+def recorded(log, value, tag="", **more):
+    return {"type": "Test::Recorded", "properties": {"log": str(log), "value": value, "tag": tag}, **more}
+
+
+def stack_template(resources, **outputs):
+    return {"heat_template_version": "2018-08-31", "resources": resources,
+            "outputs": {name: {"value": value} for name, value in outputs.items()}}
+
+
+def actions_of(log, verb):
+    return Counter(fields[1] for fields in log_lines(log) if fields[0] == verb)
+
+
+def rows_by_name(cluster, stack_id):
+    rows = {}
+    for row in cluster.engine.store.get_resources(stack_id):
+        rows.setdefault(row.name, []).append(row)
+    return rows
+
+
+def test_an_update_in_place_replacing_adding_and_removing_runs_on_the_workers(cluster, tmp_path):
+    cluster.start_worker(), cluster.start_worker()
+    log = tmp_path / "made.log"
+    before = stack_template({"a": recorded(log, "a1"),
+                             "b": recorded(log, {"get_attr": ["a", "value"]}),
+                             "c": recorded(log, "c1", depends_on=["b"])},
+                            b={"get_attr": ["b", "value"]})
+    started = cluster.engine.create_stack("upd", before)
+    assert cluster.settle(started["id"])["stack_status"] == "CREATE_COMPLETE"
+    old_b = rows_by_name(cluster, started["id"])["b"][0].id
+
+    after = stack_template({"a": recorded(log, "a1", tag="new"),          # in place
+                            "b": recorded(log, "b2"),                     # replaced
+                            "d": recorded(log, {"get_attr": ["b", "value"]})},  # added; c removed
+                           d={"get_attr": ["d", "value"]})
+    updating = cluster.engine.update_stack("upd", after)
+    assert updating["stack_status"] == "UPDATE_IN_PROGRESS"  # the asking side only starts it
+    done = cluster.settle(started["id"])
+    assert done["stack_status"] == "UPDATE_COMPLETE", done["stack_status_reason"]
+
+    assert actions_of(log, "update") == {"a": 1}
+    assert actions_of(log, "create") == {"a": 1, "b": 2, "c": 1, "d": 1}
+    assert actions_of(log, "delete") == {"b": 1, "c": 1}  # the replaced b and the removed c, once each
+    rows = rows_by_name(cluster, started["id"])
+    assert sorted(rows) == ["a", "b", "d"] and all(len(found) == 1 for found in rows.values())
+    assert rows["b"][0].id != old_b and rows["b"][0].replaces == old_b
+    assert (rows["a"][0].action, rows["a"][0].status) == ("UPDATE", "COMPLETE")
+    assert cluster.engine.outputs("upd")[0]["output_value"] == "b2"
+
+    # PATCH: the stored template, one parameter more... here a new tag through --existing
+    cluster.engine.update_stack("upd", after | {"parameters": {"t": {"type": "string"}}}, parameters={"t": "x"})
+    assert cluster.settle(started["id"])["stack_status"] == "UPDATE_COMPLETE"
+    patched = stack_template({"a": recorded(log, "a1", tag={"get_param": "t"}),
+                              "b": recorded(log, "b2"), "d": recorded(log, {"get_attr": ["b", "value"]})})
+    cluster.engine.update_stack("upd", patched | {"parameters": {"t": {"type": "string"}}},
+                                parameters={"t": "y"}, existing=True)
+    done = cluster.settle(started["id"])
+    assert done["stack_status"] == "UPDATE_COMPLETE", done["stack_status_reason"]
+    assert actions_of(log, "update") == {"a": 2}  # "new" -> "y" in place; nothing else touched
+    assert cluster.engine.show_stack("upd")["parameters"]["t"] == "y"
+
+
+def test_a_failed_update_rolls_back_on_the_workers(cluster, tmp_path):
+    cluster.start_worker(), cluster.start_worker()
+    log = tmp_path / "made.log"
+    before = stack_template({"a": recorded(log, "a1"), "b": recorded(log, "b1")}, b={"get_attr": ["b", "value"]})
+    started = cluster.engine.create_stack("back", before)
+    assert cluster.settle(started["id"])["stack_status"] == "CREATE_COMPLETE"
+    kept = {name: found[0].id for name, found in rows_by_name(cluster, started["id"]).items()}
+
+    bad = recorded(log, "x", depends_on=["b"])
+    bad["properties"]["fail"] = True
+    after = stack_template({"a": recorded(log, "a1"), "b": recorded(log, "b2"), "bad": bad},
+                           b={"get_attr": ["b", "value"]})
+    cluster.engine.update_stack("back", after, disable_rollback=False)
+    done = cluster.settle(started["id"])
+    assert done["stack_status"] == "ROLLBACK_COMPLETE", done["stack_status_reason"]
+
+    failed = [e for e in cluster.engine.events("back") if e["resource_status"] == "UPDATE_FAILED"]
+    assert [e["resource_name"] for e in failed] == ["back"]
+    assert "bad was told to fail" in failed[0]["resource_status_reason"]
+    assert actions_of(log, "create") == {"a": 1, "b": 2}  # b's replacement made once, bad never
+    assert actions_of(log, "delete") == {"b": 1}  # the replacement went, the original stayed
+    rows = rows_by_name(cluster, started["id"])
+    assert {name: found[0].id for name, found in rows.items()} == kept
+    assert all(len(found) == 1 and found[0].replaced_by is None for found in rows.values())
+    assert cluster.engine.template("back") == before
+    assert cluster.engine.outputs("back")[0]["output_value"] == "b1"
+
+
+def test_suspend_resume_and_check_run_on_the_workers(cluster, tmp_path):
+    cluster.start_worker(), cluster.start_worker()
+    log = tmp_path / "made.log"
+    chain = {"r0": recorded(log, "v0")}
+    for i in range(1, 4):
+        chain[f"r{i}"] = recorded(log, {"get_attr": [f"r{i - 1}", "value"]})
+    started = cluster.engine.create_stack("pause", stack_template(chain))
+    assert cluster.settle(started["id"])["stack_status"] == "CREATE_COMPLETE"
+
+    def run(action, expected):
+        cluster.engine.__getattribute__(f"{action}_stack")("pause")
+        done = cluster.settle(started["id"])
+        assert done["stack_status"] == expected, done["stack_status_reason"]
+        return done
+
+    run("suspend", "SUSPEND_COMPLETE")
+    assert [f[1] for f in log_lines(log) if f[0] == "suspend"] == ["r3", "r2", "r1", "r0"]  # dependents first
+    assert {r["resource_status"] for r in cluster.engine.resources("pause")} == {"SUSPEND_COMPLETE"}
+    run("resume", "RESUME_COMPLETE")
+    assert [f[1] for f in log_lines(log) if f[0] == "resume"] == ["r0", "r1", "r2", "r3"]
+    run("check", "CHECK_COMPLETE")
+    assert {r["resource_status"] for r in cluster.engine.resources("pause")} == {"CHECK_COMPLETE"}
+
+    cluster.engine.mark_unhealthy("pause", "r2", reason="disk gone")
+    done = run("check", "CHECK_FAILED")
+    assert done["stack_status_reason"] == (
+        "Resource CHECK failed: Can not check r2, its last action ended CHECK_FAILED")
+    statuses = {r["resource_name"]: r["resource_status"] for r in cluster.engine.resources("pause")}
+    assert statuses == {"r0": "CHECK_COMPLETE", "r1": "CHECK_COMPLETE", "r2": "CHECK_FAILED", "r3": "CHECK_COMPLETE"}
+    assert actions_of(log, "suspend") == actions_of(log, "resume") == {f"r{i}": 1 for i in range(4)}
