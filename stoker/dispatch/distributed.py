@@ -2,14 +2,15 @@
 
 Create, delete, update (with its rollback), suspend, resume and check are
 spread over the workers, one resource action per task (``lifecycle``
-starts them, ``worker`` runs them).  An adopt runs here, in-process.
+starts them, ``worker`` runs them), and so are workflow executions, one
+step per task (``execution_steps``).  An adopt runs here, in-process.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from stoker.dispatch import celery_app, lifecycle
+from stoker.dispatch import celery_app, execution_steps, lifecycle
 from stoker.dispatch.inprocess import InProcess
 from stoker.errors import StokerError
 
@@ -20,7 +21,12 @@ class NeedsServerDatabase(StokerError):
 
 def check_database(engine: Any) -> None:
     """Workers on several machines share one PostgreSQL database; SQLite cannot be shared."""
-    url = engine.store.engine.url
+    check_store(engine.store)
+
+
+def check_store(store: Any) -> None:
+    """``check_database`` of a store (or anything with its SQLAlchemy ``engine``)."""
+    url = store.engine.url
     if url.get_backend_name() != "postgresql":
         raise NeedsServerDatabase(
             "running on workers needs a PostgreSQL database (--db-url postgresql+psycopg://...), "
@@ -55,3 +61,10 @@ class CeleryDispatch(InProcess):
     def simple(self, engine: Any, record: Any, action: str) -> None:
         check_database(engine)
         lifecycle.start_simple(engine, self.app, self.queue, record, action)
+
+    def execute(self, executions: Any, row: dict, deployment_row: dict, model: Any, graph: Any, done: frozenset,
+                memo: dict, resumed: bool) -> dict:
+        """Enqueue the execution's steps; the execution as it started."""
+        check_store(executions.records)
+        execution_steps.start(executions, self.app, self.queue, row, deployment_row, model, graph, resumed)
+        return executions.get(row["id"])

@@ -32,6 +32,11 @@ class InProcess:
             engine._run(engine.run_update(stack, old, rollback))
         return stack
 
+    def execute(self, executions: Any, row: dict, deployment_row: dict, model: Any, graph: Any, done: frozenset,
+                memo: dict, resumed: bool) -> dict:
+        """A workflow execution's graph, walked here to its end; the execution as it ended."""
+        return executions.run_here(row, deployment_row, model, graph, done, memo, resumed)
+
     def simple(self, engine: Any, record: Any, action: str) -> None:
         """SUSPEND, RESUME or CHECK."""
         with engine._locked(record, action):

@@ -62,10 +62,12 @@ class View:
 
 
 def start(store: Any, traversal_id: str, stack_id: str, action: str, graph: Graph,
-          deadline: datetime | None, disable_rollback: bool, previous: dict | None = None) -> list:
+          deadline: datetime | None, disable_rollback: bool, previous: dict | None = None,
+          execution_pk: int | None = None) -> list:
     """Store a traversal of ``graph`` (nodes are resource ids); returns the nodes ready now.
 
-    ``previous``: an update's stack inputs before it, what its rollback returns to.
+    ``previous``: an update's stack inputs before it, what its rollback returns to;
+    ``execution_pk``: a workflow execution's (``stack_id`` None, nodes are its steps).
     """
     dependents = graph.required_by()
     rows = [{"traversal_id": traversal_id, "resource_id": node,
@@ -76,25 +78,26 @@ def start(store: Any, traversal_id: str, stack_id: str, action: str, graph: Grap
         conn.execute(insert(TRAVERSALS).values(
             id=traversal_id, stack_id=stack_id, action=action, status=IN_PROGRESS, total=len(rows),
             finished=0, stopping=None, interrupt=False, deadline=deadline,
-            disable_rollback=disable_rollback, created_at=utcnow(), previous=previous))
+            disable_rollback=disable_rollback, created_at=utcnow(), previous=previous, execution_pk=execution_pk))
         if rows:
             conn.execute(insert(NODES), rows)
     return [row["resource_id"] for row in rows if row["waiting"] == 0]
 
 
 @contextmanager
-def resource_lock(store: Any, resource_id: int) -> Iterator[tuple[bool, Any]]:
+def resource_lock(store: Any, resource_id: int, space: int = LOCK_SPACE) -> Iterator[tuple[bool, Any]]:
     """Hold the resource's advisory lock while the block runs: yields (held, an autocommit connection
-    for reads); held is False when another session holds the lock."""
+    for reads); held is False when another session holds the lock.  An execution's steps lock in a
+    ``space`` of their own (minus the execution's pk)."""
     with store.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         held = bool(conn.execute(text("SELECT pg_try_advisory_lock(:space, :key)"),
-                                 {"space": LOCK_SPACE, "key": resource_id}).scalar())
+                                 {"space": space, "key": resource_id}).scalar())
         try:
             yield held, conn
         finally:
             if held:
                 conn.execute(text("SELECT pg_advisory_unlock(:space, :key)"),
-                             {"space": LOCK_SPACE, "key": resource_id})
+                             {"space": space, "key": resource_id})
 
 
 def read(conn: Any, traversal_id: str, resource_id: int) -> View | None:

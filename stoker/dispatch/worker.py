@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import threading
 from collections import OrderedDict
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -22,6 +21,8 @@ from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.orm import Session, aliased
 
 from stoker.dispatch import celery_app, lifecycle, traversal
+from stoker.dispatch.execution_steps import StepWorker
+from stoker.dispatch.heartbeat import beating
 from stoker.dispatch.kinds import KINDS, stack_action
 from stoker.dispatch.step import DirectRecorder, Parked, drive_by_steps
 from stoker.errors import StokerError
@@ -167,22 +168,9 @@ class Worker:
         lifecycle.end_traversal(self.engine, self.app, queue, view.traversal_id, record)
 
 
-@contextmanager
-def _keeping_lock(store: Any, stack_id: str, owner: str) -> Iterator[None]:
+def _keeping_lock(store: Any, stack_id: str, owner: str) -> Any:
     """While a plug-in's handler runs (perhaps for minutes), the stack lock's heartbeat goes on."""
-    stop = threading.Event()
-
-    def beat() -> None:
-        while not stop.wait(LOCK_BEAT):
-            store.heartbeat_lock(stack_id, owner)
-
-    beater = threading.Thread(target=beat, name="stoker-lock-beat", daemon=True)
-    beater.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        beater.join()
+    return beating(lambda: store.heartbeat_lock(stack_id, owner), LOCK_BEAT)
 
 
 def _rows(conn: Any, stack_id: str, resource_id: int) -> list:
@@ -228,13 +216,20 @@ def _whole_stack(stack: Any, resource_id: int) -> Any:
 
 
 def make_worker_app(broker_url: str, db_url: str, plugin_dirs: tuple[str, ...] = ()) -> Any:
-    """The Celery app of a worker process, with Stoker's task bound to a ``Worker``."""
+    """The Celery app of a worker process, with Stoker's tasks bound to a ``Worker``."""
     app = celery_app.make_app(broker_url)
     worker = Worker(app, db_url, plugin_dirs)
 
-    @app.task(name=celery_app.RUN_NODE, autoretry_for=(OperationalError, InterfaceError), retry_backoff=0.5,
-              retry_backoff_max=10, max_retries=None)
+    steps = StepWorker(worker)
+    retried = {"autoretry_for": (OperationalError, InterfaceError), "retry_backoff": 0.5, "retry_backoff_max": 10,
+               "max_retries": None}
+
+    @app.task(name=celery_app.RUN_NODE, **retried)
     def run_node(traversal_id: str, resource_id: int, queue: str, step: int = 0) -> None:
         worker.run_node(traversal_id, resource_id, queue, step)
+
+    @app.task(name=celery_app.RUN_STEP, **retried)
+    def run_step(traversal_id: str, number: int, queue: str, step: int = 0) -> None:
+        steps.run_step(traversal_id, number, queue, step)
 
     return app

@@ -126,7 +126,7 @@ class Engine:
         """Workflow executions on this project's deployments (install, uninstall, scale, heal, ...)."""
         from stoker.workflows.service import Executions
 
-        return Executions(self.store, self.project_id, self.engine_id)
+        return Executions(self.store, self.project_id, self.engine_id, self.dispatch)
 
     def for_project(self, project_id: str) -> "Engine":
         """The same engine (store, plug-ins) acting for another project."""

@@ -325,7 +325,8 @@ class DispatchTraversal(Base):
     __tablename__ = "dispatch_traversal"
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
-    stack_id: Mapped[str] = mapped_column(ForeignKey("stack.id", ondelete="CASCADE"), index=True)
+    # the stack acted on; None for an execution's traversal (``execution_pk``)
+    stack_id: Mapped[str | None] = mapped_column(ForeignKey("stack.id", ondelete="CASCADE"), index=True)
     action: Mapped[str] = mapped_column(String(32))
     status: Mapped[str] = mapped_column(String(32), default="IN_PROGRESS")
     total: Mapped[int] = mapped_column(Integer)
@@ -338,6 +339,8 @@ class DispatchTraversal(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     # an update's: the stack's template, parameters, environment and files before it (its rollback's)
     previous: Mapped[dict | None] = mapped_column(JSON)
+    # a workflow execution's steps: its nodes are the indexes of the steps' sorted keys
+    execution_pk: Mapped[int | None] = mapped_column(ForeignKey("execution.pk", ondelete="CASCADE"))
 
 
 class DispatchNode(Base):
