@@ -1,9 +1,9 @@
 """Stack actions started here, run by ``stoker worker`` processes through Celery.
 
-Create, delete, update (with its rollback), suspend, resume and check are
-spread over the workers, one resource action per task (``lifecycle``
-starts them, ``worker`` runs them), and so are workflow executions, one
-step per task (``execution_steps``).  An adopt runs here, in-process.
+Every stack action (create, adopt, delete, update with its rollback,
+suspend, resume, check) is spread over the workers, one resource action per
+task (``lifecycle`` starts them, ``worker`` runs them), and so are workflow
+executions, one step per task (``execution_steps``).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def check_store(store: Any) -> None:
 
 
 class CeleryDispatch(InProcess):
-    """Stack actions through workers; an adopt as ``InProcess``."""
+    """Stack actions and workflow executions through workers."""
 
     runs_here = False
 
@@ -45,10 +45,8 @@ class CeleryDispatch(InProcess):
 
     def create(self, engine: Any, stack: Any, timeout_mins: int | None, disable_rollback: bool,
                action: str = "CREATE") -> None:
-        if action != "CREATE":  # an adopt takes over existing resources: here, as InProcess
-            return super().create(engine, stack, timeout_mins, disable_rollback, action)
         check_database(engine)
-        lifecycle.start_create(engine, self.app, self.queue, stack, timeout_mins, disable_rollback)
+        lifecycle.start_create(engine, self.app, self.queue, stack, timeout_mins, disable_rollback, action)
 
     def delete(self, engine: Any, record: Any) -> None:
         check_database(engine)

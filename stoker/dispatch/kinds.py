@@ -10,9 +10,11 @@ stack shows the action the user sees (UPDATE, ROLLBACK), not the step.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Iterator
 
+from stoker.dispatch.step import POLL_KEY, drive_by_steps
 from stoker.engine import actions
 
 
@@ -24,8 +26,8 @@ class Kind:
     resource_action: str
     #: runs the node's resource: (stack, resource) -> awaitable
     run: Callable[[Any, Any], Awaitable[Any]]
-    #: reads every row of the stack and runs its action to the end in one task (an update
-    #: plans against the whole stack and may make new rows); the others take one step per task
+    #: reads every row of the stack (an update plans against the whole stack and may make new
+    #: rows); an update in place runs to its end in one task, the others take one step per task
     whole_stack: bool = False
 
 
@@ -43,11 +45,46 @@ def _simple(action: str) -> Callable[[Any, Any], Awaitable[Any]]:
 
 
 def _update(rollback: bool) -> Callable[[Any, Any], Awaitable[None]]:
-    return lambda stack, resource: actions.update_resource(stack, resource.name, rollback)
+    """The resource's update; a create it started (a new resource, a replacement) takes one step
+    per task like any create, and the next task continues it instead of planning again."""
+    async def run(stack: Any, resource: Any) -> None:
+        live = stack.resources.get(resource.name)
+        if live is not None and _creating(live):
+            drive_by_steps(live)
+            await actions.create_resource(live)
+            return
+        with _new_ones_by_steps(stack):
+            await actions.update_resource(stack, resource.name, rollback)
+    return run
+
+
+def _creating(resource: Any) -> bool:
+    """A create that parked, or whose worker was lost after the plug-in stored its physical id."""
+    return resource.state == (resource.CREATE, resource.IN_PROGRESS) and (
+        POLL_KEY in resource._data or resource.resource_id is not None)
+
+
+@contextmanager
+def _new_ones_by_steps(stack: Any) -> Iterator[None]:
+    """Resources the update makes meanwhile act one step per task (the stack's others as they are:
+    an update in place runs to its end in the task)."""
+    made_by = stack.instantiate
+
+    def instantiate(name: str, definition: Any) -> Any:
+        resource = made_by(name, definition)
+        drive_by_steps(resource)
+        return resource
+
+    stack.instantiate = instantiate
+    try:
+        yield
+    finally:
+        del stack.instantiate  # the class's again
 
 
 KINDS = {
     "CREATE": Kind("CREATE", "CREATE", _create),
+    "ADOPT": Kind("ADOPT", "ADOPT", _create),  # the adopted data: the traversal's ``given``
     "DELETE": Kind("DELETE", "DELETE", _delete),
     "ROLLBACK": Kind("ROLLBACK", "DELETE", _delete),
     "SUSPEND": Kind("SUSPEND", "SUSPEND", _simple("SUSPEND")),

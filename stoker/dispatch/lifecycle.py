@@ -40,20 +40,22 @@ def traversal_owner(traversal_id: str) -> str:
 
 
 def start_create(engine: Any, app: Any, queue: str, stack: Stack, timeout_mins: int | None,
-                 disable_rollback: bool) -> None:
-    """Create a stored new stack's resources through the workers."""
+                 disable_rollback: bool, action: str = "CREATE") -> None:
+    """Create a stored new stack's resources through the workers (or ADOPT them: the adopted
+    resources' data goes with the traversal)."""
     traversal_id = str(uuid.uuid4())
-    engine.store.acquire_lock(stack.id, traversal_owner(traversal_id), "CREATE")
+    engine.store.acquire_lock(stack.id, traversal_owner(traversal_id), action)
 
     async def prepare() -> Graph:
-        await stack.set_state("CREATE", IN_PROGRESS, "Stack CREATE started")
+        await stack.set_state(action, IN_PROGRESS, f"Stack {action} started")
         by_name = await actions.insert_new(stack)
         await stack.recorder.flush()
         return by_id(stack, by_name)
 
-    with _failing_start(engine, stack, "CREATE", traversal_id):
+    with _failing_start(engine, stack, action, traversal_id):
         graph = asyncio.run(prepare())
-        begin(engine, app, queue, traversal_id, stack.id, "CREATE", graph, timeout_mins, disable_rollback)
+        begin(engine, app, queue, traversal_id, stack.id, action, graph, timeout_mins, disable_rollback,
+              stack.adopted_data if action == "ADOPT" else None)
 
 
 @contextmanager
@@ -80,6 +82,18 @@ def by_id(stack: Stack, graph: Graph) -> Graph:
 def start_delete(engine: Any, app: Any, queue: str, record: Any, action: str,
                  owner: str | None = None) -> None:
     """Delete (or roll back) every resource of the stack through the workers."""
+    _start_on_stored(engine, app, queue, record, action, owner, lambda stack: actions.stored_graph(
+        list(stack.resources.values()) + stack.retired).reversed())
+
+
+def start_simple(engine: Any, app: Any, queue: str, record: Any, action: str) -> None:
+    """Suspend, resume or check every resource through the workers."""
+    _start_on_stored(engine, app, queue, record, action, None, lambda stack: actions.simple_graph(stack, action))
+
+
+def _start_on_stored(engine: Any, app: Any, queue: str, record: Any, action: str, owner: str | None,
+                     graph_of: Callable[[Stack], Graph]) -> None:
+    """An action on the stored resources (no new rows), over the graph ``graph_of`` the stack."""
     traversal_id = str(uuid.uuid4())
     if owner is not None:  # a rollback takes the lock over from the create it follows
         engine.store.release_lock(record.id, owner)
@@ -92,24 +106,7 @@ def start_delete(engine: Any, app: Any, queue: str, record: Any, action: str,
 
     with _failing_start(engine, stack, action, traversal_id):
         asyncio.run(prepare())
-        graph = actions.stored_graph(list(stack.resources.values()) + stack.retired).reversed()
-        begin(engine, app, queue, traversal_id, record.id, action, graph, record.timeout_mins, True)
-
-
-def start_simple(engine: Any, app: Any, queue: str, record: Any, action: str) -> None:
-    """Suspend, resume or check every resource through the workers."""
-    traversal_id = str(uuid.uuid4())
-    engine.store.acquire_lock(record.id, traversal_owner(traversal_id), action)
-    stack = engine.runtime(record)
-
-    async def prepare() -> None:
-        await stack.set_state(action, IN_PROGRESS, f"Stack {action} started")
-        await stack.recorder.flush()
-
-    with _failing_start(engine, stack, action, traversal_id):
-        asyncio.run(prepare())
-        begin(engine, app, queue, traversal_id, record.id, action, actions.simple_graph(stack, action),
-              record.timeout_mins, True)
+        begin(engine, app, queue, traversal_id, record.id, action, graph_of(stack), record.timeout_mins, True)
 
 
 def start_update(engine: Any, app: Any, queue: str, record: Any, prepare: Callable[[], tuple[Stack, Stack]],
@@ -177,11 +174,11 @@ def _roll_update_back(engine: Any, app: Any, queue: str, record: Any, owner: str
 
 
 def begin(engine: Any, app: Any, queue: str, traversal_id: str, stack_id: str, action: str, graph: Graph,
-          timeout_mins: int | None, disable_rollback: bool, previous: dict | None = None) -> None:
+          timeout_mins: int | None, disable_rollback: bool, given: dict | None = None) -> None:
     """Store the traversal and enqueue what is ready; an empty one ends at once."""
     deadline = utcnow() + timedelta(minutes=timeout_mins) if timeout_mins else None
     ready = traversal.start(engine.store, traversal_id, stack_id, action, graph, deadline, disable_rollback,
-                            previous)
+                            given)
     if not graph.requires:
         end_traversal(engine, app, queue, traversal_id, engine.store.get_stack(stack_id, engine.project_id))
         return
@@ -204,7 +201,7 @@ def end_traversal(engine: Any, app: Any, queue: str, traversal_id: str, record: 
         stopping = _check_failures(store, record.id)
     if stopping is None and action in kinds.CLEANUP:
         traversal.mark_ended(store, traversal_id)
-        _follow(engine, app, queue, record, owner, kinds.CLEANUP[action], traversal.previous_inputs(store, traversal_id))
+        _follow(engine, app, queue, record, owner, kinds.CLEANUP[action], traversal.given(store, traversal_id))
         return
     if stopping is None:
         asyncio.run(stack.set_state(shown, COMPLETE, f"Stack {shown} completed successfully"))
@@ -215,9 +212,9 @@ def end_traversal(engine: Any, app: Any, queue: str, traversal_id: str, record: 
                         physical_resource_id=record.id, action=shown, status=FAILED,
                         reason=stack.redact(stopping))
         traversal.mark_ended(store, traversal_id)
-        _roll_update_back(engine, app, queue, record, owner, traversal.previous_inputs(store, traversal_id))
+        _roll_update_back(engine, app, queue, record, owner, traversal.given(store, traversal_id))
         return
-    elif action == "CREATE" and not disable_rollback:
+    elif action in ("CREATE", "ADOPT") and not disable_rollback:
         # the failure is an event; the stack goes on IN_PROGRESS (a ROLLBACK now), so no one
         # watching it takes CREATE_FAILED for the end
         store.add_event(record.id, resource_name=record.name, resource_type=STACK_RESOURCE_TYPE,

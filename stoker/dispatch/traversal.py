@@ -62,11 +62,12 @@ class View:
 
 
 def start(store: Any, traversal_id: str, stack_id: str, action: str, graph: Graph,
-          deadline: datetime | None, disable_rollback: bool, previous: dict | None = None,
+          deadline: datetime | None, disable_rollback: bool, given: dict | None = None,
           execution_pk: int | None = None) -> list:
     """Store a traversal of ``graph`` (nodes are resource ids); returns the nodes ready now.
 
-    ``previous``: an update's stack inputs before it, what its rollback returns to;
+    ``given``: what the action was given beyond the stored stack (an update's inputs before it,
+    an adopt's resources);
     ``execution_pk``: a workflow execution's (``stack_id`` None, nodes are its steps).
     """
     dependents = graph.required_by()
@@ -78,7 +79,7 @@ def start(store: Any, traversal_id: str, stack_id: str, action: str, graph: Grap
         conn.execute(insert(TRAVERSALS).values(
             id=traversal_id, stack_id=stack_id, action=action, status=IN_PROGRESS, total=len(rows),
             finished=0, stopping=None, interrupt=False, deadline=deadline,
-            disable_rollback=disable_rollback, created_at=utcnow(), previous=previous, execution_pk=execution_pk))
+            disable_rollback=disable_rollback, created_at=utcnow(), given=given, execution_pk=execution_pk))
         if rows:
             conn.execute(insert(NODES), rows)
     return [row["resource_id"] for row in rows if row["waiting"] == 0]
@@ -268,10 +269,10 @@ def outcome(store: Any, traversal_id: str) -> tuple[str, str | None, bool]:
     return row.action, row.stopping, bool(row.disable_rollback)
 
 
-def previous_inputs(store: Any, traversal_id: str) -> dict | None:
-    """The stack's inputs before the update this traversal is part of (None for other actions)."""
+def given(store: Any, traversal_id: str) -> dict | None:
+    """What the traversal's action was given (``start``'s ``given``)."""
     with store.engine.connect() as conn:
-        return conn.execute(select(TRAVERSALS.c.previous).where(TRAVERSALS.c.id == traversal_id)).scalar()
+        return conn.execute(select(TRAVERSALS.c.given).where(TRAVERSALS.c.id == traversal_id)).scalar()
 
 
 def mark_ended(store: Any, traversal_id: str) -> None:

@@ -12,9 +12,8 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import OrderedDict
-from contextlib import contextmanager
 from datetime import datetime, timezone
-from typing import Any, Iterator
+from typing import Any
 
 from sqlalchemy import func, select, union
 from sqlalchemy.exc import InterfaceError, OperationalError
@@ -66,6 +65,8 @@ class Worker:
         if stack is None:
             stack = self.engine.defined(self.engine.store.get_stack(view.stack_id, view.project_id,
                                                                     show_deleted=True))
+            if view.action == "ADOPT":
+                stack.adopted_data = traversal.given(self.engine.store, view.traversal_id) or {}
         self._stacks[view.traversal_id] = stack
         while len(self._stacks) > CACHED_STACKS:
             self._stacks.popitem(last=False)
@@ -119,9 +120,10 @@ class Worker:
         """Run one step; True/False when the resource's action ended, None when it was parked."""
         kind = KINDS[view.action]
         action = kind.resource_action
-        if view.interrupt:
-            if resource.state == (action, resource.IN_PROGRESS):
-                asyncio.run(resource.set_state(action, resource.FAILED, _interrupted(view)))
+        if view.interrupt:  # what is in progress (in an update: perhaps its replacement's create) fails
+            acting = stack.resources.get(resource.name, resource) if kind.whole_stack else resource
+            if acting.status == acting.IN_PROGRESS:
+                asyncio.run(acting.set_state(acting.action, acting.FAILED, _interrupted(view)))
             return False
         if _ended_before(view, resource, action):
             return resource.status == resource.COMPLETE  # ended before its worker was lost
@@ -192,7 +194,7 @@ def _ended_before(view: Any, resource: Any, action: str) -> bool:
     """Did the resource's action end before the worker running it was lost (its node's end
     not committed)?  A create is known by its state; the others by the node having run
     (a SUSPEND_COMPLETE from an earlier suspend is not this one's)."""
-    if action == "CREATE":
+    if action in ("CREATE", "ADOPT"):  # an adopt creates what it was not given
         return resource.action != resource.INIT and resource.state != (resource.CREATE, resource.IN_PROGRESS)
     return (view.node_state == traversal.RUNNING and not KINDS[view.action].whole_stack
             and resource.action == action and resource.status != resource.IN_PROGRESS)

@@ -337,8 +337,9 @@ class DispatchTraversal(Base):
     deadline: Mapped[datetime | None] = mapped_column(UTCDateTime)
     disable_rollback: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    # an update's: the stack's template, parameters, environment and files before it (its rollback's)
-    previous: Mapped[dict | None] = mapped_column(JSON)
+    # what the action was given beyond the stored stack: an update's inputs before it (what its
+    # rollback returns to), an adopt's adopted resources
+    given: Mapped[dict | None] = mapped_column(JSON)
     # a workflow execution's steps: its nodes are the indexes of the steps' sorted keys
     execution_pk: Mapped[int | None] = mapped_column(ForeignKey("execution.pk", ondelete="CASCADE"))
 

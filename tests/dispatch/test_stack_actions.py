@@ -128,3 +128,33 @@ def test_suspend_resume_and_check_run_on_the_workers(cluster, tmp_path):
     statuses = {r["resource_name"]: r["resource_status"] for r in cluster.engine.resources("pause")}
     assert statuses == {"r0": "CHECK_COMPLETE", "r1": "CHECK_COMPLETE", "r2": "CHECK_FAILED", "r3": "CHECK_COMPLETE"}
     assert actions_of(log, "suspend") == actions_of(log, "resume") == {f"r{i}": 1 for i in range(4)}
+
+
+def test_an_adopt_runs_on_the_workers_and_creates_only_what_it_was_not_given(cluster, tmp_path):
+    cluster.start_worker(), cluster.start_worker()
+    log = tmp_path / "made.log"
+    template = stack_template({"kept": recorded(log, "k"), "new": recorded(log, {"get_attr": ["kept", "value"]})},
+                              new={"get_attr": ["new", "value"]})
+    started = cluster.engine.create_stack("taken", template, adopted_data={
+        "kept": {"resource_id": "phys-kept", "data": {"note": "from before"}}})
+    done = cluster.settle(started["id"])
+    assert done["stack_status"] == "ADOPT_COMPLETE", done["stack_status_reason"]
+    assert actions_of(log, "create") == {"new": 1}  # the adopted one is taken over, not made
+    rows = {row.name: row for row in cluster.engine.store.get_resources(started["id"])}
+    assert rows["kept"].physical_resource_id == "phys-kept" and rows["kept"].data == {"note": "from before"}
+    assert cluster.engine.outputs("taken")[0]["output_value"] == "k"
+
+
+def test_creates_within_an_update_wait_without_holding_a_worker(cluster, tmp_path):
+    cluster.start_worker(concurrency=1)
+    base = {"heat_template_version": "2018-08-31", "resources": {"first": {"type": "OS::Heat::None"}}}
+    started = cluster.engine.create_stack("grow", base)
+    assert cluster.settle(started["id"])["stack_status"] == "CREATE_COMPLETE"
+    grown = {f"w{i}": {"type": "OS::Heat::TestResource", "properties": {"wait_secs": 1.5}} for i in range(4)}
+    cluster.engine.update_stack("grow", {**base, "resources": {**base["resources"], **grown}})
+    done = cluster.settle(started["id"])
+    assert done["stack_status"] == "UPDATE_COMPLETE", done["stack_status_reason"]
+    events = [e["resource_status"] for e in cluster.engine.events("grow") if e["resource_name"] in grown]
+    # one process with one slot: the four waited at once, none after another
+    assert events.count("CREATE_COMPLETE") == 4
+    assert events.index("CREATE_COMPLETE") > max(i for i, s in enumerate(events) if s == "CREATE_IN_PROGRESS")

@@ -1,5 +1,6 @@
-"""Distributed updates and executions: what an update rolls back to, kept with its traversal;
-a traversal of an execution's steps (no stack).
+"""Distributed updates, adopts and executions: what the action was given (an update's inputs
+before it, an adopt's resources), kept with its traversal; a traversal of an execution's steps
+(no stack).
 
 Revision ID: 0008
 Revises: 0007
@@ -17,7 +18,7 @@ depends_on = None
 
 def upgrade() -> None:
     with op.batch_alter_table("dispatch_traversal") as batch:
-        batch.add_column(sa.Column("previous", sa.JSON(), nullable=True))
+        batch.add_column(sa.Column("given", sa.JSON(), nullable=True))
         batch.add_column(sa.Column("execution_pk", sa.Integer(), nullable=True))
         batch.create_foreign_key("fk_dispatch_traversal_execution", "execution", ["execution_pk"], ["pk"],
                                  ondelete="CASCADE")
@@ -29,4 +30,4 @@ def downgrade() -> None:
         batch.alter_column("stack_id", existing_type=sa.String(36), nullable=False)
         batch.drop_constraint("fk_dispatch_traversal_execution", type_="foreignkey")
         batch.drop_column("execution_pk")
-        batch.drop_column("previous")
+        batch.drop_column("given")
