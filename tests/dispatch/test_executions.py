@@ -146,3 +146,37 @@ def test_sigkill_of_a_worker_mid_install_completes_every_operation_exactly_once(
     again = {key for key, count in runs_of(runs, "start").items() if count > 1}
     assert again <= killed and all(runs_of(runs, "start")[key] == 2 for key in again)
     assert {i["state"] for i in instances(cluster).values()} == {"started"}
+
+
+def test_the_cli_hands_install_to_the_workers_and_follows_it_to_its_end(cluster, tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    cluster.start_worker(), cluster.start_worker()
+    runs = deploy(cluster, tmp_path)
+    stoker = Path(sys.executable).parent / "stoker"
+    env = {**cluster.env, "STOKER_QUEUE": cluster.queue, "STOKER_DB_URL": cluster.db_url}
+    shown = subprocess.run([str(stoker), "--broker", cluster.broker, "install", "dep", "--wait"], env=env,
+                           capture_output=True, text=True, timeout=SETTLE_LIMIT)
+    assert shown.returncode == 0, shown.stderr
+    assert "workflow_succeeded" in shown.stderr  # the workers' events, followed to the end
+    assert "terminated" in shown.stdout
+    assert sum(runs_of(runs, "end").values()) == 3 * 4 + 3  # every operation ran, on the workers
+    assert {i["state"] for i in instances(cluster).values()} == {"started"}
+
+
+def test_a_cancel_reaches_the_workers_and_running_operations_finish(cluster, tmp_path):
+    cluster.start_worker()
+    runs = deploy(cluster, tmp_path, hold=1.0)
+    started = cluster.engine.executions.start("install", "dep")
+    limit = time.monotonic() + 120
+    while not (runs.exists() and runs.read_text().startswith("start")):
+        assert time.monotonic() < limit, "no operation started"
+        time.sleep(0.05)
+    assert cluster.engine.executions.cancel(started["id"])["status"] == "cancelling"
+    done = finish(cluster, started)
+    assert done["status"] == "cancelled", done["error"]
+    assert cluster.engine.executions.events(done["id"])[-1]["event_type"] == "workflow_cancelled"
+    assert runs_of(runs, "end") == runs_of(runs, "start")  # what ran was let finish
+    assert 0 < sum(runs_of(runs, "end").values()) < 3 * 4 + 3  # and nothing started after the cancel
