@@ -158,3 +158,28 @@ def test_creates_within_an_update_wait_without_holding_a_worker(cluster, tmp_pat
     # one process with one slot: the four waited at once, none after another
     assert events.count("CREATE_COMPLETE") == 4
     assert events.index("CREATE_COMPLETE") > max(i for i, s in enumerate(events) if s == "CREATE_IN_PROGRESS")
+
+
+def test_a_cancelled_update_rolls_back_on_the_workers(cluster, tmp_path):
+    import time
+
+    cluster.start_worker(), cluster.start_worker()
+    log = tmp_path / "made.log"
+    before = stack_template({"a": recorded(log, "a1")})
+    started = cluster.engine.create_stack("halt", before)
+    assert cluster.settle(started["id"])["stack_status"] == "CREATE_COMPLETE"
+    slow = {"type": "OS::Heat::TestResource", "properties": {"wait_secs": 600}}
+    cluster.engine.update_stack("halt", stack_template({"a": recorded(log, "a1"), "slow": slow}),
+                                disable_rollback=False)
+    limit = time.monotonic() + 120
+    while not any(r["resource_name"] == "slow" and r["resource_status"] == "CREATE_IN_PROGRESS"
+                  for r in cluster.engine.resources("halt")):
+        assert time.monotonic() < limit
+        time.sleep(0.1)
+    cluster.engine.cancel_stack("halt")  # from any process: the workers hear it through the database
+    done = cluster.settle(started["id"])
+    assert done["stack_status"] == "ROLLBACK_COMPLETE", done["stack_status_reason"]
+    assert [r["resource_name"] for r in cluster.engine.resources("halt")] == ["a"]
+    assert cluster.engine.template("halt") == before
+    cancelled = [e for e in cluster.engine.events("halt") if e["resource_status"] == "UPDATE_FAILED"]
+    assert [e["resource_status_reason"] for e in cancelled] == ["Stack UPDATE cancelled"]
