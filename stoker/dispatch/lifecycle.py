@@ -26,6 +26,8 @@ from stoker.errors import StokerError
 from stoker.store.models import utcnow
 
 IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
+#: traversals whose failure rolls their stack action back (unless rollback is off)
+ROLLS_BACK = ("CREATE", "ADOPT", *kinds.UPDATING)
 
 
 class StartFailed(StokerError):
@@ -186,7 +188,8 @@ def begin(engine: Any, app: Any, queue: str, traversal_id: str, stack_id: str, a
 
 
 def end_traversal(engine: Any, app: Any, queue: str, traversal_id: str, record: Any) -> None:
-    """Record the stack's end state and give the lock up (or start the create's rollback)."""
+    """Record the stack's end state and give the lock up, or start what follows (a rollback, an
+    update's cleanup)."""
     store = engine.store
     action, stopping, disable_rollback = traversal.outcome(store, traversal_id)
     kind = kinds.KINDS[action]
@@ -207,21 +210,17 @@ def end_traversal(engine: Any, app: Any, queue: str, traversal_id: str, record: 
         asyncio.run(stack.set_state(shown, COMPLETE, f"Stack {shown} completed successfully"))
         if action == "DELETE":
             store.soft_delete_stack(record.id)
-    elif action in kinds.UPDATING and not disable_rollback and _rolls_back(store, record.id):
+    elif action in ROLLS_BACK and not disable_rollback and _rolls_back(store, record.id):
+        # the failure is an event; the stack goes on IN_PROGRESS (a ROLLBACK now), so no one
+        # watching it takes CREATE_FAILED (UPDATE_FAILED) for the end
         store.add_event(record.id, resource_name=record.name, resource_type=STACK_RESOURCE_TYPE,
                         physical_resource_id=record.id, action=shown, status=FAILED,
                         reason=stack.redact(stopping))
         traversal.mark_ended(store, traversal_id)
-        _roll_update_back(engine, app, queue, record, owner, traversal.given(store, traversal_id))
-        return
-    elif action in ("CREATE", "ADOPT") and not disable_rollback:
-        # the failure is an event; the stack goes on IN_PROGRESS (a ROLLBACK now), so no one
-        # watching it takes CREATE_FAILED for the end
-        store.add_event(record.id, resource_name=record.name, resource_type=STACK_RESOURCE_TYPE,
-                        physical_resource_id=record.id, action=action, status=FAILED,
-                        reason=stack.redact(stopping))
-        traversal.mark_ended(store, traversal_id)
-        start_delete(engine, app, queue, store.get_stack(record.id, record.project_id), "ROLLBACK", owner)
+        if action in kinds.UPDATING:
+            _roll_update_back(engine, app, queue, record, owner, traversal.given(store, traversal_id))
+        else:
+            start_delete(engine, app, queue, store.get_stack(record.id, record.project_id), "ROLLBACK", owner)
         return
     else:
         asyncio.run(stack.set_state(shown, FAILED, stopping))
@@ -236,6 +235,6 @@ def _check_failures(store: Any, stack_id: str) -> str | None:
 
 
 def _rolls_back(store: Any, stack_id: str) -> bool:
-    """A cancel asked without rollback (``stack cancel --no-rollback``) leaves the update FAILED."""
+    """A cancel asked without rollback (``stack cancel --no-rollback``) leaves the action FAILED."""
     requested, rollback = store.cancel_requested(stack_id)
     return rollback or not requested
