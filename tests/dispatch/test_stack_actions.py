@@ -183,3 +183,31 @@ def test_a_cancelled_update_rolls_back_on_the_workers(cluster, tmp_path):
     assert cluster.engine.template("halt") == before
     cancelled = [e for e in cluster.engine.events("halt") if e["resource_status"] == "UPDATE_FAILED"]
     assert [e["resource_status_reason"] for e in cancelled] == ["Stack UPDATE cancelled"]
+
+
+def test_sigkill_of_a_worker_mid_update_replaces_each_resource_exactly_once(cluster, tmp_path):
+    import time
+
+    doomed, survivor = cluster.start_worker(), cluster.start_worker()
+    log = tmp_path / "made.log"
+    names = [f"r{i}" for i in range(6)]
+    started = cluster.engine.create_stack("swap", stack_template({n: recorded(log, "old") for n in names}))
+    assert cluster.settle(started["id"])["stack_status"] == "CREATE_COMPLETE"
+    made_before = len(log_lines(log))
+    replaced = {n: recorded(log, "new") for n in names}
+    for definition in replaced.values():
+        definition["properties"]["hold"] = 1.5  # inside handle_create, after the id is stored
+    cluster.engine.update_stack("swap", stack_template(replaced))
+    limit = time.monotonic() + 120
+    while not any(int(f[3]) == doomed.pid for f in log_lines(log)[made_before:]):
+        assert time.monotonic() < limit, "the doomed worker never started a replacement"
+        time.sleep(0.05)
+    cluster.kill(doomed)
+
+    done = cluster.settle(started["id"])
+    assert done["stack_status"] == "UPDATE_COMPLETE", done["stack_status_reason"]
+    assert actions_of(log, "create") == {n: 2 for n in names}  # the original and one replacement each
+    assert actions_of(log, "delete") == {n: 1 for n in names}  # each original once
+    rows = rows_by_name(cluster, started["id"])
+    assert all(len(found) == 1 and (found[0].action, found[0].status) == ("CREATE", "COMPLETE")
+               for found in rows.values())
