@@ -180,3 +180,28 @@ def test_a_cancel_reaches_the_workers_and_running_operations_finish(cluster, tmp
     assert cluster.engine.executions.events(done["id"])[-1]["event_type"] == "workflow_cancelled"
     assert runs_of(runs, "end") == runs_of(runs, "start")  # what ran was let finish
     assert 0 < sum(runs_of(runs, "end").values()) < 3 * 4 + 3  # and nothing started after the cancel
+
+
+def test_scale_out_and_in_and_heal_run_on_the_workers(cluster, tmp_path):
+    cluster.start_worker(), cluster.start_worker()
+    runs = deploy(cluster, tmp_path)
+    assert finish(cluster, cluster.engine.executions.start("install", "dep"))["status"] == "terminated"
+    before = set(instances(cluster))
+
+    out = finish(cluster, cluster.engine.executions.start("scale", "dep", {"scalable_entity_name": "app", "delta": 2}))
+    assert out["status"] == "terminated", out["error"]
+    added = set(instances(cluster)) - before
+    assert len(added) == 2 and all(instances(cluster)[i]["state"] == "started" for i in added)
+    assert {key for key in runs_of(runs, "end") if key[1] in added} == {
+        (op, i) for i in added for op in ("create", "configure", "start", "preconfigure")}
+
+    healed = sorted(added)[0]
+    runs.unlink()
+    again = finish(cluster, cluster.engine.executions.start("heal", "dep", {"node_instance_id": healed}))
+    assert again["status"] == "terminated", again["error"]
+    assert runs_of(runs, "end") == Counter({(op, healed): 1 for op in (
+        "stop", "delete", "create", "configure", "start", "preconfigure")})
+
+    back = finish(cluster, cluster.engine.executions.start("scale", "dep", {"scalable_entity_name": "app", "delta": -2}))
+    assert back["status"] == "terminated", back["error"]
+    assert set(instances(cluster)) == before  # the removed instances went once their uninstall ran
