@@ -16,6 +16,7 @@ set -e
 op=$(ctx operation name | sed 's/.*\\.//')
 me=$(ctx instance id 2>/dev/null || ctx source instance id)
 echo "start $op $me $(awk '{print $5}' /proc/$PPID/stat)" >> "$runs"
+if [ "$op" = configure ] && [ -e "$runs.broken" ]; then echo "configure is broken" >&2; exit 4; fi
 sleep "$hold"
 ctx instance runtime-properties "$op" done 2>/dev/null || ctx source instance runtime-properties "$op" done
 echo "end $op $me" >> "$runs"
@@ -205,3 +206,18 @@ def test_scale_out_and_in_and_heal_run_on_the_workers(cluster, tmp_path):
     back = finish(cluster, cluster.engine.executions.start("scale", "dep", {"scalable_entity_name": "app", "delta": -2}))
     assert back["status"] == "terminated", back["error"]
     assert set(instances(cluster)) == before  # the removed instances went once their uninstall ran
+
+
+def test_a_failed_execution_resumed_on_the_workers_runs_only_what_did_not_succeed(cluster, tmp_path):
+    cluster.start_worker(), cluster.start_worker()
+    runs = deploy(cluster, tmp_path)
+    broken = tmp_path / "runs.log.broken"
+    broken.touch()
+    failed = finish(cluster, cluster.engine.executions.start("install", "dep"))
+    assert failed["status"] == "failed" and "configure is broken" in failed["error"]
+    broken.unlink()
+    resumed = finish(cluster, cluster.engine.executions.resume(failed["id"]))
+    assert resumed["status"] == "terminated", resumed["error"]
+    installed = expected(cluster, ("create", "configure", "start"), ("preconfigure",))
+    assert runs_of(runs, "end") == installed  # what succeeded before the failure did not run again
+    assert {i["state"] for i in instances(cluster).values()} == {"started"}
