@@ -27,7 +27,6 @@ from sqlalchemy import and_, select
 from sqlalchemy.exc import InterfaceError, OperationalError
 
 from stoker.dispatch import celery_app, traversal
-from stoker.dispatch.heartbeat import beating
 from stoker.dispatch.lifecycle import StartFailed, traversal_owner
 from stoker.engine.graph import Graph
 from stoker.store.models import Execution, utcnow
@@ -136,7 +135,7 @@ class StepWorker:
                 node = _read(conn, traversal_id, number)
             began = node.state == traversal.RUNNING or traversal.begin_node(
                 store, traversal_id, number, None, owner, conn)
-            succeeded = began and not node.interrupt and self._run(traversal_id, number, executions, row, owner)
+            succeeded = began and not node.interrupt and self._run(traversal_id, number, executions, row)
             ready, ends = traversal.end_node(store, traversal_id, number, node.dependents, succeeded, conn=conn)
             celery_app.publish(app, queue, traversal_id, ready, task=celery_app.RUN_STEP)
             if ends:
@@ -149,18 +148,21 @@ class StepWorker:
         executions = Executions(self.store, project_id, owner)
         return executions, executions.records.get_execution(project_id, execution_id)
 
-    def _run(self, traversal_id: str, number: int, executions: Executions, row: dict, owner: str) -> bool:
-        """Run the step's operation with the deployment as it is now; False when it failed."""
+    def _run(self, traversal_id: str, number: int, executions: Executions, row: dict) -> bool:
+        """Run the step's operation with the deployment as it is now (the execution's heartbeat going
+        on, a forced cancel killing its scripts); False when it failed."""
         records = executions.records
         deployment_row = records.get_deployment(row["project_id"], row["deployment_id"])
         step = self._steps_of(traversal_id, executions, row, deployment_row)[number]
         runner = executions.runner(row, deployment_row, executions.model_of(deployment_row),
                                    frozenset(records.finished_tasks(row["pk"])))
         try:
-            with beating(lambda: records.heartbeat(row["pk"], owner)):
-                asyncio.run(runner.run_one(step))
+            asyncio.run(executions.watched(row, runner, runner.run_one(step)))
         except (OperationalError, InterfaceError):
             raise  # the database went away: the task is retried, the step not failed
+        except asyncio.CancelledError:  # a forced cancel killed its scripts
+            traversal.stop(self.store, traversal_id, "cancelled", interrupt=True)
+            return False
         except Exception as exc:  # a failed operation, or anything a bug raises: the execution fails
             reason = str(exc) if isinstance(exc, StepFailed) else runner.mask(f"{type(exc).__name__}: {exc}")
             traversal.stop(self.store, traversal_id, reason, interrupt=False)

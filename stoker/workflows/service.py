@@ -14,7 +14,7 @@ import asyncio
 import copy
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Awaitable
 
 from stoker import secretbox
 from stoker.blueprint.state import tenant_of
@@ -186,11 +186,9 @@ class Executions:
     async def _execute(self, row: dict, graph, runner: Runner, resumed: bool) -> None:
         writer = runner.writer
         writer.event(runner.row("cloudify_event", started_message(row, resumed), event_type="workflow_started"))
-        walking = asyncio.ensure_future(runner.run(graph))
-        watcher = asyncio.ensure_future(self._watch(row, runner, walking))
         status, error = "terminated", ""
         try:
-            if not await walking:
+            if not await self.watched(row, runner, runner.run(graph)):
                 status = "cancelled"
         except asyncio.CancelledError:
             status = "cancelled"
@@ -198,9 +196,6 @@ class Executions:
             status, error = "failed", first_failure(failed)
         except Exception as exc:  # the store or a bug: the execution must not stay "started"
             status, error = "failed", runner.mask(f"{type(exc).__name__}: {exc}")
-        finally:
-            watcher.cancel()
-            await asyncio.gather(watcher, return_exceptions=True)
         writer.event(ended_event(runner, row, status, error))
         try:
             await writer.flush()
@@ -210,6 +205,17 @@ class Executions:
             writer.close()
         self.records.update_execution(row["pk"], by_owner=self.owner, status=status, error=error, ended_at=utcnow(),
                                       owner=None, cancel_request=None)
+
+    async def watched(self, row: dict, runner: Runner, work: Awaitable) -> Any:
+        """``work``'s result, while the execution's heartbeat goes on and a cancel request reaches it
+        (graceful: nothing new starts; force: ``work`` is cancelled, its scripts killed)."""
+        working = asyncio.ensure_future(work)
+        watcher = asyncio.ensure_future(self._watch(row, runner, working))
+        try:
+            return await working
+        finally:
+            watcher.cancel()
+            await asyncio.gather(watcher, return_exceptions=True)
 
     async def _watch(self, row: dict, runner: Runner, walking: asyncio.Future) -> None:
         loop = asyncio.get_running_loop()

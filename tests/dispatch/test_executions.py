@@ -221,3 +221,18 @@ def test_a_failed_execution_resumed_on_the_workers_runs_only_what_did_not_succee
     installed = expected(cluster, ("create", "configure", "start"), ("preconfigure",))
     assert runs_of(runs, "end") == installed  # what succeeded before the failure did not run again
     assert {i["state"] for i in instances(cluster).values()} == {"started"}
+
+
+def test_a_forced_cancel_kills_the_scripts_the_workers_run(cluster, tmp_path):
+    cluster.start_worker(), cluster.start_worker()
+    runs = deploy(cluster, tmp_path, hold=600)
+    started = cluster.engine.executions.start("install", "dep")
+    limit = time.monotonic() + 120
+    while not (runs.exists() and runs.read_text().startswith("start")):
+        assert time.monotonic() < limit, "no operation started"
+        time.sleep(0.05)
+    cluster.engine.executions.cancel(started["id"], force=True)
+    done = finish(cluster, started)  # long before the scripts' 600 s hold
+    assert done["status"] == "cancelled", done["error"]
+    assert runs_of(runs, "end") == Counter()
+    assert cluster.engine.executions.events(done["id"])[-1]["event_type"] == "workflow_cancelled"
