@@ -70,6 +70,15 @@ def finish(cluster, execution):
     raise AssertionError(f"execution {execution['id']} still running after {SETTLE_LIMIT}s")
 
 
+def install_until_an_operation_runs(cluster, runs):
+    started = cluster.engine.executions.start("install", "dep")
+    limit = time.monotonic() + 120
+    while not (runs.exists() and runs.read_text().startswith("start")):
+        assert time.monotonic() < limit, "no operation started"
+        time.sleep(0.05)
+    return started
+
+
 def runs_of(runs, kind):
     return Counter((f[1], f[2]) for f in (line.split() for line in runs.read_text().splitlines()) if f[0] == kind)
 
@@ -170,11 +179,7 @@ def test_the_cli_hands_install_to_the_workers_and_follows_it_to_its_end(cluster,
 def test_a_cancel_reaches_the_workers_and_running_operations_finish(cluster, tmp_path):
     cluster.start_worker()
     runs = deploy(cluster, tmp_path, hold=1.0)
-    started = cluster.engine.executions.start("install", "dep")
-    limit = time.monotonic() + 120
-    while not (runs.exists() and runs.read_text().startswith("start")):
-        assert time.monotonic() < limit, "no operation started"
-        time.sleep(0.05)
+    started = install_until_an_operation_runs(cluster, runs)
     assert cluster.engine.executions.cancel(started["id"])["status"] == "cancelling"
     done = finish(cluster, started)
     assert done["status"] == "cancelled", done["error"]
@@ -226,11 +231,7 @@ def test_a_failed_execution_resumed_on_the_workers_runs_only_what_did_not_succee
 def test_a_forced_cancel_kills_the_scripts_the_workers_run(cluster, tmp_path):
     cluster.start_worker(), cluster.start_worker()
     runs = deploy(cluster, tmp_path, hold=600)
-    started = cluster.engine.executions.start("install", "dep")
-    limit = time.monotonic() + 120
-    while not (runs.exists() and runs.read_text().startswith("start")):
-        assert time.monotonic() < limit, "no operation started"
-        time.sleep(0.05)
+    started = install_until_an_operation_runs(cluster, runs)
     cluster.engine.executions.cancel(started["id"], force=True)
     done = finish(cluster, started)  # long before the scripts' 600 s hold
     assert done["status"] == "cancelled", done["error"]
