@@ -130,7 +130,8 @@ class StepWorker:
                     end(executions, store, traversal_id, row)
                 return
             request = executions.records.heartbeat(execution_pk, owner)
-            if request and not node.interrupt:  # a cancel: nothing starts any more; "force" stops the rest
+            if request == "force" and not node.interrupt or request and node.stopping is None:
+                # a cancel: nothing starts any more; "force" stops the rest
                 traversal.stop(store, traversal_id, "cancelled", interrupt=request == "force")
                 node = _read(conn, traversal_id, number)
             began = node.state == traversal.RUNNING or traversal.begin_node(
@@ -189,7 +190,7 @@ def _execution_pk(store: Any, traversal_id: str) -> int | None:
 
 def _read(conn: Any, traversal_id: str, number: int) -> Any:
     """The step's node with its traversal's state, in one query."""
-    return conn.execute(select(TRAVERSALS.c.status, TRAVERSALS.c.interrupt, NODES.c.state, NODES.c.step,
-                               NODES.c.dependents)
+    return conn.execute(select(TRAVERSALS.c.status, TRAVERSALS.c.stopping, TRAVERSALS.c.interrupt, NODES.c.state,
+                               NODES.c.step, NODES.c.dependents)
                         .join(NODES, and_(NODES.c.traversal_id == TRAVERSALS.c.id, NODES.c.resource_id == number))
                         .where(TRAVERSALS.c.id == traversal_id)).first()
