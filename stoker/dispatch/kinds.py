@@ -26,9 +26,9 @@ class Kind:
     resource_action: str
     #: runs the node's resource: (stack, resource) -> awaitable
     run: Callable[[Any, Any], Awaitable[Any]]
-    #: reads every row of the stack (an update plans against the whole stack and may make new
-    #: rows); an update in place runs to its end in one task, the others take one step per task
-    whole_stack: bool = False
+    #: an update: reads the rows the new definition makes the resource need, may make new rows;
+    #: an update in place runs to its end in one task, the others take one step per task
+    updating: bool = False
 
 
 def _create(stack: Any, resource: Any) -> Awaitable[None]:
@@ -90,9 +90,9 @@ KINDS = {
     "SUSPEND": Kind("SUSPEND", "SUSPEND", _simple("SUSPEND")),
     "RESUME": Kind("RESUME", "RESUME", _simple("RESUME")),
     "CHECK": Kind("CHECK", "CHECK", _simple("CHECK")),
-    "UPDATE": Kind("UPDATE", "UPDATE", _update(False), whole_stack=True),
+    "UPDATE": Kind("UPDATE", "UPDATE", _update(False), updating=True),
     "UPDATE_CLEANUP": Kind("UPDATE", "DELETE", _delete),
-    "UPDATE_ROLLBACK": Kind("ROLLBACK", "UPDATE", _update(True), whole_stack=True),
+    "UPDATE_ROLLBACK": Kind("ROLLBACK", "UPDATE", _update(True), updating=True),
     "ROLLBACK_CLEANUP": Kind("ROLLBACK", "DELETE", _delete),
 }
 #: the traversal that follows a successful one within the same stack action

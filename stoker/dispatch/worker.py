@@ -72,15 +72,18 @@ class Worker:
             self._stacks.popitem(last=False)
         stack.resources, stack.retired, stack.cancel_reason = {}, [], None
         stack.recorder = DirectRecorder(self.engine)
-        if KINDS[view.action].whole_stack:
-            return stack, _whole_stack(stack, resource_id)
-        stack.load_resources(_rows(conn, view.stack_id, resource_id))
+        updating = KINDS[view.action].updating
+        stack.load_resources(_update_rows(conn, stack, resource_id) if updating else
+                             _rows(conn, view.stack_id, resource_id))
         resource = None
         for loaded in [*stack.resources.values(), *stack.retired]:
             if loaded.id == resource_id:
                 resource = loaded
             elif loaded.properties_data:  # as applied: their own requirements need not be loaded
                 loaded._properties = loaded.stored_properties()
+        if updating:
+            _leave_out_unmade(stack)
+            return stack, resource
         if resource in stack.retired and resource.properties_data:  # replaced or removed: as it was made
             resource._properties = resource.stored_properties()
         drive_by_steps(resource)
@@ -121,7 +124,7 @@ class Worker:
         kind = KINDS[view.action]
         action = kind.resource_action
         if view.interrupt:  # what is in progress (in an update: perhaps its replacement's create) fails
-            acting = stack.resources.get(resource.name, resource) if kind.whole_stack else resource
+            acting = stack.resources.get(resource.name, resource) if kind.updating else resource
             if acting.status == acting.IN_PROGRESS:
                 asyncio.run(acting.set_state(acting.action, acting.FAILED, _interrupted(view)))
             return False
@@ -196,25 +199,30 @@ def _ended_before(view: Any, resource: Any, action: str) -> bool:
     (a SUSPEND_COMPLETE from an earlier suspend is not this one's)."""
     if action in ("CREATE", "ADOPT"):  # an adopt creates what it was not given
         return resource.action != resource.INIT and resource.state != (resource.CREATE, resource.IN_PROGRESS)
-    return (view.node_state == traversal.RUNNING and not KINDS[view.action].whole_stack
+    return (view.node_state == traversal.RUNNING and not KINDS[view.action].updating
             and resource.action == action and resource.status != resource.IN_PROGRESS)
 
 
-def _whole_stack(stack: Any, resource_id: int) -> Any:
-    """Every row of the stack, for an update; returns the node's resource.
+def _update_rows(conn: Any, stack: Any, resource_id: int) -> list:
+    """The rows an update of the node's resource reads: those of its name (current, replaced,
+    placeholder) and those of what the new definition makes it require."""
+    name = conn.execute(select(ResourceRow.name).where(ResourceRow.id == resource_id)).scalar_one()
+    definition = stack.definition.resources.get(name)
+    names = {name} | (definition.dependencies() & set(stack.definition.resources) if definition else set())
+    with Session(conn, expire_on_commit=False) as session:
+        return list(session.scalars(select(ResourceRow).where(ResourceRow.stack_id == stack.id,
+                                                              ResourceRow.name.in_(names))
+                                    .order_by(ResourceRow.id)))
 
-    Rows never acted on (INIT: placeholders the update's start made for new
-    names, or left by a create that stopped) are left out, so the update
-    creates those resources on rows of their own and the node's row stays
-    for its redelivered task to read its name from.
-    """
-    stack.load_resources()
-    node = next(r for r in [*stack.resources.values(), *stack.retired] if r.id == resource_id)
+
+def _leave_out_unmade(stack: Any) -> None:
+    """Rows never acted on (INIT: placeholders the update's start made for new names, or left by a
+    create that stopped) are left out of an update's stack, so the update creates those resources
+    on rows of their own and the node's row stays for a redelivered task to read its name from."""
     stack.retired = [r for r in stack.retired if r.action != r.INIT]
     for name, resource in list(stack.resources.items()):
         if resource.action == resource.INIT:
             del stack.resources[name]
-    return node
 
 
 def make_worker_app(broker_url: str, db_url: str, plugin_dirs: tuple[str, ...] = ()) -> Any:
