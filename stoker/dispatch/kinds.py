@@ -16,6 +16,8 @@ from typing import Any, Awaitable, Callable, Iterator
 
 from stoker.dispatch.step import POLL_KEY, drive_by_steps
 from stoker.engine import actions
+from stoker.errors import StokerError
+from stoker.resources.exceptions import ResourceFailure
 
 
 @dataclass(frozen=True)
@@ -53,9 +55,21 @@ def _update(rollback: bool) -> Callable[[Any, Any], Awaitable[None]]:
             drive_by_steps(live)
             await actions.create_resource(live)
             return
+        if live is not None and live.state == (live.UPDATE, live.IN_PROGRESS):
+            await _fail_lost_update(live)
         with _new_ones_by_steps(stack):
             await actions.update_resource(stack, resource.name, rollback)
     return run
+
+
+async def _fail_lost_update(resource: Any) -> None:
+    """An update in place whose worker was lost: its new properties are stored already, so planning
+    again would find nothing to do and leave it UPDATE_IN_PROGRESS; it fails, saying why (a rollback
+    then plans it back to the old definition)."""
+    reason = StokerError("the worker updating it was lost before the update ended")
+    failure = ResourceFailure(reason, resource, resource.UPDATE)
+    await resource.set_state(resource.UPDATE, resource.FAILED, str(failure))
+    raise failure
 
 
 def _creating(resource: Any) -> bool:

@@ -211,3 +211,36 @@ def test_sigkill_of_a_worker_mid_update_replaces_each_resource_exactly_once(clus
     rows = rows_by_name(cluster, started["id"])
     assert all(len(found) == 1 and (found[0].action, found[0].status) == ("CREATE", "COMPLETE")
                for found in rows.values())
+
+
+def test_an_update_in_place_whose_worker_is_lost_fails_saying_so(cluster, tmp_path):
+    """Its new properties are stored before the plug-in acts: planned again it would look done."""
+    import time
+
+    doomed, survivor = cluster.start_worker(), cluster.start_worker()
+    log = tmp_path / "made.log"
+    names = [f"r{i}" for i in range(4)]
+
+    def held(tag):
+        resources = {n: recorded(log, "v", tag=tag) for n in names}
+        for definition in resources.values():
+            definition["properties"]["hold"] = 1.5
+        return stack_template(resources)
+
+    started = cluster.engine.create_stack("lost", held("a"))
+    assert cluster.settle(started["id"])["stack_status"] == "CREATE_COMPLETE"
+    cluster.engine.update_stack("lost", held("b"))
+    limit = time.monotonic() + 120
+    while not any(f[0] == "update" and int(f[3]) == doomed.pid for f in log_lines(log)):
+        assert time.monotonic() < limit, "the doomed worker never started an update"
+        time.sleep(0.05)
+    cluster.kill(doomed)
+    lost = {f[1] for f in log_lines(log) if f[0] == "update" and int(f[3]) == doomed.pid}
+
+    done = cluster.settle(started["id"])
+    assert done["stack_status"] == "UPDATE_FAILED"
+    assert "the worker updating it was lost before the update ended" in done["stack_status_reason"]
+    statuses = {r["resource_name"]: r["resource_status"] for r in cluster.engine.resources("lost")}
+    assert {statuses[n] for n in lost} == {"UPDATE_FAILED"}
+    assert not any(s.endswith("IN_PROGRESS") for s in statuses.values())
+    assert set(actions_of(log, "update").values()) == {1}  # none updated a second time
