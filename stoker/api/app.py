@@ -42,7 +42,7 @@ def create_app(db_url: str | None = None, auth_mode: str = "noauth", plugin_dirs
                debug: bool = False, engine: Any = None, broker: str | None = None,
                allow_local_resources: bool = False) -> FastAPI:
     """A Heat-compatible API over one database.  ``auth_mode`` is ``token`` or ``noauth``;
-    with a ``broker`` (or one configured) creates and deletes run on ``stoker worker`` processes.
+    with a ``broker`` (or one configured) stack actions run on ``stoker worker`` processes.
 
     Resource types acting on the server host are off unless ``allow_local_resources``
     or ``stoker.conf`` turns them on (``stoker/resources/policy.py``).

@@ -40,8 +40,8 @@ class _Settings:
               "(default: SQLite in $STOKER_HOME).")
 @click.option("--plugin-dir", "plugin_dirs", multiple=True, type=click.Path(file_okay=False),
               help="Folder of resource plug-ins; repeat for several.")
-@click.option("--broker", default=None, help="Celery broker URL: creates and deletes run on `stoker worker` "
-              "processes (default: $STOKER_BROKER_URL, then broker_url in stoker.conf; none: in-process).")
+@click.option("--broker", default=None, help="Celery broker URL: stack actions and workflow executions run on "
+              "`stoker worker` processes (default: $STOKER_BROKER_URL, then broker_url in stoker.conf; none: in-process).")
 @click.version_option(package_name="stoker")
 @click.pass_context
 def main(ctx: click.Context, db_url: str | None, plugin_dirs: tuple[str, ...], broker: str | None) -> None:

@@ -39,7 +39,7 @@ def _db_url(ctx: click.Context, given: str | None) -> str:
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]),
               default="info", show_default=True)
 @click.option("--debug", is_flag=True, help="Put tracebacks into 500 error bodies.")
-@click.option("--broker", default=None, help="Celery broker: creates and deletes run on `stoker worker` processes "
+@click.option("--broker", default=None, help="Celery broker: stack actions and executions run on `stoker worker` processes "
               "(default: the global --broker, $STOKER_BROKER_URL, broker_url in stoker.conf; none: in-process).")
 @click.option("--allow-local-resources", is_flag=True,
               help="Let every project use resource types that act on this host (Stoker::Local::*); "

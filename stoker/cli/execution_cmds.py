@@ -2,7 +2,9 @@
 
 An execution runs in this process, to its end: in a worker thread, while
 this thread prints its events (with ``--wait``) and, on Ctrl-C, asks it to
-stop (the second Ctrl-C kills its scripts).  A failed execution exits 1.
+stop (the second Ctrl-C kills its scripts).  With a broker, workers run it
+and this process follows it to its end the same way.  A failed execution
+exits 1.
 """
 
 from __future__ import annotations
@@ -81,9 +83,13 @@ def _follow(service, deployment_id: str, action, wait: bool) -> dict:
                     text = escape(_line(event, deployment_id))
                     console.print(f"[{style}]{text}[/]" if style else text)
                 printed = len(events)
-            if not alive:
+            if alive:
+                worker.join(0.2)
+            elif "error" in result or not _running(result["value"]):
                 break
-            worker.join(0.2)
+            else:  # workers run it (a broker is set): follow it to its end
+                time.sleep(0.2)
+                result["value"] = service.get(result["value"]["id"])
         except KeyboardInterrupt:
             interrupts += 1
             if execution_id is not None:
@@ -96,6 +102,12 @@ def _follow(service, deployment_id: str, action, wait: bool) -> dict:
     if "error" in result:
         raise result["error"]
     return result["value"]
+
+
+def _running(execution: dict) -> bool:
+    from stoker.store.models import ACTIVE_EXECUTION
+
+    return execution["status"] in ACTIVE_EXECUTION
 
 
 def _line(event: dict, deployment_id: str) -> str:

@@ -3,8 +3,8 @@
 Chosen by configuration, one code path either way: with no broker
 configured every action runs in-process exactly as before; with a broker
 (``--broker``, ``$STOKER_BROKER_URL`` or ``broker_url`` in ``stoker.conf``)
-creates and deletes are spread over ``stoker worker`` processes, one
-resource action per task.
+stack actions are spread over ``stoker worker`` processes, one resource
+action per task, and workflow executions one operation step per task.
 """
 
 from __future__ import annotations

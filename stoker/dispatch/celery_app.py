@@ -11,8 +11,10 @@ from typing import Any, Iterable
 
 from celery import Celery
 
-#: the one task: run (one step of) a resource's action in a traversal
+#: run (one step of) a resource's action in a traversal
 RUN_NODE = "stoker.run_node"
+#: run one step of a workflow execution
+RUN_STEP = "stoker.run_step"
 DEFAULT_QUEUE = "stoker"
 #: publishing survives a broker restart of this long (about a minute)
 PUBLISH_RETRY = {"max_retries": 30, "interval_start": 0.2, "interval_step": 0.5, "interval_max": 3}
@@ -41,10 +43,10 @@ def make_app(broker_url: str) -> Celery:
 
 
 def publish(app: Celery, queue: str, traversal_id: str, resource_ids: Iterable[int],
-            countdown: float | None = None, step: int = 0) -> None:
+            countdown: float | None = None, step: int = 0, task: str = RUN_NODE) -> None:
     """Enqueue the nodes' tasks (one message each) on ``queue``, for their ``step``."""
     for resource_id in resource_ids:
         options: dict[str, Any] = {"queue": queue}
         if countdown:
             options["countdown"] = countdown
-        app.send_task(RUN_NODE, args=[traversal_id, resource_id, queue, step], **options)
+        app.send_task(task, args=[traversal_id, resource_id, queue, step], **options)

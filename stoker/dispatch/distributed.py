@@ -1,16 +1,16 @@
 """Stack actions started here, run by ``stoker worker`` processes through Celery.
 
-Creates and deletes are spread over the workers, one resource action per
-task (``lifecycle`` starts them, ``worker`` runs them).  Actions not spread
-over workers yet (update, suspend, resume, check) run here, in-process.
+Every stack action (create, adopt, delete, update with its rollback,
+suspend, resume, check) is spread over the workers, one resource action per
+task (``lifecycle`` starts them, ``worker`` runs them), and so are workflow
+executions, one step per task (``execution_steps``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
-
-from stoker.dispatch import celery_app, lifecycle
+from stoker.dispatch import celery_app, execution_steps, lifecycle
 from stoker.dispatch.inprocess import InProcess
 from stoker.errors import StokerError
 
@@ -21,7 +21,12 @@ class NeedsServerDatabase(StokerError):
 
 def check_database(engine: Any) -> None:
     """Workers on several machines share one PostgreSQL database; SQLite cannot be shared."""
-    url = engine.store.engine.url
+    check_store(engine.store)
+
+
+def check_store(store: Any) -> None:
+    """``check_database`` of a store (or anything with its SQLAlchemy ``engine``)."""
+    url = store.engine.url
     if url.get_backend_name() != "postgresql":
         raise NeedsServerDatabase(
             "running on workers needs a PostgreSQL database (--db-url postgresql+psycopg://...), "
@@ -29,7 +34,7 @@ def check_database(engine: Any) -> None:
 
 
 class CeleryDispatch(InProcess):
-    """Creates and deletes through workers; the other actions as ``InProcess``."""
+    """Stack actions and workflow executions through workers."""
 
     runs_here = False
 
@@ -40,11 +45,24 @@ class CeleryDispatch(InProcess):
 
     def create(self, engine: Any, stack: Any, timeout_mins: int | None, disable_rollback: bool,
                action: str = "CREATE") -> None:
-        if action != "CREATE":  # an adopt takes over existing resources: here, as InProcess
-            return super().create(engine, stack, timeout_mins, disable_rollback, action)
         check_database(engine)
-        lifecycle.start_create(engine, self.app, self.queue, stack, timeout_mins, disable_rollback)
+        lifecycle.start_create(engine, self.app, self.queue, stack, timeout_mins, disable_rollback, action)
 
     def delete(self, engine: Any, record: Any) -> None:
         check_database(engine)
         lifecycle.start_delete(engine, self.app, self.queue, record, "DELETE")
+
+    def update(self, engine: Any, record: Any, prepare: Callable[[], tuple[Any, Any]], rollback: bool) -> Any:
+        check_database(engine)
+        return lifecycle.start_update(engine, self.app, self.queue, record, prepare, rollback)
+
+    def simple(self, engine: Any, record: Any, action: str) -> None:
+        check_database(engine)
+        lifecycle.start_simple(engine, self.app, self.queue, record, action)
+
+    def execute(self, executions: Any, row: dict, deployment_row: dict, model: Any, graph: Any, done: frozenset,
+                memo: dict, resumed: bool) -> dict:
+        """Enqueue the execution's steps; the execution as it started."""
+        check_store(executions.records)
+        execution_steps.start(executions, self.app, self.queue, row, deployment_row, model, graph, resumed)
+        return executions.get(row["id"])

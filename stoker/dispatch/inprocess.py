@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 
 class InProcess:
     """Walks the stack's graph on this process's event loop, holding the stack lock meanwhile."""
 
-    #: creates and deletes run in this process (their events can be pushed to a display here)
+    #: actions run in this process (their events can be pushed to a display here)
     runs_here = True
 
     def create(self, engine: Any, stack: Any, timeout_mins: int | None, disable_rollback: bool,
@@ -22,3 +22,20 @@ class InProcess:
         record = engine._stop_running_action(record)  # a running create is cancelled first, as in Heat
         with engine._locked(record, "DELETE"):
             engine._run(engine.run_delete(engine.runtime(record), "DELETE"))
+
+    def update(self, engine: Any, record: Any, prepare: Callable[[], tuple[Any, Any]], rollback: bool) -> Any:
+        """``prepare`` checks and stores the new definition once the lock is held; returns the new stack."""
+        with engine._locked(record, "UPDATE"):
+            stack, old = prepare()
+            engine._run(engine.run_update(stack, old, rollback))
+        return stack
+
+    def execute(self, executions: Any, row: dict, deployment_row: dict, model: Any, graph: Any, done: frozenset,
+                memo: dict, resumed: bool) -> dict:
+        """A workflow execution's graph, walked here to its end; the execution as it ended."""
+        return executions.run_here(row, deployment_row, model, graph, done, memo, resumed)
+
+    def simple(self, engine: Any, record: Any, action: str) -> None:
+        """SUSPEND, RESUME or CHECK."""
+        with engine._locked(record, action):
+            engine._run(engine.run_simple(engine.runtime(record), action))

@@ -4,8 +4,9 @@ The start does what is quick and must happen once: take the stack's lock
 for the traversal, record the stack IN_PROGRESS, give new resources their
 rows, store the traversal and enqueue what is ready.  The end is decided by
 the worker that saw the last resource end, from the stored state: why the
-traversal stopped (or that it did not), its action, and whether a failed
-create rolls back.
+traversal stopped (or that it did not), its action, and what follows: a
+failed create or update rolls back, an update's (or its rollback's)
+resources done, the delete of what it replaced (``kinds``).
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ import asyncio
 import uuid
 from contextlib import contextmanager
 from datetime import timedelta
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
-from stoker.dispatch import celery_app, traversal
+from stoker.dispatch import celery_app, kinds, traversal
 from stoker.dispatch.step import DirectRecorder
 from stoker.engine import actions
 from stoker.engine.graph import Graph
@@ -25,6 +26,8 @@ from stoker.errors import StokerError
 from stoker.store.models import utcnow
 
 IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
+#: traversals whose failure rolls their stack action back (unless rollback is off)
+ROLLS_BACK = ("CREATE", "ADOPT", *kinds.UPDATING)
 
 
 class StartFailed(StokerError):
@@ -39,20 +42,22 @@ def traversal_owner(traversal_id: str) -> str:
 
 
 def start_create(engine: Any, app: Any, queue: str, stack: Stack, timeout_mins: int | None,
-                 disable_rollback: bool) -> None:
-    """Create a stored new stack's resources through the workers."""
+                 disable_rollback: bool, action: str = "CREATE") -> None:
+    """Create a stored new stack's resources through the workers (or ADOPT them: the adopted
+    resources' data goes with the traversal)."""
     traversal_id = str(uuid.uuid4())
-    engine.store.acquire_lock(stack.id, traversal_owner(traversal_id), "CREATE")
+    engine.store.acquire_lock(stack.id, traversal_owner(traversal_id), action)
 
     async def prepare() -> Graph:
-        await stack.set_state("CREATE", IN_PROGRESS, "Stack CREATE started")
+        await stack.set_state(action, IN_PROGRESS, f"Stack {action} started")
         by_name = await actions.insert_new(stack)
         await stack.recorder.flush()
         return by_id(stack, by_name)
 
-    with _failing_start(engine, stack, "CREATE", traversal_id):
+    with _failing_start(engine, stack, action, traversal_id):
         graph = asyncio.run(prepare())
-        begin(engine, app, queue, traversal_id, stack.id, "CREATE", graph, timeout_mins, disable_rollback)
+        begin(engine, app, queue, traversal_id, stack.id, action, graph, timeout_mins, disable_rollback,
+              stack.adopted_data if action == "ADOPT" else None)
 
 
 @contextmanager
@@ -79,6 +84,18 @@ def by_id(stack: Stack, graph: Graph) -> Graph:
 def start_delete(engine: Any, app: Any, queue: str, record: Any, action: str,
                  owner: str | None = None) -> None:
     """Delete (or roll back) every resource of the stack through the workers."""
+    _start_on_stored(engine, app, queue, record, action, owner, lambda stack: actions.stored_graph(
+        list(stack.resources.values()) + stack.retired).reversed())
+
+
+def start_simple(engine: Any, app: Any, queue: str, record: Any, action: str) -> None:
+    """Suspend, resume or check every resource through the workers."""
+    _start_on_stored(engine, app, queue, record, action, None, lambda stack: actions.simple_graph(stack, action))
+
+
+def _start_on_stored(engine: Any, app: Any, queue: str, record: Any, action: str, owner: str | None,
+                     graph_of: Callable[[Stack], Graph]) -> None:
+    """An action on the stored resources (no new rows), over the graph ``graph_of`` the stack."""
     traversal_id = str(uuid.uuid4())
     if owner is not None:  # a rollback takes the lock over from the create it follows
         engine.store.release_lock(record.id, owner)
@@ -91,15 +108,79 @@ def start_delete(engine: Any, app: Any, queue: str, record: Any, action: str,
 
     with _failing_start(engine, stack, action, traversal_id):
         asyncio.run(prepare())
-        graph = actions.stored_graph(list(stack.resources.values()) + stack.retired).reversed()
-        begin(engine, app, queue, traversal_id, record.id, action, graph, record.timeout_mins, True)
+        begin(engine, app, queue, traversal_id, record.id, action, graph_of(stack), record.timeout_mins, True)
+
+
+def start_update(engine: Any, app: Any, queue: str, record: Any, prepare: Callable[[], tuple[Stack, Stack]],
+                 rollback: bool) -> Stack:
+    """Update the stack through the workers; ``prepare`` checks and stores the new definition
+    (``Engine.prepare_update``) once the lock is held.  Returns the new stack."""
+    traversal_id = str(uuid.uuid4())
+    engine.store.acquire_lock(record.id, traversal_owner(traversal_id), "UPDATE")
+    try:
+        stack, _old = prepare()
+    except BaseException:  # an invalid template changes nothing
+        engine.store.release_lock(record.id, traversal_owner(traversal_id))
+        raise
+    previous = {"template_id": record.template_id, "parameters": record.parameters,
+                "environment": record.environment, "files": record.files} if rollback else None
+    _begin_update(engine, app, queue, stack, traversal_id, "UPDATE", previous)
+    return stack
+
+
+def _begin_update(engine: Any, app: Any, queue: str, stack: Stack, traversal_id: str, action: str,
+                  previous: dict | None) -> None:
+    """An update traversal (or its rollback's): one node per resource of the definition, keyed by
+    the resource's row; a new name gets a row (INIT) to key it."""
+    shown = kinds.stack_action(action)
+
+    async def prepare() -> Graph:
+        await stack.set_state(shown, IN_PROGRESS, f"Stack {shown} started")
+        names = set(stack.definition.enabled_resources())
+        new = [stack.instantiate(name, stack.definition.resources[name])
+               for name in names if name not in stack.resources]
+        await stack.insert(new)
+        stack.resources.update({r.name: r for r in new})
+        await stack.recorder.flush()
+        return by_id(stack, actions.dependency_graph(stack, names))
+
+    with _failing_start(engine, stack, shown, traversal_id):
+        graph = asyncio.run(prepare())
+        begin(engine, app, queue, traversal_id, stack.id, action, graph, stack.record.timeout_mins,
+              previous is None, previous)
+
+
+def _follow(engine: Any, app: Any, queue: str, record: Any, owner: str, action: str,
+            previous: dict | None) -> None:
+    """The next traversal of the same stack action: the lock goes over to it."""
+    traversal_id = str(uuid.uuid4())
+    engine.store.release_lock(record.id, owner)
+    engine.store.acquire_lock(record.id, traversal_owner(traversal_id), kinds.stack_action(action))
+    record = engine.store.get_stack(record.id, record.project_id)
+    stack = engine.runtime(record)
+    if action in kinds.CLEANUP.values():  # what the update replaced or removed, dependents first
+        with _failing_start(engine, stack, kinds.stack_action(action), traversal_id):
+            begin(engine, app, queue, traversal_id, record.id, action,
+                  actions.stored_graph(stack.retired).reversed(), record.timeout_mins, previous is None, previous)
+        return
+    _begin_update(engine, app, queue, stack, traversal_id, action, previous)
+
+
+def _roll_update_back(engine: Any, app: Any, queue: str, record: Any, owner: str, previous: dict) -> None:
+    """Back to the inputs before the update (an update the other way); the cancel that stopped
+    the update must not stop its rollback too."""
+    engine.store.update_stack(record.id, template_id=previous["template_id"], parameters=previous["parameters"],
+                              environment=previous["environment"], files=previous["files"],
+                              cancel_requested=False)
+    _follow(engine, app, queue, record, owner, "UPDATE_ROLLBACK", None)
 
 
 def begin(engine: Any, app: Any, queue: str, traversal_id: str, stack_id: str, action: str, graph: Graph,
-          timeout_mins: int | None, disable_rollback: bool) -> None:
+          timeout_mins: int | None, disable_rollback: bool, given: dict | None = None) -> None:
     """Store the traversal and enqueue what is ready; an empty one ends at once."""
     deadline = utcnow() + timedelta(minutes=timeout_mins) if timeout_mins else None
-    ready = traversal.start(engine.store, traversal_id, stack_id, action, graph, deadline, disable_rollback)
+    ready = traversal.start(engine.store, traversal_id, stack_id, action, graph, deadline, disable_rollback,
+                            given)
     if not graph.requires:
         end_traversal(engine, app, queue, traversal_id, engine.store.get_stack(stack_id, engine.project_id))
         return
@@ -107,29 +188,53 @@ def begin(engine: Any, app: Any, queue: str, traversal_id: str, stack_id: str, a
 
 
 def end_traversal(engine: Any, app: Any, queue: str, traversal_id: str, record: Any) -> None:
-    """Record the stack's end state and give the lock up (or start the create's rollback)."""
+    """Record the stack's end state and give the lock up, or start what follows (a rollback, an
+    update's cleanup)."""
     store = engine.store
     action, stopping, disable_rollback = traversal.outcome(store, traversal_id)
+    kind = kinds.KINDS[action]
+    shown = kind.stack_action
     stack = engine.defined(record)
     stack.recorder = DirectRecorder(engine)
     owner = traversal_owner(traversal_id)
-    if action in ("DELETE", "ROLLBACK"):  # rows of what is gone go; the others stay for the next delete
+    if kind.resource_action == "DELETE":  # rows of what is gone go; the others stay for the next delete
         store.delete_resources_bulk(row.id for row in store.get_resources(record.id)
                                     if row.action == "INIT" or (row.action, row.status) == ("DELETE", COMPLETE))
+    if stopping is None and action == "CHECK":
+        stopping = _check_failures(store, record.id)
+    if stopping is None and action in kinds.CLEANUP:
+        traversal.mark_ended(store, traversal_id)
+        _follow(engine, app, queue, record, owner, kinds.CLEANUP[action], traversal.given(store, traversal_id))
+        return
     if stopping is None:
-        asyncio.run(stack.set_state(action, COMPLETE, f"Stack {action} completed successfully"))
+        asyncio.run(stack.set_state(shown, COMPLETE, f"Stack {shown} completed successfully"))
         if action == "DELETE":
             store.soft_delete_stack(record.id)
-    elif action == "CREATE" and not disable_rollback:
+    elif action in ROLLS_BACK and not disable_rollback and _rolls_back(store, record.id):
         # the failure is an event; the stack goes on IN_PROGRESS (a ROLLBACK now), so no one
-        # watching it takes CREATE_FAILED for the end
+        # watching it takes CREATE_FAILED (UPDATE_FAILED) for the end
         store.add_event(record.id, resource_name=record.name, resource_type=STACK_RESOURCE_TYPE,
-                        physical_resource_id=record.id, action=action, status=FAILED,
+                        physical_resource_id=record.id, action=shown, status=FAILED,
                         reason=stack.redact(stopping))
         traversal.mark_ended(store, traversal_id)
-        start_delete(engine, app, queue, store.get_stack(record.id, record.project_id), "ROLLBACK", owner)
+        if action in kinds.UPDATING:
+            _roll_update_back(engine, app, queue, record, owner, traversal.given(store, traversal_id))
+        else:
+            start_delete(engine, app, queue, store.get_stack(record.id, record.project_id), "ROLLBACK", owner)
         return
     else:
-        asyncio.run(stack.set_state(action, FAILED, stopping))
+        asyncio.run(stack.set_state(shown, FAILED, stopping))
     store.release_lock(record.id, owner)
     traversal.mark_ended(store, traversal_id)
+
+
+def _check_failures(store: Any, stack_id: str) -> str | None:
+    """A check stops for nothing: what it found wrong is in its resources' CHECK_FAILED states."""
+    found = [row.status_reason for row in store.get_resources(stack_id) if (row.action, row.status) == ("CHECK", FAILED)]
+    return "Resource CHECK failed: " + "; ".join(found) if found else None
+
+
+def _rolls_back(store: Any, stack_id: str) -> bool:
+    """A cancel asked without rollback (``stack cancel --no-rollback``) leaves the action FAILED."""
+    requested, rollback = store.cancel_requested(stack_id)
+    return rollback or not requested

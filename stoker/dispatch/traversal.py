@@ -62,8 +62,14 @@ class View:
 
 
 def start(store: Any, traversal_id: str, stack_id: str, action: str, graph: Graph,
-          deadline: datetime | None, disable_rollback: bool) -> list:
-    """Store a traversal of ``graph`` (nodes are resource ids); returns the nodes ready now."""
+          deadline: datetime | None, disable_rollback: bool, given: dict | None = None,
+          execution_pk: int | None = None) -> list:
+    """Store a traversal of ``graph`` (nodes are resource ids); returns the nodes ready now.
+
+    ``given``: what the action was given beyond the stored stack (an update's inputs before it,
+    an adopt's resources);
+    ``execution_pk``: a workflow execution's (``stack_id`` None, nodes are its steps).
+    """
     dependents = graph.required_by()
     rows = [{"traversal_id": traversal_id, "resource_id": node,
              "waiting": len([r for r in reqs if r in graph.requires]),
@@ -73,25 +79,26 @@ def start(store: Any, traversal_id: str, stack_id: str, action: str, graph: Grap
         conn.execute(insert(TRAVERSALS).values(
             id=traversal_id, stack_id=stack_id, action=action, status=IN_PROGRESS, total=len(rows),
             finished=0, stopping=None, interrupt=False, deadline=deadline,
-            disable_rollback=disable_rollback, created_at=utcnow()))
+            disable_rollback=disable_rollback, created_at=utcnow(), given=given, execution_pk=execution_pk))
         if rows:
             conn.execute(insert(NODES), rows)
     return [row["resource_id"] for row in rows if row["waiting"] == 0]
 
 
 @contextmanager
-def resource_lock(store: Any, resource_id: int) -> Iterator[tuple[bool, Any]]:
+def resource_lock(store: Any, resource_id: int, space: int = LOCK_SPACE) -> Iterator[tuple[bool, Any]]:
     """Hold the resource's advisory lock while the block runs: yields (held, an autocommit connection
-    for reads); held is False when another session holds the lock."""
+    for reads); held is False when another session holds the lock.  An execution's steps lock in a
+    ``space`` of their own (minus the execution's pk)."""
     with store.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         held = bool(conn.execute(text("SELECT pg_try_advisory_lock(:space, :key)"),
-                                 {"space": LOCK_SPACE, "key": resource_id}).scalar())
+                                 {"space": space, "key": resource_id}).scalar())
         try:
             yield held, conn
         finally:
             if held:
                 conn.execute(text("SELECT pg_advisory_unlock(:space, :key)"),
-                             {"space": LOCK_SPACE, "key": resource_id})
+                             {"space": space, "key": resource_id})
 
 
 def read(conn: Any, traversal_id: str, resource_id: int) -> View | None:
@@ -260,6 +267,12 @@ def outcome(store: Any, traversal_id: str) -> tuple[str, str | None, bool]:
         row = conn.execute(select(TRAVERSALS.c.action, TRAVERSALS.c.stopping, TRAVERSALS.c.disable_rollback)
                            .where(TRAVERSALS.c.id == traversal_id)).one()
     return row.action, row.stopping, bool(row.disable_rollback)
+
+
+def given(store: Any, traversal_id: str) -> dict | None:
+    """What the traversal's action was given (``start``'s ``given``)."""
+    with store.engine.connect() as conn:
+        return conn.execute(select(TRAVERSALS.c.given).where(TRAVERSALS.c.id == traversal_id)).scalar()
 
 
 def mark_ended(store: Any, traversal_id: str) -> None:

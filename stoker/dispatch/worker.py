@@ -11,18 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import os
-import threading
 from collections import OrderedDict
-from contextlib import contextmanager
 from datetime import datetime, timezone
-from typing import Any, Iterator
+from typing import Any
 
 from sqlalchemy import func, select, union
 from sqlalchemy.exc import InterfaceError, OperationalError
 
 from stoker.dispatch import celery_app, lifecycle, traversal
+from stoker.dispatch.execution_steps import StepWorker
+from stoker.dispatch.heartbeat import beating
+from stoker.dispatch.kinds import KINDS, stack_action
 from stoker.dispatch.step import DirectRecorder, Parked, drive_by_steps
-from stoker.engine import actions
 from stoker.errors import StokerError
 from stoker.store.models import Resource as ResourceRow
 
@@ -32,8 +32,6 @@ CACHED_STACKS = 16
 BUSY_RETRY = 1.0
 #: seconds between heartbeats of the stack lock while one step runs (the lock times out after 60)
 LOCK_BEAT = 15.0
-#: the resource action each stack action runs
-RESOURCE_ACTION = {"CREATE": "CREATE", "DELETE": "DELETE", "ROLLBACK": "DELETE"}
 
 
 class Worker:
@@ -66,18 +64,27 @@ class Worker:
         if stack is None:
             stack = self.engine.defined(self.engine.store.get_stack(view.stack_id, view.project_id,
                                                                     show_deleted=True))
+            if view.action == "ADOPT":
+                stack.adopted_data = traversal.given(self.engine.store, view.traversal_id) or {}
         self._stacks[view.traversal_id] = stack
         while len(self._stacks) > CACHED_STACKS:
             self._stacks.popitem(last=False)
         stack.resources, stack.retired, stack.cancel_reason = {}, [], None
         stack.recorder = DirectRecorder(self.engine)
-        stack.load_resources(_rows(conn, view.stack_id, resource_id))
+        updating = KINDS[view.action].updating
+        stack.load_resources(_update_rows(conn, stack, resource_id) if updating else
+                             _rows(conn, view.stack_id, resource_id))
         resource = None
         for loaded in [*stack.resources.values(), *stack.retired]:
             if loaded.id == resource_id:
                 resource = loaded
             elif loaded.properties_data:  # as applied: their own requirements need not be loaded
                 loaded._properties = loaded.stored_properties()
+        if updating:
+            _leave_out_unmade(stack)
+            return stack, resource
+        if resource in stack.retired and resource.properties_data:  # replaced or removed: as it was made
+            resource._properties = resource.stored_properties()
         drive_by_steps(resource)
         stack.recorder.defer = not resource.acts_outside
         return stack, resource
@@ -113,19 +120,17 @@ class Worker:
 
     def _step(self, view: Any, stack: Any, resource: Any, queue: str) -> bool | None:
         """Run one step; True/False when the resource's action ended, None when it was parked."""
-        action = RESOURCE_ACTION[view.action]
-        if view.interrupt:
-            if resource.state == (action, resource.IN_PROGRESS):
-                asyncio.run(resource.set_state(action, resource.FAILED, _interrupted(view)))
+        kind = KINDS[view.action]
+        action = kind.resource_action
+        if view.interrupt:  # what is in progress (in an update: perhaps its replacement's create) fails
+            acting = stack.resources.get(resource.name, resource) if kind.updating else resource
+            if acting.status == acting.IN_PROGRESS:
+                asyncio.run(acting.set_state(acting.action, acting.FAILED, _interrupted(view)))
             return False
-        if action == "CREATE" and resource.action != resource.INIT \
-                and resource.state != (resource.CREATE, resource.IN_PROGRESS):
+        if _ended_before(view, resource, action):
             return resource.status == resource.COMPLETE  # ended before its worker was lost
         try:
-            if action == "CREATE":
-                asyncio.run(actions.create_resource(resource))
-            else:
-                asyncio.run(actions.delete_resource(stack, resource))
+            asyncio.run(kind.run(stack, resource))
         except Parked as parked:
             step = traversal.park(self.engine.store, view.traversal_id, resource.id, view.stack_id,
                                   lifecycle.traversal_owner(view.traversal_id), stack.recorder.take())
@@ -137,7 +142,7 @@ class Worker:
         except Exception as exc:  # a plug-in may raise anything: it becomes the reason
             reason = str(exc) if isinstance(exc, StokerError) else f"{type(exc).__name__}: {exc}"
             traversal.stop(self.engine.store, view.traversal_id, reason, interrupt=False,
-                           first_prefix=f"Resource {view.action} failed: ")
+                           first_prefix=f"Resource {stack_action(view.action)} failed: ")
             return False
         return True
 
@@ -145,9 +150,9 @@ class Worker:
         """A cancel request or a passed deadline stops the traversal, running resources included."""
         reason = None
         if view.cancel_requested:
-            reason = f"Stack {view.action} cancelled"
+            reason = f"Stack {stack_action(view.action)} cancelled"
         elif view.deadline is not None and datetime.now(timezone.utc) >= view.deadline:
-            reason = f"{view.action} timed out"
+            reason = f"{stack_action(view.action)} timed out"
         if reason is None or view.interrupt:
             return view
         traversal.stop(self.engine.store, view.traversal_id, reason, interrupt=True)
@@ -167,22 +172,9 @@ class Worker:
         lifecycle.end_traversal(self.engine, self.app, queue, view.traversal_id, record)
 
 
-@contextmanager
-def _keeping_lock(store: Any, stack_id: str, owner: str) -> Iterator[None]:
+def _keeping_lock(store: Any, stack_id: str, owner: str) -> Any:
     """While a plug-in's handler runs (perhaps for minutes), the stack lock's heartbeat goes on."""
-    stop = threading.Event()
-
-    def beat() -> None:
-        while not stop.wait(LOCK_BEAT):
-            store.heartbeat_lock(stack_id, owner)
-
-    beater = threading.Thread(target=beat, name="stoker-lock-beat", daemon=True)
-    beater.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        beater.join()
+    return beating(lambda: store.heartbeat_lock(stack_id, owner), LOCK_BEAT)
 
 
 def _rows(conn: Any, stack_id: str, resource_id: int) -> list:
@@ -196,17 +188,55 @@ def _rows(conn: Any, stack_id: str, resource_id: int) -> list:
 
 
 def _interrupted(view: Any) -> str:
-    return view.stopping or f"Stack {view.action} cancelled"
+    return view.stopping or f"Stack {stack_action(view.action)} cancelled"
+
+
+def _ended_before(view: Any, resource: Any, action: str) -> bool:
+    """Did the resource's action end before the worker running it was lost (its node's end
+    not committed)?  A create is known by its state; the others by the node having run
+    (a SUSPEND_COMPLETE from an earlier suspend is not this one's)."""
+    if action in ("CREATE", "ADOPT"):  # an adopt creates what it was not given
+        return resource.action != resource.INIT and resource.state != (resource.CREATE, resource.IN_PROGRESS)
+    return (view.node_state == traversal.RUNNING and not KINDS[view.action].updating
+            and resource.action == action and resource.status != resource.IN_PROGRESS)
+
+
+def _update_rows(conn: Any, stack: Any, resource_id: int) -> list:
+    """The rows an update of the node's resource reads: those of its name (current, replaced,
+    placeholder) and those of what the new definition makes it require."""
+    name = conn.execute(select(ResourceRow.name).where(ResourceRow.id == resource_id)).scalar_one()
+    definition = stack.definition.resources.get(name)
+    names = {name} | (definition.dependencies() & set(stack.definition.resources) if definition else set())
+    query = (select(ResourceRow.__table__).where(ResourceRow.stack_id == stack.id, ResourceRow.name.in_(names))
+             .order_by(ResourceRow.id))
+    return [ResourceRow.from_row(row) for row in conn.execute(query)]
+
+
+def _leave_out_unmade(stack: Any) -> None:
+    """Rows never acted on (INIT: placeholders the update's start made for new names, or left by a
+    create that stopped) are left out of an update's stack, so the update creates those resources
+    on rows of their own and the node's row stays for a redelivered task to read its name from."""
+    stack.retired = [r for r in stack.retired if r.action != r.INIT]
+    for name, resource in list(stack.resources.items()):
+        if resource.action == resource.INIT:
+            del stack.resources[name]
 
 
 def make_worker_app(broker_url: str, db_url: str, plugin_dirs: tuple[str, ...] = ()) -> Any:
-    """The Celery app of a worker process, with Stoker's task bound to a ``Worker``."""
+    """The Celery app of a worker process, with Stoker's tasks bound to a ``Worker``."""
     app = celery_app.make_app(broker_url)
     worker = Worker(app, db_url, plugin_dirs)
 
-    @app.task(name=celery_app.RUN_NODE, autoretry_for=(OperationalError, InterfaceError), retry_backoff=0.5,
-              retry_backoff_max=10, max_retries=None)
+    steps = StepWorker(worker)
+    retried = {"autoretry_for": (OperationalError, InterfaceError), "retry_backoff": 0.5, "retry_backoff_max": 10,
+               "max_retries": None}
+
+    @app.task(name=celery_app.RUN_NODE, **retried)
     def run_node(traversal_id: str, resource_id: int, queue: str, step: int = 0) -> None:
         worker.run_node(traversal_id, resource_id, queue, step)
+
+    @app.task(name=celery_app.RUN_STEP, **retried)
+    def run_step(traversal_id: str, number: int, queue: str, step: int = 0) -> None:
+        steps.run_step(traversal_id, number, queue, step)
 
     return app

@@ -214,7 +214,7 @@ async def delete_all(stack: Stack, resources: list[Resource], action: str,
 
 
 # -- suspend, resume, check -----------------------------------------------------------------
-async def simple_action(stack: Stack, action: str, timeout: float | None) -> None:
+def simple_graph(stack: Stack, action: str) -> Graph:
     """SUSPEND runs dependents first; RESUME and CHECK run requirements first.
 
     CHECK also looks at resources that never got created, or whose last
@@ -224,38 +224,44 @@ async def simple_action(stack: Stack, action: str, timeout: float | None) -> Non
     """
     everything = list(stack.resources.values())
     resources = everything if action == "CHECK" else [r for r in everything if r.action != r.INIT]
-    by_id = {r.id: r for r in resources}
     graph = stored_graph(resources)
-    if action == "SUSPEND":
-        graph = graph.reversed()
-    method = {"SUSPEND": "suspend", "RESUME": "resume", "CHECK": "check"}[action]
+    return graph.reversed() if action == "SUSPEND" else graph
 
+
+async def simple_resource(resource: Resource, action: str) -> str | None:
+    """One resource's SUSPEND, RESUME or CHECK; a failed CHECK returns why instead of raising,
+    since a check looks at every resource, whatever the others found."""
+    if action != "CHECK":
+        await getattr(resource, action.lower())()
+        return None
+    if resource.action == resource.INIT or resource.status == FAILED:
+        why = ("resource not created yet" if resource.action == resource.INIT
+               else f"its last action ended {resource.action}_{resource.status}")
+        message = f"Can not check {resource.name}, {why}"
+        await resource.set_state(resource.CHECK, FAILED, message)
+        return message
+    try:
+        await resource.check()
+    except ResourceFailure as exc:
+        return str(exc)
+    return None
+
+
+async def simple_action(stack: Stack, action: str, timeout: float | None) -> None:
+    by_id = {r.id: r for r in stack.resources.values()}
     failed: list[str] = []
     not_healthy: set[int] = set()
 
     async def run(rid: int) -> None:
-        resource = by_id[rid]
-        if action != "CHECK":
-            await getattr(resource, method)()
-            return
         if graph.requires[rid] & not_healthy:
+            not_healthy.add(rid)  # as Heat: a failed check stops its dependents' checks
+            return
+        why = await simple_resource(by_id[rid], action)
+        if why is not None:
+            failed.append(why)
             not_healthy.add(rid)
-            return
-        not_healthy.add(rid)
-        if resource.action == resource.INIT or resource.status == FAILED:
-            why = ("resource not created yet" if resource.action == resource.INIT
-                   else f"its last action ended {resource.action}_{resource.status}")
-            message = f"Can not check {resource.name}, {why}"
-            await resource.set_state(resource.CHECK, FAILED, message)
-            failed.append(message)
-            return
-        try:
-            await resource.check()
-        except ResourceFailure as exc:
-            failed.append(str(exc))
-            return
-        not_healthy.discard(rid)
 
+    graph = simple_graph(stack, action)
     await run_walk(stack, graph, run, action, timeout)
     if failed:
         raise ActionFailed(f"Resource {action} failed: " + "; ".join(failed))
@@ -399,7 +405,10 @@ def _restore_replaced(stack: Stack, current: Resource, definition) -> Resource |
                 stack.retired.remove(old)
                 stack.retired.append(current)
                 old.replaced_by, old.t = None, definition
+                # stored too, so a stack read again (on another worker) sees which one is current
+                current.replaced_by = old.id
                 stack.persist_soon(old)
+                stack.persist_soon(current)
                 stack.resources[current.name] = old
                 return old
     return None

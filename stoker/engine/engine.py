@@ -131,7 +131,7 @@ class Engine:
         """Workflow executions on this project's deployments (install, uninstall, scale, heal, ...)."""
         from stoker.workflows.service import Executions
 
-        return Executions(self.store, self.project_id, self.engine_id)
+        return Executions(self.store, self.project_id, self.engine_id, self.dispatch)
 
     def for_project(self, project_id: str) -> "Engine":
         """The same engine (store, plug-ins) acting for another project."""
@@ -466,9 +466,7 @@ class Engine:
 
     def _simple(self, name_or_id: str, action: str) -> dict:
         record = self.get_record(name_or_id)
-        with self._locked(record, action):
-            stack = self.runtime(record)
-            self._run(self.run_simple(stack, action))
+        self.dispatch.simple(self, record, action)
         return self.show_stack(record.id, resolve_outputs=False)
 
     async def run_simple(self, stack: Stack, action: str) -> None:
@@ -510,10 +508,9 @@ class Engine:
         rollback = not (record.disable_rollback if disable_rollback is None else disable_rollback)
         if record.lock_action in PREEMPTED_BY_UPDATE:
             record = self._stop_running_action(record)
-        with self._locked(record, "UPDATE"):
-            stack, old = self.prepare_update(record, template, environment, params,
-                                             disable_rollback=not rollback, timeout_mins=timeout_mins)
-            self._run(self.run_update(stack, old, rollback))
+        stack = self.dispatch.update(self, record, lambda: self.prepare_update(
+            record, template, environment, params, disable_rollback=not rollback, timeout_mins=timeout_mins),
+            rollback)
         return self._result(stack)
 
     def prepare_update(self, record, template: Template, environment: Environment, params: dict,

@@ -365,7 +365,8 @@ class DispatchTraversal(Record):
     __table__ = Table(
         "dispatch_traversal", metadata,
         Column("id", String(36), primary_key=True),
-        Column("stack_id", ForeignKey("stack.id", ondelete="CASCADE"), index=True, nullable=False),
+        # the stack acted on; None for an execution's traversal (``execution_pk``)
+        Column("stack_id", ForeignKey("stack.id", ondelete="CASCADE"), index=True),
         Column("action", String(32), nullable=False),
         Column("status", String(32), default="IN_PROGRESS", nullable=False),
         Column("total", Integer, nullable=False),
@@ -376,6 +377,11 @@ class DispatchTraversal(Record):
         Column("deadline", UTCDateTime),
         Column("disable_rollback", Boolean, default=True, nullable=False),
         Column("created_at", UTCDateTime, default=utcnow, nullable=False),
+        # what the action was given beyond the stored stack: an update's inputs before it (what its
+        # rollback returns to), an adopt's adopted resources
+        Column("given", JSON),
+        # a workflow execution's steps: its nodes are the indexes of the steps' sorted keys
+        Column("execution_pk", ForeignKey("execution.pk", ondelete="CASCADE")),
     )
 
 

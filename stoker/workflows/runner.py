@@ -10,8 +10,9 @@ before the execution was interrupted) runs no operation again.
 from __future__ import annotations
 
 import copy
+from contextlib import asynccontextmanager
 from datetime import datetime, timezone
-from typing import Any, Callable, Protocol
+from typing import Any, AsyncIterator, Callable, Protocol
 
 from stoker.engine.graph import Graph, WalkFailed, walk
 from stoker.workflows.context import InstanceView, NodeView, OperationContext, OperationFailed, OperationInfo, Side
@@ -63,13 +64,24 @@ class Runner:
 
     async def run(self, graph: Graph) -> bool:
         """Walk ``graph``; False when a graceful cancel left steps unstarted.  Raises ``WalkFailed``."""
+        async with self._serving():
+            await walk(graph, self.run_step, lambda: self.stop_requested)
+        return self.finished == len(graph.requires)
+
+    async def run_one(self, step: Step) -> None:
+        """One step of the graph (a worker's task), its changes on disk when this returns."""
+        async with self._serving():
+            await self.run_step(step)
+
+    @asynccontextmanager
+    async def _serving(self) -> AsyncIterator[None]:
+        """A ctx server for the operations run meanwhile (on this host); the writer flushed after."""
         async with CtxServer() as server:
             self.server = server
             try:
-                await walk(graph, self.run_step, lambda: self.stop_requested)
+                yield
             finally:
                 await self.writer.flush()
-        return self.finished == len(graph.requires)
 
     async def run_step(self, step: Step) -> None:
         if step.phase == "workflow":

@@ -14,10 +14,11 @@ import asyncio
 import copy
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Awaitable
 
 from stoker import secretbox
 from stoker.blueprint.state import tenant_of
+from stoker.dispatch.inprocess import InProcess
 from stoker.engine.graph import WalkFailed
 from stoker.errors import Conflict, NotFound
 from stoker.store.execution_records import ACTIVE, ExecutionRecords, ModificationRecords
@@ -39,10 +40,12 @@ QUEUE_POLL = 0.5
 
 
 class Executions:
-    def __init__(self, store: Any, project_id: str, owner: str):
+    def __init__(self, store: Any, project_id: str, owner: str, dispatch: Any = None):
         self.records = ExecutionRecords(store)
         self.project_id = project_id
         self.owner = owner
+        #: where the steps run: here (``InProcess``) or on workers (``stoker.dispatch``)
+        self.dispatch = dispatch or InProcess()
 
     # -- reading --------------------------------------------------------------------------------
     def get(self, execution_id: str) -> dict:
@@ -83,7 +86,7 @@ class Executions:
         params = workflow_parameters(workflow_id, declaration, parameters or {}, allow_custom_parameters)
         build = graph_builder(workflow_id, declaration, params)
         while True:
-            model, memo = self._model(deployment_row), {}
+            model, memo = self.model_of(deployment_row), {}
             graph = build(model, params, memo)  # refused here, before any execution is stored
             try:
                 row = self.records.start_execution(self.project_id, deployment_row["pk"], workflow_id, params,
@@ -95,29 +98,35 @@ class Executions:
                 time.sleep(QUEUE_POLL)  # then plan again: the other execution changed the instances
         resume_data = {"states": {i.id: i.state for i in model.instances.values()}, "memo": memo}
         self.records.update_execution(row["pk"], resume_data=resume_data)
-        self._modify(deployment_row, memo, "before")
-        return self._run(row, deployment_row, model, graph, frozenset(), params, memo)
+        self.modify(deployment_row, memo, "before")
+        return self._run(row, deployment_row, model, graph, frozenset(), memo)
 
     def resume(self, execution_id: str) -> dict:
         """Continue an interrupted, failed or cancelled execution; finished operations do not run again."""
         row = self._fresh(self.records.get_execution(self.project_id, execution_id))
         row = self.records.claim_execution(self.project_id, execution_id, self.owner)
         deployment_row = self.records.get_deployment(self.project_id, row["deployment_id"])
+        model, graph, memo = self.graph_as_started(row, deployment_row)
+        return self._run(row, deployment_row, model, graph, frozenset(self.records.finished_tasks(row["pk"])),
+                         memo, resumed=True)
+
+    def graph_as_started(self, row: dict, deployment_row: dict) -> tuple[Deployment, Any, dict]:
+        """(the deployment as it is now, the graph the execution started with, what its planning decided):
+        the graph is built again from the instance states it started from."""
         plan = secretbox.unseal(deployment_row["plan"])
         declaration = (plan.get("workflows") or {}).get(row["workflow_id"])
         build = graph_builder(row["workflow_id"], declaration, row["parameters"])
-        model = self._model(deployment_row)
+        model = self.model_of(deployment_row)
         saved = row.get("resume_data") or {}
         current = {i.id: i.state for i in model.instances.values()}
         for instance_id, state in (saved.get("states") or {}).items():
             if instance_id in model.instances:
                 model.instances[instance_id].state = state
         memo = saved.get("memo") or {}
-        graph = build(model, row["parameters"], memo)  # the graph it started with
+        graph = build(model, row["parameters"], memo)
         for instance_id, state in current.items():
             model.instances[instance_id].state = state
-        return self._run(row, deployment_row, model, graph, frozenset(self.records.finished_tasks(row["pk"])),
-                         row["parameters"], memo, resumed=True)
+        return model, graph, memo
 
     def cancel(self, execution_id: str, force: bool = False) -> dict:
         row = self._fresh(self.records.get_execution(self.project_id, execution_id))
@@ -126,7 +135,7 @@ class Executions:
         return self.get(execution_id)
 
     # -- running --------------------------------------------------------------------------------
-    def _model(self, deployment_row: dict) -> Deployment:
+    def model_of(self, deployment_row: dict) -> Deployment:
         blueprint = self.records.get_blueprint(self.project_id, deployment_row["blueprint_id"])
         nodes = {row["id"]: secretbox.unseal(row["definition"]) for row in self.records.nodes(deployment_row["pk"])}
         instances = {row["id"]: Instance(row["id"], row["node_id"], row["index"], row["state"],
@@ -137,7 +146,7 @@ class Executions:
         return Deployment(deployment_row["id"], deployment_row["blueprint_id"],
                           Path(blueprint.get("source_dir") or "."), nodes, instances, plan.get("scaling_groups") or {})
 
-    def _modify(self, deployment_row: dict, memo: dict, when: str) -> None:
+    def modify(self, deployment_row: dict, memo: dict, when: str) -> None:
         """Apply what a scale decided: instances added and rewired before it runs, removed after it ran."""
         decided = memo.get("scale")
         if not decided:
@@ -149,46 +158,45 @@ class Executions:
             ModificationRecords(self.records).apply(deployment_row["pk"], [], decided["removed"],
                                                     decided["relinked_after"], decided["counts"])
 
-    def _run(self, row: dict, deployment_row: dict, model: Deployment, graph, done: frozenset, params: dict,
-             memo: dict, resumed: bool = False) -> dict:
+    def _run(self, row: dict, deployment_row: dict, model: Deployment, graph, done: frozenset, memo: dict,
+             resumed: bool = False) -> dict:
+        return self.dispatch.execute(self, row, deployment_row, model, graph, done, memo, resumed)
+
+    def run_here(self, row: dict, deployment_row: dict, model: Deployment, graph, done: frozenset, memo: dict,
+                 resumed: bool = False) -> dict:
+        """Walk the graph in this process, to the execution's end."""
+        asyncio.run(self._execute(row, graph, self.runner(row, deployment_row, model, done), resumed))
+        finished = self.get(row["id"])
+        if finished["status"] == "terminated":
+            self.modify(deployment_row, memo, "after")
+        return finished
+
+    def runner(self, row: dict, deployment_row: dict, model: Deployment, done: frozenset) -> Runner:
+        """The runner of the execution's steps over ``model``, with a writer of its own (closed by the caller)."""
+        params = row["parameters"]
         mask = masker(secret_values(self.records, self.project_id, deployment_row))
         state = LiveState(self.records, self.project_id, deployment_row, model)
         policy = RetryPolicy(int(params.get("task_retries", 0)), float(params.get("task_retry_interval", 1)))
         declaration = (secretbox.unseal(deployment_row["plan"]).get("workflows") or {}).get(row["workflow_id"])
-        asyncio.run(self._execute(row, deployment_row, model, graph, Runner(
-            model, None, LiveEvaluator(state), row["id"], row["workflow_id"], policy, done, mask,
-            operation_kwargs(declaration, params), tenant_of(self.project_id)), resumed))
-        finished = self.get(row["id"])
-        if finished["status"] == "terminated":
-            self._modify(deployment_row, memo, "after")
-        return finished
-
-    async def _execute(self, row: dict, deployment_row: dict, model: Deployment, graph, runner: Runner,
-                       resumed: bool) -> None:
-        writer = runner.writer = BatchWriter(
+        writer = BatchWriter(
             lambda changes, events: self.records.write_batch(row["pk"], deployment_row["pk"], changes, events))
-        verb = "Resuming" if resumed else "Starting"
-        writer.event(runner.row("cloudify_event", f"{verb} '{row['workflow_id']}' workflow execution",
-                                event_type="workflow_started"))
-        walking = asyncio.ensure_future(runner.run(graph))
-        watcher = asyncio.ensure_future(self._watch(row, runner, walking))
-        status, error, event_type = "terminated", "", "workflow_succeeded"
+        return Runner(model, writer, LiveEvaluator(state), row["id"], row["workflow_id"], policy, done, mask,
+                      operation_kwargs(declaration, params), tenant_of(self.project_id))
+
+    async def _execute(self, row: dict, graph, runner: Runner, resumed: bool) -> None:
+        writer = runner.writer
+        writer.event(runner.row("cloudify_event", started_message(row, resumed), event_type="workflow_started"))
+        status, error = "terminated", ""
         try:
-            if not await walking:
-                status, event_type = "cancelled", "workflow_cancelled"
+            if not await self.watched(row, runner, runner.run(graph)):
+                status = "cancelled"
         except asyncio.CancelledError:
-            status, event_type = "cancelled", "workflow_cancelled"
+            status = "cancelled"
         except WalkFailed as failed:
-            status, error, event_type = "failed", first_failure(failed), "workflow_failed"
+            status, error = "failed", first_failure(failed)
         except Exception as exc:  # the store or a bug: the execution must not stay "started"
-            status, error, event_type = "failed", runner.mask(f"{type(exc).__name__}: {exc}"), "workflow_failed"
-        finally:
-            watcher.cancel()
-            await asyncio.gather(watcher, return_exceptions=True)
-        message = {"terminated": f"'{row['workflow_id']}' workflow execution succeeded",
-                   "cancelled": f"'{row['workflow_id']}' workflow execution cancelled",
-                   "failed": f"'{row['workflow_id']}' workflow execution failed: {error}"}[status]
-        writer.event(runner.row("cloudify_event", message, event_type=event_type))
+            status, error = "failed", runner.mask(f"{type(exc).__name__}: {exc}")
+        writer.event(ended_event(runner, row, status, error))
         try:
             await writer.flush()
         except Exception as exc:  # the last states and events are lost; the execution still ends, failed
@@ -197,6 +205,17 @@ class Executions:
             writer.close()
         self.records.update_execution(row["pk"], by_owner=self.owner, status=status, error=error, ended_at=utcnow(),
                                       owner=None, cancel_request=None)
+
+    async def watched(self, row: dict, runner: Runner, work: Awaitable) -> Any:
+        """``work``'s result, while the execution's heartbeat goes on and a cancel request reaches it
+        (graceful: nothing new starts; force: ``work`` is cancelled, its scripts killed)."""
+        working = asyncio.ensure_future(work)
+        watcher = asyncio.ensure_future(self._watch(row, runner, working))
+        try:
+            return await working
+        finally:
+            watcher.cancel()
+            await asyncio.gather(watcher, return_exceptions=True)
 
     async def _watch(self, row: dict, runner: Runner, walking: asyncio.Future) -> None:
         loop = asyncio.get_running_loop()
@@ -208,6 +227,22 @@ class Executions:
             elif request == "force":
                 walking.cancel()
                 return
+
+
+def started_message(row: dict, resumed: bool) -> str:
+    return f"{'Resuming' if resumed else 'Starting'} '{row['workflow_id']}' workflow execution"
+
+
+#: the last event's type, by how the execution ended
+ENDED_EVENT = {"terminated": "workflow_succeeded", "cancelled": "workflow_cancelled", "failed": "workflow_failed"}
+
+
+def ended_event(runner: Runner, row: dict, status: str, error: str) -> dict:
+    """The execution's last event: how it ended (``status``) and why (``error``)."""
+    message = {"terminated": f"'{row['workflow_id']}' workflow execution succeeded",
+               "cancelled": f"'{row['workflow_id']}' workflow execution cancelled",
+               "failed": f"'{row['workflow_id']}' workflow execution failed: {error}"}[status]
+    return runner.row("cloudify_event", message, event_type=ENDED_EVENT[status])
 
 
 def view(row: dict) -> dict:

@@ -1,9 +1,10 @@
-"""``Test::Recorded``: a resource whose every physical create and delete is a line in a log file.
+"""``Test::Recorded``: a resource whose every physical action (create, delete, an update in
+place of ``tag``, suspend, resume) is a line in a log file.
 
 It behaves as a careful cloud plug-in: the physical id is stored before the
 thing is made, and ``check_create_complete`` makes it if a worker died in
 between, so however often workers die the log shows each create once.
-``hold`` keeps the worker busy inside ``handle_create`` (a slow API call),
+``hold`` keeps the worker busy inside ``handle_create`` and ``handle_update`` (a slow API call),
 so a test can kill a worker in the middle of an action.
 """
 
@@ -18,8 +19,11 @@ class Recorded(Resource):
     properties_schema = {
         "log": properties.Schema(properties.Schema.STRING, "File the creates and deletes go to.", required=True),
         "value": properties.Schema(properties.Schema.STRING, "Any value.", default=""),
-        "hold": properties.Schema(properties.Schema.NUMBER, "Seconds handle_create blocks.", default=0),
+        "hold": properties.Schema(properties.Schema.NUMBER, "Seconds handle_create and handle_update block.",
+                                  default=0),
         "fail": properties.Schema(properties.Schema.BOOLEAN, "Fail the create.", default=False),
+        "tag": properties.Schema(properties.Schema.STRING, "Changed in place by an update.", default="",
+                                 update_allowed=True),
     }
     attributes_schema = {"value": attributes.Schema("The value.", type=attributes.Schema.STRING)}
 
@@ -45,6 +49,16 @@ class Recorded(Resource):
         if not self._made():  # the worker died between storing the id and making it
             self._write("create")
         return True
+
+    def handle_update(self, json_snippet, tmpl_diff, prop_diff):
+        self._write("update")  # only "tag" may change in place: any other change replaces
+        time.sleep(self.properties["hold"])
+
+    def handle_suspend(self):
+        self._write("suspend")
+
+    def handle_resume(self):
+        self._write("resume")
 
     def handle_delete(self):
         if self.resource_id is not None:

@@ -1,0 +1,196 @@
+"""A workflow execution's steps run by ``stoker worker`` processes: one task per step.
+
+The asking process plans the execution as it does in-process
+(``Executions.start``: the graph, the execution row, what a scale adds) and
+stores a traversal whose nodes are the graph's steps, numbered in the order
+of their keys.  A worker builds the same graph again from the execution's
+saved start (as a resume does), runs its one step with a ctx server of its
+own (the script runs on that worker's host and its ctx calls go to that
+worker), and ends the node with the same claim, count and end statements as
+a stack's resources.  The worker that ends the last step ends the execution.
+
+What a lost worker leaves: a step whose operation recorded its success
+(``task_succeeded``) does not run again; one whose worker died during its
+operation runs again from its start on another worker (its script's ctx
+calls fail once its worker is gone, so a script that talks to ctx after
+acting does not also finish behind the new run's back).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections import OrderedDict
+from typing import Any
+
+from sqlalchemy import and_, select
+from sqlalchemy.exc import InterfaceError, OperationalError
+
+from stoker.dispatch import celery_app, traversal
+from stoker.dispatch.lifecycle import StartFailed, traversal_owner
+from stoker.engine.graph import Graph
+from stoker.store.models import Execution, utcnow
+from stoker.workflows.runner import StepFailed
+from stoker.workflows.service import Executions, ended_event, started_message
+
+#: the traversal action of an execution's steps
+EXECUTION = "EXECUTION"
+#: seconds before a task finding its step taken by another worker looks again
+BUSY_RETRY = 1.0
+#: executions whose graphs a worker process keeps (built once, not per task)
+CACHED_GRAPHS = 16
+EXECUTIONS = Execution.__table__
+TRAVERSALS, NODES = traversal.TRAVERSALS, traversal.NODES
+
+
+def numbered(graph: Graph) -> tuple[list, Graph]:
+    """The steps in the order of their keys, and the graph over their numbers (the nodes)."""
+    steps = sorted(graph.requires, key=lambda step: step.key)
+    number = {step: index for index, step in enumerate(steps)}
+    return steps, Graph({number[step]: {number[r] for r in requires} for step, requires in graph.requires.items()})
+
+
+def start(executions: Executions, app: Any, queue: str, row: dict, deployment_row: dict, model: Any, graph: Graph,
+          resumed: bool) -> None:
+    """Hand the execution to the workers: its owner is now the traversal, its ready steps enqueued."""
+    records = executions.records
+    traversal_id = str(uuid.uuid4())
+    records.update_execution(row["pk"], owner=traversal_owner(traversal_id), heartbeat_at=utcnow())
+    _event(executions, row, deployment_row, model,
+           lambda runner: runner.row("cloudify_event", started_message(row, resumed), event_type="workflow_started"))
+    try:
+        _steps, nodes = numbered(graph)
+        ready = traversal.start(records, traversal_id, None, EXECUTION, nodes, None, True, execution_pk=row["pk"])
+        if not nodes.requires:
+            end(executions, records, traversal_id, row)
+            return
+        celery_app.publish(app, queue, traversal_id, ready, task=celery_app.RUN_STEP)
+    except Exception as exc:  # the broker or the database is down: the execution must not stay "started"
+        reason = f"the execution could not be started on the workers: {type(exc).__name__}: {exc}"
+        traversal.stop(records, traversal_id, reason, interrupt=True)
+        records.update_execution(row["pk"], status="failed", error=reason, ended_at=utcnow(), owner=None)
+        raise StartFailed(reason) from exc
+
+
+def _event(executions: Executions, row: dict, deployment_row: dict, model: Any, make: Any) -> None:
+    """One event of the execution itself (its start or end), written at once."""
+    runner = executions.runner(row, deployment_row, model, frozenset())
+    runner.writer.close()
+    executions.records.write_batch(row["pk"], deployment_row["pk"], {}, [make(runner)])
+
+
+def end(executions: Executions, store: Any, traversal_id: str, row: dict) -> None:
+    """The execution's end, from the stored state: cancelled when asked to, failed when a step
+    failed, else terminated (and a scale's removed instances go)."""
+    _action, stopping, _ = traversal.outcome(store, traversal_id)
+    row = executions.records.get_execution(row["project_id"], row["id"])
+    deployment_row = executions.records.get_deployment(row["project_id"], row["deployment_id"])
+    status = "cancelled" if row["cancel_request"] else "failed" if stopping else "terminated"
+    error = stopping if status == "failed" else ""
+    _event(executions, row, deployment_row, executions.model_of(deployment_row),
+           lambda runner: ended_event(runner, row, status, error))
+    executions.records.update_execution(row["pk"], status=status, error=error, ended_at=utcnow(), owner=None,
+                                        cancel_request=None)
+    if status == "terminated":
+        executions.modify(deployment_row, (row.get("resume_data") or {}).get("memo") or {}, "after")
+    traversal.mark_ended(store, traversal_id)
+
+
+class StepWorker:
+    """The execution side of a worker process (``worker`` gives the app and the engine)."""
+
+    def __init__(self, worker: Any):
+        self.worker = worker
+        self._steps: OrderedDict = OrderedDict()
+
+    @property
+    def store(self) -> Any:
+        return self.worker.engine.store
+
+    def run_step(self, traversal_id: str, number: int, queue: str, step: int = 0) -> None:
+        store, app = self.store, self.worker.app
+        execution_pk = _execution_pk(store, traversal_id)
+        if execution_pk is None:
+            return  # the execution (and its traversal) is gone
+        with traversal.resource_lock(store, number, space=-execution_pk) as (held, conn):
+            node = _read(conn, traversal_id, number)
+            if node is None or node.status != traversal.IN_PROGRESS or node.step != step:
+                return
+            if not held:  # a worker runs it, or died doing so and its lock is not released yet
+                celery_app.publish(app, queue, traversal_id, [number], countdown=BUSY_RETRY, step=step,
+                                   task=celery_app.RUN_STEP)
+                return
+            owner = traversal_owner(traversal_id)
+            executions, row = self._execution(execution_pk, owner)
+            if node.state == traversal.DONE:  # a redelivery: what it was to send or end may not have gone
+                celery_app.publish(app, queue, traversal_id,
+                                   traversal.ready_not_started(store, traversal_id, node.dependents),
+                                   task=celery_app.RUN_STEP)
+                if traversal.end_if_done(store, traversal_id, conn):
+                    end(executions, store, traversal_id, row)
+                return
+            request = executions.records.heartbeat(execution_pk, owner)
+            if request == "force" and not node.interrupt or request and node.stopping is None:
+                # a cancel: nothing starts any more; "force" stops the rest
+                traversal.stop(store, traversal_id, "cancelled", interrupt=request == "force")
+                node = _read(conn, traversal_id, number)
+            began = node.state == traversal.RUNNING or traversal.begin_node(
+                store, traversal_id, number, None, owner, conn)
+            succeeded = began and not node.interrupt and self._run(traversal_id, number, executions, row)
+            ready, ends = traversal.end_node(store, traversal_id, number, node.dependents, succeeded, conn=conn)
+            celery_app.publish(app, queue, traversal_id, ready, task=celery_app.RUN_STEP)
+            if ends:
+                end(executions, store, traversal_id, row)
+
+    def _execution(self, execution_pk: int, owner: str) -> tuple[Executions, dict]:
+        with self.store.engine.connect() as conn:
+            project_id, execution_id = conn.execute(select(EXECUTIONS.c.project_id, EXECUTIONS.c.id)
+                                                    .where(EXECUTIONS.c.pk == execution_pk)).one()
+        executions = Executions(self.store, project_id, owner)
+        return executions, executions.records.get_execution(project_id, execution_id)
+
+    def _run(self, traversal_id: str, number: int, executions: Executions, row: dict) -> bool:
+        """Run the step's operation with the deployment as it is now (the execution's heartbeat going
+        on, a forced cancel killing its scripts); False when it failed."""
+        records = executions.records
+        deployment_row = records.get_deployment(row["project_id"], row["deployment_id"])
+        step = self._steps_of(traversal_id, executions, row, deployment_row)[number]
+        runner = executions.runner(row, deployment_row, executions.model_of(deployment_row),
+                                   frozenset(records.finished_tasks(row["pk"])))
+        try:
+            asyncio.run(executions.watched(row, runner, runner.run_one(step)))
+        except (OperationalError, InterfaceError):
+            raise  # the database went away: the task is retried, the step not failed
+        except asyncio.CancelledError:  # a forced cancel killed its scripts
+            traversal.stop(self.store, traversal_id, "cancelled", interrupt=True)
+            return False
+        except Exception as exc:  # a failed operation, or anything a bug raises: the execution fails
+            reason = str(exc) if isinstance(exc, StepFailed) else runner.mask(f"{type(exc).__name__}: {exc}")
+            traversal.stop(self.store, traversal_id, reason, interrupt=False)
+            return False
+        finally:
+            runner.writer.close()
+        return True
+
+    def _steps_of(self, traversal_id: str, executions: Executions, row: dict, deployment_row: dict) -> list:
+        """The execution's steps by number, built once per worker process."""
+        steps = self._steps.pop(traversal_id, None)
+        if steps is None:
+            steps, _nodes = numbered(executions.graph_as_started(row, deployment_row)[1])
+        self._steps[traversal_id] = steps
+        while len(self._steps) > CACHED_GRAPHS:
+            self._steps.popitem(last=False)
+        return steps
+
+
+def _execution_pk(store: Any, traversal_id: str) -> int | None:
+    with store.engine.connect() as conn:
+        return conn.execute(select(TRAVERSALS.c.execution_pk).where(TRAVERSALS.c.id == traversal_id)).scalar()
+
+
+def _read(conn: Any, traversal_id: str, number: int) -> Any:
+    """The step's node with its traversal's state, in one query."""
+    return conn.execute(select(TRAVERSALS.c.status, TRAVERSALS.c.stopping, TRAVERSALS.c.interrupt, NODES.c.state,
+                               NODES.c.step, NODES.c.dependents)
+                        .join(NODES, and_(NODES.c.traversal_id == TRAVERSALS.c.id, NODES.c.resource_id == number))
+                        .where(TRAVERSALS.c.id == traversal_id)).first()

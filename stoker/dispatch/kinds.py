@@ -1,0 +1,119 @@
+"""What one node of a traversal does, by the traversal's action: the in-process engine's
+own per-resource functions (``stoker.engine.actions``), one resource per task.
+
+A stack action may take several traversals one after another: an update
+is the update of every resource (requirements first), then the delete of
+what it replaced or removed (``*_CLEANUP``); its rollback is an update back
+to the previous definition (``UPDATE_ROLLBACK``) and its own cleanup.  The
+stack shows the action the user sees (UPDATE, ROLLBACK), not the step.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, Iterator
+
+from stoker.dispatch.step import POLL_KEY, drive_by_steps
+from stoker.engine import actions
+from stoker.errors import StokerError
+from stoker.resources.exceptions import ResourceFailure
+
+
+@dataclass(frozen=True)
+class Kind:
+    #: the stack's action while this traversal runs
+    stack_action: str
+    #: the resource action a stopped node records as FAILED
+    resource_action: str
+    #: runs the node's resource: (stack, resource) -> awaitable
+    run: Callable[[Any, Any], Awaitable[Any]]
+    #: an update: reads the rows the new definition makes the resource need, may make new rows;
+    #: an update in place runs to its end in one task, the others take one step per task
+    updating: bool = False
+
+
+def _create(stack: Any, resource: Any) -> Awaitable[None]:
+    return actions.create_resource(resource)
+
+
+def _delete(stack: Any, resource: Any) -> Awaitable[None]:
+    return actions.delete_resource(stack, resource)
+
+
+def _simple(action: str) -> Callable[[Any, Any], Awaitable[Any]]:
+    """A CHECK's failure is the resource's CHECK_FAILED state: the traversal's end reads them."""
+    return lambda stack, resource: actions.simple_resource(resource, action)
+
+
+def _update(rollback: bool) -> Callable[[Any, Any], Awaitable[None]]:
+    """The resource's update; a create it started (a new resource, a replacement) takes one step
+    per task like any create, and the next task continues it instead of planning again."""
+    async def run(stack: Any, resource: Any) -> None:
+        live = stack.resources.get(resource.name)
+        if live is not None and _creating(live):
+            drive_by_steps(live)
+            await actions.create_resource(live)
+            return
+        if live is not None and live.state == (live.UPDATE, live.IN_PROGRESS):
+            await _fail_lost_update(live)
+        with _new_ones_by_steps(stack):
+            await actions.update_resource(stack, resource.name, rollback)
+    return run
+
+
+async def _fail_lost_update(resource: Any) -> None:
+    """An update in place whose worker was lost: its new properties are stored already, so planning
+    again would find nothing to do and leave it UPDATE_IN_PROGRESS; it fails, saying why (a rollback
+    then plans it back to the old definition)."""
+    reason = StokerError("the worker updating it was lost before the update ended")
+    failure = ResourceFailure(reason, resource, resource.UPDATE)
+    await resource.set_state(resource.UPDATE, resource.FAILED, str(failure))
+    raise failure
+
+
+def _creating(resource: Any) -> bool:
+    """A create that parked, or whose worker was lost after the plug-in stored its physical id."""
+    return resource.state == (resource.CREATE, resource.IN_PROGRESS) and (
+        POLL_KEY in resource._data or resource.resource_id is not None)
+
+
+@contextmanager
+def _new_ones_by_steps(stack: Any) -> Iterator[None]:
+    """Resources the update makes meanwhile act one step per task (the stack's others as they are:
+    an update in place runs to its end in the task)."""
+    made_by = stack.instantiate
+
+    def instantiate(name: str, definition: Any) -> Any:
+        resource = made_by(name, definition)
+        drive_by_steps(resource)
+        return resource
+
+    stack.instantiate = instantiate
+    try:
+        yield
+    finally:
+        del stack.instantiate  # the class's again
+
+
+KINDS = {
+    "CREATE": Kind("CREATE", "CREATE", _create),
+    "ADOPT": Kind("ADOPT", "ADOPT", _create),  # the adopted data: the traversal's ``given``
+    "DELETE": Kind("DELETE", "DELETE", _delete),
+    "ROLLBACK": Kind("ROLLBACK", "DELETE", _delete),
+    "SUSPEND": Kind("SUSPEND", "SUSPEND", _simple("SUSPEND")),
+    "RESUME": Kind("RESUME", "RESUME", _simple("RESUME")),
+    "CHECK": Kind("CHECK", "CHECK", _simple("CHECK")),
+    "UPDATE": Kind("UPDATE", "UPDATE", _update(False), updating=True),
+    "UPDATE_CLEANUP": Kind("UPDATE", "DELETE", _delete),
+    "UPDATE_ROLLBACK": Kind("ROLLBACK", "UPDATE", _update(True), updating=True),
+    "ROLLBACK_CLEANUP": Kind("ROLLBACK", "DELETE", _delete),
+}
+#: the traversal that follows a successful one within the same stack action
+CLEANUP = {"UPDATE": "UPDATE_CLEANUP", "UPDATE_ROLLBACK": "ROLLBACK_CLEANUP"}
+#: traversals whose failure rolls an update back (when rollback is on)
+UPDATING = ("UPDATE", "UPDATE_CLEANUP")
+
+
+def stack_action(traversal_action: str) -> str:
+    return KINDS[traversal_action].stack_action
