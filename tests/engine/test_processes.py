@@ -276,6 +276,8 @@ def test_create_update_delete_return_at_once_and_go_on_after_the_command_exits(e
         run = stoker_process("stack", *args, "-f", "json").expect(0)  # the command has exited
         assert run.json["stack_status"] == started, run.json
         assert _alive(_engine_pid(engine, "bg"))  # a process other than the command runs it
+        # the command promises only that the action started: the handle may still be in the making
+        wait_until(lambda: statuses(engine, "bg").get("handle") == "CREATE_COMPLETE", timeout=60, what="the handle")
         engine.signal("bg", "handle", {"data": started})
         wait_until(lambda: engine.show_stack("bg")["stack_status"] == done, timeout=60, what=done)
     assert engine.show_stack("bg")["parameters"]["count"] == "2"
