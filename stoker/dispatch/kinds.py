@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Iterator
 
 from stoker.dispatch.step import drive_by_steps
-from stoker.resources.resource import POLL_KEY
 from stoker.engine import actions
 from stoker.errors import StokerError
 from stoker.resources.exceptions import ResourceFailure
+from stoker.resources.resource import POLL_KEY
 
 
 @dataclass(frozen=True)
