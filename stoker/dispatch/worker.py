@@ -1,10 +1,16 @@
-"""``stoker worker``: one step of one resource action per task, then what follows from it.
+"""``stoker worker``: one step of the actions of a batch of ready resources per task, and what follows.
 
-A task names a traversal and a resource.  The worker takes the resource's
-lock, reads the stored state, and acts on it: start or continue the
-resource's action (``step``), park it with a countdown when it waits, or
-end it and enqueue the dependents that became ready.  A task that comes
-back after its worker died finds the state its predecessor stored.
+A task names a traversal and some of its resources (with the step each is
+at).  The worker takes the resources' locks, reads the stored state, and
+acts on it: start or continue each resource's action (``step``), park those
+that wait with a countdown, and end the others in one transaction that
+finds the dependents now ready.  It runs those itself, round after round,
+for a while (``TASK_SLICE``), handing out what it does not keep in chunks
+to the other workers.  A resource that acts outside Stoker goes to a task
+of its own when it comes in a batch: its action may take long, and its
+neighbours should not wait for it.  A task that comes back after its
+worker died finds the state its predecessor stored, and runs again what its
+predecessor was running after the nodes it was given.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import time
 from collections import OrderedDict
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -33,6 +40,8 @@ CACHED_STACKS = 16
 BUSY_RETRY = 1.0
 #: seconds between heartbeats of the stack lock while one step runs (the lock times out after 60)
 LOCK_BEAT = 15.0
+#: seconds a task goes on running the dependents its nodes made ready before it hands them out
+TASK_SLICE = 5.0
 #: the resource action each stack action runs
 RESOURCE_ACTION = {"CREATE": "CREATE", "DELETE": "DELETE", "ROLLBACK": "DELETE"}
 
@@ -57,8 +66,9 @@ class Worker:
             self._pid, self._stacks = os.getpid(), OrderedDict()
         return self._engine
 
-    def stack_for(self, view: Any, resource_id: int, conn: Any) -> tuple[Any, Any]:
-        """The stack with only the rows the resource needs (itself, same-named ones, its requirements).
+    def stack_for(self, view: Any, resource_ids: list, conn: Any) -> tuple[Any, dict]:
+        """The stack with only the rows the resources need (themselves, same-named ones, their
+        requirements), and those resources by id, each driven one step per task.
 
         A traversal's stack keeps its definition while it runs: it is read
         and parsed once per worker process, not once per task.
@@ -72,77 +82,126 @@ class Worker:
             self._stacks.popitem(last=False)
         stack.resources, stack.retired, stack.cancel_reason = {}, [], None
         stack.recorder = DirectRecorder(self.engine)
-        stack.load_resources(_rows(conn, view.stack_id, resource_id))
-        resource = None
+        stack.load_resources(_rows(conn, view.stack_id, resource_ids))
+        wanted, resources = set(resource_ids), {}
         for loaded in [*stack.resources.values(), *stack.retired]:
-            if loaded.id == resource_id:
-                resource = loaded
+            if loaded.id in wanted:
+                drive_by_steps(loaded)
+                resources[loaded.id] = loaded
             elif loaded.properties_data:  # as applied: their own requirements need not be loaded
                 loaded._properties = loaded.stored_properties()
-        drive_by_steps(resource)
-        stack.recorder.defer = not resource.acts_outside
-        return stack, resource
+        return stack, resources
 
-    def run_node(self, traversal_id: str, resource_id: int, queue: str, step: int = 0) -> None:
+    def run_nodes(self, traversal_id: str, nodes: list, queue: str) -> None:
+        """Run the given (resource id, step) nodes, then the dependents they make ready, for a while."""
+        batch = {resource_id: step for resource_id, step in nodes}
+        until = time.monotonic() + TASK_SLICE
+        with traversal.resource_locks(self.engine.store) as conn:
+            while batch:
+                batch = self._round(traversal_id, batch, queue, conn)
+                traversal.release_all(conn)
+                pairs = list(batch.items())
+                keep = 0 if time.monotonic() >= until else celery_app.CHUNK_MAX
+                for first in range(keep, len(pairs), celery_app.CHUNK_MAX):  # what this task does not keep
+                    celery_app.send(self.app, queue, traversal_id, pairs[first:first + celery_app.CHUNK_MAX])
+                batch = dict(pairs[:keep])
+
+    def _round(self, traversal_id: str, batch: dict, queue: str, conn: Any) -> dict:
+        """One pass over ``batch`` (id -> step); returns the nodes to run next here (id -> step)."""
         store = self.engine.store
-        with traversal.resource_lock(store, resource_id) as (held, conn):
-            view = traversal.read(conn, traversal_id, resource_id)
-            if view is None or view.status != traversal.IN_PROGRESS or view.step != step:
-                return  # the action ended (or its stack is gone), or a later task carries on
-            if not held and view.node_state != traversal.DONE:
-                # a worker acts on it, or died doing so and its lock is not released yet
-                celery_app.publish(self.app, queue, traversal_id, [resource_id], countdown=BUSY_RETRY, step=step)
-            if not held:
-                return
-            if view.node_state == traversal.DONE:  # a redelivery: its dependents may not have been sent
-                ready = traversal.ready_not_started(store, traversal_id, view.dependents)
-                celery_app.publish(self.app, queue, traversal_id, ready)
-                if traversal.end_if_done(store, traversal_id, conn):  # or the end it was to record
-                    self._end(view, queue)
-                return
-            view = self._notice_stop(view, resource_id, conn)
-            if view.node_state == traversal.PENDING and not traversal.begin_node(
-                    store, traversal_id, resource_id, view.stack_id, lifecycle.traversal_owner(traversal_id), conn):
-                self._node_ended(view, resource_id, queue, False, conn=conn)
-                return
-            stack, resource = self.stack_for(view, resource_id, conn)
-            with _keeping_lock(store, view.stack_id, lifecycle.traversal_owner(traversal_id)):
-                succeeded = self._step(view, stack, resource, queue)
-            if succeeded is None:
-                return
-            self._node_ended(view, resource_id, queue, succeeded, stack.recorder.take(), conn)
+        held = traversal.try_locks(conn, batch)
+        view, nodes = traversal.read(conn, traversal_id, batch)
+        if view is None or view.status != traversal.IN_PROGRESS:
+            return {}  # the action ended (or its stack is gone)
+        nodes = {rid: node for rid, node in nodes.items() if node.step == batch[rid]}  # a later task carries on
+        # a worker acts on these, or died doing so and its lock is not released yet
+        celery_app.send(self.app, queue, traversal_id, [(rid, node.step) for rid, node in nodes.items()
+                                                        if rid not in held and node.state != traversal.DONE],
+                        countdown=BUSY_RETRY)
+        nodes = {rid: node for rid, node in nodes.items() if rid in held}
+        done = [rid for rid, node in nodes.items() if node.state == traversal.DONE]
+        following = traversal.left_behind(store, traversal_id, done)  # a redelivery: what came after them
+        if done and not following and traversal.end_if_done(store, traversal_id, conn):
+            self._end(view, queue)  # or the end it was to record
+            return {}
+        view = self._notice_stop(view, conn)
+        owner = lifecycle.traversal_owner(traversal_id)
+        pending = [rid for rid, node in nodes.items() if node.state == traversal.PENDING]
+        running = [rid for rid, node in nodes.items() if node.state == traversal.RUNNING]
+        if not pending and not running:
+            return {rid: step for rid, step in following.items() if rid not in batch}
+        stack, resources = self.stack_for(view, pending + running, conn)
+        alone = self._hand_out_outside(view, nodes, resources, queue, conn)
+        began = traversal.begin_nodes(conn, traversal_id, [rid for rid in pending if rid not in alone],
+                                      view.stack_id, owner)
+        ended = {rid: (nodes[rid].dependents, False) for rid in pending if rid not in alone and rid not in began}
+        acting = {rid: resources[rid] for rid in [*running, *began] if rid not in alone}
+        stack.recorder.defer = not any(resource.acts_outside for resource in acting.values())
+        with _keeping_lock(store, view.stack_id, owner):
+            outcomes = asyncio.run(self._steps(view, stack, acting))
+        parked = {rid: seconds for rid, (ended_ok, seconds) in outcomes.items() if seconds is not None}
+        ended.update({rid: (nodes[rid].dependents, ended_ok) for rid, (ended_ok, seconds) in outcomes.items()
+                      if seconds is None})
+        moved = traversal.advance(store, traversal_id, ended, parked, stack.recorder.take(), (view.stack_id, owner))
+        self._repoll(view, queue, parked, moved.steps)
+        if ended and not moved.ready and traversal.end_if_done(store, traversal_id, conn):
+            self._end(view, queue)
+            return {}
+        keep = celery_app.chunk_size(len(moved.ready))
+        celery_app.publish(self.app, queue, traversal_id, moved.ready[keep:])
+        return {**{rid: step for rid, step in following.items() if rid not in batch},
+                **{rid: 0 for rid in moved.ready[:keep]}}
 
-    def _step(self, view: Any, stack: Any, resource: Any, queue: str) -> bool | None:
-        """Run one step; True/False when the resource's action ended, None when it was parked."""
+    def _hand_out_outside(self, view: Any, nodes: dict, resources: dict, queue: str, conn: Any) -> set:
+        """In a batch of several, resources that act outside Stoker go to tasks of their own (they may
+        take long; the others need not wait for them); returns their ids."""
+        if len(resources) < 2:
+            return set()
+        alone = sorted(rid for rid, resource in resources.items() if resource.acts_outside)
+        traversal.release(conn, alone)
+        for rid in alone:
+            celery_app.send(self.app, queue, view.traversal_id, [(rid, nodes[rid].step)])
+        return set(alone)
+
+    def _repoll(self, view: Any, queue: str, parked: dict, steps: dict) -> None:
+        """Parked nodes come back after their countdown, those of one countdown in one task."""
+        by_delay: dict[float, list] = {}
+        for rid, seconds in parked.items():
+            by_delay.setdefault(seconds, []).append((rid, steps[rid]))
+        for seconds, nodes in by_delay.items():
+            celery_app.send(self.app, queue, view.traversal_id, nodes, countdown=seconds)
+
+    async def _steps(self, view: Any, stack: Any, resources: dict) -> dict:
+        """Each resource's step, one after the other: id -> (succeeded, None) when its action
+        ended, (False, seconds to wait) when it was parked."""
+        return {rid: await self._step(view, stack, resource) for rid, resource in resources.items()}
+
+    async def _step(self, view: Any, stack: Any, resource: Any) -> tuple[bool, float | None]:
         action = RESOURCE_ACTION[view.action]
         if view.interrupt:
             if resource.state == (action, resource.IN_PROGRESS):
-                asyncio.run(resource.set_state(action, resource.FAILED, _interrupted(view)))
-            return False
+                await resource.set_state(action, resource.FAILED, _interrupted(view))
+            return False, None
         if action == "CREATE" and resource.action != resource.INIT \
                 and resource.state != (resource.CREATE, resource.IN_PROGRESS):
-            return resource.status == resource.COMPLETE  # ended before its worker was lost
+            return resource.status == resource.COMPLETE, None  # ended before its worker was lost
         try:
             if action == "CREATE":
-                asyncio.run(actions.create_resource(resource))
+                await actions.create_resource(resource)
             else:
-                asyncio.run(actions.delete_resource(stack, resource))
+                await actions.delete_resource(stack, resource)
         except Parked as parked:
-            step = traversal.park(self.engine.store, view.traversal_id, resource.id, view.stack_id,
-                                  lifecycle.traversal_owner(view.traversal_id), stack.recorder.take())
-            celery_app.publish(self.app, queue, view.traversal_id, [resource.id], countdown=parked.seconds,
-                               step=step)
-            return None
+            return False, parked.seconds
         except (OperationalError, InterfaceError):
             raise  # the database went away: the task is retried, the resource not failed
         except Exception as exc:  # a plug-in may raise anything: it becomes the reason
             reason = str(exc) if isinstance(exc, StokerError) else f"{type(exc).__name__}: {exc}"
             traversal.stop(self.engine.store, view.traversal_id, reason, interrupt=False,
                            first_prefix=f"Resource {view.action} failed: ")
-            return False
-        return True
+            return False, None
+        return True, None
 
-    def _notice_stop(self, view: Any, resource_id: int, conn: Any) -> Any:
+    def _notice_stop(self, view: Any, conn: Any) -> Any:
         """A cancel request or a passed deadline stops the traversal, running resources included."""
         reason = None
         if view.cancel_requested:
@@ -152,16 +211,7 @@ class Worker:
         if reason is None or view.interrupt:
             return view
         traversal.stop(self.engine.store, view.traversal_id, reason, interrupt=True)
-        return traversal.read(conn, view.traversal_id, resource_id) or view
-
-    def _node_ended(self, view: Any, resource_id: int, queue: str, succeeded: bool,
-                    writes: tuple[list, list] = ([], []), conn: Any = None) -> None:
-        store = self.engine.store
-        ready, ends = traversal.end_node(store, view.traversal_id, resource_id, view.dependents, succeeded,
-                                         writes, conn)
-        celery_app.publish(self.app, queue, view.traversal_id, ready)
-        if ends:
-            self._end(view, queue)
+        return traversal.read(conn, view.traversal_id)[0] or view
 
     def _end(self, view: Any, queue: str) -> None:
         record = self.engine.store.get_stack(view.stack_id, view.project_id, show_deleted=True)
@@ -186,11 +236,11 @@ def _keeping_lock(store: Any, stack_id: str, owner: str) -> Iterator[None]:
         beater.join()
 
 
-def _rows(conn: Any, stack_id: str, resource_id: int) -> list:
-    """In one query: the resource's row, rows of the same name, and those of what it requires."""
+def _rows(conn: Any, stack_id: str, resource_ids: list) -> list:
+    """In one query: the resources' rows, rows of the same names, and those of what they require."""
     this = aliased(ResourceRow)
-    names = union(select(this.name).where(this.id == resource_id),
-                  select(func.json_array_elements_text(this.requires)).where(this.id == resource_id))
+    names = union(select(this.name).where(this.id.in_(resource_ids)),
+                  select(func.json_array_elements_text(this.requires)).where(this.id.in_(resource_ids)))
     with Session(conn, expire_on_commit=False) as session:
         return list(session.scalars(select(ResourceRow).where(ResourceRow.stack_id == stack_id,
                                                               ResourceRow.name.in_(names))
@@ -206,9 +256,9 @@ def make_worker_app(broker_url: str, db_url: str, plugin_dirs: tuple[str, ...] =
     app = celery_app.make_app(broker_url)
     worker = Worker(app, db_url, plugin_dirs)
 
-    @app.task(name=celery_app.RUN_NODE, autoretry_for=(OperationalError, InterfaceError), retry_backoff=0.5,
+    @app.task(name=celery_app.RUN_NODES, autoretry_for=(OperationalError, InterfaceError), retry_backoff=0.5,
               retry_backoff_max=10, max_retries=None)
-    def run_node(traversal_id: str, resource_id: int, queue: str, step: int = 0) -> None:
-        worker.run_node(traversal_id, resource_id, queue, step)
+    def run_nodes(traversal_id: str, nodes: list, queue: str) -> None:
+        worker.run_nodes(traversal_id, nodes, queue)
 
     return app
