@@ -1,7 +1,8 @@
 """Stack actions started here, run by ``stoker worker`` processes through Celery.
 
 Creates and deletes are spread over the workers, one resource action per
-task (``lifecycle`` starts them, ``worker`` runs them).  Actions not spread
+task (``lifecycle`` starts them, ``worker`` runs them); so are the creates of
+nested stacks that resources on the workers own.  Actions not spread
 over workers yet (update, suspend, resume, check) run here, in-process.
 """
 
@@ -33,10 +34,10 @@ class CeleryDispatch(InProcess):
 
     runs_here = False
 
-    def __init__(self, broker_url: str, queue: str = celery_app.DEFAULT_QUEUE):
+    def __init__(self, broker_url: str, queue: str = celery_app.DEFAULT_QUEUE, app: Any = None):
         self.broker_url = broker_url
         self.queue = queue
-        self.app = celery_app.make_app(broker_url)
+        self.app = app or celery_app.make_app(broker_url)
 
     def create(self, engine: Any, stack: Any, timeout_mins: int | None, disable_rollback: bool,
                action: str = "CREATE") -> None:
@@ -44,6 +45,10 @@ class CeleryDispatch(InProcess):
             return super().create(engine, stack, timeout_mins, disable_rollback, action)
         check_database(engine)
         lifecycle.start_create(engine, self.app, self.queue, stack, timeout_mins, disable_rollback)
+
+    async def create_nested(self, engine: Any, stack: Any) -> None:
+        """Start a nested stack's create on the workers; its owner resource polls it."""
+        await lifecycle.start_nested_create(engine, self.app, self.queue, stack)
 
     def delete(self, engine: Any, record: Any) -> None:
         check_database(engine)

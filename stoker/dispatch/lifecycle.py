@@ -43,16 +43,30 @@ def start_create(engine: Any, app: Any, queue: str, stack: Stack, timeout_mins: 
     """Create a stored new stack's resources through the workers."""
     traversal_id = str(uuid.uuid4())
     engine.store.acquire_lock(stack.id, traversal_owner(traversal_id), "CREATE")
-
-    async def prepare() -> Graph:
-        await stack.set_state("CREATE", IN_PROGRESS, "Stack CREATE started")
-        by_name = await actions.insert_new(stack)
-        await stack.recorder.flush()
-        return by_id(stack, by_name)
-
     with _failing_start(engine, stack, "CREATE", traversal_id):
-        graph = asyncio.run(prepare())
+        graph = asyncio.run(_prepare_create(stack))
         begin(engine, app, queue, traversal_id, stack.id, "CREATE", graph, timeout_mins, disable_rollback)
+
+
+async def start_nested_create(engine: Any, app: Any, queue: str, stack: Stack) -> None:
+    """Create a stored new nested stack's resources through the workers (its owner resource, on a
+    worker, polls it instead of running it to its end there); an empty one completes at once."""
+    traversal_id = str(uuid.uuid4())
+    engine.store.acquire_lock(stack.id, traversal_owner(traversal_id), "CREATE")
+    graph = await _prepare_create(stack)
+    if not graph.requires:
+        await stack.set_state("CREATE", COMPLETE, "Stack CREATE completed successfully")
+        engine.store.release_lock(stack.id, traversal_owner(traversal_id))
+        return
+    begin(engine, app, queue, traversal_id, stack.id, "CREATE", graph, None, True)
+
+
+async def _prepare_create(stack: Stack) -> Graph:
+    """The stack IN_PROGRESS, its resources' rows; the graph of resource ids to walk."""
+    await stack.set_state("CREATE", IN_PROGRESS, "Stack CREATE started")
+    by_name = await actions.insert_new(stack)
+    await stack.recorder.flush()
+    return by_id(stack, by_name)
 
 
 @contextmanager

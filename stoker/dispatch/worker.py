@@ -60,11 +60,20 @@ class Worker:
     @property
     def engine(self) -> Any:
         if self._engine is None or self._pid != os.getpid():  # a forked child opens its own
+            from stoker.dispatch.distributed import CeleryDispatch
             from stoker.engine.engine import Engine
 
-            self._engine = Engine(db_url=self.db_url, plugin_dirs=self.plugin_dirs)
+            # nested stacks that resources here own are created on the workers too
+            dispatch = CeleryDispatch(self.app.conf.broker_url, app=self.app)
+            self._engine = Engine(db_url=self.db_url, plugin_dirs=self.plugin_dirs, dispatch=dispatch)
             self._pid, self._stacks = os.getpid(), OrderedDict()
         return self._engine
+
+    def _defined(self, stack_id: str, project_id: str) -> Any:
+        """A stack with its stored definition, under its parents (a nested stack's files are theirs)."""
+        record = self.engine.store.get_stack(stack_id, project_id, show_deleted=True)
+        parent = self._defined(record.parent_id, project_id) if record.parent_id else None
+        return self.engine.defined(record, parent)
 
     def stack_for(self, view: Any, resource_ids: list, conn: Any) -> tuple[Any, dict]:
         """The stack with only the rows the resources need (themselves, same-named ones, their
@@ -75,8 +84,7 @@ class Worker:
         """
         stack = self._stacks.pop(view.traversal_id, None)
         if stack is None:
-            stack = self.engine.defined(self.engine.store.get_stack(view.stack_id, view.project_id,
-                                                                    show_deleted=True))
+            stack = self._defined(view.stack_id, view.project_id)
         self._stacks[view.traversal_id] = stack
         while len(self._stacks) > CACHED_STACKS:
             self._stacks.popitem(last=False)
@@ -96,6 +104,7 @@ class Worker:
         """Run the given (resource id, step) nodes, then the dependents they make ready, for a while."""
         batch = {resource_id: step for resource_id, step in nodes}
         until = time.monotonic() + TASK_SLICE
+        self.engine.dispatch.queue = queue  # where nested stacks started here go
         with traversal.resource_locks(self.engine.store) as conn:
             while batch:
                 batch = self._round(traversal_id, batch, queue, conn)

@@ -86,7 +86,13 @@ class NestedStackResource(Resource):
         return {name: _quiet(lambda o=output: resolve(o.value) if child.definition.enabled(o.condition) else None)
                 for name, output in child.definition.outputs.items()}
 
-    async def handle_create(self) -> None:
+    async def handle_create(self) -> Any:
+        return await self.create_child(apart=not self.stack.engine.dispatch.runs_here)
+
+    async def create_child(self, apart: bool) -> Any:
+        """Store the nested stack and create it: here, to its end; or, ``apart`` (this resource runs
+        on a worker), on the workers, returning the id ``check_create_complete`` polls, so that
+        this resource holds no worker slot its nested resources need."""
         engine = self.stack.engine
         child = engine.new_stack(self.child_stack_name(), parent=self.stack)
         child.owner_name = self.name
@@ -98,9 +104,27 @@ class NestedStackResource(Resource):
         await engine.save_nested_stack(child)
         self._child = child
         self.resource_id_set(child.id)
+        if apart:
+            await engine.dispatch.create_nested(engine, child)
+            return child.id
         await engine.run_create(child, timeout_mins=None, disable_rollback=True)
         self._raise_if_failed(child)
         self._cache_outputs()
+        return None
+
+    def check_create_complete(self, token: Any) -> bool:
+        """Created here: done.  On the workers (or picked up by another worker, with no token):
+        done when the nested stack's create has ended."""
+        if token is None and self.stack.engine.dispatch.runs_here:
+            return True
+        record = self.stack.engine.store.get_stack(str(self.resource_id), self.stack.project_id,
+                                                   show_deleted=True)
+        if record.status == IN_PROGRESS:
+            return False
+        self._child = None  # its resources as they ended
+        self._raise_if_failed(self.child())
+        self._cache_outputs()
+        return True
 
     async def handle_update(self, json_snippet: Any, tmpl_diff: dict, prop_diff: dict) -> None:
         child = self.child()
