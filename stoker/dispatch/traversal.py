@@ -37,6 +37,8 @@ STACKS = Stack.__table__
 LOCK_SPACE = 0x570C
 #: seconds a stack lock's time stays fresh before a worker renews it (it times out after 60)
 LOCK_FRESH = 10
+#: a traversal of this many nodes or more has the planner's statistics renewed when it starts
+ANALYZE_FROM = 1000
 IN_PROGRESS, ENDING, ENDED = "IN_PROGRESS", "ENDING", "ENDED"
 PENDING, RUNNING, DONE = "PENDING", "RUNNING", "DONE"
 
@@ -83,6 +85,9 @@ def start(store: Any, traversal_id: str, stack_id: str, action: str, graph: Grap
             disable_rollback=disable_rollback, created_at=utcnow()))
         if rows:
             conn.execute(insert(NODES), rows)
+        if len(rows) >= ANALYZE_FROM:
+            # the planner learns that the tables just grew, before workers look rows up by id
+            conn.execute(text("ANALYZE dispatch_node, resource"))
     return [row["resource_id"] for row in rows if row["waiting"] == 0]
 
 

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from typing import Any, Iterator
 
-from sqlalchemy import func, select, union
+from sqlalchemy import ARRAY, String, any_, cast, func, select, union
 from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.orm import Session, aliased
 
@@ -249,10 +249,14 @@ def _rows(conn: Any, stack_id: str, resource_ids: list) -> list:
     """In one query: the resources' rows, rows of the same names, and those of what they require."""
     this = aliased(ResourceRow)
     names = union(select(this.name).where(this.id.in_(resource_ids)),
-                  select(func.json_array_elements_text(this.requires)).where(this.id.in_(resource_ids)))
+                  select(func.json_array_elements_text(this.requires).label("name"))
+                  .where(this.id.in_(resource_ids))).subquery()
+    # as one array: the planner looks the names up in the (stack, name) index, however many rows
+    # it guesses the requirements expand to
+    wanted = cast(select(func.array_agg(names.c.name)).scalar_subquery(), ARRAY(String))
     with Session(conn, expire_on_commit=False) as session:
         return list(session.scalars(select(ResourceRow).where(ResourceRow.stack_id == stack_id,
-                                                              ResourceRow.name.in_(names))
+                                                              ResourceRow.name == any_(wanted))
                                     .order_by(ResourceRow.id)))
 
 
