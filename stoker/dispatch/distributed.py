@@ -2,7 +2,7 @@
 
 Creates and deletes are spread over the workers, one resource action per
 task (``lifecycle`` starts them, ``worker`` runs them); so are the creates of
-nested stacks that resources on the workers own.  Actions not spread
+nested stacks that resources on the workers own, and their deletes.  Actions not spread
 over workers yet (update, suspend, resume, check) run here, in-process.
 """
 
@@ -49,6 +49,10 @@ class CeleryDispatch(InProcess):
     async def create_nested(self, engine: Any, stack: Any) -> None:
         """Start a nested stack's create on the workers; its owner resource polls it."""
         await lifecycle.start_nested_create(engine, self.app, self.queue, stack)
+
+    async def delete_nested(self, engine: Any, stack: Any) -> None:
+        """Start a nested stack's delete on the workers; its owner resource polls it."""
+        await lifecycle.start_nested_delete(engine, self.app, self.queue, stack)
 
     def delete(self, engine: Any, record: Any) -> None:
         check_database(engine)

@@ -50,15 +50,21 @@ def start_create(engine: Any, app: Any, queue: str, stack: Stack, timeout_mins: 
 
 async def start_nested_create(engine: Any, app: Any, queue: str, stack: Stack) -> None:
     """Create a stored new nested stack's resources through the workers (its owner resource, on a
-    worker, polls it instead of running it to its end there); an empty one completes at once."""
+    worker, polls it instead of running it to its end there)."""
     traversal_id = str(uuid.uuid4())
     engine.store.acquire_lock(stack.id, traversal_owner(traversal_id), "CREATE")
     graph = await _prepare_create(stack)
-    if not graph.requires:
-        await stack.set_state("CREATE", COMPLETE, "Stack CREATE completed successfully")
-        engine.store.release_lock(stack.id, traversal_owner(traversal_id))
-        return
-    begin(engine, app, queue, traversal_id, stack.id, "CREATE", graph, None, True)
+    # on a thread of its own: an empty stack ends at once, on an event loop of its own
+    await asyncio.to_thread(begin, engine, app, queue, traversal_id, stack.id, "CREATE", graph, None, True)
+
+
+async def start_nested_delete(engine: Any, app: Any, queue: str, stack: Stack) -> None:
+    """Delete a nested stack's resources through the workers (its owner resource polls it)."""
+    traversal_id = str(uuid.uuid4())
+    engine.store.acquire_lock(stack.id, traversal_owner(traversal_id), "DELETE")
+    await _prepare_delete(stack, "DELETE")
+    await asyncio.to_thread(begin, engine, app, queue, traversal_id, stack.id, "DELETE", _delete_graph(stack),
+                            stack.record.timeout_mins, True)
 
 
 async def _prepare_create(stack: Stack) -> Graph:
@@ -98,15 +104,19 @@ def start_delete(engine: Any, app: Any, queue: str, record: Any, action: str,
         engine.store.release_lock(record.id, owner)
     engine.store.acquire_lock(record.id, traversal_owner(traversal_id), action)
     stack = engine.runtime(record)
-
-    async def prepare() -> None:
-        await stack.set_state(action, IN_PROGRESS, f"Stack {action} started")
-        await stack.recorder.flush()
-
     with _failing_start(engine, stack, action, traversal_id):
-        asyncio.run(prepare())
-        graph = actions.stored_graph(list(stack.resources.values()) + stack.retired).reversed()
-        begin(engine, app, queue, traversal_id, record.id, action, graph, record.timeout_mins, True)
+        asyncio.run(_prepare_delete(stack, action))
+        begin(engine, app, queue, traversal_id, record.id, action, _delete_graph(stack), record.timeout_mins, True)
+
+
+async def _prepare_delete(stack: Stack, action: str) -> None:
+    await stack.set_state(action, IN_PROGRESS, f"Stack {action} started")
+    await stack.recorder.flush()
+
+
+def _delete_graph(stack: Stack) -> Graph:
+    """Every resource, current and retired, dependents first."""
+    return actions.stored_graph(list(stack.resources.values()) + stack.retired).reversed()
 
 
 def begin(engine: Any, app: Any, queue: str, traversal_id: str, stack_id: str, action: str, graph: Graph,

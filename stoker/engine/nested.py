@@ -139,12 +139,30 @@ class NestedStackResource(Resource):
         self._raise_if_failed(updated)
         self._cache_outputs()
 
-    async def handle_delete(self) -> None:
+    async def handle_delete(self) -> Any:
+        """Here, to its end; on a worker, on the workers, returning the id ``check_delete_complete``
+        polls (as ``create_child``)."""
         child = self.child()
         if child is None or child.record.deleted_at is not None:
-            return
-        if not await self.stack.engine.run_delete(child, "DELETE"):
+            return None
+        engine = self.stack.engine
+        if not engine.dispatch.runs_here:
+            await engine.dispatch.delete_nested(engine, child)
+            return child.id
+        if not await engine.run_delete(child, "DELETE"):
             raise NestedStackFailed(f"nested stack {child.name} failed to delete: {child.status_reason}")
+        return None
+
+    def check_delete_complete(self, token: Any) -> bool:
+        if token is None and (self.stack.engine.dispatch.runs_here or self.resource_id is None):
+            return True
+        record = self.stack.engine.store.get_stack(str(self.resource_id), self.stack.project_id,
+                                                   show_deleted=True)
+        if record.deleted_at is not None:
+            return True
+        if record.status == IN_PROGRESS:
+            return False
+        raise NestedStackFailed(f"nested stack {record.name} failed to delete: {record.status_reason}")
 
     async def handle_suspend(self) -> None:
         await self._simple("SUSPEND")

@@ -217,8 +217,13 @@ def test_a_nested_stack_holds_no_worker_slot_its_own_resources_need(cluster, tmp
         "inner": "CREATE_COMPLETE", "gate": "CREATE_COMPLETE", "maker": "CREATE_COMPLETE",
         "waiter": "CREATE_COMPLETE"}
 
+    nested_stack, = cluster.engine.store.children(started["id"])
     cluster.engine.delete_stack("outer")
     assert cluster.settle(started["id"])["stack_status"] == "DELETE_COMPLETE"
+    assert cluster.engine.store.children(started["id"]) == []  # deleted with it, on the workers
+    events = [(e.resource_name, e.action, e.status) for e in cluster.engine.store.list_events(nested_stack.id)]
+    assert events[-4:] == [(nested_stack.name, "DELETE", "IN_PROGRESS"), ("waiter", "DELETE", "IN_PROGRESS"),
+                           ("waiter", "DELETE", "COMPLETE"), (nested_stack.name, "DELETE", "COMPLETE")]
 
 
 def test_a_resource_paused_at_a_hook_holds_no_worker_slot(cluster, tmp_path):
