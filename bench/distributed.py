@@ -45,9 +45,9 @@ def template(kind: str, n: int) -> dict:
 class Database:
     """A fresh PostgreSQL database, dropped at the end."""
 
-    def __init__(self) -> None:
+    def __init__(self, prefix: str) -> None:
         self.server = create_engine(make_url(PG_URL), isolation_level="AUTOCOMMIT")
-        self.name = f"stoker_bench_{uuid.uuid4().hex[:10]}"
+        self.name = f"{prefix}_{uuid.uuid4().hex[:10]}"
         with self.server.connect() as conn:
             conn.execute(text(f'CREATE DATABASE "{self.name}"'))
         self.url = make_url(PG_URL).set(database=self.name).render_as_string(hide_password=False)
@@ -101,9 +101,10 @@ def main() -> None:
     parser.add_argument("--waiting", type=int, default=1000)
     parser.add_argument("--none", type=int, default=10000)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--db-prefix", default="stoker_bench", help="name prefix of the scratch database")
     args = parser.parse_args()
     home = tempfile.mkdtemp(prefix="stoker-bench-")
-    database = Database()
+    database = Database(args.db_prefix)
     try:
         local = Engine(db_url=database.url)
         start = time.perf_counter()

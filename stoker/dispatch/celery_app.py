@@ -11,13 +11,15 @@ from typing import Any, Iterable
 
 from celery import Celery
 
-#: run (one step of) a resource's action in a traversal
-RUN_NODE = "stoker.run_node"
-#: run one step of a workflow execution
-RUN_STEP = "stoker.run_step"
+#: the one task: run (one step of) a batch of a traversal's nodes (resource actions, or an execution's steps)
+RUN_NODES = "stoker.run_nodes"
 DEFAULT_QUEUE = "stoker"
 #: publishing survives a broker restart of this long (about a minute)
 PUBLISH_RETRY = {"max_retries": 30, "interval_start": 0.2, "interval_step": 0.5, "interval_max": 3}
+#: ready nodes are cut into about this many tasks, so they spread over every worker slot...
+SPREAD = 64
+#: ...with no more nodes than this in one task
+CHUNK_MAX = 250
 
 
 def make_app(broker_url: str) -> Celery:
@@ -42,11 +44,28 @@ def make_app(broker_url: str) -> Celery:
     return app
 
 
-def publish(app: Celery, queue: str, traversal_id: str, resource_ids: Iterable[int],
-            countdown: float | None = None, step: int = 0, task: str = RUN_NODE) -> None:
-    """Enqueue the nodes' tasks (one message each) on ``queue``, for their ``step``."""
-    for resource_id in resource_ids:
-        options: dict[str, Any] = {"queue": queue}
-        if countdown:
-            options["countdown"] = countdown
-        app.send_task(task, args=[traversal_id, resource_id, queue, step], **options)
+def chunk_size(count: int) -> int:
+    """How many of ``count`` ready nodes one task takes: one each when they are few (each may be a
+    slow action of its own), up to ``CHUNK_MAX`` when they are many."""
+    return max(1, min(CHUNK_MAX, -(-count // SPREAD)))
+
+
+def send(app: Celery, queue: str, traversal_id: str, nodes: Iterable[tuple[int, int]],
+         countdown: float | None = None) -> None:
+    """Enqueue one task for ``nodes`` ((resource id, step) pairs) on ``queue``."""
+    nodes = [[resource_id, step] for resource_id, step in nodes]
+    if not nodes:
+        return
+    options: dict[str, Any] = {"queue": queue}
+    if countdown:
+        options["countdown"] = countdown
+    app.send_task(RUN_NODES, args=[traversal_id, nodes, queue], **options)
+
+
+def publish(app: Celery, queue: str, traversal_id: str, resource_ids: Iterable[int], batched: bool = True) -> None:
+    """Enqueue ready nodes (their first step), cut in chunks (``chunk_size``) over the workers; one
+    each when their kind runs no batches (``batched`` False: an update's resources, an execution's steps)."""
+    ids = list(resource_ids)
+    size = chunk_size(len(ids)) if batched else 1
+    for first in range(0, len(ids), size):
+        send(app, queue, traversal_id, [(resource_id, 0) for resource_id in ids[first:first + size]])

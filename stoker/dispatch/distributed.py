@@ -1,9 +1,10 @@
 """Stack actions started here, run by ``stoker worker`` processes through Celery.
 
 Every stack action (create, adopt, delete, update with its rollback,
-suspend, resume, check) is spread over the workers, one resource action per
-task (``lifecycle`` starts them, ``worker`` runs them), and so are workflow
-executions, one step per task (``execution_steps``).
+suspend, resume, check) is spread over the workers, batches of ready
+resources per task (``lifecycle`` starts them, ``worker`` runs them); so are
+the creates and deletes of nested stacks that resources on the workers own,
+and workflow executions, one step per task (``execution_steps``).
 """
 
 from __future__ import annotations
@@ -38,15 +39,23 @@ class CeleryDispatch(InProcess):
 
     runs_here = False
 
-    def __init__(self, broker_url: str, queue: str = celery_app.DEFAULT_QUEUE):
+    def __init__(self, broker_url: str, queue: str = celery_app.DEFAULT_QUEUE, app: Any = None):
         self.broker_url = broker_url
         self.queue = queue
-        self.app = celery_app.make_app(broker_url)
+        self.app = app or celery_app.make_app(broker_url)
 
     def create(self, engine: Any, stack: Any, timeout_mins: int | None, disable_rollback: bool,
                action: str = "CREATE") -> None:
         check_database(engine)
         lifecycle.start_create(engine, self.app, self.queue, stack, timeout_mins, disable_rollback, action)
+
+    async def create_nested(self, engine: Any, stack: Any) -> None:
+        """Start a nested stack's create on the workers; its owner resource polls it."""
+        await lifecycle.start_nested_create(engine, self.app, self.queue, stack)
+
+    async def delete_nested(self, engine: Any, stack: Any) -> None:
+        """Start a nested stack's delete on the workers; its owner resource polls it."""
+        await lifecycle.start_nested_delete(engine, self.app, self.queue, stack)
 
     def delete(self, engine: Any, record: Any) -> None:
         check_database(engine)

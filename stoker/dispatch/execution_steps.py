@@ -1,4 +1,5 @@
-"""A workflow execution's steps run by ``stoker worker`` processes: one task per step.
+"""A workflow execution's steps run by ``stoker worker`` processes: one step per task (the
+stack actions' task, ``worker.run_nodes``, with batches of one).
 
 The asking process plans the execution as it does in-process
 (``Executions.start``: the graph, the execution row, what a scale adds) and
@@ -23,7 +24,7 @@ import uuid
 from collections import OrderedDict
 from typing import Any
 
-from sqlalchemy import and_, select
+from sqlalchemy import select
 from sqlalchemy.exc import InterfaceError, OperationalError
 
 from stoker.dispatch import celery_app, traversal
@@ -35,12 +36,9 @@ from stoker.workflows.service import Executions, ended_event, started_message
 
 #: the traversal action of an execution's steps
 EXECUTION = "EXECUTION"
-#: seconds before a task finding its step taken by another worker looks again
-BUSY_RETRY = 1.0
 #: executions whose graphs a worker process keeps (built once, not per task)
 CACHED_GRAPHS = 16
 EXECUTIONS = Execution.__table__
-TRAVERSALS, NODES = traversal.TRAVERSALS, traversal.NODES
 
 
 def numbered(graph: Graph) -> tuple[list, Graph]:
@@ -64,7 +62,7 @@ def start(executions: Executions, app: Any, queue: str, row: dict, deployment_ro
         if not nodes.requires:
             end(executions, records, traversal_id, row)
             return
-        celery_app.publish(app, queue, traversal_id, ready, task=celery_app.RUN_STEP)
+        celery_app.publish(app, queue, traversal_id, ready, batched=False)
     except Exception as exc:  # the broker or the database is down: the execution must not stay "started"
         reason = f"the execution could not be started on the workers: {type(exc).__name__}: {exc}"
         traversal.stop(records, traversal_id, reason, interrupt=True)
@@ -107,42 +105,28 @@ class StepWorker:
     def store(self) -> Any:
         return self.worker.engine.store
 
-    def run_step(self, traversal_id: str, number: int, queue: str, step: int = 0) -> None:
-        store, app = self.store, self.worker.app
-        execution_pk = _execution_pk(store, traversal_id)
-        if execution_pk is None:
-            return  # the execution (and its traversal) is gone
-        with traversal.resource_lock(store, number, space=-execution_pk) as (held, conn):
-            node = _read(conn, traversal_id, number)
-            if node is None or node.status != traversal.IN_PROGRESS or node.step != step:
-                return
-            if not held:  # a worker runs it, or died doing so and its lock is not released yet
-                celery_app.publish(app, queue, traversal_id, [number], countdown=BUSY_RETRY, step=step,
-                                   task=celery_app.RUN_STEP)
-                return
-            owner = traversal_owner(traversal_id)
-            executions, row = self._execution(execution_pk, owner)
-            if node.state == traversal.DONE:  # a redelivery: what it was to send or end may not have gone
-                celery_app.publish(app, queue, traversal_id,
-                                   traversal.ready_not_started(store, traversal_id, node.dependents),
-                                   task=celery_app.RUN_STEP)
-                if traversal.end_if_done(store, traversal_id, conn):
-                    end(executions, store, traversal_id, row)
-                return
-            request = executions.records.heartbeat(execution_pk, owner)
-            if request == "force" and not node.interrupt or request and node.stopping is None:
-                # a cancel: nothing starts any more; "force" stops the rest
-                traversal.stop(store, traversal_id, "cancelled", interrupt=request == "force")
-                node = _read(conn, traversal_id, number)
-            began = node.state == traversal.RUNNING or traversal.begin_node(
-                store, traversal_id, number, None, owner, conn)
-            succeeded = began and not node.interrupt and self._run(traversal_id, number, executions, row)
-            ready, ends = traversal.end_node(store, traversal_id, number, node.dependents, succeeded, conn=conn)
-            celery_app.publish(app, queue, traversal_id, ready, task=celery_app.RUN_STEP)
-            if ends:
-                end(executions, store, traversal_id, row)
+    def notice_cancel(self, view: Any) -> bool:
+        """The execution's heartbeat; a cancel asked for it stops the traversal (nothing starts any
+        more; a forced one stops the rest).  Whether it stopped it now."""
+        executions, _row = self._execution(view)
+        request = executions.records.heartbeat(view.execution_pk, executions.owner)
+        if request == "force" and not view.interrupt or request and view.stopping is None:
+            traversal.stop(self.store, view.traversal_id, "cancelled", interrupt=request == "force")
+            return True
+        return False
 
-    def _execution(self, execution_pk: int, owner: str) -> tuple[Executions, dict]:
+    def run(self, view: Any, number: int) -> bool:
+        """Run the step's operation with the deployment as it is now (the execution's heartbeat going
+        on, a forced cancel killing its scripts); False when it failed."""
+        executions, row = self._execution(view)
+        return self._run(view.traversal_id, number, executions, row)
+
+    def end(self, view: Any) -> None:
+        executions, row = self._execution(view)
+        end(executions, self.store, view.traversal_id, row)
+
+    def _execution(self, view: Any) -> tuple[Executions, dict]:
+        execution_pk, owner = view.execution_pk, traversal_owner(view.traversal_id)
         with self.store.engine.connect() as conn:
             project_id, execution_id = conn.execute(select(EXECUTIONS.c.project_id, EXECUTIONS.c.id)
                                                     .where(EXECUTIONS.c.pk == execution_pk)).one()
@@ -150,8 +134,6 @@ class StepWorker:
         return executions, executions.records.get_execution(project_id, execution_id)
 
     def _run(self, traversal_id: str, number: int, executions: Executions, row: dict) -> bool:
-        """Run the step's operation with the deployment as it is now (the execution's heartbeat going
-        on, a forced cancel killing its scripts); False when it failed."""
         records = executions.records
         deployment_row = records.get_deployment(row["project_id"], row["deployment_id"])
         step = self._steps_of(traversal_id, executions, row, deployment_row)[number]
@@ -182,15 +164,3 @@ class StepWorker:
             self._steps.popitem(last=False)
         return steps
 
-
-def _execution_pk(store: Any, traversal_id: str) -> int | None:
-    with store.engine.connect() as conn:
-        return conn.execute(select(TRAVERSALS.c.execution_pk).where(TRAVERSALS.c.id == traversal_id)).scalar()
-
-
-def _read(conn: Any, traversal_id: str, number: int) -> Any:
-    """The step's node with its traversal's state, in one query."""
-    return conn.execute(select(TRAVERSALS.c.status, TRAVERSALS.c.stopping, TRAVERSALS.c.interrupt, NODES.c.state,
-                               NODES.c.step, NODES.c.dependents)
-                        .join(NODES, and_(NODES.c.traversal_id == TRAVERSALS.c.id, NODES.c.resource_id == number))
-                        .where(TRAVERSALS.c.id == traversal_id)).first()

@@ -1,5 +1,5 @@
 """What one node of a traversal does, by the traversal's action: the in-process engine's
-own per-resource functions (``stoker.engine.actions``), one resource per task.
+own per-resource functions (``stoker.engine.actions``), batches of resources per task.
 
 A stack action may take several traversals one after another: an update
 is the update of every resource (requirements first), then the delete of
@@ -32,6 +32,12 @@ class Kind:
     #: an update: reads the rows the new definition makes the resource need, may make new rows;
     #: an update in place runs to its end in one task, the others take one step per task
     updating: bool = False
+
+    @property
+    def batched(self) -> bool:
+        """Several nodes per task: an update's stack is loaded for one resource's new definition, so
+        its nodes go one per task (through the same task, batches of one)."""
+        return not self.updating
 
 
 def _create(stack: Any, resource: Any) -> Awaitable[None]:

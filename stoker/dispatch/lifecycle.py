@@ -47,17 +47,37 @@ def start_create(engine: Any, app: Any, queue: str, stack: Stack, timeout_mins: 
     resources' data goes with the traversal)."""
     traversal_id = str(uuid.uuid4())
     engine.store.acquire_lock(stack.id, traversal_owner(traversal_id), action)
-
-    async def prepare() -> Graph:
-        await stack.set_state(action, IN_PROGRESS, f"Stack {action} started")
-        by_name = await actions.insert_new(stack)
-        await stack.recorder.flush()
-        return by_id(stack, by_name)
-
     with _failing_start(engine, stack, action, traversal_id):
-        graph = asyncio.run(prepare())
+        graph = asyncio.run(_prepare_create(stack, action))
         begin(engine, app, queue, traversal_id, stack.id, action, graph, timeout_mins, disable_rollback,
               stack.adopted_data if action == "ADOPT" else None)
+
+
+async def start_nested_create(engine: Any, app: Any, queue: str, stack: Stack) -> None:
+    """Create a stored new nested stack's resources through the workers (its owner resource, on a
+    worker, polls it instead of running it to its end there)."""
+    traversal_id = str(uuid.uuid4())
+    engine.store.acquire_lock(stack.id, traversal_owner(traversal_id), "CREATE")
+    graph = await _prepare_create(stack)
+    # on a thread of its own: an empty stack ends at once, on an event loop of its own
+    await asyncio.to_thread(begin, engine, app, queue, traversal_id, stack.id, "CREATE", graph, None, True)
+
+
+async def start_nested_delete(engine: Any, app: Any, queue: str, stack: Stack) -> None:
+    """Delete a nested stack's resources through the workers (its owner resource polls it)."""
+    traversal_id = str(uuid.uuid4())
+    engine.store.acquire_lock(stack.id, traversal_owner(traversal_id), "DELETE")
+    await _prepare_stored(stack, "DELETE")
+    await asyncio.to_thread(begin, engine, app, queue, traversal_id, stack.id, "DELETE", _delete_graph(stack),
+                            stack.record.timeout_mins, True)
+
+
+async def _prepare_create(stack: Stack, action: str = "CREATE") -> Graph:
+    """The stack IN_PROGRESS, its resources' rows; the graph of resource ids to walk."""
+    await stack.set_state(action, IN_PROGRESS, f"Stack {action} started")
+    by_name = await actions.insert_new(stack)
+    await stack.recorder.flush()
+    return by_id(stack, by_name)
 
 
 @contextmanager
@@ -84,8 +104,7 @@ def by_id(stack: Stack, graph: Graph) -> Graph:
 def start_delete(engine: Any, app: Any, queue: str, record: Any, action: str,
                  owner: str | None = None) -> None:
     """Delete (or roll back) every resource of the stack through the workers."""
-    _start_on_stored(engine, app, queue, record, action, owner, lambda stack: actions.stored_graph(
-        list(stack.resources.values()) + stack.retired).reversed())
+    _start_on_stored(engine, app, queue, record, action, owner, _delete_graph)
 
 
 def start_simple(engine: Any, app: Any, queue: str, record: Any, action: str) -> None:
@@ -101,14 +120,19 @@ def _start_on_stored(engine: Any, app: Any, queue: str, record: Any, action: str
         engine.store.release_lock(record.id, owner)
     engine.store.acquire_lock(record.id, traversal_owner(traversal_id), action)
     stack = engine.runtime(record)
-
-    async def prepare() -> None:
-        await stack.set_state(action, IN_PROGRESS, f"Stack {action} started")
-        await stack.recorder.flush()
-
     with _failing_start(engine, stack, action, traversal_id):
-        asyncio.run(prepare())
+        asyncio.run(_prepare_stored(stack, action))
         begin(engine, app, queue, traversal_id, record.id, action, graph_of(stack), record.timeout_mins, True)
+
+
+async def _prepare_stored(stack: Stack, action: str) -> None:
+    await stack.set_state(action, IN_PROGRESS, f"Stack {action} started")
+    await stack.recorder.flush()
+
+
+def _delete_graph(stack: Stack) -> Graph:
+    """Every resource, current and retired, dependents first."""
+    return actions.stored_graph(list(stack.resources.values()) + stack.retired).reversed()
 
 
 def start_update(engine: Any, app: Any, queue: str, record: Any, prepare: Callable[[], tuple[Stack, Stack]],
@@ -184,7 +208,7 @@ def begin(engine: Any, app: Any, queue: str, traversal_id: str, stack_id: str, a
     if not graph.requires:
         end_traversal(engine, app, queue, traversal_id, engine.store.get_stack(stack_id, engine.project_id))
         return
-    celery_app.publish(app, queue, traversal_id, ready)
+    celery_app.publish(app, queue, traversal_id, ready, kinds.KINDS[action].batched)
 
 
 def end_traversal(engine: Any, app: Any, queue: str, traversal_id: str, record: Any) -> None:

@@ -36,9 +36,15 @@ class Parked(BaseException):
 
 def drive_by_steps(resource: Resource) -> None:
     """Have this resource's actions run one step per task (and its handlers on the task's thread,
-    so a physical id the plug-in sets is stored before the plug-in goes on)."""
+    so a physical id the plug-in sets is stored before the plug-in goes on); what it waits for
+    outside an action (a paused hook) is looked at again by a later task too."""
     resource.run_action = partial(step_action, resource)  # type: ignore[method-assign]
+    resource.wait_a_while = _park  # type: ignore[method-assign]
     resource.run_in_thread = False
+
+
+async def _park(seconds: float) -> None:
+    raise Parked(seconds)
 
 
 async def step_action(resource: Resource, action: str, handler: Callable, checker: Callable,

@@ -1,18 +1,18 @@
 """The stored state every worker decides from: a traversal, its nodes and their counters.
 
-One traversal is one stack action spread over workers.  A node is one
-resource; ``waiting`` counts its requirements still to finish.  Every
+One traversal is one stack action (or workflow execution) spread over
+workers.  A node is one resource (or execution step); ``waiting`` counts its requirements still to finish.  Every
 decision is one short transaction in PostgreSQL:
 
-* a worker takes a resource with a session advisory lock on its id, so two
-  workers never act on one resource; a worker that dies loses the lock with
-  its connection, and the redelivered task takes it;
-* a node starts (PENDING -> RUNNING) only while the traversal is not
+* a worker takes resources with session advisory locks on their ids, so two
+  workers never act on one resource; a worker that dies loses the locks with
+  its connection, and the redelivered task takes them;
+* nodes start (PENDING -> RUNNING) only while the traversal is not
   stopping, checked under a share lock on the traversal row;
-* a node that ends decrements its dependents' counters with
-  ``UPDATE ... RETURNING``: the dependents reaching 0 are ready, and exactly
-  one worker sees each reach 0;
-* a worker whose node end leaves nothing to do (all done, or stopping with
+* nodes that end (many at once, in one transaction) decrement their
+  dependents' counters with one ``UPDATE ... RETURNING``: the dependents
+  reaching 0 are ready, and exactly one worker sees each reach 0;
+* a worker whose node ends leave nothing to do (all done, or stopping with
   nothing running) moves the traversal to ENDING, if no other did first, and
   ends the stack action.
 """
@@ -37,13 +37,15 @@ STACKS = Stack.__table__
 LOCK_SPACE = 0x570C
 #: seconds a stack lock's time stays fresh before a worker renews it (it times out after 60)
 LOCK_FRESH = 10
+#: a traversal of this many nodes or more has the planner's statistics renewed when it starts
+ANALYZE_FROM = 1000
 IN_PROGRESS, ENDING, ENDED = "IN_PROGRESS", "ENDING", "ENDED"
 PENDING, RUNNING, DONE = "PENDING", "RUNNING", "DONE"
 
 
 @dataclass
 class View:
-    """A node with its traversal and the stack's cancel request, read together."""
+    """A traversal with its stack's cancel request, read together with some of its nodes."""
 
     traversal_id: str
     stack_id: str
@@ -54,11 +56,20 @@ class View:
     interrupt: bool
     deadline: datetime | None
     disable_rollback: bool
-    node_state: str
-    step: int
-    dependents: list
     cancel_requested: bool
     cancel_rollback: bool
+    #: a workflow execution's traversal: the execution's (``stack_id`` None)
+    execution_pk: int | None = None
+
+
+@dataclass
+class Node:
+    """One node as stored: PENDING, RUNNING or DONE, its step, the nodes waiting on it."""
+
+    resource_id: int
+    state: str
+    step: int
+    dependents: list
 
 
 def start(store: Any, traversal_id: str, stack_id: str, action: str, graph: Graph,
@@ -82,67 +93,102 @@ def start(store: Any, traversal_id: str, stack_id: str, action: str, graph: Grap
             disable_rollback=disable_rollback, created_at=utcnow(), given=given, execution_pk=execution_pk))
         if rows:
             conn.execute(insert(NODES), rows)
+        if len(rows) >= ANALYZE_FROM:
+            # the planner learns that the tables just grew, before workers look rows up by id
+            conn.execute(text("ANALYZE dispatch_node, resource"))
     return [row["resource_id"] for row in rows if row["waiting"] == 0]
 
 
 @contextmanager
-def resource_lock(store: Any, resource_id: int, space: int = LOCK_SPACE) -> Iterator[tuple[bool, Any]]:
-    """Hold the resource's advisory lock while the block runs: yields (held, an autocommit connection
-    for reads); held is False when another session holds the lock.  An execution's steps lock in a
-    ``space`` of their own (minus the execution's pk)."""
+def resource_locks(store: Any) -> Iterator[Any]:
+    """An autocommit connection to take resources' advisory locks on (``try_locks``); whatever it
+    still holds is released when the block ends."""
     with store.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-        held = bool(conn.execute(text("SELECT pg_try_advisory_lock(:space, :key)"),
-                                 {"space": space, "key": resource_id}).scalar())
         try:
-            yield held, conn
+            yield conn
         finally:
-            if held:
-                conn.execute(text("SELECT pg_advisory_unlock(:space, :key)"),
-                             {"space": space, "key": resource_id})
+            release_all(conn)
 
 
-def read(conn: Any, traversal_id: str, resource_id: int) -> View | None:
-    query = (select(TRAVERSALS.c.id, TRAVERSALS.c.stack_id, STACKS.c.project_id, TRAVERSALS.c.action, TRAVERSALS.c.status,
-                    TRAVERSALS.c.stopping, TRAVERSALS.c.interrupt, TRAVERSALS.c.deadline,
-                    TRAVERSALS.c.disable_rollback, NODES.c.state, NODES.c.step, NODES.c.dependents,
-                    STACKS.c.cancel_requested, STACKS.c.cancel_rollback)
-             .join(NODES, and_(NODES.c.traversal_id == TRAVERSALS.c.id, NODES.c.resource_id == resource_id))
-             .join(STACKS, STACKS.c.id == TRAVERSALS.c.stack_id)
-             .where(TRAVERSALS.c.id == traversal_id))
-    row = conn.execute(query).first()
-    if row is None:
-        return None
-    return View(row.id, row.stack_id, row.project_id, row.action, row.status, row.stopping, bool(row.interrupt), row.deadline,
-                bool(row.disable_rollback), row.state, row.step, list(row.dependents or []),
-                bool(row.cancel_requested), bool(row.cancel_rollback))
+#: the advisory locks' first key: a stack traversal's resources lock in ``LOCK_SPACE``, an execution's
+#: steps (numbered from 0) in a space of their own, minus the execution's pk
+_SPACE = "COALESCE((SELECT -execution_pk FROM dispatch_traversal WHERE id = :traversal), :space)"
 
 
-def begin_node(store: Any, traversal_id: str, resource_id: int, stack_id: str, owner: str,
-               conn: Any = None) -> bool:
-    """PENDING -> RUNNING unless the traversal stops; False when it must not run.
+def try_locks(conn: Any, traversal_id: str, resource_ids: Iterable[int]) -> set:
+    """Take the advisory locks of those of the traversal's nodes no other session holds; returns their ids.
 
-    One statement: the node moves only while a share lock on the traversal
-    row finds it not stopping (``stop`` takes that row for update).  The
-    stack lock's heartbeat goes with it now and then (and with every park):
-    the traversal's owner is alive while its resources move.
+    A worker that dies loses its locks with its connection, so a
+    redelivered task can take them.
     """
+    ids = sorted(resource_ids)
+    if not ids:
+        return set()
+    return set(conn.execute(text(f"SELECT k FROM unnest(CAST(:ids AS integer[])) AS k "
+                                 f"WHERE pg_try_advisory_lock({_SPACE}, k)"),
+                            {"ids": ids, "traversal": traversal_id, "space": LOCK_SPACE}).scalars())
+
+
+def release(conn: Any, traversal_id: str, resource_ids: Iterable[int]) -> None:
+    ids = sorted(resource_ids)
+    if ids:
+        conn.execute(text(f"SELECT pg_advisory_unlock({_SPACE}, k) FROM unnest(CAST(:ids AS integer[])) AS k"),
+                     {"ids": ids, "traversal": traversal_id, "space": LOCK_SPACE})
+
+
+def release_all(conn: Any) -> None:
+    conn.execute(text("SELECT pg_advisory_unlock_all()"))
+
+
+def read(conn: Any, traversal_id: str, resource_ids: Iterable[int] = ()) -> tuple[View | None, dict[int, Node]]:
+    """The traversal and those of its nodes named, in one query; (None, {}) when it is gone (an
+    execution's traversal has no stack: no project, no cancel request here)."""
+    ids = list(resource_ids)
+    query = (select(TRAVERSALS.c.id, TRAVERSALS.c.stack_id, STACKS.c.project_id, TRAVERSALS.c.action,
+                    TRAVERSALS.c.status, TRAVERSALS.c.stopping, TRAVERSALS.c.interrupt, TRAVERSALS.c.deadline,
+                    TRAVERSALS.c.disable_rollback, STACKS.c.cancel_requested, STACKS.c.cancel_rollback,
+                    TRAVERSALS.c.execution_pk, NODES.c.resource_id, NODES.c.state, NODES.c.step, NODES.c.dependents)
+             .outerjoin(STACKS, STACKS.c.id == TRAVERSALS.c.stack_id)
+             .outerjoin(NODES, and_(NODES.c.traversal_id == TRAVERSALS.c.id, NODES.c.resource_id.in_(ids)))
+             .where(TRAVERSALS.c.id == traversal_id))
+    rows = conn.execute(query).all()
+    if not rows:
+        return None, {}
+    first = rows[0]
+    view = View(first.id, first.stack_id, first.project_id, first.action, first.status, first.stopping,
+                bool(first.interrupt), first.deadline, bool(first.disable_rollback),
+                bool(first.cancel_requested), bool(first.cancel_rollback), first.execution_pk)
+    return view, {row.resource_id: Node(row.resource_id, row.state, row.step, list(row.dependents or []))
+                  for row in rows if row.resource_id is not None}
+
+
+def begin_nodes(conn: Any, traversal_id: str, resource_ids: Iterable[int], stack_id: str, owner: str) -> set:
+    """PENDING -> RUNNING unless the traversal stops; returns the nodes that moved.
+
+    One statement: the nodes move only while a share lock on the traversal
+    row finds it not stopping (``stop`` takes that row for update).  The
+    stack lock's heartbeat goes with it now and then: the traversal's
+    owner is alive while its resources move.
+    """
+    ids = list(resource_ids)
+    if not ids:
+        return set()
     not_stopping = (select(TRAVERSALS.c.id).where(TRAVERSALS.c.id == traversal_id,
                                                    TRAVERSALS.c.status == IN_PROGRESS,
                                                    TRAVERSALS.c.stopping.is_(None))
                     .with_for_update(read=True))
-    with _autocommit(store, conn) as conn:
-        began = conn.execute(update(NODES).where(NODES.c.traversal_id == traversal_id,
-                                                 NODES.c.resource_id == resource_id, not_stopping.exists())
-                             .values(state=RUNNING)).rowcount
-        if began and _beat_due(stack_id):
-            _heartbeat(conn, stack_id, owner)
-    return bool(began)
+    began = set(conn.execute(update(NODES).where(NODES.c.traversal_id == traversal_id, NODES.c.resource_id.in_(ids),
+                                                 NODES.c.state == PENDING, not_stopping.exists())
+                             .values(state=RUNNING).returning(NODES.c.resource_id)).scalars())
+    if began and stack_id is not None and _beat_due(stack_id):
+        _heartbeat(conn, stack_id, owner)
+    return began
 
 
 @contextmanager
 def _autocommit(store: Any, conn: Any = None) -> Iterator[Any]:
     """A connection whose every statement commits by itself (one round trip, no BEGIN/COMMIT):
-    ``conn`` when the caller has one (``resource_lock``'s), saving a checkout and its ping."""
+    ``conn`` when the caller has one (the one ``resource_locks`` gives), saving a checkout and its ping."""
     if conn is not None:
         yield conn
         return
@@ -163,20 +209,6 @@ def _beat_due(stack_id: str) -> bool:
         _last_beats.clear()
     _last_beats[stack_id] = now
     return True
-
-
-def park(store: Any, traversal_id: str, resource_id: int, stack_id: str, owner: str,
-         writes: tuple[list, list] = ([], [])) -> int:
-    """The node waits: its next step's number (tasks of older steps are stale).
-
-    ``writes`` (resource changes, events) are committed with it.
-    """
-    with store.engine.begin() as conn:
-        store.write_changes(conn, *writes)
-        _heartbeat(conn, stack_id, owner)
-        return conn.execute(update(NODES).where(NODES.c.traversal_id == traversal_id,
-                                                NODES.c.resource_id == resource_id)
-                            .values(step=NODES.c.step + 1).returning(NODES.c.step)).scalar_one()
 
 
 def _heartbeat(conn: Any, stack_id: str, owner: str) -> None:
@@ -205,31 +237,67 @@ def stop(store: Any, traversal_id: str, reason: str, interrupt: bool, first_pref
                      .values(stopping=stopping, interrupt=interrupt))
 
 
-def end_node(store: Any, traversal_id: str, resource_id: int, dependents: Iterable[int],
-             succeeded: bool, writes: tuple[list, list] = ([], []), conn: Any = None) -> tuple[list, bool]:
-    """Mark the node DONE, with ``writes`` (the resource's changes and events not committed yet);
-    returns (dependents now ready, whether this worker ends the traversal).
+@dataclass
+class Advance:
+    """What a round of node ends and parks leaves: the nodes now ready, the parked ones' next steps."""
 
-    No row every worker writes: the node's own row and its dependents' only,
-    so workers ending nodes at once do not queue behind one another's commits.
+    ready: list
+    steps: dict
+
+
+#: lowers waiting nodes' counters by how many of their requirements just ended, taking their row
+#: locks in one order (two workers lowering the same counters never wait on each other in a cycle)
+_LOWER = text("""
+UPDATE dispatch_node AS n SET waiting = n.waiting - c.ended
+FROM (SELECT unnest(CAST(:ids AS integer[])) AS id, unnest(CAST(:counts AS integer[])) AS ended) AS c
+WHERE n.traversal_id = :traversal AND n.resource_id = c.id
+  AND n.resource_id IN (SELECT resource_id FROM dispatch_node
+                        WHERE traversal_id = :traversal AND resource_id = ANY(CAST(:ids AS integer[]))
+                        ORDER BY resource_id FOR UPDATE)
+RETURNING n.resource_id, n.waiting""")
+
+
+def advance(store: Any, traversal_id: str, ended: dict[int, tuple[list, bool]], parked: Iterable[int] = (),
+            writes: tuple[list, list] = ([], []), beat: tuple[str, str] | None = None) -> Advance:
+    """In one transaction: ``writes`` (resource changes and events not committed yet), the ``ended``
+    nodes (id -> (dependents, succeeded)) DONE, their dependents' counters lowered, the ``parked``
+    nodes moved to their next step (tasks of older steps are stale), and, now and then, the stack
+    lock's heartbeat (``beat``: stack id, owner).
+
+    Only the nodes' own rows and their dependents' are written, so workers
+    ending nodes at once do not queue behind one another's commits.  A node
+    ended before (a redelivered task) counts no second time.
     """
-    with store.engine.begin() as ending:
-        store.write_changes(ending, *writes)
+    parked = list(parked)
+    if not ended and not parked and not any(writes):
+        return Advance([], {})
+    with store.engine.begin() as conn:
+        store.write_changes(conn, *writes)
+        if beat is not None and (parked or _beat_due(beat[0])):
+            _heartbeat(conn, *beat)
+        steps = dict(conn.execute(update(NODES).where(NODES.c.traversal_id == traversal_id,
+                                                      NODES.c.resource_id.in_(parked))
+                                  .values(step=NODES.c.step + 1).returning(NODES.c.resource_id, NODES.c.step)
+                                  ).all()) if parked else {}
+        if not ended:
+            return Advance([], steps)
         stopping_now = select(TRAVERSALS.c.stopping).where(TRAVERSALS.c.id == traversal_id).scalar_subquery()
-        done = ending.execute(update(NODES).where(NODES.c.traversal_id == traversal_id,
-                                                  NODES.c.resource_id == resource_id, NODES.c.state != DONE)
-                              .values(state=DONE).returning(stopping_now)).first()
-        if done is None:  # ended before (a redelivered task): nothing to count again
-            return [], False
-        stopping = done[0]
+        newly_done = conn.execute(update(NODES).where(NODES.c.traversal_id == traversal_id,
+                                                      NODES.c.resource_id.in_(list(ended)), NODES.c.state != DONE)
+                                  .values(state=DONE).returning(NODES.c.resource_id, stopping_now)).all()
+        counts: dict[int, int] = {}
+        for resource_id, stopping in newly_done:
+            dependents, succeeded = ended[resource_id]
+            if succeeded and stopping is None:
+                for dependent in dependents:
+                    counts[dependent] = counts.get(dependent, 0) + 1
         ready = []
-        dependents = list(dependents)
-        if succeeded and stopping is None and dependents:
-            ready = [r.resource_id for r in ending.execute(
-                update(NODES).where(NODES.c.traversal_id == traversal_id, NODES.c.resource_id.in_(dependents))
-                .values(waiting=NODES.c.waiting - 1).returning(NODES.c.resource_id, NODES.c.waiting))
-                if r.waiting == 0]
-    return ready, end_if_done(store, traversal_id, conn)
+        if counts:
+            ids = sorted(counts)
+            ready = sorted(row.resource_id for row in conn.execute(
+                _LOWER, {"traversal": traversal_id, "ids": ids, "counts": [counts[i] for i in ids]})
+                if row.waiting == 0)
+    return Advance(ready, steps)
 
 
 def end_if_done(store: Any, traversal_id: str, conn: Any = None) -> bool:
@@ -250,15 +318,31 @@ def end_if_done(store: Any, traversal_id: str, conn: Any = None) -> bool:
                                  .values(status=ENDING)).rowcount)
 
 
-def ready_not_started(store: Any, traversal_id: str, nodes: Iterable[int]) -> list:
-    """Of ``nodes``, those ready and never taken (their task may have been lost in a crash)."""
-    nodes = list(nodes)
-    if not nodes:
-        return []
+#: from nodes DONE, through nodes DONE, the nodes ready and not DONE: what a task lost with its
+#: worker may have been running after the nodes it was given (it runs ready dependents itself)
+_LEFT_BEHIND = text("""
+WITH RECURSIVE reached(id) AS (
+    SELECT unnest(CAST(:ids AS integer[]))
+  UNION
+    SELECT CAST(d.value AS integer)
+    FROM reached JOIN dispatch_node AS n ON n.traversal_id = :traversal AND n.resource_id = reached.id
+         CROSS JOIN json_array_elements_text(n.dependents) AS d
+    WHERE n.state = 'DONE')
+SELECT n.resource_id, n.step FROM reached JOIN dispatch_node AS n
+    ON n.traversal_id = :traversal AND n.resource_id = reached.id
+WHERE n.state <> 'DONE' AND n.waiting = 0
+ORDER BY n.resource_id""")
+
+
+def left_behind(store: Any, traversal_id: str, done: Iterable[int]) -> dict[int, int]:
+    """Of the nodes past ``done`` ones (DONE nodes of a redelivered task), those ready and not
+    DONE (id -> step): their task may have been lost in a crash; a live holder's are safe to
+    name again (its lock keeps them its own)."""
+    ids = sorted(done)
+    if not ids:
+        return {}
     with store.engine.connect() as conn:
-        return list(conn.execute(select(NODES.c.resource_id).where(
-            NODES.c.traversal_id == traversal_id, NODES.c.resource_id.in_(nodes),
-            NODES.c.waiting == 0, NODES.c.state == PENDING)).scalars())
+        return dict(conn.execute(_LEFT_BEHIND, {"traversal": traversal_id, "ids": ids}).all())
 
 
 def outcome(store: Any, traversal_id: str) -> tuple[str, str | None, bool]:

@@ -1,21 +1,31 @@
-"""``stoker worker``: one step of one resource action per task, then what follows from it.
+"""``stoker worker``: one step of the actions of a batch of ready nodes per task, and what follows.
 
-A task names a traversal and a resource.  The worker takes the resource's
-lock, reads the stored state, and acts on it: start or continue the
-resource's action (``step``), park it with a countdown when it waits, or
-end it and enqueue the dependents that became ready.  A task that comes
-back after its worker died finds the state its predecessor stored.
+A task names a traversal and some of its nodes (with the step each is at):
+resources of a stack action, or steps of a workflow execution
+(``execution_steps``).  The worker takes the nodes' locks, reads the stored
+state, and acts on it: start or continue each resource's action (``step``,
+by the traversal's kind: ``kinds``), park those that wait with a countdown,
+and end the others in one transaction that finds the dependents now ready.
+It runs those itself, round after round, for a while (``TASK_SLICE``),
+handing out what it does not keep in chunks to the other workers.  A
+resource that acts outside Stoker goes to a task of its own when it comes in
+a batch: its action may take long, and its neighbours should not wait for
+it; so does every node of a kind that runs no batches (an update's, an
+execution's).  A task that comes back after its worker died finds the state
+its predecessor stored, and runs again what its predecessor was running
+after the nodes it was given.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections import OrderedDict
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import func, select, union
+from sqlalchemy import ARRAY, String, any_, cast, func, select, union
 from sqlalchemy.exc import InterfaceError, OperationalError
 
 from stoker.dispatch import celery_app, lifecycle, traversal
@@ -28,10 +38,13 @@ from stoker.store.models import Resource as ResourceRow
 
 #: stacks whose definitions a worker process keeps (parsing a big template once, not per task)
 CACHED_STACKS = 16
-#: seconds before a task finding its resource locked by another worker looks again
+#: seconds before a task finding its node locked by another worker looks again
 BUSY_RETRY = 1.0
 #: seconds between heartbeats of the stack lock while one step runs (the lock times out after 60)
 LOCK_BEAT = 15.0
+#: seconds a task goes on running the dependents its nodes made ready before it hands them out
+TASK_SLICE = 5.0
+RESOURCES = ResourceRow.__table__
 
 
 class Worker:
@@ -41,6 +54,7 @@ class Worker:
         self.app = app
         self.db_url = db_url
         self.plugin_dirs = plugin_dirs
+        self.steps = StepWorker(self)
         self._engine: Any = None
         self._pid = 0
         self._stacks: OrderedDict = OrderedDict()
@@ -48,22 +62,31 @@ class Worker:
     @property
     def engine(self) -> Any:
         if self._engine is None or self._pid != os.getpid():  # a forked child opens its own
+            from stoker.dispatch.distributed import CeleryDispatch
             from stoker.engine.engine import Engine
 
-            self._engine = Engine(db_url=self.db_url, plugin_dirs=self.plugin_dirs)
+            # nested stacks that resources here own are created on the workers too
+            dispatch = CeleryDispatch(self.app.conf.broker_url, app=self.app)
+            self._engine = Engine(db_url=self.db_url, plugin_dirs=self.plugin_dirs, dispatch=dispatch)
             self._pid, self._stacks = os.getpid(), OrderedDict()
         return self._engine
 
-    def stack_for(self, view: Any, resource_id: int, conn: Any) -> tuple[Any, Any]:
-        """The stack with only the rows the resource needs (itself, same-named ones, its requirements).
+    def _defined(self, stack_id: str, project_id: str) -> Any:
+        """A stack with its stored definition, under its parents (a nested stack's files are theirs)."""
+        record = self.engine.store.get_stack(stack_id, project_id, show_deleted=True)
+        parent = self._defined(record.parent_id, project_id) if record.parent_id else None
+        return self.engine.defined(record, parent)
+
+    def stack_for(self, view: Any, resource_ids: list, conn: Any) -> tuple[Any, dict]:
+        """The stack with only the rows the resources need (themselves, same-named ones, their
+        requirements; an update's: what the new definition needs), and those resources by id.
 
         A traversal's stack keeps its definition while it runs: it is read
         and parsed once per worker process, not once per task.
         """
         stack = self._stacks.pop(view.traversal_id, None)
         if stack is None:
-            stack = self.engine.defined(self.engine.store.get_stack(view.stack_id, view.project_id,
-                                                                    show_deleted=True))
+            stack = self._defined(view.stack_id, view.project_id)
             if view.action == "ADOPT":
                 stack.adopted_data = traversal.given(self.engine.store, view.traversal_id) or {}
         self._stacks[view.traversal_id] = stack
@@ -72,104 +95,181 @@ class Worker:
         stack.resources, stack.retired, stack.cancel_reason = {}, [], None
         stack.recorder = DirectRecorder(self.engine)
         updating = KINDS[view.action].updating
-        stack.load_resources(_update_rows(conn, stack, resource_id) if updating else
-                             _rows(conn, view.stack_id, resource_id))
-        resource = None
+        stack.load_resources(_update_rows(conn, stack, resource_ids[0]) if updating else
+                             _rows(conn, view.stack_id, resource_ids))
+        wanted, resources = set(resource_ids), {}
         for loaded in [*stack.resources.values(), *stack.retired]:
-            if loaded.id == resource_id:
-                resource = loaded
+            if loaded.id in wanted:
+                resources[loaded.id] = loaded
             elif loaded.properties_data:  # as applied: their own requirements need not be loaded
                 loaded._properties = loaded.stored_properties()
-        if updating:
+        if updating:  # the update plans the resource by its name; what it makes acts by steps
             _leave_out_unmade(stack)
-            return stack, resource
-        if resource in stack.retired and resource.properties_data:  # replaced or removed: as it was made
-            resource._properties = resource.stored_properties()
-        drive_by_steps(resource)
-        stack.recorder.defer = not resource.acts_outside
-        return stack, resource
+            return stack, resources
+        for resource in resources.values():
+            if resource in stack.retired and resource.properties_data:  # replaced or removed: as it was made
+                resource._properties = resource.stored_properties()
+            drive_by_steps(resource)
+        stack.recorder.defer = not any(resource.acts_outside for resource in resources.values())
+        return stack, resources
 
-    def run_node(self, traversal_id: str, resource_id: int, queue: str, step: int = 0) -> None:
+    def run_nodes(self, traversal_id: str, nodes: list, queue: str) -> None:
+        """Run the given (node, step) pairs, then the dependents they make ready, for a while."""
+        batch = {node: step for node, step in nodes}
+        until = time.monotonic() + TASK_SLICE
+        self.engine.dispatch.queue = queue  # where nested stacks started here go
+        with traversal.resource_locks(self.engine.store) as conn:
+            while batch:
+                batch = self._round(traversal_id, batch, queue, conn)
+                traversal.release_all(conn)
+                pairs = list(batch.items())
+                keep = 0 if time.monotonic() >= until else celery_app.CHUNK_MAX
+                for first in range(keep, len(pairs), celery_app.CHUNK_MAX):  # what this task does not keep
+                    celery_app.send(self.app, queue, traversal_id, pairs[first:first + celery_app.CHUNK_MAX])
+                batch = dict(pairs[:keep])
+
+    def _round(self, traversal_id: str, batch: dict, queue: str, conn: Any) -> dict:
+        """One pass over ``batch`` (id -> step); returns the nodes to run next here (id -> step)."""
         store = self.engine.store
-        with traversal.resource_lock(store, resource_id) as (held, conn):
-            view = traversal.read(conn, traversal_id, resource_id)
-            if view is None or view.status != traversal.IN_PROGRESS or view.step != step:
-                return  # the action ended (or its stack is gone), or a later task carries on
-            if not held and view.node_state != traversal.DONE:
-                # a worker acts on it, or died doing so and its lock is not released yet
-                celery_app.publish(self.app, queue, traversal_id, [resource_id], countdown=BUSY_RETRY, step=step)
-            if not held:
-                return
-            if view.node_state == traversal.DONE:  # a redelivery: its dependents may not have been sent
-                ready = traversal.ready_not_started(store, traversal_id, view.dependents)
-                celery_app.publish(self.app, queue, traversal_id, ready)
-                if traversal.end_if_done(store, traversal_id, conn):  # or the end it was to record
-                    self._end(view, queue)
-                return
-            view = self._notice_stop(view, resource_id, conn)
-            if view.node_state == traversal.PENDING and not traversal.begin_node(
-                    store, traversal_id, resource_id, view.stack_id, lifecycle.traversal_owner(traversal_id), conn):
-                self._node_ended(view, resource_id, queue, False, conn=conn)
-                return
-            stack, resource = self.stack_for(view, resource_id, conn)
-            with _keeping_lock(store, view.stack_id, lifecycle.traversal_owner(traversal_id)):
-                succeeded = self._step(view, stack, resource, queue)
-            if succeeded is None:
-                return
-            self._node_ended(view, resource_id, queue, succeeded, stack.recorder.take(), conn)
+        held = traversal.try_locks(conn, traversal_id, batch)
+        view, nodes = traversal.read(conn, traversal_id, batch)
+        if view is None or view.status != traversal.IN_PROGRESS:
+            return {}  # the action ended (or its stack is gone)
+        nodes = {rid: node for rid, node in nodes.items() if node.step == batch[rid]}  # a later task carries on
+        # a worker acts on these, or died doing so and its lock is not released yet
+        celery_app.send(self.app, queue, traversal_id, [(rid, node.step) for rid, node in nodes.items()
+                                                        if rid not in held and node.state != traversal.DONE],
+                        countdown=BUSY_RETRY)
+        nodes = {rid: node for rid, node in nodes.items() if rid in held}
+        done = [rid for rid, node in nodes.items() if node.state == traversal.DONE]
+        following = traversal.left_behind(store, traversal_id, done)  # a redelivery: what came after them
+        if done and not following and traversal.end_if_done(store, traversal_id, conn):
+            self._end(view, queue)  # or the end it was to record
+            return {}
+        view = self._notice_stop(view, conn)
+        following = {rid: step for rid, step in following.items() if rid not in batch}
+        acting = sorted(rid for rid, node in nodes.items() if node.state != traversal.DONE)
+        if not acting:
+            return following
+        batched = _batched(view)
+        if not batched:  # one node per task: the others go to tasks of their own
+            self._hand_out(view, nodes, acting[1:], queue, conn)
+            acting = acting[:1]
+        if view.execution_pk is not None:
+            ended, parked, writes, beat = self._execution_steps(view, nodes, acting, conn)
+        else:
+            ended, parked, writes, beat = self._resource_steps(view, nodes, acting, queue, conn)
+        moved = traversal.advance(store, traversal_id, ended, parked, writes, beat)
+        self._repoll(view, queue, parked, moved.steps)
+        if ended and not moved.ready and traversal.end_if_done(store, traversal_id, conn):
+            self._end(view, queue)
+            return {}
+        keep = celery_app.chunk_size(len(moved.ready)) if batched else 1
+        celery_app.publish(self.app, queue, traversal_id, moved.ready[keep:], batched)
+        return {**following, **{rid: 0 for rid in moved.ready[:keep]}}
 
-    def _step(self, view: Any, stack: Any, resource: Any, queue: str) -> bool | None:
-        """Run one step; True/False when the resource's action ended, None when it was parked."""
+    def _resource_steps(self, view: Any, nodes: dict, acting: list, queue: str, conn: Any) -> tuple:
+        """Start or continue the resources' actions: (ended: id -> (dependents, succeeded), parked:
+        id -> seconds, the writes not committed yet, the stack lock's heartbeat)."""
+        owner = lifecycle.traversal_owner(view.traversal_id)
+        stack, resources = self.stack_for(view, acting, conn)
+        if len(resources) > 1:  # resources acting outside Stoker may take long: the others need not wait
+            alone = sorted(rid for rid, resource in resources.items() if resource.acts_outside)
+            self._hand_out(view, nodes, alone, queue, conn)
+            resources = {rid: resource for rid, resource in resources.items() if rid not in alone}
+            stack.recorder.defer = True
+        pending = [rid for rid in resources if nodes[rid].state == traversal.PENDING]
+        began = traversal.begin_nodes(conn, view.traversal_id, pending, view.stack_id, owner)
+        ended = {rid: (nodes[rid].dependents, False) for rid in pending if rid not in began}
+        running = {rid: resource for rid, resource in resources.items() if rid not in ended}
+        with _keeping_lock(self.engine.store, view.stack_id, owner):
+            outcomes = asyncio.run(self._steps(view, stack, running, nodes))
+        parked = {rid: seconds for rid, (_ok, seconds) in outcomes.items() if seconds is not None}
+        ended.update({rid: (nodes[rid].dependents, ok) for rid, (ok, seconds) in outcomes.items() if seconds is None})
+        return ended, parked, stack.recorder.take(), (view.stack_id, owner)
+
+    def _execution_steps(self, view: Any, nodes: dict, acting: list, conn: Any) -> tuple:
+        """Run the execution's step (``_resource_steps``' result; a step never parks)."""
+        number = acting[0]
+        node = nodes[number]
+        owner = lifecycle.traversal_owner(view.traversal_id)
+        began = node.state == traversal.RUNNING or bool(
+            traversal.begin_nodes(conn, view.traversal_id, [number], None, owner))
+        succeeded = began and not view.interrupt and self.steps.run(view, number)
+        return {number: (node.dependents, succeeded)}, {}, ([], []), None
+
+    def _hand_out(self, view: Any, nodes: dict, ids: list, queue: str, conn: Any) -> None:
+        """Give these nodes (their locks released) to tasks of their own."""
+        traversal.release(conn, view.traversal_id, ids)
+        for rid in ids:
+            celery_app.send(self.app, queue, view.traversal_id, [(rid, nodes[rid].step)])
+
+    def _repoll(self, view: Any, queue: str, parked: dict, steps: dict) -> None:
+        """Parked nodes come back after their countdown, those of one countdown in one task."""
+        by_delay: dict[float, list] = {}
+        for rid, seconds in parked.items():
+            by_delay.setdefault(seconds, []).append((rid, steps[rid]))
+        for seconds, parked_nodes in by_delay.items():
+            celery_app.send(self.app, queue, view.traversal_id, parked_nodes, countdown=seconds)
+
+    async def _steps(self, view: Any, stack: Any, resources: dict, nodes: dict) -> dict:
+        """Each resource's step, one after the other: id -> (succeeded, None) when its action
+        ended, (False, seconds to wait) when it was parked."""
+        return {rid: await self._step(view, stack, resource, nodes[rid]) for rid, resource in resources.items()}
+
+    async def _step(self, view: Any, stack: Any, resource: Any, node: Any) -> tuple[bool, float | None]:
         kind = KINDS[view.action]
-        action = kind.resource_action
         if view.interrupt:  # what is in progress (in an update: perhaps its replacement's create) fails
             acting = stack.resources.get(resource.name, resource) if kind.updating else resource
             if acting.status == acting.IN_PROGRESS:
-                asyncio.run(acting.set_state(acting.action, acting.FAILED, _interrupted(view)))
-            return False
-        if _ended_before(view, resource, action):
-            return resource.status == resource.COMPLETE  # ended before its worker was lost
+                await acting.set_state(acting.action, acting.FAILED, _interrupted(view))
+            return False, None
+        if _ended_before(view, node, resource, kind.resource_action):
+            return resource.status == resource.COMPLETE, None  # ended before its worker was lost
         try:
-            asyncio.run(kind.run(stack, resource))
+            await kind.run(stack, resource)
         except Parked as parked:
-            step = traversal.park(self.engine.store, view.traversal_id, resource.id, view.stack_id,
-                                  lifecycle.traversal_owner(view.traversal_id), stack.recorder.take())
-            celery_app.publish(self.app, queue, view.traversal_id, [resource.id], countdown=parked.seconds,
-                               step=step)
-            return None
+            return False, parked.seconds
         except (OperationalError, InterfaceError):
             raise  # the database went away: the task is retried, the resource not failed
         except Exception as exc:  # a plug-in may raise anything: it becomes the reason
             reason = str(exc) if isinstance(exc, StokerError) else f"{type(exc).__name__}: {exc}"
             traversal.stop(self.engine.store, view.traversal_id, reason, interrupt=False,
-                           first_prefix=f"Resource {stack_action(view.action)} failed: ")
-            return False
-        return True
+                           first_prefix=f"Resource {kind.stack_action} failed: ")
+            return False, None
+        return True, None
 
-    def _notice_stop(self, view: Any, resource_id: int, conn: Any) -> Any:
-        """A cancel request or a passed deadline stops the traversal, running resources included."""
+    def _notice_stop(self, view: Any, conn: Any) -> Any:
+        """A cancel request or a passed deadline stops the traversal, running nodes included."""
+        if view.execution_pk is not None:
+            stopped = self.steps.notice_cancel(view)
+        else:
+            stopped = self._notice_stack_stop(view)
+        return (traversal.read(conn, view.traversal_id)[0] or view) if stopped else view
+
+    def _notice_stack_stop(self, view: Any) -> bool:
         reason = None
         if view.cancel_requested:
             reason = f"Stack {stack_action(view.action)} cancelled"
         elif view.deadline is not None and datetime.now(timezone.utc) >= view.deadline:
             reason = f"{stack_action(view.action)} timed out"
         if reason is None or view.interrupt:
-            return view
+            return False
         traversal.stop(self.engine.store, view.traversal_id, reason, interrupt=True)
-        return traversal.read(conn, view.traversal_id, resource_id) or view
-
-    def _node_ended(self, view: Any, resource_id: int, queue: str, succeeded: bool,
-                    writes: tuple[list, list] = ([], []), conn: Any = None) -> None:
-        store = self.engine.store
-        ready, ends = traversal.end_node(store, view.traversal_id, resource_id, view.dependents, succeeded,
-                                         writes, conn)
-        celery_app.publish(self.app, queue, view.traversal_id, ready)
-        if ends:
-            self._end(view, queue)
+        return True
 
     def _end(self, view: Any, queue: str) -> None:
+        if view.execution_pk is not None:
+            self.steps.end(view)
+            return
         record = self.engine.store.get_stack(view.stack_id, view.project_id, show_deleted=True)
         lifecycle.end_traversal(self.engine, self.app, queue, view.traversal_id, record)
+
+
+def _batched(view: Any) -> bool:
+    """Whether the traversal's nodes run several per task (an execution's steps do not: each runs
+    scripts with a ctx server of its own)."""
+    return view.execution_pk is None and KINDS[view.action].batched
 
 
 def _keeping_lock(store: Any, stack_id: str, owner: str) -> Any:
@@ -177,13 +277,17 @@ def _keeping_lock(store: Any, stack_id: str, owner: str) -> Any:
     return beating(lambda: store.heartbeat_lock(stack_id, owner), LOCK_BEAT)
 
 
-def _rows(conn: Any, stack_id: str, resource_id: int) -> list:
-    """In one query: the resource's row, rows of the same name, and those of what it requires."""
-    this = ResourceRow.__table__.alias()
-    names = union(select(this.c.name).where(this.c.id == resource_id),
-                  select(func.json_array_elements_text(this.c.requires)).where(this.c.id == resource_id))
-    query = (select(ResourceRow.__table__).where(ResourceRow.stack_id == stack_id, ResourceRow.name.in_(names))
-             .order_by(ResourceRow.id))
+def _rows(conn: Any, stack_id: str, resource_ids: list) -> list:
+    """In one query: the resources' rows, rows of the same names, and those of what they require."""
+    this = RESOURCES.alias()
+    names = union(select(this.c.name).where(this.c.id.in_(resource_ids)),
+                  select(func.json_array_elements_text(this.c.requires).label("name"))
+                  .where(this.c.id.in_(resource_ids))).subquery()
+    # as one array: the planner looks the names up in the (stack, name) index, however many rows
+    # it guesses the requirements expand to
+    wanted = cast(select(func.array_agg(names.c.name)).scalar_subquery(), ARRAY(String))
+    query = (select(RESOURCES).where(RESOURCES.c.stack_id == stack_id, RESOURCES.c.name == any_(wanted))
+             .order_by(RESOURCES.c.id))
     return [ResourceRow.from_row(row) for row in conn.execute(query)]
 
 
@@ -191,24 +295,24 @@ def _interrupted(view: Any) -> str:
     return view.stopping or f"Stack {stack_action(view.action)} cancelled"
 
 
-def _ended_before(view: Any, resource: Any, action: str) -> bool:
+def _ended_before(view: Any, node: Any, resource: Any, action: str) -> bool:
     """Did the resource's action end before the worker running it was lost (its node's end
     not committed)?  A create is known by its state; the others by the node having run
     (a SUSPEND_COMPLETE from an earlier suspend is not this one's)."""
     if action in ("CREATE", "ADOPT"):  # an adopt creates what it was not given
         return resource.action != resource.INIT and resource.state != (resource.CREATE, resource.IN_PROGRESS)
-    return (view.node_state == traversal.RUNNING and not KINDS[view.action].updating
+    return (node.state == traversal.RUNNING and not KINDS[view.action].updating
             and resource.action == action and resource.status != resource.IN_PROGRESS)
 
 
 def _update_rows(conn: Any, stack: Any, resource_id: int) -> list:
     """The rows an update of the node's resource reads: those of its name (current, replaced,
     placeholder) and those of what the new definition makes it require."""
-    name = conn.execute(select(ResourceRow.name).where(ResourceRow.id == resource_id)).scalar_one()
+    name = conn.execute(select(RESOURCES.c.name).where(RESOURCES.c.id == resource_id)).scalar_one()
     definition = stack.definition.resources.get(name)
     names = {name} | (definition.dependencies() & set(stack.definition.resources) if definition else set())
-    query = (select(ResourceRow.__table__).where(ResourceRow.stack_id == stack.id, ResourceRow.name.in_(names))
-             .order_by(ResourceRow.id))
+    query = (select(RESOURCES).where(RESOURCES.c.stack_id == stack.id, RESOURCES.c.name.in_(names))
+             .order_by(RESOURCES.c.id))
     return [ResourceRow.from_row(row) for row in conn.execute(query)]
 
 
@@ -223,20 +327,13 @@ def _leave_out_unmade(stack: Any) -> None:
 
 
 def make_worker_app(broker_url: str, db_url: str, plugin_dirs: tuple[str, ...] = ()) -> Any:
-    """The Celery app of a worker process, with Stoker's tasks bound to a ``Worker``."""
+    """The Celery app of a worker process, with Stoker's task bound to a ``Worker``."""
     app = celery_app.make_app(broker_url)
     worker = Worker(app, db_url, plugin_dirs)
 
-    steps = StepWorker(worker)
-    retried = {"autoretry_for": (OperationalError, InterfaceError), "retry_backoff": 0.5, "retry_backoff_max": 10,
-               "max_retries": None}
-
-    @app.task(name=celery_app.RUN_NODE, **retried)
-    def run_node(traversal_id: str, resource_id: int, queue: str, step: int = 0) -> None:
-        worker.run_node(traversal_id, resource_id, queue, step)
-
-    @app.task(name=celery_app.RUN_STEP, **retried)
-    def run_step(traversal_id: str, number: int, queue: str, step: int = 0) -> None:
-        steps.run_step(traversal_id, number, queue, step)
+    @app.task(name=celery_app.RUN_NODES, autoretry_for=(OperationalError, InterfaceError), retry_backoff=0.5,
+              retry_backoff_max=10, max_retries=None)
+    def run_nodes(traversal_id: str, nodes: list, queue: str) -> None:
+        worker.run_nodes(traversal_id, nodes, queue)
 
     return app

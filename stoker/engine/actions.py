@@ -91,7 +91,9 @@ async def pause_at_hook(stack: Stack, resource: Resource, hook: str) -> None:
     if hook not in hooks_for(stack.environment.resource_registry, resource.name):
         return
     action = hook.split("-", 1)[1].upper()
-    await resource.set_state(resource.action, resource.status, f"{action} paused until Hook {hook} is cleared")
+    paused = f"{action} paused until Hook {hook} is cleared"
+    if resource.status_reason != paused:  # (a worker looking again finds it paused already)
+        await resource.set_state(resource.action, resource.status, paused)
     loop = asyncio.get_running_loop()
     while True:
         row = await loop.run_in_executor(None, stack.store.get_resource, resource.id)
@@ -101,7 +103,7 @@ async def pause_at_hook(stack: Stack, resource: Resource, hook: str) -> None:
             resource._data[HOOKS_CLEARED_KEY] = cleared
             resource.dirty.add("data")
             return
-        await asyncio.sleep(HOOK_POLL_INTERVAL)
+        await resource.wait_a_while(HOOK_POLL_INTERVAL)
 
 
 # -- create -----------------------------------------------------------------------------

@@ -122,7 +122,13 @@ class NestedStackResource(Resource):
                 errors[name] = exc.message if isinstance(exc, FunctionError) else str(exc)
         return values, errors
 
-    async def handle_create(self) -> None:
+    async def handle_create(self) -> Any:
+        return await self.create_child(apart=not self.stack.engine.dispatch.runs_here)
+
+    async def create_child(self, apart: bool) -> Any:
+        """Store the nested stack and create it: here, to its end; or, ``apart`` (this resource runs
+        on a worker), on the workers, returning the id ``check_create_complete`` polls, so that
+        this resource holds no worker slot its nested resources need."""
         engine = self.stack.engine
         child = engine.new_stack(self.child_stack_name(), parent=self.stack)
         child.owner_name = self.name
@@ -134,9 +140,27 @@ class NestedStackResource(Resource):
         await engine.save_nested_stack(child)
         self._child = child
         self.resource_id_set(child.id)
+        if apart:
+            await engine.dispatch.create_nested(engine, child)
+            return child.id
         await engine.run_create(child, timeout_mins=None, disable_rollback=True)
         self._raise_if_failed(child)
         self._cache_outputs()
+        return None
+
+    def check_create_complete(self, token: Any) -> bool:
+        """Created here: done.  On the workers (or picked up by another worker, with no token):
+        done when the nested stack's create has ended."""
+        if token is None and self.stack.engine.dispatch.runs_here:
+            return True
+        record = self.stack.engine.store.get_stack(str(self.resource_id), self.stack.project_id,
+                                                   show_deleted=True)
+        if record.status == IN_PROGRESS:
+            return False
+        self._child = None  # its resources as they ended
+        self._raise_if_failed(self.child())
+        self._cache_outputs()
+        return True
 
     async def pick_up(self, action: str) -> bool:
         """A nested stack's interrupted create goes on in the nested stack, where it stood."""
@@ -162,12 +186,30 @@ class NestedStackResource(Resource):
         self._raise_if_failed(updated)
         self._cache_outputs()
 
-    async def handle_delete(self) -> None:
+    async def handle_delete(self) -> Any:
+        """Here, to its end; on a worker, on the workers, returning the id ``check_delete_complete``
+        polls (as ``create_child``)."""
         child = self.child()
         if child is None or child.record.deleted_at is not None:
-            return
-        if not await self.stack.engine.run_delete(child, "DELETE"):
+            return None
+        engine = self.stack.engine
+        if not engine.dispatch.runs_here:
+            await engine.dispatch.delete_nested(engine, child)
+            return child.id
+        if not await engine.run_delete(child, "DELETE"):
             raise NestedStackFailed(f"nested stack {child.name} failed to delete: {child.status_reason}")
+        return None
+
+    def check_delete_complete(self, token: Any) -> bool:
+        if token is None and (self.stack.engine.dispatch.runs_here or self.resource_id is None):
+            return True
+        record = self.stack.engine.store.get_stack(str(self.resource_id), self.stack.project_id,
+                                                   show_deleted=True)
+        if record.deleted_at is not None:
+            return True
+        if record.status == IN_PROGRESS:
+            return False
+        raise NestedStackFailed(f"nested stack {record.name} failed to delete: {record.status_reason}")
 
     async def handle_suspend(self) -> None:
         await self._simple("SUSPEND")

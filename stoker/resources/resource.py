@@ -426,6 +426,11 @@ class Resource:
         if self._data.pop(POLL_KEY, None) is not None:
             self.dirty.add("data")
 
+    async def wait_a_while(self, seconds: float) -> None:
+        """Wait before looking again at what this resource waits for (a paused hook): here, a sleep;
+        on a worker, the step parks with a countdown instead (``dispatch.step``)."""
+        await asyncio.sleep(seconds)
+
     async def check_once(self, checker: Callable, token: Any, delay: float) -> tuple[float, bool] | None:
         """Ask ``checker`` once: None when done, else (seconds to wait, whether ``delay`` grows)."""
         try:

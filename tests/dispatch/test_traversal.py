@@ -33,44 +33,79 @@ def diamond() -> Graph:
     return Graph({1: set(), 2: {1}, 3: {1}, 4: {2, 3}})
 
 
-def view(store, node: int, name: str = "t1"):
+def view(store, name: str = "t1"):
     with store.engine.connect() as conn:
-        return traversal.read(conn, name, node)
+        return traversal.read(conn, name)[0]
+
+
+def node(store, resource_id: int, name: str = "t1"):
+    with store.engine.connect() as conn:
+        return traversal.read(conn, name, [resource_id])[1][resource_id]
+
+
+def begin(store, stack_id, *nodes) -> set:
+    with store.engine.connect() as conn:
+        began = traversal.begin_nodes(conn, "t1", nodes, stack_id, "dispatch:t1")
+        conn.commit()
+    return began
+
+
+def end(store, resource_id, dependents=(), succeeded=True, writes=([], [])):
+    """One node's end: (ready now, whether this caller ends the traversal)."""
+    ready = traversal.advance(store, "t1", {resource_id: (list(dependents), succeeded)}, writes=writes).ready
+    return ready, not ready and traversal.end_if_done(store, "t1")
 
 
 def test_a_node_is_ready_when_its_last_requirement_ends(store):
     stack_id, ready = started(store, diamond())
     assert ready == [1]
-    assert traversal.begin_node(store, "t1", 1, stack_id, "dispatch:t1")
-    assert view(store, 1).node_state == traversal.RUNNING
-    ready, ends = traversal.end_node(store, "t1", 1, view(store, 1).dependents, True)
-    assert (sorted(ready), ends) == ([2, 3], False)
-    assert traversal.end_node(store, "t1", 2, [4], True) == ([], False)
-    assert traversal.end_node(store, "t1", 3, [4], True) == ([4], False)
-    assert traversal.end_node(store, "t1", 4, [], True) == ([], True)  # the last one ends the action
-    assert view(store, 4).status == traversal.ENDING
+    assert begin(store, stack_id, 1) == {1}
+    assert node(store, 1).state == traversal.RUNNING
+    assert begin(store, stack_id, 1) == set()  # taken once
+    assert end(store, 1, node(store, 1).dependents) == ([2, 3], False)
+    assert end(store, 2, [4]) == ([], False)
+    assert end(store, 3, [4]) == ([4], False)
+    assert end(store, 4) == ([], True)  # the last one ends the action
+    assert view(store).status == traversal.ENDING
+
+
+def test_many_nodes_end_in_one_transaction_and_a_shared_dependent_counts_each(store):
+    stack_id, ready = started(store, Graph({1: set(), 2: set(), 3: set(), 4: {1, 2}, 5: {1, 2, 3}}))
+    assert begin(store, stack_id, *ready) == {1, 2, 3}
+    moved = traversal.advance(store, "t1", {1: ([4, 5], True), 2: ([4, 5], True)})
+    assert moved.ready == [4]  # 5 still waits for 3
+    assert node(store, 5).state == traversal.PENDING
+    assert traversal.advance(store, "t1", {3: ([5], True)}).ready == [5]
 
 
 def test_a_node_ended_twice_counts_once(store):
     started(store, diamond())
-    first = traversal.end_node(store, "t1", 1, [2, 3], True)
-    assert sorted(first[0]) == [2, 3]
-    assert traversal.end_node(store, "t1", 1, [2, 3], True) == ([], False)  # a redelivered task
-    assert {view(store, n).node_state for n in (2, 3)} == {traversal.PENDING}
-    assert traversal.ready_not_started(store, "t1", [2, 3, 4]) == [2, 3]
+    assert end(store, 1, [2, 3])[0] == [2, 3]
+    assert end(store, 1, [2, 3]) == ([], False)  # a redelivered task
+    assert {node(store, n).state for n in (2, 3)} == {traversal.PENDING}
+
+
+def test_a_redelivered_task_finds_what_ran_after_its_nodes(store):
+    stack_id, _ = started(store, Graph({1: set(), 2: {1}, 3: {2}, 4: {3}, 5: {2}}))
+    begin(store, stack_id, 1)
+    end(store, 1, [2])
+    begin(store, stack_id, 2)
+    end(store, 2, [3, 5])
+    begin(store, stack_id, 3, 5)  # the worker running the chain on its own dies here
+    traversal.advance(store, "t1", {}, parked=[5])  # 5 waits for a countdown
+    assert traversal.left_behind(store, "t1", [1]) == {3: 0, 5: 1}  # 4 still waits for 3
+    assert traversal.left_behind(store, "t1", []) == {}
 
 
 def test_after_a_failure_nothing_starts_and_the_last_running_node_ends_it(store):
     stack_id, _ = started(store, Graph({1: set(), 2: set(), 3: set()}))
-    owner = "dispatch:t1"
-    assert traversal.begin_node(store, "t1", 1, stack_id, owner)
-    assert traversal.begin_node(store, "t1", 2, stack_id, owner)
+    assert begin(store, stack_id, 1, 2) == {1, 2}
     traversal.stop(store, "t1", "boom", interrupt=False, first_prefix="Resource CREATE failed: ")
     traversal.stop(store, "t1", "bang", interrupt=False, first_prefix="Resource CREATE failed: ")
-    assert not traversal.begin_node(store, "t1", 3, stack_id, owner)
-    assert traversal.end_node(store, "t1", 3, [], False) == ([], False)  # never ran: 1 and 2 still run
-    assert traversal.end_node(store, "t1", 1, [], False) == ([], False)
-    assert traversal.end_node(store, "t1", 2, [], True) == ([], True)
+    assert begin(store, stack_id, 3) == set()
+    assert end(store, 3, [], False) == ([], False)  # never ran: 1 and 2 still run
+    assert end(store, 1, [], False) == ([], False)
+    assert end(store, 2, [], True) == ([], True)
     assert traversal.outcome(store, "t1") == ("CREATE", "Resource CREATE failed: boom; bang", True)
 
 
@@ -87,36 +122,38 @@ def test_workers_ending_nodes_at_once_end_the_traversal_exactly_once(store):
     nodes = list(range(1, 61))
     started(store, Graph({n: set() for n in nodes}))
     with ThreadPoolExecutor(8) as pool:
-        results = list(pool.map(lambda n: traversal.end_node(store, "t1", n, [], True), nodes))
+        results = list(pool.map(lambda n: end(store, n), nodes))
     assert [ends for _, ends in results].count(True) == 1
-    assert view(store, 1).status == traversal.ENDING
+    assert view(store).status == traversal.ENDING
 
 
 def test_dependents_become_ready_once_however_the_ends_interleave(store):
     requirements = list(range(1, 41))
-    started(store, Graph({**{n: set() for n in requirements}, 100: set(requirements)}))
-    with ThreadPoolExecutor(8) as pool:
-        results = list(pool.map(lambda n: traversal.end_node(store, "t1", n, [100], True), requirements))
-    assert [ready for ready, _ in results if ready] == [[100]]
+    shared = [100, 101, 102]
+    started(store, Graph({**{n: set() for n in requirements}, **{s: set(requirements) for s in shared}}))
+    batches = [requirements[i:i + 3] for i in range(0, 40, 3)]
+    with ThreadPoolExecutor(8) as pool:  # batches of ends lowering the same counters at once
+        results = list(pool.map(lambda b: traversal.advance(store, "t1", {n: (shared, True) for n in b}).ready,
+                                batches))
+    assert [ready for ready in results if ready] == [shared]
 
 
 def test_a_park_moves_the_node_to_its_next_step(store):
-    stack_id, _ = started(store, Graph({1: set()}))
-    assert view(store, 1).step == 0
-    assert traversal.park(store, "t1", 1, stack_id, "dispatch:t1") == 1
-    assert traversal.park(store, "t1", 1, stack_id, "dispatch:t1") == 2
-    assert view(store, 1).step == 2
+    stack_id, _ = started(store, Graph({1: set(), 2: set()}))
+    assert node(store, 1).step == 0
+    assert traversal.advance(store, "t1", {}, parked=[1, 2]).steps == {1: 1, 2: 1}
+    assert traversal.advance(store, "t1", {}, parked=[1]).steps == {1: 2}
+    assert (node(store, 1).step, node(store, 2).step) == (2, 1)
 
 
 def test_one_session_at_a_time_holds_a_resource(store):
-    with traversal.resource_lock(store, 7) as (held, _):
-        assert held
-        with traversal.resource_lock(store, 7) as (again, _):
-            assert not again
-        with traversal.resource_lock(store, 8) as (other, _):
-            assert other
-    with traversal.resource_lock(store, 7) as (after, _):
-        assert after
+    with traversal.resource_locks(store) as first, traversal.resource_locks(store) as second:
+        assert traversal.try_locks(first, "t1", [7, 9]) == {7, 9}
+        assert traversal.try_locks(second, "t1", [7, 8]) == {8}
+        traversal.release(first, "t1", [7])
+        assert traversal.try_locks(second, "t1", [7, 9]) == {7}
+    with traversal.resource_locks(store) as after:  # the blocks' ends released the rest
+        assert traversal.try_locks(after, "t1", [7, 8, 9]) == {7, 8, 9}
 
 
 def test_a_long_step_keeps_the_stack_lock_fresh(store, monkeypatch):
@@ -151,8 +188,8 @@ def test_a_deferred_resource_change_is_committed_with_its_node_end_and_not_befor
 
     writes = recorder.take()
     assert writes[0] == [(rid, {"action": "CREATE", "status": "COMPLETE", "status_reason": "done"})]  # merged
-    assert traversal.begin_node(store, "t1", rid, stack_id, "dispatch:t1")
-    assert traversal.end_node(store, "t1", rid, [], True, writes) == ([], True)
+    assert begin(store, stack_id, rid) == {rid}
+    assert end(store, rid, [], True, writes) == ([], True)
     assert [(r.action, r.status) for r in store.get_resources(stack_id)] == [("CREATE", "COMPLETE")]
     assert [e.status for e in store.list_events(stack_id)] == ["IN_PROGRESS", "COMPLETE"]
     assert recorder.take() == ([], [])

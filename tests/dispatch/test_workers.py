@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 
@@ -212,3 +213,61 @@ def test_sigterm_stops_a_worker_with_actions_waiting_and_another_finishes_them(c
     starts = Counter(e["resource_name"] for e in cluster.engine.events("handed")
                      if e["resource_status"] == "CREATE_IN_PROGRESS")
     assert starts == {"handed": 1} | {f"w{i}": 1 for i in range(8)}
+
+
+def test_a_nested_stack_holds_no_worker_slot_its_own_resources_need(cluster, tmp_path):
+    """One slot: the nested stack's resource waits for a file that a resource of the parent makes
+    after a wait of its own; both waits must get that slot while the nested stack is being made."""
+    cluster.start_worker(concurrency=1)
+    flag = tmp_path / "flag"
+    nested = {"heat_template_version": "2018-08-31",
+              "resources": {"waiter": {"type": "Test::FileWaiter", "properties": {"path": str(flag), "limit": 60}}},
+              "outputs": {"seen": {"value": {"get_attr": ["waiter", "path"]}}}}
+    template = {"heat_template_version": "2018-08-31", "resources": {
+        "inner": {"type": "OS::Heat::Stack", "properties": {"template": json.dumps(nested)}},
+        "gate": {"type": "OS::Heat::TestResource", "properties": {"wait_secs": 1}},
+        "maker": {"type": "Test::Recorded", "depends_on": ["gate"], "properties": {"log": str(flag)}}},
+        "outputs": {"seen": {"value": {"get_attr": ["inner", "outputs", "seen"]}}}}
+    started = cluster.engine.create_stack("outer", template)
+    done = cluster.settle(started["id"])
+    assert done["stack_status"] == "CREATE_COMPLETE", done["stack_status_reason"]
+    assert cluster.engine.outputs("outer")[0]["output_value"] == str(flag)
+    rows = cluster.engine.resources("outer", nested_depth=1)
+    assert {r["resource_name"]: r["resource_status"] for r in rows} == {
+        "inner": "CREATE_COMPLETE", "gate": "CREATE_COMPLETE", "maker": "CREATE_COMPLETE",
+        "waiter": "CREATE_COMPLETE"}
+
+    nested_stack, = cluster.engine.store.children(started["id"])
+    cluster.engine.delete_stack("outer")
+    assert cluster.settle(started["id"])["stack_status"] == "DELETE_COMPLETE"
+    assert cluster.engine.store.children(started["id"]) == []  # deleted with it, on the workers
+    events = [(e.resource_name, e.action, e.status) for e in cluster.engine.store.list_events(nested_stack.id)]
+    assert events[-4:] == [(nested_stack.name, "DELETE", "IN_PROGRESS"), ("waiter", "DELETE", "IN_PROGRESS"),
+                           ("waiter", "DELETE", "COMPLETE"), (nested_stack.name, "DELETE", "COMPLETE")]
+
+
+def test_a_resource_paused_at_a_hook_holds_no_worker_slot(cluster, tmp_path):
+    from stoker.template.environment import Environment
+
+    cluster.start_worker(concurrency=1)
+    log = tmp_path / "made.log"
+    template = {"heat_template_version": "2018-08-31", "resources": {
+        "held": {"type": "OS::Heat::None"},
+        "gate": {"type": "OS::Heat::TestResource", "properties": {"wait_secs": 0.5}},
+        "other": {"type": "Test::Recorded", "depends_on": ["gate"], "properties": {"log": str(log)}}}}
+    environment = Environment.from_dict({"resource_registry": {"resources": {"held": {"hooks": "pre-create"}}}})
+    started = cluster.engine.create_stack("hooked", template, environment=environment)
+    limit = time.monotonic() + 60
+    while creates(log) != {"other": 1}:  # made while "held" stays paused in the only slot's worker
+        assert time.monotonic() < limit, "the paused resource held the only worker slot"
+        time.sleep(0.1)
+    states = {r["resource_name"]: (r["resource_status"], r["resource_status_reason"])
+              for r in cluster.engine.resources("hooked")}
+    assert states["held"] == ("INIT_COMPLETE", "CREATE paused until Hook pre-create is cleared")
+    assert cluster.engine.get_record(started["id"]).status == "IN_PROGRESS"
+
+    cluster.engine.clear_hook("hooked", "held")
+    done = cluster.settle(started["id"])
+    assert done["stack_status"] == "CREATE_COMPLETE", done["stack_status_reason"]
+    events = [e["resource_status_reason"] for e in cluster.engine.events("hooked") if e["resource_name"] == "held"]
+    assert events.count("CREATE paused until Hook pre-create is cleared") == 1  # looked at again, not re-paused

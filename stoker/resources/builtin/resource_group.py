@@ -145,7 +145,7 @@ class ResourceGroup(NestedStackResource):
         return self.child_template(["0"])
 
     # -- life cycle ------------------------------------------------------------------------
-    async def handle_create(self) -> None:
+    async def handle_create(self) -> Any:
         self.data_set(BLACKLIST_KEY, self._blacklist())
         policy = (self._resolve(self.t.update_policy) or {}).get("batch_create")
         names = self.member_names()
@@ -155,7 +155,7 @@ class ResourceGroup(NestedStackResource):
         pause = float(policy.get("pause_time", 0))
         first, rest = names[:size], names[size:]
         self._fixed_template = self.child_template(first)
-        await super().handle_create()
+        await self.create_child(apart=False)  # the batches after it update it here, one by one
         for start in range(0, len(rest), size):
             if pause:
                 await asyncio.sleep(pause)
