@@ -213,6 +213,11 @@ class NestedStackResource(Resource):
         """Does the nested template have an ``OS::stack_id`` output (its own reference id)?"""
         return False
 
+    def needs_replace_failed(self) -> bool:
+        """A failed nested stack is updated, its own resources deciding what to replace
+        (as Heat); only a failed check replaces it."""
+        return self.action == self.CHECK
+
     def plan_update(self, definition: Any, new_props: Properties):
         """A nested stack is always updated, in place (as Heat): what changed inside it,
         its template in the files map included, is for its own update to find."""

@@ -259,6 +259,11 @@ class Resource:
     def check_resume_complete(self, token: Any) -> bool:
         return True
 
+    def needs_replace_failed(self) -> bool:
+        """Is this resource, its last action failed, replaced by the next update?  As in
+        Heat: yes, unless the type knows its failed resource can still be updated."""
+        return True
+
     def handle_check(self) -> Any:
         return None
 
