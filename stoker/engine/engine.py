@@ -90,23 +90,28 @@ class Engine:
 
     def validate_template(self, template: Template | dict | str | Path,
                           environment: Environment | None = None, parameters: dict | None = None,
-                          missing_parameters_ok: bool = True) -> StackDefinition:
+                          missing_parameters_ok: bool = True, at_validate: bool = False) -> StackDefinition:
         """Every check a create would make, plug-ins included, without touching the database."""
-        definition, problems = self.check_template(template, environment, parameters, missing_parameters_ok)
+        definition, problems = self.check_template(template, environment, parameters, missing_parameters_ok,
+                                                   at_validate)
         if definition is None or problems.errors:
             raise ValidationFailed(problems.items)
         return definition
 
     def check_template(self, template: Template | dict | str | Path,
                        environment: Environment | None = None, parameters: dict | None = None,
-                       missing_parameters_ok: bool = True) -> tuple[StackDefinition | None, Problems]:
+                       missing_parameters_ok: bool = True,
+                       at_validate: bool = False) -> tuple[StackDefinition | None, Problems]:
         """Like ``validate_template``, but returns what it found instead of raising.
 
         The definition comes back even when there are errors, when the
         template was good enough to build one (``resolve`` still evaluates it).
+        ``at_validate`` gives Heat's verdict: what Heat checks only at create
+        (resources' property values, their plug-ins' own checks) is a warning.
         """
         stack = self.new_stack("stack")
         stack.id = stack.record.id = NIL_UUID  # checking has no stack yet: fixed pseudo parameters
+        stack.at_validate = at_validate
         try:
             definition = stack.define(as_template(template), environment or Environment(),
                                       dict(parameters or {}), missing_parameters_ok=missing_parameters_ok)
@@ -170,16 +175,15 @@ class Engine:
             if refusal:
                 problems.add(("resources", name, "type"), NOT_ALLOWED, refusal)
                 continue
-            try:
-                instances[name].validate_template()
-            except ResourcePending:
-                pass  # checked again at create time, when the value is known
-            except ValidationFailed as exc:
-                problems.extend(exc.problems)
-            except FunctionError as exc:
-                problems.add(exc.path or ("resources", name), exc.code, exc.message)
-            except (StokerError, ValueError, TypeError) as exc:
-                problems.add(("resources", name), "resource-validation-failed", str(exc))
+            shape = _found_by(instances[name].validate_shape, name)
+            problems.extend(shape.items)
+            if shape.errors:
+                continue
+            values = _found_by(instances[name].validate_template, name)
+            if stack.at_validate:
+                problems.extend_as_create_time(values.items)
+            else:
+                problems.extend(values.items)
         if stack.parent is None:
             self.check_fanout(stack, definition, problems)
         for fn in definition.resource_calls:
@@ -773,6 +777,22 @@ class Engine:
         values = masked(stack.definition.parameter_schemas, stack.definition.parameters)
         values.update(stack.definition.context.pseudo_parameters())
         return {k: v if isinstance(v, str) else _json(v) for k, v in values.items()}
+
+
+def _found_by(check, name: str) -> Problems:
+    """What one of a resource's checks finds wrong, each problem at its place."""
+    found = Problems()
+    try:
+        check()
+    except ResourcePending:
+        pass  # checked again at create time, when the value is known
+    except ValidationFailed as exc:
+        found.extend(exc.problems)
+    except FunctionError as exc:
+        found.add(exc.path or ("resources", name), exc.code, exc.message)
+    except (StokerError, ValueError, TypeError) as exc:
+        found.add(("resources", name), "resource-validation-failed", str(exc))
+    return found
 
 
 def _describe_signal(details: Any) -> str:

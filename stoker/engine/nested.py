@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from abc import abstractmethod
+from contextlib import contextmanager
 from typing import Any
 
 from stoker.errors import Problems, ResourcePending, StokerError, ValidationFailed
@@ -253,7 +254,28 @@ class TemplateResource(NestedStackResource):
             return None
         return self._template
 
+    def validate_shape(self) -> None:
+        self._check_template_usable()
+        with self._naming_template():
+            super().validate_shape()
+
     def validate_template(self) -> None:
+        self._check_template_usable()
+        with self._naming_template():
+            super().validate_template()
+
+    @contextmanager
+    def _naming_template(self):
+        """Problems with the properties say they are the template's parameters."""
+        try:
+            yield
+        except ValidationFailed as exc:
+            for problem in exc.problems:
+                problem.message += f' (the parameters of provider template "{self.template_name}")'
+            raise
+
+    def _check_template_usable(self) -> None:
+        """The template loads, and nests no deeper than the limit."""
         if self._template_problem:
             raise ValidationFailed.single(("resources", self.name, "type"), "invalid-provider-template",
                                           self._template_problem)
@@ -264,12 +286,6 @@ class TemplateResource(NestedStackResource):
             raise ValidationFailed.single(("resources", self.name, "type"), "nesting-too-deep",
                                           f"Recursion depth exceeds {self.stack.engine.max_nested_depth} "
                                           f'(max_nested_stack_depth) through "{self.template_name}"')
-        try:
-            super().validate_template()
-        except ValidationFailed as exc:
-            for problem in exc.problems:
-                problem.message += f' (the parameters of provider template "{self.template_name}")'
-            raise
 
     def has_attribute(self, name: str) -> bool:
         return (name in self.attributes_schema or name in ("OS::stack_id", attributes.SHOW)

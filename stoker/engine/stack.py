@@ -48,6 +48,8 @@ class Stack:
         #: per action, on the root: templates already stored, resources in the tree
         self.template_ids: dict[str, int] = {}
         self.tree_size = 0
+        #: True while ``template validate`` checks it: what Heat checks only at create is a warning
+        self.at_validate = False
         self._secrets: list[str] | None = None
         self.id = record.id
         self.name = record.name

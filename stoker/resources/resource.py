@@ -51,6 +51,8 @@ class Resource:
 
     properties_schema: dict = {}
     attributes_schema: dict = {}
+    #: the keys ``update_policy`` may have (Heat refuses any other)
+    update_policy_schema: dict = {}
     support_status = None
     default_client_name = None
     entity = None
@@ -422,6 +424,13 @@ class Resource:
         return fn(*args)
 
     # -- validation ---------------------------------------------------------------------
+    def validate_shape(self) -> None:
+        """What Heat's ``template validate`` checks of a resource: which properties are
+        given (not their values) and its update policy."""
+        self.build_properties(self.t.properties).validate(with_value=False)
+        Properties(self.update_policy_schema, self.t.update_policy or {},
+                   path=("resources", self.name, "update_policy"), resolver=self._resolve).validate()
+
     def validate_template(self) -> None:
         """Static checks: the schema on what is known now, then the plug-in's own."""
         properties = self.build_properties(self.t.properties)

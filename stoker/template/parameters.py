@@ -233,9 +233,14 @@ def _build_constraint(entry: Any, param_type: str, version: Version, path: tuple
                      "a constraint description must be a string")
     else:
         try:
-            return _BUILDERS[kind](entry[kind], description, param_type)
+            built = _BUILDERS[kind](entry[kind], description, param_type)
         except ValueError as exc:
             problems.add(where, "invalid-constraint", str(exc))
+            return None
+        if kind == "custom_constraint" and custom.is_unchecked(entry[kind]):
+            problems.warn(where, "unchecked-constraint",
+                          f'"{entry[kind]}" needs a service Stoker does not have: any value is accepted')
+        return built
     return None
 
 

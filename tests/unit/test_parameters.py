@@ -299,8 +299,8 @@ def test_a_badly_flagged_hidden_parameter_stays_hidden():
     ("string", "{allowed_pattern: '('}", "0.allowed_pattern",
      'allowed_pattern "(" is not a valid regular expression: missing ), unterminated subpattern '
      "at position 0"),
-    ("string", "{custom_constraint: nova.keypair}", "0.custom_constraint",
-     '"nova.keypair" is not a known custom constraint'),
+    ("string", "{custom_constraint: acme.keypair}", "0.custom_constraint",
+     '"acme.keypair" is not a known custom constraint'),
     ("string", "{custom_constraint: [x]}", "0.custom_constraint",
      'custom_constraint must be a constraint name, not ["x"]'),
     ("string", "{}", "0", "a constraint must have exactly one constraint type"),

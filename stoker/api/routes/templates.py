@@ -40,7 +40,7 @@ def validate(ctx: Ctx = Depends(context), body: dict = Depends(json_object)) -> 
     values.update(data.parameters)
     try:
         definition = ctx.engine.validate_template(template, environment, data.parameters,
-                                                  missing_parameters_ok=True)
+                                                  missing_parameters_ok=True, at_validate=True)
     except ValidationFailed as exc:
         # values may be missing when validating (as in Heat); the engine still reports
         # properties that read them, so those are left out here
