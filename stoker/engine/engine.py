@@ -40,6 +40,7 @@ from stoker.template.environment import Environment, RegistryLoop, is_template_t
 from stoker.template.loader import check_nesting, frozen_gc, paused_gc
 from stoker.template.parameters import masked
 from stoker.template.definition import StackDefinition
+from stoker.template.verdict import check_conditions_in_use
 from stoker.template.template import Template
 
 IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
@@ -117,6 +118,8 @@ class Engine:
                                       dict(parameters or {}), missing_parameters_ok=missing_parameters_ok)
         except ValidationFailed as exc:
             return stack.definition, Problems(exc.problems + exc.warnings)
+        if at_validate:
+            check_conditions_in_use(definition, definition.problems)
         return definition, definition.problems
 
     @property
@@ -177,13 +180,13 @@ class Engine:
                 continue
             shape = _found_by(instances[name].validate_shape, name)
             problems.extend(shape.items)
-            if shape.errors:
-                continue
-            values = _found_by(instances[name].validate_template, name)
+            found = {(p.path, p.code) for p in shape.items}
+            values = [p for p in _found_by(instances[name].validate_template, name).items
+                      if (p.path, p.code) not in found]
             if stack.at_validate:
-                problems.extend_as_create_time(values.items)
+                problems.extend_as_create_time(values)
             else:
-                problems.extend(values.items)
+                problems.extend(values)
         if stack.parent is None:
             self.check_fanout(stack, definition, problems)
         for fn in definition.resource_calls:

@@ -429,7 +429,7 @@ class Resource:
         given (not their values) and its update policy."""
         self.build_properties(self.t.properties).validate(with_value=False)
         Properties(self.update_policy_schema, self.t.update_policy or {},
-                   path=("resources", self.name, "update_policy"), resolver=self._resolve).validate()
+                   path=("resources", self.name, "update_policy")).validate()
 
     def validate_template(self) -> None:
         """Static checks: the schema on what is known now, then the plug-in's own."""

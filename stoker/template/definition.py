@@ -197,12 +197,12 @@ def _mappings(template: Template, problems: Problems) -> dict:
 
 
 def _check_keys(path: tuple, data: dict, allowed: tuple, version: Version, what: str,
-                problems: Problems) -> None:
+                problems: Problems, severity: str = "error") -> None:
     for key in data:
         if key not in allowed:
             problems.add(path + (key,), "unknown-key",
                          f'"{key}" is not a valid keyword inside a {what} definition '
-                         f"(heat_template_version {version.name} allows: {', '.join(allowed)})")
+                         f"(heat_template_version {version.name} allows: {', '.join(allowed)})", severity)
 
 
 def _parse_condition_field(value: Any, path: tuple, parser: Parser, problems: Problems) -> Any:
@@ -312,7 +312,8 @@ def _output(name: Any, data: Any, version: Version, parser: Parser,
     if not isinstance(data, dict):
         problems.add(path, "invalid-output", f'output "{name}" must be a map with a "value"')
         return None
-    _check_keys(path, data, version.output_keys, version, "output", problems)
+    # Heat ignores other keys of an output: a warning, not an error
+    _check_keys(path, data, version.output_keys, version, "output", problems, severity="warning")
     if "value" not in data:
         problems.add(path, "missing-value", f'Each output must contain a value key ("{name}" has none)')
     condition = None

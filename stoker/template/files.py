@@ -103,7 +103,9 @@ def load_template_tree(path: str | Path, environment_paths: list[str | Path] = (
     """The template at ``path`` with its files map, and the merged environments."""
     path = Path(path)
     collector = FilesMap()
-    template = Template.from_text(read_file(path), str(path))
+    # heatclient strips the template text it sends, so a block scalar ending the file loses its
+    # trailing newline; nested templates and get_file contents go as they are
+    template = Template.from_text(read_file(path).rstrip(), str(path))
     collector._walk(template.data, path.resolve().parent, in_resources=False)
     environment = Environment()
     for env_path in environment_paths:

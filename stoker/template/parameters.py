@@ -93,8 +93,11 @@ def _to_list(value: Any) -> list[str]:
     raise ValueError(f"{show(value)} is neither a comma-delimited string nor a list")
 
 
-def _to_json(value: Any) -> dict | list:
-    """A map or list, given as such or as JSON text; maps get JSON's string keys."""
+def _to_json(value: Any) -> dict | list | str:
+    """A map or list, given as such or as JSON text; maps get JSON's string keys.
+    The empty text stays itself, as in Heat (``get_param`` gives ``''``)."""
+    if value == "":
+        return value
     try:
         data = json.loads(value if isinstance(value, str) else json.dumps(value))
     except (TypeError, ValueError) as exc:
