@@ -20,6 +20,7 @@ import hashlib
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
 
+from stoker.errors import ValidationFailed
 from stoker.functions.base import resolve
 from stoker.functions.sizes import check_stored
 from stoker.secretbox import seal, unseal
@@ -426,7 +427,10 @@ class Resource:
     # -- validation ---------------------------------------------------------------------
     def validate_shape(self) -> None:
         """What Heat's ``template validate`` checks of a resource: which properties are
-        given (not their values) and its update policy."""
+        given (not their values), its deletion and update policies."""
+        if str(self.t.deletion_policy).lower() == "snapshot" and not callable(getattr(self, "handle_snapshot_delete", None)):
+            raise ValidationFailed.single(("resources", self.name, "deletion_policy"), "invalid-deletion-policy",
+                                          '"Snapshot" deletion policy not supported')
         self.build_properties(self.t.properties).validate(with_value=False)
         Properties(self.update_policy_schema, self.t.update_policy or {},
                    path=("resources", self.name, "update_policy")).validate()

@@ -228,3 +228,23 @@ def test_the_cli_strips_the_template_text_as_heatclient_does(cli, tree):
     created = cli("stack", "create", "s", "-t", root / "t.yaml", "--wait", "-f", "json")
     assert created.code == 0, created.output
     assert json.loads(created.stdout)["outputs"][0]["output_value"] == "echo hi"
+
+
+def test_the_cli_reads_a_template_starting_with_a_brace_as_strict_json(cli, tree):
+    root = tree({"t.json": '{"heat_template_version": "2016-10-14",\n "resources": {},\n}\n'})
+    run = validate(cli, root / "t.json")
+    assert run.code == 1 and '"line": 3' in run.stdout and "invalid JSON" in run.stdout
+
+
+def test_the_cli_refuses_a_template_naming_a_file_that_is_not_there(cli, tree):
+    root = tree({"t.yaml": "heat_template_version: 2016-10-14\nresources:\n  g:\n    type: OS::Heat::ResourceGroup\n"
+                 "    properties: {count: 1, resource_def: {type: gone.yaml}}\n"})
+    run = validate(cli, root / "t.yaml")
+    assert run.code == 1 and f"Could not fetch contents for {(root / 'gone.yaml').as_uri()}" in run.stdout
+
+
+def test_a_snapshot_deletion_policy_needs_a_type_that_can_snapshot(cli, tree):
+    root = tree({"t.yaml": "heat_template_version: 2016-10-14\nresources:\n"
+                 "  r: {type: OS::Heat::None, deletion_policy: snapshot}\n"})
+    assert errors(validate(cli, root / "t.yaml")) == [
+        ("resources.r.deletion_policy", "invalid-deletion-policy", '"Snapshot" deletion policy not supported')]
