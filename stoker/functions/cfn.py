@@ -199,11 +199,11 @@ class Ref(references.GetResource):
         if not isinstance(self.args, str):
             raise self.error(f'The argument of "{self.name}" must be the name of a resource or parameter')
         if not (self.stack.has_resource(self.args) or self.stack.has_parameter(self.args)):
-            raise self.error(
-                f'The specified reference "{self.args}" (in {self.name}) is incorrect: there is '
-                "no resource or parameter of that name",
-                code="unknown-reference",
-            )
+            # Heat reads it as a parameter's, failing only where it resolves the call
+            self.parser.problems.warn(self.path, "unknown-reference",
+                                      f'The specified reference "{self.args}" (in {self.name}) is incorrect: '
+                                      "there is no resource or parameter of that name (an error at create, "
+                                      "if resolved)")
 
     def result(self) -> Any:
         if self.stack.has_resource(self.args):
