@@ -128,10 +128,16 @@ def none_environment(templates: list[Path], work: Path) -> Path:
     return env
 
 
-def stoker_verdict(template: Path, environment: Path) -> dict:
-    """``stoker template validate``: accepted or not, and the first errors."""
-    run = CliRunner().invoke(stoker_main, ["template", "validate", "-t", str(template), "-e", str(environment),
-                                           "-f", "json"], catch_exceptions=True)
+STOKER_COMMANDS = {
+    "validate": ["template", "validate"],
+    "create": ["stack", "create", "corpus", "--dry-run"],  # every check a create makes first
+}
+
+
+def stoker_verdict(action: str, template: Path, environment: Path) -> dict:
+    """``stoker template validate`` (or a create's checks): accepted or not, and the first errors."""
+    run = CliRunner().invoke(stoker_main, STOKER_COMMANDS[action] + ["-t", str(template), "-e", str(environment),
+                                                                     "-f", "json"], catch_exceptions=True)
     if run.exit_code == 0:
         return {"ok": True, "message": ""}
     if run.exception is not None and not isinstance(run.exception, SystemExit):
@@ -152,27 +158,29 @@ def heat_verdicts(heat_python: str, jobs: list[dict]) -> dict[str, dict]:
     for line in done.stdout.splitlines():
         if line.startswith("{"):
             row = json.loads(line)
-            verdicts[row["template"]] = row["validate"]
+            verdicts[row["template"]] = row
     if len(verdicts) < len(jobs):
         sys.stderr.write(done.stderr[-3000:])
         raise SystemExit(f"Heat gave {len(verdicts)} verdicts for {len(jobs)} templates")
     return verdicts
 
 
-def report(rows: list[dict], roots: list[Path], shown: int) -> int:
-    agree = [r for r in rows if r["heat"]["ok"] == r["stoker"]["ok"]]
-    refused = [r for r in rows if r["heat"]["ok"] and not r["stoker"]["ok"]]
-    accepted = [r for r in rows if not r["heat"]["ok"] and r["stoker"]["ok"]]
-    for row in (refused + accepted)[:shown]:
-        print(f"--- {_short(row['template'], roots)}\n    Heat:   {_verdict(row['heat'])}\n"
-              f"    Stoker: {_verdict(row['stoker'])}")
-    codes = Counter(code for r in refused for code in re.findall(r"\[([a-z-]+)\]", r["stoker"]["message"])[:1])
+def report(action: str, rows: list[dict], roots: list[Path], shown: int) -> bool:
+    """Print the disagreements on ``action`` and the figure; True when all agree."""
+    pairs = [(r["template"], r["heat"][action], r["stoker"][action]) for r in rows]
+    refused = [p for p in pairs if p[1]["ok"] and not p[2]["ok"]]
+    accepted = [p for p in pairs if not p[1]["ok"] and p[2]["ok"]]
+    for template, heat, stoker in (refused + accepted)[:shown]:
+        print(f"--- {action} {_short(template, roots)}\n    Heat:   {_verdict(heat)}\n"
+              f"    Stoker: {_verdict(stoker)}")
+    codes = Counter(code for p in refused for code in re.findall(r"\[([a-z-]+)\]", p[2]["message"])[:1])
     if codes:
-        print("Stoker refuses what Heat accepts, by first error code:",
+        print(f"{action}: Stoker refuses what Heat accepts, by first error code:",
               ", ".join(f"{code} {n}" for code, n in codes.most_common()))
-    print(f"validate: {len(agree)}/{len(rows)} agree; Stoker refuses {len(refused)} that Heat accepts, "
+    agree = len(pairs) - len(refused) - len(accepted)
+    print(f"{action}: {agree}/{len(pairs)} agree; Stoker refuses {len(refused)} that Heat accepts, "
           f"accepts {len(accepted)} that Heat refuses")
-    return 0 if len(agree) == len(rows) else 1
+    return agree == len(pairs)
 
 
 def _verdict(verdict: dict) -> str:
@@ -195,6 +203,8 @@ def main() -> int:
     parser.add_argument("--sample", type=int, help="validate a random sample of this many templates")
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--show", type=int, default=50, help="disagreements to print")
+    parser.add_argument("--create", action="store_true",
+                        help="also compare the checks a create makes before it starts (Heat: preview_stack)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="heat-corpus-"))
     os.environ["STOKER_HOME"] = str(work / "home")
@@ -205,12 +215,16 @@ def main() -> int:
     if args.sample and args.sample < len(templates):
         templates = sorted(random.Random(args.seed).sample(templates, args.sample))
     environment = none_environment(templates, work)
-    jobs = [{"template": str(t), "environment": str(environment)} for t in templates]
+    actions = ["validate", "create"] if args.create else ["validate"]
+    jobs = [{"template": str(t), "environment": str(environment), "create": args.create} for t in templates]
     heat = heat_verdicts(args.heat_python, jobs) if args.heat_python else None
-    rows = [{"template": job["template"], "stoker": stoker_verdict(Path(job["template"]), environment),
-             "heat": heat[job["template"]] if heat else {"ok": True, "message": "(Heat not run)"}}
+    unknown = {"ok": True, "message": "(Heat not run)"}
+    rows = [{"template": job["template"],
+             "stoker": {a: stoker_verdict(a, Path(job["template"]), environment) for a in actions},
+             "heat": heat[job["template"]] if heat else {a: unknown for a in actions}}
             for job in jobs]
-    return report(rows, roots, args.show)
+    agreed = [report(action, rows, roots, args.show) for action in actions]
+    return 0 if all(agreed) else 1
 
 
 if __name__ == "__main__":

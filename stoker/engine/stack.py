@@ -103,7 +103,7 @@ class Stack:
             template, values, problems=problems, missing_parameters_ok=missing_parameters_ok,
             context_factory=partial(EngineContext, self),
             stack_name=self.name, stack_id=self.id, project_id=self.project_id,
-            facade=self.facade,
+            facade=self.facade if self.parent is not None or self.owner_name is not None else None,
         )
         if definition is not None:
             self.definition = definition

@@ -248,3 +248,13 @@ def test_a_snapshot_deletion_policy_needs_a_type_that_can_snapshot(cli, tree):
                  "  r: {type: OS::Heat::None, deletion_policy: snapshot}\n"})
     assert errors(validate(cli, root / "t.yaml")) == [
         ("resources.r.deletion_policy", "invalid-deletion-policy", '"Snapshot" deletion policy not supported')]
+
+
+def test_resource_facade_in_a_top_level_stack_is_an_error_at_create(cli, tree):
+    root = tree({"t.yaml": "heat_template_version: 2016-10-14\nresources: {}\noutputs:\n"
+                 "  meta: {value: {resource_facade: metadata}}\n"})
+    assert warnings(validate(cli, root / "t.yaml")) == [("outputs.meta.value", "no-facade", 4)]
+    created = cli("stack", "create", "s", "-t", root / "t.yaml", "--wait", "-f", "json")
+    assert created.code == 0, created.output
+    [output] = json.loads(created.stdout)["outputs"]
+    assert output["output_value"] is None and "top-level stack has no facade" in output["output_error"]
