@@ -258,3 +258,14 @@ def test_resource_facade_in_a_top_level_stack_is_an_error_at_create(cli, tree):
     assert created.code == 0, created.output
     [output] = json.loads(created.stdout)["outputs"]
     assert output["output_value"] is None and "top-level stack has no facade" in output["output_error"]
+
+
+def test_a_none_resource_policies_are_checked_by_validate_only(cli, tree):
+    """As Heat: template validate refuses them; a create of a type mapped to None does not look."""
+    root = tree({"t.yaml": "heat_template_version: 2016-10-14\nresources:\n  r:\n    type: My::Group\n"
+                 "    deletion_policy: Snapshot\n    update_policy: {RollingUpdate: {MaxBatchSize: 1}}\n",
+                 "env.yaml": "resource_registry:\n  My::Group: OS::Heat::None\n"})
+    assert [e[0] for e in errors(validate(cli, root / "t.yaml", "-e", root / "env.yaml"))] == [
+        "resources.r.deletion_policy"]
+    created = cli("stack", "create", "s", "-t", root / "t.yaml", "-e", root / "env.yaml", "--wait")
+    assert created.code == 0, created.output
