@@ -239,9 +239,9 @@ class FindInMap(Function):
         if not isinstance(self.args, list) or len(self.args) != 3:
             raise self.error(f'Arguments to "{self.name}" must be of the form [mapping, key, value]')
         mapping = self.args[0]
-        if isinstance(mapping, str) and mapping not in self.stack.mappings:
-            raise self.error(f'"{mapping}" (in {self.name}) is not a mapping of the template',
-                             code="unknown-mapping")
+        if isinstance(mapping, str) and mapping not in self.stack.mappings:  # Heat: an error once resolved
+            self.parser.problems.warn(self.path, "unknown-mapping", f'"{mapping}" (in {self.name}) is not a '
+                                      "mapping of the template (an error at create, if resolved)")
 
     def result(self) -> Any:
         names = resolve(self.args)

@@ -269,3 +269,30 @@ def test_a_none_resource_policies_are_checked_by_validate_only(cli, tree):
         "resources.r.deletion_policy"]
     created = cli("stack", "create", "s", "-t", root / "t.yaml", "-e", root / "env.yaml", "--wait")
     assert created.code == 0, created.output
+
+
+CFN = """\
+HeatTemplateFormatVersion: '2012-12-12'
+Mappings:
+  Sizes: {small: {cpu: 1}}
+  Broken: [1, 2]
+Resources:
+  Resource:
+    Type: OS::Heat::Value
+    Wibble: bar
+    Properties:
+      value: {"Fn::FindInMap": [Missing, a, b]}
+"""
+
+
+def test_cfn_extras_heat_lets_through_are_warnings(cli, tree):
+    """Other keys in a CFN resource, a Mappings entry that is no map, a mapping no one
+    defined: Heat accepts all three (the last fails when resolved)."""
+    root = tree({"t.yaml": CFN, "ok.yaml": CFN.replace("[Missing, a, b]", "[Sizes, small, cpu]")})
+    assert {w[:2] for w in warnings(validate(cli, root / "t.yaml"))} == {
+        ("mappings", "invalid-section"), ("resources.Resource.Wibble", "unknown-key"),
+        ("resources.Resource.properties.value.Fn::FindInMap", "unknown-mapping")}
+    refused = cli("stack", "create", "s", "-t", root / "t.yaml", "--wait")
+    assert refused.code == 1 and "Mappings have no Missing" in refused.output
+    created = cli("stack", "create", "s", "-t", root / "ok.yaml", "--wait")
+    assert created.code == 0, created.output
