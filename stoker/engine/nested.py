@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import json
 from abc import abstractmethod
+from contextlib import contextmanager
 from typing import Any
 
 from stoker.errors import (FunctionError, NotFound, Problem, Problems, ResourcePending, StokerError,
@@ -377,7 +378,29 @@ class TemplateResource(NestedStackResource):
             return None
         return json.dumps(store.get_template(child.template_id).content)
 
+    def validate_shape(self) -> None:
+        self._check_template_usable()
+        with self._naming_template():
+            super().validate_shape()
+
     def validate_template(self) -> None:
+        self._check_template_usable()
+        self._check_facade()
+        with self._naming_template():
+            super().validate_template()
+
+    @contextmanager
+    def _naming_template(self):
+        """Problems with the properties say they are the template's parameters."""
+        try:
+            yield
+        except ValidationFailed as exc:
+            for problem in exc.problems:
+                problem.message += f' (the parameters of provider template "{self.template_name}")'
+            raise
+
+    def _check_template_usable(self) -> None:
+        """The template loads, and nests no deeper than the limit."""
         if self._template_problem:
             raise ValidationFailed.single(("resources", self.name, "type"), "invalid-provider-template",
                                           self._template_problem)
@@ -388,13 +411,6 @@ class TemplateResource(NestedStackResource):
             raise ValidationFailed.single(("resources", self.name, "type"), "nesting-too-deep",
                                           f"Recursion depth exceeds {self.stack.engine.max_nested_depth} "
                                           f'(max_nested_stack_depth) through "{self.template_name}"')
-        self._check_facade()
-        try:
-            super().validate_template()
-        except ValidationFailed as exc:
-            for problem in exc.problems:
-                problem.message += f' (the parameters of provider template "{self.template_name}")'
-            raise
 
     def _provides(self, name: str) -> bool:
         return name in self.attributes_schema or name in ("OS::stack_id", attributes.SHOW)
