@@ -157,6 +157,12 @@ class Problems:
         if self.errors:
             raise ValidationFailed(self.items)
 
+    def extend_as_create_time(self, problems: Iterable[Problem]) -> None:
+        """Add errors Heat finds only when the stack is created, as warnings: ``template
+        validate`` gives Heat's verdict yet still shows them, each at its place."""
+        self.extend(Problem(p.path, p.code, f"{p.message} (an error at create)", p.file, p.line, p.column,
+                            severity="warning") if p.severity == "error" else p for p in problems)
+
 
 class StaleWrite(StokerError):
     """A resource changed since the writer read it: another worker got there first."""

@@ -26,10 +26,11 @@ def _fail(problems, fmt: str, wrap: str | None = None) -> None:
 
 
 def _check(engine, template_file, environment_files, parameters, parameter_files, *, missing_ok: bool):
-    """Load and check everything a create would (plug-in schemas too); never opens the database."""
+    """Load and check everything a create would (plug-in schemas too); never opens the database.
+    With ``missing_ok`` (validate) the verdict is Heat's: create-time errors are warnings."""
     inputs = read_inputs(template_file, environment_files, parameters, parameter_files)
     definition, problems = engine.check_template(inputs.template, inputs.environment, inputs.parameters,
-                                                 missing_parameters_ok=missing_ok)
+                                                 missing_parameters_ok=missing_ok, at_validate=missing_ok)
     return inputs.template, definition, problems
 
 
@@ -57,7 +58,8 @@ def validate(ctx, template_file, environment_files, parameters, parameter_files,
     if definition is not None and not _blocking(problems):
         _evaluate_what_is_known(definition, problems)
     placed = _placed(tmpl, problems.items, definition)
-    show_warnings([p for p in placed if p.severity != "error"])
+    warnings = [p for p in placed if p.severity != "error"]
+    show_warnings(warnings)
     errors = [p for p in placed if p.severity == "error"]
     if errors or definition is None:
         _fail(errors, fmt)
@@ -69,6 +71,8 @@ def validate(ctx, template_file, environment_files, parameters, parameter_files,
     groups = tmpl.section("parameter_groups")
     if groups:
         result["ParameterGroups"] = groups
+    if warnings and fmt in ("json", "yaml"):
+        result["Warnings"] = [w.as_dict() for w in warnings]
     show_document(result, fmt)
 
 
@@ -79,10 +83,11 @@ def _blocking(problems) -> list:
 
 
 def _evaluate_what_is_known(definition, problems) -> None:
-    """Evaluate the outputs and conditions validate can: errors certain whatever the inputs.
+    """Evaluate the outputs and conditions validate can: what fails whatever the inputs
+    is a warning (Heat evaluates outputs only once the stack exists).
 
     Anything that waits for a parameter value not given, or a resource, is
-    not an error here.
+    not reported here.
     """
     scratch = Problems()
     evaluate(definition, scratch)
@@ -90,7 +95,7 @@ def _evaluate_what_is_known(definition, problems) -> None:
         if problem.code in RESULT_TIME_CODES:
             warn_output_error(problems, problem)
         elif problem.code not in _NEEDS_INPUT:
-            problems.extend([problem])
+            problems.extend_as_create_time([problem])
 
 
 #: codes of failures that only mean "a value is not known yet"

@@ -12,7 +12,8 @@ A check can be registered in three forms, all adapted to ``CustomCheck``:
   is called with ``client=None`` and an exception means invalid.
 
 The generic constraints Heat ships (``ip_addr``, ``cron_expression`` ...)
-are registered on import.
+are registered on import, and so are Heat's service constraints
+(``nova.flavor`` ...), which accept every value (``services.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from stoker.constraints.common import COMMON_CHECKS
+from stoker.constraints.services import SERVICE_CONSTRAINTS, Unchecked
 
 
 class CustomCheck:
@@ -80,9 +82,17 @@ def get(name: str) -> CustomCheck | None:
     return _REGISTRY.get(name)
 
 
+def is_unchecked(name: str) -> bool:
+    """Is ``name`` one of Heat's service constraints that no plug-in checks here?"""
+    check = _REGISTRY.get(name)
+    return check is not None and getattr(check.check, "unchecked", False)
+
+
 def names() -> list[str]:
     return sorted(_REGISTRY)
 
 
 for _name, _check in COMMON_CHECKS.items():
     register(_name, _check)
+for _name in SERVICE_CONSTRAINTS:
+    register(_name, Unchecked(_name))

@@ -310,7 +310,7 @@ async def update_resource(stack: Stack, name: str, rollback: bool) -> None:
     # as Heat: what the type resolves to decides, not its name (another alias of the same
     # plug-in updates in place; an alias mapped elsewhere replaces)
     if (implementation_changes(stack, current, definition)
-            or (current.action, current.status) == (current.CHECK, FAILED)):
+            or (current.status == FAILED and current.needs_replace_failed())):
         await _check_restricted(stack, current, "replace")
         await _replace(stack, current, definition)
         return

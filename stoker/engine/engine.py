@@ -41,6 +41,7 @@ from stoker.template.environment import Environment, RegistryLoop, is_template_t
 from stoker.template.loader import check_nesting, frozen_gc, paused_gc
 from stoker.template.parameters import masked
 from stoker.template.definition import StackDefinition
+from stoker.template.verdict import check_conditions_in_use
 from stoker.template.template import Template
 
 IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
@@ -95,28 +96,35 @@ class Engine:
 
     def validate_template(self, template: Template | dict | str | Path,
                           environment: Environment | None = None, parameters: dict | None = None,
-                          missing_parameters_ok: bool = True) -> StackDefinition:
+                          missing_parameters_ok: bool = True, at_validate: bool = False) -> StackDefinition:
         """Every check a create would make, plug-ins included, without touching the database."""
-        definition, problems = self.check_template(template, environment, parameters, missing_parameters_ok)
+        definition, problems = self.check_template(template, environment, parameters, missing_parameters_ok,
+                                                   at_validate)
         if definition is None or problems.errors:
             raise ValidationFailed(problems.items)
         return definition
 
     def check_template(self, template: Template | dict | str | Path,
                        environment: Environment | None = None, parameters: dict | None = None,
-                       missing_parameters_ok: bool = True) -> tuple[StackDefinition | None, Problems]:
+                       missing_parameters_ok: bool = True,
+                       at_validate: bool = False) -> tuple[StackDefinition | None, Problems]:
         """Like ``validate_template``, but returns what it found instead of raising.
 
         The definition comes back even when there are errors, when the
         template was good enough to build one (``resolve`` still evaluates it).
+        ``at_validate`` gives Heat's verdict: what Heat checks only at create
+        (resources' property values, their plug-ins' own checks) is a warning.
         """
         stack = self.new_stack("stack")
         stack.id = stack.record.id = NIL_UUID  # checking has no stack yet: fixed pseudo parameters
+        stack.at_validate = at_validate
         try:
             definition = stack.define(as_template(template), environment or Environment(),
                                       dict(parameters or {}), missing_parameters_ok=missing_parameters_ok)
         except ValidationFailed as exc:
             return stack.definition, Problems(exc.problems + exc.warnings)
+        if at_validate:
+            check_conditions_in_use(definition, definition.problems)
         return definition, definition.problems
 
     @property
@@ -177,16 +185,15 @@ class Engine:
                 continue
             if name in stack.unchanged:
                 continue  # checked when stored, with the same definition and inputs
-            try:
-                instances[name].validate_template()
-            except ResourcePending:
-                pass  # checked again at create time, when the value is known
-            except ValidationFailed as exc:
-                problems.extend(exc.problems)
-            except FunctionError as exc:
-                problems.add(exc.path or ("resources", name), exc.code, exc.message)
-            except (StokerError, ValueError, TypeError) as exc:
-                problems.add(("resources", name), "resource-validation-failed", str(exc))
+            shape = _found_by(instances[name].validate_shape, name)
+            problems.extend(shape.items)
+            found = {(p.path, p.code) for p in shape.items}
+            values = [p for p in _found_by(instances[name].validate_template, name).items
+                      if (p.path, p.code) not in found]
+            if stack.at_validate:
+                problems.extend_as_create_time(values)
+            else:
+                problems.extend(values)
         if stack.parent is None:
             self.check_fanout(stack, definition, problems)
         for fn in definition.resource_calls:
@@ -821,6 +828,22 @@ class Engine:
         values = masked(stack.definition.parameter_schemas, stack.definition.parameters)
         values.update(stack.definition.context.pseudo_parameters())
         return {k: v if isinstance(v, str) else _json(v) for k, v in values.items()}
+
+
+def _found_by(check, name: str) -> Problems:
+    """What one of a resource's checks finds wrong, each problem at its place."""
+    found = Problems()
+    try:
+        check()
+    except ResourcePending:
+        pass  # checked again at create time, when the value is known
+    except ValidationFailed as exc:
+        found.extend(exc.problems)
+    except FunctionError as exc:
+        found.add(exc.path or ("resources", name), exc.code, exc.message)
+    except (StokerError, ValueError, TypeError) as exc:
+        found.add(("resources", name), "resource-validation-failed", str(exc))
+    return found
 
 
 def _json(value: Any) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import json
 from abc import abstractmethod
+from contextlib import contextmanager
 from typing import Any
 
 from stoker.errors import (FunctionError, NotFound, Problem, Problems, ResourcePending, StokerError,
@@ -255,6 +256,11 @@ class NestedStackResource(Resource):
         """Does the nested template have an ``OS::stack_id`` output (its own reference id)?"""
         return False
 
+    def needs_replace_failed(self) -> bool:
+        """A failed nested stack is updated, its own resources deciding what to replace
+        (as Heat); only a failed check replaces it."""
+        return self.action == self.CHECK
+
     def plan_update(self, definition: Any, new_props: Properties):
         """A nested stack is always updated, in place (as Heat): what changed inside it,
         its template in the files map included, is for its own update to find."""
@@ -414,7 +420,29 @@ class TemplateResource(NestedStackResource):
             return None
         return json.dumps(store.get_template(child.template_id).content)
 
+    def validate_shape(self) -> None:
+        self._check_template_usable()
+        with self._naming_template():
+            super().validate_shape()
+
     def validate_template(self) -> None:
+        self._check_template_usable()
+        self._check_facade()
+        with self._naming_template():
+            super().validate_template()
+
+    @contextmanager
+    def _naming_template(self):
+        """Problems with the properties say they are the template's parameters."""
+        try:
+            yield
+        except ValidationFailed as exc:
+            for problem in exc.problems:
+                problem.message += f' (the parameters of provider template "{self.template_name}")'
+            raise
+
+    def _check_template_usable(self) -> None:
+        """The template loads, and nests no deeper than the limit."""
         if self._template_problem:
             raise ValidationFailed.single(("resources", self.name, "type"), "invalid-provider-template",
                                           self._template_problem)
@@ -425,13 +453,6 @@ class TemplateResource(NestedStackResource):
             raise ValidationFailed.single(("resources", self.name, "type"), "nesting-too-deep",
                                           f"Recursion depth exceeds {self.stack.engine.max_nested_depth} "
                                           f'(max_nested_stack_depth) through "{self.template_name}"')
-        self._check_facade()
-        try:
-            super().validate_template()
-        except ValidationFailed as exc:
-            for problem in exc.problems:
-                problem.message += f' (the parameters of provider template "{self.template_name}")'
-            raise
 
     def _provides(self, name: str) -> bool:
         return name in self.attributes_schema or name in ("OS::stack_id", attributes.SHOW)

@@ -49,6 +49,8 @@ class Stack:
         #: per action, on the root: templates already stored, resources in the tree
         self.template_ids: dict[str, int] = {}
         self.tree_size = 0
+        #: True while ``template validate`` checks it: what Heat checks only at create is a warning
+        self.at_validate = False
         self._secrets: list[str] | None = None
         self.id = record.id
         self.name = record.name
@@ -113,7 +115,7 @@ class Stack:
             template, values, problems=problems, missing_parameters_ok=missing_parameters_ok,
             context_factory=partial(EngineContext, self),
             stack_name=self.name, stack_id=self.id, project_id=self.project_id,
-            facade=self.facade,
+            facade=self.facade if self.parent is not None or self.owner_name is not None else None,
         )
         if definition is not None:
             self.definition = definition

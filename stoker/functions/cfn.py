@@ -199,11 +199,11 @@ class Ref(references.GetResource):
         if not isinstance(self.args, str):
             raise self.error(f'The argument of "{self.name}" must be the name of a resource or parameter')
         if not (self.stack.has_resource(self.args) or self.stack.has_parameter(self.args)):
-            raise self.error(
-                f'The specified reference "{self.args}" (in {self.name}) is incorrect: there is '
-                "no resource or parameter of that name",
-                code="unknown-reference",
-            )
+            # Heat reads it as a parameter's, failing only where it resolves the call
+            self.parser.problems.warn(self.path, "unknown-reference",
+                                      f'The specified reference "{self.args}" (in {self.name}) is incorrect: '
+                                      "there is no resource or parameter of that name (an error at create, "
+                                      "if resolved)")
 
     def result(self) -> Any:
         if self.stack.has_resource(self.args):
@@ -239,9 +239,9 @@ class FindInMap(Function):
         if not isinstance(self.args, list) or len(self.args) != 3:
             raise self.error(f'Arguments to "{self.name}" must be of the form [mapping, key, value]')
         mapping = self.args[0]
-        if isinstance(mapping, str) and mapping not in self.stack.mappings:
-            raise self.error(f'"{mapping}" (in {self.name}) is not a mapping of the template',
-                             code="unknown-mapping")
+        if isinstance(mapping, str) and mapping not in self.stack.mappings:  # Heat: an error once resolved
+            self.parser.problems.warn(self.path, "unknown-mapping", f'"{mapping}" (in {self.name}) is not a '
+                                      "mapping of the template (an error at create, if resolved)")
 
     def result(self) -> Any:
         names = resolve(self.args)

@@ -328,8 +328,9 @@ class _Reader:
 
     ``validating`` checks constraints and takes a pending value as "skip";
     otherwise (reading values for a plug-in) pending propagates.
-    ``with_value=False`` checks only what the template's shape shows:
-    unknown, unimplemented and missing required properties.
+    ``with_value=False`` checks only what the template's shape shows (unknown and
+    unimplemented properties), as Heat's validate does: a required property
+    without a value is a create-time error there.
     """
 
     def __init__(self, resolver: Callable[[Any], Any], context: Any, validating: bool, with_value: bool = True):
@@ -363,9 +364,9 @@ class _Reader:
     def read(self, key: Any, schema: Schema, data: Mapping, path: tuple) -> Any:
         """One property (or list item) ``key`` of ``data``, typed."""
         value = None
+        if not self.with_value:
+            return _SKIP
         if key in data:
-            if not self.with_value:
-                return _SKIP
             value = self.resolve(data[key], path + (key,), children_later=schema.schema is not None)
             if value is _SKIP:
                 return _SKIP

@@ -21,6 +21,7 @@ import json
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
 
+from stoker.errors import ValidationFailed
 from stoker.functions.base import resolve
 from stoker.functions.sizes import check_stored
 from stoker.secretbox import seal, unseal
@@ -55,6 +56,8 @@ class Resource:
 
     properties_schema: dict = {}
     attributes_schema: dict = {}
+    #: the keys ``update_policy`` may have (Heat refuses any other)
+    update_policy_schema: dict = {}
     support_status = None
     default_client_name = None
     entity = None
@@ -257,6 +260,11 @@ class Resource:
         return None
 
     def check_resume_complete(self, token: Any) -> bool:
+        return True
+
+    def needs_replace_failed(self) -> bool:
+        """Is this resource, its last action failed, replaced by the next update?  As in
+        Heat: yes, unless the type knows its failed resource can still be updated."""
         return True
 
     def handle_check(self) -> Any:
@@ -479,6 +487,16 @@ class Resource:
         return fn(*args)
 
     # -- validation ---------------------------------------------------------------------
+    def validate_shape(self) -> None:
+        """What Heat's ``template validate`` checks of a resource: which properties are
+        given (not their values), its deletion and update policies."""
+        if str(self.t.deletion_policy).lower() == "snapshot" and not callable(getattr(self, "handle_snapshot_delete", None)):
+            raise ValidationFailed.single(("resources", self.name, "deletion_policy"), "invalid-deletion-policy",
+                                          '"Snapshot" deletion policy not supported')
+        self.build_properties(self.t.properties).validate(with_value=False)
+        Properties(self.update_policy_schema, self.t.update_policy or {},
+                   path=("resources", self.name, "update_policy")).validate()
+
     def validate_template(self) -> None:
         """Static checks: the schema on what is known now, then the plug-in's own."""
         properties = self.build_properties(self.t.properties)

@@ -43,7 +43,8 @@ class StackContext:
         self.resource_names = set(resource_names)
         self.condition_names = set(condition_names)
         self.files = dict(files or {})
-        self.facade_data = dict(facade or {})
+        #: the parent resource's metadata and policies; None in a top-level stack
+        self.facade_data = None if facade is None else dict(facade)
         #: a CFN template's ``Mappings`` (for ``Fn::FindInMap``)
         self.mappings = dict(mappings or {})
         #: a CFN-format template also has the AWS:: pseudo parameters
@@ -115,7 +116,10 @@ class StackContext:
         return self.files.get(key)
 
     def facade(self, kind: str) -> Any:
-        """``resource_facade``: the parent resource's metadata/policies."""
+        """``resource_facade``: the parent resource's metadata/policies (refused at the top, as Heat)."""
+        if self.facade_data is None:
+            raise FunctionError('"resource_facade" is only available inside a provider template: '
+                                "a top-level stack has no facade resource", code="no-facade")
         return self.facade_data.get(kind)
 
     def availability_zones(self) -> list[str]:

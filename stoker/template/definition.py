@@ -188,21 +188,21 @@ def _build_definition(
 
 
 def _mappings(template: Template, problems: Problems) -> dict:
-    """A CFN template's ``Mappings``: a map of maps."""
+    """A CFN template's ``Mappings``: a map of maps.  Heat looks into it only for an
+    ``Fn::FindInMap``, which fails at create on a bad entry: a warning here."""
     mappings = template.section("mappings")
     if not isinstance(mappings, dict) or not all(isinstance(m, dict) for m in mappings.values()):
-        problems.add(("mappings",), "invalid-section", 'the "Mappings" section must be a map of maps')
-        return {}
-    return mappings
+        problems.warn(("mappings",), "invalid-section", 'the "Mappings" section must be a map of maps')
+    return mappings if isinstance(mappings, dict) else {}
 
 
 def _check_keys(path: tuple, data: dict, allowed: tuple, version: Version, what: str,
-                problems: Problems) -> None:
+                problems: Problems, severity: str = "error") -> None:
     for key in data:
         if key not in allowed:
             problems.add(path + (key,), "unknown-key",
                          f'"{key}" is not a valid keyword inside a {what} definition '
-                         f"(heat_template_version {version.name} allows: {', '.join(allowed)})")
+                         f"(heat_template_version {version.name} allows: {', '.join(allowed)})", severity)
 
 
 def _parse_condition_field(value: Any, path: tuple, parser: Parser, problems: Problems) -> Any:
@@ -227,7 +227,9 @@ def _resource(name: Any, data: Any, version: Version, parser: Parser,
     if not isinstance(data, dict):
         problems.add(path, "invalid-resource", f'resource "{name}" must be a map with at least a "type"')
         return None
-    _check_keys(path, data, version.resource_keys, version, "resource", problems)
+    # Heat has always let CFN-format resources carry other keys
+    _check_keys(path, data, version.resource_keys, version, "resource", problems,
+                severity="warning" if version.is_cfn else "error")
     rtype = data.get("type")
     if rtype is None:
         problems.add(path, "missing-type", f'Resource {name} is missing "type"')
@@ -312,7 +314,8 @@ def _output(name: Any, data: Any, version: Version, parser: Parser,
     if not isinstance(data, dict):
         problems.add(path, "invalid-output", f'output "{name}" must be a map with a "value"')
         return None
-    _check_keys(path, data, version.output_keys, version, "output", problems)
+    # Heat ignores other keys of an output: a warning, not an error
+    _check_keys(path, data, version.output_keys, version, "output", problems, severity="warning")
     if "value" not in data:
         problems.add(path, "missing-value", f'Each output must contain a value key ("{name}" has none)')
     condition = None

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from stoker.errors import Problems, ValidationFailed
+from stoker.errors import Problem, Problems, ValidationFailed
 from stoker.template.environment import Environment, is_template_type, load_environments
 from stoker.template.loader import UnreadableFile, load, read_file
 from stoker.template.template import Template
@@ -40,6 +40,8 @@ class FilesMap:
 
     def __init__(self) -> None:
         self.files: dict[str, str] = {}
+        #: templates named (as a type or in a registry) that are not there
+        self.missing: list[str] = []
 
     def template(self, path: Path) -> Any:
         """Load the template at ``path`` and gather everything it names."""
@@ -78,7 +80,8 @@ class FilesMap:
             return True
         path = _path(url)
         if not path.is_file():
-            return False  # validation names the missing provider template
+            self.missing.append(url)
+            return False
         self.files[url] = ""  # a placeholder stops loops between templates
         self.files[url] = json.dumps(self.template(path))
         return True
@@ -99,11 +102,30 @@ class FilesMap:
                     registry[key] = url
 
 
+def _check_json_as_heatclient(text: bytes, name: str) -> None:
+    """heatclient reads a template that starts with ``{`` as JSON, strictly: no YAML
+    fallback (the engine, given such text through the API, would try YAML too)."""
+    if not text.lstrip().startswith(b"{"):
+        return
+    try:
+        json.loads(text)
+    except (UnicodeDecodeError, RecursionError):
+        return  # reported by the loader, with its limits
+    except ValueError as exc:
+        line, column = getattr(exc, "lineno", None), getattr(exc, "colno", None)
+        raise ValidationFailed([Problem((), "invalid-syntax", f"invalid JSON: {getattr(exc, 'msg', exc)}",
+                                        name, line, column)]) from None
+
+
 def load_template_tree(path: str | Path, environment_paths: list[str | Path] = ()) -> tuple[Template, Environment]:
     """The template at ``path`` with its files map, and the merged environments."""
     path = Path(path)
     collector = FilesMap()
-    template = Template.from_text(read_file(path), str(path))
+    # heatclient strips the template text it sends, so a block scalar ending the file loses its
+    # trailing newline; nested templates and get_file contents go as they are
+    text = read_file(path).rstrip()
+    _check_json_as_heatclient(text, str(path))
+    template = Template.from_text(text, str(path))
     collector._walk(template.data, path.resolve().parent, in_resources=False)
     environment = Environment()
     for env_path in environment_paths:
@@ -119,5 +141,8 @@ def load_template_tree(path: str | Path, environment_paths: list[str | Path] = (
         environment.merge(one.as_dict(), Problems())  # each file was checked as it loaded
         environment.sources.extend(one.sources)
         environment.warnings.extend(one.warnings)
+    if collector.missing:  # heatclient refuses to send a template whose files it cannot read
+        raise ValidationFailed([Problem((), "missing-file", f"Could not fetch contents for {url}", str(path))
+                                for url in dict.fromkeys(collector.missing)])
     template.files = collector.files
     return template, environment

@@ -93,8 +93,11 @@ def _to_list(value: Any) -> list[str]:
     raise ValueError(f"{show(value)} is neither a comma-delimited string nor a list")
 
 
-def _to_json(value: Any) -> dict | list:
-    """A map or list, given as such or as JSON text; maps get JSON's string keys."""
+def _to_json(value: Any) -> dict | list | str:
+    """A map or list, given as such or as JSON text; maps get JSON's string keys.
+    The empty text stays itself, as in Heat (``get_param`` gives ``''``)."""
+    if value == "":
+        return value
     try:
         data = json.loads(value if isinstance(value, str) else json.dumps(value))
     except (TypeError, ValueError) as exc:
@@ -233,9 +236,14 @@ def _build_constraint(entry: Any, param_type: str, version: Version, path: tuple
                      "a constraint description must be a string")
     else:
         try:
-            return _BUILDERS[kind](entry[kind], description, param_type)
+            built = _BUILDERS[kind](entry[kind], description, param_type)
         except ValueError as exc:
             problems.add(where, "invalid-constraint", str(exc))
+            return None
+        if kind == "custom_constraint" and custom.is_unchecked(entry[kind]):
+            problems.warn(where, "unchecked-constraint",
+                          f'"{entry[kind]}" needs a service Stoker does not have: any value is accepted')
+        return built
     return None
 
 

@@ -95,7 +95,11 @@ class Template:
                 problems.add((name,), "unknown-section", f'"{name}" is not a valid template section{hint}')
                 continue
             expected = _SECTION_TYPES.get(name)
-            if expected and value is not None and not isinstance(value, expected):
+            if name == "conditions" and not isinstance(value, dict):
+                # Heat's own words; an empty section (null) is refused too
+                problems.add((name,), "invalid-section", "Condition definitions must be a map. "
+                             f"Found a {type(value).__name__} instead")
+            elif expected and value is not None and not isinstance(value, expected):
                 kind = {"str": "a string", "list": "a list", "dict": "a map"}[expected[0].__name__]
                 problems.add((name,), "invalid-section", f'the "{name}" section must be {kind}')
         return version

@@ -133,7 +133,24 @@ def test_validate(client):
     with pytest.raises(exc.HTTPBadRequest) as caught:
         client.stacks.validate(template=bad, files=files)
     message = str(caught.value)
-    assert "missing" in message and "OS::Heat::Nonexistent" in message and "no_such_property" in message
+    assert "OS::Heat::Nonexistent" in message and "no_such_property" in message
+    # as in Heat, the undefined parameter a property reads is an error only at create
+    assert "missing" not in message
+
+
+def test_validate_gives_heats_verdict_on_values_known_only_at_create(client):
+    """Heat's own test_resource_group validates a group whose count reads a parameter
+    without a value; a condition in use that reads one is refused."""
+    group = {"heat_template_version": "2016-10-14", "parameters": {"n": {"type": "number"}},
+             "resources": {"g": {"type": "OS::Heat::ResourceGroup",
+                                 "properties": {"count": {"get_param": "n"},
+                                                "resource_def": {"type": "OS::Heat::None"}}}}}
+    assert client.stacks.validate(template=group)["Parameters"]["n"]["Type"] == "Number"
+    group["conditions"] = {"some": {"equals": [{"get_param": "n"}, 2]}}
+    group["resources"]["g"]["condition"] = "some"
+    with pytest.raises(exc.HTTPBadRequest) as caught:
+        client.stacks.validate(template=group)
+    assert "The Parameter (n) was not provided." in str(caught.value)
 
 
 def test_preview_create(client):

@@ -122,9 +122,6 @@ def _stop_mid_actions_and_restart(tmp_path, db_url: str, workers: int, signum: i
 
     again = start_server(tmp_path / "second", db_url, workers=workers)
     try:
-        # handed back, not failed: what was in progress is still in progress
-        assert _resources(again, "north", "going") == {"lasting": "DELETE_IN_PROGRESS"} or \
-            _status(again, "north", going) == "DELETE_COMPLETE"
         for project in PROJECTS:
             for n in range(2):
                 stack = f"slow{n}"

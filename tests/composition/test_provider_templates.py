@@ -147,9 +147,11 @@ def test_unknown_output_attribute_is_a_validation_error(tree, engine):
 
 def test_missing_provider_file_is_a_validation_error(tree, engine):
     root = tree({"t.yaml": hot({"m": {"type": "absent.yaml"}})})
-    template, env = load(root / "t.yaml")
-    with pytest.raises(ValidationFailed) as info:
-        engine.create_stack("s", template, env)
+    with pytest.raises(ValidationFailed) as info:  # reading refuses it, as heatclient does
+        load(root / "t.yaml")
+    assert "absent.yaml" in info.value.problems[0].message
+    with pytest.raises(ValidationFailed) as info:  # and the engine, given no file, at its place
+        engine.create_stack("s", hot({"m": {"type": "absent.yaml"}}))
     problem = info.value.problems[0]
     assert tuple(problem.path[:2]) == ("resources", "m")
     assert "absent.yaml" in problem.message

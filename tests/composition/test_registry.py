@@ -8,6 +8,7 @@ import pytest
 
 from stoker.errors import ValidationFailed
 from stoker.template.template import Template
+from stoker.template.environment import Environment
 
 from .conftest import hot, load, outputs
 
@@ -76,11 +77,14 @@ def test_type_to_template_missing_file_is_validation_error(tree, engine):
         "t.yaml": hot({"x": {"type": "My::Thing"}}),
         "env.yaml": {"resource_registry": {"My::Thing": "nope.yaml"}},
     })
-    template, env = load(root / "t.yaml", root / "env.yaml")
-    with pytest.raises(ValidationFailed) as info:
-        engine.create_stack("s", template, env)
-    text = " ".join(p.message for p in info.value.problems)
-    assert "nope.yaml" in text
+    with pytest.raises(ValidationFailed) as info:  # as heatclient, reading refuses it
+        load(root / "t.yaml", root / "env.yaml")
+    assert [p.message for p in info.value.problems] == [
+        f"Could not fetch contents for {(root / 'nope.yaml').as_uri()}"]
+    env = Environment.from_dict({"resource_registry": {"My::Thing": "nope.yaml"}})
+    with pytest.raises(ValidationFailed) as info:  # the engine, given no file, says so too
+        engine.create_stack("s", hot({"x": {"type": "My::Thing"}}), env)
+    assert "nope.yaml" in " ".join(p.message for p in info.value.problems)
 
 
 def test_wildcard_mapping(tree, engine):

@@ -99,6 +99,10 @@ class Stoker:
         assert isinstance(errors, list)
         return errors
 
+    def validate_warnings(self, template: str, **kwargs: Any) -> list[dict]:
+        """``template validate`` succeeds (Heat's verdict) with warnings; the list of them."""
+        return self.valid(template, **kwargs).get("Warnings", [])
+
     def resolve_errors(self, template: str, **kwargs: Any) -> list[dict]:
         """``template resolve`` fails; its list of errors (unwrapped from ``{"errors": ...}``)."""
         document = self.resolve(template, **kwargs).expect(1).json

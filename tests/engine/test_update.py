@@ -295,6 +295,26 @@ def test_a_failed_update_without_rollback_can_be_fixed_by_another(engine, files)
     assert files_under(files) == ["added.txt", "in_place.txt", "new_place.txt", "untouched.txt"]
 
 
+def test_a_resource_whose_update_failed_is_replaced_by_the_next_update(engine):
+    # as Heat: a *_FAILED resource is replaced, even when its definition did not change
+    stack = hot({"server": tres(value="one")})
+    engine.create_stack("rf", stack)
+    original = physical_ids(engine, "rf")["server"]
+    stack["resources"]["server"]["properties"].update(value="two", fail=True)
+    assert engine.update_stack("rf", stack)["stack_status"] == "UPDATE_FAILED"
+    assert statuses(engine, "rf")["server"] == "UPDATE_FAILED"
+
+    again = engine.update_stack("rf", stack)  # the same failing definition: tried again, not skipped
+    assert again["stack_status"] == "UPDATE_FAILED", again
+    assert "Test Resource failed server" in again["stack_status_reason"]
+
+    stack["resources"]["server"]["properties"].update(fail=False)
+    info = engine.update_stack("rf", stack)
+    assert info["stack_status"] == "UPDATE_COMPLETE", info
+    assert statuses(engine, "rf") == {"server": "CREATE_COMPLETE"}
+    assert physical_ids(engine, "rf")["server"] != original
+
+
 @pytest.mark.sqlite_only
 def test_rollback_restores_the_original_when_its_replacement_fails(engine):
     stack = hot({"server": tres(value="one", update_replace=True)},

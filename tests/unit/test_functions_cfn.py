@@ -106,9 +106,13 @@ class TestRef:
         with pytest.raises(ResourcePending):
             resolve(parsed)
 
-    def test_unknown_name(self):
-        parser, _ = parse({"Ref": "AWS::StackName"})
-        assert parser.problems.errors[0].code == "unknown-reference"
+    def test_unknown_name_fails_only_when_resolved(self):
+        parser, parsed = parse({"Ref": "AWS::StackName"})
+        assert not parser.problems.errors  # as Heat: a parameter reference, checked when resolved
+        assert [w.code for w in parser.problems.warnings] == ["unknown-reference"]
+        with pytest.raises(FunctionError) as info:
+            resolve(parsed)
+        assert info.value.code == "unknown-reference"
 
     def test_argument_must_be_a_name(self):
         fails({"Ref": {"get_param": "x"}}, "must be the name", parameters={"x": "y"})

@@ -72,8 +72,8 @@ class TestIf:
         assert problem.code == "function-not-allowed-here"
 
     def test_both_values_are_validated(self):
-        [problem] = problems({"if": ["prod", "ok", {"get_param": "missing"}]})
-        assert problem.code == "unknown-parameter"
+        [problem] = problems({"if": ["prod", "ok", {"get_param": {"a": 1}}]})
+        assert problem.code == "invalid-function-arguments"
 
     def test_one_value_needs_2021_04_16(self):
         assert problems({"if": ["prod", "x"]}, version="2018-08-31")

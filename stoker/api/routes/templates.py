@@ -40,11 +40,9 @@ def validate(ctx: Ctx = Depends(context), body: dict = Depends(json_object)) -> 
     values.update(data.parameters)
     try:
         definition = ctx.engine.validate_template(template, environment, data.parameters,
-                                                  missing_parameters_ok=True)
+                                                  missing_parameters_ok=True, at_validate=True)
     except ValidationFailed as exc:
-        # values may be missing when validating (as in Heat); the engine still reports
-        # properties that read them, so those are left out here
-        errors = [p for p in exc.problems if p.code not in ignored and p.code != "missing-parameter"]
+        errors = [p for p in exc.problems if p.code not in ignored]
         if errors:
             raise ValidationFailed(errors) from None
         definition = build_definition(template, values, problems=Problems(), missing_parameters_ok=True)

@@ -85,6 +85,18 @@ class ResourceGroup(NestedStackResource):
                                    default="append", update_allowed=True,
                                    constraints=[AllowedValues(["append", "update"])]),
     }
+    update_policy_schema = {
+        "rolling_update": S(S.MAP, "How an update replaces changed members, in batches.", schema={
+            "min_in_service": S(S.INTEGER, "Members kept in service during the update.", default=0,
+                                constraints=[Range(min=0)]),
+            "max_batch_size": S(S.INTEGER, "Members updated at once.", default=1, constraints=[Range(min=1)]),
+            "pause_time": S(S.NUMBER, "Seconds between two batches.", default=0, constraints=[Range(min=0)]),
+        }),
+        "batch_create": S(S.MAP, "How a create makes the members, in batches.", schema={
+            "max_batch_size": S(S.INTEGER, "Members created at once.", default=1, constraints=[Range(min=1)]),
+            "pause_time": S(S.NUMBER, "Seconds between two batches.", default=0, constraints=[Range(min=0)]),
+        }),
+    }
     attributes_schema = {
         "refs": attributes.Schema("The members' reference ids.", type=attributes.Schema.LIST),
         "refs_map": attributes.Schema("Member name to reference id.", type=attributes.Schema.MAP),
