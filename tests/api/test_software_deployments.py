@@ -152,12 +152,17 @@ def _members(client, name: str) -> tuple[str, list]:
         time.sleep(0.05)
 
 
-def test_a_group_deploys_to_each_server_and_updates_them(noauth_server):
-    client = heat(noauth_server, "sd")
+def _group_waiting(client) -> tuple[str, str, list]:
+    """A new stack of deployment_group.yaml, once its members wait: (name, nested id, members)."""
     name = f"sdg-{uuid.uuid4().hex[:6]}"
     _create(client, name, "deployment_group.yaml")
     _in_progress(client, name, "group")
-    nested, members = _members(client, name)
+    return (name, *_members(client, name))
+
+
+def test_a_group_deploys_to_each_server_and_updates_them_in_batches(noauth_server):
+    client = heat(noauth_server, "sd")
+    name, nested, members = _group_waiting(client)
     assert sorted(m.resource_name for m in members) == ["a", "b"]
     servers = {m.resource_name: client.software_deployments.get(m.physical_resource_id).server_id
                for m in members}
@@ -175,13 +180,17 @@ def test_a_group_deploys_to_each_server_and_updates_them(noauth_server):
     files, data = template("deployment_group.yaml")
     client.stacks.update(name, template=data, files=files, parameters={"input": "second"})
     deadline = time.monotonic() + 60
+    updating_together = set()  # how many members were seen updating at once
     while (stack := client.stacks.get(name)).stack_status == "UPDATE_IN_PROGRESS":
-        for member in client.resources.list(nested):
-            if member.resource_status == "UPDATE_IN_PROGRESS":
-                client.resources.signal(nested, member.resource_name, data={"deploy_status_code": 0})
+        updating = [m.resource_name for m in client.resources.list(nested)
+                    if m.resource_status == "UPDATE_IN_PROGRESS"]
+        updating_together.add(len(updating))
+        for member in updating:
+            client.resources.signal(nested, member, data={"deploy_status_code": 0})
         assert time.monotonic() < deadline
         time.sleep(0.1)
     assert stack.stack_status == "UPDATE_COMPLETE", stack.stack_status_reason
+    assert max(updating_together) == 1  # rolling_update: max_batch_size 1
     for member in members:
         deployment = client.software_deployments.get(member.physical_resource_id)
         assert deployment.input_values == {"foo": "second"}
@@ -190,10 +199,7 @@ def test_a_group_deploys_to_each_server_and_updates_them(noauth_server):
 
 def test_deleting_a_group_while_its_deployments_wait(noauth_server):
     client = heat(noauth_server, "sd")
-    name = f"sdg-{uuid.uuid4().hex[:6]}"
-    _create(client, name, "deployment_group.yaml")
-    _in_progress(client, name, "group")
-    nested, members = _members(client, name)
+    name, nested, members = _group_waiting(client)
     client.stacks.delete(name)
     _wait_gone(client, name)
     for member in members:
