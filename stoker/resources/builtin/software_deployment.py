@@ -121,13 +121,12 @@ class SoftwareDeployment(Resource):
                                       inputs, source.get("outputs") or [], source.get("options"))
 
     def _deploy(self, action: str) -> str | None:
-        """Start ``action`` on the server if the deployment is listed for it; the
-        deployment id to poll, None when there is nothing to wait for."""
-        if action not in (self.properties[self.DEPLOY_ACTIONS] or []):
-            return None
+        """Store the deployment for ``action`` (as Heat, whether it is listed or not); the
+        deployment id to poll when the server runs it, else None (nothing to wait for)."""
         software = self._software()
         derived = self._derived_config(software, action)
-        waits = self.properties[self.SIGNAL_TRANSPORT] != NO_SIGNAL
+        waits = action in (self.properties[self.DEPLOY_ACTIONS] or []) \
+            and self.properties[self.SIGNAL_TRANSPORT] != NO_SIGNAL
         fields = {"config_id": derived["id"], "action": action,
                   "status": "IN_PROGRESS" if waits else "COMPLETE",
                   "status_reason": "Deploy data available" if waits else "Not waiting for outputs signal",
@@ -161,19 +160,7 @@ class SoftwareDeployment(Resource):
         return self._deployed(token)
 
     def handle_update(self, json_snippet: Any, tmpl_diff: dict, prop_diff: dict) -> str | None:
-        token = self._deploy(self.UPDATE)
-        if token is None and prop_diff and self.resource_id is not None:
-            self._record_without_deploying()
-        return token
-
-    def _record_without_deploying(self) -> None:
-        """An update not listed in ``actions``: the new config and values are kept, nothing runs."""
-        software = self._software()
-        old = software.get_deployment(str(self.resource_id))
-        derived = self._derived_config(software, self.UPDATE)
-        software.update_deployment(str(self.resource_id), {
-            "config_id": derived["id"], "input_values": self.properties[self.INPUT_VALUES] or {}})
-        software.forget_config(old["config_id"])
+        return self._deploy(self.UPDATE)
 
     def check_update_complete(self, token: Any) -> bool:
         return self._deployed(token)
@@ -191,11 +178,10 @@ class SoftwareDeployment(Resource):
         return self._deployed(token)
 
     def handle_delete(self) -> str | None:
-        if self.resource_id is None or software_store(self) is None:
-            return None
         current = self._current()
-        if current is None or current["status"] == "IN_PROGRESS":
-            return None  # nothing to run on the server while it has not finished the last action
+        if current is None or current["status"] == "IN_PROGRESS" \
+                or self.DELETE not in (self.properties[self.DEPLOY_ACTIONS] or []):
+            return None  # as Heat: the server runs a DELETE only if listed, and not mid-action
         return self._deploy(self.DELETE)
 
     def check_delete_complete(self, token: Any) -> bool:
@@ -209,8 +195,8 @@ class SoftwareDeployment(Resource):
         return True
 
     def _current(self) -> dict | None:
-        """The deployment row, None if it is gone."""
-        if self.resource_id is None:
+        """The deployment row, None if it is gone (or never was)."""
+        if self.resource_id is None or software_store(self) is None:
             return None
         try:
             return self._software().get_deployment(str(self.resource_id))
@@ -220,7 +206,7 @@ class SoftwareDeployment(Resource):
     # -- what the server reports ----------------------------------------------------------
     def handle_signal(self, details: Any = None) -> str:
         """Store the server's outputs; a signal while no action waits is ignored, as Heat."""
-        current = self._current() if software_store(self) is not None else None
+        current = self._current()
         if current is None or current["status"] != "IN_PROGRESS":
             return "deployment not in progress: signal ignored"
         reported = dict(details) if isinstance(details, dict) else {}
@@ -232,13 +218,13 @@ class SoftwareDeployment(Resource):
 
     # -- attributes -------------------------------------------------------------------------
     def _resolve_attribute(self, name: str) -> Any:
-        current = self._current() if software_store(self) is not None else None
+        current = self._current()
         if current is None:
             return None
         return (current.get("output_values") or {}).get(name)
 
     def _show_resource(self) -> Any:
-        return (self._current() if software_store(self) is not None else None) or {}
+        return self._current() or {}
 
 
 class SoftwareDeploymentGroup(ResourceGroup):

@@ -1,0 +1,98 @@
+"""Software deployments through the real engine (no API server), on SQLite and PostgreSQL:
+the deployment row waits IN_PROGRESS until ``stoker stack resource signal`` (another
+process) or another engine reports, and its outputs become the resource's attributes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from stoker.store.software import SoftwareStore, outcome
+
+from .helpers import hot, outputs_by_key, physical_ids, statuses, wait_until
+from .test_wait_conditions import Background
+
+
+def deployment_stack(actions: list[str] | None = None) -> dict:
+    deployment = {"config": {"get_resource": "config"}, "server": "node-1",
+                  "input_values": {"name": "world"}}
+    if actions is not None:
+        deployment["actions"] = actions
+    return hot(
+        {
+            "config": {"type": "OS::Heat::SoftwareConfig",
+                       "properties": {"config": "echo hello $name", "inputs": [{"name": "name"}],
+                                      "outputs": [{"name": "greeting"},
+                                                  {"name": "broken", "error_output": True}]}},
+            "deployment": {"type": "OS::Heat::SoftwareDeployment", "properties": deployment},
+        },
+        outputs={"greeting": {"value": {"get_attr": ["deployment", "greeting"]}},
+                 "stdout": {"value": {"get_attr": ["deployment", "deploy_stdout"]}}},
+    )
+
+
+def deployment_row(engine, name: str) -> dict:
+    deployment_id = physical_ids(engine, name)["deployment"]
+    return SoftwareStore(engine.store.engine).get_deployment(engine.project_id, deployment_id)
+
+
+def deploying(engine, name: str) -> None:
+    wait_until(lambda: statuses(engine, name).get("deployment") == "CREATE_IN_PROGRESS"
+               and physical_ids(engine, name).get("deployment"), what="the deployment to wait")
+
+
+def test_the_signal_command_completes_the_deployment(make_engine, db_url):
+    creator, other = make_engine(), make_engine()
+    create = Background(creator, "sd", deployment_stack())
+    deploying(other, "sd")
+    row = deployment_row(other, "sd")
+    assert (row["status"], row["action"], row["input_values"]) == ("IN_PROGRESS", "CREATE", {"name": "world"})
+    derived = SoftwareStore(other.store.engine).get_config(other.project_id, row["config_id"])
+    assert {i["name"]: i["value"] for i in derived["inputs"]}["name"] == "world"
+    assert derived["config"] == "echo hello $name"
+
+    report = {"deploy_stdout": "hello world", "deploy_status_code": 0, "greeting": "hi"}
+    done = subprocess.run([sys.executable, "-m", "stoker", "--db-url", db_url, "stack", "resource", "signal",
+                           "sd", "deployment", "--data", json.dumps(report)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    result = create.result(timeout=120)
+    assert result["stack_status"] == "CREATE_COMPLETE", result["stack_status_reason"]
+    outputs = outputs_by_key(result["outputs"])
+    assert outputs["greeting"]["output_value"] == "hi"
+    assert outputs["stdout"]["output_value"] == "hello world"
+    assert deployment_row(other, "sd")["status"] == "COMPLETE"
+
+
+def test_an_error_output_fails_the_deployment(make_engine):
+    creator, other = make_engine(), make_engine()
+    create = Background(creator, "sd", deployment_stack())
+    deploying(other, "sd")
+    other.signal("sd", "deployment", {"deploy_status_code": 0, "broken": "disk full"})
+    result = create.result(timeout=120)
+    assert result["stack_status"] == "CREATE_FAILED"
+    assert "Deployment to server failed: broken : disk full" in result["stack_status_reason"]
+    assert deployment_row(other, "sd")["status"] == "FAILED"
+
+
+def test_a_signal_when_nothing_waits_changes_nothing(make_engine):
+    engine = make_engine()
+    result = engine.create_stack("sd", deployment_stack(actions=["UPDATE"]))
+    assert result["stack_status"] == "CREATE_COMPLETE", result["stack_status_reason"]
+    before = deployment_row(engine, "sd")
+    # as Heat: CREATE not listed, the deployment is stored complete, nothing waits for the server
+    assert (before["status"], before["status_reason"]) == ("COMPLETE", "Not waiting for outputs signal")
+    engine.signal("sd", "deployment", {"deploy_status_code": 1})
+    assert deployment_row(engine, "sd") == before
+
+
+def test_outcome_as_heat_decides_it():
+    outputs = [{"name": "result"}, {"name": "problem", "error_output": True}]
+    assert outcome({}, outputs) == ("COMPLETE", "Outputs received")
+    assert outcome({"deploy_status_code": "0", "result": "x"}, outputs) == ("COMPLETE", "Outputs received")
+    assert outcome({"deploy_status_code": 2}, outputs) == (
+        "FAILED", "deploy_status_code : Deployment exited with non-zero status code: 2")
+    assert outcome({"deploy_status_code": 2, "problem": "bad"}, outputs) == (
+        "FAILED", "deploy_status_code : Deployment exited with non-zero status code: 2, problem : bad")
+    assert outcome({"problem": None}, outputs) == ("COMPLETE", "Outputs received")
