@@ -70,7 +70,10 @@ def test_a_deployment_waits_for_its_signal_and_keeps_what_the_server_reported(no
     files, data = template("deployment.yaml")
     client.stacks.update(name, template=data, files=files, parameters={"input": "second"})
     _in_progress(client, name, "deployment", "UPDATE")
-    updated = client.software_deployments.get(resource.physical_resource_id)
+    deadline = time.monotonic() + 30
+    while (updated := client.software_deployments.get(resource.physical_resource_id)).action != "UPDATE":
+        assert time.monotonic() < deadline, updated.action  # the row follows the resource's state
+        time.sleep(0.05)
     assert updated.status == "IN_PROGRESS" and updated.input_values == {"foo": "second"}
     assert _derived_input(client, updated)["foo"] == "second"
     assert updated.config_id != deployment.config_id

@@ -96,3 +96,27 @@ def test_outcome_as_heat_decides_it():
     assert outcome({"deploy_status_code": 2, "problem": "bad"}, outputs) == (
         "FAILED", "deploy_status_code : Deployment exited with non-zero status code: 2, problem : bad")
     assert outcome({"problem": None}, outputs) == ("COMPLETE", "Outputs received")
+
+
+def test_suspend_resume_and_delete_wait_for_the_server_when_listed(make_engine):
+    engine, other = make_engine(), make_engine()
+    result = engine.create_stack("sd", deployment_stack(actions=["SUSPEND", "RESUME", "DELETE"]))
+    assert result["stack_status"] == "CREATE_COMPLETE", result["stack_status_reason"]
+    for action, method in (("SUSPEND", "suspend_stack"), ("RESUME", "resume_stack")):
+        running = Background(engine, "sd", action=method)
+        wait_until(lambda: (deployment_row(other, "sd")["action"], deployment_row(other, "sd")["status"])
+                   == (action, "IN_PROGRESS"), what=f"the deployment to wait in {action}")
+        assert statuses(other, "sd")["deployment"] == f"{action}_IN_PROGRESS"
+        other.signal("sd", "deployment", {"deploy_status_code": 0})
+        running.result(timeout=120)
+        assert statuses(other, "sd")["deployment"] == f"{action}_COMPLETE"
+
+    deployment_id = physical_ids(other, "sd")["deployment"]
+    software = SoftwareStore(other.store.engine)
+    deleting = Background(engine, "sd", action="delete_stack")
+    wait_until(lambda: software.get_deployment(other.project_id, deployment_id)["action"] == "DELETE",
+               what="the deployment to run its DELETE")
+    other.signal("sd", "deployment", {"deploy_status_code": 0})
+    deleting.result(timeout=120)
+    assert software.list_deployments(other.project_id, "node-1") == []
+    assert software.list_configs(other.project_id) == []  # the config and every derived one
