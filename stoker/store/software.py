@@ -42,14 +42,17 @@ class SoftwareStore:
                 outputs=outputs, options=options, created_at=utcnow()))
         return self.get_config(project, config_id)
 
-    def get_config(self, project: str, config_id: str) -> dict:
-        query = select(SOFTWARE_CONFIGS).where(SOFTWARE_CONFIGS.c.id == config_id,
-                                               SOFTWARE_CONFIGS.c.project_id == project)
+    def _row(self, table: Any, kind: str, project: str, row_id: str) -> Any:
+        """The project's row ``row_id`` of ``table``; NotFound names the ``kind``."""
+        query = select(table).where(table.c.id == row_id, table.c.project_id == project)
         with self.engine.connect() as conn:
             row = conn.execute(query).one_or_none()
         if row is None:
-            raise NotFound(f"The Software Config ({config_id}) could not be found.")
-        return _config(row)
+            raise NotFound(f"The {kind} ({row_id}) could not be found.")
+        return row
+
+    def get_config(self, project: str, config_id: str) -> dict:
+        return _config(self._row(SOFTWARE_CONFIGS, "Software Config", project, config_id))
 
     def list_configs(self, project: str, limit: int | None = None, marker: str | None = None) -> list[dict]:
         table = SOFTWARE_CONFIGS
@@ -89,13 +92,7 @@ class SoftwareStore:
         return self.get_deployment(project, deployment_id)
 
     def _deployment_row(self, project: str, deployment_id: str) -> Any:
-        query = select(SOFTWARE_DEPLOYMENTS).where(SOFTWARE_DEPLOYMENTS.c.id == deployment_id,
-                                                   SOFTWARE_DEPLOYMENTS.c.project_id == project)
-        with self.engine.connect() as conn:
-            row = conn.execute(query).one_or_none()
-        if row is None:
-            raise NotFound(f"The Software Deployment ({deployment_id}) could not be found.")
-        return row
+        return self._row(SOFTWARE_DEPLOYMENTS, "Software Deployment", project, deployment_id)
 
     def get_deployment(self, project: str, deployment_id: str) -> dict:
         return _deployment(self._deployment_row(project, deployment_id))
