@@ -120,3 +120,24 @@ def test_suspend_resume_and_delete_wait_for_the_server_when_listed(make_engine):
     deleting.result(timeout=120)
     assert software.list_deployments(other.project_id, "node-1") == []
     assert software.list_configs(other.project_id) == []  # the config and every derived one
+
+
+def test_a_new_value_of_a_replace_on_change_input_replaces_the_deployment(make_engine):
+    engine = make_engine()
+    template = deployment_stack(actions=[])
+    config = template["resources"]["config"]["properties"]
+    config["inputs"].append({"name": "release", "replace_on_change": True})
+    engine.create_stack("sd", template)
+    first = physical_ids(engine, "sd")["deployment"]
+
+    template["resources"]["deployment"]["properties"]["input_values"]["name"] = "again"
+    assert engine.update_stack("sd", template)["stack_status"] == "UPDATE_COMPLETE"
+    assert physical_ids(engine, "sd")["deployment"] == first  # an ordinary input: in place
+    assert deployment_row(engine, "sd")["input_values"] == {"name": "again"}
+
+    template["resources"]["deployment"]["properties"]["input_values"]["release"] = "2"
+    assert engine.update_stack("sd", template)["stack_status"] == "UPDATE_COMPLETE"
+    assert physical_ids(engine, "sd")["deployment"] != first
+    assert deployment_row(engine, "sd")["input_values"] == {"name": "again", "release": "2"}
+    # the replaced deployment is gone
+    assert len(SoftwareStore(engine.store.engine).list_deployments(engine.project_id, "node-1")) == 1

@@ -26,6 +26,7 @@ from stoker.errors import NotFound
 from stoker.resources import attributes, properties
 from stoker.resources.builtin._common import signal_url, software_store
 from stoker.resources.builtin.resource_group import ResourceGroup
+from stoker.resources.exceptions import UpdateReplace
 from stoker.resources.resource import Resource
 from stoker.resources.support import SupportStatus
 from stoker.store.software import DEPLOY_INPUTS, outcome
@@ -160,7 +161,19 @@ class SoftwareDeployment(Resource):
         return self._deployed(token)
 
     def handle_update(self, json_snippet: Any, tmpl_diff: dict, prop_diff: dict) -> str | None:
+        if self._replaces_on_change():
+            raise UpdateReplace(self.name)
         return self._deploy(self.UPDATE)
+
+    def _replaces_on_change(self) -> bool:
+        """Whether an input declared ``replace_on_change`` gets a new value (Heat replaces then)."""
+        current = self._current()
+        if current is None or not self.properties[self.CONFIG]:
+            return False
+        old, new = current.get("input_values") or {}, self.properties[self.INPUT_VALUES] or {}
+        config = self._software().get_config(self.properties[self.CONFIG])
+        return any(entry.get("replace_on_change") and old.get(entry["name"]) != new.get(entry["name"])
+                   for entry in config.get("inputs") or [])
 
     def check_update_complete(self, token: Any) -> bool:
         return self._deployed(token)
