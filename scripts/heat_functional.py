@@ -36,7 +36,8 @@ MODULES = [
     "test_default_parameters", "test_delete", "test_env_merge", "test_heat_autoscaling",
     "test_immutable_parameters",
     "test_nested_get_attr", "test_preview_update", "test_resource_chain", "test_resource_group",
-    "test_simultaneous_update", "test_stack_cancel", "test_template_resource",
+    "test_simultaneous_update", "test_software_deployment_group", "test_stack_cancel",
+    "test_template_resource",
     "test_template_versions", "test_update_restricted", "test_validation",
     "test_versionnegotiation",
 ]
@@ -54,8 +55,6 @@ EXCLUDED = {
     "test_purge": "runs heat-manage on the Heat host",
     "test_replace_deprecated": "OS::Nova::Server",
     "test_snapshot_restore": "OS::Nova::Server and OS::Neutron::Port",
-    "test_software_deployment_group": "OS::Heat::SoftwareDeploymentGroup is not shipped by Stoker "
-                                      "(its API keeps software deployments, no resource type makes them)",
     "test_swiftsignal_update": "OS::Heat::SwiftSignalHandle needs Swift",
     "test_translation": "OS::Neutron::Net/Subnet and OS::Nova::Server",
 }

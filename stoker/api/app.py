@@ -22,7 +22,7 @@ from stoker.api.auth import Authenticator, TokenStore
 from stoker.api.body import MAX_JSON_BODY_SIZE
 from stoker.api.errors import install_handlers
 from stoker.api.runner import Runner
-from stoker.api.software import SoftwareStore
+from stoker.store.software import SoftwareStore
 from stoker.limits import api_max_resources
 
 ENV_PREFIX = "STOKER_API_"

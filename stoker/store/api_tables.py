@@ -2,8 +2,8 @@
 
 They live in the same database as the engine's state and are declared on
 the models' metadata, so a new database gets them with everything else
-(``stoker.store.db``); migration 0003 adds them to older ones.  The engine
-itself never reads them.
+(``stoker.store.db``); migration 0003 adds them to older ones.  Of the
+engine, only the software resource types use them (``stoker.store.software``).
 """
 
 from __future__ import annotations

@@ -42,16 +42,18 @@ def wait_stack(count: int = 1, timeout: int = 10) -> dict:
 
 
 class Background:
-    """``engine.create_stack(...)`` in a thread; ``result()`` joins it."""
+    """``engine.create_stack(name, template)`` (or another action of the engine, given the
+    stack's name and any other arguments) in a thread; ``result()`` joins it."""
 
-    def __init__(self, engine, name: str, template: dict):
+    def __init__(self, engine, name: str, *arguments, action: str = "create_stack"):
         self.outcome: dict = {}
-        self.thread = threading.Thread(target=self._run, args=(engine, name, template), daemon=True)
+        self.thread = threading.Thread(target=self._run, args=(getattr(engine, action), name, arguments),
+                                       daemon=True)
         self.thread.start()
 
-    def _run(self, engine, name, template):
+    def _run(self, act, name, arguments):
         try:
-            self.outcome["result"] = engine.create_stack(name, template)
+            self.outcome["result"] = act(name, *arguments)
         except BaseException as exc:  # reported by result()
             self.outcome["error"] = exc
 

@@ -10,6 +10,7 @@ from fastapi.responses import Response
 from stoker.api.body import extract_int, json_object
 from stoker.api.context import Ctx, context, empty, reply
 from stoker.api.errors import bad_request
+from stoker.store.software import outcome
 
 router = APIRouter(prefix="/v1/{tenant_id}", tags=["software"])
 
@@ -108,12 +109,9 @@ def update_deployment(deployment_id: str, ctx: Ctx = Depends(context),
     output_values = fields.get("output_values") or {}
     if "deploy_status_code" in output_values and fields.get("status") is None:
         # as Heat: the agent's exit code decides the deployment's status
-        code = output_values.get("deploy_status_code")
-        fields["status"] = "COMPLETE" if str(code) == "0" else "FAILED"
-        if fields["status"] == "FAILED" and not fields.get("status_reason"):
-            fields["status_reason"] = f"deploy_status_code : Deployment exited with non-zero status code: {code}"
-        elif not fields.get("status_reason"):
-            fields["status_reason"] = "Outputs received"
+        status, reason = outcome(output_values)
+        fields["status"] = status
+        fields["status_reason"] = fields.get("status_reason") or reason
     deployment = ctx.state.software.update_deployment(ctx.project, deployment_id, fields)
     return reply({"software_deployment": deployment})
 

@@ -13,6 +13,7 @@ from stoker.resources.builtin import (
     resource_group,
     scaling_policy,
     software_config,
+    software_deployment,
     stack,
     test_resource,
     value,
@@ -20,7 +21,8 @@ from stoker.resources.builtin import (
 )
 
 MODULES = (none, value, random_string, test_resource, local_file, local_command, stack, resource_group,
-           resource_chain, autoscaling_group, scaling_policy, wait_condition, software_config)
+           resource_chain, autoscaling_group, scaling_policy, wait_condition, software_config,
+           software_deployment)
 
 
 def resource_mapping() -> dict:

@@ -45,3 +45,14 @@ def signal_url(resource: Any) -> str:
     if api_url:
         return f"{api_url}/v1/{quote(engine.project_id, safe='')}/{path}"
     return f"stoker://{path}"
+
+
+def software_store(resource: Any) -> Any:
+    """The software configs and deployments of the resource's project (the API's tables,
+    in the stack's own database), or None for a stack kept in no database."""
+    store = getattr(resource.stack, "store", None)
+    if store is None or getattr(store, "engine", None) is None:
+        return None
+    from stoker.store.software import SoftwareStore  # only the software types need it
+
+    return SoftwareStore(store.engine).for_project(resource.stack.project_id)

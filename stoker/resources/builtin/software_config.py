@@ -24,6 +24,7 @@ from typing import Any
 
 from stoker.constraints import AllowedValues
 from stoker.resources import attributes, properties
+from stoker.resources.builtin._common import software_store
 from stoker.resources.resource import Resource
 from stoker.resources.support import SupportStatus
 
@@ -147,8 +148,22 @@ class SoftwareConfig(Resource):
     def handle_create(self) -> None:
         config_id = str(uuid.uuid4())
         self.resource_id = config_id  # the record names it; persisted by resource_id_set below
-        self.data_set(self.RECORD_KEY, self.render_record())
+        record = self.render_record()
+        self.data_set(self.RECORD_KEY, record)
+        software = software_store(self)
+        if software is not None:  # as Heat: deployments and GET /software_configs find it
+            content = record["config"]
+            software.create_config(record["name"], record["group"],
+                                   content if content is None or isinstance(content, str)
+                                   else json.dumps(content),
+                                   record["inputs"], record["outputs"], record["options"],
+                                   config_id=config_id)
         self.resource_id_set(config_id)
+
+    def handle_delete(self) -> None:
+        software = software_store(self)
+        if software is not None and self.resource_id is not None:
+            software.forget_config(str(self.resource_id))
 
     # -- reading --------------------------------------------------------------------------
     def record(self) -> dict | None:

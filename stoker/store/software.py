@@ -1,4 +1,8 @@
-"""Software configs and deployments, per project, in the API's own tables."""
+"""Software configs and deployments, per project, in the API's own tables.
+
+The API routes use them, and so do the resource types that make them
+(``OS::Heat::SoftwareConfig`` and ``OS::Heat::SoftwareDeployment``), as in Heat.
+"""
 
 from __future__ import annotations
 
@@ -25,24 +29,30 @@ class SoftwareStore:
         self.engine = engine
         self._writer = engine.execution_options(stoker_write=True)
 
+    def for_project(self, project: str) -> "ProjectSoftware":
+        return ProjectSoftware(self, project)
+
     # -- configs --------------------------------------------------------------------------
     def create_config(self, project: str, name: str | None, group: str, config: str | None,
-                      inputs: list, outputs: list, options: Any) -> dict:
-        config_id = str(uuid.uuid4())
+                      inputs: list, outputs: list, options: Any, config_id: str | None = None) -> dict:
+        config_id = config_id or str(uuid.uuid4())
         with self._writer.begin() as conn:
             conn.execute(SOFTWARE_CONFIGS.insert().values(
                 id=config_id, project_id=project, name=name, group=group, config=config, inputs=inputs,
                 outputs=outputs, options=options, created_at=utcnow()))
         return self.get_config(project, config_id)
 
-    def get_config(self, project: str, config_id: str) -> dict:
-        query = select(SOFTWARE_CONFIGS).where(SOFTWARE_CONFIGS.c.id == config_id,
-                                               SOFTWARE_CONFIGS.c.project_id == project)
+    def _row(self, table: Any, kind: str, project: str, row_id: str) -> Any:
+        """The project's row ``row_id`` of ``table``; NotFound names the ``kind``."""
+        query = select(table).where(table.c.id == row_id, table.c.project_id == project)
         with self.engine.connect() as conn:
             row = conn.execute(query).one_or_none()
         if row is None:
-            raise NotFound(f"The Software Config ({config_id}) could not be found.")
-        return _config(row)
+            raise NotFound(f"The {kind} ({row_id}) could not be found.")
+        return row
+
+    def get_config(self, project: str, config_id: str) -> dict:
+        return _config(self._row(SOFTWARE_CONFIGS, "Software Config", project, config_id))
 
     def list_configs(self, project: str, limit: int | None = None, marker: str | None = None) -> list[dict]:
         table = SOFTWARE_CONFIGS
@@ -60,6 +70,10 @@ class SoftwareStore:
 
     def delete_config(self, project: str, config_id: str) -> None:
         self.get_config(project, config_id)
+        self.forget_config(project, config_id)
+
+    def forget_config(self, project: str, config_id: str) -> None:
+        """Delete a config row if there is one (a resource deleting what it made)."""
         with self._writer.begin() as conn:
             conn.execute(delete(SOFTWARE_CONFIGS).where(SOFTWARE_CONFIGS.c.id == config_id,
                                                         SOFTWARE_CONFIGS.c.project_id == project))
@@ -78,13 +92,7 @@ class SoftwareStore:
         return self.get_deployment(project, deployment_id)
 
     def _deployment_row(self, project: str, deployment_id: str) -> Any:
-        query = select(SOFTWARE_DEPLOYMENTS).where(SOFTWARE_DEPLOYMENTS.c.id == deployment_id,
-                                                   SOFTWARE_DEPLOYMENTS.c.project_id == project)
-        with self.engine.connect() as conn:
-            row = conn.execute(query).one_or_none()
-        if row is None:
-            raise NotFound(f"The Software Deployment ({deployment_id}) could not be found.")
-        return row
+        return self._row(SOFTWARE_DEPLOYMENTS, "Software Deployment", project, deployment_id)
 
     def get_deployment(self, project: str, deployment_id: str) -> dict:
         return _deployment(self._deployment_row(project, deployment_id))
@@ -114,6 +122,10 @@ class SoftwareStore:
 
     def delete_deployment(self, project: str, deployment_id: str) -> None:
         self._deployment_row(project, deployment_id)
+        self.forget_deployment(project, deployment_id)
+
+    def forget_deployment(self, project: str, deployment_id: str) -> None:
+        """Delete a deployment row if there is one (a resource deleting what it made)."""
         with self._writer.begin() as conn:
             conn.execute(delete(SOFTWARE_DEPLOYMENTS).where(SOFTWARE_DEPLOYMENTS.c.id == deployment_id,
                                                             SOFTWARE_DEPLOYMENTS.c.project_id == project))
@@ -142,6 +154,30 @@ class SoftwareStore:
                           updated_time=deployment["updated_time"])
             out.append(config)
         return sorted(out, key=lambda c: (c.get("group") or "", c.get("creation_time") or ""))
+
+
+class ProjectSoftware:
+    """One project's software store: what a resource type uses (it knows its project)."""
+
+    def __init__(self, store: SoftwareStore, project: str):
+        self.store, self.project = store, project
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.store, name)
+        return lambda *args, **kwargs: method(self.project, *args, **kwargs)
+
+
+def outcome(output_values: dict, outputs: list | None = None) -> tuple[str, str]:
+    """``(status, reason)`` of a deployment given what its agent reported, as Heat decides:
+    a non-zero ``deploy_status_code`` or a set ``error_output`` output fails it."""
+    failures = [f"{o['name']} : {output_values[o['name']]}" for o in outputs or []
+                if o.get("error_output") and output_values.get(o["name"]) is not None]
+    code = output_values.get("deploy_status_code")
+    if code is not None and str(code) != "0":
+        failures.insert(0, f"deploy_status_code : Deployment exited with non-zero status code: {code}")
+    if failures:
+        return "FAILED", ", ".join(failures)
+    return "COMPLETE", "Outputs received"
 
 
 def _config(row: Any) -> dict:
