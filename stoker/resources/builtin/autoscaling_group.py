@@ -107,6 +107,10 @@ class AutoScalingGroup(NestedStackResource):
                                           "the member definition needs a type")
         self._validate_member()
 
+    def nested_validation_template(self) -> None:
+        """Its ``validate`` checks one member already."""
+        return None
+
     def _validate_member(self) -> None:
         """Check one member as its nested stack will (as Heat validates a group of one);
         each problem placed under the ``resource`` property."""
