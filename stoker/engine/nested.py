@@ -87,17 +87,22 @@ class NestedStackResource(Resource):
             return
         if template is None:
             return
-        probe = self.stack.engine.new_stack(self.child_stack_name(), parent=self.stack)
-        probe.validates_nested = True
-        probe.owner_name = self.name
-        probe.provider_template = self.made_from()
         try:
-            probe.facade = self.facade_data()
-            probe.define(template, self.child_environment(), parameters, missing_parameters_ok=True)
+            self.define_probe(template, parameters)
         except ResourcePending:
             return
         except ValidationFailed as exc:
             raise ValidationFailed([self._placed_inside(p) for p in exc.problems]) from None
+
+    def define_probe(self, template: Template, parameters: dict) -> None:
+        """Check ``template`` as this resource's nested stack would be checked, storing nothing;
+        raises ``ValidationFailed``.  At a request, the probe checks its own nested stacks in turn."""
+        probe = self.stack.engine.new_stack(self.child_stack_name(), parent=self.stack)
+        probe.validates_nested = self.stack.validates_nested
+        probe.owner_name = self.name
+        probe.provider_template = self.made_from()
+        probe.facade = self.facade_data()
+        probe.define(template, self.child_environment(), parameters, missing_parameters_ok=True)
 
     def _placed_inside(self, problem: Problem) -> Problem:
         """Heat's words: ``resources.NAME<label>.resources.INNER: : message``."""

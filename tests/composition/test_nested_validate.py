@@ -114,3 +114,15 @@ def test_inline_stack_with_a_bad_value_is_refused(engine):
         engine.create_stack("st", hot({"st": {"type": "OS::Heat::Stack", "properties": {"template": inner}}}))
     assert [(".".join(p.path), p.message) for p in refused.value.problems] == [
         ("resources.st<nested_stack>.resources.random", ": Value 'BAD' is not an integer")]
+
+
+def test_autoscaling_member_template_with_a_bad_value_is_refused(engine):
+    files = {"provider.yaml": yaml.safe_dump(BAD_PROVIDER)}
+    data = hot({"asg": {"type": "OS::Heat::AutoScalingGroup", "properties": {
+        "min_size": 1, "max_size": 2, "resource": {"type": "provider.yaml"}}}})
+    with pytest.raises(ValidationFailed) as refused:
+        engine.create_stack("asg", _with_files(data, files))
+    assert [(".".join(p.path), p.message) for p in refused.value.problems] == [
+        ("resources.asg.properties.resource.member<provider.yaml>.resources.random",
+         ": Value 'BAD' is not an integer")]
+    assert engine.check_template(_with_files(data, files), at_validate=True)[1].errors == []
