@@ -21,6 +21,7 @@ from stoker.errors import (FunctionError, NotFound, Problem, Problems, ResourceP
 from stoker.functions.base import resolve
 from stoker.resources import attributes
 from stoker.resources.exceptions import InvalidTemplateAttribute, ResourceFailure
+from stoker.resources.policy import NOT_ALLOWED
 from stoker.resources.properties import Properties, schemata
 from stoker.resources.resource import Resource, UpdatePlan
 from stoker.template.environment import (Environment, RegistryLoop, child_registry, is_template_type,
@@ -92,7 +93,10 @@ class NestedStackResource(Resource):
         except ResourcePending:
             return
         except ValidationFailed as exc:
-            raise ValidationFailed([self._placed_inside(p) for p in exc.problems]) from None
+            # a refused type is the top stack's to report: its walk over the tree names them all
+            found = [self._placed_inside(p) for p in exc.problems if p.code != NOT_ALLOWED]
+            if found:
+                raise ValidationFailed(found) from None
 
     def define_probe(self, template: Template, parameters: dict) -> None:
         """Check ``template`` as this resource's nested stack would be checked, storing nothing;
