@@ -389,6 +389,7 @@ class Engine:
         resources their physical ids, stored data and metadata back."""
         stack = self.new_stack(name, timeout_mins=timeout_mins)
         stack.adopted_data = dict(adopted_data or {})
+        stack.validates_nested = True
         definition = stack.define(as_template(template), environment or Environment(), dict(parameters or {}))
         if dry_run:
             order = actions.dependency_graph(stack, set(definition.enabled_resources())).order()
@@ -527,6 +528,7 @@ class Engine:
         old = self.runtime(record, parent=parent, facade=facade)
         stack = Stack(self, record, parent)
         stack.facade = facade or {}
+        stack.validates_nested = parent is None  # a nested stack's update was checked with its parent's
         stack.define(template, environment, params, previous=old)
         _check_immutable(old, stack)
         stack.adopt_resources(old)

@@ -21,6 +21,7 @@ from stoker.errors import (FunctionError, NotFound, Problem, Problems, ResourceP
 from stoker.functions.base import resolve
 from stoker.resources import attributes
 from stoker.resources.exceptions import InvalidTemplateAttribute, ResourceFailure
+from stoker.resources.policy import NOT_ALLOWED
 from stoker.resources.properties import Properties, schemata
 from stoker.resources.resource import Resource, UpdatePlan
 from stoker.template.environment import (Environment, RegistryLoop, child_registry, is_template_type,
@@ -32,6 +33,10 @@ IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
 #: resource data key holding the nested stack's outputs as of the last action
 OUTPUTS_KEY = "stoker:outputs"
 OUTPUT_ERRORS_KEY = "stoker:output_errors"
+
+
+#: the code of a problem found inside a nested stack when a request is checked
+NESTED_INVALID = "invalid-nested-stack"
 
 
 class NestedStackFailed(StokerError):
@@ -59,6 +64,62 @@ class NestedStackResource(Resource):
     def validation_template(self) -> Template:
         """The nested template whose parameters validate shows (``show_nested``)."""
         return self.child_template()
+
+    def nested_validation_template(self) -> Template | None:
+        """The nested template a create or update request checks first; None: nothing to check."""
+        return self.child_template()
+
+    def nested_label(self) -> str:
+        """How Heat names the nested stack in a problem's place (``name<label>``)."""
+        return "nested_stack"
+
+    def validate_template(self) -> None:
+        super().validate_template()
+        if self.stack.validates_nested:
+            self.validate_nested_stack()
+
+    def validate_nested_stack(self) -> None:
+        """As Heat, at a create or update request: the nested stack's own checks (recursively),
+        before anything starts.  Values not known yet (another resource's) skip the check."""
+        try:
+            template = self.nested_validation_template()
+            parameters = self.child_parameters() if template is not None else {}
+        except ResourcePending:
+            return
+        if template is None:
+            return
+        try:
+            self.define_probe(template, parameters)
+        except ResourcePending:
+            return
+        except ValidationFailed as exc:
+            # a refused type is the top stack's to report: its walk over the tree names them all
+            found = [self._placed_inside(p) for p in exc.problems if p.code != NOT_ALLOWED]
+            if found:
+                raise ValidationFailed(found) from None
+
+    def define_probe(self, template: Template, parameters: dict) -> None:
+        """Check ``template`` as this resource's nested stack would be checked, storing nothing;
+        raises ``ValidationFailed``.  At a request, the probe checks its own nested stacks in turn."""
+        probe = self.stack.engine.new_stack(self.child_stack_name(), parent=self.stack)
+        probe.validates_nested = self.stack.validates_nested
+        probe.owner_name = self.name
+        probe.provider_template = self.made_from()
+        probe.facade = self.facade_data()
+        probe.define(template, self.child_environment(), parameters, missing_parameters_ok=True)
+
+    def _placed_inside(self, problem: Problem) -> Problem:
+        """Heat's words: ``resources.NAME<label>.resources.INNER: : message``."""
+        inner = tuple(problem.path or ())
+        message = problem.message
+        if problem.code != NESTED_INVALID:
+            inner, message = inner[:2], f": {message}"
+        placed = Problem(("resources", f"{self.name}<{self.nested_label()}>") + inner, NESTED_INVALID, message)
+        source = self.stack.definition.template.source if self.stack.definition is not None else None
+        found = source.locate(("resources", self.name)) if source is not None else None
+        if found:
+            placed.file, (placed.line, placed.column) = source.name, found
+        return placed
 
     def child_environment(self) -> Environment:
         """The parent's environment, less its own parameters and the per-resource entries
@@ -431,6 +492,9 @@ class TemplateResource(NestedStackResource):
         with self._naming_template():
             super().validate_template()
 
+    def nested_label(self) -> str:
+        return self.template_name
+
     @contextmanager
     def _naming_template(self):
         """Problems with the properties say they are the template's parameters."""
@@ -438,6 +502,8 @@ class TemplateResource(NestedStackResource):
             yield
         except ValidationFailed as exc:
             for problem in exc.problems:
+                if problem.code == NESTED_INVALID:
+                    continue  # inside the template: placed in Heat's words already
                 problem.message += f' (the parameters of provider template "{self.template_name}")'
             raise
 

@@ -51,6 +51,8 @@ class Stack:
         self.tree_size = 0
         #: True while ``template validate`` checks it: what Heat checks only at create is a warning
         self.at_validate = False
+        #: True while a create or update request checks it: nested stacks are checked too, as Heat
+        self.validates_nested = False
         self._secrets: list[str] | None = None
         self.id = record.id
         self.name = record.name

@@ -20,7 +20,7 @@ import secrets
 from typing import Any
 
 from stoker.constraints import Range
-from stoker.engine.nested import NestedStackResource, template_from_data
+from stoker.engine.nested import NESTED_INVALID, NestedStackResource, template_from_data
 from stoker.errors import ValidationFailed
 from stoker.functions.references import select_path
 from stoker.resources import attributes, properties
@@ -107,19 +107,24 @@ class AutoScalingGroup(NestedStackResource):
                                           "the member definition needs a type")
         self._validate_member()
 
+    def nested_validation_template(self) -> None:
+        """Its ``validate`` checks one member already."""
+        return None
+
     def _validate_member(self) -> None:
         """Check one member as its nested stack will (as Heat validates a group of one);
         each problem placed under the ``resource`` property."""
-        probe = self.stack.engine.new_stack(f"{self.stack.name}-{self.name}", parent=self.stack)
         data = {"heat_template_version": HOT_VERSION, "resources": {"member": self.properties["resource"]}}
         try:
-            probe.define(template_from_data(data, self.stack.definition.template.files, self.name),
-                         self.child_environment(), {})
+            self.define_probe(template_from_data(data, self.stack.definition.template.files, self.name), {})
         except ValidationFailed as exc:
             place = ("resources", self.name, "properties", "resource")
             for problem in exc.problems:
                 inside = tuple(problem.path or ())
-                problem.path = place + (inside[2:] if inside[:2] == ("resources", "member") else ())
+                if problem.code == NESTED_INVALID:  # inside the member's own nested stack
+                    problem.path = place + inside[1:]
+                else:
+                    problem.path = place + (inside[2:] if inside[:2] == ("resources", "member") else ())
             raise
 
     def _desired(self) -> int | None:

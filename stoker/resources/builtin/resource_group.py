@@ -156,6 +156,11 @@ class ResourceGroup(NestedStackResource):
         """As Heat: a group of one member."""
         return self.child_template(["0"])
 
+    def nested_validation_template(self) -> Template | None:
+        """As Heat: member "0" only, and nothing when the group is empty (size 0 turns a
+        feature off without its member being checked)."""
+        return self.validation_template() if self.properties["count"] > 0 else None
+
     # -- life cycle ------------------------------------------------------------------------
     async def handle_create(self) -> Any:
         self.data_set(BLACKLIST_KEY, self._blacklist())
