@@ -69,15 +69,16 @@ def test_two_processes_race_for_one_stack(engine, db_url, tmp_path, home):
         assert proc.returncode == 0, err
         results[value] = json.loads(out.strip().splitlines()[-1])
 
-    winners = [v for v, r in results.items() if r.get("status") == "UPDATE_COMPLETE"]
-    losers = [v for v, r in results.items() if v not in winners]
-    assert len(winners) == 1 and len(losers) == 1, results
-    # the loser came at the very same moment (refused), or was preempted by the winner (as Heat)
-    assert results[losers[0]] in ({"error": "Stack race already has an action (UPDATE) in progress",
+    completed = [v for v, r in results.items() if r.get("status") == "UPDATE_COMPLETE"]
+    assert completed, results
+    # the other came at the very same moment (refused), was preempted (as Heat's convergence), or
+    # -- on a slow machine -- started after the first had ended and completed too
+    for value in set(results) - set(completed):
+        assert results[value] in ({"error": "Stack race already has an action (UPDATE) in progress",
                                    "type": "Conflict"}, {"status": "UPDATE_FAILED"}), results
     info = engine.show_stack("race")
     assert info["stack_status"] == "UPDATE_COMPLETE"
-    assert info["parameters"]["value"] == winners[0]
+    assert info["parameters"]["value"] in completed
     assert engine.get_record("race").lock_owner is None
 
 

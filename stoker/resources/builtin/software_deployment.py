@@ -283,6 +283,10 @@ class SoftwareDeploymentGroup(ResourceGroup):
     def validation_template(self):
         return self.child_template(self.member_names()[:1])
 
+    def nested_validation_template(self):
+        """The first member, checked at a request; nothing when no server is given."""
+        return self.validation_template() if self.member_names() else None
+
     def FnGetAtt(self, key: str, *path: Any) -> Any:  # noqa: N802 - Heat's name
         if key.startswith("resource.") or key in ("refs", "refs_map", attributes.SHOW):
             return super().FnGetAtt(key, *path)
