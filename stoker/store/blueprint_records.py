@@ -8,10 +8,9 @@ creation writes goes in one transaction, so a failure stores nothing.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
-from sqlalchemy import Connection, Table, delete, insert, select, update
+from sqlalchemy import Table, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from stoker.errors import Conflict, NotFound, StaleWrite
@@ -32,17 +31,8 @@ class BlueprintRecords:
 
     def __init__(self, store: Any):
         self.engine = store.engine
-        self._writer = store.engine.execution_options(stoker_write=True)
-
-    @contextmanager
-    def _read(self) -> Iterator[Connection]:
-        with self.engine.connect() as conn:
-            yield conn
-
-    @contextmanager
-    def _write(self) -> Iterator[Connection]:
-        with self._writer.begin() as conn:
-            yield conn
+        # the stack store's connections: one way to read and to write the database
+        self._read, self._write = store._read, store._write
 
     @staticmethod
     def _rows(result: Any) -> list[dict]:
