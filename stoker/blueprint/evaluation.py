@@ -10,6 +10,7 @@ Nesting is bounded: a loop of get_property calls is reported, not followed.
 
 from __future__ import annotations
 
+import abc
 from typing import Any
 
 from stoker.blueprint.errors import BlueprintError, FunctionFailed
@@ -32,7 +33,7 @@ def make_function(value: Any, scope: str | None, context: Any, path: str) -> Fun
     return cls(args, scope=scope, context=context, path=path, raw=value)
 
 
-class Evaluator:
+class Evaluator(abc.ABC):
     """Evaluates values; subclasses say which functions run and where data comes from."""
 
     table = FUNCTIONS
@@ -70,8 +71,9 @@ class Evaluator:
         return value
 
     # -- data that functions read; each names the asking function in its errors
+    @abc.abstractmethod
     def get_node(self, name: str, function: Function) -> dict:
-        raise NotImplementedError
+        """The node template (or instance) called ``name``; the asking function is named in errors."""
 
 
 class PlanEvaluator(Evaluator):

@@ -16,6 +16,7 @@ Subclasses say what a batch is: ``_pending``, ``_take`` and ``_commit``
 
 from __future__ import annotations
 
+import abc
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -24,7 +25,7 @@ from typing import Any
 FLUSH_DELAY = 0.05
 
 
-class GroupCommit:
+class GroupCommit(abc.ABC):
     def __init__(self, thread_name: str):
         self._waiters: list[asyncio.Future] = []
         self._task: asyncio.Task | None = None
@@ -33,17 +34,17 @@ class GroupCommit:
         self._failure: BaseException | None = None
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=thread_name)
 
+    @abc.abstractmethod
     def _pending(self) -> bool:
         """Is anything queued?"""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def _take(self) -> Any:
         """The queued batch, leaving the queue empty."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def _commit(self, batch: Any) -> None:
         """Write one batch in one transaction (on the writer thread)."""
-        raise NotImplementedError
 
     def _after_commit(self, batch: Any) -> None:
         """Called on the event loop once ``batch`` is on disk."""

@@ -14,6 +14,7 @@ three things:
 
 from __future__ import annotations
 
+import abc
 import json
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -25,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from stoker.template.parse import Parser
 
 
-class Function:
+class Function(abc.ABC):
     """One parsed call of an intrinsic function.
 
     Not an ``abc.ABC``: ``isinstance(x, Function)`` runs for every node of
@@ -80,9 +81,9 @@ class Function:
         """Names of resources this call needs (default: those its arguments need)."""
         return dependencies(self.args) if self.args_have_refs else iter(())
 
+    @abc.abstractmethod
     def result(self) -> Any:
         """The call's value (arguments resolved first); every function defines it."""
-        raise NotImplementedError(type(self).__name__)
 
     # -- helpers ------------------------------------------------------------------
     def error(self, message: str, code: str = "invalid-function-arguments") -> FunctionError:

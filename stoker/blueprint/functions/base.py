@@ -8,6 +8,7 @@ must wait for runtime, which each function handles as the spec says.
 
 from __future__ import annotations
 
+import abc
 from typing import Any
 
 from stoker.blueprint.errors import FunctionFailed
@@ -24,7 +25,7 @@ OUTPUTS_SCOPE = "outputs"
 CAPABILITIES_SCOPE = "capabilities"
 
 
-class Function:
+class Function(abc.ABC):
     """One function call found at ``path`` in ``scope``; ``context`` is the node (or instance ids)."""
 
     name = "function"
@@ -43,8 +44,9 @@ class Function:
     def validate(self, plan: dict) -> None:
         """Checks that need the whole blueprint, made once at upload."""
 
+    @abc.abstractmethod
     def evaluate(self, handler: Any) -> Any:
-        raise NotImplementedError
+        """The value, or the function itself while what it reads waits for runtime."""
 
     def fail(self, message: str) -> FunctionFailed:
         return FunctionFailed(self.name, message, self.path)

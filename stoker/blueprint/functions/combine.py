@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import abc
 from typing import Any
 
 from stoker.blueprint.functions.base import HYBRID, Function, function_of
@@ -26,8 +27,9 @@ class _Combining(Function):
             return self.raw  # something here waits for runtime
         return self.combine(self.items)
 
+    @abc.abstractmethod
     def combine(self, items: list) -> Any:
-        raise NotImplementedError
+        """Join the resolved ``items`` into one value."""
 
 
 class Concat(_Combining):

@@ -7,6 +7,7 @@ runtime), as in Cloudify.
 
 from __future__ import annotations
 
+import abc
 from typing import Any
 
 from stoker.blueprint.functions.base import HYBRID, Function, function_of
@@ -51,8 +52,9 @@ class _StringFunction(Function):
         except (ValueError, IndexError) as exc:
             raise self.fail(str(exc)) from None
 
+    @abc.abstractmethod
     def compute(self, **values: Any) -> Any:
-        raise NotImplementedError
+        """The string operation on the checked argument values."""
 
 
 class StringFind(_StringFunction):
