@@ -27,8 +27,13 @@ class _Settings:
         if self.remote is not None:
             return self.remote
         if self._engine is None:
-            from stoker.dispatch import dispatcher
-            from stoker.engine.engine import Engine
+            from stoker.template.loader import paused_gc
+
+            # the engine's imports (SQLAlchemy's ~10 MB of code and classes) all live on:
+            # the collector rescanning them while they load cost ~10 ms a command
+            with paused_gc():
+                from stoker.dispatch import dispatcher
+                from stoker.engine.engine import Engine
 
             self._engine = Engine(db_url=self.db_url, plugin_dirs=self.plugin_dirs,
                                   dispatch=dispatcher(self.broker))

@@ -288,7 +288,7 @@ def _rows(conn: Any, stack_id: str, resource_ids: list) -> list:
     wanted = cast(select(func.array_agg(names.c.name)).scalar_subquery(), ARRAY(String))
     query = (select(RESOURCES).where(RESOURCES.c.stack_id == stack_id, RESOURCES.c.name == any_(wanted))
              .order_by(RESOURCES.c.id))
-    return [ResourceRow.from_row(row) for row in conn.execute(query)]
+    return ResourceRow.from_rows(conn.execute(query))
 
 
 def _interrupted(view: Any) -> str:
@@ -313,7 +313,7 @@ def _update_rows(conn: Any, stack: Any, resource_id: int) -> list:
     names = {name} | (definition.dependencies() & set(stack.definition.resources) if definition else set())
     query = (select(RESOURCES).where(RESOURCES.c.stack_id == stack.id, RESOURCES.c.name.in_(names))
              .order_by(RESOURCES.c.id))
-    return [ResourceRow.from_row(row) for row in conn.execute(query)]
+    return ResourceRow.from_rows(conn.execute(query))
 
 
 def _leave_out_unmade(stack: Any) -> None:

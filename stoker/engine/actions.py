@@ -446,10 +446,52 @@ async def update(stack: Stack, timeout: float | None, rollback: bool = False) ->
     for name, resource in list(stack.resources.items()):
         if name not in names:
             stack.retired.append(stack.resources.pop(name))
-    await run_walk(stack, dependency_graph(stack, names),
+    graph = dependency_graph(stack, names)
+    await run_walk(stack, graph if rollback else leave_unchanged_alone(stack, graph),
                    lambda name: update_resource(stack, name, rollback),
                    "ROLLBACK" if rollback else "UPDATE", timeout)
     await cleanup(stack, timeout)
+
+
+def leave_unchanged_alone(stack: Stack, graph: Graph) -> Graph:
+    """Settle before the walk, requirements first, the resources ``update_resource`` would
+    leave alone; returns the graph of the others.
+
+    Changing one property of 1,000 resources then walks one node instead of 1,000
+    tasks.  Only the plain case is settled here (healthy, no other row of its name
+    to choose from, no external id, no ``pre-update`` hook, same implementation);
+    anything else meets the same checks at its turn in the walk.
+    """
+    if not stack.unchanged:
+        return graph
+    registry = stack.environment.resource_registry
+    retired = {resource.name for resource in stack.retired}
+
+    def plain(name: str) -> bool:
+        current, definition = stack.resources.get(name), stack.definition.resources[name]
+        return (current is not None and name not in retired and current.status == COMPLETE
+                and current.t.external_id is None and definition.external_id is None
+                and may_leave_alone(stack, current, definition)
+                and "pre-update" not in hooks_for(registry, name)
+                and not implementation_changes(stack, current, definition))
+
+    remaining = {name: len(requires) for name, requires in graph.requires.items()}
+    dependents = graph.required_by()
+    ready = [name for name, count in remaining.items() if count == 0]
+    while ready:  # a cycle's nodes never get ready: the walk meets them as before
+        name = ready.pop()
+        if plain(name):
+            stack.resources[name].t = stack.definition.resources[name]
+            stack.left_alone.add(name)
+        for dependent in dependents[name]:
+            remaining[dependent] -= 1
+            if remaining[dependent] == 0:
+                ready.append(dependent)
+    rest = Graph()
+    for name, requires in graph.requires.items():
+        if name not in stack.left_alone:
+            rest.add(name, requires - stack.left_alone)
+    return rest
 
 
 async def cleanup(stack: Stack, timeout: float | None) -> None:

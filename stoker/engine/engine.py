@@ -91,7 +91,8 @@ class Engine:
                 if self._store is None:
                     from stoker.store.db import open_store  # SQLAlchemy: imported only when needed
 
-                    self._store = open_store(self._db_url)
+                    with paused_gc():  # the driver and dialect modules it imports all live on
+                        self._store = open_store(self._db_url)
         return self._store
 
     def validate_template(self, template: Template | dict | str | Path,

@@ -54,6 +54,9 @@ class Stack:
         #: True while a create or update request checks it: nested stacks are checked too, as Heat
         self.validates_nested = False
         self._secrets: list[str] | None = None
+        #: effective types already resolved, for the registry they were resolved in
+        self._types_registry: dict | None = None
+        self._types: dict[tuple, str] = {}
         self.id = record.id
         self.name = record.name
         self.project_id = record.project_id
@@ -141,10 +144,23 @@ class Stack:
         return definition
 
     def effective_type(self, name: str, type_name: str) -> str:
-        """The plug-in type or template a resource's type resolves to in this stack."""
+        """The plug-in type or template a resource's type resolves to in this stack.
+
+        An update asks it several times per resource (loading, validating, comparing
+        implementations): each answer is kept while the registry stays the same one.
+        """
+        registry = self.environment.resource_registry
+        if not registry:  # the usual case: nothing is mapped
+            return type_name
         source = self.definition.template.source if self.definition is not None else None
         inside = self.provider_template or (source.name if source is not None else None)
-        return resolve_type(self.environment.resource_registry, name, type_name, inside=inside)
+        if registry is not self._types_registry:
+            self._types_registry, self._types = registry, {}
+        key = (name, type_name, inside)
+        found = self._types.get(key)
+        if found is None:
+            found = self._types[key] = resolve_type(registry, name, type_name, inside=inside)
+        return found
 
     def implementation(self, name: str, definition: ResourceDefinition) -> Any:
         """What would run the resource: its provider template, or its plug-in class."""

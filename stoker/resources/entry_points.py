@@ -53,6 +53,8 @@ def _group(path: str, group: str) -> list[tuple[str, str]]:
             text = file.read()
     except OSError:
         return []
+    if f"[{group}]" not in text:  # most distributions: no need to parse (ConfigParser's first use costs ~15 ms)
+        return []
     parser = ConfigParser(delimiters=("=",), interpolation=None)
     parser.optionxform = str  # type: ignore[assignment,method-assign]  # names keep their case
     try:

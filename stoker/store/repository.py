@@ -131,7 +131,7 @@ class Store:
                     raise NotFound(f"Stack {marker} not found")
                 query = query.where(queries.after(keys, tuple(after), descending))
             query = query.order_by(*(k.desc() if descending else k.asc() for k in keys))
-            return [opened_stack(Stack.from_row(row)) for row in conn.execute(query.limit(limit))]
+            return [opened_stack(stack) for stack in Stack.from_rows(conn.execute(query.limit(limit)))]
 
     def update_stack(self, stack_id: str, **fields: Any) -> None:
         _check_fields(Stack, fields)
@@ -148,7 +148,8 @@ class Store:
         """Live nested stacks whose parent is ``stack_id``."""
         query = select(STACKS).where(Stack.parent_id == stack_id, Stack.deleted_at.is_(None))
         with self._read() as conn:
-            return [opened_stack(Stack.from_row(row)) for row in conn.execute(query.order_by(Stack.created_at, Stack.id))]
+            rows = conn.execute(query.order_by(Stack.created_at, Stack.id))
+            return [opened_stack(stack) for stack in Stack.from_rows(rows)]
 
     # -- templates ----------------------------------------------------------
 
@@ -204,7 +205,7 @@ class Store:
     def get_resources(self, stack_id: str) -> list[Resource]:
         with self._read() as conn:
             rows = conn.execute(select(RESOURCES).where(Resource.stack_id == stack_id).order_by(Resource.id))
-            return [opened_resource(Resource.from_row(row)) for row in rows]
+            return [opened_resource(resource) for resource in Resource.from_rows(rows)]
 
     def get_resource(self, resource_id: int) -> Resource:
         with self._read() as conn:
@@ -317,7 +318,7 @@ class Store:
                     raise NotFound(f"Event {marker} not found")
                 query = query.where(Event.id < after if descending else Event.id > after)
             query = query.order_by(Event.id.desc() if descending else Event.id.asc()).limit(limit)
-            return [Event.from_row(row) for row in conn.execute(query)]
+            return Event.from_rows(conn.execute(query))
 
     # -- the stack lock -----------------------------------------------------
 
@@ -378,7 +379,7 @@ class Store:
             rows = conn.execute(select(STACKS).where(
                 Stack.lock_owner == HANDED_BACK, Stack.parent_id.is_(None), Stack.deleted_at.is_(None))
                 .order_by(Stack.created_at))
-            return [Stack.from_row(row) for row in rows]
+            return Stack.from_rows(rows)
 
     def request_cancel(self, stack_id: str, rollback: bool = True) -> bool:
         """Ask whoever runs the stack's action to stop; False if no action holds the lock."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from stoker.engine.actions import dependency_graph, leave_unchanged_alone
 from stoker.engine.unchanged import may_leave_alone, same_definitions
 from stoker.template.environment import Environment
 from stoker.template.template import Template
@@ -156,3 +157,44 @@ def test_a_resource_is_left_alone_only_healthy_and_after_all_it_refers_to(engine
     for action, status in (("UPDATE", "FAILED"), ("CREATE", "IN_PROGRESS"), ("SUSPEND", "COMPLETE")):
         a.action, a.status = action, status
         assert not leaves(a), (action, status)
+
+
+# -- what the update settles before its walk ---------------------------------------------------
+def _updating(engine, data: dict, new_data: dict, environment: dict | None = None):
+    """The stack an update of ``data`` to ``new_data`` walks, its resources healthy as created."""
+    new = _defined(engine, new_data, environment=environment,
+                   previous=_defined(engine, data, environment=environment))
+    for name, definition in new.definition.resources.items():
+        resource = new.resources[name] = new.instantiate(name, definition)
+        resource.action, resource.status = "CREATE", "COMPLETE"
+    return new, dependency_graph(new, set(new.definition.resources))
+
+
+def test_the_walk_gets_only_what_the_update_could_not_leave_alone_before_it(engine):
+    data = hot({"a": value("x"), "b": value({"get_resource": "a"}), "c": value("changes"),
+                "d": value({"get_resource": "c"}), "e": value({"list_join": ["-", [{"get_resource": "b"}]]})})
+    changed = {**data, "resources": {**data["resources"], "c": value("changed")}}
+    stack, graph = _updating(engine, data, changed)
+    rest = leave_unchanged_alone(stack, graph)
+    assert stack.left_alone == {"a", "b", "e"}
+    assert rest.requires == {"c": set(), "d": {"c"}}  # d still waits for c, as in the whole graph
+
+
+@pytest.mark.parametrize("case", ["pre-update hook", "unhealthy", "another row of its name", "external id"])
+def test_what_might_not_be_left_alone_goes_through_the_walk_with_its_dependents(engine, case):
+    entry_b = value({"get_resource": "a"})
+    if case == "external id":
+        entry_b["external_id"] = "outside"
+    data = hot({"a": value("x"), "b": entry_b, "c": value({"get_resource": "b"}), "d": value("changes")})
+    changed = {**data, "resources": {**data["resources"], "d": value("changed")}}
+    hooks = {"resource_registry": {"resources": {"b": {"hooks": "pre-update"}}}} if case == "pre-update hook" else None
+    stack, graph = _updating(engine, data, changed, environment=hooks)
+    b = stack.resources["b"]
+    if case == "unhealthy":
+        b.action, b.status = "CHECK", "FAILED"
+    elif case == "another row of its name":
+        stack.retired.append(stack.instantiate("b", stack.definition.resources["b"]))
+    rest = leave_unchanged_alone(stack, graph)
+    assert stack.left_alone == {"a"}
+    assert rest.requires == {"b": set(), "c": {"b"}, "d": set()}
+
