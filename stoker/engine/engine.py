@@ -747,6 +747,8 @@ class Engine:
         if not self.store.take_over(record.id, record.lock_owner, self.engine_id):
             return False
         with self.holding(record.id):
+            if record.status != IN_PROGRESS:  # it died between the action's end and the lock's release
+                return True
             if record.lock_owner != HANDED_BACK:  # its commands outlived it, unwatched
                 self.stop_dead_commands(record)
             self._run(self._resume(self.runtime(record), record.lock_action))

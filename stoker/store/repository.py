@@ -379,11 +379,15 @@ class Store:
         """Top-level stacks, any project, whose action's holder is gone (``owner_gone``):
         died, or (with ``handed_back``) stopped and handed it back."""
         with self._read() as conn:
-            rows = conn.execute(select(STACKS).where(
-                Stack.lock_owner.is_not(None), Stack.parent_id.is_(None), Stack.deleted_at.is_(None))
-                .order_by(Stack.created_at)).all()
-        return [Stack.from_row(row) for row in rows
+            holders = conn.execute(select(Stack.id, Stack.lock_owner).where(
+                Stack.lock_owner.is_not(None), Stack.parent_id.is_(None), Stack.deleted_at.is_(None))).all()
+        gone = [row.id for row in holders
                 if (handed_back or row.lock_owner != HANDED_BACK) and self.owner_gone(row.lock_owner)]
+        if not gone:
+            return []
+        with self._read() as conn:
+            rows = conn.execute(select(STACKS).where(Stack.id.in_(gone)).order_by(Stack.created_at))
+            return [Stack.from_row(row) for row in rows]
 
     # -- server processes (Heat's engine service records) --------------------
 
