@@ -393,9 +393,11 @@ class Store:
 
     def register_process(self, process: str) -> None:
         """``process`` (``host:pid``) starts acting on stacks: its beat is fresh (a pid reused
-        after an older process of the same key died takes its row over)."""
+        after an older process of the same key died takes its row over).  Rows silent for a day
+        go: any lock of theirs has long aged past ``lock_timeout``."""
         with self._write() as conn:
-            conn.execute(delete(PROCESSES).where(PROCESSES.c.id == process))
+            conn.execute(delete(PROCESSES).where(or_(PROCESSES.c.id == process,
+                                                     PROCESSES.c.heartbeat_at < utcnow() - timedelta(days=1))))
             conn.execute(insert(PROCESSES).values(id=process, started_at=utcnow(), heartbeat_at=utcnow()))
 
     def beat_process(self, process: str) -> None:

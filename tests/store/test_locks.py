@@ -165,3 +165,16 @@ def test_abandoned_stacks_are_handed_back_or_dead_ones_and_taken_over_once(store
     assert store.take_over(stack.id, dead, first)
     assert not store.take_over(stack.id, dead, second)
     assert store.get_stack(stack.id).lock_owner == first
+
+
+def test_a_server_starting_forgets_servers_silent_for_a_day(store):
+    from stoker.store.repository import PROCESSES
+
+    store.register_process("old-host:1")
+    store.register_process("recent-host:2")
+    _age_process(store, "old-host:1", 86400 + 60)
+    _age_process(store, "recent-host:2", 3600)
+    store.register_process("new-host:3")
+    with store.engine.connect() as conn:
+        assert sorted(conn.scalars(PROCESSES.select().with_only_columns(PROCESSES.c.id))) == [
+            "new-host:3", "recent-host:2"]
