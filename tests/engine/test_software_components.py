@@ -12,7 +12,7 @@ from stoker.errors import ValidationFailed
 from stoker.store.software import SoftwareStore
 
 from .helpers import hot, outputs_by_key, physical_ids, statuses, wait_until
-from .test_software_deployments import deployment_row
+from .test_software_deployments import delete_answering_the_server, deployment_row
 from .test_wait_conditions import Background
 
 CONFIGS = [
@@ -87,13 +87,7 @@ def test_a_component_is_deployed_for_its_actions_and_a_signal_completes_it(make_
     assert outputs_by_key(result["outputs"])["result"]["output_value"] == "v2"
 
     # DELETE is one of the component's actions: the server runs it too
-    deployment_id = physical_ids(other, "sc")["deployment"]
-    software = SoftwareStore(other.store.engine)
-    deleting = Background(engine, "sc", action="delete_stack")
-    wait_until(lambda: software.get_deployment(other.project_id, deployment_id)["action"] == "DELETE",
-               what="the deployment to run its DELETE")
-    other.signal("sc", "deployment", {"deploy_status_code": 0})
-    deleting.result(timeout=120)
+    software = delete_answering_the_server(engine, other, "sc")
     assert software.list_configs(other.project_id) == []
 
 
