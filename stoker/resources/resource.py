@@ -397,10 +397,11 @@ class Resource:
             else:
                 await self.set_state(action, self.IN_PROGRESS, "state changed")
                 token, delay = await self._call(handler), POLL_FIRST
+            kept = polling is not None
             try:
                 while (wait := await self.check_once(checker, token, delay)) is not None:
-                    if polling is None:
-                        polling = {}
+                    if not kept:
+                        kept = True
                         if self.keep_poll(action, token, delay):
                             self.stack.persist_soon(self)
                     seconds, backoff = wait
