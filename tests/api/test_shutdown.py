@@ -192,12 +192,15 @@ def _polls_kept(db_url: str, names: tuple[str, ...]) -> bool:
     return len(rows) == len(names) and all(POLL_KEY in (row.data or {}) for row in rows)
 
 
-def test_sigkill_leaves_actions_the_next_server_takes_over_at_once(tmp_path):
+@pytest.mark.parametrize("peer", [False, True], ids=["next-server", "running-peer"])
+def test_sigkill_leaves_actions_another_server_takes_over_at_once(tmp_path, peer):
     """The lock's heartbeat timeout is an hour here: only knowing the dead server's process
-    is gone lets the next server resume the create, each resource still created once."""
+    is gone lets another server resume the create -- the next one at its start, or one
+    already serving on its next beat -- each resource still created once."""
     db_url = f"sqlite:///{tmp_path / 'stoker.db'}"
     patient = {"STOKER_LOCK_TIMEOUT": "3600"}
     server = start_server(tmp_path / "first", db_url, env=patient)
+    again = None
     try:
         _call(server, "POST", "/north/stacks",
               json={"stack_name": "killed", "template": SLOW, "files": {"nested.yaml": NESTED}})
@@ -205,12 +208,15 @@ def test_sigkill_leaves_actions_the_next_server_takes_over_at_once(tmp_path):
                and _resources(server, "north", "killed").get("inner") == "CREATE_IN_PROGRESS",
                FINISH_BOUND, "in progress")
         _until(lambda: _polls_kept(db_url, ("slow", "inner")), FINISH_BOUND, "polls kept")
+        if peer:
+            again = start_server(tmp_path / "second", db_url, env=patient)
+            assert _status(again, "north", "killed") == "CREATE_IN_PROGRESS"  # its holder lives
         server.process.send_signal(signal.SIGKILL)
         server.process.wait(EXIT_BOUND)
     finally:
         server.stop()
 
-    again = start_server(tmp_path / "second", db_url, env=patient)
+    again = again or start_server(tmp_path / "second", db_url, env=patient)
     try:
         _until(lambda: not _status(again, "north", "killed").endswith("IN_PROGRESS"), FINISH_BOUND, "finished")
         shown = _call(again, "GET", "/north/stacks/killed").json()["stack"]
