@@ -4,8 +4,6 @@ runs, the derived config carries them all with ``deploy_action``, a signal compl
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from stoker.errors import ValidationFailed
@@ -44,8 +42,7 @@ def component_stack(name: str = "world", configs: list | None = None, deployment
 def derived(engine, name: str) -> dict:
     row = deployment_row(engine, name)
     config = SoftwareStore(engine.store.engine).get_config(engine.project_id, row["config_id"])
-    return {**config, "config": json.loads(config["config"]),
-            "values": {i["name"]: i.get("value") for i in config["inputs"]}}
+    return {**config, "values": {i["name"]: i.get("value") for i in config["inputs"]}}
 
 
 def _waits_in(engine, name: str, action: str) -> None:

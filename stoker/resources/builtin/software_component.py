@@ -14,7 +14,6 @@ the list is in ``show`` and in the config record.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from stoker.constraints import Length
@@ -104,13 +103,8 @@ def component_actions(config: dict) -> set[str] | None:
 
 
 def configs_of(config: dict) -> list[dict]:
-    """A component record's configurations (its content is stored as JSON text)."""
+    """A component record's configurations (none if one made through the API has no list)."""
     content = config.get("config")
-    if isinstance(content, str):
-        try:
-            content = json.loads(content)
-        except ValueError:
-            return []
     configs = content.get("configs") if isinstance(content, dict) else None
     return [entry for entry in configs or [] if isinstance(entry, dict)]
 
