@@ -47,7 +47,8 @@ def downgrade() -> None:
 
 def _recode(change) -> None:
     bind = op.get_bind()
-    for row in bind.execute(sa.select(CONFIGS.c.id, CONFIGS.c.config).where(CONFIGS.c.config.is_not(None))).all():
+    stored = bind.execute(sa.select(CONFIGS.c.id, CONFIGS.c.config).where(CONFIGS.c.config.is_not(None))).all()
+    for row in stored:
         bind.execute(CONFIGS.update().where(CONFIGS.c.id == row.id).values(config=change(row.config)))
 
 
