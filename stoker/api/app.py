@@ -11,6 +11,7 @@ each worker process): ``STOKER_API_DB_URL``, ``STOKER_API_AUTH`` (``token`` or
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -22,10 +23,13 @@ from stoker.api.auth import Authenticator, TokenStore
 from stoker.api.body import MAX_JSON_BODY_SIZE
 from stoker.api.errors import install_handlers
 from stoker.api.runner import Runner
+from stoker.dispatch.heartbeat import beating
+from stoker.store.locks import ENGINE_BEAT, this_process
 from stoker.store.software import SoftwareStore
 from stoker.limits import api_max_resources
 
 ENV_PREFIX = "STOKER_API_"
+LOG = logging.getLogger("stoker.api")
 
 
 @dataclass
@@ -64,10 +68,15 @@ def create_app(db_url: str | None = None, auth_mode: str = "noauth", plugin_dirs
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        # actions a stopped server handed back go on at once, not after a lock timeout
-        await asyncio.to_thread(state.runner.resume_handed_back, engine)
-        yield
+        # actions a stopped (or dead) server left go on at once, not after a lock timeout;
+        # while this one serves, those of a server that dies meanwhile do too
+        process = this_process()
+        await asyncio.to_thread(engine.store.register_process, process)
+        await asyncio.to_thread(state.runner.resume_abandoned, engine)
+        with beating(lambda: _beat(state, process), every=ENGINE_BEAT):
+            yield
         await asyncio.to_thread(state.runner.stop, engine)
+        await asyncio.to_thread(engine.store.unregister_process, process)
 
     app = FastAPI(title="Stoker Orchestration API", version="1.0",
                   description="OpenStack Heat's Orchestration API v1, served by Stoker.",
@@ -80,6 +89,15 @@ def create_app(db_url: str | None = None, auth_mode: str = "noauth", plugin_dirs
     for router in all_routers():
         app.include_router(router)
     return app
+
+
+def _beat(state: State, process: str) -> None:
+    """This server is alive; the actions of servers that died go on here."""
+    try:
+        state.engine.store.beat_process(process)
+        state.runner.resume_abandoned(state.engine, handed_back=False)
+    except Exception:  # the database away for a moment: the next beat tries again
+        LOG.exception("server heartbeat failed")
 
 
 def settings_to_env(db_url: str | None, auth_mode: str, plugin_dirs: Iterable[str] = (),

@@ -120,14 +120,15 @@ class Runner:
             raise future.exception()  # type: ignore[misc]
         return started
 
-    def resume_handed_back(self, engine: Any) -> int:
-        """Start again, each in its project's pool, the actions a stopped server handed back;
-        returns how many were found (with several API processes, one of them takes each)."""
-        records = engine.store.handed_back_stacks()
+    def resume_abandoned(self, engine: Any, handed_back: bool = True) -> int:
+        """Start again, each in its project's pool, the actions whose server is gone: stopped
+        (handed back, unless not ``handed_back``) or dead; returns how many were found (with
+        several API processes, one of them takes each)."""
+        records = engine.store.abandoned_stacks(handed_back)
         for record in records:
             worker = engine.for_project(record.project_id)
             worker.engine_id = new_engine_id()
-            future = self.pool(record.project_id, "action").submit(worker.resume_handed_back, record)
+            future = self.pool(record.project_id, "action").submit(worker.resume_abandoned, record)
             future.add_done_callback(_log_failure)
         return len(records)
 

@@ -36,7 +36,7 @@ from stoker.functions.sizes import check_stored
 from stoker.limits import limit
 from stoker.resources import processes, registry
 from stoker.resources.policy import NOT_ALLOWED
-from stoker.store.locks import new_engine_id, owner_is_dead
+from stoker.store.locks import HANDED_BACK, new_engine_id
 from stoker.template.environment import Environment, RegistryLoop, is_template_type, resolve_type
 from stoker.template.loader import check_nesting, frozen_gc, paused_gc
 from stoker.template.parameters import masked
@@ -460,7 +460,7 @@ class Engine:
     def _held_by_another(self, record) -> bool:
         """Is the stack's lock held by another engine that is alive (its heartbeat fresh)?"""
         owner, beat = record.lock_owner, record.lock_time
-        if owner is None or owner == self.engine_id or owner_is_dead(owner):
+        if owner is None or owner == self.engine_id or self.store.owner_gone(owner):
             return False
         return beat is None or (datetime.now(timezone.utc) - beat).total_seconds() < self.store.lock_timeout
 
@@ -647,9 +647,10 @@ class Engine:
 
     def cancel_stack(self, name_or_id: str, rollback: bool = True) -> None:
         record = self.get_record(name_or_id)
-        if record.lock_owner is not None and owner_is_dead(record.lock_owner):
+        gone = record.lock_owner is not None and self.store.owner_gone(record.lock_owner)
+        if gone:
             self.stop_dead_commands(record)
-        if record.status != IN_PROGRESS or record.lock_owner is None or owner_is_dead(record.lock_owner):
+        if record.status != IN_PROGRESS or record.lock_owner is None or gone:
             raise Conflict(f"Stack {record.name} has no action in progress to cancel"
                            + (" (the process running it has died)" if record.lock_owner else ""))
         self.store.request_cancel(record.id, rollback)
@@ -737,15 +738,20 @@ class Engine:
             self.store.release_lock(stack_id, self.engine_id)  # not ours any more once handed back
 
     # -- a server's stop, and the next one's start ------------------------------------------
-    def resume_handed_back(self, record) -> bool:
-        """Go on with the action a stopped server handed back; False if another engine took it.
+    def resume_abandoned(self, record) -> bool:
+        """Go on with the action a stopped server handed back, or a dead one left (``record``
+        as read when its holder was found gone); False if another engine took it first.
 
         Creates (and their rollbacks) and deletes go on where they stood; an
         update or another action cannot be picked up halfway: it is marked FAILED.
         """
-        if not self.store.take_handed_back(record.id, self.engine_id):
+        if not self.store.take_over(record.id, record.lock_owner, self.engine_id):
             return False
         with self.holding(record.id):
+            if record.status != IN_PROGRESS:  # it died between the action's end and the lock's release
+                return True
+            if record.lock_owner != HANDED_BACK:  # its commands outlived it, unwatched
+                self.stop_dead_commands(record)
             self._run(self._resume(self.runtime(record), record.lock_action))
         return True
 

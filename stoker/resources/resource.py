@@ -385,7 +385,10 @@ class Resource:
         """Record IN_PROGRESS, call ``handler``, poll ``checker``, record the end.
 
         An action a stopped server handed back (its poll stored) is polled
-        again where it stood, without calling ``handler`` a second time.
+        again where it stood, without calling ``handler`` a second time.  The
+        poll of an action not done at its first check is stored at once (with
+        the next batch): a server killed meanwhile cannot hand it back, and the
+        next one picks it up from there instead of acting again.
         """
         async with self.acting(action, pass_through):
             polling = self.stored_poll(action)
@@ -394,15 +397,22 @@ class Resource:
             else:
                 await self.set_state(action, self.IN_PROGRESS, "state changed")
                 token, delay = await self._call(handler), POLL_FIRST
+            kept = polling is not None
             try:
                 while (wait := await self.check_once(checker, token, delay)) is not None:
+                    if not kept:
+                        kept = True
+                        if self.keep_poll(action, token, delay):
+                            self.stack.persist_soon(self)
                     seconds, backoff = wait
                     await asyncio.sleep(seconds)
                     if backoff:
                         delay = min(delay * POLL_FACTOR, POLL_MAX)
-            except asyncio.CancelledError:
-                if self.stack.root.handing_back:
+            except BaseException as exc:
+                if isinstance(exc, asyncio.CancelledError) and self.stack.root.handing_back:
                     self.keep_poll(action, token, delay)
+                else:  # the action ends here: nothing is left to pick up
+                    self.forget_poll()
                 raise
             self.forget_poll()
 

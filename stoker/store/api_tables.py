@@ -37,7 +37,7 @@ SOFTWARE_CONFIGS = Table(
     Column("project_id", String(255), nullable=False, index=True),
     Column("name", String(255)),
     Column("group", String(255), nullable=False, default="Heat::Ungrouped"),
-    Column("config", Text),
+    Column("config", JSON),  # any JSON, as in Heat: a script's text, a structured config's map
     Column("inputs", JSON),
     Column("outputs", JSON),
     Column("options", JSON),

@@ -2,7 +2,10 @@
 
 An owner is ``host:pid:uuid``: the host and pid let a process on the same
 machine see that the holder died; the uuid tells two engines in one process
-apart.
+apart.  A server process also registers ``host:pid`` and beats
+(``Store.register_process``), so that a process of another host that stopped
+beating for ``ENGINE_TIMEOUT`` is known gone too (Heat pings the lock's engine
+instead), long before its locks' own heartbeat (``LOCK_TIMEOUT``) expires.
 """
 
 from __future__ import annotations
@@ -14,12 +17,31 @@ from datetime import datetime, timedelta, timezone
 
 #: a heartbeat older than this marks an execution of another host as interrupted
 EXECUTION_TIMEOUT = float(os.environ.get("STOKER_EXECUTION_TIMEOUT", 60))
+#: a stack lock whose holder has not beaten for this long may be taken over, alive or not
+LOCK_TIMEOUT = float(os.environ.get("STOKER_LOCK_TIMEOUT", 60))
+#: seconds between a server process's beats, and how old its last beat may be while it lives
+ENGINE_BEAT = 5.0
+ENGINE_TIMEOUT = float(os.environ.get("STOKER_ENGINE_TIMEOUT", 30))
 #: the lock owner of a stack whose server stopped cleanly mid-action: the next server resumes it
 HANDED_BACK = "handed-back"
 
 
 def new_engine_id() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4()}"
+    return f"{this_process()}:{uuid.uuid4()}"
+
+
+def this_process() -> str:
+    """``host:pid``: the part of this process's engine ids its registration is kept under."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def process_of(owner: str) -> tuple[str, int] | None:
+    """(host, pid) of an engine id; None for other owners (a traversal, a hand-back)."""
+    try:
+        host, pid, _ = owner.rsplit(":", 2)
+        return host, int(pid)
+    except ValueError:
+        return None
 
 
 def owner_is_dead(owner: str) -> bool:
@@ -30,15 +52,11 @@ def owner_is_dead(owner: str) -> bool:
     """
     if owner == HANDED_BACK:
         return True
-    try:
-        host, pid, _ = owner.rsplit(":", 2)
-        pid_number = int(pid)
-    except ValueError:
-        return False
-    if host != socket.gethostname():
+    process = process_of(owner)
+    if process is None or process[0] != socket.gethostname():
         return False
     try:
-        os.kill(pid_number, 0)
+        os.kill(process[1], 0)
     except ProcessLookupError:
         return True
     except PermissionError:  # alive, but another user's

@@ -143,6 +143,18 @@ class Stack(Record):
     )
 
 
+class EngineProcess(Record):
+    """A server process acting on stacks, beating while it lives (Heat's engine service record):
+    a stack lock whose holder's process stopped beating is taken over at once."""
+
+    __table__ = Table(
+        "engine_process", metadata,
+        Column("id", String(255), primary_key=True),  # host:pid, the start of its engine ids
+        Column("started_at", UTCDateTime, default=utcnow, nullable=False),
+        Column("heartbeat_at", UTCDateTime, default=utcnow, nullable=False),
+    )
+
+
 class Resource(Record):
     """One resource of a stack. Old and new rows coexist while a resource is replaced."""
 

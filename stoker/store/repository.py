@@ -9,6 +9,7 @@ resources.
 
 from __future__ import annotations
 
+import socket
 import uuid
 from contextlib import contextmanager
 from datetime import timedelta
@@ -20,8 +21,8 @@ from sqlalchemy.exc import IntegrityError
 from stoker.errors import Conflict, NotFound, StaleWrite
 from stoker.store import queries
 from stoker.store.bulk import execute_many
-from stoker.store.locks import HANDED_BACK, owner_is_dead
-from stoker.store.models import Event, RawTemplate, Record, Resource, Stack, utcnow
+from stoker.store.locks import ENGINE_TIMEOUT, HANDED_BACK, LOCK_TIMEOUT, owner_is_dead, process_of
+from stoker.store.models import EngineProcess, Event, RawTemplate, Record, Resource, Stack, utcnow
 from stoker.store.sealed import opened_resource, opened_stack
 
 DEFAULT_PROJECT = "default"
@@ -30,6 +31,7 @@ STACKS: Table = Stack.__table__  # type: ignore[assignment]
 RESOURCES: Table = Resource.__table__  # type: ignore[assignment]
 EVENTS: Table = Event.__table__  # type: ignore[assignment]
 TEMPLATES: Table = RawTemplate.__table__  # type: ignore[assignment]
+PROCESSES: Table = EngineProcess.__table__  # type: ignore[assignment]
 
 COLUMNS = {model: frozenset(model.__table__.columns.keys()) for model in (Stack, Resource, Event)}
 
@@ -37,7 +39,7 @@ COLUMNS = {model: frozenset(model.__table__.columns.keys()) for model in (Stack,
 class Store:
     """Repository over one database; safe to share between threads."""
 
-    def __init__(self, engine: Engine, lock_timeout: float = 60.0):
+    def __init__(self, engine: Engine, lock_timeout: float = LOCK_TIMEOUT):
         self.engine = engine
         self.lock_timeout = lock_timeout
         self._writer = engine.execution_options(stoker_write=True)
@@ -327,7 +329,7 @@ class Store:
 
         A single conditional UPDATE decides, so two processes racing for a
         free lock cannot both win. A lock may be taken over when its holder's
-        heartbeat is older than ``lock_timeout`` or its process is dead.
+        heartbeat is older than ``lock_timeout`` or its process is gone (``owner_gone``).
         """
         dead_owner = None
         for _ in range(5):
@@ -349,7 +351,7 @@ class Store:
                 ).one_or_none()
             if holder is None:
                 raise NotFound(f"Stack {stack_id} not found")
-            if holder.lock_owner is not None and not owner_is_dead(holder.lock_owner):
+            if holder.lock_owner is not None and not self.owner_gone(holder.lock_owner):
                 break
             dead_owner = holder.lock_owner
         raise Conflict(f"Stack {holder.name} already has an action ({holder.lock_action}) in progress")
@@ -368,18 +370,60 @@ class Store:
         (``locks.HANDED_BACK``); False if the lock was not ours."""
         return self._set_lock(stack_id, owner, lock_owner=HANDED_BACK, lock_time=utcnow())
 
-    def take_handed_back(self, stack_id: str, owner: str) -> bool:
-        """Take a handed-back action over for ``owner``; False if another took it first."""
-        return self._set_lock(stack_id, HANDED_BACK, lock_owner=owner, lock_time=utcnow(),
+    def take_over(self, stack_id: str, previous: str, owner: str) -> bool:
+        """Take the lock of a gone ``previous`` holder (or a hand-back) for ``owner``; False if
+        another took it first."""
+        return self._set_lock(stack_id, previous, lock_owner=owner, lock_time=utcnow(),
                               cancel_requested=False)
 
-    def handed_back_stacks(self) -> list[Stack]:
-        """Top-level stacks whose action a stopped server handed back, any project."""
+    def abandoned_stacks(self, handed_back: bool = True) -> list[Stack]:
+        """Top-level stacks, any project, whose action's holder is gone (``owner_gone``):
+        died, or (with ``handed_back``) stopped and handed it back."""
         with self._read() as conn:
-            rows = conn.execute(select(STACKS).where(
-                Stack.lock_owner == HANDED_BACK, Stack.parent_id.is_(None), Stack.deleted_at.is_(None))
-                .order_by(Stack.created_at))
+            holders = conn.execute(select(Stack.id, Stack.lock_owner).where(
+                Stack.lock_owner.is_not(None), Stack.parent_id.is_(None), Stack.deleted_at.is_(None))).all()
+        gone = [row.id for row in holders
+                if (handed_back or row.lock_owner != HANDED_BACK) and self.owner_gone(row.lock_owner)]
+        if not gone:
+            return []
+        with self._read() as conn:
+            rows = conn.execute(select(STACKS).where(Stack.id.in_(gone)).order_by(Stack.created_at))
             return Stack.from_rows(rows)
+
+    # -- server processes (Heat's engine service records) --------------------
+
+    def register_process(self, process: str) -> None:
+        """``process`` (``host:pid``) starts acting on stacks: its beat is fresh (a pid reused
+        after an older process of the same key died takes its row over).  Rows silent for a day
+        go: any lock of theirs has long aged past ``lock_timeout``."""
+        with self._write() as conn:
+            conn.execute(delete(PROCESSES).where(or_(PROCESSES.c.id == process,
+                                                     PROCESSES.c.heartbeat_at < utcnow() - timedelta(days=1))))
+            conn.execute(insert(PROCESSES).values(id=process, started_at=utcnow(), heartbeat_at=utcnow()))
+
+    def beat_process(self, process: str) -> None:
+        with self._write() as conn:
+            if not conn.execute(update(PROCESSES).where(PROCESSES.c.id == process)
+                                .values(heartbeat_at=utcnow())).rowcount:
+                conn.execute(insert(PROCESSES).values(id=process, started_at=utcnow(), heartbeat_at=utcnow()))
+
+    def unregister_process(self, process: str) -> None:
+        with self._write() as conn:
+            conn.execute(delete(PROCESSES).where(PROCESSES.c.id == process))
+
+    def owner_gone(self, owner: str) -> bool:
+        """Is the lock holder ``owner`` gone: handed back, its process dead on this host, or its
+        server process (another host's) silent for ``ENGINE_TIMEOUT``?  On this host the
+        process table decides, as a slow beat there says nothing; owners that never
+        registered (a CLI run, a traversal of the workers) only age with the lock."""
+        if owner_is_dead(owner):
+            return True
+        process = process_of(owner)
+        if process is None or process[0] == socket.gethostname():
+            return False
+        with self._read() as conn:
+            beat = conn.scalar(select(PROCESSES.c.heartbeat_at).where(PROCESSES.c.id == f"{process[0]}:{process[1]}"))
+        return beat is not None and beat < utcnow() - timedelta(seconds=ENGINE_TIMEOUT)
 
     def request_cancel(self, stack_id: str, rollback: bool = True) -> bool:
         """Ask whoever runs the stack's action to stop; False if no action holds the lock."""

@@ -33,7 +33,7 @@ class SoftwareStore:
         return ProjectSoftware(self, project)
 
     # -- configs --------------------------------------------------------------------------
-    def create_config(self, project: str, name: str | None, group: str, config: str | None,
+    def create_config(self, project: str, name: str | None, group: str, config: Any,
                       inputs: list, outputs: list, options: Any, config_id: str | None = None) -> dict:
         config_id = config_id or str(uuid.uuid4())
         with self._writer.begin() as conn:

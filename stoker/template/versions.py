@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from stoker.functions.descriptions import HEAT_DESCRIPTIONS
+
 _CFN_FUNCTIONS = {
     "Fn::Base64": "cfn:Base64",
     "Fn::GetAZs": "cfn:GetAZs",
@@ -352,21 +354,11 @@ def first_version_with(function_name: str) -> str | None:
 
 
 def function_rows(version: Version, with_conditions: bool = False) -> list[dict]:
-    """``template function list`` (CLI and API): each function once, with the summary of its
-    docstring; ``with_conditions`` adds the condition functions not already listed (as Heat
-    merges the two tables)."""
-    rows = [{"functions": name, "description": _summary(version.functions[name])}
-            for name in version.function_names()]
+    """``template function list`` (CLI and API): each function once, with Heat's description
+    of the class it is bound to; ``with_conditions`` merges in the condition functions as Heat
+    does (a name in both tables is described by its condition class, e.g. CFN's ``Ref``)."""
+    paths = {name: version.function_paths[name] for name in version.function_names()}
     if with_conditions:
-        listed = {row["functions"] for row in rows}
-        rows += [{"functions": name, "description": _summary(version.condition_parse_table[name])}
-                 for name in version.condition_function_names() if name not in listed]
-    return rows
-
-
-def _summary(cls: type) -> str:
-    """The docstring's first paragraph on one line (a whole sentence, not its first line)."""
-    import inspect
-
-    doc = inspect.getdoc(cls) or ""
-    return " ".join(doc.split("\n\n", 1)[0].split())
+        paths.update((name, version.condition_function_paths[name])
+                     for name in version.condition_function_names())
+    return [{"functions": name, "description": HEAT_DESCRIPTIONS[path]} for name, path in paths.items()]

@@ -60,14 +60,14 @@ class Server:
 
 
 def start_server(tmp: Path, db_url: str, *, auth: str = "noauth", workers: int = 1,
-                 extra: tuple[str, ...] = ()) -> Server:
+                 extra: tuple[str, ...] = (), env: dict[str, str] | None = None) -> Server:
     tmp.mkdir(parents=True, exist_ok=True)
     port = free_port()
     log = tmp / f"server-{port}.log"
     command = [sys.executable, "-c", API, "--host", "127.0.0.1", "--port", str(port), "--auth", auth,
                "--db-url", db_url, "--workers", str(workers), "--log-level", "warning", *extra]
     with open(log, "w") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=child_env(tmp))
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env={**child_env(tmp), **(env or {})})
     server = Server(f"http://127.0.0.1:{port}", db_url, process, log)
     deadline = time.monotonic() + START_BOUND
     while time.monotonic() < deadline:

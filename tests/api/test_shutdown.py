@@ -4,7 +4,9 @@ finishes them.
 SIGTERM (or SIGINT) stops taking requests and hands every running action back:
 the stack stays ``*_IN_PROGRESS``, its resources' polls are kept, and the next
 ``stoker api`` on the same database picks each action up where it stood, so no
-resource is created twice.
+resource is created twice.  A SIGKILLed server hands nothing back: the next one
+sees its process is gone and takes its actions over at once (not after the lock's
+heartbeat timeout), from the polls kept as each resource began to wait.
 """
 
 from __future__ import annotations
@@ -15,6 +17,10 @@ from collections import Counter
 
 import httpx
 import pytest
+
+from stoker.resources.resource import POLL_KEY
+from stoker.store import open_store
+from stoker.store.models import Resource
 
 from .helpers import Server, start_server
 
@@ -171,5 +177,55 @@ def test_an_update_cut_by_a_stop_ends_failed_as_interrupted(tmp_path):
         shown = _call(again, "GET", f"/p/stacks/up/{stack_id}").json()["stack"]
         assert shown["stack_status_reason"] == "Stack UPDATE interrupted: the server stopped while it ran"
         assert _resources(again, "p", "up") == {"r": "UPDATE_FAILED"}
+    finally:
+        again.stop()
+
+
+def _polls_kept(db_url: str, names: tuple[str, ...]) -> bool:
+    """Have the waiting resources' polls reached the database (a batch after their start)?"""
+    store = open_store(db_url)
+    try:
+        with store.engine.connect() as conn:
+            rows = conn.execute(Resource.__table__.select().where(Resource.name.in_(names))).all()
+    finally:
+        store.close()
+    return len(rows) == len(names) and all(POLL_KEY in (row.data or {}) for row in rows)
+
+
+@pytest.mark.parametrize("peer", [False, True], ids=["next-server", "running-peer"])
+def test_sigkill_leaves_actions_another_server_takes_over_at_once(tmp_path, peer):
+    """The lock's heartbeat timeout is an hour here: only knowing the dead server's process
+    is gone lets another server resume the create -- the next one at its start, or one
+    already serving on its next beat -- each resource still created once."""
+    db_url = f"sqlite:///{tmp_path / 'stoker.db'}"
+    patient = {"STOKER_LOCK_TIMEOUT": "3600"}
+    server = start_server(tmp_path / "first", db_url, env=patient)
+    again = None
+    try:
+        _call(server, "POST", "/north/stacks",
+              json={"stack_name": "killed", "template": SLOW, "files": {"nested.yaml": NESTED}})
+        _until(lambda: _resources(server, "north", "killed").get("slow") == "CREATE_IN_PROGRESS"
+               and _resources(server, "north", "killed").get("inner") == "CREATE_IN_PROGRESS",
+               FINISH_BOUND, "in progress")
+        _until(lambda: _polls_kept(db_url, ("slow", "inner")), FINISH_BOUND, "polls kept")
+        if peer:
+            again = start_server(tmp_path / "second", db_url, env=patient)
+            assert _status(again, "north", "killed") == "CREATE_IN_PROGRESS"  # its holder lives
+        server.process.send_signal(signal.SIGKILL)
+        server.process.wait(EXIT_BOUND)
+    finally:
+        server.stop()
+
+    again = again or start_server(tmp_path / "second", db_url, env=patient)
+    try:
+        _until(lambda: not _status(again, "north", "killed").endswith("IN_PROGRESS"), FINISH_BOUND, "finished")
+        shown = _call(again, "GET", "/north/stacks/killed").json()["stack"]
+        assert shown["stack_status"] == "CREATE_COMPLETE", shown["stack_status_reason"]
+        assert shown["outputs"][0]["output_value"] == "two+inner"
+        events = _call(again, "GET", "/north/stacks/killed/events?nested_depth=2").json()["events"]
+        starts = Counter(e["resource_name"] for e in events
+                         if e["resource_status"] == "CREATE_IN_PROGRESS" and e["resource_name"] in MADE)
+        assert starts == {name: 1 for name in MADE}, events
+        assert any(e["resource_status_reason"] == "Stack CREATE resumed" for e in events)
     finally:
         again.stop()

@@ -208,3 +208,44 @@ def test_deleting_a_group_while_its_deployments_wait(noauth_server):
     for member in members:
         response = httpx.get(f"{noauth_server.endpoint('sd')}/software_deployments/{member.physical_resource_id}")
         assert response.status_code == 404
+
+
+COMPONENT = """
+heat_template_version: 2016-10-14
+resources:
+  structured:
+    type: OS::Heat::StructuredConfig
+    properties: {group: os-apply-config, config: {port: 8080}}
+  component:
+    type: OS::Heat::SoftwareComponent
+    properties:
+      configs:
+        - {actions: [CREATE], config: "install", tool: script}
+        - {actions: [UPDATE], config: "upgrade", tool: script}
+  deployment:
+    type: OS::Heat::SoftwareDeployment
+    properties: {config: {get_resource: component}, server: server-9}
+"""
+
+
+def test_maps_are_kept_as_maps_for_agents_structured_configs_and_components(noauth_server):
+    """As in Heat, a config's ``config`` is any JSON: an agent reads a component's ``configs``
+    list (and a structured config's map) from the API, not a string holding them."""
+    client = heat(noauth_server, "sd")
+    name = f"sc-{uuid.uuid4().hex[:6]}"
+    client.stacks.create(stack_name=name, template=COMPONENT)
+    resource = _in_progress(client, name, "deployment")
+    structured = client.software_configs.get(client.resources.get(name, "structured").physical_resource_id)
+    assert structured.config == {"port": 8080}
+    deployment = client.software_deployments.get(resource.physical_resource_id)
+    derived = client.software_configs.get(deployment.config_id)
+    assert derived.group == "component"
+    assert [c["config"] for c in derived.config["configs"]] == ["install", "upgrade"]
+    [metadata] = client.software_deployments.metadata(server_id="server-9")
+    assert metadata["config"]["configs"][0]["actions"] == ["CREATE"]
+    assert {i["name"]: i.get("value") for i in metadata["inputs"]}["deploy_action"] == "CREATE"
+    client.resources.signal(name, "deployment", data={"deploy_status_code": 0})
+    assert wait_for(client, name).stack_status == "CREATE_COMPLETE"
+
+    made = client.software_configs.create(name="by-api", group="ansible", config={"tasks": [{"ping": None}]})
+    assert client.software_configs.get(made.id).config == {"tasks": [{"ping": None}]}

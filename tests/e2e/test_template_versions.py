@@ -109,9 +109,32 @@ def test_function_list_of_an_unknown_version(stoker):
     assert 'Invalid value for VERSION: "2019-01-01" is not a known template version' in run.stderr
 
 
-def test_function_list_table_keeps_square_brackets(stoker_process):
+@pytest.mark.parametrize("version, function, description", [
+    ("2015-04-30", "list_join", "A function for joining strings."),
+    ("2015-10-15", "list_join", "A function for joining one or more lists of strings."),
+    ("2016-04-08", "repeat", "A function for iterating over a list of items."),
+    ("2016-10-14", "repeat", "A function for iterating over a list of items or a dict of keys."),
+    ("2017-09-01", "make_url", "A function for performing substitutions on maps."),  # Heat's words
+    ("AWSTemplateFormatVersion.2010-09-09", "Ref", "A function for resolving parameters or resource references."),
+    ("AWSTemplateFormatVersion.2010-09-09", "Fn::Base64", "A placeholder function for converting to base64."),
+])
+def test_function_list_describes_each_function_as_heats_api_does(stoker, version, function, description):
+    rows = stoker("template", "function", "list", version, "-f", "json").expect(0).json
+    assert {row["functions"]: row["description"] for row in rows}[function] == description
+
+
+def test_function_list_with_conditions_describes_a_shared_name_by_its_condition_function(stoker):
+    """Heat merges the condition table over the other: CFN's condition ``Ref`` reads parameters only."""
+    rows = stoker("template", "function", "list", "AWSTemplateFormatVersion.2010-09-09", "--with-conditions",
+                  "-f", "json").expect(0).json
+    described = {row["functions"]: row["description"] for row in rows}
+    assert described["Ref"] == "A function for resolving parameter references."
+    assert described["Fn::Equals"] == "A function for comparing whether two values are equal."
+
+
+def test_function_list_table_shows_heats_description(stoker_process):
     run = stoker_process("template", "function", "list", "2013-05-23").expect(0)
-    assert "[string, ...]" in run.stdout
+    assert "A function for including a file inline." in run.stdout
 
 
 def test_function_list_in_a_subprocess(stoker_process):

@@ -42,6 +42,18 @@ def deploying(engine, name: str) -> None:
                and physical_ids(engine, name).get("deployment"), what="the deployment to wait")
 
 
+def delete_answering_the_server(engine, other, name: str) -> SoftwareStore:
+    """Delete stack ``name`` with ``engine`` while ``other`` reports the deployment's DELETE done."""
+    deployment_id = physical_ids(other, name)["deployment"]
+    software = SoftwareStore(other.store.engine)
+    deleting = Background(engine, name, action="delete_stack")
+    wait_until(lambda: software.get_deployment(other.project_id, deployment_id)["action"] == "DELETE",
+               what="the deployment to run its DELETE")
+    other.signal(name, "deployment", {"deploy_status_code": 0})
+    deleting.result(timeout=120)
+    return software
+
+
 def test_the_signal_command_completes_the_deployment(make_engine, db_url):
     creator, other = make_engine(), make_engine()
     create = Background(creator, "sd", deployment_stack())
@@ -111,13 +123,7 @@ def test_suspend_resume_and_delete_wait_for_the_server_when_listed(make_engine):
         running.result(timeout=120)
         assert statuses(other, "sd")["deployment"] == f"{action}_COMPLETE"
 
-    deployment_id = physical_ids(other, "sd")["deployment"]
-    software = SoftwareStore(other.store.engine)
-    deleting = Background(engine, "sd", action="delete_stack")
-    wait_until(lambda: software.get_deployment(other.project_id, deployment_id)["action"] == "DELETE",
-               what="the deployment to run its DELETE")
-    other.signal("sd", "deployment", {"deploy_status_code": 0})
-    deleting.result(timeout=120)
+    software = delete_answering_the_server(engine, other, "sd")
     assert software.list_deployments(other.project_id, "node-1") == []
     assert software.list_configs(other.project_id) == []  # the config and every derived one
 

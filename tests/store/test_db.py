@@ -120,7 +120,7 @@ def test_upgrade_runs_pending_migrations(db_url):
     upgrade(engine)
     with engine.begin() as conn:
         conn.execute(text("DELETE FROM alembic_version"))
-        for table in ("dispatch_node", "dispatch_traversal", "execution_event", "execution", "secret", "deployment_label", "node_instance", "node", "deployment", "blueprint",
+        for table in ("engine_process", "dispatch_node", "dispatch_traversal", "execution_event", "execution", "secret", "deployment_label", "node_instance", "node", "deployment", "blueprint",
                       "api_software_deployment", "api_software_config", "api_token",
                       "event", "resource", "stack", "raw_template"):
             conn.execute(text(f"DROP TABLE {table}"))
@@ -147,3 +147,28 @@ def test_concurrent_first_opens_migrate_once(db_url):
     for worker in workers:
         worker.join()
     assert outcomes == ["ok"] * 4
+
+
+def test_0009_keeps_each_software_config_text_as_a_json_string(db_url):
+    """A config stored as text before 0009 reads back as that same text after it."""
+    from alembic import command
+
+    from stoker.store.software import SoftwareStore
+
+    engine = make_engine(db_url)
+    with engine.connect().execution_options(stoker_write=True) as conn, conn.begin():
+        config = Config()
+        config.set_main_option("script_location", str(MIGRATIONS))
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0008")
+        conn.execute(text("INSERT INTO api_software_config (id, project_id, name, \"group\", config, created_at) "
+                          "VALUES ('c1', 'p', 'old', 'script', '#!/bin/sh\necho {\"a\": 1}', CURRENT_TIMESTAMP), "
+                          "('c2', 'p', 'none', 'script', NULL, CURRENT_TIMESTAMP)"))
+        command.upgrade(config, "head")
+    software = SoftwareStore(engine)
+    assert software.get_config("p", "c1")["config"] == '#!/bin/sh\necho {"a": 1}'
+    assert software.get_config("p", "c2")["config"] is None
+    made = software.create_config("p", "new", "component", {"configs": [{"tool": "script"}]}, [], [], {})
+    assert software.get_config("p", made["id"])["config"] == {"configs": [{"tool": "script"}]}
+    _assert_schema_is_the_models(engine)
+    engine.dispose()

@@ -95,3 +95,86 @@ def test_racing_processes_exactly_one_wins(store, stack, db_url):
         racer.join()
     assert outcomes.count("won") == 1
     assert set(outcomes) - {"won"} == {"Stack mystack already has an action (UPDATE) in progress"}
+
+
+# -- server processes: a holder whose server stopped beating is gone at once --------------------
+
+def _age_process(store, process: str, seconds: float) -> None:
+    from stoker.store.repository import PROCESSES
+
+    with store.engine.begin() as conn:
+        conn.execute(PROCESSES.update().where(PROCESSES.c.id == process)
+                     .values(heartbeat_at=utcnow() - timedelta(seconds=seconds)))
+
+
+def test_holder_on_another_host_whose_server_stopped_beating_is_taken_over(store, stack):
+    from stoker.store.locks import ENGINE_TIMEOUT
+
+    remote = "other-host:4242:abc"
+    store.register_process("other-host:4242")
+    store.acquire_lock(stack.id, remote, "CREATE")
+    assert not store.owner_gone(remote)
+    with pytest.raises(Conflict):  # its server beats: alive, however old the lock's own beat
+        store.acquire_lock(stack.id, new_engine_id(), "DELETE")
+
+    _age_process(store, "other-host:4242", ENGINE_TIMEOUT + 1)
+    assert store.owner_gone(remote)
+    assert [s.id for s in store.abandoned_stacks()] == [stack.id]
+    me = new_engine_id()
+    store.acquire_lock(stack.id, me, "DELETE")  # the lock's own timeout (60 s) is far off
+    assert store.get_stack(stack.id).lock_owner == me
+    assert store.abandoned_stacks() == []
+
+
+def test_a_beat_after_silence_makes_the_server_alive_again_and_unregistered_holders_age_with_the_lock(store):
+    from stoker.store.locks import ENGINE_TIMEOUT
+
+    store.register_process("other-host:7")
+    _age_process(store, "other-host:7", ENGINE_TIMEOUT + 1)
+    assert store.owner_gone("other-host:7:x")
+    store.beat_process("other-host:7")
+    assert not store.owner_gone("other-host:7:x")
+    store.unregister_process("other-host:7")
+    assert not store.owner_gone("other-host:7:x")  # a CLI run never registers: its lock ages instead
+    assert not store.owner_gone("dispatch:1234")  # the workers' traversal
+
+
+def test_on_this_host_the_process_table_decides_not_a_slow_beat(store, stack):
+    from stoker.store.locks import ENGINE_TIMEOUT, this_process
+
+    store.register_process(this_process())
+    _age_process(store, this_process(), ENGINE_TIMEOUT + 1)
+    assert not store.owner_gone(new_engine_id())  # this process is alive, merely slow to beat
+    dead = dead_owner()
+    assert store.owner_gone(dead)
+
+
+def test_abandoned_stacks_are_handed_back_or_dead_ones_and_taken_over_once(store, stack, template_id):
+    live = store.create_stack("live", template_id)
+    store.acquire_lock(live.id, new_engine_id(), "CREATE")
+    dead = dead_owner()
+    store.acquire_lock(stack.id, dead, "CREATE")
+    assert [s.id for s in store.abandoned_stacks()] == [stack.id]
+    handed = store.create_stack("handed", template_id)
+    me = new_engine_id()
+    store.acquire_lock(handed.id, me, "CREATE")
+    store.hand_back_lock(handed.id, me)
+    assert [s.id for s in store.abandoned_stacks()] == [stack.id, handed.id]
+    assert [s.id for s in store.abandoned_stacks(handed_back=False)] == [stack.id]
+    first, second = new_engine_id(), new_engine_id()
+    assert store.take_over(stack.id, dead, first)
+    assert not store.take_over(stack.id, dead, second)
+    assert store.get_stack(stack.id).lock_owner == first
+
+
+def test_a_server_starting_forgets_servers_silent_for_a_day(store):
+    from stoker.store.repository import PROCESSES
+
+    store.register_process("old-host:1")
+    store.register_process("recent-host:2")
+    _age_process(store, "old-host:1", 86400 + 60)
+    _age_process(store, "recent-host:2", 3600)
+    store.register_process("new-host:3")
+    with store.engine.connect() as conn:
+        assert sorted(conn.scalars(PROCESSES.select().with_only_columns(PROCESSES.c.id))) == [
+            "new-host:3", "recent-host:2"]

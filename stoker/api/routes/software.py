@@ -39,8 +39,6 @@ def create_config(ctx: Ctx = Depends(context), body: dict = Depends(json_object)
     unknown = set(body) - set(CONFIG_KEYS)
     if unknown:
         raise bad_request(f"Unknown keys in software config: {sorted(unknown)}")
-    if body.get("config") is not None and not isinstance(body["config"], str):
-        raise bad_request("config must be a string")
     name = body.get("name")
     group = body.get("group") or "Heat::Ungrouped"
     if (name is not None and not isinstance(name, str)) or not isinstance(group, str):

@@ -12,6 +12,7 @@ from stoker.resources.builtin import (
     resource_chain,
     resource_group,
     scaling_policy,
+    software_component,
     software_config,
     software_deployment,
     stack,
@@ -22,7 +23,7 @@ from stoker.resources.builtin import (
 
 MODULES = (none, value, random_string, test_resource, local_file, local_command, stack, resource_group,
            resource_chain, autoscaling_group, scaling_policy, wait_condition, software_config,
-           software_deployment)
+           software_component, software_deployment)
 
 
 def resource_mapping() -> dict:

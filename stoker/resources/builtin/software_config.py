@@ -152,10 +152,7 @@ class SoftwareConfig(Resource):
         self.data_set(self.RECORD_KEY, record)
         software = software_store(self)
         if software is not None:  # as Heat: deployments and GET /software_configs find it
-            content = record["config"]
-            software.create_config(record["name"], record["group"],
-                                   content if content is None or isinstance(content, str)
-                                   else json.dumps(content),
+            software.create_config(record["name"], record["group"], record["config"],
                                    record["inputs"], record["outputs"], record["options"],
                                    config_id=config_id)
         self.resource_id_set(config_id)

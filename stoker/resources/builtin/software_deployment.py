@@ -8,7 +8,9 @@ the software tables (``GET /software_deployments/{id}``, the server's
 agent reports: a signal to the resource (``POST .../resources/NAME/signal``,
 ``stoker stack resource signal``) or a ``PUT /software_deployments/{id}``
 with status COMPLETE or FAILED.  The wait is a poll of the row, so the
-report may come from any process.
+report may come from any process.  Which actions the server runs is the
+``actions`` property's say, unless the config is an ``OS::Heat::SoftwareComponent``:
+then its configs' actions decide (``software_component``).
 
 Stoker has no Nova: ``server`` is any id, and nothing is delivered to it;
 an agent reads its metadata from the API.  Nor has it Swift or Zaqar: every
@@ -26,6 +28,7 @@ from stoker.errors import NotFound
 from stoker.resources import attributes, properties
 from stoker.resources.builtin._common import signal_url, software_store
 from stoker.resources.builtin.resource_group import ResourceGroup
+from stoker.resources.builtin.software_component import component_actions
 from stoker.resources.exceptions import UpdateReplace
 from stoker.resources.resource import Resource
 from stoker.resources.support import SupportStatus
@@ -97,9 +100,21 @@ class SoftwareDeployment(Resource):
             raise RuntimeError(f"{self.type()} needs a stack kept in a database")
         return software
 
-    def _derived_config(self, software: Any, action: str) -> dict:
+    def _source_config(self, software: Any) -> dict:
+        """The config record this deployment applies ({} with none, or once it is gone)."""
+        try:
+            return software.get_config(self.properties[self.CONFIG]) if self.properties[self.CONFIG] else {}
+        except NotFound:
+            return {}
+
+    def _runs_for(self, source: dict, action: str) -> bool:
+        """Is ``action`` one the server runs?  A component says (its configs' actions), else
+        this deployment's ``actions``, as Heat decides."""
+        listed = component_actions(source)
+        return action in (self.properties[self.DEPLOY_ACTIONS] or [] if listed is None else listed)
+
+    def _derived_config(self, software: Any, source: dict, action: str) -> dict:
         """Store the config as this deployment applies it: input values filled in."""
-        source = software.get_config(self.properties[self.CONFIG]) if self.properties[self.CONFIG] else {}
         values = self.properties[self.INPUT_VALUES] or {}
         inputs = []
         for entry in source.get("inputs") or []:
@@ -125,9 +140,9 @@ class SoftwareDeployment(Resource):
         """Store the deployment for ``action`` (as Heat, whether it is listed or not); the
         deployment id to poll when the server runs it, else None (nothing to wait for)."""
         software = self._software()
-        derived = self._derived_config(software, action)
-        waits = action in (self.properties[self.DEPLOY_ACTIONS] or []) \
-            and self.properties[self.SIGNAL_TRANSPORT] != NO_SIGNAL
+        source = self._source_config(software)
+        derived = self._derived_config(software, source, action)
+        waits = self._runs_for(source, action) and self.properties[self.SIGNAL_TRANSPORT] != NO_SIGNAL
         fields = {"config_id": derived["id"], "action": action,
                   "status": "IN_PROGRESS" if waits else "COMPLETE",
                   "status_reason": "Deploy data available" if waits else "Not waiting for outputs signal",
@@ -193,7 +208,7 @@ class SoftwareDeployment(Resource):
     def handle_delete(self) -> str | None:
         current = self._current()
         if current is None or current["status"] == "IN_PROGRESS" \
-                or self.DELETE not in (self.properties[self.DEPLOY_ACTIONS] or []):
+                or not self._runs_for(self._source_config(self._software()), self.DELETE):
             return None  # as Heat: the server runs a DELETE only if listed, and not mid-action
         return self._deploy(self.DELETE)
 
