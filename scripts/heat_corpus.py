@@ -3,9 +3,13 @@
 Runs in Stoker's .venv.  Every Heat template found under the paths given (or in a
 published package's sdist) is validated by ``stoker template validate`` (in-process)
 and, when a Heat virtualenv is given, by Heat's own engine (scripts/heat_corpus_heat.py,
-a separate process).  Both get the same environment: every resource type Stoker does
-not ship mapped to ``OS::Heat::None``.  Prints the agreement figure and each
-disagreement (template, Heat's verdict, Stoker's).
+a separate process).  With ``--create`` both sides also create it: Stoker with
+``stoker stack create --wait`` and ``stack output show --all``, Heat with its legacy
+engine in-process; the outcome (refused up front, CREATE_COMPLETE, CREATE_FAILED) must
+be the same and, when both complete, every output too (see ``same_output``).  Both get
+the same environment: every resource type Stoker does not ship mapped to
+``OS::Heat::None``; no parameters; the same stack name; a one-minute timeout.  Prints
+the agreement figures and each disagreement (template, Heat's verdict, Stoker's).
 """
 
 from __future__ import annotations
@@ -128,41 +132,170 @@ def none_environment(templates: list[Path], work: Path) -> Path:
     return env
 
 
-STOKER_COMMANDS = {
-    "validate": ["template", "validate"],
-    "create": ["stack", "create", "corpus", "--dry-run"],  # every check a create makes first
-}
+CREATE_TIMEOUT_MINUTES = "1"  # as on Heat's side: a wait nobody signals fails after it
 
 
-def stoker_verdict(action: str, template: Path, environment: Path) -> dict:
-    """``stoker template validate`` (or a create's checks): accepted or not, and the first errors."""
-    run = CliRunner().invoke(stoker_main, STOKER_COMMANDS[action] + ["-t", str(template), "-e", str(environment),
-                                                                     "-f", "json"], catch_exceptions=True)
-    if run.exit_code == 0:
-        return {"ok": True, "message": ""}
+def _stoker(*args: str):
+    return CliRunner().invoke(stoker_main, list(args), catch_exceptions=True)
+
+
+def _failure(run) -> str:
+    """What a failed command says: its first errors (``-f json``), or its text."""
     if run.exception is not None and not isinstance(run.exception, SystemExit):
-        return {"ok": False, "message": f"crash: {type(run.exception).__name__}: {run.exception}"}
+        return f"crash: {type(run.exception).__name__}: {run.exception}"
     try:
         errors = json.loads(run.stdout)
-        message = "; ".join(f"{e['path']}: {e['message']} [{e['code']}]" for e in errors[:3])
+        return "; ".join(f"{e['path']}: {e['message']} [{e['code']}]" for e in errors[:3])
     except (ValueError, TypeError, KeyError):
-        message = (run.stdout + run.stderr).strip()
-    return {"ok": False, "message": message}
+        return (run.stdout + run.stderr).strip()
 
 
-def heat_verdicts(heat_python: str, jobs: list[dict]) -> dict[str, dict]:
-    """Heat's verdict on every job, from its own engine in its own virtualenv."""
-    done = subprocess.run([heat_python, str(HERE / "heat_corpus_heat.py")], input=json.dumps(jobs),
-                          capture_output=True, text=True, cwd=tempfile.gettempdir())
+def stoker_validate(template: Path, environment: Path) -> dict:
+    """``stoker template validate``: accepted or not, and the first errors."""
+    run = _stoker("template", "validate", "-t", str(template), "-e", str(environment), "-f", "json")
+    return {"ok": True, "message": ""} if run.exit_code == 0 else {"ok": False, "message": _failure(run)}
+
+
+def stoker_create(template: Path, environment: Path, name: str) -> dict:
+    """``stoker stack create --wait``: refused up front, or the stack's final status and outputs."""
+    run = _stoker("stack", "create", name, "-t", str(template), "-e", str(environment),
+                  "--timeout", CREATE_TIMEOUT_MINUTES, "--wait", "-f", "json")
+    shown = _stoker("stack", "show", name, "-f", "json")
+    if shown.exit_code != 0:
+        return {"status": "REFUSED", "reason": "", "message": _failure(run)}
+    stack = json.loads(shown.stdout)
+    listed = _stoker("stack", "output", "show", name, "--all", "-f", "json")
+    outputs = {o["output_key"]: ({"error": o["output_error"]} if "output_error" in o
+                                 else {"value": o.get("output_value")})
+               for o in (json.loads(listed.stdout) if listed.exit_code == 0 else [])}
+    return {"status": stack["stack_status"], "reason": "", "message": stack.get("stack_status_reason") or "",
+            "outputs": outputs}
+
+
+def start_heat(heat_python: str, jobs: list[dict]) -> subprocess.Popen:
+    """Heat's verdicts on every job, from its own engine in its own virtualenv (runs meanwhile)."""
+    heat = subprocess.Popen([heat_python, str(HERE / "heat_corpus_heat.py")], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tempfile.gettempdir())
+    heat.stdin.write(json.dumps(jobs))
+    heat.stdin.close()
+    return heat
+
+
+def heat_verdicts(heat: subprocess.Popen, jobs: list[dict]) -> dict[str, dict]:
     verdicts = {}
-    for line in done.stdout.splitlines():
+    for line in heat.stdout:
         if line.startswith("{"):
             row = json.loads(line)
             verdicts[row["template"]] = row
+    heat.wait()
     if len(verdicts) < len(jobs):
-        sys.stderr.write(done.stderr[-3000:])
+        sys.stderr.write(heat.stderr.read()[-3000:])
         raise SystemExit(f"Heat gave {len(verdicts)} verdicts for {len(jobs)} templates")
     return verdicts
+
+
+# -- comparing creates ----------------------------------------------------------------------
+#: Outputs whose values are ids, urls or random by nature, compared by shape only (the same
+#: nesting of lists and maps, strings where strings are): an output whose value uses
+#: ``get_resource``/``Ref`` of a resource (a resource id), the stack's or project's id
+#: (``OS::stack_id``, ``OS::project_id``, ``AWS::StackId``), any attribute of an
+#: ``OS::Heat::RandomString``, or one of ``OPAQUE_ATTRIBUTES`` of any resource.
+OPAQUE_PARAMETERS = {"OS::stack_id", "OS::project_id", "AWS::StackId"}
+OPAQUE_ATTRIBUTES = {"curl_cli", "endpoint", "token", "signal", "signal_url", "alarm_url", "url", "refs",
+                     "refs_map", "show", "OS::stack_id", "stack_identity", "WaitHandle"}
+#: and in every output, ids inside strings (UUIDs, Heat's stack ARNs) compare as ``<id>``
+_IDS = re.compile(r"arn:openstack:heat::[^/\s\"']*:stacks/[^/\s\"']+/[0-9a-f-]{36}|"
+                  r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def opaque_outputs(template: Path) -> set[str]:
+    """The outputs of ``template`` compared by shape only (see ``OPAQUE_ATTRIBUTES``)."""
+    try:
+        data = yaml.load(template.read_text(errors="replace"), Loader=_Loader)
+    except yaml.YAMLError:
+        return set()
+    resources = data.get("resources") or data.get("Resources") or {}
+    outputs = data.get("outputs") or data.get("Outputs") or {}
+    if not isinstance(resources, dict) or not isinstance(outputs, dict):
+        return set()
+    random = {name for name, r in resources.items() if isinstance(r, dict)
+              and (r.get("type") or r.get("Type")) == "OS::Heat::RandomString"}
+    return {key for key, output in outputs.items() if _uses_opaque(output, set(resources), random)}
+
+
+def _uses_opaque(node, resources: set, random: set) -> bool:
+    if isinstance(node, list):
+        return any(_uses_opaque(item, resources, random) for item in node)
+    if not isinstance(node, dict):
+        return False
+    for key, arg in node.items():
+        if key in ("get_resource", "Ref") and (arg in resources or arg in OPAQUE_PARAMETERS):
+            return True
+        if key == "get_param" and (arg in OPAQUE_PARAMETERS or isinstance(arg, list) and arg[:1] and
+                                   arg[0] in OPAQUE_PARAMETERS):
+            return True
+        if key in ("get_attr", "Fn::GetAtt") and isinstance(arg, list) and len(arg) > 1 and (
+                arg[0] in random or any(isinstance(a, str) and a in OPAQUE_ATTRIBUTES for a in arg[1:])):
+            return True
+        if _uses_opaque(arg, resources, random):
+            return True
+    return False
+
+
+def _ids_masked(value):
+    return json.loads(_IDS.sub("<id>", json.dumps(value, sort_keys=True)))
+
+
+def _shape(value):
+    if isinstance(value, dict):
+        return {key: _shape(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_shape(item) for item in value]
+    return type(value).__name__
+
+
+def same_output(heat: dict, stoker: dict, by_shape: bool) -> bool:
+    """An output agrees when both are errors, or both values are equal (ids masked; by shape if opaque)."""
+    if "error" in heat or "error" in stoker:
+        return "error" in heat and "error" in stoker
+    if by_shape:
+        return _shape(heat["value"]) == _shape(stoker["value"])
+    return _ids_masked(heat["value"]) == _ids_masked(stoker["value"])
+
+
+def outcome(create: dict) -> str:
+    """REFUSED (up front), COMPLETE, FAILED or IN_PROGRESS."""
+    return create["status"].rsplit("_", 1)[-1] if create["status"] != "REFUSED" else "REFUSED"
+
+
+def create_differences(template: str, heat: dict, stoker: dict) -> list[str]:
+    """Why the two creates disagree (empty when they agree)."""
+    if outcome(heat) != outcome(stoker):
+        return [f"outcome: Heat {heat['status']}, Stoker {stoker['status']}"]
+    if outcome(heat) != "COMPLETE":
+        return []
+    opaque = opaque_outputs(Path(template))
+    keys = sorted(set(heat["outputs"]) | set(stoker["outputs"]))
+    missing = {"error": "(missing)"}
+    return [f"output {key}: Heat {json.dumps(heat['outputs'].get(key, missing))[:300]}, "
+            f"Stoker {json.dumps(stoker['outputs'].get(key, missing))[:300]}"
+            for key in keys if not same_output(heat["outputs"].get(key, missing),
+                                               stoker["outputs"].get(key, missing), key in opaque)]
+
+
+def report_creates(rows: list[dict], roots: list[Path], shown: int) -> bool:
+    """Print the creates that disagree and the figure; True when all agree."""
+    differing = [(row, diffs) for row in rows
+                 if (diffs := create_differences(row["template"], row["heat"]["create"], row["stoker"]["create"]))]
+    for row, diffs in differing[:shown]:
+        heat, stoker = row["heat"]["create"], row["stoker"]["create"]
+        print(f"--- create {_short(row['template'], roots)}\n    " + "\n    ".join(diffs[:5]) +
+              f"\n    Heat:   {heat['status']} {heat['message'][:300]}\n    Stoker: {stoker['status']} "
+              f"{stoker['message'][:300]}")
+    kinds = Counter("outputs" if diffs[0].startswith("output") else diffs[0] for _, diffs in differing)
+    print(f"create: {len(rows) - len(differing)}/{len(rows)} agree" +
+          "".join(f"; {n} {kind}" for kind, n in kinds.most_common()))
+    return not differing
 
 
 def report(action: str, rows: list[dict], roots: list[Path], shown: int) -> bool:
@@ -204,7 +337,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--show", type=int, default=50, help="disagreements to print")
     parser.add_argument("--create", action="store_true",
-                        help="also compare the checks a create makes before it starts (Heat: preview_stack)")
+                        help="also create each template on both sides and compare outcome and outputs")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="heat-corpus-"))
     os.environ["STOKER_HOME"] = str(work / "home")
@@ -215,15 +348,23 @@ def main() -> int:
     if args.sample and args.sample < len(templates):
         templates = sorted(random.Random(args.seed).sample(templates, args.sample))
     environment = none_environment(templates, work)
-    actions = ["validate", "create"] if args.create else ["validate"]
-    jobs = [{"template": str(t), "environment": str(environment), "create": args.create} for t in templates]
-    heat = heat_verdicts(args.heat_python, jobs) if args.heat_python else None
-    unknown = {"ok": True, "message": "(Heat not run)"}
-    rows = [{"template": job["template"],
-             "stoker": {a: stoker_verdict(a, Path(job["template"]), environment) for a in actions},
-             "heat": heat[job["template"]] if heat else {a: unknown for a in actions}}
-            for job in jobs]
-    agreed = [report(action, rows, roots, args.show) for action in actions]
+    jobs = [{"template": str(t), "environment": str(environment), "create": f"corpus-{n}" if args.create else None}
+            for n, t in enumerate(templates)]
+    heat_run = start_heat(args.heat_python, jobs) if args.heat_python else None
+    rows = []
+    for job in jobs:
+        template = Path(job["template"])
+        stoker = {"validate": stoker_validate(template, environment)}
+        if args.create:
+            stoker["create"] = stoker_create(template, environment, job["create"])
+        rows.append({"template": job["template"], "stoker": stoker})
+    heat = heat_verdicts(heat_run, jobs) if heat_run else None
+    for row in rows:
+        row["heat"] = heat[row["template"]] if heat else {
+            "validate": {"ok": True, "message": "(Heat not run)"}, "create": row["stoker"].get("create")}
+    agreed = [report("validate", rows, roots, args.show)]
+    if args.create:
+        agreed.append(report_creates(rows, roots, args.show))
     return 0 if all(agreed) else 1
 
 
