@@ -336,6 +336,7 @@ def main() -> int:
     parser.add_argument("--sample", type=int, help="validate a random sample of this many templates")
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--show", type=int, default=50, help="disagreements to print")
+    parser.add_argument("--save", type=Path, help="also write every verdict of both sides to this JSON file")
     parser.add_argument("--create", action="store_true",
                         help="also create each template on both sides and compare outcome and outputs")
     args = parser.parse_args()
@@ -362,6 +363,8 @@ def main() -> int:
     for row in rows:
         row["heat"] = heat[row["template"]] if heat else {
             "validate": {"ok": True, "message": "(Heat not run)"}, "create": row["stoker"].get("create")}
+    if args.save:
+        args.save.write_text(json.dumps(rows, indent=1))
     agreed = [report("validate", rows, roots, args.show)]
     if args.create:
         agreed.append(report_creates(rows, roots, args.show))

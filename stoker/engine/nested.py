@@ -560,10 +560,11 @@ class TemplateResource(NestedStackResource):
         return Template(self._template.data, self._template.files, self._template.source)
 
     def child_parameters(self) -> dict:
-        """The properties the template gives (typed); the rest keep the nested defaults."""
+        """The properties the template gives (typed; a null one as its type's empty value, as
+        Heat passes it); the rest keep the nested defaults."""
         given = resolve(self.t.properties) if self.t.properties else {}
         values = self.properties.resolved()
-        return {k: values[k] for k in given if k in values and given[k] is not None}
+        return {k: values[k] for k in given if k in values}
 
     def _resolve_attribute(self, name: str) -> Any:
         if name == "OS::stack_id":
