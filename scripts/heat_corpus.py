@@ -26,6 +26,7 @@ import tarfile
 import tempfile
 import textwrap
 from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import yaml
@@ -172,25 +173,47 @@ def stoker_create(template: Path, environment: Path, name: str) -> dict:
             "outputs": outputs}
 
 
-def start_heat(heat_python: str, jobs: list[dict]) -> subprocess.Popen:
-    """Heat's verdicts on every job, from its own engine in its own virtualenv (runs meanwhile)."""
-    heat = subprocess.Popen([heat_python, str(HERE / "heat_corpus_heat.py")], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tempfile.gettempdir())
-    heat.stdin.write(json.dumps(jobs))
-    heat.stdin.close()
-    return heat
+def stoker_verdicts(job: dict) -> dict:
+    """Stoker's verdicts on one job (in a worker process with its own STOKER_HOME)."""
+    template, environment = Path(job["template"]), Path(job["environment"])
+    verdicts = {"validate": stoker_validate(template, environment)}
+    if job["create"]:
+        verdicts["create"] = stoker_create(template, environment, job["create"])
+    return verdicts
 
 
-def heat_verdicts(heat: subprocess.Popen, jobs: list[dict]) -> dict[str, dict]:
-    verdicts = {}
-    for line in heat.stdout:
-        if line.startswith("{"):
-            row = json.loads(line)
-            verdicts[row["template"]] = row
-    heat.wait()
-    if len(verdicts) < len(jobs):
-        sys.stderr.write(heat.stderr.read()[-3000:])
-        raise SystemExit(f"Heat gave {len(verdicts)} verdicts for {len(jobs)} templates")
+def _own_home(work: Path) -> None:
+    os.environ["STOKER_HOME"] = str(work / f"home-{os.getpid()}")
+
+
+def start_heat(heat_python: str, jobs: list[dict], work: Path) -> list[subprocess.Popen]:
+    """Heat's engines, each on its share of the jobs, running meanwhile (each its own database)."""
+    engines = []
+    for share in jobs:
+        out = tempfile.TemporaryFile("w+", dir=work)  # no pipe to fill while Stoker works
+        heat = subprocess.Popen([heat_python, str(HERE / "heat_corpus_heat.py")], stdin=subprocess.PIPE,
+                                stdout=out, stderr=subprocess.STDOUT, text=True, cwd=tempfile.gettempdir())
+        heat.stdin.write(json.dumps(share))
+        heat.stdin.close()
+        heat.out = out
+        engines.append(heat)
+    return engines
+
+
+def heat_verdicts(engines: list[subprocess.Popen], count: int) -> dict[str, dict]:
+    verdicts, noise = {}, []
+    for heat in engines:
+        heat.wait()
+        heat.out.seek(0)
+        for line in heat.out:
+            if line.startswith('{"template"'):
+                row = json.loads(line)
+                verdicts[row["template"]] = row
+            else:
+                noise.append(line)
+    if len(verdicts) < count:
+        sys.stderr.write("".join(noise)[-3000:])
+        raise SystemExit(f"Heat gave {len(verdicts)} verdicts for {count} templates")
     return verdicts
 
 
@@ -335,13 +358,18 @@ def main() -> int:
     parser.add_argument("--heat-python", help="python of a virtualenv with openstack-heat (else: Stoker only)")
     parser.add_argument("--sample", type=int, help="validate a random sample of this many templates")
     parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument("--jobs", type=int, default=4,
+                        help="templates at a time on each side (creates mostly wait: a wait nobody signals)")
     parser.add_argument("--show", type=int, default=50, help="disagreements to print")
     parser.add_argument("--save", type=Path, help="also write every verdict of both sides to this JSON file")
     parser.add_argument("--create", action="store_true",
                         help="also create each template on both sides and compare outcome and outputs")
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="heat-corpus-"))
-    os.environ["STOKER_HOME"] = str(work / "home")
+    with tempfile.TemporaryDirectory(prefix="heat-corpus-") as work:
+        return run(args, parser, Path(work))
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser, work: Path) -> int:
     roots = list(args.paths) + [from_package(name, work / "packages") for name in args.package]
     if not roots:
         parser.error("give a directory of templates or --package NAME")
@@ -351,15 +379,12 @@ def main() -> int:
     environment = none_environment(templates, work)
     jobs = [{"template": str(t), "environment": str(environment), "create": f"corpus-{n}" if args.create else None}
             for n, t in enumerate(templates)]
-    heat_run = start_heat(args.heat_python, jobs) if args.heat_python else None
-    rows = []
-    for job in jobs:
-        template = Path(job["template"])
-        stoker = {"validate": stoker_validate(template, environment)}
-        if args.create:
-            stoker["create"] = stoker_create(template, environment, job["create"])
-        rows.append({"template": job["template"], "stoker": stoker})
-    heat = heat_verdicts(heat_run, jobs) if heat_run else None
+    shares = [jobs[n::args.jobs] for n in range(args.jobs) if jobs[n::args.jobs]]
+    heat_run = start_heat(args.heat_python, shares, work) if args.heat_python else None
+    with ProcessPoolExecutor(args.jobs, initializer=_own_home, initargs=(work,)) as pool:
+        rows = [{"template": job["template"], "stoker": verdicts}
+                for job, verdicts in zip(jobs, pool.map(stoker_verdicts, jobs))]
+    heat = heat_verdicts(heat_run, len(jobs)) if heat_run else None
     for row in rows:
         row["heat"] = heat[row["template"]] if heat else {
             "validate": {"ok": True, "message": "(Heat not run)"}, "create": row["stoker"].get("create")}
