@@ -70,3 +70,13 @@ resources:
     run = cli("stack", "create", "s", "-t", root / "t.yaml", "--wait")
     assert run.code == 1, run.output
     assert 'resources.v.properties.type: "" is not an allowed value' in run.output
+
+
+def test_a_description_that_is_not_a_string_is_shown_as_it_is(cli, tree):
+    # Heat checks no type for the description (one of its unit tests' templates has a map)
+    root = tree({"t.yaml": "heat_template_version: 2016-10-14\ndescription: {purpose: test, owner: 12}\n"
+                 "resources:\n  v: {type: OS::Heat::None}\n"})
+    run = cli("template", "validate", "-t", root / "t.yaml", "-f", "json")
+    assert run.code == 0, run.output
+    assert json.loads(run.stdout)["Description"] == {"purpose": "test", "owner": 12}
+    assert cli("stack", "create", "s", "-t", root / "t.yaml", "--wait").code == 0
