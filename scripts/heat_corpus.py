@@ -186,13 +186,18 @@ def _own_home(work: Path) -> None:
     os.environ["STOKER_HOME"] = str(work / f"home-{os.getpid()}")
 
 
+#: Heat's own virtualenv only: Stoker's tree has a ``heat`` package (plug-in compatibility)
+_HEAT_ENVIRONMENT = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+
+
 def start_heat(heat_python: str, jobs: list[dict], work: Path) -> list[subprocess.Popen]:
     """Heat's engines, each on its share of the jobs, running meanwhile (each its own database)."""
     engines = []
     for share in jobs:
         out = tempfile.TemporaryFile("w+", dir=work)  # no pipe to fill while Stoker works
         heat = subprocess.Popen([heat_python, str(HERE / "heat_corpus_heat.py")], stdin=subprocess.PIPE,
-                                stdout=out, stderr=subprocess.STDOUT, text=True, cwd=tempfile.gettempdir())
+                                stdout=out, stderr=subprocess.STDOUT, text=True, cwd=tempfile.gettempdir(),
+                                env=_HEAT_ENVIRONMENT)
         heat.stdin.write(json.dumps(share))
         heat.stdin.close()
         heat.out = out
