@@ -80,3 +80,22 @@ def test_a_description_that_is_not_a_string_is_shown_as_it_is(cli, tree):
     assert run.code == 0, run.output
     assert json.loads(run.stdout)["Description"] == {"purpose": "test", "owner": 12}
     assert cli("stack", "create", "s", "-t", root / "t.yaml", "--wait").code == 0
+
+
+def test_nested_templates_are_read_as_heatclient_sends_them(cli, tree):
+    # heatclient parses every template it sends (text stripped first), the top one, the
+    # nested ones and a template read by get_file (sent as its JSON); other files go as they are
+    member = "heat_template_version: 2016-10-14\noutputs:\n  text:\n    value: |\n      one\n      two\n"
+    root = tree({"member.yaml": member, "other.yaml": member, "data.txt": "hello\n\n", "top.yaml": """\
+heat_template_version: 2016-10-14
+resources:
+  m: {type: member.yaml}
+outputs:
+  nested: {value: {get_attr: [m, text]}}
+  file: {value: {get_file: other.yaml}}
+  plain: {value: {get_file: data.txt}}
+"""})
+    got = create(cli, root / "top.yaml")
+    assert got["nested"] == "one\ntwo"
+    assert json.loads(got["file"]) == {"heat_template_version": "2016-10-14", "outputs": {"text": {"value": "one\ntwo"}}}
+    assert got["plain"] == "hello\n\n"
