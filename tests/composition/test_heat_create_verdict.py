@@ -99,3 +99,29 @@ outputs:
     assert got["nested"] == "one\ntwo"
     assert json.loads(got["file"]) == {"heat_template_version": "2016-10-14", "outputs": {"text": {"value": "one\ntwo"}}}
     assert got["plain"] == "hello\n\n"
+
+
+def test_a_member_of_an_empty_group_is_nothing(cli, tree):
+    # Heat's own functional test template: a group of none answers resource.N(.attr) with null;
+    # a group with members still refuses a member it does not have
+    root = tree({"t.yaml": """\
+heat_template_version: 2013-05-23
+parameters:
+  count: {type: number, default: 0}
+resources:
+  random_group:
+    type: OS::Heat::ResourceGroup
+    properties:
+      count: {get_param: count}
+      resource_def: {type: OS::Heat::RandomString, properties: {length: 30}}
+outputs:
+  random1: {value: {get_attr: [random_group, resource.0.value]}}
+  random2: {value: {get_attr: [random_group, resource.1]}}
+  all_values: {value: {get_attr: [random_group, value]}}
+"""})
+    assert create(cli, root / "t.yaml") == {"random1": None, "random2": None, "all_values": []}
+    run = cli("stack", "create", "one", "-t", root / "t.yaml", "-P", "count=1", "--wait", "-f", "json")
+    assert run.code == 0, run.output
+    shown = {o["output_key"]: o for o in json.loads(run.stdout)["outputs"]}
+    assert len(shown["random1"]["output_value"]) == 30
+    assert "output_error" in shown["random2"]
