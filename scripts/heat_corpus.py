@@ -226,11 +226,13 @@ def heat_verdicts(engines: list[subprocess.Popen], count: int) -> dict[str, dict
 #: Outputs whose values are ids, urls or random by nature, compared by shape only (the same
 #: nesting of lists and maps, strings where strings are): an output whose value uses
 #: ``get_resource``/``Ref`` of a resource (a resource id), the stack's or project's id
-#: (``OS::stack_id``, ``OS::project_id``, ``AWS::StackId``), any attribute of an
-#: ``OS::Heat::RandomString``, or one of ``OPAQUE_ATTRIBUTES`` of any resource.
+#: (``OS::stack_id``, ``OS::project_id``, ``AWS::StackId``), any attribute of a random
+#: resource (an ``OS::Heat::RandomString``, a group of them, or a provider template whose
+#: file has one), or one of ``OPAQUE_ATTRIBUTES`` of any resource.
 OPAQUE_PARAMETERS = {"OS::stack_id", "OS::project_id", "AWS::StackId"}
 OPAQUE_ATTRIBUTES = {"curl_cli", "endpoint", "token", "signal", "signal_url", "alarm_url", "url", "refs",
                      "refs_map", "show", "OS::stack_id", "stack_identity", "WaitHandle"}
+RANDOM_TYPE = "OS::Heat::RandomString"
 #: and in every output, ids inside strings (UUIDs, Heat's stack ARNs) compare as ``<id>``
 _IDS = re.compile(r"arn:openstack:heat::[^/\s\"']*:stacks/[^/\s\"']+/[0-9a-f-]{36}|"
                   r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -246,9 +248,22 @@ def opaque_outputs(template: Path) -> set[str]:
     outputs = data.get("outputs") or data.get("Outputs") or {}
     if not isinstance(resources, dict) or not isinstance(outputs, dict):
         return set()
-    random = {name for name, r in resources.items() if isinstance(r, dict)
-              and (r.get("type") or r.get("Type")) == "OS::Heat::RandomString"}
+    random = {name for name, r in resources.items() if _is_random(r, template.parent)}
     return {key for key, output in outputs.items() if _uses_opaque(output, set(resources), random)}
+
+
+def _is_random(resource, folder: Path) -> bool:
+    """A RandomString, a group of them, or a provider template that has one."""
+    if not isinstance(resource, dict):
+        return False
+    props = resource.get("properties") or resource.get("Properties") or {}
+    member = props.get("resource_def") or props.get("resource") if isinstance(props, dict) else None
+    types = [resource.get("type") or resource.get("Type"), member.get("type") if isinstance(member, dict) else None]
+    for kind in filter(lambda t: isinstance(t, str), types):
+        if kind == RANDOM_TYPE or kind.endswith((".yaml", ".template")) and (folder / kind).is_file() \
+                and RANDOM_TYPE in (folder / kind).read_text(errors="replace"):
+            return True
+    return False
 
 
 def _uses_opaque(node, resources: set, random: set) -> bool:
@@ -257,13 +272,15 @@ def _uses_opaque(node, resources: set, random: set) -> bool:
     if not isinstance(node, dict):
         return False
     for key, arg in node.items():
-        if key in ("get_resource", "Ref") and (arg in resources or arg in OPAQUE_PARAMETERS):
+        name = arg[0] if isinstance(arg, list) and arg else arg
+        if not isinstance(name, str):
+            name = None
+        if key in ("get_resource", "Ref") and (name in resources or name in OPAQUE_PARAMETERS):
             return True
-        if key == "get_param" and (arg in OPAQUE_PARAMETERS or isinstance(arg, list) and arg[:1] and
-                                   arg[0] in OPAQUE_PARAMETERS):
+        if key == "get_param" and name in OPAQUE_PARAMETERS:
             return True
-        if key in ("get_attr", "Fn::GetAtt") and isinstance(arg, list) and len(arg) > 1 and (
-                arg[0] in random or any(isinstance(a, str) and a in OPAQUE_ATTRIBUTES for a in arg[1:])):
+        if key in ("get_attr", "Fn::GetAtt") and isinstance(arg, list) and (
+                name in random or any(isinstance(a, str) and a in OPAQUE_ATTRIBUTES for a in arg[1:])):
             return True
         if _uses_opaque(arg, resources, random):
             return True

@@ -7,9 +7,10 @@ writes one JSON line per template: ``{"template", "validate": {"ok", "message"},
 built by heatclient's own code, as ``openstack stack create`` does.  The verdicts are
 ``EngineService.validate_template`` and ``EngineService.create_stack`` with Heat's
 legacy (non-convergence) engine on a scratch SQLite database: nothing reaches the
-network, Keystone is Heat's own fake client, the engine's RPC to itself (nested
-stacks, software configs) is a direct call, and its sub-threads run at once, so a
-create is over when ``create_stack`` returns.
+network, Keystone is Heat's own fake client, the custom constraints that would ask
+another service accept the value, the engine's RPC to itself (nested stacks, software
+configs) is a direct call, and its sub-threads run at once, so a create is over when
+``create_stack`` returns.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from oslo_db import options as db_options  # noqa: E402
 from heat.common import config  # noqa: E402,F401 - registers Heat's options
 from heat.common import context, messaging, service_utils  # noqa: E402
 from heat.db import migration  # noqa: E402
-from heat.engine import resource, resources, scheduler, service  # noqa: E402
+from heat.engine import constraints, resource, resources, scheduler, service  # noqa: E402
 from heat.engine.clients.os.keystone import KeystoneClientPlugin, fake_keystoneclient  # noqa: E402
 from heat.rpc import client as rpc_client  # noqa: E402
 from heatclient.common import template_utils  # noqa: E402
@@ -77,6 +78,9 @@ def _direct_rpc(svc: service.EngineService):
 def engine_service(database: str) -> service.EngineService:
     # Heat's own types ask Keystone's catalogue whether Heat is there; it is, here
     resource.Resource.is_service_available = classmethod(lambda cls, ctx: (True, None))
+    # a custom constraint that asks another service (nova.flavor, glance.image, ...) accepts the
+    # value, as Stoker's do when no plug-in checks them (Heat's unit tests stub them the same way)
+    constraints.BaseCustomConstraint.validate_with_client = lambda constraint, clients, value: None
     # stack users, trusts, domain projects: Heat's own fake Keystone (as its unit tests)
     KeystoneClientPlugin._create = lambda plugin, version=None: fake_keystoneclient.FakeKeystoneClient()
     db_options.set_defaults(cfg.CONF, connection=f"sqlite:///{database}")
