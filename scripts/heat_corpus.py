@@ -8,7 +8,8 @@ a separate process).  With ``--create`` both sides also create it: Stoker with
 engine in-process; the outcome (refused up front, CREATE_COMPLETE, CREATE_FAILED) must
 be the same and, when both complete, every output too (see ``same_output``).  Both get
 the same environment: every resource type Stoker does not ship mapped to
-``OS::Heat::None``; no parameters; the same stack name; a one-minute timeout.  Prints
+``OS::Heat::None``; validate gets no parameters, a create a value for each parameter
+without a default (``create_environment``); the same stack name; a one-minute timeout.  Prints
 the agreement figures and each disagreement (template, Heat's verdict, Stoker's).
 """
 
@@ -133,6 +134,43 @@ def none_environment(templates: list[Path], work: Path) -> Path:
     return env
 
 
+#: a value of each parameter type, for the parameters a create needs (no default)
+_SAMPLE_VALUES = {"string": "corpus", "number": 1, "comma_delimited_list": "corpus", "json": {}, "boolean": False}
+
+
+def create_environment(template: Path, environment: Path, work: Path, name: str) -> Path:
+    """The environment a create gets: ``environment`` plus a value for every parameter
+    without a default (its first allowed value, or its range's minimum, or one of its
+    type), so that a create gets past the parameters on both sides."""
+    try:
+        data = yaml.load(template.read_text(errors="replace"), Loader=_Loader)
+    except yaml.YAMLError:
+        data = None
+    declared = (data.get("parameters") or data.get("Parameters")) if isinstance(data, dict) else None
+    values = {key: _sample_value(schema) for key, schema in (declared or {}).items()
+              if isinstance(key, str) and isinstance(schema, dict) and "default" not in schema and "Default" not in schema}
+    if not values:
+        return environment
+    env = yaml.safe_load(environment.read_text())
+    path = work / "environments" / f"{name}.yaml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(yaml.safe_dump({**env, "parameters": values}, default_flow_style=False))
+    return path
+
+
+def _sample_value(schema: dict):
+    constraints = schema.get("constraints") if isinstance(schema.get("constraints"), list) else []
+    allowed = schema.get("AllowedValues") or next((c["allowed_values"] for c in constraints if isinstance(c, dict)
+                                                   and isinstance(c.get("allowed_values"), list)), None)
+    if isinstance(allowed, list) and allowed:
+        return allowed[0]
+    kind = str(schema.get("type") or schema.get("Type") or "string").lower()
+    kind = {"commadelimitedlist": "comma_delimited_list"}.get(kind, kind)
+    low = schema.get("MinValue", next((c["range"].get("min") for c in constraints if isinstance(c, dict)
+                                       and isinstance(c.get("range"), dict)), None))
+    return low if kind == "number" and low is not None else _SAMPLE_VALUES.get(kind, "corpus")
+
+
 CREATE_TIMEOUT_MINUTES = "1"  # as on Heat's side: a wait nobody signals fails after it
 
 
@@ -178,7 +216,7 @@ def stoker_verdicts(job: dict) -> dict:
     template, environment = Path(job["template"]), Path(job["environment"])
     verdicts = {"validate": stoker_validate(template, environment)}
     if job["create"]:
-        verdicts["create"] = stoker_create(template, environment, job["create"])
+        verdicts["create"] = stoker_create(template, Path(job["create_environment"]), job["create"])
     return verdicts
 
 
@@ -399,7 +437,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser, work: Path) -
     if args.sample and args.sample < len(templates):
         templates = sorted(random.Random(args.seed).sample(templates, args.sample))
     environment = none_environment(templates, work)
-    jobs = [{"template": str(t), "environment": str(environment), "create": f"corpus-{n}" if args.create else None}
+    jobs = [{"template": str(t), "environment": str(environment), "create": f"corpus-{n}" if args.create else None,
+             "create_environment": str(create_environment(t, environment, work, f"corpus-{n}"))}
             for n, t in enumerate(templates)]
     shares = [jobs[n::args.jobs] for n in range(args.jobs) if jobs[n::args.jobs]]
     heat_run = start_heat(args.heat_python, shares, work) if args.heat_python else None

@@ -1,7 +1,8 @@
 """Heat's side of scripts/heat-corpus: Heat's own verdict on templates, in-process.
 
 Runs inside .heat-corpus-venv (the openstack-heat package).  Reads a JSON list of
-``{"template": path, "environment": path, "create": stack name or null}`` on stdin and
+``{"template": path, "environment": path, "create": stack name or null, "create_environment":
+path}`` on stdin and
 writes one JSON line per template: ``{"template", "validate": {"ok", "message"},
 "create": {"status", "reason", "outputs"}}``.  The files map and the environment are
 built by heatclient's own code, as ``openstack stack create`` does.  The verdicts are
@@ -80,7 +81,8 @@ def engine_service(database: str) -> service.EngineService:
     resource.Resource.is_service_available = classmethod(lambda cls, ctx: (True, None))
     # a custom constraint that asks another service (nova.flavor, glance.image, ...) accepts the
     # value, as Stoker's do when no plug-in checks them (Heat's unit tests stub them the same way)
-    constraints.BaseCustomConstraint.validate_with_client = lambda constraint, clients, value: None
+    # (Heat's own checks, ip_addr, cron_expression..., override ``validate``: they still run)
+    constraints.BaseCustomConstraint.validate = lambda constraint, value, context: True
     # stack users, trusts, domain projects: Heat's own fake Keystone (as its unit tests)
     KeystoneClientPlugin._create = lambda plugin, version=None: fake_keystoneclient.FakeKeystoneClient()
     db_options.set_defaults(cfg.CONF, connection=f"sqlite:///{database}")
@@ -128,7 +130,7 @@ def _error_class(exc: BaseException) -> str:
 def create(svc, ctx, name: str, job: dict) -> dict:
     """Heat's create of the template: final status, the reason's class, each output."""
     try:
-        template, files, environment = inputs(job["template"], job.get("environment"))
+        template, files, environment = inputs(job["template"], job.get("create_environment"))
         args = {"timeout_mins": CREATE_TIMEOUT_MINUTES, "disable_rollback": True}
         identity = svc.create_stack(ctx, name, template, environment, files, args)
     except oslo_messaging.rpc.dispatcher.ExpectedException as exc:
