@@ -266,10 +266,12 @@ def heat_verdicts(engines: list[subprocess.Popen], count: int) -> dict[str, dict
 #: ``get_resource``/``Ref`` of a resource (a resource id), the stack's or project's id
 #: (``OS::stack_id``, ``OS::project_id``, ``AWS::StackId``), any attribute of a random
 #: resource (an ``OS::Heat::RandomString``, a group of them, or a provider template whose
-#: file has one), or one of ``OPAQUE_ATTRIBUTES`` of any resource.
+#: file has one), or one of ``OPAQUE_ATTRIBUTES`` of any resource (an AutoScalingGroup's
+#: ``outputs`` are keyed by its random member names).
 OPAQUE_PARAMETERS = {"OS::stack_id", "OS::project_id", "AWS::StackId"}
-OPAQUE_ATTRIBUTES = {"curl_cli", "endpoint", "token", "signal", "signal_url", "alarm_url", "url", "refs",
-                     "refs_map", "show", "OS::stack_id", "stack_identity", "WaitHandle"}
+OPAQUE_ATTRIBUTES = {"curl_cli", "endpoint", "token", "signal", "signal_url", "alarm_url", "AlarmUrl", "url",
+                     "refs", "refs_map", "show", "OS::stack_id", "stack_identity", "WaitHandle", "outputs",
+                     "outputs_list"}
 RANDOM_TYPE = "OS::Heat::RandomString"
 #: and in every output, ids inside strings (UUIDs, Heat's stack ARNs) compare as ``<id>``
 _IDS = re.compile(r"arn:openstack:heat::[^/\s\"']*:stacks/[^/\s\"']+/[0-9a-f-]{36}|"
@@ -326,12 +328,25 @@ def _uses_opaque(node, resources: set, random: set) -> bool:
 
 
 def _ids_masked(value):
-    return json.loads(_IDS.sub("<id>", json.dumps(value, sort_keys=True)))
+    """``value`` with ids inside strings masked, and every URL (``scheme://...``: signal
+    URLs hold ids and signatures) as ``<url>``."""
+    if isinstance(value, str) and _URL.match(value):
+        return "<url>"
+    if isinstance(value, dict):
+        return {key: _ids_masked(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_ids_masked(item) for item in value]
+    return _IDS.sub("<id>", value) if isinstance(value, str) else value
+
+
+_URL = re.compile(r"^[a-z][a-z0-9+.-]*://\S+$")
 
 
 def _shape(value):
+    """The nesting of lists and maps with the leaves' types; a map's keys are left out
+    (a group's member names are random)."""
     if isinstance(value, dict):
-        return {key: _shape(item) for key, item in value.items()}
+        return ["map"] + sorted(json.dumps(_shape(item)) for item in value.values())
     if isinstance(value, list):
         return [_shape(item) for item in value]
     return type(value).__name__
@@ -424,7 +439,14 @@ def main() -> int:
     parser.add_argument("--save", type=Path, help="also write every verdict of both sides to this JSON file")
     parser.add_argument("--create", action="store_true",
                         help="also create each template on both sides and compare outcome and outputs")
+    parser.add_argument("--report", type=Path, help="only report the verdicts saved by an earlier --save")
     args = parser.parse_args()
+    if args.report:
+        rows = json.loads(args.report.read_text())
+        agreed = [report("validate", rows, args.paths, args.show)]
+        if "create" in rows[0]["stoker"]:
+            agreed.append(report_creates(rows, args.paths, args.show))
+        return 0 if all(agreed) else 1
     with tempfile.TemporaryDirectory(prefix="heat-corpus-") as work:
         return run(args, parser, Path(work))
 
