@@ -125,3 +125,29 @@ outputs:
     shown = {o["output_key"]: o for o in json.loads(run.stdout)["outputs"]}
     assert len(shown["random1"]["output_value"]) == 30
     assert "output_error" in shown["random2"]
+
+
+def test_an_autoscaling_member_of_an_unknown_type_is_refused_up_front(cli, tree):
+    # as Heat, even while the member's properties wait for other resources: nothing is created
+    root = tree({"t.yaml": """\
+heat_template_version: 2016-10-14
+parameters:
+  member_type: {type: string, default: My::Missing}
+resources:
+  net: {type: OS::Heat::None}
+  asg:
+    type: OS::Heat::AutoScalingGroup
+    properties:
+      min_size: 1
+      max_size: 2
+      resource:
+        type: {get_param: member_type}
+        properties: {network: {get_resource: net}}
+"""})
+    run = cli("stack", "create", "s", "-t", root / "t.yaml", "--wait")
+    assert run.code == 1
+    assert "resources.asg.properties.resource.type" in run.output
+    assert "The Resource Type (My::Missing) could not be found." in run.output
+    assert cli("stack", "show", "s").code == 1  # refused: no stack
+    ok = cli("stack", "create", "ok", "-t", root / "t.yaml", "-P", "member_type=OS::Heat::None", "--wait")
+    assert ok.code == 0, ok.output
