@@ -265,7 +265,7 @@ def heat_verdicts(engines: list[subprocess.Popen], count: int) -> dict[str, dict
 #: nesting of lists and maps, strings where strings are): an output whose value uses
 #: ``get_resource``/``Ref`` of a resource (a resource id), the stack's or project's id
 #: (``OS::stack_id``, ``OS::project_id``, ``AWS::StackId``), any attribute of a random
-#: resource (an ``OS::Heat::RandomString``, a group of them, or a provider template whose
+#: resource (an ``OS::Heat::RandomString``, a group or chain of them, or a provider template whose
 #: file has one), or one of ``OPAQUE_ATTRIBUTES`` of any resource (an AutoScalingGroup's
 #: ``outputs`` are keyed by its random member names).
 OPAQUE_PARAMETERS = {"OS::stack_id", "OS::project_id", "AWS::StackId"}
@@ -293,12 +293,14 @@ def opaque_outputs(template: Path) -> set[str]:
 
 
 def _is_random(resource, folder: Path) -> bool:
-    """A RandomString, a group of them, or a provider template that has one."""
+    """A RandomString, a group or chain of them, or a provider template that has one."""
     if not isinstance(resource, dict):
         return False
     props = resource.get("properties") or resource.get("Properties") or {}
     member = props.get("resource_def") or props.get("resource") if isinstance(props, dict) else None
-    types = [resource.get("type") or resource.get("Type"), member.get("type") if isinstance(member, dict) else None]
+    chain = props.get("resources") if isinstance(props, dict) and isinstance(props.get("resources"), list) else []
+    types = [resource.get("type") or resource.get("Type"), member.get("type") if isinstance(member, dict) else None,
+             *chain]
     for kind in filter(lambda t: isinstance(t, str), types):
         if kind == RANDOM_TYPE or kind.endswith((".yaml", ".template")) and (folder / kind).is_file() \
                 and RANDOM_TYPE in (folder / kind).read_text(errors="replace"):
@@ -366,13 +368,12 @@ def outcome(create: dict) -> str:
     return create["status"].rsplit("_", 1)[-1] if create["status"] != "REFUSED" else "REFUSED"
 
 
-def create_differences(template: str, heat: dict, stoker: dict) -> list[str]:
+def create_differences(heat: dict, stoker: dict, opaque: set) -> list[str]:
     """Why the two creates disagree (empty when they agree)."""
     if outcome(heat) != outcome(stoker):
         return [f"outcome: Heat {heat['status']}, Stoker {stoker['status']}"]
     if outcome(heat) != "COMPLETE":
         return []
-    opaque = opaque_outputs(Path(template))
     keys = sorted(set(heat["outputs"]) | set(stoker["outputs"]))
     missing = {"error": "(missing)"}
     return [f"output {key}: Heat {json.dumps(heat['outputs'].get(key, missing))[:300]}, "
@@ -384,7 +385,7 @@ def create_differences(template: str, heat: dict, stoker: dict) -> list[str]:
 def report_creates(rows: list[dict], roots: list[Path], shown: int) -> bool:
     """Print the creates that disagree and the figure; True when all agree."""
     differing = [(row, diffs) for row in rows
-                 if (diffs := create_differences(row["template"], row["heat"]["create"], row["stoker"]["create"]))]
+                 if (diffs := create_differences(row["heat"]["create"], row["stoker"]["create"], set(row["opaque"])))]
     for row, diffs in differing[:shown]:
         heat, stoker = row["heat"]["create"], row["stoker"]["create"]
         print(f"--- create {_short(row['template'], roots)}\n    " + "\n    ".join(diffs[:5]) +
@@ -465,7 +466,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser, work: Path) -
     shares = [jobs[n::args.jobs] for n in range(args.jobs) if jobs[n::args.jobs]]
     heat_run = start_heat(args.heat_python, shares, work) if args.heat_python else None
     with ProcessPoolExecutor(args.jobs, initializer=_own_home, initargs=(work,)) as pool:
-        rows = [{"template": job["template"], "stoker": verdicts}
+        rows = [{"template": job["template"], "stoker": verdicts, "opaque": sorted(opaque_outputs(Path(job["template"])))}
                 for job, verdicts in zip(jobs, pool.map(stoker_verdicts, jobs))]
     heat = heat_verdicts(heat_run, len(jobs)) if heat_run else None
     for row in rows:
