@@ -3,9 +3,14 @@
 Runs in Stoker's .venv.  Every Heat template found under the paths given (or in a
 published package's sdist) is validated by ``stoker template validate`` (in-process)
 and, when a Heat virtualenv is given, by Heat's own engine (scripts/heat_corpus_heat.py,
-a separate process).  Both get the same environment: every resource type Stoker does
-not ship mapped to ``OS::Heat::None``.  Prints the agreement figure and each
-disagreement (template, Heat's verdict, Stoker's).
+a separate process).  With ``--create`` both sides also create it: Stoker with
+``stoker stack create --wait`` and ``stack output show --all``, Heat with its legacy
+engine in-process; the outcome (refused up front, CREATE_COMPLETE, CREATE_FAILED) must
+be the same and, when both complete, every output too (see ``same_output``).  Both get
+the same environment: every resource type Stoker does not ship mapped to
+``OS::Heat::None``; validate gets no parameters, a create a value for each parameter
+without a default (``create_environment``); the same stack name; a one-minute timeout.  Prints
+the agreement figures and each disagreement (template, Heat's verdict, Stoker's).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import tarfile
 import tempfile
 import textwrap
 from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import yaml
@@ -128,41 +134,267 @@ def none_environment(templates: list[Path], work: Path) -> Path:
     return env
 
 
-STOKER_COMMANDS = {
-    "validate": ["template", "validate"],
-    "create": ["stack", "create", "corpus", "--dry-run"],  # every check a create makes first
-}
+#: a value of each parameter type, for the parameters a create needs (no default)
+_SAMPLE_VALUES = {"string": "corpus", "number": 1, "comma_delimited_list": "corpus", "json": {}, "boolean": False}
 
 
-def stoker_verdict(action: str, template: Path, environment: Path) -> dict:
-    """``stoker template validate`` (or a create's checks): accepted or not, and the first errors."""
-    run = CliRunner().invoke(stoker_main, STOKER_COMMANDS[action] + ["-t", str(template), "-e", str(environment),
-                                                                     "-f", "json"], catch_exceptions=True)
-    if run.exit_code == 0:
-        return {"ok": True, "message": ""}
+def create_environment(template: Path, environment: Path, work: Path, name: str) -> Path:
+    """The environment a create gets: ``environment`` plus a value for every parameter
+    without a default (its first allowed value, or its range's minimum, or one of its
+    type), so that a create gets past the parameters on both sides."""
+    try:
+        data = yaml.load(template.read_text(errors="replace"), Loader=_Loader)
+    except yaml.YAMLError:
+        data = None
+    declared = (data.get("parameters") or data.get("Parameters")) if isinstance(data, dict) else None
+    values = {key: _sample_value(schema) for key, schema in (declared or {}).items()
+              if isinstance(key, str) and isinstance(schema, dict) and "default" not in schema and "Default" not in schema}
+    if not values:
+        return environment
+    env = yaml.safe_load(environment.read_text())
+    path = work / "environments" / f"{name}.yaml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(yaml.safe_dump({**env, "parameters": values}, default_flow_style=False))
+    return path
+
+
+def _sample_value(schema: dict):
+    constraints = schema.get("constraints") if isinstance(schema.get("constraints"), list) else []
+    allowed = schema.get("AllowedValues") or next((c["allowed_values"] for c in constraints if isinstance(c, dict)
+                                                   and isinstance(c.get("allowed_values"), list)), None)
+    if isinstance(allowed, list) and allowed:
+        return allowed[0]
+    kind = str(schema.get("type") or schema.get("Type") or "string").lower()
+    kind = {"commadelimitedlist": "comma_delimited_list"}.get(kind, kind)
+    low = schema.get("MinValue", next((c["range"].get("min") for c in constraints if isinstance(c, dict)
+                                       and isinstance(c.get("range"), dict)), None))
+    return low if kind == "number" and low is not None else _SAMPLE_VALUES.get(kind, "corpus")
+
+
+CREATE_TIMEOUT_MINUTES = "1"  # as on Heat's side: a wait nobody signals fails after it
+
+
+def _stoker(*args: str):
+    return CliRunner().invoke(stoker_main, list(args), catch_exceptions=True)
+
+
+def _failure(run) -> str:
+    """What a failed command says: its first errors (``-f json``), or its text."""
     if run.exception is not None and not isinstance(run.exception, SystemExit):
-        return {"ok": False, "message": f"crash: {type(run.exception).__name__}: {run.exception}"}
+        return f"crash: {type(run.exception).__name__}: {run.exception}"
     try:
         errors = json.loads(run.stdout)
-        message = "; ".join(f"{e['path']}: {e['message']} [{e['code']}]" for e in errors[:3])
+        return "; ".join(f"{e['path']}: {e['message']} [{e['code']}]" for e in errors[:3])
     except (ValueError, TypeError, KeyError):
-        message = (run.stdout + run.stderr).strip()
-    return {"ok": False, "message": message}
+        return (run.stdout + run.stderr).strip()
 
 
-def heat_verdicts(heat_python: str, jobs: list[dict]) -> dict[str, dict]:
-    """Heat's verdict on every job, from its own engine in its own virtualenv."""
-    done = subprocess.run([heat_python, str(HERE / "heat_corpus_heat.py")], input=json.dumps(jobs),
-                          capture_output=True, text=True, cwd=tempfile.gettempdir())
-    verdicts = {}
-    for line in done.stdout.splitlines():
-        if line.startswith("{"):
-            row = json.loads(line)
-            verdicts[row["template"]] = row
-    if len(verdicts) < len(jobs):
-        sys.stderr.write(done.stderr[-3000:])
-        raise SystemExit(f"Heat gave {len(verdicts)} verdicts for {len(jobs)} templates")
+def stoker_validate(template: Path, environment: Path) -> dict:
+    """``stoker template validate``: accepted or not, and the first errors."""
+    run = _stoker("template", "validate", "-t", str(template), "-e", str(environment), "-f", "json")
+    return {"ok": True, "message": ""} if run.exit_code == 0 else {"ok": False, "message": _failure(run)}
+
+
+def stoker_create(template: Path, environment: Path, name: str) -> dict:
+    """``stoker stack create --wait``: refused up front, or the stack's final status and outputs."""
+    run = _stoker("stack", "create", name, "-t", str(template), "-e", str(environment),
+                  "--timeout", CREATE_TIMEOUT_MINUTES, "--wait", "-f", "json")
+    shown = _stoker("stack", "show", name, "-f", "json")
+    if shown.exit_code != 0:
+        return {"status": "REFUSED", "reason": "", "message": _failure(run)}
+    stack = json.loads(shown.stdout)
+    listed = _stoker("stack", "output", "show", name, "--all", "-f", "json")
+    outputs = {o["output_key"]: ({"error": o["output_error"]} if "output_error" in o
+                                 else {"value": o.get("output_value")})
+               for o in (json.loads(listed.stdout) if listed.exit_code == 0 else [])}
+    return {"status": stack["stack_status"], "reason": "", "message": stack.get("stack_status_reason") or "",
+            "outputs": outputs}
+
+
+def stoker_verdicts(job: dict) -> dict:
+    """Stoker's verdicts on one job (in a worker process with its own STOKER_HOME)."""
+    template, environment = Path(job["template"]), Path(job["environment"])
+    verdicts = {"validate": stoker_validate(template, environment)}
+    if job["create"]:
+        verdicts["create"] = stoker_create(template, Path(job["create_environment"]), job["create"])
     return verdicts
+
+
+def _own_home(work: Path) -> None:
+    os.environ["STOKER_HOME"] = str(work / f"home-{os.getpid()}")
+
+
+#: Heat's own virtualenv only: Stoker's tree has a ``heat`` package (plug-in compatibility)
+_HEAT_ENVIRONMENT = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+
+
+def start_heat(heat_python: str, jobs: list[dict], work: Path) -> list[subprocess.Popen]:
+    """Heat's engines, each on its share of the jobs, running meanwhile (each its own database)."""
+    engines = []
+    for share in jobs:
+        out = tempfile.TemporaryFile("w+", dir=work)  # no pipe to fill while Stoker works
+        heat = subprocess.Popen([heat_python, str(HERE / "heat_corpus_heat.py")], stdin=subprocess.PIPE,
+                                stdout=out, stderr=subprocess.STDOUT, text=True, cwd=tempfile.gettempdir(),
+                                env=_HEAT_ENVIRONMENT)
+        heat.stdin.write(json.dumps(share))
+        heat.stdin.close()
+        heat.out = out
+        engines.append(heat)
+    return engines
+
+
+def heat_verdicts(engines: list[subprocess.Popen], count: int) -> dict[str, dict]:
+    verdicts, noise = {}, []
+    for heat in engines:
+        heat.wait()
+        heat.out.seek(0)
+        for line in heat.out:
+            if line.startswith('{"template"'):
+                row = json.loads(line)
+                verdicts[row["template"]] = row
+            else:
+                noise.append(line)
+    if len(verdicts) < count:
+        sys.stderr.write("".join(noise)[-3000:])
+        raise SystemExit(f"Heat gave {len(verdicts)} verdicts for {count} templates")
+    return verdicts
+
+
+# -- comparing creates ----------------------------------------------------------------------
+#: Outputs whose values are ids, urls or random by nature, compared by shape only (the same
+#: nesting of lists and maps, strings where strings are): an output whose value uses
+#: ``get_resource``/``Ref`` of a resource (a resource id), the stack's or project's id
+#: (``OS::stack_id``, ``OS::project_id``, ``AWS::StackId``), any attribute of a random
+#: resource (an ``OS::Heat::RandomString``, a group or chain of them, or a provider template whose
+#: file has one), or one of ``OPAQUE_ATTRIBUTES`` of any resource (an AutoScalingGroup's
+#: ``outputs`` are keyed by its random member names).
+OPAQUE_PARAMETERS = {"OS::stack_id", "OS::project_id", "AWS::StackId"}
+OPAQUE_ATTRIBUTES = {"curl_cli", "endpoint", "token", "signal", "signal_url", "alarm_url", "AlarmUrl", "url",
+                     "refs", "refs_map", "show", "OS::stack_id", "stack_identity", "WaitHandle", "outputs",
+                     "outputs_list"}
+RANDOM_TYPE = "OS::Heat::RandomString"
+#: and in every output, ids inside strings (UUIDs, Heat's stack ARNs) compare as ``<id>``
+_IDS = re.compile(r"arn:openstack:heat::[^/\s\"']*:stacks/[^/\s\"']+/[0-9a-f-]{36}|"
+                  r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def opaque_outputs(template: Path) -> set[str]:
+    """The outputs of ``template`` compared by shape only (see ``OPAQUE_ATTRIBUTES``)."""
+    try:
+        data = yaml.load(template.read_text(errors="replace"), Loader=_Loader)
+    except yaml.YAMLError:
+        return set()
+    resources = data.get("resources") or data.get("Resources") or {}
+    outputs = data.get("outputs") or data.get("Outputs") or {}
+    if not isinstance(resources, dict) or not isinstance(outputs, dict):
+        return set()
+    random = {name for name, r in resources.items() if _is_random(r, template.parent)}
+    return {key for key, output in outputs.items() if _uses_opaque(output, set(resources), random)}
+
+
+def _is_random(resource, folder: Path) -> bool:
+    """A RandomString, a group or chain of them, or a provider template that has one."""
+    if not isinstance(resource, dict):
+        return False
+    props = resource.get("properties") or resource.get("Properties") or {}
+    member = props.get("resource_def") or props.get("resource") if isinstance(props, dict) else None
+    chain = props.get("resources") if isinstance(props, dict) and isinstance(props.get("resources"), list) else []
+    types = [resource.get("type") or resource.get("Type"), member.get("type") if isinstance(member, dict) else None,
+             *chain]
+    for kind in filter(lambda t: isinstance(t, str), types):
+        if kind == RANDOM_TYPE or kind.endswith((".yaml", ".template")) and (folder / kind).is_file() \
+                and RANDOM_TYPE in (folder / kind).read_text(errors="replace"):
+            return True
+    return False
+
+
+def _uses_opaque(node, resources: set, random: set) -> bool:
+    if isinstance(node, list):
+        return any(_uses_opaque(item, resources, random) for item in node)
+    if not isinstance(node, dict):
+        return False
+    for key, arg in node.items():
+        name = arg[0] if isinstance(arg, list) and arg else arg
+        if not isinstance(name, str):
+            name = None
+        if key in ("get_resource", "Ref") and (name in resources or name in OPAQUE_PARAMETERS):
+            return True
+        if key == "get_param" and name in OPAQUE_PARAMETERS:
+            return True
+        if key in ("get_attr", "Fn::GetAtt") and isinstance(arg, list) and (
+                name in random or any(isinstance(a, str) and a in OPAQUE_ATTRIBUTES for a in arg[1:])):
+            return True
+        if _uses_opaque(arg, resources, random):
+            return True
+    return False
+
+
+def _ids_masked(value):
+    """``value`` with ids inside strings masked, and every URL (``scheme://...``: signal
+    URLs hold ids and signatures) as ``<url>``."""
+    if isinstance(value, str) and _URL.match(value):
+        return "<url>"
+    if isinstance(value, dict):
+        return {key: _ids_masked(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_ids_masked(item) for item in value]
+    return _IDS.sub("<id>", value) if isinstance(value, str) else value
+
+
+_URL = re.compile(r"^[a-z][a-z0-9+.-]*://\S+$")
+
+
+def _shape(value):
+    """The nesting of lists and maps with the leaves' types; a map's keys are left out
+    (a group's member names are random)."""
+    if isinstance(value, dict):
+        return ["map"] + sorted(json.dumps(_shape(item)) for item in value.values())
+    if isinstance(value, list):
+        return [_shape(item) for item in value]
+    return type(value).__name__
+
+
+def same_output(heat: dict, stoker: dict, by_shape: bool) -> bool:
+    """An output agrees when both are errors, or both values are equal (ids masked; by shape if opaque)."""
+    if "error" in heat or "error" in stoker:
+        return "error" in heat and "error" in stoker
+    if by_shape:
+        return _shape(heat["value"]) == _shape(stoker["value"])
+    return _ids_masked(heat["value"]) == _ids_masked(stoker["value"])
+
+
+def outcome(create: dict) -> str:
+    """REFUSED (up front), COMPLETE, FAILED or IN_PROGRESS."""
+    return create["status"].rsplit("_", 1)[-1] if create["status"] != "REFUSED" else "REFUSED"
+
+
+def create_differences(heat: dict, stoker: dict, opaque: set) -> list[str]:
+    """Why the two creates disagree (empty when they agree)."""
+    if outcome(heat) != outcome(stoker):
+        return [f"outcome: Heat {heat['status']}, Stoker {stoker['status']}"]
+    if outcome(heat) != "COMPLETE":
+        return []
+    keys = sorted(set(heat["outputs"]) | set(stoker["outputs"]))
+    missing = {"error": "(missing)"}
+    return [f"output {key}: Heat {json.dumps(heat['outputs'].get(key, missing))[:300]}, "
+            f"Stoker {json.dumps(stoker['outputs'].get(key, missing))[:300]}"
+            for key in keys if not same_output(heat["outputs"].get(key, missing),
+                                               stoker["outputs"].get(key, missing), key in opaque)]
+
+
+def report_creates(rows: list[dict], roots: list[Path], shown: int) -> bool:
+    """Print the creates that disagree and the figure; True when all agree."""
+    differing = [(row, diffs) for row in rows
+                 if (diffs := create_differences(row["heat"]["create"], row["stoker"]["create"], set(row["opaque"])))]
+    for row, diffs in differing[:shown]:
+        heat, stoker = row["heat"]["create"], row["stoker"]["create"]
+        print(f"--- create {_short(row['template'], roots)}\n    " + "\n    ".join(diffs[:5]) +
+              f"\n    Heat:   {heat['status']} {heat['message'][:300]}\n    Stoker: {stoker['status']} "
+              f"{stoker['message'][:300]}")
+    kinds = Counter("outputs" if diffs[0].startswith("output") else diffs[0] for _, diffs in differing)
+    print(f"create: {len(rows) - len(differing)}/{len(rows)} agree" +
+          "".join(f"; {n} {kind}" for kind, n in kinds.most_common()))
+    return not differing
 
 
 def report(action: str, rows: list[dict], roots: list[Path], shown: int) -> bool:
@@ -202,12 +434,25 @@ def main() -> int:
     parser.add_argument("--heat-python", help="python of a virtualenv with openstack-heat (else: Stoker only)")
     parser.add_argument("--sample", type=int, help="validate a random sample of this many templates")
     parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument("--jobs", type=int, default=4,
+                        help="templates at a time on each side (creates mostly wait: a wait nobody signals)")
     parser.add_argument("--show", type=int, default=50, help="disagreements to print")
+    parser.add_argument("--save", type=Path, help="also write every verdict of both sides to this JSON file")
     parser.add_argument("--create", action="store_true",
-                        help="also compare the checks a create makes before it starts (Heat: preview_stack)")
+                        help="also create each template on both sides and compare outcome and outputs")
+    parser.add_argument("--report", type=Path, help="only report the verdicts saved by an earlier --save")
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="heat-corpus-"))
-    os.environ["STOKER_HOME"] = str(work / "home")
+    if args.report:
+        rows = json.loads(args.report.read_text())
+        agreed = [report("validate", rows, args.paths, args.show)]
+        if "create" in rows[0]["stoker"]:
+            agreed.append(report_creates(rows, args.paths, args.show))
+        return 0 if all(agreed) else 1
+    with tempfile.TemporaryDirectory(prefix="heat-corpus-") as work:
+        return run(args, parser, Path(work))
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser, work: Path) -> int:
     roots = list(args.paths) + [from_package(name, work / "packages") for name in args.package]
     if not roots:
         parser.error("give a directory of templates or --package NAME")
@@ -215,15 +460,23 @@ def main() -> int:
     if args.sample and args.sample < len(templates):
         templates = sorted(random.Random(args.seed).sample(templates, args.sample))
     environment = none_environment(templates, work)
-    actions = ["validate", "create"] if args.create else ["validate"]
-    jobs = [{"template": str(t), "environment": str(environment), "create": args.create} for t in templates]
-    heat = heat_verdicts(args.heat_python, jobs) if args.heat_python else None
-    unknown = {"ok": True, "message": "(Heat not run)"}
-    rows = [{"template": job["template"],
-             "stoker": {a: stoker_verdict(a, Path(job["template"]), environment) for a in actions},
-             "heat": heat[job["template"]] if heat else {a: unknown for a in actions}}
-            for job in jobs]
-    agreed = [report(action, rows, roots, args.show) for action in actions]
+    jobs = [{"template": str(t), "environment": str(environment), "create": f"corpus-{n}" if args.create else None,
+             "create_environment": str(create_environment(t, environment, work, f"corpus-{n}"))}
+            for n, t in enumerate(templates)]
+    shares = [jobs[n::args.jobs] for n in range(args.jobs) if jobs[n::args.jobs]]
+    heat_run = start_heat(args.heat_python, shares, work) if args.heat_python else None
+    with ProcessPoolExecutor(args.jobs, initializer=_own_home, initargs=(work,)) as pool:
+        rows = [{"template": job["template"], "stoker": verdicts, "opaque": sorted(opaque_outputs(Path(job["template"])))}
+                for job, verdicts in zip(jobs, pool.map(stoker_verdicts, jobs))]
+    heat = heat_verdicts(heat_run, len(jobs)) if heat_run else None
+    for row in rows:
+        row["heat"] = heat[row["template"]] if heat else {
+            "validate": {"ok": True, "message": "(Heat not run)"}, "create": row["stoker"].get("create")}
+    if args.save:
+        args.save.write_text(json.dumps(rows, indent=1))
+    agreed = [report("validate", rows, roots, args.show)]
+    if args.create:
+        agreed.append(report_creates(rows, roots, args.show))
     return 0 if all(agreed) else 1
 
 

@@ -334,10 +334,13 @@ class NestedStackResource(Resource):
 
 def nested_resource_attribute(owner: NestedStackResource, key: str, path: tuple) -> Any:
     """``get_attr: [owner, resource.NAME(.attr), ...]``: a resource of the nested stack,
-    its reference id, or its attribute followed along the rest of the path (as Heat)."""
+    its reference id, or its attribute followed along the rest of the path (as Heat; a nested
+    stack with no resources, such as a group of none, gives nothing for any name)."""
     child = owner.child()
+    if child is None or not child.resources:
+        return None
     parts = key.split(".", 2)
-    member = child.resources.get(parts[1]) if child is not None and len(parts) > 1 else None
+    member = child.resources.get(parts[1]) if len(parts) > 1 else None
     if member is None:
         raise InvalidTemplateAttribute(resource=owner.name, key=key)
     names = parts[2:] + list(path)
@@ -560,10 +563,11 @@ class TemplateResource(NestedStackResource):
         return Template(self._template.data, self._template.files, self._template.source)
 
     def child_parameters(self) -> dict:
-        """The properties the template gives (typed); the rest keep the nested defaults."""
+        """The properties the template gives (typed; a null one as its type's empty value, as
+        Heat passes it); the rest keep the nested defaults."""
         given = resolve(self.t.properties) if self.t.properties else {}
         values = self.properties.resolved()
-        return {k: values[k] for k in given if k in values and given[k] is not None}
+        return {k: values[k] for k in given if k in values}
 
     def _resolve_attribute(self, name: str) -> Any:
         if name == "OS::stack_id":

@@ -370,9 +370,11 @@ class _Reader:
             value = self.resolve(data[key], path + (key,), children_later=schema.schema is not None)
             if value is _SKIP:
                 return _SKIP
-        if value is None:  # absent, or explicitly null: the same to a plug-in
+        if value is None:
             if schema.default is not None:
                 value = copy.deepcopy(schema.default)
+            elif key in data:  # an explicit null (or a function giving one) is the type's empty value, as in Heat
+                value = schema.empty()
             elif schema.required:
                 self.problems.add(path, "required-property", f"Property {key} not assigned")
                 return _SKIP

@@ -44,8 +44,10 @@ class FilesMap:
         self.missing: list[str] = []
 
     def template(self, path: Path) -> Any:
-        """Load the template at ``path`` and gather everything it names."""
-        data = load(read_file(path), str(path))
+        """Load the template at ``path`` and gather everything it names (its text stripped
+        first: heatclient parses every template it sends, so a block scalar ending the file
+        loses its trailing newline there too)."""
+        data = load(read_file(path).rstrip(), str(path))
         self._walk(data, path.parent, in_resources=False)
         return data
 
@@ -70,9 +72,12 @@ class FilesMap:
         if url in self.files:
             return True
         try:
-            self.files[url] = read_file(_path(url)).decode("utf-8")
+            text = read_file(_path(url)).decode("utf-8")
         except (UnreadableFile, UnicodeDecodeError):
             return False  # get_file reports the missing entry with its place
+        if _is_template(text):  # heatclient sends a template it reads as its parsed JSON
+            return self._nested(url)
+        self.files[url] = text
         return True
 
     def _nested(self, url: str) -> bool:
@@ -100,6 +105,18 @@ class FilesMap:
                 url = _url(base, target)
                 if url is not None and self._nested(url):
                     registry[key] = url
+
+
+_VERSION_KEYS = ("heat_template_version", "HeatTemplateFormatVersion", "AWSTemplateFormatVersion")
+
+
+def _is_template(text: str) -> bool:
+    """heatclient's test: the text parses as a map with a template version key."""
+    try:
+        data = load(text.strip(), "<file>")
+    except ValidationFailed:
+        return False
+    return isinstance(data, dict) and any(key in data for key in _VERSION_KEYS)
 
 
 def _check_json_as_heatclient(text: bytes, name: str) -> None:

@@ -12,9 +12,9 @@ from stoker.template.loader import Source, load, read_file
 from stoker.template.versions import CFN_VERSIONS, VERSIONS, Version, template_version
 
 #: what each top-level section must hold, for the structure check
-#: (parameters and parameter_groups are checked by the parameters module)
+#: (parameters and parameter_groups are checked by the parameters module; the description
+#: may hold anything: Heat shows it as it is)
 _SECTION_TYPES = {
-    "description": (str,),
     "resources": (dict,),
     "outputs": (dict,),
     "conditions": (dict,),

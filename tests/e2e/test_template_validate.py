@@ -181,7 +181,6 @@ INVALID = {
         ("mappings", "unknown-section", 13, 1, '"mappings" is not a valid template section'),
     ],
     "invalid/section_types.yaml": [
-        ("description", "invalid-section", 2, 1, 'the "description" section must be a string'),
         ("resources", "invalid-section", 5, 1, 'the "resources" section must be a map'),
         ("outputs", "invalid-section", 6, 1, 'the "outputs" section must be a map'),
         ("conditions", "invalid-section", 7, 1, "Condition definitions must be a map. Found a list instead"),

@@ -114,9 +114,12 @@ def test_required_and_unknown_properties_are_reported_on_the_properties_path():
     ]
 
 
-def test_a_required_property_given_as_null_is_missing():
-    assert messages({"name": Schema(Schema.STRING, required=True)}, {"name": None}) == [
-        "resources.web.properties: Property name not assigned"]
+def test_a_required_property_given_as_null_is_given_its_types_empty_value():
+    # as Heat: an explicit null is a value (the type's empty one), not a missing property
+    props = Properties({"name": Schema(Schema.STRING, required=True), "n": Schema(Schema.INTEGER, required=True),
+                        "m": Schema(Schema.MAP, required=True)}, {"name": None, "n": None, "m": None})
+    props.validate()
+    assert (props["name"], props["n"], props["m"]) == ("", 0, {})
 
 
 def test_a_required_property_with_a_default_may_be_left_out():

@@ -21,12 +21,13 @@ from typing import Any
 
 from stoker.constraints import Range
 from stoker.engine.nested import NESTED_INVALID, NestedStackResource, template_from_data
-from stoker.errors import ValidationFailed
+from stoker.errors import ResourcePending, ValidationFailed
+from stoker.functions.base import resolve
 from stoker.functions.references import select_path
 from stoker.resources import attributes, properties
 from stoker.resources.builtin import scaling
 from stoker.resources.builtin._common import given, unless_pending
-from stoker.resources.exceptions import InvalidTemplateAttribute, NoActionRequired
+from stoker.resources.exceptions import InvalidTemplateAttribute, NoActionRequired, UnknownResourceType
 from stoker.resources.support import SupportStatus
 from stoker.template.template import Template
 
@@ -90,9 +91,15 @@ class AutoScalingGroup(NestedStackResource):
     def has_attribute(cls, name: str) -> bool:
         return name in cls.attribute_schemata() or name.startswith("resource.")
 
-    @unless_pending
     def validate(self) -> None:
-        """Heat's checks of the sizes, and a member type."""
+        """Heat's checks of the sizes, and a member; while the member's values wait for other
+        resources, its type at least (Heat checks the member with stand-ins for them)."""
+        try:
+            self._validate_group()
+        except ResourcePending:
+            self._validate_member_type()
+
+    def _validate_group(self) -> None:
         low, high = self.properties["min_size"], self.properties["max_size"]
         path = ("resources", self.name, "properties")
         if high < low:
@@ -106,6 +113,22 @@ class AutoScalingGroup(NestedStackResource):
             raise ValidationFailed.single(path + ("resource", "type"), "missing-type",
                                           "the member definition needs a type")
         self._validate_member()
+
+    @unless_pending
+    def _validate_member_type(self) -> None:
+        raw = self.t.properties.get("resource") if isinstance(self.t.properties, dict) else None
+        kind = resolve(raw.get("type")) if isinstance(raw, dict) else None
+        if not isinstance(kind, str):
+            return
+        data = {"heat_template_version": HOT_VERSION, "resources": {"member": {"type": kind}}}
+        try:
+            self.define_probe(template_from_data(data, self.stack.definition.template.files, self.name), {})
+        except ValidationFailed as exc:
+            unknown = [p for p in exc.problems if p.code == UnknownResourceType.code]
+            for problem in unknown:
+                problem.path = ("resources", self.name, "properties", "resource", "type")
+            if unknown:
+                raise ValidationFailed(unknown) from None
 
     def nested_validation_template(self) -> None:
         """Its ``validate`` checks one member already."""
