@@ -252,6 +252,15 @@ def end_traversal(engine: Any, app: Any, queue: str, traversal_id: str, record: 
     traversal.mark_ended(store, traversal_id)
 
 
+def fail_at_once(engine: Any, stack_id: str, project_id: str, action: str, reason: str) -> None:
+    """The stack FAILED while its traversal winds down (a cancel without rollback); the traversal's
+    end records the same state again, which makes no second event."""
+    stack = engine.defined(engine.store.get_stack(stack_id, project_id))
+    stack.recorder = DirectRecorder(engine)
+    engine.store.update_stack(stack_id, cancel_requested=False)  # taken: another request stops the rest
+    asyncio.run(stack.set_state(kinds.stack_action(action), FAILED, reason))
+
+
 def _check_failures(store: Any, stack_id: str) -> str | None:
     """A check stops for nothing: what it found wrong is in its resources' CHECK_FAILED states."""
     found = [row.status_reason for row in store.get_resources(stack_id) if (row.action, row.status) == ("CHECK", FAILED)]

@@ -87,16 +87,29 @@ def start(store: Any, traversal_id: str, stack_id: str, action: str, graph: Grap
              "dependents": dependents[node], "state": PENDING, "step": 0}
             for node, reqs in graph.requires.items()]
     with store.engine.begin() as conn:
+        stopped = conn.execute(_PARENT_STOPPING, {"stack": stack_id}).first() if stack_id is not None else None
         conn.execute(insert(TRAVERSALS).values(
             id=traversal_id, stack_id=stack_id, action=action, status=IN_PROGRESS, total=len(rows),
-            finished=0, stopping=None, interrupt=False, deadline=deadline,
-            disable_rollback=disable_rollback, created_at=utcnow(), given=given, execution_pk=execution_pk))
+            finished=0, stopping=stopped.stopping if stopped else None, interrupt=bool(stopped and stopped.interrupt),
+            deadline=deadline, disable_rollback=disable_rollback, created_at=utcnow(), given=given,
+            execution_pk=execution_pk))
         if rows:
             conn.execute(insert(NODES), rows)
         if len(rows) >= ANALYZE_FROM:
             # the planner learns that the tables just grew, before workers look rows up by id
             conn.execute(text("ANALYZE dispatch_node, resource"))
     return [row["resource_id"] for row in rows if row["waiting"] == 0]
+
+
+#: the cancel or timeout stopping the action of a nested stack's parent (a failure there does not
+#: stop the nested stacks running: a cancel without rollback is known by the parent's request),
+#: read under a share lock on the parent's traversal: a stop (which takes that row for update)
+#: either sees the nested traversal stored, or is seen by it
+_PARENT_STOPPING = text("""
+SELECT t.stopping, t.interrupt FROM dispatch_traversal AS t JOIN stack AS p ON p.id = t.stack_id
+    JOIN stack AS s ON s.parent_id = p.id
+WHERE s.id = :stack AND t.status = 'IN_PROGRESS' AND t.stopping IS NOT NULL AND (t.interrupt OR NOT p.cancel_rollback)
+FOR SHARE OF t""")
 
 
 @contextmanager
@@ -224,17 +237,54 @@ def stop(store: Any, traversal_id: str, reason: str, interrupt: bool, first_pref
     """The traversal stops: no node starts any more; ``interrupt`` stops running ones too.
 
     A failure's reason joins the ones before it (the first after
-    ``first_prefix``); a timeout or cancel replaces them.
+    ``first_prefix``; it replaces a cancel without rollback's, as the
+    in-process walk's failures become its end's reason); a timeout or cancel
+    replaces them, and stops the actions of the stack's nested stacks (theirs
+    too) the same way, as the in-process walk of a tree stops as one.
     """
     with store.engine.begin() as conn:
-        row = conn.execute(select(TRAVERSALS.c.stopping, TRAVERSALS.c.interrupt)
+        row = conn.execute(select(TRAVERSALS.c.stopping, TRAVERSALS.c.interrupt, TRAVERSALS.c.stack_id)
                            .where(TRAVERSALS.c.id == traversal_id).with_for_update()).first()
         if row is None or row.interrupt:
             return
-        stopping = (reason if interrupt else f"{first_prefix}{reason}" if row.stopping is None
-                    else f"{row.stopping}; {reason}")
+        failed_before = row.stopping is not None and row.stopping.startswith(first_prefix)
+        stopping = reason if interrupt else f"{row.stopping}; {reason}" if failed_before else f"{first_prefix}{reason}"
         conn.execute(update(TRAVERSALS).where(TRAVERSALS.c.id == traversal_id)
                      .values(stopping=stopping, interrupt=interrupt))
+        if interrupt:
+            _stop_nested(conn, row.stack_id, reason, interrupt=True)
+
+
+def cancel_gracefully(store: Any, traversal_id: str, reason: str) -> bool:
+    """Heat's cancel without rollback: nothing starts any more (in nested stacks neither), what
+    runs finishes, and no rollback follows.  False when the traversal was stopping already."""
+    with store.engine.begin() as conn:
+        stack_id = conn.execute(update(TRAVERSALS).where(TRAVERSALS.c.id == traversal_id,
+                                                         TRAVERSALS.c.stopping.is_(None))
+                                .values(stopping=reason, disable_rollback=True)
+                                .returning(TRAVERSALS.c.stack_id)).scalar()
+        if stack_id is None:
+            return False
+        _stop_nested(conn, stack_id, reason, interrupt=False)
+    return True
+
+
+#: the traversals in progress of a stack's nested stacks, at any depth: stopped (running nodes too
+#: with ``interrupt``), the reason replacing a failure's only when they are interrupted
+_STOP_NESTED = text("""
+WITH RECURSIVE tree(id) AS (
+    SELECT id FROM stack WHERE parent_id = :stack
+  UNION
+    SELECT s.id FROM stack AS s JOIN tree ON s.parent_id = tree.id)
+UPDATE dispatch_traversal
+SET stopping = CASE WHEN :interrupt OR stopping IS NULL THEN :reason ELSE stopping END,
+    interrupt = interrupt OR :interrupt
+WHERE stack_id IN (SELECT id FROM tree) AND status = 'IN_PROGRESS' AND NOT interrupt""")
+
+
+def _stop_nested(conn: Any, stack_id: str | None, reason: str, interrupt: bool) -> None:
+    if stack_id is not None:
+        conn.execute(_STOP_NESTED, {"stack": stack_id, "reason": reason, "interrupt": interrupt})
 
 
 @dataclass

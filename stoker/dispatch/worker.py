@@ -222,6 +222,8 @@ class Worker:
         if view.interrupt:  # what is in progress (in an update: perhaps its replacement's create) fails
             acting = stack.resources.get(resource.name, resource) if kind.updating else resource
             if acting.status == acting.IN_PROGRESS:
+                if acting.winding_down():  # its nested stack stops first (stopped with this traversal)
+                    return False, BUSY_RETRY
                 await acting.set_state(acting.action, acting.FAILED, _interrupted(view))
             return False, None
         if _ended_before(view, node, resource, kind.resource_action):
@@ -248,12 +250,20 @@ class Worker:
         return (traversal.read(conn, view.traversal_id)[0] or view) if stopped else view
 
     def _notice_stack_stop(self, view: Any) -> bool:
-        reason = None
+        """As in-process: a cancel without rollback fails the stack at once and lets what runs
+        finish (the request is taken, so that another, a delete's, stops those too); a cancel with
+        rollback, a second one, or a timeout stops what runs as well."""
+        if view.interrupt:
+            return False
         if view.cancel_requested:
             reason = f"Stack {stack_action(view.action)} cancelled"
+            if not view.cancel_rollback and view.stopping is None:
+                if traversal.cancel_gracefully(self.engine.store, view.traversal_id, reason):
+                    lifecycle.fail_at_once(self.engine, view.stack_id, view.project_id, view.action, reason)
+                return True
         elif view.deadline is not None and datetime.now(timezone.utc) >= view.deadline:
             reason = f"{stack_action(view.action)} timed out"
-        if reason is None or view.interrupt:
+        else:
             return False
         traversal.stop(self.engine.store, view.traversal_id, reason, interrupt=True)
         return True
