@@ -252,10 +252,10 @@ def end_traversal(engine: Any, app: Any, queue: str, traversal_id: str, record: 
     traversal.mark_ended(store, traversal_id)
 
 
-def fail_at_once(engine: Any, stack_id: str, project_id: str, action: str, reason: str) -> None:
+def fail_at_once(engine: Any, stack_id: str, action: str, reason: str) -> None:
     """The stack FAILED while its traversal winds down (a cancel without rollback); the traversal's
     end records the same state again, which makes no second event."""
-    stack = engine.defined(engine.store.get_stack(stack_id, project_id))
+    stack = engine.defined(engine.store.get_stack(stack_id, engine.project_id))
     stack.recorder = DirectRecorder(engine)
     engine.store.update_stack(stack_id, cancel_requested=False)  # taken: another request stops the rest
     asyncio.run(stack.set_state(kinds.stack_action(action), FAILED, reason))

@@ -75,7 +75,7 @@ class Worker:
         """A stack with its stored definition, under its parents (a nested stack's files are theirs)."""
         record = self.engine.store.get_stack(stack_id, project_id, show_deleted=True)
         parent = self._defined(record.parent_id, project_id) if record.parent_id else None
-        return self.engine.defined(record, parent)
+        return self.engine.for_project(project_id).defined(record, parent)  # its nested stacks are the project's
 
     def stack_for(self, view: Any, resource_ids: list, conn: Any) -> tuple[Any, dict]:
         """The stack with only the rows the resources need (themselves, same-named ones, their
@@ -259,7 +259,7 @@ class Worker:
             reason = f"Stack {stack_action(view.action)} cancelled"
             if not view.cancel_rollback and view.stopping is None:
                 if traversal.cancel_gracefully(self.engine.store, view.traversal_id, reason):
-                    lifecycle.fail_at_once(self.engine, view.stack_id, view.project_id, view.action, reason)
+                    lifecycle.fail_at_once(self.engine.for_project(view.project_id), view.stack_id, view.action, reason)
                 return True
         elif view.deadline is not None and datetime.now(timezone.utc) >= view.deadline:
             reason = f"{stack_action(view.action)} timed out"
@@ -272,8 +272,9 @@ class Worker:
         if view.execution_pk is not None:
             self.steps.end(view)
             return
-        record = self.engine.store.get_stack(view.stack_id, view.project_id, show_deleted=True)
-        lifecycle.end_traversal(self.engine, self.app, queue, view.traversal_id, record)
+        engine = self.engine.for_project(view.project_id)
+        record = engine.store.get_stack(view.stack_id, view.project_id, show_deleted=True)
+        lifecycle.end_traversal(engine, self.app, queue, view.traversal_id, record)
 
 
 def _batched(view: Any) -> bool:

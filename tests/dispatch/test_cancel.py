@@ -125,3 +125,40 @@ def test_a_delete_during_the_create_cancels_the_tree_then_deletes_it(cluster):
     assert all(deleted for *_rest, deleted in nested_stacks(cluster, started["id"]))
     assert rows(cluster, "SELECT name FROM resource") == []
     assert events_of(cluster, "after") == []
+
+
+def test_a_cancel_and_a_delete_sent_to_another_api_host_reach_the_workers(cluster, tmp_path):
+    """Two ``stoker api`` processes on one database and broker: the create goes to one, its cancel
+    and its delete to the other, which never ran anything of it."""
+    import httpx
+    from api.helpers import start_server
+
+    servers = []
+    for host in ("a", "b"):
+        (tmp_path / host).mkdir()
+        (tmp_path / host / "stoker.conf").write_text(f"[DEFAULT]\nqueue = {cluster.queue}\n")
+        servers.append(start_server(tmp_path / host, cluster.db_url, extra=("--broker", cluster.broker)))
+    try:
+        first, second = (httpx.Client(base_url=server.endpoint("p"), timeout=60) for server in servers)
+        cluster.start_worker(), cluster.start_worker()
+        answer = first.post("/stacks", json={"stack_name": "far", "template": tree_template()})
+        assert answer.status_code == 201, answer.text
+        stack_id = answer.json()["stack"]["id"]
+        cluster.engine = cluster.engine.for_project("p")
+        wait_for(lambda: states(cluster).get("slow") == states(cluster).get("slow2") == ("CREATE", "IN_PROGRESS"),
+                 "both nested waits start")
+
+        assert second.post(f"/stacks/far/{stack_id}/actions", json={"cancel_without_rollback": None}).status_code == 202
+        wait_for(lambda: second.get(f"/stacks/far/{stack_id}").json()["stack"]["stack_status"] == "CREATE_FAILED",
+                 "the stack fail at once", limit=30)
+        assert states(cluster)["slow"] == ("CREATE", "IN_PROGRESS")  # let run, holding the stack
+
+        assert second.delete(f"/stacks/far/{stack_id}").status_code == 204  # stops them, then deletes
+        assert cluster.settle(stack_id)["stack_status"] == "DELETE_COMPLETE"
+        assert all(deleted for *_rest, deleted in nested_stacks(cluster, stack_id))
+        assert [e for e in events_of(cluster, "slow2") if e[1] == "FAILED"] == [
+            ("CREATE", "FAILED", "Stack CREATE cancelled")]
+        assert events_of(cluster, "after") == []
+    finally:
+        for server in servers:
+            server.stop()
