@@ -42,9 +42,15 @@ CACHED_STACKS = 16
 BUSY_RETRY = 1.0
 #: seconds between heartbeats of the stack lock while one step runs (the lock times out after 60)
 LOCK_BEAT = 15.0
+#: seconds between looks at a cancel or a deadline while one step runs (a nested stack's update)
+STEP_WATCH = 1.0
 #: seconds a task goes on running the dependents its nodes made ready before it hands them out
 TASK_SLICE = 5.0
 RESOURCES = ResourceRow.__table__
+
+
+class StepStopped(Exception):
+    """A step cancelled as its traversal stopped (the resource recorded FAILED already)."""
 
 
 class Worker:
@@ -229,9 +235,11 @@ class Worker:
         if _ended_before(view, node, resource, kind.resource_action):
             return resource.status == resource.COMPLETE, None  # ended before its worker was lost
         try:
-            await kind.run(stack, resource)
+            await self._watched(view, stack, kind.run(stack, resource))
         except Parked as parked:
             return False, parked.seconds
+        except StepStopped:
+            return False, None  # failed as cancelled, as in-process
         except (OperationalError, InterfaceError):
             raise  # the database went away: the task is retried, the resource not failed
         except Exception as exc:  # a plug-in may raise anything: it becomes the reason
@@ -240,6 +248,34 @@ class Worker:
                            first_prefix=f"Resource {kind.stack_action} failed: ")
             return False, None
         return True, None
+
+    async def _watched(self, view: Any, stack: Any, work: Any) -> None:
+        """Run one step as the in-process watcher runs an action: what the step runs here (a nested
+        stack's update) starts nothing new once the traversal is cancelled, and a cancel with
+        rollback or a timeout cancels it."""
+        task = asyncio.ensure_future(work)
+        while not (await asyncio.wait({task}, timeout=STEP_WATCH))[0]:
+            reason, interrupt = await asyncio.to_thread(self._stop_seen, view.traversal_id)
+            if reason is not None and stack.cancel_reason is None:
+                stack.cancel_reason = reason
+                stack.rollback_on_cancel = False
+            if interrupt:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+                raise StepStopped(reason)
+        return task.result()
+
+    def _stop_seen(self, traversal_id: str) -> tuple[str | None, bool]:
+        """(why the traversal stops, if a cancel or a timeout stops it; whether running steps stop
+        too), noticing a cancel request or a passed deadline first (no other task may be looking)."""
+        with self.engine.store.engine.connect() as conn:
+            view = traversal.read(conn, traversal_id)[0]
+            if view is None:
+                return None, False
+            view = self._notice_stop(view, conn)
+            conn.commit()
+        cancelled = view.interrupt or (view.stopping is not None and not view.cancel_rollback)
+        return (view.stopping, view.interrupt) if cancelled else (None, False)
 
     def _notice_stop(self, view: Any, conn: Any) -> Any:
         """A cancel request or a passed deadline stops the traversal, running nodes included."""

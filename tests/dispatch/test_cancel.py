@@ -162,3 +162,31 @@ def test_a_cancel_and_a_delete_sent_to_another_api_host_reach_the_workers(cluste
     finally:
         for server in servers:
             server.stop()
+
+
+def nested_update_template(value: str, update_wait: float) -> dict:
+    """``outer`` owns ``inner``, whose ``slow`` takes ``update_wait`` s to be updated to ``value``."""
+    inner = {"heat_template_version": "2018-08-31", "resources": {"slow": {
+        "type": "OS::Heat::TestResource", "properties": {"value": value, "action_wait_secs": {"update": update_wait}}}}}
+    return {"heat_template_version": "2018-08-31", "resources": {
+        "inner": {"type": "OS::Heat::Stack", "properties": {"template": json.dumps(inner)}}}}
+
+
+def test_a_cancel_of_an_update_stops_the_nested_stack_update_it_runs_and_rolls_it_back(cluster):
+    cluster.start_worker(), cluster.start_worker()
+    before = nested_update_template("one", 0)
+    started = cluster.engine.create_stack("outer", before)
+    assert cluster.settle(started["id"])["stack_status"] == "CREATE_COMPLETE"
+    cluster.engine.update_stack("outer", nested_update_template("two", 600))
+    wait_for(lambda: states(cluster)["slow"] == ("UPDATE", "IN_PROGRESS"), "the nested update start")
+
+    cluster.engine.cancel_stack("outer")  # Heat's cancel_update: stops it, and rolls back
+    done = cluster.settle(started["id"])
+
+    assert done["stack_status"] == "ROLLBACK_COMPLETE", done["stack_status_reason"]
+    assert ("UPDATE", "FAILED", "cancelled") in events_of(cluster, "slow")  # not waited for (as in-process)
+    assert ("UPDATE", "FAILED", "Stack UPDATE cancelled") in events_of(cluster, "inner")
+    assert {status for _action, status in states(cluster).values()} == {"COMPLETE"}
+    assert cluster.engine.template("outer") == before
+    nested, = cluster.engine.store.children(started["id"])
+    assert [row.properties_data["value"] for row in cluster.engine.store.get_resources(nested.id)] == ["one"]
