@@ -418,6 +418,8 @@ class Engine:
         except ActionFailed as exc:
             await stack.set_state(action, FAILED, str(exc))
             if not disable_rollback and stack.rollback_on_cancel:
+                stack.cancel_reason = None  # the cancel that stopped the create must not stop its rollback too
+                await self._take_cancel_request(stack)
                 await self.run_delete(stack, "ROLLBACK")
             return
         await stack.set_state(action, COMPLETE, f"Stack {action} completed successfully")
@@ -810,9 +812,13 @@ class Engine:
         The request is acknowledged, so that another one (a delete's) stops them as well."""
         stack.cancel_reason = f"Stack {stack.action} cancelled"
         stack.rollback_on_cancel = False
+        await self._take_cancel_request(stack)
+        await stack.set_state(stack.action, FAILED, stack.cancel_reason)
+
+    async def _take_cancel_request(self, stack: Stack) -> None:
+        """The cancel request is acted on: a later one is another's."""
         await asyncio.get_running_loop().run_in_executor(
             None, lambda: self.store.update_stack(stack.id, cancel_requested=False))
-        await stack.set_state(stack.action, FAILED, stack.cancel_reason)
 
     def _heartbeat(self, stack_id: str) -> tuple[bool, bool]:
         self.store.heartbeat_lock(stack_id, self.engine_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 
 import pytest
@@ -243,6 +244,25 @@ def test_a_delete_stops_what_a_cancel_without_rollback_let_run(engine, make_engi
     thread.join(15)
     assert not thread.is_alive()
     assert result["value"]["stack_status"] == "UPDATE_FAILED"
+
+
+def test_cancel_a_create_rolls_back_its_nested_stack_too(engine, make_engine):
+    # the cancel that stopped the tree's create does not stop its rollback's delete of the nested stack
+    nested = {"heat_template_version": "2018-08-31", "resources": {
+        "slow": {"type": "OS::Heat::TestResource", "properties": {"action_wait_secs": {"create": 60}}}}}
+    tree = {"heat_template_version": "2018-08-31", "resources": {
+        "inner": {"type": "OS::Heat::Stack", "properties": {"template": json.dumps(nested)}}}}
+    runner = make_engine()
+    thread, result = _start(lambda: runner.create_stack("tree", tree, disable_rollback=False))
+    wait_until(lambda: any(r["resource_name"] == "slow" and r["resource_status"] == "CREATE_IN_PROGRESS"
+                           for r in engine.resources("tree", nested_depth=1)), what="the nested create to start")
+
+    engine.cancel_stack("tree")
+    thread.join(15)
+
+    assert not thread.is_alive()
+    assert result["value"]["stack_status"] == "ROLLBACK_COMPLETE", result["value"]["stack_status_reason"]
+    assert engine.store.children(engine.get_record("tree").id) == []
 
 
 @pytest.mark.sqlite_only
