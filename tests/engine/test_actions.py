@@ -300,3 +300,21 @@ def test_check_of_a_half_created_stack_is_not_healthy(engine):
     assert statuses(engine, "half") == {"cmd": "CHECK_FAILED", "after": "INIT_COMPLETE",
                                         "after_after": "INIT_COMPLETE", "healthy": "CHECK_COMPLETE"}
     assert "CREATE_FAILED" in resources_by_name(engine, "half")["cmd"]["resource_status_reason"]
+
+
+def test_clearing_a_hook_keeps_a_data_write_that_raced_with_it(engine):
+    engine.create_stack("hooked", {"heat_template_version": "2018-08-31",
+                                   "resources": {"held": {"type": "OS::Heat::None"}}})
+    row, = engine.store.get_resources(engine.get_record("hooked").id)
+    engine.store.update_resource(row.id, status_reason="CREATE paused until Hook pre-create is cleared")
+    read = engine._hook_to_clear
+
+    def read_then_another_writes(*args):
+        found = read(*args)
+        if "other" not in (engine.store.get_resource(row.id).data or {}):  # between the read and the write
+            engine.store.update_resource(row.id, data={"other": "kept"})
+        return found
+
+    engine._hook_to_clear = read_then_another_writes
+    assert engine.clear_hook("hooked", "held") == "pre-create"
+    assert engine.store.get_resource(row.id).data == {"other": "kept", "stoker:hooks_cleared": ["pre-create"]}
