@@ -22,8 +22,9 @@ import asyncio
 import os
 import time
 from collections import OrderedDict
+from contextlib import contextmanager
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Iterator
 
 from sqlalchemy import ARRAY, String, any_, cast, func, select, union
 from sqlalchemy.exc import InterfaceError, OperationalError
@@ -49,8 +50,28 @@ TASK_SLICE = 5.0
 RESOURCES = ResourceRow.__table__
 
 
-class StepStopped(Exception):
-    """A step cancelled as its traversal stopped (the resource recorded FAILED already)."""
+class StepWatch:
+    """Stops the steps of a task when their traversal is interrupted: the one running is cancelled
+    (only while it runs a resource's action: its own bookkeeping is never cut), the others fail
+    without running."""
+
+    def __init__(self, steps: asyncio.Task):
+        self.steps = steps
+        self.stopped = False
+        self._running = False
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        self._running = True
+        try:
+            yield
+        finally:
+            self._running = False
+
+    def stop(self) -> None:
+        self.stopped = True
+        if self._running:
+            self.steps.cancel()
 
 
 class Worker:
@@ -221,25 +242,37 @@ class Worker:
     async def _steps(self, view: Any, stack: Any, resources: dict, nodes: dict) -> dict:
         """Each resource's step, one after the other: id -> (succeeded, None) when its action
         ended, (False, seconds to wait) when it was parked."""
-        return {rid: await self._step(view, stack, resource, nodes[rid]) for rid, resource in resources.items()}
+        watch = StepWatch(asyncio.current_task())
+        watcher = asyncio.ensure_future(self._watch(view, stack, watch))
+        try:
+            return {rid: await self._step(view, stack, resource, nodes[rid], watch)
+                    for rid, resource in resources.items()}
+        finally:
+            watcher.cancel()
+            await asyncio.gather(watcher, return_exceptions=True)
 
-    async def _step(self, view: Any, stack: Any, resource: Any, node: Any) -> tuple[bool, float | None]:
+    async def _step(self, view: Any, stack: Any, resource: Any, node: Any,
+                    watch: "StepWatch") -> tuple[bool, float | None]:
         kind = KINDS[view.action]
-        if view.interrupt:  # what is in progress (in an update: perhaps its replacement's create) fails
+        if view.interrupt or watch.stopped:  # what is in progress (in an update: perhaps its replacement's create) fails
             acting = stack.resources.get(resource.name, resource) if kind.updating else resource
             if acting.status == acting.IN_PROGRESS:
                 if acting.winding_down():  # its nested stack stops first (stopped with this traversal)
                     return False, BUSY_RETRY
-                await acting.set_state(acting.action, acting.FAILED, _interrupted(view))
+                await acting.set_state(acting.action, acting.FAILED, stack.cancel_reason or _interrupted(view))
             return False, None
         if _ended_before(view, node, resource, kind.resource_action):
             return resource.status == resource.COMPLETE, None  # ended before its worker was lost
         try:
-            await self._watched(view, stack, kind.run(stack, resource))
+            with watch.running():
+                await kind.run(stack, resource)
         except Parked as parked:
             return False, parked.seconds
-        except StepStopped:
-            return False, None  # failed as cancelled, as in-process
+        except asyncio.CancelledError:
+            if not watch.stopped:
+                raise
+            asyncio.current_task().uncancel()
+            return False, None  # failed as cancelled (``Resource.acting``), as in-process
         except (OperationalError, InterfaceError):
             raise  # the database went away: the task is retried, the resource not failed
         except Exception as exc:  # a plug-in may raise anything: it becomes the reason
@@ -249,21 +282,18 @@ class Worker:
             return False, None
         return True, None
 
-    async def _watched(self, view: Any, stack: Any, work: Any) -> None:
-        """Run one step as the in-process watcher runs an action: what the step runs here (a nested
-        stack's update) starts nothing new once the traversal is cancelled, and a cancel with
-        rollback or a timeout cancels it."""
-        task = asyncio.ensure_future(work)
-        while not (await asyncio.wait({task}, timeout=STEP_WATCH))[0]:
+    async def _watch(self, view: Any, stack: Any, watch: "StepWatch") -> None:
+        """Look at the traversal while the steps run, as the in-process watcher does while an action
+        runs: what a step runs here (a nested stack's update) starts nothing new once the traversal
+        is cancelled, and a cancel with rollback or a timeout cancels the step running."""
+        while True:
+            await asyncio.sleep(STEP_WATCH)
             reason, interrupt = await asyncio.to_thread(self._stop_seen, view.traversal_id)
             if reason is not None and stack.cancel_reason is None:
                 stack.cancel_reason = reason
-                stack.rollback_on_cancel = False
             if interrupt:
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
-                raise StepStopped(reason)
-        return task.result()
+                watch.stop()
+                return
 
     def _stop_seen(self, traversal_id: str) -> tuple[str | None, bool]:
         """(why the traversal stops, if a cancel or a timeout stops it; whether running steps stop
