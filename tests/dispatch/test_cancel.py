@@ -190,3 +190,20 @@ def test_a_cancel_of_an_update_stops_the_nested_stack_update_it_runs_and_rolls_i
     assert cluster.engine.template("outer") == before
     nested, = cluster.engine.store.children(started["id"])
     assert [row.properties_data["value"] for row in cluster.engine.store.get_resources(nested.id)] == ["one"]
+
+
+def test_a_timeout_stops_the_nested_stack_update_a_worker_runs(cluster):
+    cluster.start_worker(), cluster.start_worker()
+    started = cluster.engine.create_stack("slowly", nested_update_template("one", 0))
+    assert cluster.settle(started["id"])["stack_status"] == "CREATE_COMPLETE"
+    cluster.engine.update_stack("slowly", nested_update_template("two", 600), timeout_mins=60)
+    wait_for(lambda: states(cluster)["slow"] == ("UPDATE", "IN_PROGRESS"), "the nested update start")
+    # the deadline passes (set back rather than waited for); the task running the update looks
+    rows(cluster, "UPDATE dispatch_traversal SET deadline = now() WHERE stack_id = :id AND status = 'IN_PROGRESS' "
+                  "RETURNING id", id=started["id"])
+
+    done = cluster.settle(started["id"])
+
+    assert (done["stack_status"], done["stack_status_reason"]) == ("UPDATE_FAILED", "UPDATE timed out")
+    assert ("UPDATE", "FAILED", "cancelled") in events_of(cluster, "slow")  # not waited for (as in-process)
+    assert ("UPDATE", "FAILED", "UPDATE timed out") in events_of(cluster, "inner")
