@@ -206,6 +206,7 @@ def begin(engine: Any, app: Any, queue: str, traversal_id: str, stack_id: str, a
     deadline = utcnow() + timedelta(minutes=timeout_mins) if timeout_mins else None
     ready = traversal.start(engine.store, traversal_id, stack_id, action, graph, deadline, disable_rollback,
                             given)
+    traversal.inherit_stop(engine.store, traversal_id, stack_id)  # a nested stack's parent was cancelled
     if not graph.requires:
         end_traversal(engine, app, queue, traversal_id, engine.store.get_stack(stack_id, engine.project_id))
         return

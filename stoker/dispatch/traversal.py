@@ -87,12 +87,10 @@ def start(store: Any, traversal_id: str, stack_id: str, action: str, graph: Grap
              "dependents": dependents[node], "state": PENDING, "step": 0}
             for node, reqs in graph.requires.items()]
     with store.engine.begin() as conn:
-        stopped = conn.execute(_PARENT_STOPPING, {"stack": stack_id}).first() if stack_id is not None else None
         conn.execute(insert(TRAVERSALS).values(
             id=traversal_id, stack_id=stack_id, action=action, status=IN_PROGRESS, total=len(rows),
-            finished=0, stopping=stopped.stopping if stopped else None, interrupt=bool(stopped and stopped.interrupt),
-            deadline=deadline, disable_rollback=disable_rollback, created_at=utcnow(), given=given,
-            execution_pk=execution_pk))
+            finished=0, stopping=None, interrupt=False, deadline=deadline,
+            disable_rollback=disable_rollback, created_at=utcnow(), given=given, execution_pk=execution_pk))
         if rows:
             conn.execute(insert(NODES), rows)
         if len(rows) >= ANALYZE_FROM:
@@ -103,13 +101,27 @@ def start(store: Any, traversal_id: str, stack_id: str, action: str, graph: Grap
 
 #: the cancel or timeout stopping the action of a nested stack's parent (a failure there does not
 #: stop the nested stacks running: a cancel without rollback is known by the parent's request),
-#: read under a share lock on the parent's traversal: a stop (which takes that row for update)
-#: either sees the nested traversal stored, or is seen by it
+#: read under a share lock on the parent's traversal
 _PARENT_STOPPING = text("""
 SELECT t.stopping, t.interrupt FROM dispatch_traversal AS t JOIN stack AS p ON p.id = t.stack_id
     JOIN stack AS s ON s.parent_id = p.id
 WHERE s.id = :stack AND t.status = 'IN_PROGRESS' AND t.stopping IS NOT NULL AND (t.interrupt OR NOT p.cancel_rollback)
 FOR SHARE OF t""")
+
+
+def inherit_stop(store: Any, traversal_id: str, stack_id: str) -> None:
+    """A nested stack's traversal, stored (committed) already, stops as its parent's does.
+
+    A stop of the parent takes the parent's traversal row for update and
+    stops the nested traversals it sees: one stored before that stop's
+    statement is stopped by it; one stored after waits here for the stop's
+    commit (the share lock), and sees it.
+    """
+    with store.engine.begin() as conn:
+        stopped = conn.execute(_PARENT_STOPPING, {"stack": stack_id}).first()
+        if stopped is not None:
+            conn.execute(update(TRAVERSALS).where(TRAVERSALS.c.id == traversal_id)
+                         .values(stopping=stopped.stopping, interrupt=stopped.interrupt))
 
 
 @contextmanager

@@ -22,9 +22,8 @@ import asyncio
 import os
 import time
 from collections import OrderedDict
-from contextlib import contextmanager
 from datetime import datetime, timezone
-from typing import Any, Iterator
+from typing import Any
 
 from sqlalchemy import ARRAY, String, any_, cast, func, select, union
 from sqlalchemy.exc import InterfaceError, OperationalError
@@ -60,13 +59,12 @@ class StepWatch:
         self.stopped = False
         self._running = False
 
-    @contextmanager
-    def running(self) -> Iterator[None]:
+    def __enter__(self) -> None:
+        """Around a resource's action: the part of a step that may be cancelled."""
         self._running = True
-        try:
-            yield
-        finally:
-            self._running = False
+
+    def __exit__(self, *_exc: Any) -> None:
+        self._running = False
 
     def stop(self) -> None:
         self.stopped = True
@@ -264,7 +262,7 @@ class Worker:
         if _ended_before(view, node, resource, kind.resource_action):
             return resource.status == resource.COMPLETE, None  # ended before its worker was lost
         try:
-            with watch.running():
+            with watch:
                 await kind.run(stack, resource)
         except Parked as parked:
             return False, parked.seconds

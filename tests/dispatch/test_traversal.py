@@ -158,6 +158,7 @@ def test_a_nested_stack_whose_action_starts_after_its_parents_cancel_starts_stop
     traversal.stop(store, "t1", "CREATE timed out", interrupt=True)
     inner = store.create_stack("inner", template, parent_id=top).id
     traversal.start(store, "t2", inner, "CREATE", Graph({1: set()}), None, True)
+    traversal.inherit_stop(store, "t2", inner)
     assert (view(store, "t2").stopping, view(store, "t2").interrupt) == ("CREATE timed out", True)
     assert traversal.end_if_done(store, "t2")  # nothing of it ever starts
 
