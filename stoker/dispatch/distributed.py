@@ -58,7 +58,10 @@ class CeleryDispatch(InProcess):
         await lifecycle.start_nested_delete(engine, self.app, self.queue, stack)
 
     def delete(self, engine: Any, record: Any) -> None:
+        """An action running on the stack (on the workers, its nested stacks' too) is cancelled
+        first, as in-process; the delete starts once it has let the stack go."""
         check_database(engine)
+        record = engine._stop_running_action(record)
         lifecycle.start_delete(engine, self.app, self.queue, record, "DELETE")
 
     def update(self, engine: Any, record: Any, prepare: Callable[[], tuple[Any, Any]], rollback: bool) -> Any:

@@ -146,14 +146,15 @@ def start_update(engine: Any, app: Any, queue: str, record: Any, prepare: Callab
     except BaseException:  # an invalid template changes nothing
         engine.store.release_lock(record.id, traversal_owner(traversal_id))
         raise
+    # kept even when rollback is off: a cancel_update rolls back all the same (as Heat)
     previous = {"template_id": record.template_id, "parameters": record.parameters,
-                "environment": record.environment, "files": record.files} if rollback else None
-    _begin_update(engine, app, queue, stack, traversal_id, "UPDATE", previous)
+                "environment": record.environment, "files": record.files}
+    _begin_update(engine, app, queue, stack, traversal_id, "UPDATE", previous, not rollback)
     return stack
 
 
 def _begin_update(engine: Any, app: Any, queue: str, stack: Stack, traversal_id: str, action: str,
-                  previous: dict | None) -> None:
+                  previous: dict | None, disable_rollback: bool) -> None:
     """An update traversal (or its rollback's): one node per resource of the definition, keyed by
     the resource's row; a new name gets a row (INIT) to key it."""
     shown = kinds.stack_action(action)
@@ -171,11 +172,11 @@ def _begin_update(engine: Any, app: Any, queue: str, stack: Stack, traversal_id:
     with _failing_start(engine, stack, shown, traversal_id):
         graph = asyncio.run(prepare())
         begin(engine, app, queue, traversal_id, stack.id, action, graph, stack.record.timeout_mins,
-              previous is None, previous)
+              disable_rollback, previous)
 
 
 def _follow(engine: Any, app: Any, queue: str, record: Any, owner: str, action: str,
-            previous: dict | None) -> None:
+            previous: dict | None, disable_rollback: bool) -> None:
     """The next traversal of the same stack action: the lock goes over to it."""
     traversal_id = str(uuid.uuid4())
     engine.store.release_lock(record.id, owner)
@@ -185,9 +186,9 @@ def _follow(engine: Any, app: Any, queue: str, record: Any, owner: str, action: 
     if action in kinds.CLEANUP.values():  # what the update replaced or removed, dependents first
         with _failing_start(engine, stack, kinds.stack_action(action), traversal_id):
             begin(engine, app, queue, traversal_id, record.id, action,
-                  actions.stored_graph(stack.retired).reversed(), record.timeout_mins, previous is None, previous)
+                  actions.stored_graph(stack.retired).reversed(), record.timeout_mins, disable_rollback, previous)
         return
-    _begin_update(engine, app, queue, stack, traversal_id, action, previous)
+    _begin_update(engine, app, queue, stack, traversal_id, action, previous, disable_rollback)
 
 
 def _roll_update_back(engine: Any, app: Any, queue: str, record: Any, owner: str, previous: dict) -> None:
@@ -196,7 +197,7 @@ def _roll_update_back(engine: Any, app: Any, queue: str, record: Any, owner: str
     engine.store.update_stack(record.id, template_id=previous["template_id"], parameters=previous["parameters"],
                               environment=previous["environment"], files=previous["files"],
                               cancel_requested=False)
-    _follow(engine, app, queue, record, owner, "UPDATE_ROLLBACK", None)
+    _follow(engine, app, queue, record, owner, "UPDATE_ROLLBACK", None, True)
 
 
 def begin(engine: Any, app: Any, queue: str, traversal_id: str, stack_id: str, action: str, graph: Graph,
@@ -205,6 +206,7 @@ def begin(engine: Any, app: Any, queue: str, traversal_id: str, stack_id: str, a
     deadline = utcnow() + timedelta(minutes=timeout_mins) if timeout_mins else None
     ready = traversal.start(engine.store, traversal_id, stack_id, action, graph, deadline, disable_rollback,
                             given)
+    traversal.inherit_stop(engine.store, traversal_id, stack_id)  # a nested stack's parent was cancelled
     if not graph.requires:
         end_traversal(engine, app, queue, traversal_id, engine.store.get_stack(stack_id, engine.project_id))
         return
@@ -228,13 +230,14 @@ def end_traversal(engine: Any, app: Any, queue: str, traversal_id: str, record: 
         stopping = _check_failures(store, record.id)
     if stopping is None and action in kinds.CLEANUP:
         traversal.mark_ended(store, traversal_id)
-        _follow(engine, app, queue, record, owner, kinds.CLEANUP[action], traversal.given(store, traversal_id))
+        _follow(engine, app, queue, record, owner, kinds.CLEANUP[action], traversal.given(store, traversal_id),
+                disable_rollback)
         return
     if stopping is None:
         asyncio.run(stack.set_state(shown, COMPLETE, f"Stack {shown} completed successfully"))
         if action == "DELETE":
             store.soft_delete_stack(record.id)
-    elif action in ROLLS_BACK and not disable_rollback and _rolls_back(store, record.id):
+    elif action in ROLLS_BACK and _rolls_back(store, record.id, action, disable_rollback):
         # the failure is an event; the stack goes on IN_PROGRESS (a ROLLBACK now), so no one
         # watching it takes CREATE_FAILED (UPDATE_FAILED) for the end
         store.add_event(record.id, resource_name=record.name, resource_type=STACK_RESOURCE_TYPE,
@@ -252,13 +255,26 @@ def end_traversal(engine: Any, app: Any, queue: str, traversal_id: str, record: 
     traversal.mark_ended(store, traversal_id)
 
 
+def fail_at_once(engine: Any, stack_id: str, action: str, reason: str) -> None:
+    """The stack FAILED while its traversal winds down (a cancel without rollback); the traversal's
+    end records the same state again, which makes no second event."""
+    stack = engine.defined(engine.store.get_stack(stack_id, engine.project_id))
+    stack.recorder = DirectRecorder(engine)
+    engine.store.update_stack(stack_id, cancel_requested=False)  # taken: another request stops the rest
+    asyncio.run(stack.set_state(kinds.stack_action(action), FAILED, reason))
+
+
 def _check_failures(store: Any, stack_id: str) -> str | None:
     """A check stops for nothing: what it found wrong is in its resources' CHECK_FAILED states."""
     found = [row.status_reason for row in store.get_resources(stack_id) if (row.action, row.status) == ("CHECK", FAILED)]
     return "Resource CHECK failed: " + "; ".join(found) if found else None
 
 
-def _rolls_back(store: Any, stack_id: str) -> bool:
-    """A cancel asked without rollback (``stack cancel --no-rollback``) leaves the action FAILED."""
+def _rolls_back(store: Any, stack_id: str, action: str, disable_rollback: bool) -> bool:
+    """As in-process: a failure rolls back unless rollback is off; a cancel asked without rollback
+    (``stack cancel --no-rollback``) leaves the action FAILED; a cancel of an update with rollback
+    (Heat's cancel_update) rolls it back even when rollback is off."""
     requested, rollback = store.cancel_requested(stack_id)
-    return rollback or not requested
+    if requested and action in kinds.UPDATING:
+        return rollback
+    return not disable_rollback and (rollback or not requested)

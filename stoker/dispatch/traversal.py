@@ -99,6 +99,31 @@ def start(store: Any, traversal_id: str, stack_id: str, action: str, graph: Grap
     return [row["resource_id"] for row in rows if row["waiting"] == 0]
 
 
+#: the cancel or timeout stopping the action of a nested stack's parent (a failure there does not
+#: stop the nested stacks running: a cancel without rollback is known by the parent's request),
+#: read under a share lock on the parent's traversal
+_PARENT_STOPPING = text("""
+SELECT t.stopping, t.interrupt FROM dispatch_traversal AS t JOIN stack AS p ON p.id = t.stack_id
+    JOIN stack AS s ON s.parent_id = p.id
+WHERE s.id = :stack AND t.status = 'IN_PROGRESS' AND t.stopping IS NOT NULL AND (t.interrupt OR NOT p.cancel_rollback)
+FOR SHARE OF t""")
+
+
+def inherit_stop(store: Any, traversal_id: str, stack_id: str) -> None:
+    """A nested stack's traversal, stored (committed) already, stops as its parent's does.
+
+    A stop of the parent takes the parent's traversal row for update and
+    stops the nested traversals it sees: one stored before that stop's
+    statement is stopped by it; one stored after waits here for the stop's
+    commit (the share lock), and sees it.
+    """
+    with store.engine.begin() as conn:
+        stopped = conn.execute(_PARENT_STOPPING, {"stack": stack_id}).first()
+        if stopped is not None:
+            conn.execute(update(TRAVERSALS).where(TRAVERSALS.c.id == traversal_id)
+                         .values(stopping=stopped.stopping, interrupt=stopped.interrupt))
+
+
 @contextmanager
 def resource_locks(store: Any) -> Iterator[Any]:
     """An autocommit connection to take resources' advisory locks on (``try_locks``); whatever it
@@ -224,17 +249,54 @@ def stop(store: Any, traversal_id: str, reason: str, interrupt: bool, first_pref
     """The traversal stops: no node starts any more; ``interrupt`` stops running ones too.
 
     A failure's reason joins the ones before it (the first after
-    ``first_prefix``); a timeout or cancel replaces them.
+    ``first_prefix``; it replaces a cancel without rollback's, as the
+    in-process walk's failures become its end's reason); a timeout or cancel
+    replaces them, and stops the actions of the stack's nested stacks (theirs
+    too) the same way, as the in-process walk of a tree stops as one.
     """
     with store.engine.begin() as conn:
-        row = conn.execute(select(TRAVERSALS.c.stopping, TRAVERSALS.c.interrupt)
+        row = conn.execute(select(TRAVERSALS.c.stopping, TRAVERSALS.c.interrupt, TRAVERSALS.c.stack_id)
                            .where(TRAVERSALS.c.id == traversal_id).with_for_update()).first()
         if row is None or row.interrupt:
             return
-        stopping = (reason if interrupt else f"{first_prefix}{reason}" if row.stopping is None
-                    else f"{row.stopping}; {reason}")
+        failed_before = row.stopping is not None and row.stopping.startswith(first_prefix)
+        stopping = reason if interrupt else f"{row.stopping}; {reason}" if failed_before else f"{first_prefix}{reason}"
         conn.execute(update(TRAVERSALS).where(TRAVERSALS.c.id == traversal_id)
                      .values(stopping=stopping, interrupt=interrupt))
+        if interrupt:
+            _stop_nested(conn, row.stack_id, reason, interrupt=True)
+
+
+def cancel_gracefully(store: Any, traversal_id: str, reason: str) -> bool:
+    """Heat's cancel without rollback: nothing starts any more (in nested stacks neither), what
+    runs finishes, and no rollback follows.  False when the traversal was stopping already."""
+    with store.engine.begin() as conn:
+        stack_id = conn.execute(update(TRAVERSALS).where(TRAVERSALS.c.id == traversal_id,
+                                                         TRAVERSALS.c.stopping.is_(None))
+                                .values(stopping=reason, disable_rollback=True)
+                                .returning(TRAVERSALS.c.stack_id)).scalar()
+        if stack_id is None:
+            return False
+        _stop_nested(conn, stack_id, reason, interrupt=False)
+    return True
+
+
+#: the traversals in progress of a stack's nested stacks, at any depth: stopped (running nodes too
+#: with ``interrupt``), the reason replacing a failure's only when they are interrupted
+_STOP_NESTED = text("""
+WITH RECURSIVE tree(id) AS (
+    SELECT id FROM stack WHERE parent_id = :stack
+  UNION
+    SELECT s.id FROM stack AS s JOIN tree ON s.parent_id = tree.id)
+UPDATE dispatch_traversal
+SET stopping = CASE WHEN :interrupt OR stopping IS NULL THEN :reason ELSE stopping END,
+    interrupt = interrupt OR :interrupt
+WHERE stack_id IN (SELECT id FROM tree) AND status = 'IN_PROGRESS' AND NOT interrupt""")
+
+
+def _stop_nested(conn: Any, stack_id: str | None, reason: str, interrupt: bool) -> None:
+    if stack_id is not None:
+        conn.execute(_STOP_NESTED, {"stack": stack_id, "reason": reason, "interrupt": interrupt})
 
 
 @dataclass

@@ -42,9 +42,34 @@ CACHED_STACKS = 16
 BUSY_RETRY = 1.0
 #: seconds between heartbeats of the stack lock while one step runs (the lock times out after 60)
 LOCK_BEAT = 15.0
+#: seconds between looks at a cancel or a deadline while one step runs (a nested stack's update)
+STEP_WATCH = 1.0
 #: seconds a task goes on running the dependents its nodes made ready before it hands them out
 TASK_SLICE = 5.0
 RESOURCES = ResourceRow.__table__
+
+
+class StepWatch:
+    """Stops the steps of a task when their traversal is interrupted: the one running is cancelled
+    (only while it runs a resource's action: its own bookkeeping is never cut), the others fail
+    without running."""
+
+    def __init__(self, steps: asyncio.Task):
+        self.steps = steps
+        self.stopped = False
+        self._running = False
+
+    def __enter__(self) -> None:
+        """Around a resource's action: the part of a step that may be cancelled."""
+        self._running = True
+
+    def __exit__(self, *_exc: Any) -> None:
+        self._running = False
+
+    def stop(self) -> None:
+        self.stopped = True
+        if self._running:
+            self.steps.cancel()
 
 
 class Worker:
@@ -75,7 +100,7 @@ class Worker:
         """A stack with its stored definition, under its parents (a nested stack's files are theirs)."""
         record = self.engine.store.get_stack(stack_id, project_id, show_deleted=True)
         parent = self._defined(record.parent_id, project_id) if record.parent_id else None
-        return self.engine.defined(record, parent)
+        return self.engine.for_project(project_id).defined(record, parent)  # its nested stacks are the project's
 
     def stack_for(self, view: Any, resource_ids: list, conn: Any) -> tuple[Any, dict]:
         """The stack with only the rows the resources need (themselves, same-named ones, their
@@ -215,21 +240,37 @@ class Worker:
     async def _steps(self, view: Any, stack: Any, resources: dict, nodes: dict) -> dict:
         """Each resource's step, one after the other: id -> (succeeded, None) when its action
         ended, (False, seconds to wait) when it was parked."""
-        return {rid: await self._step(view, stack, resource, nodes[rid]) for rid, resource in resources.items()}
+        watch = StepWatch(asyncio.current_task())
+        watcher = asyncio.ensure_future(self._watch(view, stack, watch))
+        try:
+            return {rid: await self._step(view, stack, resource, nodes[rid], watch)
+                    for rid, resource in resources.items()}
+        finally:
+            watcher.cancel()
+            await asyncio.gather(watcher, return_exceptions=True)
 
-    async def _step(self, view: Any, stack: Any, resource: Any, node: Any) -> tuple[bool, float | None]:
+    async def _step(self, view: Any, stack: Any, resource: Any, node: Any,
+                    watch: "StepWatch") -> tuple[bool, float | None]:
         kind = KINDS[view.action]
-        if view.interrupt:  # what is in progress (in an update: perhaps its replacement's create) fails
+        if view.interrupt or watch.stopped:  # what is in progress (in an update: perhaps its replacement's create) fails
             acting = stack.resources.get(resource.name, resource) if kind.updating else resource
             if acting.status == acting.IN_PROGRESS:
-                await acting.set_state(acting.action, acting.FAILED, _interrupted(view))
+                if acting.winding_down():  # its nested stack stops first (stopped with this traversal)
+                    return False, BUSY_RETRY
+                await acting.set_state(acting.action, acting.FAILED, stack.cancel_reason or _interrupted(view))
             return False, None
         if _ended_before(view, node, resource, kind.resource_action):
             return resource.status == resource.COMPLETE, None  # ended before its worker was lost
         try:
-            await kind.run(stack, resource)
+            with watch:
+                await kind.run(stack, resource)
         except Parked as parked:
             return False, parked.seconds
+        except asyncio.CancelledError:
+            if not watch.stopped:
+                raise
+            asyncio.current_task().uncancel()
+            return False, None  # failed as cancelled (``Resource.acting``), as in-process
         except (OperationalError, InterfaceError):
             raise  # the database went away: the task is retried, the resource not failed
         except Exception as exc:  # a plug-in may raise anything: it becomes the reason
@@ -238,6 +279,31 @@ class Worker:
                            first_prefix=f"Resource {kind.stack_action} failed: ")
             return False, None
         return True, None
+
+    async def _watch(self, view: Any, stack: Any, watch: "StepWatch") -> None:
+        """Look at the traversal while the steps run, as the in-process watcher does while an action
+        runs: what a step runs here (a nested stack's update) starts nothing new once the traversal
+        is cancelled, and a cancel with rollback or a timeout cancels the step running."""
+        while True:
+            await asyncio.sleep(STEP_WATCH)
+            reason, interrupt = await asyncio.to_thread(self._stop_seen, view.traversal_id)
+            if reason is not None and stack.cancel_reason is None:
+                stack.cancel_reason = reason
+            if interrupt:
+                watch.stop()
+                return
+
+    def _stop_seen(self, traversal_id: str) -> tuple[str | None, bool]:
+        """(why the traversal stops, if a cancel or a timeout stops it; whether running steps stop
+        too), noticing a cancel request or a passed deadline first (no other task may be looking)."""
+        with self.engine.store.engine.connect() as conn:
+            view = traversal.read(conn, traversal_id)[0]
+            if view is None:
+                return None, False
+            view = self._notice_stop(view, conn)
+            conn.commit()
+        cancelled = view.interrupt or (view.stopping is not None and not view.cancel_rollback)
+        return (view.stopping, view.interrupt) if cancelled else (None, False)
 
     def _notice_stop(self, view: Any, conn: Any) -> Any:
         """A cancel request or a passed deadline stops the traversal, running nodes included."""
@@ -248,12 +314,20 @@ class Worker:
         return (traversal.read(conn, view.traversal_id)[0] or view) if stopped else view
 
     def _notice_stack_stop(self, view: Any) -> bool:
-        reason = None
+        """As in-process: a cancel without rollback fails the stack at once and lets what runs
+        finish (the request is taken, so that another, a delete's, stops those too); a cancel with
+        rollback, a second one, or a timeout stops what runs as well."""
+        if view.interrupt:
+            return False
         if view.cancel_requested:
             reason = f"Stack {stack_action(view.action)} cancelled"
+            if not view.cancel_rollback and view.stopping is None:
+                if traversal.cancel_gracefully(self.engine.store, view.traversal_id, reason):
+                    lifecycle.fail_at_once(self.engine.for_project(view.project_id), view.stack_id, view.action, reason)
+                return True
         elif view.deadline is not None and datetime.now(timezone.utc) >= view.deadline:
             reason = f"{stack_action(view.action)} timed out"
-        if reason is None or view.interrupt:
+        else:
             return False
         traversal.stop(self.engine.store, view.traversal_id, reason, interrupt=True)
         return True
@@ -262,8 +336,9 @@ class Worker:
         if view.execution_pk is not None:
             self.steps.end(view)
             return
-        record = self.engine.store.get_stack(view.stack_id, view.project_id, show_deleted=True)
-        lifecycle.end_traversal(self.engine, self.app, queue, view.traversal_id, record)
+        engine = self.engine.for_project(view.project_id)
+        record = engine.store.get_stack(view.stack_id, view.project_id, show_deleted=True)
+        lifecycle.end_traversal(engine, self.app, queue, view.traversal_id, record)
 
 
 def _batched(view: Any) -> bool:

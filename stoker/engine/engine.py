@@ -28,7 +28,7 @@ from stoker.engine.fanout import Fanout
 from stoker.engine.progress import Progress
 from stoker.engine.sealing import stored_inputs, stored_resource_fields
 from stoker.engine.stack import Stack
-from stoker.errors import (Conflict, FunctionError, NotFound, Problems, ResourcePending, StokerError,
+from stoker.errors import (Conflict, FunctionError, NotFound, Problems, ResourcePending, StaleWrite, StokerError,
                            ValidationFailed)
 from stoker.functions.base import resolve
 from stoker.functions.references import GetAtt
@@ -48,6 +48,8 @@ IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
 NIL_UUID = "00000000-0000-0000-0000-000000000000"
 #: one thread at a time opens a store (engines may be shared between threads)
 _OPENING = threading.Lock()
+#: how often a hook's clear is tried again when the resource's row changed under it
+HOOK_CLEAR_ATTEMPTS = 10
 #: how often a running action refreshes its lock and looks for a cancel request
 WATCH_INTERVAL = 0.5
 #: as Heat's convergence, an update takes over from these actions (stopped, not rolled back)
@@ -417,6 +419,8 @@ class Engine:
         except ActionFailed as exc:
             await stack.set_state(action, FAILED, str(exc))
             if not disable_rollback and stack.rollback_on_cancel:
+                stack.cancel_reason = None  # the cancel that stopped the create must not stop its rollback too
+                await self._take_cancel_request(stack)
                 await self.run_delete(stack, "ROLLBACK")
             return
         await stack.set_state(action, COMPLETE, f"Stack {action} completed successfully")
@@ -627,6 +631,25 @@ class Engine:
         resource is paused at; clearing a hook it is not paused at is an error.
         """
         record = self.get_record(name_or_id)
+        for _attempt in range(HOOK_CLEAR_ATTEMPTS):  # the row's data is read, changed, written back if unchanged
+            row, hook = self._hook_to_clear(record, resource_name, hook)
+            data = dict(row.data or {})
+            data[HOOKS_CLEARED_KEY] = sorted({*data.get(HOOKS_CLEARED_KEY, []), hook})
+            try:
+                self.store.update_resource(row.id, expected_atomic_key=row.atomic_key,
+                                           **stored_resource_fields(self.runtime(record), {"data": data}))
+                break
+            except StaleWrite:
+                continue
+        else:
+            raise Conflict(f"Resource {resource_name} kept changing while its hook was cleared; try again")
+        self.store.add_event(record.id, resource_name=resource_name, resource_type=row.type,
+                             physical_resource_id=row.physical_resource_id, action=row.action,
+                             status=row.status, reason=f"Hook {hook} is cleared")
+        return hook
+
+    def _hook_to_clear(self, record, resource_name: str, hook: str | None) -> tuple:
+        """The resource's row and the hook it is paused at (``hook``, if given, must be that one)."""
         rows = [r for r in self.store.get_resources(record.id) if r.name == resource_name and r.replaced_by is None]
         if not rows:
             raise NotFound(f"The Resource ({resource_name}) could not be found in Stack {record.name}.")
@@ -634,16 +657,7 @@ class Engine:
         paused = re.search(r"paused until Hook (\S+) is cleared", row.status_reason or "")
         if paused is None or (hook is not None and paused.group(1) != hook):
             raise Conflict(f"Resource {resource_name} is not paused at hook {hook or '(any)'}")
-        hook = paused.group(1)
-        data = dict(row.data or {})
-        cleared = set(data.get(HOOKS_CLEARED_KEY, []))
-        cleared.add(hook)
-        data[HOOKS_CLEARED_KEY] = sorted(cleared)
-        self.store.update_resource(row.id, **stored_resource_fields(self.runtime(record), {"data": data}))
-        self.store.add_event(record.id, resource_name=resource_name, resource_type=row.type,
-                             physical_resource_id=row.physical_resource_id, action=row.action,
-                             status=row.status, reason=f"Hook {hook} is cleared")
-        return hook
+        return row, paused.group(1)
 
     def cancel_stack(self, name_or_id: str, rollback: bool = True) -> None:
         record = self.get_record(name_or_id)
@@ -805,9 +819,13 @@ class Engine:
         The request is acknowledged, so that another one (a delete's) stops them as well."""
         stack.cancel_reason = f"Stack {stack.action} cancelled"
         stack.rollback_on_cancel = False
+        await self._take_cancel_request(stack)
+        await stack.set_state(stack.action, FAILED, stack.cancel_reason)
+
+    async def _take_cancel_request(self, stack: Stack) -> None:
+        """The cancel request is acted on: a later one is another's."""
         await asyncio.get_running_loop().run_in_executor(
             None, lambda: self.store.update_stack(stack.id, cancel_requested=False))
-        await stack.set_state(stack.action, FAILED, stack.cancel_reason)
 
     def _heartbeat(self, stack_id: str) -> tuple[bool, bool]:
         self.store.heartbeat_lock(stack_id, self.engine_id)

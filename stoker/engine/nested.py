@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+from datetime import datetime, timezone
 from abc import abstractmethod
 from contextlib import contextmanager
 from typing import Any
@@ -267,11 +268,19 @@ class NestedStackResource(Resource):
             return True
         record = self.stack.engine.store.get_stack(str(self.resource_id), self.stack.project_id,
                                                    show_deleted=True)
-        if record.deleted_at is not None:
-            return True
+        if record.deleted_at is not None or (record.action, record.status) == ("DELETE", COMPLETE):
+            return True  # (its row is marked deleted just after its state is set)
         if record.status == IN_PROGRESS:
             return False
         raise NestedStackFailed(f"nested stack {record.name} failed to delete: {record.status_reason}")
+
+    def winding_down(self) -> bool:
+        """The nested stack's action on the workers holds its lock until its last resource ends."""
+        if self.resource_id is None:
+            return False
+        record = self.stack.engine.store.get_stack(str(self.resource_id), self.stack.project_id, show_deleted=True)
+        return record.lock_owner is not None and record.lock_time is not None and (
+            datetime.now(timezone.utc) - record.lock_time).total_seconds() < self.stack.engine.store.lock_timeout
 
     async def handle_suspend(self) -> None:
         await self._simple("SUSPEND")

@@ -425,6 +425,11 @@ class Resource:
         await getattr(self, action.lower())()  # run_action picks the kept poll up
         return True
 
+    def winding_down(self) -> bool:
+        """Whether something this resource started elsewhere still runs after its action was
+        stopped (a nested stack's action on the workers), so that its failure waits for that end."""
+        return False
+
     def stored_poll(self, action: str) -> dict | None:
         """The poll of ``action`` kept when it was interrupted in progress, if any."""
         polling = self._data.get(POLL_KEY) or {}

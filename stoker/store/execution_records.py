@@ -123,9 +123,18 @@ class ExecutionRecords(BlueprintRecords):
                         status="force_cancelling" if force else "cancelling")).rowcount)
 
     # -- what an execution writes as it runs ------------------------------------------------------
-    def write_batch(self, execution_pk: int, deployment_pk: int, changes: dict[str, dict], events: list[dict]) -> None:
-        """Node instance changes (``state``, ``runtime_properties``) and events, in one transaction."""
+    def write_batch(self, execution_pk: int, deployment_pk: int, changes: dict[str, dict], events: list[dict],
+                    edits: dict[str, list[Callable[[dict], None]]] | None = None) -> None:
+        """Node instance changes (``state``, ``runtime_properties``), edits of their runtime properties
+        as stored and events, in one transaction.
+
+        An edit is a read-modify-write made atomic: the instances' rows are
+        locked (``FOR UPDATE``; SQLite's writers begin IMMEDIATE) before their
+        properties are read, so two workers editing one instance at once
+        keep both edits.
+        """
         with self._write() as conn:
+            changes = {**changes, **self._edited(conn, deployment_pk, changes, edits or {})}
             groups: dict[tuple, list[dict]] = {}
             for instance_id, fields in changes.items():
                 groups.setdefault(tuple(sorted(fields)), []).append(
@@ -137,6 +146,26 @@ class ExecutionRecords(BlueprintRecords):
                              .values(version=INSTANCES.c.version + 1), params)
             if events:
                 conn.execute(insert(EVENTS), [{"execution_pk": execution_pk, **_event_columns(e)} for e in events])
+
+    @staticmethod
+    def _edited(conn: Connection, deployment_pk: int, changes: dict[str, dict],
+                edits: dict[str, list[Callable[[dict], None]]]) -> dict[str, dict]:
+        """The changes of the edited instances, their runtime properties read under their rows' locks
+        (in one order: two writers never wait on each other in a cycle) and edited."""
+        if not edits:
+            return {}
+        stored = dict(conn.execute(select(INSTANCES.c.id, INSTANCES.c.runtime_properties)
+                                   .where(INSTANCES.c.deployment_pk == deployment_pk, INSTANCES.c.id.in_(edits))
+                                   .order_by(INSTANCES.c.id).with_for_update()).all())
+        edited = {}
+        for instance_id, instance_edits in edits.items():
+            if instance_id not in stored:
+                continue  # removed meanwhile (a scale in)
+            properties = dict(stored[instance_id] or {})
+            for edit in instance_edits:
+                edit(properties)
+            edited[instance_id] = {**changes.get(instance_id, {}), "runtime_properties": properties}
+        return edited
 
     def events(self, execution_pk: int, include_logs: bool = False) -> list[dict]:
         query = select(EVENTS).where(EVENTS.c.execution_pk == execution_pk)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
-#: ``await persist(instance)`` stores ``instance.runtime_properties``
+#: ``await persist(instance, path)`` stores the runtime property at ``path`` (set in ``instance`` already)
 Persist = Callable[["InstanceView"], Awaitable[None]]
 #: ``log(level, message)``; levels are debug, info, warning, error
 Log = Callable[[str, str], None]

@@ -97,7 +97,7 @@ async def _runtime_properties(ctx: OperationContext, instance: InstanceView, arg
         dotted.set(instance.runtime_properties, args[0], args[1])
     except dotted.PathError as exc:
         raise CtxRequestError(str(exc)) from None
-    await ctx.persist(instance)
+    await ctx.persist(instance, args[0])
     return None
 
 

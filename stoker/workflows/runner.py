@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from typing import Any, AsyncIterator, Callable, Protocol
 
 from stoker.engine.graph import Graph, WalkFailed, walk
+from stoker.workflows import dotted
 from stoker.workflows.context import InstanceView, NodeView, OperationContext, OperationFailed, OperationInfo, Side
 from stoker.workflows.ctx_server import CtxServer
 from stoker.workflows.lifecycle import Step
@@ -207,8 +208,24 @@ class Runner:
         # the very dict of the instance: every operation on it sees every change at once
         return InstanceView(instance.id, instance.index, instance.runtime_properties, instance.host_id)
 
-    async def _persist(self, view: InstanceView) -> None:
-        await self.writer.write(view.id, {"runtime_properties": copy.deepcopy(view.runtime_properties)})
+    async def _persist(self, view: InstanceView, path: str | list) -> None:
+        """Store the property at ``path`` (set in the view already) as an edit of the stored ones."""
+        await self.writer.edit_runtime_properties(view.id, setting(view.runtime_properties, path))
+
+
+def setting(properties: dict, path: str | list) -> Callable[[dict], None]:
+    """An edit setting ``path`` in stored properties to its value in ``properties``; where the
+    stored ones have another shape on the way (another operation changed it meanwhile), the
+    whole top-level property as this operation sees it."""
+    keys = dotted.steps(path)
+    value, top = copy.deepcopy(dotted.get(properties, keys)), copy.deepcopy(properties[keys[0]])
+
+    def edit(stored: dict) -> None:
+        try:
+            dotted.set(stored, keys, value)
+        except dotted.PathError:
+            stored[keys[0]] = top
+    return edit
 
 
 def first_failure(error: WalkFailed) -> str:

@@ -178,8 +178,8 @@ class Executions:
         state = LiveState(self.records, self.project_id, deployment_row, model)
         policy = RetryPolicy(int(params.get("task_retries", 0)), float(params.get("task_retry_interval", 1)))
         declaration = (secretbox.unseal(deployment_row["plan"]).get("workflows") or {}).get(row["workflow_id"])
-        writer = BatchWriter(
-            lambda changes, events: self.records.write_batch(row["pk"], deployment_row["pk"], changes, events))
+        writer = BatchWriter(lambda changes, events, edits: self.records.write_batch(
+            row["pk"], deployment_row["pk"], changes, events, edits))
         return Runner(model, writer, LiveEvaluator(state), row["id"], row["workflow_id"], policy, done, mask,
                       operation_kwargs(declaration, params), tenant_of(self.project_id))
 

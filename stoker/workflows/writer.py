@@ -5,6 +5,11 @@ crash then loses nothing a script was told was stored), and so does an
 operation's state before it acts; events, logs and later states ride along
 with the next batch.  One writer thread (``GroupCommit``), so the event loop
 never blocks on the database.
+
+A runtime property goes out as an edit (set this path), applied to the
+instance's properties as stored, under the row's lock: operations on other
+workers setting other properties of the same instance (relationship
+operations of several sources on one target) keep each other's writes.
 """
 
 from __future__ import annotations
@@ -13,8 +18,11 @@ from typing import Callable
 
 from stoker.engine.group_commit import GroupCommit
 
-#: ``commit(instance_changes, events)``: ``{instance id: fields}`` and event rows, in one transaction
-Commit = Callable[[dict, list], None]
+#: changes a stored dict in place (``runtime_properties`` as stored, under the row's lock)
+Edit = Callable[[dict], None]
+#: ``commit(instance_changes, events, runtime_edits)``: ``{instance id: fields}``, event rows and
+#: ``{instance id: [Edit]}``, in one transaction
+Commit = Callable[[dict, list, dict], None]
 
 
 class BatchWriter(GroupCommit):
@@ -23,6 +31,7 @@ class BatchWriter(GroupCommit):
         self._write_batch = commit
         self._changes: dict[str, dict] = {}
         self._events: list[dict] = []
+        self._edits: dict[str, list[Edit]] = {}
 
     def event(self, row: dict) -> None:
         self._events.append(row)
@@ -40,12 +49,18 @@ class BatchWriter(GroupCommit):
         self.queue(instance_id, fields, event)
         await self._committed()
 
+    async def edit_runtime_properties(self, instance_id: str, edit: Edit) -> None:
+        """An edit of the instance's stored runtime properties, committed when this returns."""
+        self._edits.setdefault(instance_id, []).append(edit)
+        self._soon()
+        await self._committed()
+
     def _pending(self) -> bool:
-        return bool(self._changes or self._events)
+        return bool(self._changes or self._events or self._edits)
 
     def _take(self) -> tuple:
-        batch = (self._changes, self._events)
-        self._changes, self._events = {}, []
+        batch = (self._changes, self._events, self._edits)
+        self._changes, self._events, self._edits = {}, [], {}
         return batch
 
     def _commit(self, batch: tuple) -> None:

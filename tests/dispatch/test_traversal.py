@@ -118,6 +118,51 @@ def test_a_cancel_replaces_the_failures_and_an_idle_traversal_ends_at_once(store
     assert traversal.outcome(store, "t1")[1] == "Stack CREATE cancelled"
 
 
+def tree(store) -> tuple[str, str, str]:
+    """A stack, its nested stack and that one's: each with a traversal in progress (t1, t2, t3)."""
+    template = store.store_template({"heat_template_version": "2018-08-31"}, {})
+    top = store.create_stack("top", template).id
+    inner = store.create_stack("inner", template, parent_id=top).id
+    deeper = store.create_stack("deeper", template, parent_id=inner).id
+    for name, stack_id in (("t1", top), ("t2", inner), ("t3", deeper)):
+        traversal.start(store, name, stack_id, "CREATE", Graph({1: set(), 2: {1}}), None, True)
+    return top, inner, deeper
+
+
+def test_a_cancel_stops_the_nested_stacks_traversals_at_any_depth_and_a_failure_does_not(store):
+    tree(store)
+    traversal.stop(store, "t1", "boom", interrupt=False, first_prefix="Resource CREATE failed: ")
+    assert [view(store, t).stopping for t in ("t2", "t3")] == [None, None]  # a failure stops its own only
+
+    traversal.stop(store, "t1", "Stack CREATE cancelled", interrupt=True)
+    assert [(view(store, t).stopping, view(store, t).interrupt) for t in ("t2", "t3")] == [
+        ("Stack CREATE cancelled", True)] * 2
+
+
+def test_a_cancel_without_rollback_stops_nothing_running_in_the_tree_and_happens_once(store):
+    tree(store)
+    assert traversal.cancel_gracefully(store, "t1", "Stack CREATE cancelled")
+    assert not traversal.cancel_gracefully(store, "t1", "Stack CREATE cancelled")  # one worker acts on it
+    assert [(view(store, t).stopping, view(store, t).interrupt) for t in ("t1", "t2", "t3")] == [
+        ("Stack CREATE cancelled", False)] * 3
+    assert traversal.outcome(store, "t1") == ("CREATE", "Stack CREATE cancelled", True)  # no rollback follows
+    # a resource that then fails is the reason the action ends with, as in-process
+    traversal.stop(store, "t2", "resources.x: gone", interrupt=False, first_prefix="Resource CREATE failed: ")
+    assert view(store, "t2").stopping == "Resource CREATE failed: resources.x: gone"
+
+
+def test_a_nested_stack_whose_action_starts_after_its_parents_cancel_starts_stopped(store):
+    template = store.store_template({"heat_template_version": "2018-08-31"}, {})
+    top = store.create_stack("top", template).id
+    traversal.start(store, "t1", top, "CREATE", Graph({1: set()}), None, True)
+    traversal.stop(store, "t1", "CREATE timed out", interrupt=True)
+    inner = store.create_stack("inner", template, parent_id=top).id
+    traversal.start(store, "t2", inner, "CREATE", Graph({1: set()}), None, True)
+    traversal.inherit_stop(store, "t2", inner)
+    assert (view(store, "t2").stopping, view(store, "t2").interrupt) == ("CREATE timed out", True)
+    assert traversal.end_if_done(store, "t2")  # nothing of it ever starts
+
+
 def test_workers_ending_nodes_at_once_end_the_traversal_exactly_once(store):
     nodes = list(range(1, 61))
     started(store, Graph({n: set() for n in nodes}))

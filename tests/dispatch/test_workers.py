@@ -112,9 +112,10 @@ def test_a_failed_create_rolls_back_through_the_workers(cluster, tmp_path):
     assert "r4" not in creates(log)
 
 
-def test_cancel_reaches_the_workers(cluster, tmp_path):
+def test_cancel_reaches_the_workers_and_a_delete_stops_what_it_let_run(cluster, tmp_path):
     cluster.start_worker()
-    resources = {f"w{i}": {"type": "OS::Heat::TestResource", "properties": {"wait_secs": 600}} for i in range(3)}
+    resources = {f"w{i}": {"type": "OS::Heat::TestResource", "properties": {"action_wait_secs": {"create": 600}}}
+                 for i in range(3)}
     started = cluster.engine.create_stack("stopped", {"heat_template_version": "2018-08-31",
                                                       "resources": resources})
     limit = time.monotonic() + 120
@@ -124,7 +125,15 @@ def test_cancel_reaches_the_workers(cluster, tmp_path):
     cluster.engine.cancel_stack("stopped", rollback=False)
     done = cluster.settle(started["id"])
     assert (done["stack_status"], done["stack_status_reason"]) == ("CREATE_FAILED", "Stack CREATE cancelled")
-    assert {r["resource_status"] for r in cluster.engine.resources("stopped")} == {"CREATE_FAILED"}
+    # as Heat's cancel_without_rollback: what runs is not interrupted, and holds the stack
+    assert {r["resource_status"] for r in cluster.engine.resources("stopped")} == {"CREATE_IN_PROGRESS"}
+    assert cluster.engine.get_record("stopped").lock_owner is not None
+
+    cluster.engine.delete_stack("stopped")  # cancels again, which stops them, then deletes
+    assert cluster.settle(started["id"])["stack_status"] == "DELETE_COMPLETE"
+    failed = [e["resource_status_reason"] for e in cluster.engine.events(started["id"])
+              if e["resource_status"] == "CREATE_FAILED" and e["resource_name"] != "stopped"]
+    assert failed == ["Stack CREATE cancelled"] * 3
 
 
 def test_the_redis_broker_works_the_same(redis_cluster, tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 
 import pytest
@@ -245,6 +246,25 @@ def test_a_delete_stops_what_a_cancel_without_rollback_let_run(engine, make_engi
     assert result["value"]["stack_status"] == "UPDATE_FAILED"
 
 
+def test_cancel_a_create_rolls_back_its_nested_stack_too(engine, make_engine):
+    # the cancel that stopped the tree's create does not stop its rollback's delete of the nested stack
+    nested = {"heat_template_version": "2018-08-31", "resources": {
+        "slow": {"type": "OS::Heat::TestResource", "properties": {"action_wait_secs": {"create": 60}}}}}
+    tree = {"heat_template_version": "2018-08-31", "resources": {
+        "inner": {"type": "OS::Heat::Stack", "properties": {"template": json.dumps(nested)}}}}
+    runner = make_engine()
+    thread, result = _start(lambda: runner.create_stack("tree", tree, disable_rollback=False))
+    wait_until(lambda: any(r["resource_name"] == "slow" and r["resource_status"] == "CREATE_IN_PROGRESS"
+                           for r in engine.resources("tree", nested_depth=1)), what="the nested create to start")
+
+    engine.cancel_stack("tree")
+    thread.join(15)
+
+    assert not thread.is_alive()
+    assert result["value"]["stack_status"] == "ROLLBACK_COMPLETE", result["value"]["stack_status_reason"]
+    assert engine.store.children(engine.get_record("tree").id) == []
+
+
 @pytest.mark.sqlite_only
 def test_cancel_without_rollback_skips_the_rollback_of_a_rollback_enabled_stack(engine, make_engine):
     info = _cancel_update(engine, make_engine, rollback=True, quick_wait=0.1, cancel_rollback=False,
@@ -280,3 +300,21 @@ def test_check_of_a_half_created_stack_is_not_healthy(engine):
     assert statuses(engine, "half") == {"cmd": "CHECK_FAILED", "after": "INIT_COMPLETE",
                                         "after_after": "INIT_COMPLETE", "healthy": "CHECK_COMPLETE"}
     assert "CREATE_FAILED" in resources_by_name(engine, "half")["cmd"]["resource_status_reason"]
+
+
+def test_clearing_a_hook_keeps_a_data_write_that_raced_with_it(engine):
+    engine.create_stack("hooked", {"heat_template_version": "2018-08-31",
+                                   "resources": {"held": {"type": "OS::Heat::None"}}})
+    row, = engine.store.get_resources(engine.get_record("hooked").id)
+    engine.store.update_resource(row.id, status_reason="CREATE paused until Hook pre-create is cleared")
+    read = engine._hook_to_clear
+
+    def read_then_another_writes(*args):
+        found = read(*args)
+        if "other" not in (engine.store.get_resource(row.id).data or {}):  # between the read and the write
+            engine.store.update_resource(row.id, data={"other": "kept"})
+        return found
+
+    engine._hook_to_clear = read_then_another_writes
+    assert engine.clear_hook("hooked", "held") == "pre-create"
+    assert engine.store.get_resource(row.id).data == {"other": "kept", "stoker:hooks_cleared": ["pre-create"]}

@@ -19,7 +19,7 @@ class Recorder:
     def log(self, level: str, message: str) -> None:
         self.logs.append((level, message))
 
-    async def persist(self, instance: InstanceView) -> None:
+    async def persist(self, instance: InstanceView, path: str | list) -> None:
         self.stored.setdefault(instance.id, []).append(copy.deepcopy(instance.runtime_properties))
 
     def messages(self, level: str | None = None) -> list[str]:

@@ -32,9 +32,13 @@ class Store:
         self.instances: dict[str, dict] = {}
         self.events: list[dict] = []
 
-    def commit(self, changes, events):
+    def commit(self, changes, events, edits):
         for instance_id, fields in changes.items():
             self.instances.setdefault(instance_id, {}).update(fields)
+        for instance_id, instance_edits in edits.items():
+            properties = self.instances.setdefault(instance_id, {}).setdefault("runtime_properties", {})
+            for edit in instance_edits:
+                edit(properties)
         self.events.extend(events)
 
 
