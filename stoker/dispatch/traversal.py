@@ -89,7 +89,7 @@ def start(store: Any, traversal_id: str, stack_id: str, action: str, graph: Grap
     with store.engine.begin() as conn:
         conn.execute(insert(TRAVERSALS).values(
             id=traversal_id, stack_id=stack_id, action=action, status=IN_PROGRESS, total=len(rows),
-            finished=0, stopping=None, interrupt=False, deadline=deadline,
+            stopping=None, interrupt=False, deadline=deadline,
             disable_rollback=disable_rollback, created_at=utcnow(), given=given, execution_pk=execution_pk))
         if rows:
             conn.execute(insert(NODES), rows)
