@@ -244,3 +244,40 @@ def test_an_update_in_place_whose_worker_is_lost_fails_saying_so(cluster, tmp_pa
     assert {statuses[n] for n in lost} == {"UPDATE_FAILED"}
     assert not any(s.endswith("IN_PROGRESS") for s in statuses.values())
     assert set(actions_of(log, "update").values()) == {1}  # none updated a second time
+
+
+def overlapping(events, names, action):
+    """Did the ``action``s of ``names`` in these events all start before any of them ended?"""
+    statuses = [e["resource_status"] for e in events if e["resource_name"] in names]
+    starts = [i for i, status in enumerate(statuses) if status == f"{action}_IN_PROGRESS"]
+    ends = [i for i, status in enumerate(statuses) if status == f"{action}_COMPLETE"]
+    return len(starts) == len(ends) == len(names) and max(starts) < min(ends)
+
+
+def test_updates_in_place_and_their_rollback_wait_without_holding_a_worker(cluster, tmp_path):
+    cluster.start_worker(concurrency=1)
+    names = [f"w{i}" for i in range(3)]
+
+    def waiting(value, **more):
+        return {n: {"type": "OS::Heat::TestResource",
+                    "properties": {"value": value, "action_wait_secs": {"update": 1.5}}} for n in names} | more
+
+    started = cluster.engine.create_stack("slowupd", stack_template(waiting("a")))
+    assert cluster.settle(started["id"])["stack_status"] == "CREATE_COMPLETE"
+    seen = len(cluster.engine.events("slowupd"))
+    cluster.engine.update_stack("slowupd", stack_template(waiting("b")))
+    done = cluster.settle(started["id"])
+    assert done["stack_status"] == "UPDATE_COMPLETE", done["stack_status_reason"]
+    # one process with one slot: the three updates waited at once, none after another
+    assert overlapping(cluster.engine.events("slowupd")[seen:], names, "UPDATE")
+    assert {n: cluster.engine.resource("slowupd", n)["attributes"]["output"] for n in names} == dict.fromkeys(names, "b")
+
+    seen = len(cluster.engine.events("slowupd"))
+    bad = {"type": "OS::Heat::TestResource", "depends_on": names, "properties": {"fail": True}}
+    cluster.engine.update_stack("slowupd", stack_template(waiting("c", bad=bad)), disable_rollback=False)
+    done = cluster.settle(started["id"])
+    assert done["stack_status"] == "ROLLBACK_COMPLETE", done["stack_status_reason"]
+    events = cluster.engine.events("slowupd")[seen:]
+    forward = next(i for i, e in enumerate(events) if e["resource_name"] == "bad")
+    assert overlapping(events[:forward], names, "UPDATE")  # to "c"
+    assert overlapping(events[forward:], names, "UPDATE")  # and back to "b", in the rollback
