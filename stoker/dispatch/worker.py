@@ -280,9 +280,9 @@ def _keeping_lock(store: Any, stack_id: str, owner: str) -> Any:
 def _rows(conn: Any, stack_id: str, resource_ids: list) -> list:
     """In one query: the resources' rows, rows of the same names, and those of what they require."""
     this = RESOURCES.alias()
-    names = union(select(this.c.name).where(this.c.id.in_(resource_ids)),
+    names = union(select(this.c.name).where(traversal.among(this.c.id, resource_ids)),
                   select(func.json_array_elements_text(this.c.requires).label("name"))
-                  .where(this.c.id.in_(resource_ids))).subquery()
+                  .where(traversal.among(this.c.id, resource_ids))).subquery()
     # as one array: the planner looks the names up in the (stack, name) index, however many rows
     # it guesses the requirements expand to
     wanted = cast(select(func.array_agg(names.c.name)).scalar_subquery(), ARRAY(String))
