@@ -22,6 +22,7 @@ import asyncio
 import os
 import time
 from collections import OrderedDict
+from contextlib import nullcontext
 from datetime import datetime, timezone
 from typing import Any
 
@@ -182,7 +183,7 @@ class Worker:
         began = traversal.begin_nodes(conn, view.traversal_id, pending, view.stack_id, owner)
         ended = {rid: (nodes[rid].dependents, False) for rid in pending if rid not in began}
         running = {rid: resource for rid, resource in resources.items() if rid not in ended}
-        with _keeping_lock(self.engine.store, view.stack_id, owner):
+        with _keeping_lock(self.engine.store, view.stack_id, owner, stack.recorder.defer):
             outcomes = asyncio.run(self._steps(view, stack, running, nodes))
         parked = {rid: seconds for rid, (_ok, seconds) in outcomes.items() if seconds is not None}
         ended.update({rid: (nodes[rid].dependents, ok) for rid, (ok, seconds) in outcomes.items() if seconds is None})
@@ -272,9 +273,11 @@ def _batched(view: Any) -> bool:
     return view.execution_pk is None and KINDS[view.action].batched
 
 
-def _keeping_lock(store: Any, stack_id: str, owner: str) -> Any:
-    """While a plug-in's handler runs (perhaps for minutes), the stack lock's heartbeat goes on."""
-    return beating(lambda: store.heartbeat_lock(stack_id, owner), LOCK_BEAT)
+def _keeping_lock(store: Any, stack_id: str, owner: str, quick: bool) -> Any:
+    """While a plug-in's handler runs (perhaps for minutes), the stack lock's heartbeat goes on;
+    not for ``quick`` steps (of resources that act on nothing outside Stoker: a thread per round
+    would cost them more than their own work)."""
+    return nullcontext() if quick else beating(lambda: store.heartbeat_lock(stack_id, owner), LOCK_BEAT)
 
 
 def _rows(conn: Any, stack_id: str, resource_ids: list) -> list:
