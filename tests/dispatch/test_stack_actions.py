@@ -281,3 +281,32 @@ def test_updates_in_place_and_their_rollback_wait_without_holding_a_worker(clust
     forward = next(i for i, e in enumerate(events) if e["resource_name"] == "bad")
     assert overlapping(events[:forward], names, "UPDATE")  # to "c"
     assert overlapping(events[forward:], names, "UPDATE")  # and back to "b", in the rollback
+
+
+def test_a_resource_paused_at_a_pre_update_hook_holds_no_worker_slot(cluster, tmp_path):
+    import time
+
+    from stoker.template.environment import Environment
+
+    from .test_workers import creates
+
+    cluster.start_worker(concurrency=1)
+    log = tmp_path / "made.log"
+    before = stack_template({"held": {"type": "OS::Heat::TestResource", "properties": {"value": "a"}}})
+    started = cluster.engine.create_stack("hookupd", before)
+    assert cluster.settle(started["id"])["stack_status"] == "CREATE_COMPLETE"
+    after = stack_template({"held": {"type": "OS::Heat::TestResource", "properties": {"value": "b"}},
+                            "other": recorded(log, "o")})
+    hooked = Environment.from_dict({"resource_registry": {"resources": {"held": {"hooks": "pre-update"}}}})
+    cluster.engine.update_stack("hookupd", after, environment=hooked)
+    limit = time.monotonic() + 60
+    while creates(log) != {"other": 1}:  # made while "held" stays paused in the only slot's worker
+        assert time.monotonic() < limit, "the paused resource held the only worker slot"
+        time.sleep(0.1)
+    held = cluster.engine.resource("hookupd", "held")
+    assert held["resource_status_reason"] == "UPDATE paused until Hook pre-update is cleared"
+
+    cluster.engine.clear_hook("hookupd", "held")
+    done = cluster.settle(started["id"])
+    assert done["stack_status"] == "UPDATE_COMPLETE", done["stack_status_reason"]
+    assert cluster.engine.resource("hookupd", "held")["attributes"]["output"] == "b"
