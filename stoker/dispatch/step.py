@@ -41,11 +41,12 @@ def drive_by_steps(resource: Resource) -> None:
     so a physical id the plug-in sets is stored before the plug-in goes on); what it waits for
     outside an action (a paused hook) is looked at again by a later task too."""
     resource.run_action = partial(step_action, resource)  # type: ignore[method-assign]
-    resource.wait_a_while = _park  # type: ignore[method-assign]
+    resource.wait_a_while = park  # type: ignore[method-assign]
     resource.run_in_thread = False
 
 
-async def _park(seconds: float) -> None:
+async def park(seconds: float) -> None:
+    """Instead of waiting ``seconds`` here: the step ends, and a task comes back to it then."""
     raise Parked(seconds)
 
 

@@ -190,13 +190,17 @@ class Worker:
         return ended, parked, stack.recorder.take(), (view.stack_id, owner)
 
     def _execution_steps(self, view: Any, nodes: dict, acting: list, conn: Any) -> tuple:
-        """Run the execution's step (``_resource_steps``' result; a step never parks)."""
+        """Run the execution's step (``_resource_steps``' result); one whose operation retries later
+        parks until then (its node's step is the retry it goes on at)."""
         number = acting[0]
         node = nodes[number]
         owner = lifecycle.traversal_owner(view.traversal_id)
         began = node.state == traversal.RUNNING or bool(
             traversal.begin_nodes(conn, view.traversal_id, [number], None, owner))
-        succeeded = began and not view.interrupt and self.steps.run(view, number)
+        try:
+            succeeded = began and not view.interrupt and self.steps.run(view, number, node.step)
+        except Parked as parked:
+            return {}, {number: parked.seconds}, ([], []), None
         return {number: (node.dependents, succeeded)}, {}, ([], []), None
 
     def _hand_out(self, view: Any, nodes: dict, ids: list, queue: str, conn: Any) -> None:
