@@ -310,3 +310,33 @@ def test_a_resource_paused_at_a_pre_update_hook_holds_no_worker_slot(cluster, tm
     done = cluster.settle(started["id"])
     assert done["stack_status"] == "UPDATE_COMPLETE", done["stack_status_reason"]
     assert cluster.engine.resource("hookupd", "held")["attributes"]["output"] == "b"
+
+
+def test_parked_updates_in_place_finish_once_when_a_worker_is_lost(cluster, tmp_path):
+    """The countdown tasks a killed worker held come back to the other one, which polls the
+    updates where they stood: none is started a second time."""
+    import time
+
+    doomed, survivor = cluster.start_worker(), cluster.start_worker()
+    names = [f"w{i}" for i in range(4)]
+
+    def waiting(value):
+        return stack_template({n: {"type": "OS::Heat::TestResource",
+                                   "properties": {"value": value, "action_wait_secs": {"update": 3}}} for n in names})
+
+    started = cluster.engine.create_stack("lostpark", waiting("a"))
+    assert cluster.settle(started["id"])["stack_status"] == "CREATE_COMPLETE"
+    cluster.engine.update_stack("lostpark", waiting("b"))
+    limit = time.monotonic() + 60
+    while sum(r["resource_status"] == "UPDATE_IN_PROGRESS" for r in cluster.engine.resources("lostpark")) < 4:
+        assert time.monotonic() < limit, "the updates never all started"
+        time.sleep(0.05)
+    cluster.kill(doomed)
+
+    done = cluster.settle(started["id"])
+    assert done["stack_status"] == "UPDATE_COMPLETE", done["stack_status_reason"]
+    updates = Counter((e["resource_name"], e["resource_status"]) for e in cluster.engine.events("lostpark")
+                      if e["resource_status"].startswith("UPDATE_") and e["resource_name"] in names)
+    assert updates == Counter({(n, s): 1 for n in names for s in ("UPDATE_IN_PROGRESS", "UPDATE_COMPLETE")})
+    assert {n: cluster.engine.resource("lostpark", n)["attributes"]["output"] for n in names} == dict.fromkeys(names, "b")
+    assert survivor.poll() is None
