@@ -114,12 +114,15 @@ class Worker:
         stack.recorder.defer = not any(resource.acts_outside for resource in resources.values())
         return stack, resources
 
-    def run_nodes(self, traversal_id: str, nodes: list, queue: str) -> None:
-        """Run the given (node, step) pairs, then the dependents they make ready, for a while."""
+    def run_nodes(self, traversal_id: str, nodes: list, queue: str, redelivered: bool = False) -> None:
+        """Run the given (node, step) pairs, then the dependents they make ready, for a while
+        (``redelivered``: the task comes back after its worker was lost)."""
         batch = {node: step for node, step in nodes}
         until = time.monotonic() + TASK_SLICE
         self.engine.dispatch.queue = queue  # where nested stacks started here go
         with traversal.resource_locks(self.engine.store) as conn:
+            if redelivered:
+                self._repoll_lost(traversal_id, batch, queue, conn)
             while batch:
                 batch = self._round(traversal_id, batch, queue, conn)
                 traversal.release_all(conn)
@@ -128,6 +131,15 @@ class Worker:
                 for first in range(keep, len(pairs), celery_app.CHUNK_MAX):  # what this task does not keep
                     celery_app.send(self.app, queue, traversal_id, pairs[first:first + celery_app.CHUNK_MAX])
                 batch = dict(pairs[:keep])
+
+    def _repoll_lost(self, traversal_id: str, batch: dict, queue: str, conn: Any) -> None:
+        """The nodes of a redelivered task one step further than it says: its worker parked them and
+        may have died before it enqueued their next step.  Enqueued again: a second task of one
+        step finds it stale once the first has acted (or the node locked, and looks again then)."""
+        _view, nodes = traversal.read(conn, traversal_id, batch)
+        celery_app.send(self.app, queue, traversal_id, [(rid, node.step) for rid, node in nodes.items()
+                                                        if node.state != traversal.DONE
+                                                        and node.step == batch[rid] + 1], countdown=BUSY_RETRY)
 
     def _round(self, traversal_id: str, batch: dict, queue: str, conn: Any) -> dict:
         """One pass over ``batch`` (id -> step); returns the nodes to run next here (id -> step)."""
@@ -339,8 +351,9 @@ def make_worker_app(broker_url: str, db_url: str, plugin_dirs: tuple[str, ...] =
     worker = Worker(app, db_url, plugin_dirs)
 
     @app.task(name=celery_app.RUN_NODES, autoretry_for=(OperationalError, InterfaceError), retry_backoff=0.5,
-              retry_backoff_max=10, max_retries=None)
-    def run_nodes(traversal_id: str, nodes: list, queue: str) -> None:
-        worker.run_nodes(traversal_id, nodes, queue)
+              retry_backoff_max=10, max_retries=None, bind=True)
+    def run_nodes(task: Any, traversal_id: str, nodes: list, queue: str) -> None:
+        redelivered = bool((task.request.delivery_info or {}).get("redelivered"))
+        worker.run_nodes(traversal_id, nodes, queue, redelivered)
 
     return app
