@@ -63,13 +63,14 @@ def _update(rollback: bool) -> Callable[[Any, Any], Awaitable[None]]:
         if live is not None and _creating(live):
             await actions.create_resource(live)
             return
-        if live is not None and live.stored_poll(live.UPDATE) is not None:
-            await actions.go_on_updating(stack, live)
-            return
-        if live is not None and live.state == (live.UPDATE, live.IN_PROGRESS):
+        parked = live is not None and live.stored_poll(live.UPDATE) is not None
+        if live is not None and not parked and live.state == (live.UPDATE, live.IN_PROGRESS):
             await _fail_lost_update(live)
-        with _new_ones_by_steps(stack):
-            await actions.update_resource(stack, resource.name, rollback)
+        with _new_ones_by_steps(stack):  # (a parked update the plug-in then turns down is replaced)
+            if parked:
+                await actions.go_on_updating(stack, live)
+            else:
+                await actions.update_resource(stack, resource.name, rollback)
     return run
 
 
