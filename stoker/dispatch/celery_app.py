@@ -56,7 +56,9 @@ def send(app: Celery, queue: str, traversal_id: str, nodes: Iterable[tuple[int, 
     nodes = [[resource_id, step] for resource_id, step in nodes]
     if not nodes:
         return
-    options: dict[str, Any] = {"queue": queue}
+    # what logs show of the task, given: Celery's own repr of the arguments costs more than the message
+    options: dict[str, Any] = {"queue": queue, "argsrepr": f"[{traversal_id!r}, {len(nodes)} nodes]",
+                               "kwargsrepr": "{}"}
     if countdown:
         options["countdown"] = countdown
     app.send_task(RUN_NODES, args=[traversal_id, nodes, queue], **options)

@@ -10,6 +10,10 @@ own (the script runs on that worker's host and its ctx calls go to that
 worker), and ends the node with the same claim, count and end statements as
 a stack's resources.  The worker that ends the last step ends the execution.
 
+An operation to retry (its script failed, or asked for a retry) does not
+sleep through its interval on the worker: the step parks with a countdown,
+and the task that comes back runs the retry (the node's step counts them).
+
 What a lost worker leaves: a step whose operation recorded its success
 (``task_succeeded``) does not run again; one whose worker died during its
 operation runs again from its start on another worker (its script's ctx
@@ -29,6 +33,7 @@ from sqlalchemy.exc import InterfaceError, OperationalError
 
 from stoker.dispatch import celery_app, traversal
 from stoker.dispatch.lifecycle import StartFailed, traversal_owner
+from stoker.dispatch.step import park
 from stoker.engine.graph import Graph
 from stoker.store.models import Execution, utcnow
 from stoker.workflows.runner import StepFailed
@@ -115,11 +120,12 @@ class StepWorker:
             return True
         return False
 
-    def run(self, view: Any, number: int) -> bool:
+    def run(self, view: Any, number: int, retry: int) -> bool:
         """Run the step's operation with the deployment as it is now (the execution's heartbeat going
-        on, a forced cancel killing its scripts); False when it failed."""
+        on, a forced cancel killing its scripts); False when it failed.  An operation to retry later
+        parks the step (``Parked``): the task that comes back goes on at its ``retry``."""
         executions, row = self._execution(view)
-        return self._run(view.traversal_id, number, executions, row)
+        return self._run(view.traversal_id, number, retry, executions, row)
 
     def end(self, view: Any) -> None:
         executions, row = self._execution(view)
@@ -133,12 +139,13 @@ class StepWorker:
         executions = Executions(self.store, project_id, owner)
         return executions, executions.records.get_execution(project_id, execution_id)
 
-    def _run(self, traversal_id: str, number: int, executions: Executions, row: dict) -> bool:
+    def _run(self, traversal_id: str, number: int, retry: int, executions: Executions, row: dict) -> bool:
         records = executions.records
         deployment_row = records.get_deployment(row["project_id"], row["deployment_id"])
         step = self._steps_of(traversal_id, executions, row, deployment_row)[number]
         runner = executions.runner(row, deployment_row, executions.model_of(deployment_row),
                                    frozenset(records.finished_tasks(row["pk"])))
+        runner.retrying, runner.pause = {step.key: retry}, park
         try:
             asyncio.run(executions.watched(row, runner, runner.run_one(step)))
         except (OperationalError, InterfaceError):

@@ -29,8 +29,7 @@ class Kind:
     resource_action: str
     #: runs the node's resource: (stack, resource) -> awaitable
     run: Callable[[Any, Any], Awaitable[Any]]
-    #: an update: reads the rows the new definition makes the resource need, may make new rows;
-    #: an update in place runs to its end in one task, the others take one step per task
+    #: an update: reads the rows the new definition makes the resource need, may make new rows
     updating: bool = False
 
     @property
@@ -54,25 +53,31 @@ def _simple(action: str) -> Callable[[Any, Any], Awaitable[Any]]:
 
 
 def _update(rollback: bool) -> Callable[[Any, Any], Awaitable[None]]:
-    """The resource's update; a create it started (a new resource, a replacement) takes one step
-    per task like any create, and the next task continues it instead of planning again."""
+    """The resource's update, every action in it one step per task: a create it started (a new
+    resource, a replacement) or an update in place that parked goes on where it stood instead of
+    being planned again."""
     async def run(stack: Any, resource: Any) -> None:
+        for loaded in [*stack.resources.values(), *stack.retired]:
+            drive_by_steps(loaded)
         live = stack.resources.get(resource.name)
         if live is not None and _creating(live):
-            drive_by_steps(live)
             await actions.create_resource(live)
             return
-        if live is not None and live.state == (live.UPDATE, live.IN_PROGRESS):
+        parked = live is not None and live.stored_poll(live.UPDATE) is not None
+        if live is not None and not parked and live.state == (live.UPDATE, live.IN_PROGRESS):
             await _fail_lost_update(live)
-        with _new_ones_by_steps(stack):
-            await actions.update_resource(stack, resource.name, rollback)
+        with _new_ones_by_steps(stack):  # (a parked update the plug-in then turns down is replaced)
+            if parked:
+                await actions.go_on_updating(stack, live)
+            else:
+                await actions.update_resource(stack, resource.name, rollback)
     return run
 
 
 async def _fail_lost_update(resource: Any) -> None:
-    """An update in place whose worker was lost: its new properties are stored already, so planning
-    again would find nothing to do and leave it UPDATE_IN_PROGRESS; it fails, saying why (a rollback
-    then plans it back to the old definition)."""
+    """An update in place whose worker was lost while the plug-in's handler ran: its new properties
+    are stored already, so planning again would find nothing to do and leave it
+    UPDATE_IN_PROGRESS; it fails, saying why (a rollback then plans it back to the old definition)."""
     reason = StokerError("the worker updating it was lost before the update ended")
     failure = ResourceFailure(reason, resource, resource.UPDATE)
     await resource.set_state(resource.UPDATE, resource.FAILED, str(failure))
@@ -87,8 +92,7 @@ def _creating(resource: Any) -> bool:
 
 @contextmanager
 def _new_ones_by_steps(stack: Any) -> Iterator[None]:
-    """Resources the update makes meanwhile act one step per task (the stack's others as they are:
-    an update in place runs to its end in the task)."""
+    """Resources the update makes meanwhile act one step per task too."""
     made_by = stack.instantiate
 
     def instantiate(name: str, definition: Any) -> Any:

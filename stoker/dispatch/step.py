@@ -13,6 +13,7 @@ creating the resource a second time.
 from __future__ import annotations
 
 import asyncio
+import logging
 from functools import partial
 from typing import Any, Callable
 
@@ -20,6 +21,7 @@ from stoker.resources.resource import POLL_FACTOR, POLL_FIRST, Resource
 
 #: the longest countdown between two polls of one resource
 POLL_MAX = 2.0
+LOG = logging.getLogger("stoker.dispatch")
 
 
 class Parked(BaseException):
@@ -39,11 +41,12 @@ def drive_by_steps(resource: Resource) -> None:
     so a physical id the plug-in sets is stored before the plug-in goes on); what it waits for
     outside an action (a paused hook) is looked at again by a later task too."""
     resource.run_action = partial(step_action, resource)  # type: ignore[method-assign]
-    resource.wait_a_while = _park  # type: ignore[method-assign]
+    resource.wait_a_while = park  # type: ignore[method-assign]
     resource.run_in_thread = False
 
 
-async def _park(seconds: float) -> None:
+async def park(seconds: float) -> None:
+    """Instead of waiting ``seconds`` here: the step ends, and a task comes back to it then."""
     raise Parked(seconds)
 
 
@@ -66,8 +69,7 @@ async def step_action(resource: Resource, action: str, handler: Callable, checke
                 return
             seconds, backoff = wait
             if not resource.keep_poll(action, token, min(delay * POLL_FACTOR, POLL_MAX) if backoff else delay):
-                await asyncio.sleep(seconds)  # nothing to pick up from: poll here, as in-process
-                await _poll_here(resource, checker, token, delay)
+                await _poll_here(resource, action, checker, token, seconds, delay)
                 return
             await resource.stack.persist(resource, event=False)
             raise Parked(min(seconds, POLL_MAX))
@@ -78,10 +80,25 @@ async def step_action(resource: Resource, action: str, handler: Callable, checke
         raise
 
 
-async def _poll_here(resource: Resource, checker: Callable, token: Any, delay: float) -> None:
-    while (wait := await resource.check_once(checker, token, delay)) is not None:
-        await asyncio.sleep(wait[0])
-        if wait[1]:
+async def _poll_here(resource: Resource, action: str, checker: Callable, token: Any, seconds: float,
+                     delay: float) -> None:
+    """Poll to the end in this task: the one case where waiting holds the worker slot.
+
+    The plug-in's token is not JSON (a live object: a client handle, a
+    generator, a task runner, as many of Heat's plug-ins return), so it
+    cannot be stored for a later task, which may run in any worker process;
+    only this process can go on with it.  (The resource acts outside
+    Stoker, so it has a task of its own: no other node waits behind it.)
+    """
+    LOG.warning("%s (%s): its %s token is not JSON, so it is polled in this worker slot until done",
+                resource.name, resource.type(), action)
+    while True:
+        await asyncio.sleep(seconds)
+        wait = await resource.check_once(checker, token, delay)
+        if wait is None:
+            return
+        seconds, backoff = wait
+        if backoff:
             delay = min(delay * POLL_FACTOR, POLL_MAX)
 
 

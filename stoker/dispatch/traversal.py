@@ -19,13 +19,14 @@ decision is one short transaction in PostgreSQL:
 
 from __future__ import annotations
 
+import json
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Iterable, Iterator
 
-from sqlalchemy import and_, insert, or_, select, text, update
+from sqlalchemy import ARRAY, Integer, and_, any_, bindparam, insert, or_, select, text, update
 
 from stoker.engine.graph import Graph
 from stoker.store.models import DispatchNode, DispatchTraversal, Stack, utcnow
@@ -41,6 +42,12 @@ LOCK_FRESH = 10
 ANALYZE_FROM = 1000
 IN_PROGRESS, ENDING, ENDED = "IN_PROGRESS", "ENDING", "ENDED"
 PENDING, RUNNING, DONE = "PENDING", "RUNNING", "DONE"
+
+
+def among(column: Any, ids: Iterable[int]) -> Any:
+    """``column`` is one of ``ids``, as one array parameter: the same statement whatever their
+    number (an ``IN`` list is compiled, and parsed by the driver, anew for every length)."""
+    return column == any_(bindparam(None, list(ids), type_=ARRAY(Integer)))
 
 
 @dataclass
@@ -82,21 +89,29 @@ def start(store: Any, traversal_id: str, stack_id: str, action: str, graph: Grap
     ``execution_pk``: a workflow execution's (``stack_id`` None, nodes are its steps).
     """
     dependents = graph.required_by()
-    rows = [{"traversal_id": traversal_id, "resource_id": node,
-             "waiting": len([r for r in reqs if r in graph.requires]),
-             "dependents": dependents[node], "state": PENDING, "step": 0}
-            for node, reqs in graph.requires.items()]
+    nodes = list(graph.requires)
+    waiting = [len([r for r in graph.requires[node] if r in graph.requires]) for node in nodes]
     with store.engine.begin() as conn:
         conn.execute(insert(TRAVERSALS).values(
-            id=traversal_id, stack_id=stack_id, action=action, status=IN_PROGRESS, total=len(rows),
-            finished=0, stopping=None, interrupt=False, deadline=deadline,
+            id=traversal_id, stack_id=stack_id, action=action, status=IN_PROGRESS, total=len(nodes),
+            stopping=None, interrupt=False, deadline=deadline,
             disable_rollback=disable_rollback, created_at=utcnow(), given=given, execution_pk=execution_pk))
-        if rows:
-            conn.execute(insert(NODES), rows)
-        if len(rows) >= ANALYZE_FROM:
+        if nodes:
+            conn.execute(_INSERT_NODES, {"traversal": traversal_id, "ids": nodes, "waiting": waiting,
+                                         "dependents": [json.dumps(dependents[node]) for node in nodes]})
+        if len(nodes) >= ANALYZE_FROM:
             # the planner learns that the tables just grew, before workers look rows up by id
             conn.execute(text("ANALYZE dispatch_node, resource"))
-    return [row["resource_id"] for row in rows if row["waiting"] == 0]
+    return [node for node, count in zip(nodes, waiting) if count == 0]
+
+
+#: a traversal's nodes in one statement, their columns as arrays (an executemany of 10,000 rows
+#: costs its caller more than the database its work)
+_INSERT_NODES = text(f"""
+INSERT INTO dispatch_node (traversal_id, resource_id, waiting, dependents, state, step)
+SELECT :traversal, n.id, n.waiting, n.dependents, '{PENDING}', 0
+FROM unnest(CAST(:ids AS integer[]), CAST(:waiting AS integer[]), CAST(:dependents AS json[]))
+     AS n(id, waiting, dependents)""")
 
 
 #: the cancel or timeout stopping the action of a nested stack's parent (a failure there does not
@@ -174,7 +189,7 @@ def read(conn: Any, traversal_id: str, resource_ids: Iterable[int] = ()) -> tupl
                     TRAVERSALS.c.disable_rollback, STACKS.c.cancel_requested, STACKS.c.cancel_rollback,
                     TRAVERSALS.c.execution_pk, NODES.c.resource_id, NODES.c.state, NODES.c.step, NODES.c.dependents)
              .outerjoin(STACKS, STACKS.c.id == TRAVERSALS.c.stack_id)
-             .outerjoin(NODES, and_(NODES.c.traversal_id == TRAVERSALS.c.id, NODES.c.resource_id.in_(ids)))
+             .outerjoin(NODES, and_(NODES.c.traversal_id == TRAVERSALS.c.id, among(NODES.c.resource_id, ids)))
              .where(TRAVERSALS.c.id == traversal_id))
     rows = conn.execute(query).all()
     if not rows:
@@ -202,7 +217,7 @@ def begin_nodes(conn: Any, traversal_id: str, resource_ids: Iterable[int], stack
                                                    TRAVERSALS.c.status == IN_PROGRESS,
                                                    TRAVERSALS.c.stopping.is_(None))
                     .with_for_update(read=True))
-    began = set(conn.execute(update(NODES).where(NODES.c.traversal_id == traversal_id, NODES.c.resource_id.in_(ids),
+    began = set(conn.execute(update(NODES).where(NODES.c.traversal_id == traversal_id, among(NODES.c.resource_id, ids),
                                                  NODES.c.state == PENDING, not_stopping.exists())
                              .values(state=RUNNING).returning(NODES.c.resource_id)).scalars())
     if began and stack_id is not None and _beat_due(stack_id):
@@ -338,14 +353,14 @@ def advance(store: Any, traversal_id: str, ended: dict[int, tuple[list, bool]], 
         if beat is not None and (parked or _beat_due(beat[0])):
             _heartbeat(conn, *beat)
         steps = dict(conn.execute(update(NODES).where(NODES.c.traversal_id == traversal_id,
-                                                      NODES.c.resource_id.in_(parked))
+                                                      among(NODES.c.resource_id, parked))
                                   .values(step=NODES.c.step + 1).returning(NODES.c.resource_id, NODES.c.step)
                                   ).all()) if parked else {}
         if not ended:
             return Advance([], steps)
         stopping_now = select(TRAVERSALS.c.stopping).where(TRAVERSALS.c.id == traversal_id).scalar_subquery()
         newly_done = conn.execute(update(NODES).where(NODES.c.traversal_id == traversal_id,
-                                                      NODES.c.resource_id.in_(list(ended)), NODES.c.state != DONE)
+                                                      among(NODES.c.resource_id, ended), NODES.c.state != DONE)
                                   .values(state=DONE).returning(NODES.c.resource_id, stopping_now)).all()
         counts: dict[int, int] = {}
         for resource_id, stopping in newly_done:

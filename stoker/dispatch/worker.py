@@ -22,6 +22,7 @@ import asyncio
 import os
 import time
 from collections import OrderedDict
+from contextlib import nullcontext
 from datetime import datetime, timezone
 from typing import Any
 
@@ -138,12 +139,15 @@ class Worker:
         stack.recorder.defer = not any(resource.acts_outside for resource in resources.values())
         return stack, resources
 
-    def run_nodes(self, traversal_id: str, nodes: list, queue: str) -> None:
-        """Run the given (node, step) pairs, then the dependents they make ready, for a while."""
+    def run_nodes(self, traversal_id: str, nodes: list, queue: str, redelivered: bool = False) -> None:
+        """Run the given (node, step) pairs, then the dependents they make ready, for a while
+        (``redelivered``: the task comes back after its worker was lost)."""
         batch = {node: step for node, step in nodes}
         until = time.monotonic() + TASK_SLICE
         self.engine.dispatch.queue = queue  # where nested stacks started here go
         with traversal.resource_locks(self.engine.store) as conn:
+            if redelivered:
+                self._repoll_lost(traversal_id, batch, queue, conn)
             while batch:
                 batch = self._round(traversal_id, batch, queue, conn)
                 traversal.release_all(conn)
@@ -152,6 +156,15 @@ class Worker:
                 for first in range(keep, len(pairs), celery_app.CHUNK_MAX):  # what this task does not keep
                     celery_app.send(self.app, queue, traversal_id, pairs[first:first + celery_app.CHUNK_MAX])
                 batch = dict(pairs[:keep])
+
+    def _repoll_lost(self, traversal_id: str, batch: dict, queue: str, conn: Any) -> None:
+        """The nodes of a redelivered task one step further than it says: its worker parked them and
+        may have died before it enqueued their next step.  Enqueued again: a second task of one
+        step finds it stale once the first has acted (or the node locked, and looks again then)."""
+        _view, nodes = traversal.read(conn, traversal_id, batch)
+        celery_app.send(self.app, queue, traversal_id, [(rid, node.step) for rid, node in nodes.items()
+                                                        if node.state != traversal.DONE
+                                                        and node.step == batch[rid] + 1], countdown=BUSY_RETRY)
 
     def _round(self, traversal_id: str, batch: dict, queue: str, conn: Any) -> dict:
         """One pass over ``batch`` (id -> step); returns the nodes to run next here (id -> step)."""
@@ -207,20 +220,24 @@ class Worker:
         began = traversal.begin_nodes(conn, view.traversal_id, pending, view.stack_id, owner)
         ended = {rid: (nodes[rid].dependents, False) for rid in pending if rid not in began}
         running = {rid: resource for rid, resource in resources.items() if rid not in ended}
-        with _keeping_lock(self.engine.store, view.stack_id, owner):
+        with _keeping_lock(self.engine.store, view.stack_id, owner, stack.recorder.defer):
             outcomes = asyncio.run(self._steps(view, stack, running, nodes))
         parked = {rid: seconds for rid, (_ok, seconds) in outcomes.items() if seconds is not None}
         ended.update({rid: (nodes[rid].dependents, ok) for rid, (ok, seconds) in outcomes.items() if seconds is None})
         return ended, parked, stack.recorder.take(), (view.stack_id, owner)
 
     def _execution_steps(self, view: Any, nodes: dict, acting: list, conn: Any) -> tuple:
-        """Run the execution's step (``_resource_steps``' result; a step never parks)."""
+        """Run the execution's step (``_resource_steps``' result); one whose operation retries later
+        parks until then (its node's step is the retry it goes on at)."""
         number = acting[0]
         node = nodes[number]
         owner = lifecycle.traversal_owner(view.traversal_id)
         began = node.state == traversal.RUNNING or bool(
             traversal.begin_nodes(conn, view.traversal_id, [number], None, owner))
-        succeeded = began and not view.interrupt and self.steps.run(view, number)
+        try:
+            succeeded = began and not view.interrupt and self.steps.run(view, number, node.step)
+        except Parked as parked:
+            return {}, {number: parked.seconds}, ([], []), None
         return {number: (node.dependents, succeeded)}, {}, ([], []), None
 
     def _hand_out(self, view: Any, nodes: dict, ids: list, queue: str, conn: Any) -> None:
@@ -347,17 +364,19 @@ def _batched(view: Any) -> bool:
     return view.execution_pk is None and KINDS[view.action].batched
 
 
-def _keeping_lock(store: Any, stack_id: str, owner: str) -> Any:
-    """While a plug-in's handler runs (perhaps for minutes), the stack lock's heartbeat goes on."""
-    return beating(lambda: store.heartbeat_lock(stack_id, owner), LOCK_BEAT)
+def _keeping_lock(store: Any, stack_id: str, owner: str, quick: bool) -> Any:
+    """While a plug-in's handler runs (perhaps for minutes), the stack lock's heartbeat goes on;
+    not for ``quick`` steps (of resources that act on nothing outside Stoker: a thread per round
+    would cost them more than their own work)."""
+    return nullcontext() if quick else beating(lambda: store.heartbeat_lock(stack_id, owner), LOCK_BEAT)
 
 
 def _rows(conn: Any, stack_id: str, resource_ids: list) -> list:
     """In one query: the resources' rows, rows of the same names, and those of what they require."""
     this = RESOURCES.alias()
-    names = union(select(this.c.name).where(this.c.id.in_(resource_ids)),
+    names = union(select(this.c.name).where(traversal.among(this.c.id, resource_ids)),
                   select(func.json_array_elements_text(this.c.requires).label("name"))
-                  .where(this.c.id.in_(resource_ids))).subquery()
+                  .where(traversal.among(this.c.id, resource_ids))).subquery()
     # as one array: the planner looks the names up in the (stack, name) index, however many rows
     # it guesses the requirements expand to
     wanted = cast(select(func.array_agg(names.c.name)).scalar_subquery(), ARRAY(String))
@@ -407,8 +426,9 @@ def make_worker_app(broker_url: str, db_url: str, plugin_dirs: tuple[str, ...] =
     worker = Worker(app, db_url, plugin_dirs)
 
     @app.task(name=celery_app.RUN_NODES, autoretry_for=(OperationalError, InterfaceError), retry_backoff=0.5,
-              retry_backoff_max=10, max_retries=None)
-    def run_nodes(traversal_id: str, nodes: list, queue: str) -> None:
-        worker.run_nodes(traversal_id, nodes, queue)
+              retry_backoff_max=10, max_retries=None, bind=True)
+    def run_nodes(task: Any, traversal_id: str, nodes: list, queue: str) -> None:
+        redelivered = bool((task.request.delivery_info or {}).get("redelivered"))
+        worker.run_nodes(traversal_id, nodes, queue, redelivered)
 
     return app

@@ -271,10 +271,11 @@ async def simple_action(stack: Stack, action: str, timeout: float | None) -> Non
 
 # -- update -----------------------------------------------------------------------------
 def needs_recreate(resource: Resource) -> bool:
-    """A resource whose create never completed is re-created, not updated."""
+    """A resource whose create never completed is re-created, not updated (one whose delete is in
+    progress too: a worker parked that delete, the delete goes on where it stood)."""
     return (resource.action == resource.INIT
             or resource.action in (resource.CREATE, resource.ADOPT) and resource.status != COMPLETE
-            or (resource.action, resource.status) == (resource.DELETE, COMPLETE))
+            or resource.action == resource.DELETE and resource.status != FAILED)
 
 
 async def update_resource(stack: Stack, name: str, rollback: bool) -> None:
@@ -339,9 +340,22 @@ async def update_resource(stack: Stack, name: str, rollback: bool) -> None:
         await _replace(stack, current, definition)
         return
     await _check_restricted(stack, current, "update")
+    await _update_in_place(stack, current, definition, new_props, plan.tmpl_diff, plan.prop_diff)
+
+
+async def go_on_updating(stack: Stack, resource: Resource) -> None:
+    """Poll again an update in place that a worker parked (its poll kept): not planned a second
+    time, since its new properties are stored already and planning would find nothing to do."""
+    definition = stack.definition.resources[resource.name]
+    await _update_in_place(stack, resource, definition, resource.stored_properties(), {}, {})
+
+
+async def _update_in_place(stack: Stack, current: Resource, definition, new_props, tmpl_diff: dict,
+                           prop_diff: dict) -> None:
+    """The plug-in's update; one it turns down (``UpdateReplace``) becomes a replacement."""
     before = current.action, current.status, current.status_reason
     try:
-        await current.update(definition, new_props, plan.tmpl_diff, plan.prop_diff)
+        await current.update(definition, new_props, tmpl_diff, prop_diff)
     except UpdateReplace:
         await _check_restricted(stack, current, "replace", before)
         await _replace(stack, current, definition)

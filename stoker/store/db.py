@@ -32,11 +32,12 @@ def open_store(url: str | None = None, lock_timeout: float = 60.0) -> Store:
     return Store(engine, lock_timeout=lock_timeout)
 
 
-def _json_loads(text: str):
-    """``json.loads``, minus the parser for the empty values most JSON columns hold."""
-    if text == "{}":
+def _json_loads(text: str | bytes):
+    """``json.loads``, minus the parser for the empty values most JSON columns hold (text from
+    SQLite, bytes from psycopg)."""
+    if text in ("{}", b"{}"):
         return {}
-    if text == "[]":
+    if text in ("[]", b"[]"):
         return []
     return json.loads(text)
 

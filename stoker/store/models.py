@@ -394,7 +394,6 @@ class DispatchTraversal(Record):
         Column("action", String(32), nullable=False),
         Column("status", String(32), default="IN_PROGRESS", nullable=False),
         Column("total", Integer, nullable=False),
-        Column("finished", Integer, default=0, nullable=False),
         Column("stopping", Text),
         # resources still IN_PROGRESS are stopped too (a timeout or a cancel), not left to finish
         Column("interrupt", Boolean, default=False, nullable=False),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from stoker.workflows.context import AbortRequested, OperationContext, OperationFailed, RetryRequested
 from stoker.workflows.ctx_server import CtxServer
@@ -43,13 +43,18 @@ class RetryPolicy:
 
 async def run_operation(server: CtxServer, spec: OperationSpec, make_ctx: Callable[[int], OperationContext],
                         policy: RetryPolicy = RetryPolicy(),
-                        on_retry: Callable[[int, str, float], None] = lambda attempt, why, wait: None) -> Any:
-    """``make_ctx(retry_number)`` builds each attempt's context (inputs evaluated afresh)."""
+                        on_retry: Callable[[int, str, float], None] = lambda attempt, why, wait: None,
+                        attempt: int = 0, pause: Callable[[float], Awaitable[Any]] = asyncio.sleep) -> Any:
+    """``make_ctx(retry_number)`` builds each attempt's context (inputs evaluated afresh).
+
+    ``attempt``: the retry this run starts at (a worker that parked the
+    operation's retry goes on with it); ``pause``: how the interval before a
+    retry passes (a worker parks the step with a countdown instead of sleeping).
+    """
     if spec.is_noop:
         return None
     max_retries = policy.task_retries if spec.max_retries is None else spec.max_retries
     interval = policy.task_retry_interval if spec.retry_interval is None else spec.retry_interval
-    attempt = 0
     while True:
         ctx = make_ctx(attempt)
         try:
@@ -67,7 +72,7 @@ async def run_operation(server: CtxServer, spec: OperationSpec, make_ctx: Callab
             why, wait = str(failure), interval
         attempt += 1
         on_retry(attempt, why, wait)
-        await asyncio.sleep(wait)
+        await pause(wait)
 
 
 def _may_retry(attempt: int, max_retries: int) -> bool:

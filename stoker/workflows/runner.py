@@ -9,10 +9,11 @@ before the execution was interrupted) runs no operation again.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from contextlib import asynccontextmanager
 from datetime import datetime, timezone
-from typing import Any, AsyncIterator, Callable, Protocol
+from typing import Any, AsyncIterator, Awaitable, Callable, Protocol
 
 from stoker.engine.graph import Graph, WalkFailed, walk
 from stoker.workflows import dotted
@@ -62,6 +63,10 @@ class Runner:
         self.stop_requested = False
         self.finished = 0
         self.server: CtxServer | None = None
+        #: by step key, the retry its operation goes on at (a worker that parked a retry: ``pause``)
+        self.retrying: dict[str, int] = {}
+        #: how the interval before an operation's retry passes (a worker parks the step instead)
+        self.pause: Callable[[float], Awaitable[Any]] = asyncio.sleep
 
     async def run(self, graph: Graph) -> bool:
         """Walk ``graph``; False when a graceful cancel left steps unstarted.  Raises ``WalkFailed``."""
@@ -142,7 +147,7 @@ class Runner:
 
         try:
             result = await run_operation(self.server, spec, lambda number: self._context(step, instance, spec, number),
-                                         self.policy, on_retry)
+                                         self.policy, on_retry, self.retrying.get(step.key, 0), self.pause)
         except OperationFailed as failure:
             self.writer.event(self.row("cloudify_event", f"Task failed '{step.operation}' -> {failure}", instance,
                                        step.operation, "task_failed",

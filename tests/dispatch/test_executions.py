@@ -237,3 +237,33 @@ def test_a_forced_cancel_kills_the_scripts_the_workers_run(cluster, tmp_path):
     assert done["status"] == "cancelled", done["error"]
     assert runs_of(runs, "end") == Counter()
     assert cluster.engine.executions.events(done["id"])[-1]["event_type"] == "workflow_cancelled"
+
+
+def test_operations_waiting_for_their_retry_hold_no_worker(cluster, tmp_path):
+    cluster.start_worker(concurrency=1)
+    folder = tmp_path / "bp"
+    (folder / "scripts").mkdir(parents=True)
+    (folder / "scripts" / "create.sh").write_text(textwrap.dedent("""\
+        if [ "$(ctx operation retry-number)" -lt 1 ]; then ctx operation retry "not yet" @1.5; exit 0; fi
+        ctx instance runtime-properties made yes
+        """))
+    (folder / "blueprint.yaml").write_text(HEADER + textwrap.dedent("""\
+        node_templates:
+          app:
+            type: cloudify.nodes.Root
+            capabilities: {scalable: {properties: {default_instances: 3}}}
+            interfaces:
+              cloudify.interfaces.lifecycle:
+                create: {implementation: scripts/create.sh, max_retries: 2}
+        """))
+    cluster.engine.blueprints.upload(folder / "blueprint.yaml", "bp")
+    cluster.engine.blueprints.deployments.create("dep", "bp", {})
+
+    done = finish(cluster, cluster.engine.executions.start("install", "dep"))
+    assert done["status"] == "terminated", done["error"]
+    assert all(i["runtime_properties"] == {"made": "yes"} for i in instances(cluster).values())
+    creates = [e for e in cluster.engine.executions.events(done["id"]) if (e.get("operation") or "").endswith("create")]
+    kinds = [e["event_type"] for e in creates]
+    assert kinds.count("task_rescheduled") == kinds.count("task_succeeded") == 3
+    # one process with one slot: the three waited for their retry at once, none after another
+    assert max(i for i, kind in enumerate(kinds) if kind == "task_rescheduled") < kinds.index("task_succeeded")

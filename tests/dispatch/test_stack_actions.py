@@ -244,3 +244,103 @@ def test_an_update_in_place_whose_worker_is_lost_fails_saying_so(cluster, tmp_pa
     assert {statuses[n] for n in lost} == {"UPDATE_FAILED"}
     assert not any(s.endswith("IN_PROGRESS") for s in statuses.values())
     assert set(actions_of(log, "update").values()) == {1}  # none updated a second time
+
+
+def outputs(cluster, stack, names):
+    return {n: cluster.engine.resource(stack, n)["attributes"]["output"] for n in names}
+
+
+def overlapping(events, names, action):
+    """Did the ``action``s of ``names`` in these events all start before any of them ended?"""
+    statuses = [e["resource_status"] for e in events if e["resource_name"] in names]
+    starts = [i for i, status in enumerate(statuses) if status == f"{action}_IN_PROGRESS"]
+    ends = [i for i, status in enumerate(statuses) if status == f"{action}_COMPLETE"]
+    return len(starts) == len(ends) == len(names) and max(starts) < min(ends)
+
+
+def test_updates_in_place_and_their_rollback_wait_without_holding_a_worker(cluster, tmp_path):
+    cluster.start_worker(concurrency=1)
+    names = [f"w{i}" for i in range(3)]
+
+    def waiting(value, **more):
+        return {n: {"type": "OS::Heat::TestResource",
+                    "properties": {"value": value, "action_wait_secs": {"update": 1.5}}} for n in names} | more
+
+    started = cluster.engine.create_stack("slowupd", stack_template(waiting("a")))
+    assert cluster.settle(started["id"])["stack_status"] == "CREATE_COMPLETE"
+    seen = len(cluster.engine.events("slowupd"))
+    cluster.engine.update_stack("slowupd", stack_template(waiting("b")))
+    done = cluster.settle(started["id"])
+    assert done["stack_status"] == "UPDATE_COMPLETE", done["stack_status_reason"]
+    # one process with one slot: the three updates waited at once, none after another
+    assert overlapping(cluster.engine.events("slowupd")[seen:], names, "UPDATE")
+    assert outputs(cluster, "slowupd", names) == dict.fromkeys(names, "b")
+
+    seen = len(cluster.engine.events("slowupd"))
+    bad = {"type": "OS::Heat::TestResource", "depends_on": names, "properties": {"fail": True}}
+    cluster.engine.update_stack("slowupd", stack_template(waiting("c", bad=bad)), disable_rollback=False)
+    done = cluster.settle(started["id"])
+    assert done["stack_status"] == "ROLLBACK_COMPLETE", done["stack_status_reason"]
+    events = cluster.engine.events("slowupd")[seen:]
+    forward = next(i for i, e in enumerate(events) if e["resource_name"] == "bad")
+    assert overlapping(events[:forward], names, "UPDATE")  # to "c"
+    assert overlapping(events[forward:], names, "UPDATE")  # and back to "b", in the rollback
+
+
+def test_a_resource_paused_at_a_pre_update_hook_holds_no_worker_slot(cluster, tmp_path):
+    import time
+
+    from stoker.template.environment import Environment
+
+    from .test_workers import creates
+
+    cluster.start_worker(concurrency=1)
+    log = tmp_path / "made.log"
+    before = stack_template({"held": {"type": "OS::Heat::TestResource", "properties": {"value": "a"}}})
+    started = cluster.engine.create_stack("hookupd", before)
+    assert cluster.settle(started["id"])["stack_status"] == "CREATE_COMPLETE"
+    after = stack_template({"held": {"type": "OS::Heat::TestResource", "properties": {"value": "b"}},
+                            "other": recorded(log, "o")})
+    hooked = Environment.from_dict({"resource_registry": {"resources": {"held": {"hooks": "pre-update"}}}})
+    cluster.engine.update_stack("hookupd", after, environment=hooked)
+    limit = time.monotonic() + 60
+    while creates(log) != {"other": 1}:  # made while "held" stays paused in the only slot's worker
+        assert time.monotonic() < limit, "the paused resource held the only worker slot"
+        time.sleep(0.1)
+    held = cluster.engine.resource("hookupd", "held")
+    assert held["resource_status_reason"] == "UPDATE paused until Hook pre-update is cleared"
+
+    cluster.engine.clear_hook("hookupd", "held")
+    done = cluster.settle(started["id"])
+    assert done["stack_status"] == "UPDATE_COMPLETE", done["stack_status_reason"]
+    assert outputs(cluster, "hookupd", ["held"]) == {"held": "b"}
+
+
+def test_parked_updates_in_place_finish_once_when_a_worker_is_lost(cluster, tmp_path):
+    """The countdown tasks a killed worker held come back to the other one, which polls the
+    updates where they stood: none is started a second time."""
+    import time
+
+    doomed, survivor = cluster.start_worker(), cluster.start_worker()
+    names = [f"w{i}" for i in range(4)]
+
+    def waiting(value):
+        return stack_template({n: {"type": "OS::Heat::TestResource",
+                                   "properties": {"value": value, "action_wait_secs": {"update": 3}}} for n in names})
+
+    started = cluster.engine.create_stack("lostpark", waiting("a"))
+    assert cluster.settle(started["id"])["stack_status"] == "CREATE_COMPLETE"
+    cluster.engine.update_stack("lostpark", waiting("b"))
+    limit = time.monotonic() + 60
+    while sum(r["resource_status"] == "UPDATE_IN_PROGRESS" for r in cluster.engine.resources("lostpark")) < 4:
+        assert time.monotonic() < limit, "the updates never all started"
+        time.sleep(0.05)
+    cluster.kill(doomed)
+
+    done = cluster.settle(started["id"])
+    assert done["stack_status"] == "UPDATE_COMPLETE", done["stack_status_reason"]
+    updates = Counter((e["resource_name"], e["resource_status"]) for e in cluster.engine.events("lostpark")
+                      if e["resource_status"].startswith("UPDATE_") and e["resource_name"] in names)
+    assert updates == Counter({(n, s): 1 for n in names for s in ("UPDATE_IN_PROGRESS", "UPDATE_COMPLETE")})
+    assert outputs(cluster, "lostpark", names) == dict.fromkeys(names, "b")
+    assert survivor.poll() is None

@@ -208,7 +208,7 @@ def test_a_long_step_keeps_the_stack_lock_fresh(store, monkeypatch):
     stack_id = stack_in(store)
     store.acquire_lock(stack_id, "dispatch:t1", "CREATE")
     taken = store.get_stack(stack_id).lock_time
-    with worker._keeping_lock(store, stack_id, "dispatch:t1"):  # a plug-in's handler blocking meanwhile
+    with worker._keeping_lock(store, stack_id, "dispatch:t1", quick=False):  # a plug-in's handler blocking meanwhile
         for _ in range(500):
             if store.get_stack(stack_id).lock_time > taken:
                 break
@@ -238,3 +238,21 @@ def test_a_deferred_resource_change_is_committed_with_its_node_end_and_not_befor
     assert [(r.action, r.status) for r in store.get_resources(stack_id)] == [("CREATE", "COMPLETE")]
     assert [e.status for e in store.list_events(stack_id)] == ["IN_PROGRESS", "COMPLETE"]
     assert recorder.take() == ([], [])
+
+
+def test_a_redelivered_task_enqueues_again_the_nodes_its_worker_parked(store):
+    """Its worker may have died between parking them and enqueueing their next step."""
+    import uuid
+
+    from stoker.dispatch import celery_app
+    from stoker.dispatch.worker import Worker
+
+    from .test_publish import published
+
+    started(store, Graph({1: set(), 2: set(), 3: set()}))
+    traversal.advance(store, "t1", {3: ([], True)}, parked=[1, 2])  # 3 done; 1 and 2 at their step 1
+    app, queue = celery_app.make_app("memory://"), f"q-{uuid.uuid4().hex[:8]}"
+    worker = Worker(app, store.engine.url.render_as_string(hide_password=False))
+    with traversal.resource_locks(store) as conn:  # the task named 1 and 3 at step 0, 2 at step 1
+        worker._repoll_lost("t1", {1: 0, 2: 1, 3: 0}, queue, conn)
+    assert published(queue) == [("t1", [[1, 1]])]

@@ -280,3 +280,15 @@ def test_a_resource_paused_at_a_hook_holds_no_worker_slot(cluster, tmp_path):
     assert done["stack_status"] == "CREATE_COMPLETE", done["stack_status_reason"]
     events = [e["resource_status_reason"] for e in cluster.engine.events("hooked") if e["resource_name"] == "held"]
     assert events.count("CREATE paused until Hook pre-create is cleared") == 1  # looked at again, not re-paused
+
+
+def test_a_plugin_token_that_cannot_be_stored_is_polled_where_it_is(cluster, tmp_path):
+    cluster.start_worker()
+    template = {"heat_template_version": "2018-08-31", "resources": {
+        "live": {"type": "Test::LiveToken", "properties": {"polls": 4}},
+        "after": {"type": "OS::Heat::None", "depends_on": ["live"]}}}
+    started = cluster.engine.create_stack("live", template)
+    done = cluster.settle(started["id"])
+    assert done["stack_status"] == "CREATE_COMPLETE", done["stack_status_reason"]
+    logs = "".join(path.read_text() for path in tmp_path.glob("worker-*.log"))
+    assert "live (Test::LiveToken): its CREATE token is not JSON" in logs
