@@ -1,16 +1,16 @@
 """A traversal keeps no count of its finished nodes: nothing read it (its end is found from its
 open nodes, ``ix_dispatch_node_open``).
 
-Revision ID: 0009
-Revises: 0008
+Revision ID: 0010
+Revises: 0009
 Create Date: 2026-11-24
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0009"
-down_revision = "0008"
+revision = "0010"
+down_revision = "0009"
 branch_labels = None
 depends_on = None
 
