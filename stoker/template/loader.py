@@ -233,8 +233,8 @@ def check_nesting(data: Any, name: str = "<template>") -> None:
 _CONTAINERS = frozenset((dict, list))
 
 
-def _nesting_error(name: str, most: int) -> ValidationFailed:
-    return _load_error(name, f"document is nested more than {most} levels deep (max_nesting)")
+def _nesting_error(name: str, most: int, line: int | None = None, column: int | None = None) -> ValidationFailed:
+    return _load_error(name, f"document is nested more than {most} levels deep (max_nesting)", line, column)
 
 
 def _parse(text: str, name: str) -> Any:
@@ -263,6 +263,8 @@ def _parse(text: str, name: str) -> Any:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (None, None)
+        if "maximum nesting depth" in (exc.problem or ""):  # PyYAML >= 6.0.4 has a depth limit of its own
+            raise _nesting_error(name, limit("max_nesting"), line, column) from None
         message = f"invalid YAML: {exc.problem or exc}"
         if exc.context:
             message += f" ({exc.context})"
