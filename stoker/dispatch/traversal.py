@@ -437,5 +437,9 @@ def given(store: Any, traversal_id: str) -> dict | None:
 
 
 def mark_ended(store: Any, traversal_id: str) -> None:
+    """The traversal ENDED, its nodes deleted with it: nothing decides from them any more (a task
+    arriving late finds the traversal not IN_PROGRESS and does nothing), and a stack acted on
+    round after round would otherwise keep every round's rows."""
     with store.engine.begin() as conn:
         conn.execute(update(TRAVERSALS).where(TRAVERSALS.c.id == traversal_id).values(status=ENDED))
+        conn.execute(NODES.delete().where(NODES.c.traversal_id == traversal_id))
