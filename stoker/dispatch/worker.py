@@ -36,6 +36,7 @@ from stoker.dispatch.kinds import KINDS, stack_action
 from stoker.dispatch.step import DirectRecorder, Parked, drive_by_steps
 from stoker.errors import StokerError
 from stoker.store.models import Resource as ResourceRow
+from stoker.template.loader import frozen_gc
 
 #: stacks whose definitions a worker process keeps (parsing a big template once, not per task)
 CACHED_STACKS = 16
@@ -141,7 +142,17 @@ class Worker:
 
     def run_nodes(self, traversal_id: str, nodes: list, queue: str, redelivered: bool = False) -> None:
         """Run the given (node, step) pairs, then the dependents they make ready, for a while
-        (``redelivered``: the task comes back after its worker was lost)."""
+        (``redelivered``: the task comes back after its worker was lost).
+
+        The collector never rescans, during a task, what lived before it
+        (``frozen_gc``, as an in-process action): a worker process keeps its
+        parsed stacks, and each collection walking them made tasks slower
+        the longer the process lived.
+        """
+        with frozen_gc():
+            self._run_nodes(traversal_id, nodes, queue, redelivered)
+
+    def _run_nodes(self, traversal_id: str, nodes: list, queue: str, redelivered: bool) -> None:
         batch = {node: step for node, step in nodes}
         until = time.monotonic() + TASK_SLICE
         self.engine.dispatch.queue = queue  # where nested stacks started here go
