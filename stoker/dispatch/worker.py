@@ -113,6 +113,7 @@ class Worker:
         """
         stack = self._stacks.pop(view.traversal_id, None)
         if stack is None:
+            self._forget_ended(conn)
             stack = self._defined(view.stack_id, view.project_id)
             if view.action == "ADOPT":
                 stack.adopted_data = traversal.given(self.engine.store, view.traversal_id) or {}
@@ -139,6 +140,13 @@ class Worker:
             drive_by_steps(resource)
         stack.recorder.defer = not any(resource.acts_outside for resource in resources.values())
         return stack, resources
+
+    def _forget_ended(self, conn: Any) -> None:
+        """Drop the kept stacks of traversals that ended (whichever worker ended them): a big stack
+        kept for nothing is memory, and objects the collector walks once tasks unfreeze them."""
+        running = traversal.in_progress(conn, self._stacks)
+        for traversal_id in [key for key in self._stacks if key not in running]:
+            del self._stacks[traversal_id]
 
     def run_nodes(self, traversal_id: str, nodes: list, queue: str, redelivered: bool = False) -> None:
         """Run the given (node, step) pairs, then the dependents they make ready, for a while

@@ -280,3 +280,21 @@ def test_an_ended_traversal_keeps_no_nodes_and_a_late_task_finds_nothing_to_do(s
     worker.run_nodes("t1", [[4, 0], [2, 1]], queue, redelivered=True)
     assert published(queue) == []
     assert view(store).status == traversal.ENDED
+
+
+def test_a_worker_forgets_the_stacks_of_traversals_that_ended(store):
+    """Whichever worker ended them: the others find out when they next parse a stack."""
+    from collections import OrderedDict
+
+    from stoker.dispatch import celery_app
+    from stoker.dispatch.worker import Worker
+
+    stack_id = stack_in(store)
+    for name in ("t1", "t2"):
+        traversal.start(store, name, stack_id, "CREATE", diamond(), None, True)
+    traversal.mark_ended(store, "t1")
+    worker = Worker(celery_app.make_app("memory://"), store.engine.url.render_as_string(hide_password=False))
+    worker._stacks = OrderedDict(t1="stack one", t2="stack two", gone="a stack whose traversal was deleted")
+    with store.engine.connect() as conn:
+        worker._forget_ended(conn)
+    assert list(worker._stacks) == ["t2"]
