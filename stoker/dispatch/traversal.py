@@ -180,6 +180,15 @@ def release_all(conn: Any) -> None:
     conn.execute(text("SELECT pg_advisory_unlock_all()"))
 
 
+def in_progress(conn: Any, traversal_ids: Iterable[str]) -> set:
+    """Those of the traversals (a worker's few kept ones) still IN_PROGRESS."""
+    ids = list(traversal_ids)
+    if not ids:
+        return set()
+    return set(conn.execute(select(TRAVERSALS.c.id).where(TRAVERSALS.c.id.in_(ids),
+                                                          TRAVERSALS.c.status == IN_PROGRESS)).scalars())
+
+
 def read(conn: Any, traversal_id: str, resource_ids: Iterable[int] = ()) -> tuple[View | None, dict[int, Node]]:
     """The traversal and those of its nodes named, in one query; (None, {}) when it is gone (an
     execution's traversal has no stack: no project, no cancel request here)."""
@@ -437,5 +446,9 @@ def given(store: Any, traversal_id: str) -> dict | None:
 
 
 def mark_ended(store: Any, traversal_id: str) -> None:
+    """The traversal ENDED, its nodes deleted with it: nothing decides from them any more (a task
+    arriving late finds the traversal not IN_PROGRESS and does nothing), and a stack acted on
+    round after round would otherwise keep every round's rows."""
     with store.engine.begin() as conn:
         conn.execute(update(TRAVERSALS).where(TRAVERSALS.c.id == traversal_id).values(status=ENDED))
+        conn.execute(NODES.delete().where(NODES.c.traversal_id == traversal_id))

@@ -36,6 +36,7 @@ from stoker.dispatch.kinds import KINDS, stack_action
 from stoker.dispatch.step import DirectRecorder, Parked, drive_by_steps
 from stoker.errors import StokerError
 from stoker.store.models import Resource as ResourceRow
+from stoker.template.loader import frozen_gc
 
 #: stacks whose definitions a worker process keeps (parsing a big template once, not per task)
 CACHED_STACKS = 16
@@ -112,6 +113,7 @@ class Worker:
         """
         stack = self._stacks.pop(view.traversal_id, None)
         if stack is None:
+            self._forget_ended(conn)
             stack = self._defined(view.stack_id, view.project_id)
             if view.action == "ADOPT":
                 stack.adopted_data = traversal.given(self.engine.store, view.traversal_id) or {}
@@ -139,9 +141,26 @@ class Worker:
         stack.recorder.defer = not any(resource.acts_outside for resource in resources.values())
         return stack, resources
 
+    def _forget_ended(self, conn: Any) -> None:
+        """Drop the kept stacks of traversals that ended (whichever worker ended them): a big stack
+        kept for nothing is memory, and objects the collector walks once tasks unfreeze them."""
+        running = traversal.in_progress(conn, self._stacks)
+        for traversal_id in [key for key in self._stacks if key not in running]:
+            del self._stacks[traversal_id]
+
     def run_nodes(self, traversal_id: str, nodes: list, queue: str, redelivered: bool = False) -> None:
         """Run the given (node, step) pairs, then the dependents they make ready, for a while
-        (``redelivered``: the task comes back after its worker was lost)."""
+        (``redelivered``: the task comes back after its worker was lost).
+
+        The collector never rescans, during a task, what lived before it
+        (``frozen_gc``, as an in-process action): a worker process keeps its
+        parsed stacks, and each collection walking them made tasks slower
+        the longer the process lived.
+        """
+        with frozen_gc():
+            self._run_nodes(traversal_id, nodes, queue, redelivered)
+
+    def _run_nodes(self, traversal_id: str, nodes: list, queue: str, redelivered: bool) -> None:
         batch = {node: step for node, step in nodes}
         until = time.monotonic() + TASK_SLICE
         self.engine.dispatch.queue = queue  # where nested stacks started here go

@@ -256,3 +256,45 @@ def test_a_redelivered_task_enqueues_again_the_nodes_its_worker_parked(store):
     with traversal.resource_locks(store) as conn:  # the task named 1 and 3 at step 0, 2 at step 1
         worker._repoll_lost("t1", {1: 0, 2: 1, 3: 0}, queue, conn)
     assert published(queue) == [("t1", [[1, 1]])]
+
+
+def test_an_ended_traversal_keeps_no_nodes_and_a_late_task_finds_nothing_to_do(store):
+    """Its nodes go with its end; a task redelivered after it (its worker lost once the end was
+    committed) neither acts nor enqueues anything."""
+    import uuid
+
+    from stoker.dispatch import celery_app
+    from stoker.dispatch.worker import Worker
+
+    from .test_publish import published
+
+    started(store, diamond())
+    for resource_id, dependents in ((1, [2, 3]), (2, [4]), (3, [4])):
+        end(store, resource_id, dependents)
+    assert end(store, 4) == ([], True)
+    traversal.mark_ended(store, "t1")
+    with store.engine.connect() as conn:
+        assert traversal.read(conn, "t1", [1, 2, 3, 4])[1] == {}
+    app, queue = celery_app.make_app("memory://"), f"q-{uuid.uuid4().hex[:8]}"
+    worker = Worker(app, store.engine.url.render_as_string(hide_password=False))
+    worker.run_nodes("t1", [[4, 0], [2, 1]], queue, redelivered=True)
+    assert published(queue) == []
+    assert view(store).status == traversal.ENDED
+
+
+def test_a_worker_forgets_the_stacks_of_traversals_that_ended(store):
+    """Whichever worker ended them: the others find out when they next parse a stack."""
+    from collections import OrderedDict
+
+    from stoker.dispatch import celery_app
+    from stoker.dispatch.worker import Worker
+
+    stack_id = stack_in(store)
+    for name in ("t1", "t2"):
+        traversal.start(store, name, stack_id, "CREATE", diamond(), None, True)
+    traversal.mark_ended(store, "t1")
+    worker = Worker(celery_app.make_app("memory://"), store.engine.url.render_as_string(hide_password=False))
+    worker._stacks = OrderedDict(t1="stack one", t2="stack two", gone="a stack whose traversal was deleted")
+    with store.engine.connect() as conn:
+        worker._forget_ended(conn)
+    assert list(worker._stacks) == ["t2"]
