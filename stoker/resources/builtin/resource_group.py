@@ -177,7 +177,7 @@ class ResourceGroup(NestedStackResource):
             if pause:
                 await asyncio.sleep(pause)
             self._fixed_template = self.child_template(first + rest[:start + size])
-            await super().handle_update(None, {}, {})
+            await self.update_child(apart=False)
         self._fixed_template = None
 
     async def handle_update(self, json_snippet: Any, tmpl_diff: dict, prop_diff: dict) -> None:
@@ -200,7 +200,7 @@ class ResourceGroup(NestedStackResource):
             data = {"heat_template_version": "2015-04-30",
                     "resources": {n: (new[n] if n in done or n not in old else old[n]) for n in names}}
             self._fixed_template = template_from_data(data, self.stack.definition.template.files, self.name)
-            await super().handle_update(json_snippet, tmpl_diff, prop_diff)
+            await self.update_child(apart=False)
             if pause and number < len(batches) - 1:
                 await asyncio.sleep(pause)
         self._fixed_template = None
