@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import itertools
+import time
 from typing import Any
 
 from stoker.engine.nested import NestedStackResource, nested_resource_attribute, template_from_data
@@ -22,6 +23,8 @@ from stoker.constraints import AllowedValues, Range
 from stoker.template.template import Template
 
 BLACKLIST_KEY = "removed"
+#: resource data key of a rolling update on the workers: the batches still to update, the pause
+ROLLING_KEY = "stoker:rolling"
 S = properties.Schema
 
 
@@ -180,31 +183,62 @@ class ResourceGroup(NestedStackResource):
             await self.update_child(apart=False)
         self._fixed_template = None
 
-    async def handle_update(self, json_snippet: Any, tmpl_diff: dict, prop_diff: dict) -> None:
+    async def handle_update(self, json_snippet: Any, tmpl_diff: dict, prop_diff: dict) -> Any:
         self.data_set(BLACKLIST_KEY, self._blacklist())
+        self.data_delete(ROLLING_KEY)
         rolling = (self._resolve(self.t.update_policy) or {}).get("rolling_update")
         child = self.child()
         if not rolling or child is None or child.definition is None:
             return await super().handle_update(json_snippet, tmpl_diff, prop_diff)
         names = self.member_names()
-        new = self.group_template(names)["resources"]
         old = (child.definition.template.data.get("resources") or {})
+        new = self.group_template(names)["resources"]
         changed = [n for n in names if n in old and old[n] != new[n]]
         size = max(1, int(rolling.get("max_batch_size", 1)))
         in_service = int(rolling.get("min_in_service", 0))
         size = max(1, min(size, len(names) - in_service)) if names else size
         pause = float(rolling.get("pause_time", 0))
         batches = [changed[i:i + size] for i in range(0, len(changed), size)] or [[]]
+        if not self.stack.engine.dispatch.runs_here:  # on the workers: a batch per nested update, polled
+            self.data_set(ROLLING_KEY, {"batches": batches[1:], "pause": pause, "resume_at": None})
+            return await self._update_batch(batches[0])
         for number, batch in enumerate(batches):
-            done = set(itertools.chain.from_iterable(batches[:number + 1]))
-            data = {"heat_template_version": "2015-04-30",
-                    "resources": {n: (new[n] if n in done or n not in old else old[n]) for n in names}}
-            self._fixed_template = template_from_data(data, self.stack.definition.template.files, self.name)
-            await self.update_child(apart=False)
+            await self._update_batch(batch, apart=False)
             if pause and number < len(batches) - 1:
                 await asyncio.sleep(pause)
-        self._fixed_template = None
 
+    async def _update_batch(self, batch: list[str], apart: bool = True) -> Any:
+        """Update the members of ``batch`` (and add the new ones) to this definition; the others
+        stay as the nested stack has them now.  ``apart``: on the workers, returning the id to poll."""
+        names = self.member_names()
+        new = self.group_template(names)["resources"]
+        now = self.child().definition.template.data.get("resources") or {}
+        data = {"heat_template_version": "2015-04-30",
+                "resources": {n: (new[n] if n in batch or n not in now else now[n]) for n in names}}
+        self._fixed_template = template_from_data(data, self.stack.definition.template.files, self.name)
+        try:
+            return await self.update_child(apart)
+        finally:
+            self._fixed_template = None
+
+    async def check_update_complete(self, token: Any) -> bool:
+        """On the workers, a rolling update's batches one after the other, each polled to its end,
+        and the pause between two a poll too (parked, not slept)."""
+        if not self._child_action_ended(token):
+            return False
+        plan = self._data.get(ROLLING_KEY)
+        if not plan or not plan["batches"]:
+            self.data_delete(ROLLING_KEY)
+            return super().check_update_complete(token)
+        if plan["pause"] and plan["resume_at"] is None:
+            plan["resume_at"] = time.time() + plan["pause"]
+            self.data_set(ROLLING_KEY, plan)
+        if plan["resume_at"] is not None and time.time() < plan["resume_at"]:
+            return False
+        batch, plan["batches"], plan["resume_at"] = plan["batches"][0], plan["batches"][1:], None
+        self.data_set(ROLLING_KEY, plan)
+        await self._update_batch(batch)
+        return False
     _fixed_template: Template | None = None
 
     # -- attributes ------------------------------------------------------------------------
