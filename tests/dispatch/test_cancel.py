@@ -172,6 +172,12 @@ def nested_update_template(value: str, update_wait: float) -> dict:
         "inner": {"type": "OS::Heat::Stack", "properties": {"template": json.dumps(inner)}}}}
 
 
+def nested_values(cluster, stack_id: str) -> list:
+    """The ``value`` of each resource of the stack's one nested stack."""
+    nested, = cluster.engine.store.children(stack_id)
+    return [row.properties_data["value"] for row in cluster.engine.store.get_resources(nested.id)]
+
+
 def test_a_cancel_of_an_update_stops_the_nested_stack_update_it_runs_and_rolls_it_back(cluster):
     cluster.start_worker(), cluster.start_worker()
     before = nested_update_template("one", 0)
@@ -189,8 +195,7 @@ def test_a_cancel_of_an_update_stops_the_nested_stack_update_it_runs_and_rolls_i
     assert ("UPDATE", "FAILED", "Stack UPDATE cancelled") in events_of(cluster, "inner")
     assert {status for _action, status in states(cluster).values()} == {"COMPLETE"}
     assert cluster.engine.template("outer") == before
-    nested, = cluster.engine.store.children(started["id"])
-    assert [row.properties_data["value"] for row in cluster.engine.store.get_resources(nested.id)] == ["one"]
+    assert nested_values(cluster, started["id"]) == ["one"]
 
 
 def test_a_timeout_stops_the_nested_stack_update_a_worker_runs(cluster):

@@ -3,7 +3,7 @@ their own, which the owner resource polls: waiting inside a nested stack never h
 
 from __future__ import annotations
 
-from .test_cancel import events_of, nested_update_template, rows, states, wait_for
+from .test_cancel import events_of, nested_update_template, nested_values, rows, states, wait_for
 
 #: more than enough for the other stack's create; the update is not waited for to its end
 UPDATE_WAIT = 30
@@ -44,8 +44,7 @@ def test_a_waiting_nested_update_leaves_the_only_worker_slot_to_another_stack(cl
     assert other_done < slow_updated
     assert [action_status[:2] for action_status in events_of(cluster, "inner")][-2:] == [
         ("UPDATE", "IN_PROGRESS"), ("UPDATE", "COMPLETE")]
-    nested, = cluster.engine.store.children(started["id"])
-    assert [row.properties_data["value"] for row in cluster.engine.store.get_resources(nested.id)] == ["two"]
+    assert nested_values(cluster, started["id"]) == ["two"]
 
 
 def test_a_nested_stack_is_suspended_and_resumed_by_the_workers(cluster):
