@@ -185,14 +185,14 @@ class ResourceGroup(NestedStackResource):
 
     async def handle_update(self, json_snippet: Any, tmpl_diff: dict, prop_diff: dict) -> Any:
         self.data_set(BLACKLIST_KEY, self._blacklist())
-        self.data_delete(ROLLING_KEY)
+        self._forget_rolling()  # what is left of a rolling update that failed on the workers
         rolling = (self._resolve(self.t.update_policy) or {}).get("rolling_update")
         child = self.child()
         if not rolling or child is None or child.definition is None:
             return await super().handle_update(json_snippet, tmpl_diff, prop_diff)
         names = self.member_names()
-        old = (child.definition.template.data.get("resources") or {})
         new = self.group_template(names)["resources"]
+        old = (child.definition.template.data.get("resources") or {})
         changed = [n for n in names if n in old and old[n] != new[n]]
         size = max(1, int(rolling.get("max_batch_size", 1)))
         in_service = int(rolling.get("min_in_service", 0))
@@ -228,7 +228,7 @@ class ResourceGroup(NestedStackResource):
             return False
         plan = self._data.get(ROLLING_KEY)
         if not plan or not plan["batches"]:
-            self.data_delete(ROLLING_KEY)
+            self._forget_rolling()
             return super().check_update_complete(token)
         if plan["pause"] and plan["resume_at"] is None:
             plan["resume_at"] = time.time() + plan["pause"]
@@ -239,6 +239,12 @@ class ResourceGroup(NestedStackResource):
         self.data_set(ROLLING_KEY, plan)
         await self._update_batch(batch)
         return False
+
+    def _forget_rolling(self) -> None:
+        """Writes nothing when there is nothing to forget (in-process, always)."""
+        if ROLLING_KEY in self._data:
+            self.data_delete(ROLLING_KEY)
+
     _fixed_template: Template | None = None
 
     # -- attributes ------------------------------------------------------------------------
