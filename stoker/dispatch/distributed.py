@@ -3,7 +3,8 @@
 Every stack action (create, adopt, delete, update with its rollback,
 suspend, resume, check) is spread over the workers, batches of ready
 resources per task (``lifecycle`` starts them, ``worker`` runs them); so are
-the creates and deletes of nested stacks that resources on the workers own,
+the actions of nested stacks that resources on the workers own (each a
+traversal of its own, which the owner resource polls),
 and workflow executions, one step per task (``execution_steps``).
 """
 
@@ -56,6 +57,15 @@ class CeleryDispatch(InProcess):
     async def delete_nested(self, engine: Any, stack: Any) -> None:
         """Start a nested stack's delete on the workers; its owner resource polls it."""
         await lifecycle.start_nested_delete(engine, self.app, self.queue, stack)
+
+    async def update_nested(self, engine: Any, stack: Any, before: Any) -> None:
+        """Start a nested stack's update (its new definition stored; ``before``: its record as it
+        was) on the workers; its owner resource polls it."""
+        await lifecycle.start_nested_update(engine, self.app, self.queue, stack, lifecycle.inputs(before))
+
+    async def simple_nested(self, engine: Any, stack: Any, action: str) -> None:
+        """Start a nested stack's suspend, resume or check on the workers; its owner resource polls it."""
+        await lifecycle.start_nested_simple(engine, self.app, self.queue, stack, action)
 
     def delete(self, engine: Any, record: Any) -> None:
         """An action running on the stack (on the workers, its nested stacks' too) is cancelled

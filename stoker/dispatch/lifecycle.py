@@ -65,11 +65,34 @@ async def start_nested_create(engine: Any, app: Any, queue: str, stack: Stack) -
 
 async def start_nested_delete(engine: Any, app: Any, queue: str, stack: Stack) -> None:
     """Delete a nested stack's resources through the workers (its owner resource polls it)."""
+    await start_nested_on_stored(engine, app, queue, stack, "DELETE", _delete_graph)
+
+
+async def start_nested_simple(engine: Any, app: Any, queue: str, stack: Stack, action: str) -> None:
+    """Suspend, resume or check a nested stack's resources through the workers (its owner polls it)."""
+    await start_nested_on_stored(engine, app, queue, stack, action, lambda nested: actions.simple_graph(nested, action))
+
+
+async def start_nested_on_stored(engine: Any, app: Any, queue: str, stack: Stack, action: str,
+                                 graph_of: Callable[[Stack], Graph]) -> None:
+    """``_start_on_stored`` from a worker's step: the nested stack's state is set on this loop,
+    the traversal begins on a thread (an empty one ends at once, on an event loop of its own)."""
     traversal_id = str(uuid.uuid4())
-    engine.store.acquire_lock(stack.id, traversal_owner(traversal_id), "DELETE")
-    await _prepare_stored(stack, "DELETE")
-    await asyncio.to_thread(begin, engine, app, queue, traversal_id, stack.id, "DELETE", _delete_graph(stack),
+    engine.store.acquire_lock(stack.id, traversal_owner(traversal_id), action)
+    await _prepare_stored(stack, action)
+    await asyncio.to_thread(begin, engine, app, queue, traversal_id, stack.id, action, graph_of(stack),
                             stack.record.timeout_mins, True)
+
+
+async def start_nested_update(engine: Any, app: Any, queue: str, stack: Stack, previous: dict) -> None:
+    """Update a nested stack (its new definition stored by ``Engine.prepare_child_update``) through
+    the workers; its owner resource polls it.  Its rollback is off, as in-process: the parent's
+    decides; ``previous`` (its inputs before) serves a cancel that asks for one."""
+    traversal_id = str(uuid.uuid4())
+    engine.store.acquire_lock(stack.id, traversal_owner(traversal_id), "UPDATE")
+    graph = await _prepare_update(stack, "UPDATE")
+    await asyncio.to_thread(begin, engine, app, queue, traversal_id, stack.id, "UPDATE", graph,
+                            stack.record.timeout_mins, True, previous)
 
 
 async def _prepare_create(stack: Stack, action: str = "CREATE") -> Graph:
@@ -147,10 +170,14 @@ def start_update(engine: Any, app: Any, queue: str, record: Any, prepare: Callab
         engine.store.release_lock(record.id, traversal_owner(traversal_id))
         raise
     # kept even when rollback is off: a cancel_update rolls back all the same (as Heat)
-    previous = {"template_id": record.template_id, "parameters": record.parameters,
-                "environment": record.environment, "files": record.files}
-    _begin_update(engine, app, queue, stack, traversal_id, "UPDATE", previous, not rollback)
+    _begin_update(engine, app, queue, stack, traversal_id, "UPDATE", inputs(record), not rollback)
     return stack
+
+
+def inputs(record: Any) -> dict:
+    """A stack's stored inputs before an update: what its rollback goes back to."""
+    return {"template_id": record.template_id, "parameters": record.parameters,
+            "environment": record.environment, "files": record.files}
 
 
 def _begin_update(engine: Any, app: Any, queue: str, stack: Stack, traversal_id: str, action: str,
@@ -158,21 +185,23 @@ def _begin_update(engine: Any, app: Any, queue: str, stack: Stack, traversal_id:
     """An update traversal (or its rollback's): one node per resource of the definition, keyed by
     the resource's row; a new name gets a row (INIT) to key it."""
     shown = kinds.stack_action(action)
-
-    async def prepare() -> Graph:
-        await stack.set_state(shown, IN_PROGRESS, f"Stack {shown} started")
-        names = set(stack.definition.enabled_resources())
-        new = [stack.instantiate(name, stack.definition.resources[name])
-               for name in names if name not in stack.resources]
-        await stack.insert(new)
-        stack.resources.update({r.name: r for r in new})
-        await stack.recorder.flush()
-        return by_id(stack, actions.dependency_graph(stack, names))
-
     with _failing_start(engine, stack, shown, traversal_id):
-        graph = asyncio.run(prepare())
+        graph = asyncio.run(_prepare_update(stack, action))
         begin(engine, app, queue, traversal_id, stack.id, action, graph, stack.record.timeout_mins,
               disable_rollback, previous)
+
+
+async def _prepare_update(stack: Stack, action: str) -> Graph:
+    """The stack IN_PROGRESS, a row (INIT) for each new name; the graph of the definition's resources."""
+    shown = kinds.stack_action(action)
+    await stack.set_state(shown, IN_PROGRESS, f"Stack {shown} started")
+    names = set(stack.definition.enabled_resources())
+    new = [stack.instantiate(name, stack.definition.resources[name])
+           for name in names if name not in stack.resources]
+    await stack.insert(new)
+    stack.resources.update({r.name: r for r in new})
+    await stack.recorder.flush()
+    return by_id(stack, actions.dependency_graph(stack, names))
 
 
 def _follow(engine: Any, app: Any, queue: str, record: Any, owner: str, action: str,

@@ -236,18 +236,50 @@ class NestedStackResource(Resource):
             self._cache_outputs()
         return True
 
-    async def handle_update(self, json_snippet: Any, tmpl_diff: dict, prop_diff: dict) -> None:
+    async def handle_update(self, json_snippet: Any, tmpl_diff: dict, prop_diff: dict) -> Any:
         child = self.child()
         if child is None:
             return await self.handle_create()
+        return await self.update_child(apart=not self.stack.engine.dispatch.runs_here)
+
+    async def update_child(self, apart: bool) -> Any:
+        """Update the nested stack to this resource's definition: here, to its end; or, ``apart``,
+        on the workers, returning the id ``check_update_complete`` polls (as ``create_child``).
+        A group's batches, each waiting for the one before, are updated here."""
+        child = self.child()
         engine = self.stack.engine
+        before = engine.store.get_stack(child.id, self.stack.project_id, show_deleted=True) if apart else None
         updated, old = engine.prepare_child_update(child, self.child_template(),
                                                    self.child_environment(), self.child_parameters())
         updated.facade = self.facade_data()
         self._child = updated
+        if apart:
+            await engine.dispatch.update_nested(engine, updated, before)
+            return child.id
         await engine.run_update(updated, old, rollback=False)
         self._raise_if_failed(updated)
         self._cache_outputs()
+        return None
+
+    def check_update_complete(self, token: Any) -> bool:
+        """Updated here: done.  On the workers: done when the nested stack's action has ended."""
+        if not self._child_action_ended(token):
+            return False
+        if token is not None:
+            self._cache_outputs()
+        return True
+
+    def _child_action_ended(self, token: Any) -> bool:
+        """Whether the nested stack's action that ``token`` (its id) stands for, started apart on
+        the workers, has ended (raising when it failed); no token: it ran here, to its end."""
+        if token is None:
+            return True
+        record = self.stack.engine.store.get_stack(str(token), self.stack.project_id, show_deleted=True)
+        if record.status == IN_PROGRESS:
+            return False
+        self._child = None  # its resources as they ended
+        self._raise_if_failed(self.child())
+        return True
 
     async def handle_delete(self) -> Any:
         """Here, to its end; on a worker, on the workers, returning the id ``check_delete_complete``
@@ -282,20 +314,36 @@ class NestedStackResource(Resource):
         return record.lock_owner is not None and record.lock_time is not None and (
             datetime.now(timezone.utc) - record.lock_time).total_seconds() < self.stack.engine.store.lock_timeout
 
-    async def handle_suspend(self) -> None:
-        await self._simple("SUSPEND")
+    async def handle_suspend(self) -> Any:
+        return await self._simple("SUSPEND")
 
-    async def handle_resume(self) -> None:
-        await self._simple("RESUME")
+    async def handle_resume(self) -> Any:
+        return await self._simple("RESUME")
 
-    async def handle_check(self) -> None:
-        await self._simple("CHECK")
+    async def handle_check(self) -> Any:
+        return await self._simple("CHECK")
 
-    async def _simple(self, action: str) -> None:
+    def check_suspend_complete(self, token: Any) -> bool:
+        return self._child_action_ended(token)
+
+    def check_resume_complete(self, token: Any) -> bool:
+        return self._child_action_ended(token)
+
+    def check_check_complete(self, token: Any) -> bool:
+        return self._child_action_ended(token)
+
+    async def _simple(self, action: str) -> Any:
+        """Here, to its end; on a worker, on the workers, returning the id the check polls."""
         child = self.child()
-        if child is not None:
-            await self.stack.engine.run_simple(child, action)
-            self._raise_if_failed(child)
+        if child is None:
+            return None
+        engine = self.stack.engine
+        if not engine.dispatch.runs_here:
+            await engine.dispatch.simple_nested(engine, child, action)
+            return child.id
+        await engine.run_simple(child, action)
+        self._raise_if_failed(child)
+        return None
 
     def _cache_outputs(self) -> None:
         """Keep the outputs with the resource, so reading them later loads no nested stack."""

@@ -203,7 +203,7 @@ class AutoScalingGroup(NestedStackResource):
             if create:
                 await NestedStackResource.handle_create(self)
             else:
-                await NestedStackResource.handle_update(self, None, {}, {})
+                await self.update_child(apart=False)
         finally:
             self._planned = None
 
