@@ -151,3 +151,24 @@ resources:
     assert cli("stack", "show", "s").code == 1  # refused: no stack
     ok = cli("stack", "create", "ok", "-t", root / "t.yaml", "-P", "member_type=OS::Heat::None", "--wait")
     assert ok.code == 0, ok.output
+
+
+def test_a_deployment_of_a_config_that_does_not_exist_fails(cli, tree):
+    # tripleo's config-download-software.yaml with a config id that names nothing: Heat's
+    # create fails on it (a delete goes on without it); NO_SIGNAL does not skip the lookup
+    root = tree({"t.yaml": """\
+heat_template_version: wallaby
+parameters:
+  config: {type: string}
+resources:
+  deployment:
+    type: OS::Heat::SoftwareDeployment
+    properties: {config: {get_param: config}, server: fake_server_id, signal_transport: NO_SIGNAL}
+"""})
+    run = cli("stack", "create", "s", "-t", root / "t.yaml", "-P", "config=nothing", "--wait", "-f", "json")
+    assert run.code == 1, run.output
+    shown = json.loads(cli("stack", "show", "s", "-f", "json").stdout)
+    assert shown["stack_status"] == "CREATE_FAILED"
+    assert "resources.deployment" in shown["stack_status_reason"]
+    assert "nothing" in shown["stack_status_reason"]
+    assert cli("stack", "delete", "s", "--yes", "--wait").code == 0

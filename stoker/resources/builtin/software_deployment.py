@@ -101,11 +101,9 @@ class SoftwareDeployment(Resource):
         return software
 
     def _source_config(self, software: Any) -> dict:
-        """The config record this deployment applies ({} with none, or once it is gone)."""
-        try:
-            return software.get_config(self.properties[self.CONFIG]) if self.properties[self.CONFIG] else {}
-        except NotFound:
-            return {}
+        """The config record this deployment applies ({} with none).  A config id that
+        names no config fails the action, as in Heat; only a delete goes on without it."""
+        return software.get_config(self.properties[self.CONFIG]) if self.properties[self.CONFIG] else {}
 
     def _runs_for(self, source: dict, action: str) -> bool:
         """Is ``action`` one the server runs?  A component says (its configs' actions), else
@@ -207,10 +205,13 @@ class SoftwareDeployment(Resource):
 
     def handle_delete(self) -> str | None:
         current = self._current()
-        if current is None or current["status"] == "IN_PROGRESS" \
-                or not self._runs_for(self._source_config(self._software()), self.DELETE):
-            return None  # as Heat: the server runs a DELETE only if listed, and not mid-action
-        return self._deploy(self.DELETE)
+        try:
+            if current is None or current["status"] == "IN_PROGRESS" \
+                    or not self._runs_for(self._source_config(self._software()), self.DELETE):
+                return None  # as Heat: the server runs a DELETE only if listed, and not mid-action
+            return self._deploy(self.DELETE)
+        except NotFound:
+            return None  # as Heat: a config gone by now does not stop the delete
 
     def check_delete_complete(self, token: Any) -> bool:
         if not self._deployed(token):
