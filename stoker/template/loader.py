@@ -261,8 +261,6 @@ def _parse(text: str, name: str) -> Any:
         with paused_gc():
             data = _pyyaml(text)
     except yaml.MarkedYAMLError as exc:
-        if "maximum nesting depth" in str(exc.problem):  # libyaml's own limit (PyYAML >= 6.0.4), far over ours
-            raise _nesting_error(name, limit("max_nesting")) from None
         mark = exc.problem_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (None, None)
         if "maximum nesting depth" in (exc.problem or ""):  # PyYAML >= 6.0.4 has a depth limit of its own
