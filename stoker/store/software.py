@@ -74,9 +74,7 @@ class SoftwareStore:
 
     def forget_config(self, project: str, config_id: str) -> None:
         """Delete a config row if there is one (a resource deleting what it made)."""
-        with self._writer.begin() as conn:
-            conn.execute(delete(SOFTWARE_CONFIGS).where(SOFTWARE_CONFIGS.c.id == config_id,
-                                                        SOFTWARE_CONFIGS.c.project_id == project))
+        self._forget(SOFTWARE_CONFIGS, project, config_id)
 
     # -- deployments -------------------------------------------------------------------------
     def create_deployment(self, project: str, fields: dict) -> dict:
@@ -126,9 +124,11 @@ class SoftwareStore:
 
     def forget_deployment(self, project: str, deployment_id: str) -> None:
         """Delete a deployment row if there is one (a resource deleting what it made)."""
+        self._forget(SOFTWARE_DEPLOYMENTS, project, deployment_id)
+
+    def _forget(self, table: Any, project: str, row_id: str) -> None:
         with self._writer.begin() as conn:
-            conn.execute(delete(SOFTWARE_DEPLOYMENTS).where(SOFTWARE_DEPLOYMENTS.c.id == deployment_id,
-                                                            SOFTWARE_DEPLOYMENTS.c.project_id == project))
+            conn.execute(delete(table).where(table.c.id == row_id, table.c.project_id == project))
 
     def metadata(self, project: str, server_id: str) -> list[dict]:
         """What a server's agent reads: each deployment's config, inputs filled in."""
