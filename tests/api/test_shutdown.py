@@ -33,7 +33,7 @@ heat_template_version: 2016-10-14
 resources:
   inner:
     type: OS::Heat::TestResource
-    properties: {value: inner, wait_secs: 30}
+    properties: {value: inner, wait_secs: 45}
 outputs:
   out: {value: {get_attr: [inner, output]}}
 """
@@ -47,7 +47,7 @@ resources:
   slow:
     type: OS::Heat::TestResource
     depends_on: first
-    properties: {value: two, wait_secs: 30}
+    properties: {value: two, wait_secs: 45}
   nested:
     type: OS::Heat::Stack
     properties:
