@@ -54,14 +54,16 @@ async def step_action(resource: Resource, action: str, handler: Callable, checke
                       pass_through: tuple = ()) -> None:
     """``Resource.run_action`` as one step: start or pick up, check once, park or end."""
     polling = resource.stored_poll(action) or {}
-    resuming = bool(polling) or (resource.state == (action, resource.IN_PROGRESS)
-                                 and action == resource.CREATE and resource.resource_id is not None)
+    begun, token = resource.poll_begun(polling.get("token")) if polling else (True, None)
+    resuming = begun and (bool(polling) or (resource.state == (action, resource.IN_PROGRESS)
+                                            and action == resource.CREATE and resource.resource_id is not None))
     try:
         async with resource.acting(action, pass_through):
             if resuming:
-                token, delay = polling.get("token"), float(polling.get("delay", POLL_FIRST))
+                delay = float(polling.get("delay", POLL_FIRST))
             else:
-                await resource.set_state(action, resource.IN_PROGRESS, "state changed")
+                if begun:  # (a start cut short is IN_PROGRESS already)
+                    await resource.set_state(action, resource.IN_PROGRESS, "state changed")
                 token, delay = await resource._call(handler), POLL_FIRST
             wait = await resource.check_once(checker, token, delay)
             if wait is None:

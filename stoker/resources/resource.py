@@ -430,6 +430,12 @@ class Resource:
         stopped (a nested stack's action on the workers), so that its failure waits for that end."""
         return False
 
+    def poll_begun(self, token: Any) -> tuple[bool, Any]:
+        """For a poll another process kept: whether what it polls was begun, and the token to poll
+        it with.  A type that keeps its poll before it begins (a nested stack's action on the
+        workers) says no when that process was lost in between: the action starts again."""
+        return True, token
+
     def stored_poll(self, action: str) -> dict | None:
         """The poll of ``action`` kept when it was interrupted in progress, if any."""
         polling = self._data.get(POLL_KEY) or {}
