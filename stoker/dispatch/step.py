@@ -18,6 +18,7 @@ from functools import partial
 from typing import Any, Callable
 
 from stoker.resources.resource import POLL_FACTOR, POLL_FIRST, Resource
+from stoker.store.edits import merge_into
 
 #: the longest countdown between two polls of one resource
 POLL_MAX = 2.0
@@ -144,7 +145,7 @@ class DirectRecorder:
         successive changes as one (its state at the end), its events all, in order."""
         merged: dict[int, dict] = {}
         for resource_id, fields in self.changes:
-            merged[resource_id] = {**merged.get(resource_id, {}), **fields}
+            merge_into(merged.setdefault(resource_id, {}), fields)
         taken = (list(merged.items()), self.events)
         self.changes, self.events = [], []
         return taken

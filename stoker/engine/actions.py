@@ -100,8 +100,7 @@ async def pause_at_hook(stack: Stack, resource: Resource, hook: str) -> None:
         cleared = list((row.data or {}).get(HOOKS_CLEARED_KEY, []))
         if hook in cleared:
             cleared.remove(hook)
-            resource._data[HOOKS_CLEARED_KEY] = cleared
-            resource.dirty.add("data")
+            resource.edit_data(HOOKS_CLEARED_KEY, cleared)
             return
         await resource.wait_a_while(HOOK_POLL_INTERVAL)
 
@@ -112,9 +111,8 @@ async def create_resource(resource: Resource) -> None:
     kept = resource.stack.adopted_data.get(resource.name) or {}
     adopted_id = resource.t.external_id if resource.t.external_id is not None else kept.get("resource_id")
     if adopted_id is not None:
-        if kept.get("data"):
-            resource._data.update(kept["data"])
-            resource.dirty.add("data")
+        for key, value in (kept.get("data") or {}).items():
+            resource.edit_data(key, value)
         if kept.get("metadata"):
             resource._metadata = kept["metadata"]
             resource.dirty.add("rsrc_metadata")

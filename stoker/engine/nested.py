@@ -402,11 +402,11 @@ class NestedStackResource(Resource):
     def _cache_outputs(self) -> None:
         """Keep the outputs with the resource, so reading them later loads no nested stack."""
         values, errors = self._evaluated_outputs()
-        self._data.pop(OUTPUTS_KEY, None)
-        self._data.pop(OUTPUT_ERRORS_KEY, None)
         self.data_set(OUTPUTS_KEY, values)
         if errors:
             self.data_set(OUTPUT_ERRORS_KEY, errors)
+        elif OUTPUT_ERRORS_KEY in self._data:
+            self.data_delete(OUTPUT_ERRORS_KEY)
 
     def _raise_if_failed(self, child) -> None:
         """As Heat: the failure reads as the nested resource's, its path under this one
