@@ -50,22 +50,28 @@ class CeleryDispatch(InProcess):
         check_database(engine)
         lifecycle.start_create(engine, self.app, self.queue, stack, timeout_mins, disable_rollback, action)
 
-    async def create_nested(self, engine: Any, stack: Any) -> None:
-        """Start a nested stack's create on the workers; its owner resource polls it."""
-        await lifecycle.start_nested_create(engine, self.app, self.queue, stack)
+    async def create_nested(self, engine: Any, stack: Any, traversal_id: str) -> None:
+        """Start a nested stack's create on the workers as traversal ``traversal_id`` (its owner
+        resource polls it; the id is chosen by the owner first, so that a worker lost meanwhile
+        leaves its successor what it started: ``nested_begun``)."""
+        await lifecycle.start_nested_create(engine, self.app, self.queue, stack, traversal_id)
 
-    async def delete_nested(self, engine: Any, stack: Any) -> None:
-        """Start a nested stack's delete on the workers; its owner resource polls it."""
-        await lifecycle.start_nested_delete(engine, self.app, self.queue, stack)
+    async def delete_nested(self, engine: Any, stack: Any, traversal_id: str) -> None:
+        """Start a nested stack's delete on the workers (as ``create_nested``)."""
+        await lifecycle.start_nested_delete(engine, self.app, self.queue, stack, traversal_id)
 
-    async def update_nested(self, engine: Any, stack: Any, before: Any) -> None:
-        """Start a nested stack's update (its new definition stored; ``before``: its record as it
-        was) on the workers; its owner resource polls it."""
-        await lifecycle.start_nested_update(engine, self.app, self.queue, stack, lifecycle.inputs(before))
+    async def update_nested(self, engine: Any, stack: Any, previous: dict, traversal_id: str) -> None:
+        """Start a nested stack's update (its new definition stored; ``previous``: its inputs as
+        they were) on the workers (as ``create_nested``)."""
+        await lifecycle.start_nested_update(engine, self.app, self.queue, stack, previous, traversal_id)
 
-    async def simple_nested(self, engine: Any, stack: Any, action: str) -> None:
-        """Start a nested stack's suspend, resume or check on the workers; its owner resource polls it."""
-        await lifecycle.start_nested_simple(engine, self.app, self.queue, stack, action)
+    async def simple_nested(self, engine: Any, stack: Any, action: str, traversal_id: str) -> None:
+        """Start a nested stack's suspend, resume or check on the workers (as ``create_nested``)."""
+        await lifecycle.start_nested_simple(engine, self.app, self.queue, stack, action, traversal_id)
+
+    def nested_begun(self, engine: Any, traversal_id: str) -> bool:
+        """Whether a nested stack's traversal a lost worker was starting was stored (it then runs)."""
+        return lifecycle.nested_begun(engine, self.app, self.queue, traversal_id)
 
     def delete(self, engine: Any, record: Any) -> None:
         """An action running on the stack (on the workers, its nested stacks' too) is cancelled

@@ -53,46 +53,59 @@ def start_create(engine: Any, app: Any, queue: str, stack: Stack, timeout_mins: 
               stack.adopted_data if action == "ADOPT" else None)
 
 
-async def start_nested_create(engine: Any, app: Any, queue: str, stack: Stack) -> None:
+async def start_nested_create(engine: Any, app: Any, queue: str, stack: Stack, traversal_id: str) -> None:
     """Create a stored new nested stack's resources through the workers (its owner resource, on a
-    worker, polls it instead of running it to its end there)."""
-    traversal_id = str(uuid.uuid4())
+    worker, polls it instead of running it to its end there).  ``traversal_id``, chosen by the
+    owner, is the lock's owner: a start a lost worker left half done is made again under it."""
     engine.store.acquire_lock(stack.id, traversal_owner(traversal_id), "CREATE")
     graph = await _prepare_create(stack)
     # on a thread of its own: an empty stack ends at once, on an event loop of its own
     await asyncio.to_thread(begin, engine, app, queue, traversal_id, stack.id, "CREATE", graph, None, True)
 
 
-async def start_nested_delete(engine: Any, app: Any, queue: str, stack: Stack) -> None:
+async def start_nested_delete(engine: Any, app: Any, queue: str, stack: Stack, traversal_id: str) -> None:
     """Delete a nested stack's resources through the workers (its owner resource polls it)."""
-    await start_nested_on_stored(engine, app, queue, stack, "DELETE", _delete_graph)
+    await start_nested_on_stored(engine, app, queue, stack, "DELETE", _delete_graph, traversal_id)
 
 
-async def start_nested_simple(engine: Any, app: Any, queue: str, stack: Stack, action: str) -> None:
+async def start_nested_simple(engine: Any, app: Any, queue: str, stack: Stack, action: str,
+                              traversal_id: str) -> None:
     """Suspend, resume or check a nested stack's resources through the workers (its owner polls it)."""
-    await start_nested_on_stored(engine, app, queue, stack, action, lambda nested: actions.simple_graph(nested, action))
+    await start_nested_on_stored(engine, app, queue, stack, action, lambda nested: actions.simple_graph(nested, action),
+                                 traversal_id)
 
 
 async def start_nested_on_stored(engine: Any, app: Any, queue: str, stack: Stack, action: str,
-                                 graph_of: Callable[[Stack], Graph]) -> None:
+                                 graph_of: Callable[[Stack], Graph], traversal_id: str) -> None:
     """``_start_on_stored`` from a worker's step: the nested stack's state is set on this loop,
     the traversal begins on a thread (an empty one ends at once, on an event loop of its own)."""
-    traversal_id = str(uuid.uuid4())
     engine.store.acquire_lock(stack.id, traversal_owner(traversal_id), action)
     await _prepare_stored(stack, action)
     await asyncio.to_thread(begin, engine, app, queue, traversal_id, stack.id, action, graph_of(stack),
                             stack.record.timeout_mins, True)
 
 
-async def start_nested_update(engine: Any, app: Any, queue: str, stack: Stack, previous: dict) -> None:
+async def start_nested_update(engine: Any, app: Any, queue: str, stack: Stack, previous: dict,
+                              traversal_id: str) -> None:
     """Update a nested stack (its new definition stored by ``Engine.prepare_child_update``) through
     the workers; its owner resource polls it.  Its rollback is off, as in-process: the parent's
     decides; ``previous`` (its inputs before) serves a cancel that asks for one."""
-    traversal_id = str(uuid.uuid4())
     engine.store.acquire_lock(stack.id, traversal_owner(traversal_id), "UPDATE")
     graph = await _prepare_update(stack, "UPDATE")
     await asyncio.to_thread(begin, engine, app, queue, traversal_id, stack.id, "UPDATE", graph,
                             stack.record.timeout_mins, True, previous)
+
+
+def nested_begun(engine: Any, app: Any, queue: str, traversal_id: str) -> bool:
+    """Whether a nested stack's traversal was stored.  The worker that stored it may have been lost
+    before it enqueued the nodes ready at its start: while it runs, those still waiting to start
+    are enqueued again (a second task of a node finds it taken, or its step stale)."""
+    found = traversal.ready_unstarted(engine.store, traversal_id)
+    if found is None:
+        return False
+    action, ready = found
+    celery_app.publish(app, queue, traversal_id, ready, kinds.KINDS[action].batched)
+    return True
 
 
 async def _prepare_create(stack: Stack, action: str = "CREATE") -> Graph:
@@ -170,14 +183,8 @@ def start_update(engine: Any, app: Any, queue: str, record: Any, prepare: Callab
         engine.store.release_lock(record.id, traversal_owner(traversal_id))
         raise
     # kept even when rollback is off: a cancel_update rolls back all the same (as Heat)
-    _begin_update(engine, app, queue, stack, traversal_id, "UPDATE", inputs(record), not rollback)
+    _begin_update(engine, app, queue, stack, traversal_id, "UPDATE", record.inputs(), not rollback)
     return stack
-
-
-def inputs(record: Any) -> dict:
-    """A stack's stored inputs before an update: what its rollback goes back to."""
-    return {"template_id": record.template_id, "parameters": record.parameters,
-            "environment": record.environment, "files": record.files}
 
 
 def _begin_update(engine: Any, app: Any, queue: str, stack: Stack, traversal_id: str, action: str,

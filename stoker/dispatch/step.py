@@ -18,6 +18,7 @@ from functools import partial
 from typing import Any, Callable
 
 from stoker.resources.resource import POLL_FACTOR, POLL_FIRST, Resource
+from stoker.store.edits import merge_into
 
 #: the longest countdown between two polls of one resource
 POLL_MAX = 2.0
@@ -54,14 +55,16 @@ async def step_action(resource: Resource, action: str, handler: Callable, checke
                       pass_through: tuple = ()) -> None:
     """``Resource.run_action`` as one step: start or pick up, check once, park or end."""
     polling = resource.stored_poll(action) or {}
-    resuming = bool(polling) or (resource.state == (action, resource.IN_PROGRESS)
-                                 and action == resource.CREATE and resource.resource_id is not None)
+    begun, token = resource.poll_begun(polling.get("token")) if polling else (True, None)
+    resuming = begun and (bool(polling) or (resource.state == (action, resource.IN_PROGRESS)
+                                            and action == resource.CREATE and resource.resource_id is not None))
     try:
         async with resource.acting(action, pass_through):
             if resuming:
-                token, delay = polling.get("token"), float(polling.get("delay", POLL_FIRST))
+                delay = float(polling.get("delay", POLL_FIRST))
             else:
-                await resource.set_state(action, resource.IN_PROGRESS, "state changed")
+                if begun:  # (a start cut short is IN_PROGRESS already)
+                    await resource.set_state(action, resource.IN_PROGRESS, "state changed")
                 token, delay = await resource._call(handler), POLL_FIRST
             wait = await resource.check_once(checker, token, delay)
             if wait is None:
@@ -142,7 +145,7 @@ class DirectRecorder:
         successive changes as one (its state at the end), its events all, in order."""
         merged: dict[int, dict] = {}
         for resource_id, fields in self.changes:
-            merged[resource_id] = {**merged.get(resource_id, {}), **fields}
+            merge_into(merged.setdefault(resource_id, {}), fields)
         taken = (list(merged.items()), self.events)
         self.changes, self.events = [], []
         return taken

@@ -189,6 +189,19 @@ def in_progress(conn: Any, traversal_ids: Iterable[str]) -> set:
                                                           TRAVERSALS.c.status == IN_PROGRESS)).scalars())
 
 
+def ready_unstarted(store: Any, traversal_id: str) -> tuple[str, list] | None:
+    """(action, nodes waiting on nothing and not started) of a stored traversal (none once it
+    ended); None if it was never stored."""
+    with store.engine.connect() as conn:
+        row = conn.execute(select(TRAVERSALS.c.action, TRAVERSALS.c.status)
+                           .where(TRAVERSALS.c.id == traversal_id)).one_or_none()
+        if row is None or row.status != IN_PROGRESS:
+            return None if row is None else (row.action, [])
+        ready = conn.execute(select(NODES.c.resource_id).where(
+            NODES.c.traversal_id == traversal_id, NODES.c.state == PENDING, NODES.c.waiting == 0)).scalars().all()
+    return row.action, list(ready)
+
+
 def read(conn: Any, traversal_id: str, resource_ids: Iterable[int] = ()) -> tuple[View | None, dict[int, Node]]:
     """The traversal and those of its nodes named, in one query; (None, {}) when it is gone (an
     execution's traversal has no stack: no project, no cancel request here)."""

@@ -100,8 +100,7 @@ async def pause_at_hook(stack: Stack, resource: Resource, hook: str) -> None:
         cleared = list((row.data or {}).get(HOOKS_CLEARED_KEY, []))
         if hook in cleared:
             cleared.remove(hook)
-            resource._data[HOOKS_CLEARED_KEY] = cleared
-            resource.dirty.add("data")
+            resource.edit_data(HOOKS_CLEARED_KEY, cleared)
             return
         await resource.wait_a_while(HOOK_POLL_INTERVAL)
 
@@ -112,9 +111,8 @@ async def create_resource(resource: Resource) -> None:
     kept = resource.stack.adopted_data.get(resource.name) or {}
     adopted_id = resource.t.external_id if resource.t.external_id is not None else kept.get("resource_id")
     if adopted_id is not None:
-        if kept.get("data"):
-            resource._data.update(kept["data"])
-            resource.dirty.add("data")
+        for key, value in (kept.get("data") or {}).items():
+            resource.edit_data(key, value)
         if kept.get("metadata"):
             resource._metadata = kept["metadata"]
             resource.dirty.add("rsrc_metadata")
@@ -130,9 +128,10 @@ async def create_resource(resource: Resource) -> None:
 
 
 async def insert_new(stack: Stack) -> Graph:
-    """Give every enabled resource its row; returns the graph a create walks."""
+    """Give every enabled resource its row (those that have one already keep it: a create its
+    worker was lost starting starts again); returns the graph a create walks."""
     names = set(stack.definition.enabled_resources())
-    new = [stack.instantiate(name, stack.definition.resources[name]) for name in names]
+    new = [stack.instantiate(name, stack.definition.resources[name]) for name in names if name not in stack.resources]
     stack.resources.update({r.name: r for r in new})
     await stack.insert(new)
     return dependency_graph(stack, names)
@@ -146,12 +145,7 @@ async def create(stack: Stack, timeout: float | None) -> None:
 async def resume_create(stack: Stack, timeout: float | None) -> None:
     """Go on with a create a stopped server handed back: what completed stays, what was
     in progress is picked up where it stood, what never started is created."""
-    names = set(stack.definition.enabled_resources())
-    missing = [stack.instantiate(name, stack.definition.resources[name]) for name in names
-               if name not in stack.resources]
-    stack.resources.update({r.name: r for r in missing})
-    await stack.insert(missing)
-    await run_walk(stack, dependency_graph(stack, names),
+    await run_walk(stack, await insert_new(stack),
                    lambda name: resume_resource(stack, stack.resources[name]), "CREATE", timeout)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+import uuid
 from datetime import datetime, timezone
 from abc import abstractmethod
 from contextlib import contextmanager
@@ -24,7 +25,7 @@ from stoker.resources import attributes
 from stoker.resources.exceptions import InvalidTemplateAttribute, ResourceFailure
 from stoker.resources.policy import NOT_ALLOWED
 from stoker.resources.properties import Properties, schemata
-from stoker.resources.resource import Resource, UpdatePlan
+from stoker.resources.resource import POLL_FIRST, Resource, UpdatePlan
 from stoker.template.environment import (Environment, RegistryLoop, child_registry, is_template_type,
                                           resolve_type)
 from stoker.template.parameters import parse_parameters
@@ -34,6 +35,8 @@ IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
 #: resource data key holding the nested stack's outputs as of the last action
 OUTPUTS_KEY = "stoker:outputs"
 OUTPUT_ERRORS_KEY = "stoker:output_errors"
+#: in a poll's token: the traversal a nested stack's action on the workers is about to start (``_intend``)
+STARTING = "starting"
 
 
 #: the code of a problem found inside a nested stack when a request is checked
@@ -193,23 +196,71 @@ class NestedStackResource(Resource):
         on a worker), on the workers, returning the id ``check_create_complete`` polls, so that
         this resource holds no worker slot its nested resources need."""
         engine = self.stack.engine
-        child = engine.new_stack(self.child_stack_name(), parent=self.stack)
-        child.owner_name = self.name
-        child.facade = self.facade_data()
-        # an adopted stack's nested stacks adopt their own resources
-        child.adopted_data = (self.stack.adopted_data.get(self.name) or {}).get("nested", {})
-        child.define(self.child_template(), self.child_environment(), self.child_parameters())
-        engine.check_tree_size(child)
-        await engine.save_nested_stack(child)
-        self._child = child
-        self.resource_id_set(child.id)
+        starting = self._starting(self.CREATE) if apart else None
+        if starting is not None:  # stored by a worker lost before the create began: that one goes on
+            child = self.child()
+            child.adopted_data = self._adopted_inside()
+        else:
+            child = await self._new_child()
         if apart:
-            await engine.dispatch.create_nested(engine, child)
+            if starting is None:
+                self.resource_id = child.id  # written with the start's intent: one without the other is never seen
+                starting = await self._intend(self.CREATE, child.id)
+            await engine.dispatch.create_nested(engine, child, starting[STARTING])
             return child.id
+        self.resource_id_set(child.id)
         await engine.run_create(child, timeout_mins=None, disable_rollback=True)
         self._raise_if_failed(child)
         self._cache_outputs()
         return None
+
+    async def _new_child(self) -> Any:
+        """The nested stack, defined from this resource and stored (no resources yet)."""
+        engine = self.stack.engine
+        child = engine.new_stack(self.child_stack_name(), parent=self.stack)
+        child.owner_name = self.name
+        child.facade = self.facade_data()
+        child.adopted_data = self._adopted_inside()
+        child.define(self.child_template(), self.child_environment(), self.child_parameters())
+        engine.check_tree_size(child)
+        await engine.save_nested_stack(child)
+        self._child = child
+        return child
+
+    def _adopted_inside(self) -> dict:
+        """An adopted stack's nested stacks adopt their own resources: those given for this one."""
+        return (self.stack.adopted_data.get(self.name) or {}).get("nested", {})
+
+    async def _intend(self, action: str, child_id: str, **given: Any) -> dict:
+        """Before a nested stack's ``action`` starts on the workers: its traversal's id (and what
+        else its start needs again, ``given``), committed as this action's poll.  A worker lost
+        after the start and before its poll was kept leaves its successor this intent, not
+        nothing: it polls that traversal if it was stored (``poll_begun``), else starts it again
+        under the same id (its stack lock's owner), so the nested action runs once."""
+        intent = {"stack": child_id, STARTING: str(uuid.uuid4()), **given}
+        self.keep_poll(action, intent, POLL_FIRST)
+        await self.stack.persist(self, event=False, durable=True)
+        return intent
+
+    def _starting(self, action: str) -> dict | None:
+        """The intent (``_intend``) of ``action``'s start a lost worker left, if the action is at that."""
+        polling = self.stored_poll(action)
+        token = polling.get("token") if polling else None
+        return token if isinstance(token, dict) and STARTING in token else None
+
+    def poll_begun(self, token: Any) -> tuple[bool, Any]:
+        """An intent's traversal stored: polled (the nested stack's id is the token); else the
+        action starts again.  (Anything else: a poll as any resource keeps.)"""
+        if not (isinstance(token, dict) and STARTING in token):
+            return True, token
+        engine = self.stack.engine
+        return engine.dispatch.nested_begun(engine, token[STARTING]), token["stack"]
+
+    async def _traversal_for(self, action: str, child_id: str) -> str:
+        """The id of the traversal that runs the nested stack's ``action`` on the workers: a lost
+        worker's, if it left one; else a new one, its intent committed first."""
+        starting = self._starting(action) or await self._intend(action, child_id)
+        return starting[STARTING]
 
     def check_create_complete(self, token: Any) -> bool:
         """Created here: done.  On the workers (or picked up by another worker, with no token):
@@ -248,13 +299,16 @@ class NestedStackResource(Resource):
         A group's batches, each waiting for the one before, are updated here."""
         child = self.child()
         engine = self.stack.engine
-        before = engine.store.get_stack(child.id, self.stack.project_id, show_deleted=True) if apart else None
+        starting = self._starting(self.UPDATE) if apart else None
+        if apart and starting is None:  # (else a lost worker's: its inputs before are the ones to go back to)
+            before = engine.store.get_stack(child.id, self.stack.project_id, show_deleted=True)
+            starting = await self._intend(self.UPDATE, child.id, previous=before.inputs())
         updated, old = engine.prepare_child_update(child, self.child_template(),
                                                    self.child_environment(), self.child_parameters())
         updated.facade = self.facade_data()
         self._child = updated
         if apart:
-            await engine.dispatch.update_nested(engine, updated, before)
+            await engine.dispatch.update_nested(engine, updated, starting["previous"], starting[STARTING])
             return child.id
         await engine.run_update(updated, old, rollback=False)
         self._raise_if_failed(updated)
@@ -289,7 +343,7 @@ class NestedStackResource(Resource):
             return None
         engine = self.stack.engine
         if not engine.dispatch.runs_here:
-            await engine.dispatch.delete_nested(engine, child)
+            await engine.dispatch.delete_nested(engine, child, await self._traversal_for(self.DELETE, child.id))
             return child.id
         if not await engine.run_delete(child, "DELETE"):
             raise NestedStackFailed(f"nested stack {child.name} failed to delete: {child.status_reason}")
@@ -339,7 +393,7 @@ class NestedStackResource(Resource):
             return None
         engine = self.stack.engine
         if not engine.dispatch.runs_here:
-            await engine.dispatch.simple_nested(engine, child, action)
+            await engine.dispatch.simple_nested(engine, child, action, await self._traversal_for(action, child.id))
             return child.id
         await engine.run_simple(child, action)
         self._raise_if_failed(child)
@@ -348,11 +402,11 @@ class NestedStackResource(Resource):
     def _cache_outputs(self) -> None:
         """Keep the outputs with the resource, so reading them later loads no nested stack."""
         values, errors = self._evaluated_outputs()
-        self._data.pop(OUTPUTS_KEY, None)
-        self._data.pop(OUTPUT_ERRORS_KEY, None)
         self.data_set(OUTPUTS_KEY, values)
         if errors:
             self.data_set(OUTPUT_ERRORS_KEY, errors)
+        elif OUTPUT_ERRORS_KEY in self._data:
+            self.data_delete(OUTPUT_ERRORS_KEY)
 
     def _raise_if_failed(self, child) -> None:
         """As Heat: the failure reads as the nested resource's, its path under this one

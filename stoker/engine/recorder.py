@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from stoker.engine.group_commit import GroupCommit
+from stoker.store.edits import merge_into
 
 
 class Recorder(GroupCommit):
@@ -27,7 +28,7 @@ class Recorder(GroupCommit):
 
     def queue(self, resource_id: int, fields: dict, event: dict | None = None) -> None:
         """Queue a change without waiting for it (it goes out with the next batch)."""
-        self._resources.setdefault(resource_id, {}).update(fields)
+        merge_into(self._resources.setdefault(resource_id, {}), fields)
         if event is not None:
             self._events.append(event)
         self._soon()
@@ -73,8 +74,8 @@ def resource_fields(resource: Any) -> dict:
     dirty, resource.dirty = resource.dirty, set()
     if "properties_data" in dirty:
         fields["properties_data"] = resource.properties_data or {}
-    if "data" in dirty:
-        fields["data"] = dict(resource._data)
+    if "data" in dirty:  # its keys changed, not the whole map (``stoker.store.edits``)
+        fields["data"] = resource.data_edits()
     if "rsrc_metadata" in dirty:
         fields["rsrc_metadata"] = resource._metadata if isinstance(resource._metadata, dict) else {}
     return fields

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from stoker.secretbox import seal
+from stoker.store.edits import DataEdits
 from stoker.store.sealed import ENV_SECTIONS, RESOURCE_FIELDS
 
 
@@ -48,4 +49,9 @@ def stored_resource_fields(stack: Any, fields: dict) -> dict:
     holds secrets (state columns stay readable)."""
     if not has_secrets(stack):
         return fields
-    return {key: seal(value) if key in RESOURCE_FIELDS else value for key, value in fields.items()}
+    return {key: _sealed(value) if key in RESOURCE_FIELDS else value for key, value in fields.items()}
+
+
+def _sealed(value: Any) -> Any:
+    """A field sealed whole; data edits, their result once made on the stored data."""
+    return value.sealed() if isinstance(value, DataEdits) else seal(value)

@@ -25,6 +25,7 @@ from stoker.errors import ValidationFailed
 from stoker.functions.base import resolve
 from stoker.functions.sizes import check_stored
 from stoker.secretbox import seal, unseal
+from stoker.store.edits import DELETED, DataEdits
 from stoker.resources import attributes as attributes_mod
 from stoker.resources.exceptions import (
     InvalidTemplateAttribute,
@@ -88,6 +89,10 @@ class Resource:
         self.resource_id: Any = None
         self.id: int | None = None  # the database row
         self._data: dict = {}
+        #: the data's keys changed (in order; those up to ``_data_written`` are written already): a
+        #: plug-in's thread may add one while the stack's loop takes the others (``data_edits``)
+        self._data_keys: list[str] = []
+        self._data_written = 0
         self._metadata: Any = None
         self.properties_data: dict | None = None
         self.replaces: int | None = None
@@ -199,15 +204,30 @@ class Resource:
     def data_set(self, key: str, value: Any, redact: bool = False) -> None:
         """``redact``: a secret (a generated password), kept encrypted, as Heat does."""
         value = check_stored(value, f"The data {key!r} of {self.name}")
-        self._data[key] = seal(value) if redact else value
-        self.dirty.add("data")
+        self.edit_data(key, seal(value) if redact else value)
         self._persist_soon()
 
     def data_delete(self, key: str) -> bool:
-        found = self._data.pop(key, None) is not None
-        self.dirty.add("data")
+        found = self._data.get(key) is not None
+        self.edit_data(key, DELETED)
         self._persist_soon()
         return found
+
+    def edit_data(self, key: str, value: Any) -> None:
+        """Set ``key`` of the data (``DELETED``: remove it), to be written as an edit of that key
+        alone: other keys, written meanwhile by another process (a signal), stay as stored."""
+        if value is DELETED:
+            self._data.pop(key, None)
+        else:
+            self._data[key] = value
+        self._data_keys.append(key)
+        self.dirty.add("data")
+
+    def data_edits(self) -> DataEdits:
+        """The data's keys changed since the last call, as they are now (``DELETED``: gone)."""
+        keys = self._data_keys[self._data_written:]
+        self._data_written += len(keys)
+        return DataEdits({key: self._data.get(key, DELETED) for key in keys})
 
     def resource_id_set(self, resource_id: Any) -> None:
         self.resource_id = resource_id
@@ -430,6 +450,12 @@ class Resource:
         stopped (a nested stack's action on the workers), so that its failure waits for that end."""
         return False
 
+    def poll_begun(self, token: Any) -> tuple[bool, Any]:
+        """For a poll another process kept: whether what it polls was begun, and the token to poll
+        it with.  A type that keeps its poll before it begins (a nested stack's action on the
+        workers) says no when that process was lost in between: the action starts again."""
+        return True, token
+
     def stored_poll(self, action: str) -> dict | None:
         """The poll of ``action`` kept when it was interrupted in progress, if any."""
         polling = self._data.get(POLL_KEY) or {}
@@ -441,13 +467,12 @@ class Resource:
             json.dumps(token, allow_nan=False)
         except (TypeError, ValueError):
             return False
-        self._data[POLL_KEY] = {"action": action, "token": token, "delay": delay}
-        self.dirty.add("data")
+        self.edit_data(POLL_KEY, {"action": action, "token": token, "delay": delay})
         return True
 
     def forget_poll(self) -> None:
-        if self._data.pop(POLL_KEY, None) is not None:
-            self.dirty.add("data")
+        if POLL_KEY in self._data:
+            self.edit_data(POLL_KEY, DELETED)
 
     async def wait_a_while(self, seconds: float) -> None:
         """Wait before looking again at what this resource waits for (a paused hook): here, a sleep;

@@ -142,6 +142,12 @@ class Stack(Record):
               sqlite_where=text("deleted_at IS NULL"), info={"where": "deleted_at IS NULL"}),
     )
 
+    def inputs(self) -> dict:
+        """What an update replaces (its template, parameters, environment, files): what its
+        rollback goes back to."""
+        return {"template_id": self.template_id, "parameters": self.parameters,
+                "environment": self.environment, "files": self.files}
+
 
 class EngineProcess(Record):
     """A server process acting on stacks, beating while it lives (Heat's engine service record):

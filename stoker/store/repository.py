@@ -21,6 +21,7 @@ from sqlalchemy.exc import IntegrityError
 from stoker.errors import Conflict, NotFound, StaleWrite
 from stoker.store import queries
 from stoker.store.bulk import execute_many
+from stoker.store.edits import DataEdits
 from stoker.store.locks import ENGINE_TIMEOUT, HANDED_BACK, LOCK_TIMEOUT, owner_is_dead, process_of
 from stoker.store.models import EngineProcess, Event, RawTemplate, Record, Resource, Stack, utcnow
 from stoker.store.sealed import opened_resource, opened_stack
@@ -270,7 +271,7 @@ class Store:
     def _update_resources(self, conn: Connection, changes: Iterable[tuple[int, dict[str, Any]]]) -> None:
         now = utcnow()
         params = [{"v_updated_at": now} | {f"v_{k}": v for k, v in fields.items()} | {"v_id": resource_id}
-                  for resource_id, fields in changes]
+                  for resource_id, fields in _data_edited(conn, list(changes))]
         for group in _by_keys(params):
             columns = [name[2:] for name in group[0] if name != "v_id"]
             _check_fields(Resource, dict.fromkeys(columns))
@@ -477,3 +478,15 @@ def _reserve_ids(conn: Connection, table: Table, count: int) -> list[int]:
     # SQLite: this transaction began with BEGIN IMMEDIATE, so no one else inserts meanwhile.
     last = conn.scalar(select(func.coalesce(func.max(table.c.id), 0)))
     return list(range(last + 1, last + 1 + count))
+
+
+def _data_edited(conn: Connection, changes: list[tuple[int, dict[str, Any]]]) -> list[tuple[int, dict[str, Any]]]:
+    """``changes`` with their data edits (``edits.DataEdits``) made on the data as stored, read
+    under the rows' locks (in one order: two writers never wait on each other in a cycle)."""
+    edited = sorted(resource_id for resource_id, fields in changes if isinstance(fields.get("data"), DataEdits))
+    if not edited:
+        return changes
+    stored = dict(conn.execute(select(RESOURCES.c.id, RESOURCES.c.data).where(RESOURCES.c.id.in_(edited))
+                               .order_by(RESOURCES.c.id).with_for_update()).all())
+    return [(resource_id, fields | {"data": fields["data"].applied(stored.get(resource_id))}
+             if isinstance(fields.get("data"), DataEdits) else fields) for resource_id, fields in changes]

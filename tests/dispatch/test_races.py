@@ -1,10 +1,12 @@
 """Writes that race on workers: operations of a workflow on two workers writing the runtime
-properties of one node instance keep each other's writes (RabbitMQ, PostgreSQL)."""
+properties of one node instance keep each other's writes; a signal stored while a worker acts on
+its resource keeps its data key (RabbitMQ, PostgreSQL)."""
 
 from __future__ import annotations
 
 import textwrap
 
+from .test_cancel import wait_for
 from .test_executions import HEADER, finish, instances
 
 
@@ -45,3 +47,21 @@ def test_relationship_operations_on_two_workers_lose_no_write_to_their_shared_ta
     db, = (i for i in instances(cluster).values() if i["node_id"] == "db")
     assert db["runtime_properties"]["seen"] == {app: "yes" for app in apps}  # every writer's key kept
     assert db["runtime_properties"]["last"] in apps
+
+
+def test_a_signal_stored_while_a_worker_creates_its_resource_keeps_its_key_through_the_workers_write(
+        cluster, tmp_path):
+    """The worker loaded the resource's data before the signal was stored; what the create writes
+    after it (a key of its own) is an edit of that key, not the data as the worker loaded it."""
+    cluster.start_worker()
+    ready, go = tmp_path / "ready", tmp_path / "go"
+    started = cluster.engine.create_stack("signalled", {"heat_template_version": "2018-08-31", "resources": {
+        "sig": {"type": "Test::Signalled", "properties": {"ready": str(ready), "go": str(go)}}}})
+    wait_for(ready.exists, "the create waiting")
+    cluster.engine.signal("signalled", "sig", {"id": "one", "status": "SUCCESS"})
+    go.touch()
+
+    done = cluster.settle(started["id"])
+    assert done["stack_status"] == "CREATE_COMPLETE", done["stack_status_reason"]
+    row, = cluster.engine.store.get_resources(started["id"])
+    assert row.data == {"signal-one": {"id": "one", "status": "SUCCESS"}, "made": "yes"}

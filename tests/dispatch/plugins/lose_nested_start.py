@@ -1,0 +1,41 @@
+"""A worker lost while it starts a nested stack's action on the workers, for the tests only.
+
+Off unless ``STOKER_TEST_LOSE_NESTED_START`` is set (``ACTION:MOMENT:FILE``, MOMENT ``before`` or
+``after``): then the worker whose process starts the nested stack's ACTION (CREATE, UPDATE,
+DELETE, SUSPEND, RESUME) SIGKILLs its whole process group, as a lost machine, just before that
+start (its owner resource's intent stored) or just after it (its owner's poll not kept yet).
+Once: FILE, made then, says it happened.
+"""
+
+import os
+import signal
+
+from stoker.dispatch.distributed import CeleryDispatch
+
+WHEN = os.environ.get("STOKER_TEST_LOSE_NESTED_START", "")
+
+
+def _lose(action: str, moment: str) -> None:
+    wanted_action, wanted_moment, mark = WHEN.split(":", 2)
+    if (action, moment) != (wanted_action, wanted_moment):
+        return
+    try:
+        os.close(os.open(mark, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return
+    os.killpg(os.getpgid(0), signal.SIGKILL)
+
+
+def _losing(start, action_of):
+    async def starting(self, engine, stack, *args):
+        action = action_of(args)
+        _lose(action, "before")
+        await start(self, engine, stack, *args)
+        _lose(action, "after")
+    return starting
+
+
+if WHEN:
+    for name, action_of in (("create_nested", lambda args: "CREATE"), ("update_nested", lambda args: "UPDATE"),
+                            ("delete_nested", lambda args: "DELETE"), ("simple_nested", lambda args: args[0])):
+        setattr(CeleryDispatch, name, _losing(getattr(CeleryDispatch, name), action_of))
