@@ -91,7 +91,7 @@ class StagedNested:
         if not pause:
             return False
         now = self.stack.engine.store.clock()
-        if plan.get("resume") is None or plan["resume"][0] != number:
+        if plan["resume"] is None or plan["resume"][0] != number:
             self.data_set(STAGES_KEY, {**plan, "resume": [number, now + pause]})
             return True
         return now < plan["resume"][1]
