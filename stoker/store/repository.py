@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any, Iterable, Iterator, Sequence
 
-from sqlalchemy import Connection, Engine, Table, bindparam, delete, func, insert, or_, select, update
+from sqlalchemy import Connection, Engine, Table, bindparam, delete, func, insert, or_, select, text, update
 from sqlalchemy.exc import IntegrityError
 
 from stoker.errors import Conflict, NotFound, StaleWrite
@@ -34,6 +34,9 @@ EVENTS: Table = Event.__table__  # type: ignore[assignment]
 TEMPLATES: Table = RawTemplate.__table__  # type: ignore[assignment]
 PROCESSES: Table = EngineProcess.__table__  # type: ignore[assignment]
 
+#: seconds since the epoch by the database server's clock, per dialect
+CLOCK = {"postgresql": text("SELECT extract(epoch FROM clock_timestamp())"),
+         "sqlite": text("SELECT (julianday('now') - 2440587.5) * 86400.0")}
 COLUMNS = {model: frozenset(model.__table__.columns.keys()) for model in (Stack, Resource, Event)}
 
 
@@ -57,6 +60,12 @@ class Store:
     def _write(self) -> Iterator[Connection]:
         with self._writer.begin() as conn:
             yield conn
+
+    def clock(self) -> float:
+        """Now, in seconds since the epoch, by the database's clock: the one clock all workers
+        share (their hosts' clocks may be skewed), for the moments they store for each other."""
+        with self._read() as conn:
+            return float(conn.execute(CLOCK[self.engine.dialect.name]).scalar_one())
 
     # -- stacks -------------------------------------------------------------
 

@@ -6,9 +6,10 @@ import multiprocessing
 import socket
 import subprocess
 import sys
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 
 import pytest
+import sqlalchemy
 
 from stoker.errors import Conflict, NotFound
 from stoker.store import new_engine_id, open_store, owner_is_dead
@@ -178,3 +179,18 @@ def test_a_server_starting_forgets_servers_silent_for_a_day(store):
     with store.engine.connect() as conn:
         assert sorted(conn.scalars(PROCESSES.select().with_only_columns(PROCESSES.c.id))) == [
             "new-host:3", "recent-host:2"]
+
+
+def test_the_clock_workers_share_is_the_databases(store, statements):
+    """Workers on several hosts time pauses for each other by it (their own clocks may be skewed):
+    one read of the database's time, as seconds since the epoch."""
+    with statements() as sent:
+        first = store.clock()
+    assert [verb for verb in sent if verb != "BEGIN"] == ["SELECT"]  # (SQLite begins explicitly)
+    with store.engine.connect() as conn:
+        stamp = conn.execute(sqlalchemy.select(sqlalchemy.func.current_timestamp())).scalar_one()
+    if isinstance(stamp, str):  # SQLite: UTC, as text
+        stamp = datetime.fromisoformat(stamp).replace(tzinfo=timezone.utc)
+    second = store.clock()
+    assert first <= second
+    assert abs(stamp.timestamp() - second) < 60

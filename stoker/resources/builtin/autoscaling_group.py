@@ -14,7 +14,6 @@ A scaling holds the top stack's lock; the group's metadata says
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import secrets
 from typing import Any
@@ -25,7 +24,7 @@ from stoker.errors import ResourcePending, ValidationFailed
 from stoker.functions.base import resolve
 from stoker.functions.references import select_path
 from stoker.resources import attributes, properties
-from stoker.resources.builtin import scaling
+from stoker.resources.builtin import scaling, staged
 from stoker.resources.builtin._common import given, unless_pending
 from stoker.resources.exceptions import InvalidTemplateAttribute, NoActionRequired, UnknownResourceType
 from stoker.resources.support import SupportStatus
@@ -42,7 +41,7 @@ def new_member_name() -> str:
     return base64.b32encode(secrets.token_bytes(8)).decode().lower()[:12]
 
 
-class AutoScalingGroup(NestedStackResource):
+class AutoScalingGroup(staged.StagedNested, NestedStackResource):
     """A group of resources that scaling policies resize within ``min_size``..``max_size``.
 
     Attributes: ``outputs`` and ``outputs_list`` (a member attribute, by member
@@ -195,54 +194,56 @@ class AutoScalingGroup(NestedStackResource):
         return scaling.new_capacity(current, self._desired() or current, scaling.EXACT_CAPACITY, None,
                                     self.properties["min_size"], self.properties["max_size"])
 
-    async def _apply(self, members: list[tuple[str, Any]], create: bool = False) -> None:
-        """Make the nested stack (``create``: a new one) hold exactly ``members``."""
+    async def apply_stage(self, members: list[tuple[str, Any]], create: bool = False, apart: bool = False) -> Any:
         self._planned = members
         self.data_set(MEMBERS_KEY, [name for name, _ in members])
         try:
-            if create:
-                await NestedStackResource.handle_create(self)
-            else:
-                await self.update_child(apart=False)
+            return await (self.create_child(apart) if create else self.update_child(apart))
         finally:
             self._planned = None
 
     async def resize(self, size: int) -> None:
         """Grow with new members, or shrink by removing the oldest; the others are kept."""
-        await self._apply(scaling.next_members(self.members(), self.properties["resource"], size, 0,
-                                               new_member_name))
+        await self.apply_stage(scaling.next_members(self.members(), self.properties["resource"], size, 0,
+                                                    new_member_name))
 
-    async def _rolling_replace(self) -> None:
-        """Give every member the new definition, batch by batch, as Heat does."""
+    def _rolling_stages(self) -> list[staged.Stage]:
+        """Every member given the new definition, batch by batch, as Heat does."""
         policy = self.properties["rolling_updates"]
-        current = len(self.members())
+        members = self.members()
+        current = len(members)
         target = min(self._desired() or current, current)
         batches = list(scaling.rolling_batches(target, current, policy["max_batch_size"],
                                                policy["min_in_service"]))
         timeout = self.stack.record.timeout_mins
         if timeout and policy["pause_time"] * (len(batches) - 1) >= timeout * 60:
             raise ValueError("The current update policy will result in stack update timeout.")
+        stages = []
         for number, (size, changes) in enumerate(batches):
-            await self._apply(scaling.next_members(self.members(), self.properties["resource"], size,
-                                                   changes, new_member_name))
-            if policy["pause_time"] and number < len(batches) - 1:
-                await asyncio.sleep(policy["pause_time"])
+            members = scaling.next_members(members, self.properties["resource"], size, changes, new_member_name)
+            stages.append((policy["pause_time"] if number else 0, members))
+        return stages
 
     # -- life cycle ---------------------------------------------------------------------------
     async def handle_create(self) -> None:
         size = self._desired()
         size = self.properties["min_size"] if size is None else size
-        await self._apply([(new_member_name(), self.properties["resource"]) for _ in range(size)], create=True)
+        await self.apply_stage([(new_member_name(), self.properties["resource"]) for _ in range(size)],
+                               create=True, apart=not self.stack.engine.dispatch.runs_here)
         self._finished_scaling(scaling.EXACT_CAPACITY_REASON.format(size=size))
 
-    async def handle_update(self, json_snippet: Any, tmpl_diff: dict, prop_diff: dict) -> None:
+    async def handle_update(self, json_snippet: Any, tmpl_diff: dict, prop_diff: dict) -> Any:
+        """The rolling replace's batches (when the member definition changed), then the resize."""
         if self.child() is None:
             return await self.handle_create()
-        if "resource" in prop_diff:
-            await self._rolling_replace()
-        size = self._size_after_update(len(self.live_members()))
-        await self.resize(size)
-        self._finished_scaling(scaling.EXACT_CAPACITY_REASON.format(size=size))
+        stages = self._rolling_stages() if "resource" in prop_diff else []
+        members = stages[-1][1] if stages else self.members()
+        size = self._size_after_update(len(members) if stages else len(self.live_members()))
+        stages.append((0, scaling.next_members(members, self.properties["resource"], size, 0, new_member_name)))
+        return await self.run_stages(stages)
+
+    async def stages_ended(self) -> None:
+        self._finished_scaling(scaling.EXACT_CAPACITY_REASON.format(size=len(self.members())))
 
     async def adjust(self, adjustment: float, adjustment_type: str, min_step: int | None,
                      cooldown: float | None) -> None:

@@ -8,23 +8,20 @@ batches; ``batch_create`` creates them in batches.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import itertools
-import time
 from typing import Any
 
 from stoker.engine.nested import NestedStackResource, nested_resource_attribute, template_from_data
 from stoker.functions.references import select_path
 from stoker.resources import attributes, properties
+from stoker.resources.builtin.staged import StagedNested
 from stoker.resources.exceptions import InvalidTemplateAttribute
 from stoker.resources.support import SupportStatus
 from stoker.constraints import AllowedValues, Range
 from stoker.template.template import Template
 
 BLACKLIST_KEY = "removed"
-#: resource data key of a rolling update on the workers: the batches still to update, the pause
-ROLLING_KEY = "stoker:rolling"
 S = properties.Schema
 
 
@@ -57,7 +54,7 @@ def member_attribute(resource, key: str, path: tuple) -> Any:
     return select_path(value, list(path)) if path else value
 
 
-class ResourceGroup(NestedStackResource):
+class ResourceGroup(StagedNested, NestedStackResource):
     """Creates ``count`` identically configured resources in a nested stack.
 
     ``%index%`` (or ``index_var``) in the member properties becomes each
@@ -173,19 +170,14 @@ class ResourceGroup(NestedStackResource):
             return await super().handle_create()
         size = max(1, int(policy.get("max_batch_size", 1)))
         pause = float(policy.get("pause_time", 0))
-        first, rest = names[:size], names[size:]
-        self._fixed_template = self.child_template(first)
-        await self.create_child(apart=False)  # the batches after it update it here, one by one
-        for start in range(0, len(rest), size):
-            if pause:
-                await asyncio.sleep(pause)
-            self._fixed_template = self.child_template(first + rest[:start + size])
-            await self.update_child(apart=False)
-        self._fixed_template = None
+        # the first batch creates the nested stack, each one after it updates it to one batch more
+        stages = [(pause if end > size else 0, [(n, self._member(n)) for n in names[:end]])
+                  for end in range(size, len(names) + size, size)]
+        return await self.run_stages(stages, create=True)
 
     async def handle_update(self, json_snippet: Any, tmpl_diff: dict, prop_diff: dict) -> Any:
         self.data_set(BLACKLIST_KEY, self._blacklist())
-        self._forget_rolling()  # what is left of a rolling update that failed on the workers
+        self.forget_stages()
         rolling = (self._resolve(self.t.update_policy) or {}).get("rolling_update")
         child = self.child()
         if not rolling or child is None or child.definition is None:
@@ -198,52 +190,20 @@ class ResourceGroup(NestedStackResource):
         in_service = int(rolling.get("min_in_service", 0))
         size = max(1, min(size, len(names) - in_service)) if names else size
         pause = float(rolling.get("pause_time", 0))
-        batches = [changed[i:i + size] for i in range(0, len(changed), size)] or [[]]
-        if not self.stack.engine.dispatch.runs_here:  # on the workers: a batch per nested update, polled
-            self.data_set(ROLLING_KEY, {"batches": batches[1:], "pause": pause, "resume_at": None})
-            return await self._update_batch(batches[0])
-        for number, batch in enumerate(batches):
-            await self._update_batch(batch, apart=False)
-            if pause and number < len(batches) - 1:
-                await asyncio.sleep(pause)
+        # after each batch: the members of it and of the batches before it (and the new ones) as
+        # defined now, the others as the nested stack has them
+        stages = [(pause if start else 0,
+                   [(n, new[n] if n in changed[:start + size] or n not in old else old[n]) for n in names])
+                  for start in range(0, len(changed), size)]
+        return await self.run_stages(stages or [(0, list(new.items()))])
 
-    async def _update_batch(self, batch: list[str], apart: bool = True) -> Any:
-        """Update the members of ``batch`` (and add the new ones) to this definition; the others
-        stay as the nested stack has them now.  ``apart``: on the workers, returning the id to poll."""
-        names = self.member_names()
-        new = self.group_template(names)["resources"]
-        now = self.child().definition.template.data.get("resources") or {}
-        data = {"heat_template_version": "2015-04-30",
-                "resources": {n: (new[n] if n in batch or n not in now else now[n]) for n in names}}
+    async def apply_stage(self, members: list, create: bool = False, apart: bool = False) -> Any:
+        data = {"heat_template_version": "2015-04-30", "resources": dict(members)}
         self._fixed_template = template_from_data(data, self.stack.definition.template.files, self.name)
         try:
-            return await self.update_child(apart)
+            return await (self.create_child(apart) if create else self.update_child(apart))
         finally:
             self._fixed_template = None
-
-    async def check_update_complete(self, token: Any) -> bool:
-        """On the workers, a rolling update's batches one after the other, each polled to its end,
-        and the pause between two a poll too (parked, not slept)."""
-        if not self._child_action_ended(token):
-            return False
-        plan = self._data.get(ROLLING_KEY)
-        if not plan or not plan["batches"]:
-            self._forget_rolling()
-            return super().check_update_complete(token)
-        if plan["pause"] and plan["resume_at"] is None:
-            plan["resume_at"] = time.time() + plan["pause"]
-            self.data_set(ROLLING_KEY, plan)
-        if plan["resume_at"] is not None and time.time() < plan["resume_at"]:
-            return False
-        batch, plan["batches"], plan["resume_at"] = plan["batches"][0], plan["batches"][1:], None
-        self.data_set(ROLLING_KEY, plan)
-        await self._update_batch(batch)
-        return False
-
-    def _forget_rolling(self) -> None:
-        """Writes nothing when there is nothing to forget (in-process, always)."""
-        if ROLLING_KEY in self._data:
-            self.data_delete(ROLLING_KEY)
 
     _fixed_template: Template | None = None
 
