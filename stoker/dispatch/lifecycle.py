@@ -28,6 +28,8 @@ from stoker.store.models import utcnow
 IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
 #: traversals whose failure rolls their stack action back (unless rollback is off)
 ROLLS_BACK = ("CREATE", "ADOPT", *kinds.UPDATING)
+#: the namespace of the ids of traversals that follow others (``follower``)
+FOLLOWS = uuid.UUID("6f1d6c2e-5b0a-4f43-9a57-2d8e0c4b7a31")
 
 
 class StartFailed(StokerError):
@@ -39,6 +41,17 @@ class StartFailed(StokerError):
 def traversal_owner(traversal_id: str) -> str:
     """The stack lock's owner while workers run a traversal (alive until the traversal ends)."""
     return f"dispatch:{traversal_id}"
+
+
+def _hand_over(store: Any, stack_id: str, follows: str, action: str) -> str | None:
+    """The id of the traversal that follows ``follows`` (one for each: an end run again after its
+    worker was lost starts the same one), the stack lock now its own; None if it ran and ended
+    before (nothing to start again)."""
+    traversal_id = str(uuid.uuid5(FOLLOWS, follows))
+    if traversal.status(store, traversal_id) == traversal.ENDED:
+        return None
+    store.hand_over_lock(stack_id, traversal_owner(follows), traversal_owner(traversal_id), action)
+    return traversal_id
 
 
 def start_create(engine: Any, app: Any, queue: str, stack: Stack, timeout_mins: int | None,
@@ -138,9 +151,10 @@ def by_id(stack: Stack, graph: Graph) -> Graph:
 
 
 def start_delete(engine: Any, app: Any, queue: str, record: Any, action: str,
-                 owner: str | None = None) -> None:
-    """Delete (or roll back) every resource of the stack through the workers."""
-    _start_on_stored(engine, app, queue, record, action, owner, _delete_graph)
+                 follows: str | None = None) -> None:
+    """Delete (or roll back, following the traversal ``follows``) every resource of the stack
+    through the workers."""
+    _start_on_stored(engine, app, queue, record, action, follows, _delete_graph)
 
 
 def start_simple(engine: Any, app: Any, queue: str, record: Any, action: str) -> None:
@@ -148,13 +162,16 @@ def start_simple(engine: Any, app: Any, queue: str, record: Any, action: str) ->
     _start_on_stored(engine, app, queue, record, action, None, lambda stack: actions.simple_graph(stack, action))
 
 
-def _start_on_stored(engine: Any, app: Any, queue: str, record: Any, action: str, owner: str | None,
+def _start_on_stored(engine: Any, app: Any, queue: str, record: Any, action: str, follows: str | None,
                      graph_of: Callable[[Stack], Graph]) -> None:
     """An action on the stored resources (no new rows), over the graph ``graph_of`` the stack."""
-    traversal_id = str(uuid.uuid4())
-    if owner is not None:  # a rollback takes the lock over from the create it follows
-        engine.store.release_lock(record.id, owner)
-    engine.store.acquire_lock(record.id, traversal_owner(traversal_id), action)
+    if follows is None:
+        traversal_id = str(uuid.uuid4())
+        engine.store.acquire_lock(record.id, traversal_owner(traversal_id), action)
+    else:  # a rollback takes the lock over from the create it follows
+        traversal_id = _hand_over(engine.store, record.id, follows, action)
+        if traversal_id is None:
+            return
     stack = engine.runtime(record)
     with _failing_start(engine, stack, action, traversal_id):
         asyncio.run(_prepare_stored(stack, action))
@@ -211,12 +228,13 @@ async def _prepare_update(stack: Stack, action: str) -> Graph:
     return by_id(stack, actions.dependency_graph(stack, names))
 
 
-def _follow(engine: Any, app: Any, queue: str, record: Any, owner: str, action: str,
+def _follow(engine: Any, app: Any, queue: str, record: Any, follows: str, action: str,
             previous: dict | None, disable_rollback: bool) -> None:
-    """The next traversal of the same stack action: the lock goes over to it."""
-    traversal_id = str(uuid.uuid4())
-    engine.store.release_lock(record.id, owner)
-    engine.store.acquire_lock(record.id, traversal_owner(traversal_id), kinds.stack_action(action))
+    """The next traversal of the same stack action (after the traversal ``follows``): the lock
+    goes over to it."""
+    traversal_id = _hand_over(engine.store, record.id, follows, kinds.stack_action(action))
+    if traversal_id is None:
+        return
     record = engine.store.get_stack(record.id, record.project_id)
     stack = engine.runtime(record)
     if action in kinds.CLEANUP.values():  # what the update replaced or removed, dependents first
@@ -227,13 +245,13 @@ def _follow(engine: Any, app: Any, queue: str, record: Any, owner: str, action: 
     _begin_update(engine, app, queue, stack, traversal_id, action, previous, disable_rollback)
 
 
-def _roll_update_back(engine: Any, app: Any, queue: str, record: Any, owner: str, previous: dict) -> None:
+def _roll_update_back(engine: Any, app: Any, queue: str, record: Any, follows: str, previous: dict) -> None:
     """Back to the inputs before the update (an update the other way); the cancel that stopped
     the update must not stop its rollback too."""
     engine.store.update_stack(record.id, template_id=previous["template_id"], parameters=previous["parameters"],
                               environment=previous["environment"], files=previous["files"],
                               cancel_requested=False)
-    _follow(engine, app, queue, record, owner, "UPDATE_ROLLBACK", None, True)
+    _follow(engine, app, queue, record, follows, "UPDATE_ROLLBACK", None, True)
 
 
 def begin(engine: Any, app: Any, queue: str, traversal_id: str, stack_id: str, action: str, graph: Graph,
@@ -251,7 +269,13 @@ def begin(engine: Any, app: Any, queue: str, traversal_id: str, stack_id: str, a
 
 def end_traversal(engine: Any, app: Any, queue: str, traversal_id: str, record: Any) -> None:
     """Record the stack's end state and give the lock up, or start what follows (a rollback, an
-    update's cleanup)."""
+    update's cleanup), then mark the traversal ended.
+
+    Run again from the start when its worker was lost midway (the traversal
+    still ENDING): each step finds what an earlier run did and does not do it
+    twice (a state already recorded, what follows already started), and the
+    traversal is marked ended last.
+    """
     store = engine.store
     action, stopping, disable_rollback = traversal.outcome(store, traversal_id)
     kind = kinds.KINDS[action]
@@ -265,9 +289,9 @@ def end_traversal(engine: Any, app: Any, queue: str, traversal_id: str, record: 
     if stopping is None and action == "CHECK":
         stopping = _check_failures(store, record.id)
     if stopping is None and action in kinds.CLEANUP:
+        _follow(engine, app, queue, record, traversal_id, kinds.CLEANUP[action],
+                traversal.given(store, traversal_id), disable_rollback)
         traversal.mark_ended(store, traversal_id)
-        _follow(engine, app, queue, record, owner, kinds.CLEANUP[action], traversal.given(store, traversal_id),
-                disable_rollback)
         return
     if stopping is None:
         asyncio.run(stack.set_state(shown, COMPLETE, f"Stack {shown} completed successfully"))
@@ -275,15 +299,17 @@ def end_traversal(engine: Any, app: Any, queue: str, traversal_id: str, record: 
             store.soft_delete_stack(record.id)
     elif action in ROLLS_BACK and _rolls_back(store, record.id, action, disable_rollback):
         # the failure is an event; the stack goes on IN_PROGRESS (a ROLLBACK now), so no one
-        # watching it takes CREATE_FAILED (UPDATE_FAILED) for the end
-        store.add_event(record.id, resource_name=record.name, resource_type=STACK_RESOURCE_TYPE,
-                        physical_resource_id=record.id, action=shown, status=FAILED,
-                        reason=stack.redact(stopping))
-        traversal.mark_ended(store, traversal_id)
+        # watching it takes CREATE_FAILED (UPDATE_FAILED) for the end (once: not when run again)
+        if record.action == shown:
+            store.add_event(record.id, resource_name=record.name, resource_type=STACK_RESOURCE_TYPE,
+                            physical_resource_id=record.id, action=shown, status=FAILED,
+                            reason=stack.redact(stopping))
         if action in kinds.UPDATING:
-            _roll_update_back(engine, app, queue, record, owner, traversal.given(store, traversal_id))
+            _roll_update_back(engine, app, queue, record, traversal_id, traversal.given(store, traversal_id))
         else:
-            start_delete(engine, app, queue, store.get_stack(record.id, record.project_id), "ROLLBACK", owner)
+            start_delete(engine, app, queue, store.get_stack(record.id, record.project_id), "ROLLBACK",
+                         traversal_id)
+        traversal.mark_ended(store, traversal_id)
         return
     else:
         asyncio.run(stack.set_state(shown, FAILED, stopping))

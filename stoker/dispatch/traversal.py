@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Iterable, Iterator
 
-from sqlalchemy import ARRAY, Integer, and_, any_, bindparam, insert, or_, select, text, update
+from sqlalchemy import ARRAY, Integer, and_, any_, bindparam, or_, select, text, update
+from sqlalchemy.dialects.postgresql import insert
 
 from stoker.engine.graph import Graph
 from stoker.store.models import DispatchNode, DispatchTraversal, Stack, utcnow
@@ -36,6 +37,9 @@ NODES = DispatchNode.__table__
 STACKS = Stack.__table__
 #: first key of the two-int advisory locks on resources ("stoker" in hex speak)
 LOCK_SPACE = 0x570C
+#: first key of the advisory lock on a traversal's end (the second: its id's hash): held by whoever
+#: runs the end, so a task finding the traversal ENDING knows whether its ender is alive
+END_SPACE = 0x570E
 #: seconds a stack lock's time stays fresh before a worker renews it (it times out after 60)
 LOCK_FRESH = 10
 #: a traversal of this many nodes or more has the planner's statistics renewed when it starts
@@ -84,6 +88,9 @@ def start(store: Any, traversal_id: str, stack_id: str, action: str, graph: Grap
           execution_pk: int | None = None) -> list:
     """Store a traversal of ``graph`` (nodes are resource ids); returns the nodes ready now.
 
+    A traversal stored before (its start made again by an end run again) is
+    not stored twice: its nodes ready and not started are returned again.
+
     ``given``: what the action was given beyond the stored stack (an update's inputs before it,
     an adopt's resources);
     ``execution_pk``: a workflow execution's (``stack_id`` None, nodes are its steps).
@@ -92,10 +99,12 @@ def start(store: Any, traversal_id: str, stack_id: str, action: str, graph: Grap
     nodes = list(graph.requires)
     waiting = [len([r for r in graph.requires[node] if r in graph.requires]) for node in nodes]
     with store.engine.begin() as conn:
-        conn.execute(insert(TRAVERSALS).values(
-            id=traversal_id, stack_id=stack_id, action=action, status=IN_PROGRESS, total=len(nodes),
-            stopping=None, interrupt=False, deadline=deadline,
-            disable_rollback=disable_rollback, created_at=utcnow(), given=given, execution_pk=execution_pk))
+        if not conn.execute(insert(TRAVERSALS).values(
+                id=traversal_id, stack_id=stack_id, action=action, status=IN_PROGRESS, total=len(nodes),
+                stopping=None, interrupt=False, deadline=deadline, disable_rollback=disable_rollback,
+                created_at=utcnow(), given=given, execution_pk=execution_pk)
+                            .on_conflict_do_nothing().returning(TRAVERSALS.c.id)).first():
+            return _ready(conn, traversal_id)
         if nodes:
             conn.execute(_INSERT_NODES, {"traversal": traversal_id, "ids": nodes, "waiting": waiting,
                                          "dependents": [json.dumps(dependents[node]) for node in nodes]})
@@ -197,9 +206,14 @@ def ready_unstarted(store: Any, traversal_id: str) -> tuple[str, list] | None:
                            .where(TRAVERSALS.c.id == traversal_id)).one_or_none()
         if row is None or row.status != IN_PROGRESS:
             return None if row is None else (row.action, [])
-        ready = conn.execute(select(NODES.c.resource_id).where(
-            NODES.c.traversal_id == traversal_id, NODES.c.state == PENDING, NODES.c.waiting == 0)).scalars().all()
-    return row.action, list(ready)
+        return row.action, _ready(conn, traversal_id)
+
+
+def _ready(conn: Any, traversal_id: str) -> list:
+    """The traversal's nodes waiting on nothing and not started (none once it stopped running)."""
+    return list(conn.execute(select(NODES.c.resource_id).join(TRAVERSALS, TRAVERSALS.c.id == NODES.c.traversal_id)
+                             .where(NODES.c.traversal_id == traversal_id, NODES.c.state == PENDING,
+                                    NODES.c.waiting == 0, TRAVERSALS.c.status == IN_PROGRESS)).scalars())
 
 
 def read(conn: Any, traversal_id: str, resource_ids: Iterable[int] = ()) -> tuple[View | None, dict[int, Node]]:
@@ -442,6 +456,20 @@ def left_behind(store: Any, traversal_id: str, done: Iterable[int]) -> dict[int,
         return {}
     with store.engine.connect() as conn:
         return dict(conn.execute(_LEFT_BEHIND, {"traversal": traversal_id, "ids": ids}).all())
+
+
+def take_end(conn: Any, traversal_id: str) -> bool:
+    """Take the lock of the traversal's end for ``conn``'s session (autocommit: ``resource_locks``);
+    False when another session holds it: its end runs there.  A worker lost while it runs the end
+    gives the lock up with its connection, so a task coming back takes the end over."""
+    return bool(conn.execute(text("SELECT pg_try_advisory_lock(:space, hashtext(:traversal))"),
+                             {"space": END_SPACE, "traversal": traversal_id}).scalar())
+
+
+def status(store: Any, traversal_id: str) -> str | None:
+    """The traversal's status (None if it was never stored)."""
+    with store.engine.connect() as conn:
+        return conn.execute(select(TRAVERSALS.c.status).where(TRAVERSALS.c.id == traversal_id)).scalar()
 
 
 def outcome(store: Any, traversal_id: str) -> tuple[str, str | None, bool]:

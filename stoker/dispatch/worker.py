@@ -190,6 +190,8 @@ class Worker:
         store = self.engine.store
         held = traversal.try_locks(conn, traversal_id, batch)
         view, nodes = traversal.read(conn, traversal_id, batch)
+        if view is not None and view.status == traversal.ENDING and view.execution_pk is None:
+            self._end_once(view, batch, queue, conn)  # its ender may have been lost
         if view is None or view.status != traversal.IN_PROGRESS:
             return {}  # the action ended (or its stack is gone)
         nodes = {rid: node for rid, node in nodes.items() if node.step == batch[rid]}  # a later task carries on
@@ -201,7 +203,7 @@ class Worker:
         done = [rid for rid, node in nodes.items() if node.state == traversal.DONE]
         following = traversal.left_behind(store, traversal_id, done)  # a redelivery: what came after them
         if done and not following and traversal.end_if_done(store, traversal_id, conn):
-            self._end(view, queue)  # or the end it was to record
+            self._end_once(view, batch, queue, conn)  # or the end it was to record
             return {}
         view = self._notice_stop(view, conn)
         following = {rid: step for rid, step in following.items() if rid not in batch}
@@ -219,7 +221,7 @@ class Worker:
         moved = traversal.advance(store, traversal_id, ended, parked, writes, beat)
         self._repoll(view, queue, parked, moved.steps)
         if ended and not moved.ready and traversal.end_if_done(store, traversal_id, conn):
-            self._end(view, queue)
+            self._end_once(view, batch, queue, conn)
             return {}
         keep = celery_app.chunk_size(len(moved.ready)) if batched else 1
         celery_app.publish(self.app, queue, traversal_id, moved.ready[keep:], batched)
@@ -367,6 +369,16 @@ class Worker:
             return False
         traversal.stop(self.engine.store, view.traversal_id, reason, interrupt=True)
         return True
+
+    def _end_once(self, view: Any, batch: dict, queue: str, conn: Any) -> None:
+        """Run the end of the ENDING traversal unless another worker runs it (holds its lock: then
+        the batch looks again later, in case that worker is lost before the end is recorded).  A
+        stack traversal's end is run again whole by a task that finds its ender lost (a workflow
+        execution's records its events once: only the worker that moved it to ENDING runs it)."""
+        if not traversal.take_end(conn, view.traversal_id):
+            celery_app.send(self.app, queue, view.traversal_id, list(batch.items()), countdown=BUSY_RETRY)
+        elif traversal.status(self.engine.store, view.traversal_id) == traversal.ENDING:
+            self._end(view, queue)
 
     def _end(self, view: Any, queue: str) -> None:
         if view.execution_pk is not None:

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any, Iterable, Iterator, Sequence
 
-from sqlalchemy import Connection, Engine, Table, bindparam, delete, func, insert, or_, select, text, update
+from sqlalchemy import Connection, Engine, Table, bindparam, case, delete, func, insert, or_, select, text, update
 from sqlalchemy.exc import IntegrityError
 
 from stoker.errors import Conflict, NotFound, StaleWrite
@@ -374,6 +374,21 @@ class Store:
         """Give the lock up (and any cancel request with it); False if it was not ours."""
         return self._set_lock(stack_id, owner, lock_owner=None, lock_action=None, lock_time=None,
                               cancel_requested=False, cancel_rollback=True)
+
+    def hand_over_lock(self, stack_id: str, owner: str, successor: str, action: str) -> None:
+        """The lock passes from ``owner`` to ``successor`` (the next step of the same stack action) in
+        one conditional update, or raise Conflict.  A hand-over made again (an end run again after
+        its worker was lost) finds the lock the successor's already, or given up by its own end."""
+        held = or_(Stack.lock_owner.in_([owner, successor]), Stack.lock_owner.is_(None))
+        handed = update(STACKS).where(STACKS.c.id == stack_id, held).values(
+            lock_owner=successor, lock_action=action, lock_time=utcnow(),
+            # a cancel asked of the successor is its own; one of the owner's is not
+            cancel_requested=case((Stack.lock_owner == successor, Stack.cancel_requested), else_=False),
+            cancel_rollback=case((Stack.lock_owner == successor, Stack.cancel_rollback), else_=True))
+        with self._write() as conn:
+            if conn.execute(handed).rowcount:
+                return
+        raise Conflict(f"Stack {stack_id} already has another action in progress")
 
     def hand_back_lock(self, stack_id: str, owner: str) -> bool:
         """Leave the stack's action, still in progress, for the next server to resume

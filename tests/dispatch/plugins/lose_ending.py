@@ -1,0 +1,46 @@
+"""A worker lost while it ends a traversal (records its stack's end), for the tests only.
+
+Off unless ``STOKER_TEST_LOSE_ENDING`` is set (``MOMENT:ACTION:FILE``): then the worker ending a
+traversal of ACTION (CREATE, UPDATE_CLEANUP, ROLLBACK...) SIGKILLs its whole process group, as a
+lost machine: at MOMENT ``end``, when its end is about to be recorded (the traversal ENDING); at
+``before`` or ``after``, just before or just after the traversal of ACTION that follows another
+starts (the one before not marked ended yet).  Once: FILE, made then, says it happened.
+"""
+
+import os
+import signal
+
+from stoker.dispatch import lifecycle, traversal
+
+WHEN = os.environ.get("STOKER_TEST_LOSE_ENDING", "")
+
+
+def _lose(moment: str, action: str) -> None:
+    wanted_moment, wanted_action, mark = WHEN.split(":", 2)
+    if (moment, action) != (wanted_moment, wanted_action):
+        return
+    try:
+        os.close(os.open(mark, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return
+    os.killpg(os.getpgid(0), signal.SIGKILL)
+
+
+def _losing_end(end):
+    def ending(engine, app, queue, traversal_id, record):
+        _lose("end", traversal.outcome(engine.store, traversal_id)[0])
+        end(engine, app, queue, traversal_id, record)
+    return ending
+
+
+def _losing_begin(begin):
+    def beginning(engine, app, queue, traversal_id, stack_id, action, *args):
+        _lose("before", action)
+        begin(engine, app, queue, traversal_id, stack_id, action, *args)
+        _lose("after", action)
+    return beginning
+
+
+if WHEN:
+    lifecycle.end_traversal = _losing_end(lifecycle.end_traversal)
+    lifecycle.begin = _losing_begin(lifecycle.begin)

@@ -1,0 +1,70 @@
+"""A worker lost while it ends a traversal (real ``stoker worker`` processes, RabbitMQ,
+PostgreSQL): the traversal is left ENDING, and the redelivered task runs its end again, from
+wherever the lost worker stopped, so the stack settles, what follows starts once and no end is
+recorded twice (``tests/dispatch/plugins/lose_ending.py`` picks the moment)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from .test_cancel import rows, wait_for
+from .test_workers import log_lines
+
+
+def template(log, value: str, fail: bool = False) -> dict:
+    """``rec``, a recorded resource: another ``value`` replaces it."""
+    return {"heat_template_version": "2018-08-31", "resources": {"rec": {
+        "type": "Test::Recorded", "properties": {"log": str(log), "value": value, "fail": fail}}}}
+
+
+#: each case: what runs before the action whose end the worker is lost in, that action, what the
+#: stack ends as
+CASES = {
+    "create": ([], lambda engine, log: engine.create_stack("s", template(log, "a")), "CREATE_COMPLETE"),
+    "update": ([lambda engine, log: engine.create_stack("s", template(log, "a"))],
+               lambda engine, log: engine.update_stack("s", template(log, "b")), "UPDATE_COMPLETE"),
+    "rollback": ([], lambda engine, log: engine.create_stack("s", template(log, "a", fail=True),
+                                                             disable_rollback=False), "ROLLBACK_COMPLETE"),
+}
+
+
+def traversal_count(cluster, action: str) -> int:
+    """How many traversals of ``action`` ran: more than one is what follows started twice."""
+    return rows(cluster, "SELECT count(*) FROM dispatch_traversal WHERE action = :action", action=action)[0][0]
+
+
+@pytest.mark.parametrize("case, moment, action", [
+    ("create", "end", "CREATE"), ("update", "before", "UPDATE_CLEANUP"), ("update", "after", "UPDATE_CLEANUP"),
+    ("rollback", "before", "ROLLBACK")])
+def test_a_worker_lost_ending_a_traversal_leaves_the_end_to_another(cluster, tmp_path, case, moment, action):
+    log, lost = tmp_path / "made.log", tmp_path / "lost"
+    before, run, ends = CASES[case]
+    cluster.env["STOKER_TEST_LOSE_ENDING"] = f"{moment}:{action}:{lost}"
+    doomed = cluster.start_worker()
+    for earlier in before:
+        assert cluster.settle(earlier(cluster.engine, log)["id"])["stack_status"] == "CREATE_COMPLETE"
+    stack_id = cluster.engine.get_record("s").id if before else None
+    started = run(cluster.engine, log)
+    stack_id = stack_id or started["id"]
+
+    wait_for(lost.exists, f"the worker lost {moment} {action}")
+    doomed.wait(timeout=60)
+    del cluster.env["STOKER_TEST_LOSE_ENDING"]
+    cluster.start_worker()
+    done = cluster.settle(stack_id)
+
+    assert done["stack_status"] == ends, done["stack_status_reason"]
+    action_done, status_done = ends.rsplit("_", 1)
+    assert rows(cluster, "SELECT count(*) FROM event WHERE stack_id = :stack AND resource_name = 's' "
+                         "AND action = :action AND status = :status",
+                stack=stack_id, action=action_done, status=status_done)[0][0] == 1
+    assert {status for (status,) in rows(cluster, "SELECT status FROM dispatch_traversal")} == {"ENDED"}
+    assert cluster.engine.get_record(stack_id, show_deleted=True).lock_owner is None
+    made = Counter(fields[0] for fields in log_lines(log))
+    if case == "update":  # the replaced resource goes once, in the one cleanup
+        assert made == {"create": 2, "delete": 1}
+        assert traversal_count(cluster, "UPDATE_CLEANUP") == 1
+    if case == "rollback":
+        assert traversal_count(cluster, "ROLLBACK") == 1
