@@ -102,7 +102,9 @@ class Worker:
         """A stack with its stored definition, under its parents (a nested stack's files are theirs)."""
         record = self.engine.store.get_stack(stack_id, project_id, show_deleted=True)
         parent = self._defined(record.parent_id, project_id) if record.parent_id else None
-        return self.engine.for_project(project_id).defined(record, parent)  # its nested stacks are the project's
+        # its nested stacks are the project's; the resources parsed as tasks ask for them (each
+        # process of each worker host reads the stack, and acts on a share of it)
+        return self.engine.for_project(project_id).defined(record, parent, lazy=True)
 
     def stack_for(self, view: Any, resource_ids: list, conn: Any) -> tuple[Any, dict]:
         """The stack with only the rows the resources need (themselves, same-named ones, their
