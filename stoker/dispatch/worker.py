@@ -171,7 +171,9 @@ class Worker:
                 self._repoll_lost(traversal_id, batch, queue, conn)
             while batch:
                 batch = self._round(traversal_id, batch, queue, conn)
-                traversal.release_all(conn)
+                if not batch:
+                    break  # what it holds goes as the block ends
+                traversal.release_all(conn)  # before what this task does not keep goes to others
                 pairs = list(batch.items())
                 keep = 0 if time.monotonic() >= until else celery_app.CHUNK_MAX
                 for first in range(keep, len(pairs), celery_app.CHUNK_MAX):  # what this task does not keep
