@@ -220,7 +220,7 @@ class Worker:
             ended, parked, writes, beat = self._execution_steps(view, nodes, acting, conn)
         else:
             ended, parked, writes, beat = self._resource_steps(view, nodes, acting, queue, conn)
-        moved = traversal.advance(store, traversal_id, ended, parked, writes, beat)
+        moved = traversal.advance(store, traversal_id, ended, parked, writes, beat, conn)
         self._repoll(view, queue, parked, moved.steps)
         if ended and not moved.ready and traversal.end_if_done(store, traversal_id, conn):
             self._end(view, queue)
