@@ -141,8 +141,8 @@ def inherit_stop(store: Any, traversal_id: str, stack_id: str) -> None:
 
 @contextmanager
 def resource_locks(store: Any) -> Iterator[Any]:
-    """An autocommit connection to take resources' advisory locks on (``try_locks``); whatever it
-    still holds is released when the block ends."""
+    """An autocommit connection to take resources' advisory locks on (``try_locks``; a round's
+    ``advance`` is a transaction on it too); whatever it still holds is released when the block ends."""
     with store.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         try:
             yield conn
