@@ -280,7 +280,7 @@ def end_traversal(engine: Any, app: Any, queue: str, traversal_id: str, record: 
     action, stopping, disable_rollback = traversal.outcome(store, traversal_id)
     kind = kinds.KINDS[action]
     shown = kind.stack_action
-    stack = engine.defined(record)
+    stack = engine.defined(record, lazy=True)  # its state recorded: no need to parse every resource
     stack.recorder = DirectRecorder(engine)
     owner = traversal_owner(traversal_id)
     if kind.resource_action == "DELETE":  # rows of what is gone go; the others stay for the next delete

@@ -150,8 +150,8 @@ def inherit_stop(store: Any, traversal_id: str, stack_id: str) -> None:
 
 @contextmanager
 def resource_locks(store: Any) -> Iterator[Any]:
-    """An autocommit connection to take resources' advisory locks on (``try_locks``); whatever it
-    still holds is released when the block ends."""
+    """An autocommit connection to take resources' advisory locks on (``try_locks``; a round's
+    ``advance`` is a transaction on it too); whatever it still holds is released when the block ends."""
     with store.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         try:
             yield conn
@@ -272,6 +272,24 @@ def _autocommit(store: Any, conn: Any = None) -> Iterator[Any]:
         yield conn
 
 
+@contextmanager
+def _transaction(store: Any, conn: Any = None) -> Iterator[Any]:
+    """One transaction: on ``conn`` when the caller has one (``resource_locks``' connection, whose
+    statements commit by themselves around it), saving a checkout and its ping."""
+    if conn is None:
+        with store.engine.begin() as conn:
+            yield conn
+        return
+    conn.commit()  # ends the autocommit statements' autobegun block (no round trip)
+    conn.execution_options(isolation_level=conn.default_isolation_level)
+    try:
+        with conn.begin():
+            yield conn
+    finally:
+        if not conn.invalidated:
+            conn.execution_options(isolation_level="AUTOCOMMIT")
+
+
 #: when this process last renewed each stack's lock (time.monotonic())
 _last_beats: dict[str, float] = {}
 
@@ -371,7 +389,7 @@ RETURNING n.resource_id, n.waiting""")
 
 
 def advance(store: Any, traversal_id: str, ended: dict[int, tuple[list, bool]], parked: Iterable[int] = (),
-            writes: tuple[list, list] = ([], []), beat: tuple[str, str] | None = None) -> Advance:
+            writes: tuple[list, list] = ([], []), beat: tuple[str, str] | None = None, conn: Any = None) -> Advance:
     """In one transaction: ``writes`` (resource changes and events not committed yet), the ``ended``
     nodes (id -> (dependents, succeeded)) DONE, their dependents' counters lowered, the ``parked``
     nodes moved to their next step (tasks of older steps are stale), and, now and then, the stack
@@ -379,12 +397,12 @@ def advance(store: Any, traversal_id: str, ended: dict[int, tuple[list, bool]], 
 
     Only the nodes' own rows and their dependents' are written, so workers
     ending nodes at once do not queue behind one another's commits.  A node
-    ended before (a redelivered task) counts no second time.
+    ended before (a redelivered task) counts no second time.  ``conn``: as ``_transaction``'s.
     """
     parked = list(parked)
     if not ended and not parked and not any(writes):
         return Advance([], {})
-    with store.engine.begin() as conn:
+    with _transaction(store, conn) as conn:
         store.write_changes(conn, *writes)
         if beat is not None and (parked or _beat_due(beat[0])):
             _heartbeat(conn, *beat)

@@ -102,7 +102,9 @@ class Worker:
         """A stack with its stored definition, under its parents (a nested stack's files are theirs)."""
         record = self.engine.store.get_stack(stack_id, project_id, show_deleted=True)
         parent = self._defined(record.parent_id, project_id) if record.parent_id else None
-        return self.engine.for_project(project_id).defined(record, parent)  # its nested stacks are the project's
+        # its nested stacks are the project's; the resources parsed as tasks ask for them (each
+        # process of each worker host reads the stack, and acts on a share of it)
+        return self.engine.for_project(project_id).defined(record, parent, lazy=True)
 
     def stack_for(self, view: Any, resource_ids: list, conn: Any) -> tuple[Any, dict]:
         """The stack with only the rows the resources need (themselves, same-named ones, their
@@ -169,7 +171,9 @@ class Worker:
                 self._repoll_lost(traversal_id, batch, queue, conn)
             while batch:
                 batch = self._round(traversal_id, batch, queue, conn)
-                traversal.release_all(conn)
+                if not batch:
+                    break  # what it holds goes as the block ends
+                traversal.release_all(conn)  # before what this task does not keep goes to others
                 pairs = list(batch.items())
                 keep = 0 if time.monotonic() >= until else celery_app.CHUNK_MAX
                 for first in range(keep, len(pairs), celery_app.CHUNK_MAX):  # what this task does not keep
@@ -218,7 +222,7 @@ class Worker:
             ended, parked, writes, beat = self._execution_steps(view, nodes, acting, conn)
         else:
             ended, parked, writes, beat = self._resource_steps(view, nodes, acting, queue, conn)
-        moved = traversal.advance(store, traversal_id, ended, parked, writes, beat)
+        moved = traversal.advance(store, traversal_id, ended, parked, writes, beat, conn)
         self._repoll(view, queue, parked, moved.steps)
         if ended and not moved.ready and traversal.end_if_done(store, traversal_id, conn):
             self._end_once(view, batch, queue, conn)

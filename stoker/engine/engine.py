@@ -692,8 +692,9 @@ class Engine:
             return stack
 
     def defined(self, record, parent: Stack | None = None, facade: dict | None = None,
-                strict: bool = False, provider_template: str | None = None) -> Stack:
-        """A runtime stack with its stored definition, its resources not loaded yet."""
+                strict: bool = False, provider_template: str | None = None, lazy: bool = False) -> Stack:
+        """A runtime stack with its stored definition, its resources not loaded yet (``lazy``: their
+        definitions parsed when first asked for, see ``build_definition``'s ``stored``)."""
         stack = Stack(self, record, parent)
         stack.facade = facade or {}
         stack.provider_template = provider_template or self._provider_template_of(record)
@@ -701,7 +702,7 @@ class Engine:
         files = raw.files or (parent.definition.template.files if parent and parent.definition else {})
         try:
             stack.define(Template(raw.content, files), Environment.from_dict(record.environment),
-                         dict(record.parameters or {}), check_resources=strict)
+                         dict(record.parameters or {}), check_resources=strict, stored=lazy and not strict)
         except ValidationFailed:
             if strict:
                 raise

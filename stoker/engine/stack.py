@@ -102,13 +102,14 @@ class Stack:
     # -- definition -----------------------------------------------------------------
     def define(self, template: Template, environment: Environment, parameters: dict,
                check_resources: bool = True, missing_parameters_ok: bool = False,
-               previous: "Stack | None" = None) -> StackDefinition:
+               previous: "Stack | None" = None, stored: bool = False) -> StackDefinition:
         """Check ``template`` with these inputs; raise ``ValidationFailed`` with every problem.
 
         ``check_resources=False`` skips the plug-in checks: for stacks read back
         from the store, which were checked when they were stored.  On an update,
         ``previous`` is the stored stack: resources unchanged since skip the plug-in
         checks too (they passed them with the same definition and inputs).
+        ``stored``: its resources are parsed when first asked for (``build_definition``).
         """
         self.environment = environment
         self.user_parameters = dict(parameters)
@@ -120,6 +121,7 @@ class Stack:
             template, values, problems=problems, missing_parameters_ok=missing_parameters_ok,
             context_factory=partial(EngineContext, self),
             stack_name=self.name, stack_id=self.id, project_id=self.project_id,
+            stored=stored,
             facade=self.facade if self.parent is not None or self.owner_name is not None else None,
         )
         if definition is not None:

@@ -8,6 +8,7 @@ definitions, and the dependency edges between resources.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping as MappingABC
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -90,7 +91,7 @@ class StackDefinition:
     parameter_schemas: dict[str, ParameterSchema]
     parameters: dict[str, Any]
     conditions: Conditions
-    resources: dict[str, ResourceDefinition]
+    resources: Mapping[str, ResourceDefinition]  # a dict, or ``StoredResources``
     outputs: dict[str, OutputDefinition]
     problems: Problems
     #: every well-formed call that names a resource (get_resource, get_attr, ...)
@@ -118,9 +119,47 @@ class StackDefinition:
         return {n: r for n, r in self.resources.items() if self.enabled(r.condition)}
 
 
+class StoredResources(MappingABC):
+    """The ``resources`` of a stored template, each parsed the first time it is asked for.
+
+    A worker acts on a few of a big stack's resources per process: parsing
+    all of them in every worker process cost more than acting on its share.
+    The template was checked when it was stored, so nothing here reports a
+    problem the eager parse would have stopped at (``build_definition``'s
+    ``stored``).
+    """
+
+    def __init__(self, section: dict, version: Version, parser: Parser, problems: Problems):
+        self._section, self._version, self._parser, self._problems = section, version, parser, problems
+        self._parsed: dict[str, ResourceDefinition] = {}
+
+    def __getitem__(self, name: str) -> ResourceDefinition:
+        found = self._parsed.get(name)
+        if found is None:
+            if name not in self:
+                raise KeyError(name)
+            found = self._parsed[name] = _resource(name, self._section[name], self._version, self._parser,
+                                                   self._problems)
+        return found
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(self._section.get(name), dict)  # as the eager parse keeps them
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name, data in self._section.items() if isinstance(data, dict))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 def build_definition(template: Template, user_parameters: Mapping[str, Any] | None = None,
                      **kwargs: Any) -> "StackDefinition | None":
-    """Check ``template`` with ``user_parameters``; ``None`` if it is beyond checking."""
+    """Check ``template`` with ``user_parameters``; ``None`` if it is beyond checking.
+
+    ``stored=True``: a template checked when it was stored, read back; its
+    resources are parsed when asked for (``StoredResources``), and their
+    dependency cycles not looked for again.
+    """
     with paused_gc():
         return _build_definition(template, user_parameters, **kwargs)
 
@@ -132,6 +171,7 @@ def _build_definition(
     problems: Problems | None = None,
     missing_parameters_ok: bool = False,
     context_factory: Callable[..., StackContext] = StackContext,
+    stored: bool = False,
     **context_args: Any,
 ) -> StackDefinition | None:
     problems = problems if problems is not None else Problems()
@@ -167,13 +207,10 @@ def _build_definition(
     conditions.check_cycles(problems)
     context.condition_evaluator = conditions.is_enabled
 
-    resources = {}
+    resources: Mapping[str, ResourceDefinition] = {}
     if isinstance(resources_section, dict):
-        for name, data in resources_section.items():
-            definition = _resource(name, data, version, parser, problems)
-            if definition is not None:
-                resources[name] = definition
-        _check_cycles(resources, problems)
+        resources = (StoredResources(resources_section, version, parser, problems) if stored
+                     else _resources(resources_section, version, parser, problems))
 
     outputs = {}
     outputs_section = template.section("outputs")
@@ -185,6 +222,17 @@ def _build_definition(
 
     return StackDefinition(template, version, context, schemas, values, conditions,
                            resources, outputs, problems, parser.resource_calls)
+
+
+def _resources(section: dict, version: Version, parser: Parser, problems: Problems) -> dict[str, ResourceDefinition]:
+    """Every resource parsed, and dependency cycles among them reported."""
+    resources = {}
+    for name, data in section.items():
+        definition = _resource(name, data, version, parser, problems)
+        if definition is not None:
+            resources[name] = definition
+    _check_cycles(resources, problems)
+    return resources
 
 
 def _mappings(template: Template, problems: Problems) -> dict:

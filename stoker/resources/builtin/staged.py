@@ -18,6 +18,7 @@ stack already has, which replaces nothing a second time.
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import json
 from typing import Any, Callable
@@ -30,13 +31,13 @@ Members = list[tuple[str, Any]]
 Stage = tuple[float, Members]
 
 
-class StagedNested:
+class StagedNested(abc.ABC):
     """Mixed into a group (before ``NestedStackResource``) whose nested stack changes in stages."""
 
+    @abc.abstractmethod
     async def apply_stage(self, members: Members, create: bool = False, apart: bool = False) -> Any:
         """Make the nested stack (``create``: a new one) hold exactly ``members``; ``apart``: on
         the workers, returning the id to poll (as ``create_child`` / ``update_child``)."""
-        raise NotImplementedError
 
     async def stages_ended(self) -> None:
         """What the group records once its last stage has ended."""
