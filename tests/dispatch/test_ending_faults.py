@@ -9,7 +9,8 @@ from collections import Counter
 
 import pytest
 
-from .test_cancel import rows, wait_for
+from .test_cancel import rows
+from .test_nested_faults import settled_after_loss
 from .test_workers import log_lines
 
 
@@ -35,6 +36,13 @@ def traversal_count(cluster, action: str) -> int:
     return rows(cluster, "SELECT count(*) FROM dispatch_traversal WHERE action = :action", action=action)[0][0]
 
 
+def stack_events(cluster, stack_id: str, state: str) -> int:
+    """How many events of the stack itself say ``state`` (ACTION_STATUS)."""
+    action, status = state.rsplit("_", 1)
+    return rows(cluster, "SELECT count(*) FROM event WHERE stack_id = :stack AND resource_name = 's' "
+                         "AND action = :action AND status = :status", stack=stack_id, action=action, status=status)[0][0]
+
+
 @pytest.mark.parametrize("case, moment, action", [
     ("create", "end", "CREATE"), ("update", "before", "UPDATE_CLEANUP"), ("update", "after", "UPDATE_CLEANUP"),
     ("rollback", "before", "ROLLBACK")])
@@ -49,22 +57,16 @@ def test_a_worker_lost_ending_a_traversal_leaves_the_end_to_another(cluster, tmp
     started = run(cluster.engine, log)
     stack_id = stack_id or started["id"]
 
-    wait_for(lost.exists, f"the worker lost {moment} {action}")
-    doomed.wait(timeout=60)
-    del cluster.env["STOKER_TEST_LOSE_ENDING"]
-    cluster.start_worker()
-    done = cluster.settle(stack_id)
+    done = settled_after_loss(cluster, doomed, lost, "STOKER_TEST_LOSE_ENDING", stack_id)
 
     assert done["stack_status"] == ends, done["stack_status_reason"]
-    action_done, status_done = ends.rsplit("_", 1)
-    assert rows(cluster, "SELECT count(*) FROM event WHERE stack_id = :stack AND resource_name = 's' "
-                         "AND action = :action AND status = :status",
-                stack=stack_id, action=action_done, status=status_done)[0][0] == 1
+    assert stack_events(cluster, stack_id, ends) == 1
     assert {status for (status,) in rows(cluster, "SELECT status FROM dispatch_traversal")} == {"ENDED"}
     assert cluster.engine.get_record(stack_id, show_deleted=True).lock_owner is None
     made = Counter(fields[0] for fields in log_lines(log))
     if case == "update":  # the replaced resource goes once, in the one cleanup
         assert made == {"create": 2, "delete": 1}
         assert traversal_count(cluster, "UPDATE_CLEANUP") == 1
-    if case == "rollback":
+    if case == "rollback":  # the create's failure is an event once, the rollback ran once
+        assert stack_events(cluster, stack_id, "CREATE_FAILED") == 1
         assert traversal_count(cluster, "ROLLBACK") == 1

@@ -42,6 +42,16 @@ def traversals(cluster, action: str) -> int:
                          "WHERE s.parent_id IS NOT NULL AND t.action = :action", action=action)[0][0]
 
 
+def settled_after_loss(cluster, doomed, lost, variable: str, stack_id: str) -> dict:
+    """The stack once it settled: the ``doomed`` worker lost itself (``lost`` made), and a fresh
+    one, not armed by ``variable``, took over."""
+    wait_for(lost.exists, f"the worker lost as {cluster.env[variable]} says")
+    doomed.wait(timeout=60)
+    del cluster.env[variable]
+    cluster.start_worker()
+    return cluster.settle(stack_id)
+
+
 @pytest.mark.parametrize("action, moment", [
     ("CREATE", "after"), ("CREATE", "before"), ("UPDATE", "after"), ("UPDATE", "before"),
     ("SUSPEND", "after"), ("RESUME", "after"), ("DELETE", "after")])
@@ -58,11 +68,7 @@ def test_a_worker_lost_starting_a_nested_action_leaves_it_to_run_once(cluster, t
     started = run(cluster.engine, log)
     stack_id = stack_id or started["id"]
 
-    wait_for(lost.exists, f"the worker lost {moment} the nested {action} start")
-    doomed.wait(timeout=60)
-    del cluster.env["STOKER_TEST_LOSE_NESTED_START"]
-    cluster.start_worker()
-    done = cluster.settle(stack_id)
+    done = settled_after_loss(cluster, doomed, lost, "STOKER_TEST_LOSE_NESTED_START", stack_id)
 
     assert done["stack_status"] == ends, done["stack_status_reason"]
     assert Counter(fields[0] for fields in log_lines(log) if fields[1] == "rec")[verb] == 1

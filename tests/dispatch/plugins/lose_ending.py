@@ -8,22 +8,16 @@ starts (the one before not marked ended yet).  Once: FILE, made then, says it ha
 """
 
 import os
-import signal
 
 from stoker.dispatch import lifecycle, traversal
+
+from .losing import lose_once
 
 WHEN = os.environ.get("STOKER_TEST_LOSE_ENDING", "")
 
 
 def _lose(moment: str, action: str) -> None:
-    wanted_moment, wanted_action, mark = WHEN.split(":", 2)
-    if (moment, action) != (wanted_moment, wanted_action):
-        return
-    try:
-        os.close(os.open(mark, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-    except FileExistsError:
-        return
-    os.killpg(os.getpgid(0), signal.SIGKILL)
+    lose_once(WHEN, moment, action)
 
 
 def _losing_end(end):

@@ -8,22 +8,16 @@ Once: FILE, made then, says it happened.
 """
 
 import os
-import signal
 
 from stoker.dispatch.distributed import CeleryDispatch
+
+from .losing import lose_once
 
 WHEN = os.environ.get("STOKER_TEST_LOSE_NESTED_START", "")
 
 
 def _lose(action: str, moment: str) -> None:
-    wanted_action, wanted_moment, mark = WHEN.split(":", 2)
-    if (action, moment) != (wanted_action, wanted_moment):
-        return
-    try:
-        os.close(os.open(mark, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-    except FileExistsError:
-        return
-    os.killpg(os.getpgid(0), signal.SIGKILL)
+    lose_once(WHEN, action, moment)
 
 
 def _losing(start, action_of):
