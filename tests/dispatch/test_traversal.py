@@ -201,6 +201,30 @@ def test_one_session_at_a_time_holds_a_resource(store):
         assert traversal.try_locks(after, "t1", [7, 8, 9]) == {7, 8, 9}
 
 
+def test_one_session_at_a_time_runs_a_traversals_end(store):
+    with traversal.resource_locks(store) as first, traversal.resource_locks(store) as second:
+        assert traversal.take_end(first, "t1")
+        assert not traversal.take_end(second, "t1")  # its end runs in the first session
+        assert traversal.take_end(second, "t2")
+    with traversal.resource_locks(store) as after:  # a session gone (a lost ender's) holds it no more
+        assert traversal.take_end(after, "t1")
+
+
+def test_a_traversal_started_again_is_stored_once_and_gives_its_ready_nodes_not_started(store):
+    stack_id, ready = started(store, diamond())
+
+    def again() -> list:
+        return sorted(traversal.start(store, "t1", stack_id, "CREATE", diamond(), None, True))
+
+    assert ready == again() == [1]
+    begin(store, stack_id, 1)
+    assert again() == []
+    assert end(store, 1, [2, 3]) == ([2, 3], False)
+    assert again() == [2, 3]
+    assert traversal.status(store, "t1") == traversal.IN_PROGRESS
+    assert [node(store, rid).state for rid in (1, 2, 3, 4)] == [traversal.DONE] + [traversal.PENDING] * 3
+
+
 def test_a_long_step_keeps_the_stack_lock_fresh(store, monkeypatch):
     from stoker.dispatch import worker
 

@@ -43,6 +43,23 @@ def test_acquire_conflict_release(store, stack):
     assert store.get_stack(stack.id).lock_action == "DELETE"
 
 
+def test_a_hand_over_passes_the_lock_on_and_may_be_made_again(store, stack):
+    store.acquire_lock(stack.id, "dispatch:a", "UPDATE")
+    store.update_stack(stack.id, cancel_requested=True)
+    store.hand_over_lock(stack.id, "dispatch:a", "dispatch:b", "UPDATE")
+    handed = store.get_stack(stack.id)
+    assert (handed.lock_owner, handed.cancel_requested) == ("dispatch:b", False)  # a's cancel is not b's
+    store.update_stack(stack.id, cancel_requested=True)  # one asked of b
+    store.hand_over_lock(stack.id, "dispatch:a", "dispatch:b", "UPDATE")  # made again: b's already
+    again = store.get_stack(stack.id)
+    assert (again.lock_owner, again.cancel_requested) == ("dispatch:b", True)
+    with pytest.raises(Conflict):
+        store.hand_over_lock(stack.id, "dispatch:x", "dispatch:y", "UPDATE")
+    assert store.release_lock(stack.id, "dispatch:b")  # b's own end gave it up
+    store.hand_over_lock(stack.id, "dispatch:a", "dispatch:b", "UPDATE")
+    assert store.get_stack(stack.id).lock_owner == "dispatch:b"
+
+
 def test_missing_stack(store):
     with pytest.raises(NotFound):
         store.acquire_lock("missing", new_engine_id(), "CREATE")
