@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any, Callable, Iterator
 
+from sqlalchemy.exc import IntegrityError
+
 from stoker.dispatch import celery_app, kinds, traversal
 from stoker.dispatch.step import DirectRecorder
 from stoker.engine import actions
@@ -28,8 +30,8 @@ from stoker.store.models import utcnow
 IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
 #: traversals whose failure rolls their stack action back (unless rollback is off)
 ROLLS_BACK = ("CREATE", "ADOPT", *kinds.UPDATING)
-#: the namespace of the ids of traversals that follow others (``follower``)
-FOLLOWS = uuid.UUID("6f1d6c2e-5b0a-4f43-9a57-2d8e0c4b7a31")
+#: the namespace of ids derived from a traversal's: the traversal that follows it, its failure's event
+DERIVED = uuid.UUID("6f1d6c2e-5b0a-4f43-9a57-2d8e0c4b7a31")
 
 
 class StartFailed(StokerError):
@@ -47,7 +49,7 @@ def _hand_over(store: Any, stack_id: str, follows: str, action: str) -> str | No
     """The id of the traversal that follows ``follows`` (one for each: an end run again after its
     worker was lost starts the same one), the stack lock now its own; None if it ran and ended
     before (nothing to start again)."""
-    traversal_id = str(uuid.uuid5(FOLLOWS, follows))
+    traversal_id = str(uuid.uuid5(DERIVED, follows))
     if traversal.status(store, traversal_id) == traversal.ENDED:
         return None
     store.hand_over_lock(stack_id, traversal_owner(follows), traversal_owner(traversal_id), action)
@@ -298,12 +300,7 @@ def end_traversal(engine: Any, app: Any, queue: str, traversal_id: str, record: 
         if action == "DELETE":
             store.soft_delete_stack(record.id)
     elif action in ROLLS_BACK and _rolls_back(store, record.id, action, disable_rollback):
-        # the failure is an event; the stack goes on IN_PROGRESS (a ROLLBACK now), so no one
-        # watching it takes CREATE_FAILED (UPDATE_FAILED) for the end (once: not when run again)
-        if record.action == shown:
-            store.add_event(record.id, resource_name=record.name, resource_type=STACK_RESOURCE_TYPE,
-                            physical_resource_id=record.id, action=shown, status=FAILED,
-                            reason=stack.redact(stopping))
+        _record_failure(store, record, traversal_id, shown, stack.redact(stopping))
         if action in kinds.UPDATING:
             _roll_update_back(engine, app, queue, record, traversal_id, traversal.given(store, traversal_id))
         else:
@@ -315,6 +312,18 @@ def end_traversal(engine: Any, app: Any, queue: str, traversal_id: str, record: 
         asyncio.run(stack.set_state(shown, FAILED, stopping))
     store.release_lock(record.id, owner)
     traversal.mark_ended(store, traversal_id)
+
+
+def _record_failure(store: Any, record: Any, traversal_id: str, shown: str, reason: str) -> None:
+    """The failure that starts a rollback is an event; the stack goes on IN_PROGRESS (a ROLLBACK
+    now), so no one watching it takes CREATE_FAILED (UPDATE_FAILED) for the end.  Once, however
+    often the end runs: the event's uuid is derived from the traversal's id."""
+    try:
+        store.add_event(record.id, uuid=str(uuid.uuid5(DERIVED, f"{traversal_id}/failed")),
+                        resource_name=record.name, resource_type=STACK_RESOURCE_TYPE,
+                        physical_resource_id=record.id, action=shown, status=FAILED, reason=reason)
+    except IntegrityError:  # recorded by a run of the end before
+        pass
 
 
 def fail_at_once(engine: Any, stack_id: str, action: str, reason: str) -> None:

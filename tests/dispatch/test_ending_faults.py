@@ -45,7 +45,7 @@ def stack_events(cluster, stack_id: str, state: str) -> int:
 
 @pytest.mark.parametrize("case, moment, action", [
     ("create", "end", "CREATE"), ("update", "before", "UPDATE_CLEANUP"), ("update", "after", "UPDATE_CLEANUP"),
-    ("rollback", "before", "ROLLBACK")])
+    ("rollback", "failed", "CREATE"), ("rollback", "before", "ROLLBACK")])
 def test_a_worker_lost_ending_a_traversal_leaves_the_end_to_another(cluster, tmp_path, case, moment, action):
     log, lost = tmp_path / "made.log", tmp_path / "lost"
     before, run, ends = CASES[case]
