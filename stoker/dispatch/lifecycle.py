@@ -45,11 +45,17 @@ def traversal_owner(traversal_id: str) -> str:
     return f"dispatch:{traversal_id}"
 
 
+def _follower(traversal_id: str) -> str:
+    """The id of the traversal that follows this one (one for each: an end run again after its
+    worker was lost starts the same one)."""
+    return str(uuid.uuid5(DERIVED, traversal_id))
+
+
 def _hand_over(store: Any, stack_id: str, follows: str, action: str) -> str | None:
-    """The id of the traversal that follows ``follows`` (one for each: an end run again after its
-    worker was lost starts the same one), the stack lock now its own; None if it ran and ended
-    before (nothing to start again)."""
-    traversal_id = str(uuid.uuid5(DERIVED, follows))
+    """The id of the traversal that follows ``follows``, the stack lock now its own (the cancel
+    request ``follows`` answered gone with it); None if it ran and ended before (nothing to start
+    again)."""
+    traversal_id = _follower(follows)
     if traversal.status(store, traversal_id) == traversal.ENDED:
         return None
     store.hand_over_lock(stack_id, traversal_owner(follows), traversal_owner(traversal_id), action)
@@ -251,8 +257,7 @@ def _roll_update_back(engine: Any, app: Any, queue: str, record: Any, follows: s
     """Back to the inputs before the update (an update the other way); the cancel that stopped
     the update must not stop its rollback too."""
     engine.store.update_stack(record.id, template_id=previous["template_id"], parameters=previous["parameters"],
-                              environment=previous["environment"], files=previous["files"],
-                              cancel_requested=False)
+                              environment=previous["environment"], files=previous["files"])
     _follow(engine, app, queue, record, follows, "UPDATE_ROLLBACK", None, True)
 
 
@@ -299,7 +304,8 @@ def end_traversal(engine: Any, app: Any, queue: str, traversal_id: str, record: 
         asyncio.run(stack.set_state(shown, COMPLETE, f"Stack {shown} completed successfully"))
         if action == "DELETE":
             store.soft_delete_stack(record.id)
-    elif action in ROLLS_BACK and _rolls_back(store, record.id, action, disable_rollback):
+    elif action in ROLLS_BACK and (_rolls_back(store, record.id, action, disable_rollback)
+                                   or _began_following(store, record, traversal_id)):
         _record_failure(store, record, traversal_id, shown, stack.redact(stopping))
         if action in kinds.UPDATING:
             _roll_update_back(engine, app, queue, record, traversal_id, traversal.given(store, traversal_id))
@@ -339,6 +345,13 @@ def _check_failures(store: Any, stack_id: str) -> str | None:
     """A check stops for nothing: what it found wrong is in its resources' CHECK_FAILED states."""
     found = [row.status_reason for row in store.get_resources(stack_id) if (row.action, row.status) == ("CHECK", FAILED)]
     return "Resource CHECK failed: " + "; ".join(found) if found else None
+
+
+def _began_following(store: Any, record: Any, traversal_id: str) -> bool:
+    """Whether an earlier run of the end began the rollback (the lock handed over to it, or its
+    traversal stored): the cancel request that decided it is gone since."""
+    follower = _follower(traversal_id)
+    return record.lock_owner == traversal_owner(follower) or traversal.status(store, follower) is not None
 
 
 def _rolls_back(store: Any, stack_id: str, action: str, disable_rollback: bool) -> bool:
