@@ -37,7 +37,7 @@ from stoker.dispatch.step import park
 from stoker.engine.graph import Graph
 from stoker.store.models import Execution, utcnow
 from stoker.workflows.runner import StepFailed
-from stoker.workflows.service import Executions, ended_event, started_message
+from stoker.workflows.service import ENDED_EVENT, Executions, ended_event, started_message
 
 #: the traversal action of an execution's steps
 EXECUTION = "EXECUTION"
@@ -84,16 +84,27 @@ def _event(executions: Executions, row: dict, deployment_row: dict, model: Any, 
 
 def end(executions: Executions, store: Any, traversal_id: str, row: dict) -> None:
     """The execution's end, from the stored state: cancelled when asked to, failed when a step
-    failed, else terminated (and a scale's removed instances go)."""
+    failed, else terminated (and a scale's removed instances go).
+
+    Safe to run again whole, as a task that finds a lost worker's end half
+    done does: the ended event is written unless it is there, then the
+    status (a watcher that sees the status finds the event), a scale's
+    removal changes nothing the second time, and the traversal is marked
+    ended last.
+    """
     _action, stopping, _ = traversal.outcome(store, traversal_id)
-    row = executions.records.get_execution(row["project_id"], row["id"])
-    deployment_row = executions.records.get_deployment(row["project_id"], row["deployment_id"])
-    status = "cancelled" if row["cancel_request"] else "failed" if stopping else "terminated"
-    error = stopping if status == "failed" else ""
-    _event(executions, row, deployment_row, executions.model_of(deployment_row),
-           lambda runner: ended_event(runner, row, status, error))
-    executions.records.update_execution(row["pk"], status=status, error=error, ended_at=utcnow(), owner=None,
-                                        cancel_request=None)
+    records = executions.records
+    row = records.get_execution(row["project_id"], row["id"])
+    deployment_row = records.get_deployment(row["project_id"], row["deployment_id"])
+    status = row["status"]
+    if status not in ENDED_EVENT:  # not recorded yet
+        status = "cancelled" if row["cancel_request"] else "failed" if stopping else "terminated"
+        error = stopping if status == "failed" else ""
+        if not records.has_event(row["pk"], ENDED_EVENT[status]):
+            _event(executions, row, deployment_row, executions.model_of(deployment_row),
+                   lambda runner: ended_event(runner, row, status, error))
+        records.update_execution(row["pk"], status=status, error=error, ended_at=utcnow(), owner=None,
+                                 cancel_request=None)
     if status == "terminated":
         executions.modify(deployment_row, (row.get("resume_data") or {}).get("memo") or {}, "after")
     traversal.mark_ended(store, traversal_id)

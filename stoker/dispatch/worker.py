@@ -194,7 +194,7 @@ class Worker:
         store = self.engine.store
         held = traversal.try_locks(conn, traversal_id, batch)
         view, nodes = traversal.read(conn, traversal_id, batch)
-        if view is not None and view.status == traversal.ENDING and view.execution_pk is None:
+        if view is not None and view.status == traversal.ENDING:
             self._end_once(view, batch, queue, conn)  # its ender may have been lost
         if view is None or view.status != traversal.IN_PROGRESS:
             return {}  # the action ended (or its stack is gone)
@@ -377,8 +377,8 @@ class Worker:
     def _end_once(self, view: Any, batch: dict, queue: str, conn: Any) -> None:
         """Run the end of the ENDING traversal unless another worker runs it (holds its lock: then
         the batch looks again later, in case that worker is lost before the end is recorded).  A
-        stack traversal's end is run again whole by a task that finds its ender lost (a workflow
-        execution's records its events once: only the worker that moved it to ENDING runs it)."""
+        traversal's end (a stack action's, a workflow execution's) is run again whole by a task that
+        finds its ender lost: each step of it finds what an earlier run did, and does not do it twice."""
         if not traversal.take_end(conn, view.traversal_id):
             celery_app.send(self.app, queue, view.traversal_id, list(batch.items()), countdown=BUSY_RETRY)
         elif traversal.status(self.engine.store, view.traversal_id) == traversal.ENDING:

@@ -174,6 +174,12 @@ class ExecutionRecords(BlueprintRecords):
         with self._read() as conn:
             return self._rows(conn.execute(query.order_by(EVENTS.c.pk)))
 
+    def has_event(self, execution_pk: int, event_type: str) -> bool:
+        """Whether the execution has an event of ``event_type`` (its end, say) already."""
+        with self._read() as conn:
+            return conn.execute(select(EVENTS.c.pk).where(EVENTS.c.execution_pk == execution_pk,
+                                                          EVENTS.c.event_type == event_type).limit(1)).first() is not None
+
     def finished_tasks(self, execution_pk: int) -> set[str]:
         """Keys of the steps whose operation succeeded in this execution (resume skips them)."""
         with self._read() as conn:

@@ -9,7 +9,8 @@ from collections import Counter
 
 import pytest
 
-from .test_cancel import rows
+from .test_cancel import rows, wait_for
+from .test_executions import deploy, expected, finish, runs_of
 from .test_nested_faults import settled_after_loss
 from .test_workers import log_lines
 
@@ -70,3 +71,27 @@ def test_a_worker_lost_ending_a_traversal_leaves_the_end_to_another(cluster, tmp
     if case == "rollback":  # the create's failure is an event once, the rollback ran once
         assert stack_events(cluster, stack_id, "CREATE_FAILED") == 1
         assert traversal_count(cluster, "ROLLBACK") == 1
+
+
+@pytest.mark.parametrize("moment", ["end", "ended"])
+def test_a_worker_lost_ending_an_execution_leaves_the_end_to_another(cluster, tmp_path, moment):
+    """Lost as the install's end is about to be recorded, or just after its ended event: another
+    worker records the end, the ended event once, and no operation runs again."""
+    lost = tmp_path / "lost"
+    cluster.env["STOKER_TEST_LOSE_ENDING"] = f"{moment}:EXECUTION:{lost}"
+    doomed = cluster.start_worker()
+    runs = deploy(cluster, tmp_path)
+    started = cluster.engine.executions.start("install", "dep")
+    wait_for(lost.exists, "the worker lost ending the install")
+    doomed.wait(timeout=60)
+    del cluster.env["STOKER_TEST_LOSE_ENDING"]
+    cluster.start_worker()
+
+    done = finish(cluster, started)
+    assert done["status"] == "terminated", done["error"]
+    events = cluster.engine.executions.events(started["id"])
+    assert sum(e["event_type"] == "workflow_succeeded" for e in events) == 1
+    assert events[-1]["event_type"] == "workflow_succeeded"
+    assert runs_of(runs, "end") == runs_of(runs, "start") == expected(cluster, ("create", "configure", "start"),
+                                                                        ("preconfigure",))
+    assert {status for (status,) in rows(cluster, "SELECT status FROM dispatch_traversal")} == {"ENDED"}
