@@ -32,6 +32,10 @@ CASES = {
 }
 
 
+def all_ended(cluster) -> bool:
+    return {status for (status,) in rows(cluster, "SELECT status FROM dispatch_traversal")} == {"ENDED"}
+
+
 def traversal_count(cluster, action: str) -> int:
     """How many traversals of ``action`` ran: more than one is what follows started twice."""
     return rows(cluster, "SELECT count(*) FROM dispatch_traversal WHERE action = :action", action=action)[0][0]
@@ -62,7 +66,7 @@ def test_a_worker_lost_ending_a_traversal_leaves_the_end_to_another(cluster, tmp
 
     assert done["stack_status"] == ends, done["stack_status_reason"]
     assert stack_events(cluster, stack_id, ends) == 1
-    assert {status for (status,) in rows(cluster, "SELECT status FROM dispatch_traversal")} == {"ENDED"}
+    wait_for(lambda: all_ended(cluster), "every traversal marked ended (the end's last step)")
     assert cluster.engine.get_record(stack_id, show_deleted=True).lock_owner is None
     made = Counter(fields[0] for fields in log_lines(log))
     if case == "update":  # the replaced resource goes once, in the one cleanup
@@ -94,4 +98,4 @@ def test_a_worker_lost_ending_an_execution_leaves_the_end_to_another(cluster, tm
     assert events[-1]["event_type"] == "workflow_succeeded"
     assert runs_of(runs, "end") == runs_of(runs, "start") == expected(cluster, ("create", "configure", "start"),
                                                                         ("preconfigure",))
-    assert {status for (status,) in rows(cluster, "SELECT status FROM dispatch_traversal")} == {"ENDED"}
+    wait_for(lambda: all_ended(cluster), "every traversal marked ended (the end's last step)")
