@@ -407,17 +407,22 @@ class Store:
 
     def abandoned_stacks(self, handed_back: bool = True) -> list[Stack]:
         """Top-level stacks, any project, whose action's holder is gone (``owner_gone``):
-        died, or (with ``handed_back``) stopped and handed it back."""
+        died, or (with ``handed_back``) stopped and handed it back.
+
+        Each still has the holder judged gone: one taken over by another engine
+        between the two reads is left out, since its record would carry the new,
+        live holder, and ``take_over`` from that one would run the action twice.
+        """
         with self._read() as conn:
             holders = conn.execute(select(Stack.id, Stack.lock_owner).where(
                 Stack.lock_owner.is_not(None), Stack.parent_id.is_(None), Stack.deleted_at.is_(None))).all()
-        gone = [row.id for row in holders
-                if (handed_back or row.lock_owner != HANDED_BACK) and self.owner_gone(row.lock_owner)]
+        gone = {row.id: row.lock_owner for row in holders
+                if (handed_back or row.lock_owner != HANDED_BACK) and self.owner_gone(row.lock_owner)}
         if not gone:
             return []
         with self._read() as conn:
             rows = conn.execute(select(STACKS).where(Stack.id.in_(gone)).order_by(Stack.created_at))
-            return Stack.from_rows(rows)
+            return [record for record in Stack.from_rows(rows) if record.lock_owner == gone[record.id]]
 
     # -- server processes (Heat's engine service records) --------------------
 

@@ -185,6 +185,32 @@ def test_abandoned_stacks_are_handed_back_or_dead_ones_and_taken_over_once(store
     assert store.get_stack(stack.id).lock_owner == first
 
 
+def test_a_stack_taken_over_while_another_looks_for_abandoned_ones_is_not_taken_over_again(store, stack):
+    """Two server processes start at once: one takes a handed-back stack over (and runs it)
+    while the other is still looking.  The other must not be given the stack with its new,
+    live holder: taking that over would succeed, and the action would run twice."""
+    from stoker.store.locks import HANDED_BACK
+
+    stopped, peer = new_engine_id(), new_engine_id()
+    store.acquire_lock(stack.id, stopped, "CREATE")
+    store.hand_back_lock(stack.id, stopped)
+    looked = []
+
+    def peer_takes_over_after_the_first_read(_conn, _cursor, statement, *_rest):
+        if statement.lstrip().upper().startswith("SELECT") and not looked:
+            looked.append(statement)  # once: the take-over's own statements come here too
+            assert store.take_over(stack.id, HANDED_BACK, peer)
+
+    sqlalchemy.event.listen(store.engine, "after_cursor_execute", peer_takes_over_after_the_first_read)
+    try:
+        found = store.abandoned_stacks()
+    finally:
+        sqlalchemy.event.remove(store.engine, "after_cursor_execute", peer_takes_over_after_the_first_read)
+    assert looked
+    assert not any(store.take_over(record.id, record.lock_owner, new_engine_id()) for record in found)
+    assert store.get_stack(stack.id).lock_owner == peer
+
+
 def test_a_server_starting_forgets_servers_silent_for_a_day(store):
     from stoker.store.repository import PROCESSES
 
