@@ -119,6 +119,8 @@ class Worker:
             stack = self._defined(view.stack_id, view.project_id)
             if view.action == "ADOPT":
                 stack.adopted_data = traversal.given(self.engine.store, view.traversal_id) or {}
+            elif view.action == "SIGNAL":
+                stack.signalled = (view.traversal_id, traversal.given(self.engine.store, view.traversal_id)["details"])
         self._stacks[view.traversal_id] = stack
         while len(self._stacks) > CACHED_STACKS:
             self._stacks.popitem(last=False)
