@@ -35,6 +35,9 @@ class Kind:
     updating: bool = False
     #: its end records the stack's state (a signal's does not: in Heat a signal is no stack action)
     stack_state: bool = True
+    #: once the traversal stops its node still runs, to end what it started (stopped with the
+    #: traversal) and start nothing (``stack.cancel_reason`` set), instead of failing at once
+    winds_down: bool = False
 
     @property
     def batched(self) -> bool:
@@ -89,9 +92,10 @@ async def _fail_lost_update(resource: Any) -> None:
 
 
 def _signal(stack: Any, resource: Any) -> Awaitable[None]:
-    """The signalled resource's acting handler, by steps (the signal: the traversal's ``given``)."""
+    """The signalled resource's acting handler, by steps (the signal: the traversal's ``given``); once
+    the traversal stops, only what it started is polled to its end."""
     signal_id, details = stack.signalled
-    return step_signal(resource, signal_id, details)
+    return step_signal(resource, signal_id, details, may_start=stack.cancel_reason is None)
 
 
 def _creating(resource: Any) -> bool:
@@ -126,7 +130,7 @@ KINDS = {
     "RESUME": Kind("RESUME", "RESUME", _simple("RESUME")),
     "CHECK": Kind("CHECK", "CHECK", _simple("CHECK")),
     "UPDATE": Kind("UPDATE", "UPDATE", _update(False), updating=True),
-    "SIGNAL": Kind("SIGNAL", "SIGNAL", _signal, stack_state=False),
+    "SIGNAL": Kind("SIGNAL", "SIGNAL", _signal, stack_state=False, winds_down=True),
     "UPDATE_CLEANUP": Kind("UPDATE", "DELETE", _delete),
     "UPDATE_ROLLBACK": Kind("ROLLBACK", "UPDATE", _update(True), updating=True),
     "ROLLBACK_CLEANUP": Kind("ROLLBACK", "DELETE", _delete),

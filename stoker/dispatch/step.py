@@ -96,13 +96,17 @@ async def _park(resource: Resource, action: str, checker: Callable, token: Any, 
     raise Parked(min(seconds, POLL_MAX))
 
 
-async def step_signal(resource: Resource, signal_id: str, details: Any) -> None:
+async def step_signal(resource: Resource, signal_id: str, details: Any, may_start: bool = True) -> None:
     """A signal's acting handler (a scaling policy's) as one step: start it, or find what this
     signal started; check once; park.  Once done: Heat's ``SIGNAL`` event, queued for the commit
     that ends the node (once however often a lost worker's step runs again).  A handler that
     changed nothing (``NoActionRequired``) leaves no event; one that failed, an event saying why.
-    The resource's state is left alone: a signal is no action of its own."""
+    The resource's state is left alone: a signal is no action of its own.  Unless ``may_start``
+    (its traversal stops) it only goes on with what it started."""
     resource.signal_id = signal_id
+    if not may_start and resource.stored_poll(SIGNAL) is None:
+        LOG.info("signal to %s dropped: %s", resource.name, resource.stack.cancel_reason)
+        return
     try:
         reason: str | None = signals.reason(details, await _signal_once(resource, details))
     except NoActionRequired as ignored:

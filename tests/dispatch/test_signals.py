@@ -223,3 +223,10 @@ def test_a_delete_while_a_signal_resizes_stops_it_first(cluster, tmp_path):
 
     assert cluster.settle(stack_id)["stack_status"] == "DELETE_COMPLETE"
     signals_ended(cluster, 1)
+    reason, = signal_events(cluster)
+    assert "cancelled" in reason, reason
+    # the resize stopped and its signal ended before the delete began
+    (signalled, first_delete), = rows(
+        cluster, "SELECT (SELECT id FROM event WHERE action = 'SIGNAL'), (SELECT min(id) FROM event WHERE "
+                 "stack_id = :id AND resource_name = 'scaled' AND action = 'DELETE')", id=stack_id)
+    assert signalled < first_delete
