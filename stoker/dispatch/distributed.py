@@ -2,10 +2,10 @@
 
 Every stack action (create, adopt, delete, update with its rollback,
 suspend, resume, check) and every signal whose handler acts is spread over
-the workers, batches of ready resources per task (``lifecycle`` starts them, ``worker`` runs them); so are
-the actions of nested stacks that resources on the workers own (each a
-traversal of its own, which the owner resource polls),
-and workflow executions, one step per task (``execution_steps``).
+the workers, batches of ready resources per task (``lifecycle`` starts
+them, ``worker`` runs them); so are the actions of nested stacks that
+resources on the workers own (each a traversal of its own, which the owner
+resource polls), and workflow executions, one step per task (``execution_steps``).
 """
 
 from __future__ import annotations

@@ -185,16 +185,22 @@ def test_a_worker_lost_as_the_signal_starts_the_resize_resizes_once(cluster, tmp
     assert stack_as_it_was(cluster, stack_id) == before
 
 
-def test_a_resize_whose_new_member_fails_is_a_signal_event_saying_why(cluster, tmp_path):
+def waiting_in_vain(cluster, tmp_path, limit: float) -> str:
+    """A scaling stack (two workers) whose members wait for a file, there at its create and gone
+    since: a new member fails after ``limit`` seconds.  Its id."""
     cluster.start_worker(), cluster.start_worker()
     present = tmp_path / "present"
     present.touch()
     started = cluster.engine.create_stack("scaled", scaling_template(
-        {"type": "Test::FileWaiter", "properties": {"path": str(present), "limit": 2}}))
-    stack_id = started["id"]
-    assert cluster.settle(stack_id)["stack_status"] == "CREATE_COMPLETE"
+        {"type": "Test::FileWaiter", "properties": {"path": str(present), "limit": limit}}))
+    assert cluster.settle(started["id"])["stack_status"] == "CREATE_COMPLETE"
+    present.unlink()
+    return started["id"]
+
+
+def test_a_resize_whose_new_member_fails_is_a_signal_event_saying_why(cluster, tmp_path):
+    stack_id = waiting_in_vain(cluster, tmp_path, limit=2)
     before = stack_as_it_was(cluster, stack_id)
-    present.unlink()  # the new member waits for it in vain
 
     cluster.engine.signal("scaled", "up", ALARM)
     signals_ended(cluster, 1)
@@ -208,14 +214,7 @@ def test_a_resize_whose_new_member_fails_is_a_signal_event_saying_why(cluster, t
 
 
 def test_a_delete_while_a_signal_resizes_stops_it_first(cluster, tmp_path):
-    cluster.start_worker(), cluster.start_worker()
-    present = tmp_path / "present"
-    present.touch()
-    started = cluster.engine.create_stack("scaled", scaling_template(
-        {"type": "Test::FileWaiter", "properties": {"path": str(present), "limit": 120}}))
-    stack_id = started["id"]
-    assert cluster.settle(stack_id)["stack_status"] == "CREATE_COMPLETE"
-    present.unlink()
+    stack_id = waiting_in_vain(cluster, tmp_path, limit=120)
     cluster.engine.signal("scaled", "up", ALARM)
     wait_for(lambda: len(members(cluster, stack_id)) == 2, "the new member's create")
 
