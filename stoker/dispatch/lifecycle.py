@@ -140,16 +140,16 @@ async def _prepare_create(stack: Stack, action: str = "CREATE") -> Graph:
 
 
 @contextmanager
-def _failing_start(engine: Any, stack: Stack | None, action: str, traversal_id: str) -> Iterator[None]:
-    """A start that fails (the broker or the database is down) leaves the stack FAILED (``stack``
-    None: as it was, a signal's) and unlocked."""
+def _failing_start(engine: Any, stack: Any, action: str, traversal_id: str, state: bool = True) -> Iterator[None]:
+    """A start that fails (the broker or the database is down) leaves the stack FAILED (without
+    ``state``, as it was: a signal's, whose ``stack`` may be its record) and unlocked."""
     try:
         yield
     except Exception as exc:
         reason = f"Stack {action} could not be started on the workers: {type(exc).__name__}: {exc}"
         try:
             traversal.stop(engine.store, traversal_id, reason, interrupt=True)  # what was enqueued stops
-            if stack is not None:
+            if state:
                 asyncio.run(stack.set_state(action, FAILED, reason))
         finally:
             engine.store.release_lock(stack.id, traversal_owner(traversal_id))
@@ -200,7 +200,7 @@ def start_signal(engine: Any, app: Any, queue: str, record: Any, resource_name: 
     except Conflict as busy:
         LOG.info("signal to %s ignored: %s", resource_name, busy)
         return
-    with _failing_start(engine, None, "SIGNAL", traversal_id):
+    with _failing_start(engine, record, "SIGNAL", traversal_id, state=False):
         resource = engine.runtime(record).resources[resource_name]
         begin(engine, app, queue, traversal_id, record.id, "SIGNAL", Graph({resource.id: set()}), None, True,
               {"resource": resource_name, "details": details})

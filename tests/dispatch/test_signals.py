@@ -229,3 +229,24 @@ def test_a_delete_while_a_signal_resizes_stops_it_first(cluster, tmp_path):
         cluster, "SELECT (SELECT id FROM event WHERE action = 'SIGNAL'), (SELECT min(id) FROM event WHERE "
                  "stack_id = :id AND resource_name = 'scaled' AND action = 'DELETE')", id=stack_id)
     assert signalled < first_delete
+
+
+def test_a_signal_the_broker_cannot_take_fails_clearly_and_leaves_the_stack_as_it_was(cluster, tmp_path):
+    from stoker.dispatch.distributed import CeleryDispatch
+    from stoker.dispatch.lifecycle import StartFailed
+    from stoker.engine.engine import Engine
+
+    from .conftest import PLUGINS
+
+    cluster.start_worker()
+    stack_id = created(cluster, tmp_path / "made.log")
+    before = stack_as_it_was(cluster, stack_id)
+    unsent = Engine(db_url=cluster.db_url, plugin_dirs=[str(PLUGINS)],
+                    dispatch=CeleryDispatch("amqp://guest:guest@127.0.0.1:18199//"))  # nothing listens
+    try:
+        with pytest.raises(StartFailed, match="Stack SIGNAL could not be started on the workers"):
+            unsent.signal("scaled", "up", ALARM)
+    finally:
+        unsent.close()
+    assert stack_as_it_was(cluster, stack_id) == before  # its state untouched, its lock free
+    assert signal_events(cluster) == []
