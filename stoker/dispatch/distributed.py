@@ -1,11 +1,11 @@
 """Stack actions started here, run by ``stoker worker`` processes through Celery.
 
 Every stack action (create, adopt, delete, update with its rollback,
-suspend, resume, check) is spread over the workers, batches of ready
-resources per task (``lifecycle`` starts them, ``worker`` runs them); so are
-the actions of nested stacks that resources on the workers own (each a
-traversal of its own, which the owner resource polls),
-and workflow executions, one step per task (``execution_steps``).
+suspend, resume, check) and every signal whose handler acts is spread over
+the workers, batches of ready resources per task (``lifecycle`` starts
+them, ``worker`` runs them); so are the actions of nested stacks that
+resources on the workers own (each a traversal of its own, which the owner
+resource polls), and workflow executions, one step per task (``execution_steps``).
 """
 
 from __future__ import annotations
@@ -83,6 +83,11 @@ class CeleryDispatch(InProcess):
     def update(self, engine: Any, record: Any, prepare: Callable[[], tuple[Any, Any]], rollback: bool) -> Any:
         check_database(engine)
         return lifecycle.start_update(engine, self.app, self.queue, record, prepare, rollback)
+
+    def signal(self, engine: Any, record: Any, resource_name: str, details: Any) -> None:
+        """A signal whose handler acts (a scaling policy's): the workers act on it; answered at once."""
+        check_database(engine)
+        lifecycle.start_signal(engine, self.app, self.queue, record, resource_name, details)
 
     def simple(self, engine: Any, record: Any, action: str) -> None:
         check_database(engine)

@@ -35,6 +35,12 @@ class InProcess:
         """A workflow execution's graph, walked here to its end; the execution as it ended."""
         return executions.run_here(row, deployment_row, model, graph, done, memo, resumed)
 
+    def signal(self, engine: Any, record: Any, resource_name: str, details: Any) -> None:
+        """A signal whose handler acts (a scaling policy's): here, to its end."""
+        from stoker.engine import signals
+
+        signals.act(engine, record, resource_name, details)
+
     def simple(self, engine: Any, record: Any, action: str) -> None:
         """SUSPEND, RESUME or CHECK."""
         with engine._locked(record, action):

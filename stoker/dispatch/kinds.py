@@ -5,7 +5,9 @@ A stack action may take several traversals one after another: an update
 is the update of every resource (requirements first), then the delete of
 what it replaced or removed (``*_CLEANUP``); its rollback is an update back
 to the previous definition (``UPDATE_ROLLBACK``) and its own cleanup.  The
-stack shows the action the user sees (UPDATE, ROLLBACK), not the step.
+stack shows the action the user sees (UPDATE, ROLLBACK), not the step.  A
+signal whose handler acts (``SIGNAL``) is a traversal of one node, the
+signalled resource, that leaves the stack's state alone.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Iterator
 
-from stoker.dispatch.step import drive_by_steps
+from stoker.dispatch.step import drive_by_steps, step_signal
 from stoker.engine import actions
 from stoker.errors import StokerError
 from stoker.resources.exceptions import ResourceFailure
@@ -31,6 +33,11 @@ class Kind:
     run: Callable[[Any, Any], Awaitable[Any]]
     #: an update: reads the rows the new definition makes the resource need, may make new rows
     updating: bool = False
+    #: its end records the stack's state (a signal's does not: in Heat a signal is no stack action)
+    stack_state: bool = True
+    #: once the traversal stops its node still runs, to end what it started (stopped with the
+    #: traversal) and start nothing (``stack.cancel_reason`` set), instead of failing at once
+    winds_down: bool = False
 
     @property
     def batched(self) -> bool:
@@ -84,6 +91,13 @@ async def _fail_lost_update(resource: Any) -> None:
     raise failure
 
 
+def _signal(stack: Any, resource: Any) -> Awaitable[None]:
+    """The signalled resource's acting handler, by steps (the signal: the traversal's ``given``); once
+    the traversal stops, only what it started is polled to its end."""
+    signal_id, details = stack.signalled
+    return step_signal(resource, signal_id, details, may_start=stack.cancel_reason is None)
+
+
 def _creating(resource: Any) -> bool:
     """A create that parked, or whose worker was lost after the plug-in stored its physical id."""
     return resource.state == (resource.CREATE, resource.IN_PROGRESS) and (
@@ -116,6 +130,7 @@ KINDS = {
     "RESUME": Kind("RESUME", "RESUME", _simple("RESUME")),
     "CHECK": Kind("CHECK", "CHECK", _simple("CHECK")),
     "UPDATE": Kind("UPDATE", "UPDATE", _update(False), updating=True),
+    "SIGNAL": Kind("SIGNAL", "SIGNAL", _signal, stack_state=False, winds_down=True),
     "UPDATE_CLEANUP": Kind("UPDATE", "DELETE", _delete),
     "UPDATE_ROLLBACK": Kind("ROLLBACK", "UPDATE", _update(True), updating=True),
     "ROLLBACK_CLEANUP": Kind("ROLLBACK", "DELETE", _delete),

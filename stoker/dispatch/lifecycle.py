@@ -12,6 +12,7 @@ resources done, the delete of what it replaced (``kinds``).
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -25,7 +26,7 @@ from stoker.dispatch.step import DirectRecorder
 from stoker.engine import actions
 from stoker.engine.graph import Graph
 from stoker.engine.stack import STACK_RESOURCE_TYPE, Stack
-from stoker.errors import StokerError
+from stoker.errors import Conflict, StokerError
 from stoker.store.models import utcnow
 
 IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
@@ -33,6 +34,7 @@ IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
 ROLLS_BACK = ("CREATE", "ADOPT", *kinds.UPDATING)
 #: the namespace of ids derived from a traversal's: the traversal that follows it, its failure's event
 DERIVED = uuid.UUID("6f1d6c2e-5b0a-4f43-9a57-2d8e0c4b7a31")
+LOG = logging.getLogger("stoker.dispatch")
 
 
 class StartFailed(StokerError):
@@ -157,15 +159,17 @@ async def _prepare_create(stack: Stack, action: str = "CREATE") -> Graph:
 
 
 @contextmanager
-def _failing_start(engine: Any, stack: Stack, action: str, traversal_id: str) -> Iterator[None]:
-    """A start that fails (the broker or the database is down) leaves the stack FAILED and unlocked."""
+def _failing_start(engine: Any, stack: Any, action: str, traversal_id: str, state: bool = True) -> Iterator[None]:
+    """A start that fails (the broker or the database is down) leaves the stack FAILED (without
+    ``state``, as it was: a signal's, whose ``stack`` may be its record) and unlocked."""
     try:
         yield
     except Exception as exc:
         reason = f"Stack {action} could not be started on the workers: {type(exc).__name__}: {exc}"
         try:
             traversal.stop(engine.store, traversal_id, reason, interrupt=True)  # what was enqueued stops
-            asyncio.run(stack.set_state(action, FAILED, reason))
+            if state:
+                asyncio.run(stack.set_state(action, FAILED, reason))
         finally:
             engine.store.release_lock(stack.id, traversal_owner(traversal_id))
         raise StartFailed(reason) from exc
@@ -203,6 +207,22 @@ def _start_on_stored(engine: Any, app: Any, queue: str, record: Any, action: str
     with _failing_start(engine, stack, action, traversal_id):
         asyncio.run(_prepare_stored(stack, action))
         begin(engine, app, queue, traversal_id, record.id, action, graph_of(stack), record.timeout_mins, True)
+
+
+def start_signal(engine: Any, app: Any, queue: str, record: Any, resource_name: str, details: Any) -> None:
+    """Have the workers act on a signal (``kinds``' SIGNAL: one node, the signalled resource); the
+    caller is answered at once.  The stack lock is the traversal's, its state left alone (a signal
+    is no stack action); while another action holds the lock the signal is ignored, as in-process."""
+    traversal_id = str(uuid.uuid4())
+    try:
+        engine.store.acquire_lock(record.id, traversal_owner(traversal_id), "SIGNAL")
+    except Conflict as busy:
+        LOG.info("signal to %s ignored: %s", resource_name, busy)
+        return
+    with _failing_start(engine, record, "SIGNAL", traversal_id, state=False):
+        resource = engine.runtime(record).resources[resource_name]
+        begin(engine, app, queue, traversal_id, record.id, "SIGNAL", Graph({resource.id: set()}), None, True,
+              {"resource": resource_name, "details": details})
 
 
 async def _prepare_stored(stack: Stack, action: str) -> None:
@@ -305,6 +325,10 @@ def end_traversal(engine: Any, app: Any, queue: str, traversal_id: str, record: 
     store = engine.store
     action, stopping, disable_rollback = traversal.outcome(store, traversal_id)
     kind = kinds.KINDS[action]
+    if not kind.stack_state:  # (a signal's outcome is its resource's event)
+        store.release_lock(record.id, traversal_owner(traversal_id))
+        traversal.mark_ended(store, traversal_id)
+        return
     shown = kind.stack_action
     stack = engine.defined(record, lazy=True)  # its state recorded: no need to parse every resource
     stack.recorder = DirectRecorder(engine)
@@ -354,9 +378,11 @@ def _record_failure(store: Any, record: Any, traversal_id: str, shown: str, reas
 def fail_at_once(engine: Any, stack_id: str, action: str, reason: str) -> None:
     """The stack FAILED while its traversal winds down (a cancel without rollback); the traversal's
     end records the same state again, which makes no second event."""
+    engine.store.update_stack(stack_id, cancel_requested=False)  # taken: another request stops the rest
+    if not kinds.KINDS[action].stack_state:
+        return
     stack = engine.defined(engine.store.get_stack(stack_id, engine.project_id))
     stack.recorder = DirectRecorder(engine)
-    engine.store.update_stack(stack_id, cancel_requested=False)  # taken: another request stops the rest
     asyncio.run(stack.set_state(kinds.stack_action(action), FAILED, reason))
 
 

@@ -17,11 +17,17 @@ import logging
 from functools import partial
 from typing import Any, Callable
 
+from sqlalchemy.exc import InterfaceError, OperationalError
+
+from stoker.engine import signals
+from stoker.resources.exceptions import NoActionRequired, ResourceFailure
 from stoker.resources.resource import POLL_FACTOR, POLL_FIRST, Resource
 from stoker.store.edits import merge_into
 
 #: the longest countdown between two polls of one resource
 POLL_MAX = 2.0
+#: the action a signal's poll is kept as (``Resource.keep_poll``, under the signal's own key)
+SIGNAL = "SIGNAL"
 LOG = logging.getLogger("stoker.dispatch")
 
 
@@ -70,17 +76,68 @@ async def step_action(resource: Resource, action: str, handler: Callable, checke
             if wait is None:
                 resource.forget_poll()
                 return
-            seconds, backoff = wait
-            if not resource.keep_poll(action, token, min(delay * POLL_FACTOR, POLL_MAX) if backoff else delay):
-                await _poll_here(resource, action, checker, token, seconds, delay)
-                return
-            await resource.stack.persist(resource, event=False)
-            raise Parked(min(seconds, POLL_MAX))
+            await _park(resource, action, checker, token, wait, delay)
     except Parked:
         raise
     except BaseException:
         resource.forget_poll()
         raise
+
+
+async def _park(resource: Resource, action: str, checker: Callable, token: Any, wait: tuple[float, bool],
+                delay: float) -> None:
+    """Keep the poll (with the next step's delay) and park until the next check; a token that cannot
+    be kept is polled here, to its end."""
+    seconds, backoff = wait
+    if not resource.keep_poll(action, token, min(delay * POLL_FACTOR, POLL_MAX) if backoff else delay):
+        await _poll_here(resource, action, checker, token, seconds, delay)
+        return
+    await resource.stack.persist(resource, event=False)
+    raise Parked(min(seconds, POLL_MAX))
+
+
+async def step_signal(resource: Resource, signal_id: str, details: Any, may_start: bool = True) -> None:
+    """A signal's acting handler (a scaling policy's) as one step: start it, or find what this
+    signal started; check once; park.  Once done: Heat's ``SIGNAL`` event, queued for the commit
+    that ends the node (once however often a lost worker's step runs again).  A handler that
+    changed nothing (``NoActionRequired``) leaves no event; one that failed, an event saying why.
+    The resource's state is left alone: a signal is no action of its own.  Unless ``may_start``
+    (its traversal stops) it only goes on with what it started."""
+    resource.signal_id = signal_id
+    if not may_start and resource.stored_poll(SIGNAL) is None:
+        LOG.info("signal to %s dropped: %s", resource.name, resource.stack.cancel_reason)
+        return
+    try:
+        reason: str | None = signals.reason(details, await _signal_once(resource, details))
+    except NoActionRequired as ignored:
+        LOG.info("signal to %s ignored: %s", resource.name, ignored)
+        reason = None
+    except (OperationalError, InterfaceError):
+        raise  # the database went away: the task is retried
+    except Exception as exc:  # a plug-in may raise anything: it becomes the reason
+        reason = str(ResourceFailure(exc, resource, SIGNAL))
+    resource.forget_poll()
+    if reason is None:
+        await resource.stack.persist(resource, event=False)
+    else:
+        resource.stack.record_event(resource, SIGNAL, reason)
+
+
+async def _signal_once(resource: Resource, details: Any) -> Any:
+    """What the handler said once its work is done (parks while it is not).  With a
+    ``check_signal_complete`` the handler's answer is a token that check polls, else it is done."""
+    checker = getattr(resource, "check_signal_complete", None)
+    polling = resource.stored_poll(SIGNAL)
+    if polling is None:
+        token, delay = await resource._call(resource.handle_signal, details), POLL_FIRST
+    else:
+        token, delay = polling.get("token"), float(polling.get("delay", POLL_FIRST))
+    if checker is None:
+        return token
+    wait = await resource.check_once(checker, token, delay)
+    if wait is not None:
+        await _park(resource, SIGNAL, checker, token, wait, delay)
+    return None
 
 
 async def _poll_here(resource: Resource, action: str, checker: Callable, token: Any, seconds: float,

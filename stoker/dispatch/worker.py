@@ -119,6 +119,8 @@ class Worker:
             stack = self._defined(view.stack_id, view.project_id)
             if view.action == "ADOPT":
                 stack.adopted_data = traversal.given(self.engine.store, view.traversal_id) or {}
+            elif view.action == "SIGNAL":
+                stack.signalled = (view.traversal_id, traversal.given(self.engine.store, view.traversal_id)["details"])
         self._stacks[view.traversal_id] = stack
         while len(self._stacks) > CACHED_STACKS:
             self._stacks.popitem(last=False)
@@ -294,7 +296,9 @@ class Worker:
     async def _step(self, view: Any, stack: Any, resource: Any, node: Any,
                     watch: "StepWatch") -> tuple[bool, float | None]:
         kind = KINDS[view.action]
-        if view.interrupt or watch.stopped:  # what is in progress (in an update: perhaps its replacement's create) fails
+        if kind.winds_down and (view.stopping is not None or watch.stopped):
+            stack.cancel_reason = stack.cancel_reason or _interrupted(view)  # starts nothing, ends what it started
+        elif view.interrupt or watch.stopped:  # what is in progress (in an update: perhaps its replacement's create) fails
             acting = stack.resources.get(resource.name, resource) if kind.updating else resource
             if acting.status == acting.IN_PROGRESS:
                 if acting.winding_down():  # its nested stack stops first (stopped with this traversal)

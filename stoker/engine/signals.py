@@ -7,8 +7,11 @@ Two kinds of ``handle_signal``:
   resource's stored data, where the waiting side polls; a write that raced
   with another writer is retried on fresh data;
 - one that acts (``async``: a scaling policy resizing its group) runs under
-  the stack's lock, kept fresh meanwhile; while another action holds the lock
-  the signal is ignored, as Heat ignores a signal to a group that is not COMPLETE.
+  the stack's lock; while another action holds the lock the signal is ignored,
+  as Heat ignores a signal to a group that is not COMPLETE.  The dispatch
+  decides where it runs (``dispatch.signal``): here, to its end, the lock kept
+  fresh meanwhile (``act``); with workers, the request is answered at once and
+  a traversal of one node acts on the workers (``dispatch.step.step_signal``).
 
 Either way a signal that did something gets Heat's ``SIGNAL`` event; one whose
 handler raised ``NoActionRequired`` (a group cooling down) gets none.
@@ -33,7 +36,7 @@ def deliver(engine: Any, record: Any, resource_name: str, details: Any) -> None:
     """Send ``details`` to the resource's ``handle_signal``."""
     stack = engine.runtime(record)
     if asyncio.iscoroutinefunction(_handler(stack, resource_name)):
-        _act(engine, record, resource_name, details)
+        engine.dispatch.signal(engine, record, resource_name, details)
     else:
         _record(engine, record, stack, resource_name, details)
 
@@ -67,7 +70,8 @@ def _record(engine: Any, record: Any, stack: Any, resource_name: str, details: A
     raise Conflict(f"Resource {resource_name} kept changing while the signal was written; try again")
 
 
-def _act(engine: Any, record: Any, resource_name: str, details: Any) -> None:
+def act(engine: Any, record: Any, resource_name: str, details: Any) -> None:
+    """An acting handler run here, to its end, under the stack's lock (ignored while another holds it)."""
     try:
         engine.store.acquire_lock(record.id, engine.engine_id, "SIGNAL")
     except Conflict as busy:
@@ -103,11 +107,15 @@ async def _acting(engine: Any, stack: Any, resource: Any, details: Any, outcome:
 
 
 def _event(engine: Any, record: Any, resource: Any, details: Any, said: Any) -> None:
-    """Heat's ``SIGNAL`` event: what the handler said, else what the signal carried."""
-    reason = f"Signal: {said}" if isinstance(said, str) and said else describe(details)
+    """Heat's ``SIGNAL`` event."""
     engine.store.add_event(record.id, resource_name=resource.name, resource_type=resource.type(),
                            physical_resource_id=None if resource.resource_id is None else str(resource.resource_id),
-                           action="SIGNAL", status=resource.status, reason=reason)
+                           action="SIGNAL", status=resource.status, reason=reason(details, said))
+
+
+def reason(details: Any, said: Any) -> str:
+    """The ``SIGNAL`` event's reason: what the handler said, else what the signal carried."""
+    return f"Signal: {said}" if isinstance(said, str) and said else describe(details)
 
 
 def describe(details: Any) -> str:

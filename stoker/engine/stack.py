@@ -79,6 +79,8 @@ class Stack:
         self.handing_back = False
         #: for an adopt: resource name -> {"data", "metadata"} they had before
         self.adopted_data: dict = {}
+        #: for a signal a worker acts on: (its traversal's id, what the signal carried)
+        self.signalled: tuple[str, Any] | None = None
         self.action = record.action
         self.status = record.status
         self.status_reason = record.status_reason
@@ -247,6 +249,11 @@ class Stack:
             await self.recorder.write(resource.id, fields, record)
         else:
             self.recorder.queue(resource.id, fields, record)
+
+    def record_event(self, resource: Resource, action: str, reason: str) -> None:
+        """An event that is no state change of the resource (a signal's), queued with its row."""
+        event = {**self._event(resource), "action": action, "reason": self.redact(reason)}
+        self.recorder.queue(resource.id, self._fields(resource), event)
 
     def persist_soon(self, resource: Resource) -> None:
         if resource.id is not None:

@@ -44,6 +44,9 @@ POLL_FIRST, POLL_FACTOR, POLL_MAX = 0.002, 2.0, 0.1
 #: where a resource's data keeps the action being polled, its token and the next delay,
 #: so that another process picks the action up instead of starting it again
 POLL_KEY = "stoker:polling"
+#: where a resource's data keeps the poll of what a signal's handler started on the workers (a
+#: signal leaves the resource's state alone), tagged with the signal's traversal
+SIGNAL_POLL_KEY = "stoker:signal-polling"
 
 
 class Resource:
@@ -78,6 +81,8 @@ class Resource:
     #: unchanged (``engine/unchanged.py``)?  Not a nested stack: what changed inside
     #: it is for its own update to find
     leaves_unchanged_alone = True
+    #: the signal (its traversal's id) this resource acts for on a worker: its polls are that signal's
+    signal_id: str | None = None
 
     def __init__(self, name: str, definition: "ResourceDefinition", stack: Any):
         self.name = name
@@ -457,9 +462,14 @@ class Resource:
         return True, token
 
     def stored_poll(self, action: str) -> dict | None:
-        """The poll of ``action`` kept when it was interrupted in progress, if any."""
-        polling = self._data.get(POLL_KEY) or {}
-        return polling if self.state == (action, self.IN_PROGRESS) and polling.get("action") == action else None
+        """The poll of ``action`` kept when it was interrupted in progress, if any (acting for a
+        signal: that signal's poll, whatever the resource's state)."""
+        polling = self._data.get(self._poll_key()) or {}
+        if polling.get("action") != action:
+            return None
+        if self.signal_id is not None:
+            return polling if polling.get("signal") == self.signal_id else None
+        return polling if self.state == (action, self.IN_PROGRESS) else None
 
     def keep_poll(self, action: str, token: Any, delay: float) -> bool:
         """Keep the poll of ``action`` in the resource's data; False if the token cannot be stored."""
@@ -467,12 +477,17 @@ class Resource:
             json.dumps(token, allow_nan=False)
         except (TypeError, ValueError):
             return False
-        self.edit_data(POLL_KEY, {"action": action, "token": token, "delay": delay})
+        polling = {"action": action, "token": token, "delay": delay}
+        self.edit_data(self._poll_key(), polling if self.signal_id is None else {**polling, "signal": self.signal_id})
         return True
 
     def forget_poll(self) -> None:
-        if POLL_KEY in self._data:
-            self.edit_data(POLL_KEY, DELETED)
+        if self._poll_key() in self._data:
+            self.edit_data(self._poll_key(), DELETED)
+
+    def _poll_key(self) -> str:
+        """A signal's polls go apart from the resource's own action's, which they must not disturb."""
+        return POLL_KEY if self.signal_id is None else SIGNAL_POLL_KEY
 
     async def wait_a_while(self, seconds: float) -> None:
         """Wait before looking again at what this resource waits for (a paused hook): here, a sleep;

@@ -33,6 +33,8 @@ from stoker.template.template import Template
 S = properties.Schema
 #: resource data key: the members' names, oldest first
 MEMBERS_KEY = "members"
+#: resource data key: the scaling a signal started on the workers (its traversal, target size, reason, cooldown)
+SCALING_KEY = "stoker:scaling"
 HOT_VERSION = "2015-04-30"
 
 
@@ -202,10 +204,11 @@ class AutoScalingGroup(staged.StagedNested, NestedStackResource):
         finally:
             self._planned = None
 
-    async def resize(self, size: int) -> None:
-        """Grow with new members, or shrink by removing the oldest; the others are kept."""
-        await self.apply_stage(scaling.next_members(self.members(), self.properties["resource"], size, 0,
-                                                    new_member_name))
+    async def resize(self, size: int, apart: bool = False) -> Any:
+        """Grow with new members, or shrink by removing the oldest; the others are kept (``apart``:
+        on the workers, returning the id to poll, as ``apply_stage``)."""
+        return await self.apply_stage(scaling.next_members(self.members(), self.properties["resource"], size, 0,
+                                                           new_member_name), apart=apart)
 
     def _rolling_stages(self) -> list[staged.Stage]:
         """Every member given the new definition, batch by batch, as Heat does."""
@@ -246,8 +249,27 @@ class AutoScalingGroup(staged.StagedNested, NestedStackResource):
         self._finished_scaling(scaling.EXACT_CAPACITY_REASON.format(size=len(self.members())))
 
     async def adjust(self, adjustment: float, adjustment_type: str, min_step: int | None,
-                     cooldown: float | None) -> None:
-        """Resize by a policy's adjustment; ``NoActionRequired`` when nothing is to be done now."""
+                     cooldown: float | None) -> Any:
+        """Resize by a policy's adjustment; ``NoActionRequired`` when nothing is to be done now.
+        Here the resize runs to its end; acting for a signal on a worker (``signal_id``), it starts
+        on the workers and the id ``scaling_ended`` polls is returned."""
+        reason = f"{adjustment_type} : {adjustment}"
+        if self.signal_id is not None:
+            return await self._scale_apart(adjustment, adjustment_type, min_step, cooldown, reason)
+        size, cooldown = self._target(adjustment, adjustment_type, min_step, cooldown)
+        self.metadata_set({**self.metadata_get(), "scaling_in_progress": True})
+        resized = False
+        try:
+            await self.resize(size)
+            resized = True
+        finally:
+            self._finished_scaling(reason, cooldown, resized)
+        return None
+
+    def _target(self, adjustment: float, adjustment_type: str, min_step: int | None,
+                cooldown: float | None) -> tuple[int, float | None]:
+        """(the size to scale to, the cooldown after it), or ``NoActionRequired``: the group is busy
+        or failed, the size would not change, or it still cools down."""
         if self.status != self.COMPLETE:
             raise NoActionRequired(self.name, f"the group is {self.action}_{self.status}")
         current = len(self.live_members())
@@ -259,13 +281,45 @@ class AutoScalingGroup(staged.StagedNested, NestedStackResource):
         refusal = scaling.cooldown_refusal(self.metadata_get(), cooldown)
         if refusal:
             raise NoActionRequired(self.name, refusal)
-        self.metadata_set({**self.metadata_get(), "scaling_in_progress": True})
-        resized = False
+        return size, cooldown
+
+    async def _scale_apart(self, adjustment: float, adjustment_type: str, min_step: int | None,
+                           cooldown: float | None, reason: str) -> Any:
+        """The signal's resize started on the workers: its target size kept in the group's data,
+        committed with the nested update's intent, so that a worker lost before the signal's poll
+        was kept leaves its successor this scaling (to the same size, never one step more) and
+        the nested update it started (polled, or started again under the same id)."""
+        planned = self._data.get(SCALING_KEY)
+        if not (isinstance(planned, dict) and planned.get("signal") == self.signal_id):
+            size, cooldown = self._target(adjustment, adjustment_type, min_step, cooldown)
+            planned = {"signal": self.signal_id, "size": size, "reason": reason, "cooldown": cooldown}
+            self.edit_data(SCALING_KEY, planned)
+            self.metadata_set({**self.metadata_get(), "scaling_in_progress": True})
+        else:
+            starting = self._starting(self.UPDATE)
+            begun, child_id = self.poll_begun(starting) if starting is not None else (False, None)
+            if begun:
+                return child_id
+        return await self.resize(planned["size"], apart=True)
+
+    async def scaling_ended(self, child_id: str) -> bool:
+        """Whether the signal's resize on the workers (the nested update of ``child_id``) ended; once
+        it has: Heat's cooldown metadata, the scaling forgotten (a failure raised once that is done)."""
+        planned = self._data.get(SCALING_KEY) or {}
         try:
-            await self.resize(size)
-            resized = True
-        finally:
-            self._finished_scaling(f"{adjustment_type} : {adjustment}", cooldown, resized)
+            if not self._child_action_ended(child_id):
+                return False
+        except Exception:
+            self._end_scaling(planned, resized=False)
+            raise
+        self._cache_outputs()
+        self._end_scaling(planned, resized=True)
+        return True
+
+    def _end_scaling(self, planned: dict, resized: bool) -> None:
+        self._finished_scaling(planned.get("reason", ""), planned.get("cooldown"), resized)
+        self.data_delete(SCALING_KEY)
+        self.forget_poll()
 
     def _finished_scaling(self, reason: str, cooldown: float | None = None, size_changed: bool = True) -> None:
         cooldown = self._cooldown() if cooldown is None else cooldown

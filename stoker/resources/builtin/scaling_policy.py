@@ -102,18 +102,26 @@ class ScalingPolicy(Resource):
     def handle_update(self, json_snippet: Any, tmpl_diff: dict, prop_diff: dict) -> None:
         """Every property but the group's is read at the next signal: nothing to do now."""
 
-    async def handle_signal(self, details: Any = None) -> None:
+    async def handle_signal(self, details: Any = None) -> Any:
+        """Here the group is resized to its end; on a worker its resize starts there, and the id
+        ``check_signal_complete`` polls is returned."""
         if self.action in (self.SUSPEND, self.DELETE) or self.resource_id is None:
             raise NotSupported(f"Signal resource during {self.action}")
-        group = self._group()
-        await group.adjust(self.properties[self.ADJUSTMENT], self.TYPES[self.properties[self.ADJUSTMENT_TYPE]],
-                           self._given(self.MIN_STEP), self._given(self.COOLDOWN))
+        return await self._group().adjust(self.properties[self.ADJUSTMENT],
+                                          self.TYPES[self.properties[self.ADJUSTMENT_TYPE]],
+                                          self._given(self.MIN_STEP), self._given(self.COOLDOWN))
+
+    async def check_signal_complete(self, token: Any) -> bool:
+        """Resized here (no token): done; on the workers, when the group's resize has ended."""
+        return token is None or await self._group().scaling_ended(token)
 
     def _group(self) -> Any:
+        """The group this policy scales, acting for the same signal (its polls are that signal's)."""
         reference = self.properties[self.GROUP]
         for resource in self.stack.resources.values():
             if (resource is not self and resource.resource_id is not None and hasattr(resource, "adjust")
                     and resource.FnGetRefId() == reference):
+                resource.signal_id = self.signal_id
                 return resource
         raise NotFound(f'Alarm {self.name} could not find scaling group named "{reference}"')
 
