@@ -9,6 +9,8 @@ calls ``Engine`` directly (no start-up, no CLI), to see the engine alone.
 Each case runs in a fresh process (so peak memory is the case's own) on a
 fresh SQLite database.  ``layered``: 10 layers, each resource depending on
 one of the layer before; ``group``: a ResourceGroup of provider templates.
+``show ms``: a ``show_stack`` of the created stack with its outputs, the mean of 5 in a row (what
+a client polling the stack's state costs the server each time).
 """
 
 from __future__ import annotations
@@ -23,11 +25,16 @@ import tempfile
 import time
 
 
+SHOWS = 5
+#: an output of the flat and layered stacks: what a show reads
+FIRST = {"first": {"value": {"get_resource": "r0"}}}
+
+
 def flat(n: int, changed: float = 0.0) -> dict:
     resources = {f"r{i}": {"type": "OS::Heat::None",
                            "properties": {"index": i, "gen": 1 if i < n * changed else 0}}
                  for i in range(n)}
-    return {"heat_template_version": "2018-08-31", "resources": resources}
+    return {"heat_template_version": "2018-08-31", "resources": resources, "outputs": FIRST}
 
 
 def layered(n: int, changed: float = 0.0, layers: int = 10) -> dict:
@@ -40,7 +47,9 @@ def layered(n: int, changed: float = 0.0, layers: int = 10) -> dict:
         if layer:
             props["after"] = {"get_resource": f"r{(layer - 1) * per + i % per}"}
         resources[f"r{i}"] = {"type": "OS::Heat::None", "properties": props}
-    return {"heat_template_version": "2018-08-31", "resources": resources}
+    # its value needs the last resource and, layer by layer, those it depends on
+    return {"heat_template_version": "2018-08-31", "resources": resources,
+            "outputs": {"last": {"value": {"get_resource": f"r{n - 1}"}}}}
 
 
 MEMBER = {
@@ -94,6 +103,8 @@ def run_case(case: str, n: int) -> dict:
             raise SystemExit(f"{label}: {status} {info['stack_status_reason']}")
 
     timed("create", lambda: engine.create_stack("bench", build(n)))
+    timed("show", lambda: [engine.show_stack("bench") for _ in range(SHOWS)][-1])
+    timings["show"] /= SHOWS
     if case == "group":
         before = _event_count(engine)
         timed("update_10pct", lambda: engine.update_stack("bench", build(n, changed=0.1)))
@@ -129,7 +140,7 @@ def main() -> None:
     for case in args.case or ["flat", "layered"]:
         sizes = args.sizes or ([1000] if case == "group" else [1000, 10000])
         plan += [(case, n) for n in sizes]
-    print(f"{'case':8} {'n':>6} {'create s':>9} {'upd-noop':>9} {'upd-10%':>9} {'delete s':>9} "
+    print(f"{'case':8} {'n':>6} {'create s':>9} {'show ms':>8} {'upd-noop':>9} {'upd-10%':>9} {'delete s':>9} "
           f"{'µs/res':>8} {'peak MB':>8}")
     for case, n in plan:
         out = subprocess.run([sys.executable, __file__, "--child", case, str(n)],
@@ -139,7 +150,7 @@ def main() -> None:
             continue
         t = json.loads(out.stdout.strip().splitlines()[-1])
         per = t["create"] / n * 1e6
-        print(f"{case:8} {n:>6} {t['create']:9.2f} {t.get('update_noop', float('nan')):9.2f} "
+        print(f"{case:8} {n:>6} {t['create']:9.2f} {t['show'] * 1000:8.1f} {t.get('update_noop', float('nan')):9.2f} "
               f"{t.get('update_10pct', float('nan')):9.2f} {t['delete']:9.2f} {per:8.0f} {t['peak_mb']:8.0f}")
         if "scale_up_events" in t:
             print(f"{'':8} scale-up by 10% wrote {t['scale_up_events']} events "

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any, Callable, Iterator
@@ -122,13 +123,31 @@ async def start_nested_update(engine: Any, app: Any, queue: str, stack: Stack, p
 def nested_begun(engine: Any, app: Any, queue: str, traversal_id: str) -> bool:
     """Whether a nested stack's traversal was stored.  The worker that stored it may have been lost
     before it enqueued the nodes ready at its start: while it runs, those still waiting to start
-    are enqueued again (a second task of a node finds it taken, or its step stale)."""
+    are enqueued again (a second task of a node finds it taken, or its step stale).  An empty one,
+    which its start ends at once, is ended here if that worker was lost before it ended it."""
+    empty = traversal.unended_empty(engine.store, traversal_id)
+    if empty is not None:
+        _end_lost_empty(engine, app, queue, traversal_id, empty)
+        return True
     found = traversal.ready_unstarted(engine.store, traversal_id)
     if found is None:
         return False
     action, ready = found
     celery_app.publish(app, queue, traversal_id, ready, kinds.KINDS[action].batched)
     return True
+
+
+def _end_lost_empty(engine: Any, app: Any, queue: str, traversal_id: str, stack_id: str) -> None:
+    """End a nested stack's empty traversal under its end lock, on a thread of its own: the caller
+    (the owner resource's step) runs on an event loop, and the end runs one of its own."""
+    def end() -> None:
+        with traversal.resource_locks(engine.store) as conn:
+            if traversal.take_end(conn, traversal_id):
+                record = engine.store.get_stack(stack_id, engine.project_id, show_deleted=True)
+                end_traversal(engine, app, queue, traversal_id, record)
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="stoker-end") as pool:
+        pool.submit(end).result()
 
 
 async def _prepare_create(stack: Stack, action: str = "CREATE") -> Graph:

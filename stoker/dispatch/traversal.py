@@ -209,6 +209,14 @@ def ready_unstarted(store: Any, traversal_id: str) -> tuple[str, list] | None:
         return row.action, _ready(conn, traversal_id)
 
 
+def unended_empty(store: Any, traversal_id: str) -> str | None:
+    """The stack of this traversal when it has no nodes and was never marked ended: its start
+    ends such a traversal at once, so the worker starting it was lost in between."""
+    with store.engine.connect() as conn:
+        return conn.execute(select(TRAVERSALS.c.stack_id).where(
+            TRAVERSALS.c.id == traversal_id, TRAVERSALS.c.total == 0, TRAVERSALS.c.status != ENDED)).scalar()
+
+
 def _ready(conn: Any, traversal_id: str) -> list:
     """The traversal's nodes waiting on nothing and not started (none once it stopped running)."""
     return list(conn.execute(select(NODES.c.resource_id).join(TRAVERSALS, TRAVERSALS.c.id == NODES.c.traversal_id)

@@ -30,7 +30,7 @@ from stoker.engine.sealing import stored_inputs, stored_resource_fields
 from stoker.engine.stack import Stack
 from stoker.errors import (Conflict, FunctionError, NotFound, Problems, ResourcePending, StaleWrite, StokerError,
                            ValidationFailed)
-from stoker.functions.base import resolve
+from stoker.functions.base import dependencies, resolve
 from stoker.functions.references import GetAtt
 from stoker.functions.sizes import check_stored
 from stoker.limits import limit
@@ -241,7 +241,7 @@ class Engine:
         record = self.get_record(name_or_id)
         info = stack_summary(record)
         template = self.stored_template(record.template_id)
-        stack = self.runtime(record)
+        stack = self._for_outputs(record)
         info["description"] = (template.content or {}).get("description", "No description")
         info["parameters"] = self._shown_parameters(stack)
         info["tags"] = record.tags or []
@@ -252,7 +252,16 @@ class Engine:
         return info
 
     def outputs(self, name_or_id: str) -> list[dict]:
-        return self._outputs(self.runtime(self.get_record(name_or_id)))
+        return self._outputs(self._for_outputs(self.get_record(name_or_id)))
+
+    def _for_outputs(self, record) -> Stack:
+        """The stack with what its outputs read: its definition (resources parsed as asked) and the
+        resources the outputs name, with what those need in turn.  A client polling a big stack's
+        state costs a few rows, not a parse of every resource and a read of every row."""
+        stack = self.defined(record, lazy=True)
+        if stack.definition is not None:
+            stack.load_resources(self.store.get_resources(record.id, _read_by_outputs(stack.definition)))
+        return stack
 
     def resources(self, name_or_id: str, nested_depth: int = 0) -> list[dict]:
         """The stack's resources; with ``nested_depth`` N, those of nested stacks N levels down."""
@@ -856,6 +865,18 @@ class Engine:
         values = masked(stack.definition.parameter_schemas, stack.definition.parameters)
         values.update(stack.definition.context.pseudo_parameters())
         return {k: v if isinstance(v, str) else _json(v) for k, v in values.items()}
+
+
+def _read_by_outputs(definition: StackDefinition) -> set[str]:
+    """The resources the outputs name, and those these depend on, to the end of every chain."""
+    wanted = [name for output in definition.outputs.values() for name in dependencies(output.value)]
+    found: set[str] = set()
+    while wanted:
+        name = wanted.pop()
+        if name not in found and name in definition.resources:
+            found.add(name)
+            wanted.extend(definition.resources[name].dependencies())
+    return found
 
 
 def _found_by(check, name: str) -> Problems:

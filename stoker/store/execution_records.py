@@ -64,7 +64,11 @@ class ExecutionRecords(BlueprintRecords):
 
     @staticmethod
     def _interrupt(conn: Connection, row: dict) -> None:
-        conn.execute(update(EXECUTIONS).where(EXECUTIONS.c.pk == row["pk"], EXECUTIONS.c.status.in_(ACTIVE))
+        """Mark the execution ``row`` failed as interrupted, unless it changed since it was read and
+        judged gone: an owner that beat again meanwhile is alive, and goes on."""
+        conn.execute(update(EXECUTIONS).where(EXECUTIONS.c.pk == row["pk"], EXECUTIONS.c.status.in_(ACTIVE),
+                                              EXECUTIONS.c.owner.is_not_distinct_from(row["owner"]),
+                                              EXECUTIONS.c.heartbeat_at.is_not_distinct_from(row["heartbeat_at"]))
                      .values(status="failed", owner=None, ended_at=utcnow(), cancel_request=None,
                              error=interrupted_message(row)))
 

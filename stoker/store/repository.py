@@ -214,9 +214,13 @@ class Store:
             f"(atomic_key {current}, expected {expected_atomic_key})"
         )
 
-    def get_resources(self, stack_id: str) -> list[Resource]:
+    def get_resources(self, stack_id: str, names: Iterable[str] | None = None) -> list[Resource]:
+        """The stack's resource rows (``names``: only the rows of those names), in id order."""
+        query = select(RESOURCES).where(Resource.stack_id == stack_id)
+        if names is not None:
+            query = query.where(Resource.name.in_(sorted(names)))
         with self._read() as conn:
-            rows = conn.execute(select(RESOURCES).where(Resource.stack_id == stack_id).order_by(Resource.id))
+            rows = conn.execute(query.order_by(Resource.id))
             return [opened_resource(resource) for resource in Resource.from_rows(rows)]
 
     def get_resource(self, resource_id: int) -> Resource:

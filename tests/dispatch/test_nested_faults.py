@@ -75,3 +75,22 @@ def test_a_worker_lost_starting_a_nested_action_leaves_it_to_run_once(cluster, t
     assert traversals(cluster, action) == 1
     if action != "DELETE":
         assert len(cluster.engine.store.children(stack_id)) == 1
+
+
+def test_a_worker_lost_before_it_ends_an_empty_nested_stacks_traversal_leaves_it_ended(cluster, tmp_path):
+    """A nested stack with no resources: its traversal, stored, ends at once; a worker lost in
+    between leaves the owner's redelivered step to end it (else the parent waits for ever)."""
+    lost = tmp_path / "lost"
+    cluster.env["STOKER_TEST_LOSE_NESTED_START"] = f"CREATE:empty:{lost}"
+    doomed = cluster.start_worker()
+    empty = json.dumps({"heat_template_version": "2018-08-31"})
+    started = cluster.engine.create_stack("outer", {"heat_template_version": "2018-08-31", "resources": {
+        "inner": {"type": "OS::Heat::Stack", "properties": {"template": empty}}}})
+
+    done = settled_after_loss(cluster, doomed, lost, "STOKER_TEST_LOSE_NESTED_START", started["id"])
+
+    assert done["stack_status"] == "CREATE_COMPLETE", done["stack_status_reason"]
+    (child,) = cluster.engine.store.children(started["id"])
+    assert (child.action, child.status) == ("CREATE", "COMPLETE")
+    assert traversals(cluster, "CREATE") == 1
+    assert rows(cluster, "SELECT count(*) FROM dispatch_traversal WHERE status <> 'ENDED'")[0][0] == 0
