@@ -10,6 +10,7 @@ import os
 
 import pytest
 
+from .conftest import api_of, created_through
 from .test_cancel import rows, wait_for
 from .test_nested_faults import settled_after_loss, traversals
 from .test_workers import creates, log_lines
@@ -254,22 +255,10 @@ def test_a_signal_the_broker_cannot_take_fails_clearly_and_leaves_the_stack_as_i
 
 def test_the_api_answers_a_scaling_signal_and_the_workers_resize(cluster, tmp_path, monkeypatch):
     """``POST .../resources/up/signal`` on ``stoker api --broker``: 200 at once, the resize on the workers."""
-    from fastapi.testclient import TestClient
-
-    from stoker.api.app import create_app
-
-    from .conftest import PLUGINS
-
     cluster.start_worker(), cluster.start_worker()
-    monkeypatch.setenv("STOKER_QUEUE", cluster.queue)
     log = tmp_path / "made.log"
-    with TestClient(create_app(cluster.db_url, broker=cluster.broker, plugin_dirs=[str(PLUGINS)])) as client:
-        answer = client.post("/v1/p/stacks", json={"stack_name": "scaled",
-                                                   "template": scaling_template(recorded(log, hold=2))})
-        assert answer.status_code == 201, answer.text
-        stack_id = answer.json()["stack"]["id"]
-        cluster.engine = cluster.engine.for_project("p")
-        assert cluster.settle(stack_id)["stack_status"] == "CREATE_COMPLETE"
+    with api_of(cluster, monkeypatch) as client:
+        stack_id = created_through(client, cluster, "scaled", scaling_template(recorded(log, hold=2)))
 
         signalled = client.post(f"/v1/p/stacks/scaled/{stack_id}/resources/up/signal", json=ALARM)
 
