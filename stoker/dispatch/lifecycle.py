@@ -220,9 +220,14 @@ def start_signal(engine: Any, app: Any, queue: str, record: Any, resource_name: 
         LOG.info("signal to %s ignored: %s", resource_name, busy)
         return
     with _failing_start(engine, record, "SIGNAL", traversal_id, state=False):
-        resource = engine.runtime(record).resources[resource_name]
-        begin(engine, app, queue, traversal_id, record.id, "SIGNAL", Graph({resource.id: set()}), None, True,
+        node = _current_row(engine.store, record.id, resource_name)
+        begin(engine, app, queue, traversal_id, record.id, "SIGNAL", Graph({node: set()}), None, True,
               {"resource": resource_name, "details": details})
+
+
+def _current_row(store: Any, stack_id: str, name: str) -> int:
+    """The id of the resource row that is ``name`` now (not one it replaced): read, not parsed."""
+    return [row.id for row in store.get_resources(stack_id, [name]) if row.replaced_by is None][-1]
 
 
 async def _prepare_stored(stack: Stack, action: str) -> None:

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -137,3 +138,26 @@ def private_redis(tmp_path_factory):
         yield server
     finally:
         server.stop()
+
+
+@contextmanager
+def api_of(cluster: Cluster, monkeypatch):
+    """A client of ``stoker api --broker`` enqueueing to the cluster's workers (project ``p``, which
+    the cluster's engine then acts for too)."""
+    from fastapi.testclient import TestClient
+
+    from stoker.api.app import create_app
+
+    monkeypatch.setenv("STOKER_QUEUE", cluster.queue)
+    cluster.engine = cluster.engine.for_project("p")
+    with TestClient(create_app(cluster.db_url, broker=cluster.broker, plugin_dirs=[str(PLUGINS)])) as client:
+        yield client
+
+
+def created_through(client, cluster: Cluster, name: str, template: dict) -> str:
+    """The stack, created through the API and settled CREATE_COMPLETE; its id."""
+    answer = client.post("/v1/p/stacks", json={"stack_name": name, "template": template})
+    assert answer.status_code == 201, answer.text
+    stack_id = answer.json()["stack"]["id"]
+    assert cluster.settle(stack_id)["stack_status"] == "CREATE_COMPLETE"
+    return stack_id

@@ -10,6 +10,7 @@ import os
 
 import pytest
 
+from .conftest import api_of, created_through
 from .test_cancel import rows, wait_for
 from .test_nested_faults import settled_after_loss, traversals
 from .test_workers import creates, log_lines
@@ -250,3 +251,19 @@ def test_a_signal_the_broker_cannot_take_fails_clearly_and_leaves_the_stack_as_i
         unsent.close()
     assert stack_as_it_was(cluster, stack_id) == before  # its state untouched, its lock free
     assert signal_events(cluster) == []
+
+
+def test_the_api_answers_a_scaling_signal_and_the_workers_resize(cluster, tmp_path, monkeypatch):
+    """``POST .../resources/up/signal`` on ``stoker api --broker``: 200 at once, the resize on the workers."""
+    cluster.start_worker(), cluster.start_worker()
+    log = tmp_path / "made.log"
+    with api_of(cluster, monkeypatch) as client:
+        stack_id = created_through(client, cluster, "scaled", scaling_template(recorded(log, hold=2)))
+
+        signalled = client.post(f"/v1/p/stacks/scaled/{stack_id}/resources/up/signal", json=ALARM)
+
+        assert signalled.status_code == 200, signalled.text
+        assert signal_events(cluster) == []  # answered before the new member (2 s at the least) was made
+        signals_ended(cluster, 1)
+    assert signal_events(cluster) == [ALARM_TEXT]
+    assert len(members(cluster, stack_id)) == 2 and sorted(creates(log).values()) == [1, 1]

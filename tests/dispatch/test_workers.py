@@ -12,6 +12,8 @@ from stoker.dispatch import InProcess, dispatcher
 from stoker.dispatch.distributed import CeleryDispatch, NeedsServerDatabase
 from stoker.engine.engine import Engine
 
+from .conftest import api_of, created_through
+
 
 def recorded_template(log, count, hold=0.0, chain=False, fail=None):
     """``count`` recorded resources; with ``chain`` each needs the one before (value passed along)."""
@@ -169,21 +171,10 @@ def test_workers_need_a_shared_database(tmp_path):
 
 
 def test_the_api_enqueues_and_the_workers_run(cluster, tmp_path, monkeypatch):
-    from fastapi.testclient import TestClient
-
-    from stoker.api.app import create_app
-    from .conftest import PLUGINS
-
     cluster.start_worker(), cluster.start_worker()
-    monkeypatch.setenv("STOKER_QUEUE", cluster.queue)
     log = tmp_path / "made.log"
-    with TestClient(create_app(cluster.db_url, broker=cluster.broker, plugin_dirs=[str(PLUGINS)])) as client:
-        answer = client.post("/v1/p/stacks", json={"stack_name": "via-api",
-                                                   "template": recorded_template(log, 4, chain=True)})
-        assert answer.status_code == 201, answer.text
-        stack_id = answer.json()["stack"]["id"]
-        cluster.engine = cluster.engine.for_project("p")
-        assert cluster.settle(stack_id)["stack_status"] == "CREATE_COMPLETE"
+    with api_of(cluster, monkeypatch) as client:
+        stack_id = created_through(client, cluster, "via-api", recorded_template(log, 4, chain=True))
         assert client.delete(f"/v1/p/stacks/via-api/{stack_id}").status_code == 204
         assert cluster.settle(stack_id)["stack_status"] == "DELETE_COMPLETE"
     assert [f[0] + " " + f[1] for f in log_lines(log)] == [
