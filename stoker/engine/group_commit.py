@@ -18,11 +18,73 @@ from __future__ import annotations
 
 import abc
 import asyncio
-from concurrent.futures import ThreadPoolExecutor
+import queue
+import threading
+from concurrent.futures import Executor, Future
 from typing import Any
 
 #: seconds a change nobody waits for may wait for company before it is committed
 FLUSH_DELAY = 0.05
+#: seconds an idle writer thread waits for more work before it ends
+LINGER = 1.0
+
+
+class WriterThread(Executor):
+    """One thread running what it is given in order, which ends once idle for ``LINGER`` seconds.
+
+    Every stack action and execution has a writer; a thread kept until the
+    writer is closed would outlive the many actions nobody closes, and a
+    long-running server would grow by one thread per action.  The next
+    ``submit`` starts a new thread.
+    """
+
+    def __init__(self, name: str):
+        self._name = name
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    def submit(self, fn, /, *args: Any, **kwargs: Any) -> Future:
+        future: Future = Future()
+        with self._lock:
+            if self._closed:
+                raise RuntimeError(f"{self._name} is closed")
+            self._queue.put((future, fn, args, kwargs))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._work, name=self._name, daemon=True)
+                self._thread.start()
+        return future
+
+    def _work(self) -> None:
+        while True:
+            try:
+                item = self._queue.get(timeout=LINGER)
+            except queue.Empty:
+                with self._lock:  # a submit either came before this (and is seen) or starts a thread
+                    if self._queue.empty():
+                        self._thread = None
+                        return
+                continue
+            if item is None:  # closed
+                return
+            future, fn, args, kwargs = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                result = fn(*args, **kwargs)
+            except BaseException as exc:
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        with self._lock:
+            self._closed = True
+            thread = self._thread
+            self._queue.put(None)
+        if wait and thread is not None and thread is not threading.current_thread():
+            thread.join()
 
 
 class GroupCommit(abc.ABC):
@@ -32,7 +94,7 @@ class GroupCommit(abc.ABC):
         self._timer: asyncio.TimerHandle | None = None
         #: a failed commit no waiter heard of yet
         self._failure: BaseException | None = None
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=thread_name)
+        self._thread = WriterThread(thread_name)
 
     @abc.abstractmethod
     def _pending(self) -> bool:

@@ -1,0 +1,67 @@
+"""A long-running ``stoker api``: what one request costs is released once it ends.
+
+Each stack action gets its own group-commit writer (``engine/recorder.py``); its
+thread must end with it, or anyone with a token grows the server without bound.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from .helpers import Server, start_server
+
+ONE = {"heat_template_version": "2018-08-31", "resources": {"r": {"type": "OS::Heat::None"}}}
+#: a bound on how long idle threads may linger after the last action, not a measurement
+SETTLE_BOUND = 30.0
+
+
+@pytest.fixture
+def server(tmp_path):
+    found = start_server(tmp_path, f"sqlite:///{tmp_path / 'stoker.db'}")
+    yield found
+    found.stop()
+
+
+def threads_of(server: Server) -> int:
+    return len(list(Path(f"/proc/{server.process.pid}/task").iterdir()))
+
+
+def _settled(server: Server, at_most: int) -> int:
+    deadline = time.monotonic() + SETTLE_BOUND
+    while (count := threads_of(server)) > at_most and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return count
+
+
+def _create_and_delete(client: httpx.Client, name: str) -> None:
+    made = client.post("/stacks", json={"stack_name": name, "template": ONE})
+    assert made.status_code == 201, made.text
+    _until_done(client, name, "CREATE_COMPLETE")
+    stack_id = made.json()["stack"]["id"]
+    assert client.delete(f"/stacks/{name}/{stack_id}").status_code == 204
+    _until_done(client, name, None)
+
+
+def _until_done(client: httpx.Client, name: str, status: str | None) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        found = client.get(f"/stacks/{name}", follow_redirects=True)
+        if status is None and found.status_code == 404:
+            return
+        if found.status_code == 200 and found.json()["stack"]["stack_status"] == status:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"{name} did not reach {status}")
+
+
+def test_stack_actions_leave_no_thread_behind(server):
+    with httpx.Client(base_url=server.endpoint("p"), timeout=30, follow_redirects=True) as client:
+        _create_and_delete(client, "warm")  # the project's pools start their threads
+        start = threads_of(server)
+        for number in range(40):
+            _create_and_delete(client, f"s{number}")
+        assert _settled(server, start) <= start
