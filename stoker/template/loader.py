@@ -216,18 +216,23 @@ def load(text: str | bytes, name: str = "<template>", max_size: int | None = Non
 def check_nesting(data: Any, name: str = "<template>") -> None:
     """Refuse data nested deeper than ``max_nesting`` (everything downstream recurses into it)."""
     most = limit("max_nesting")
+    if nested_deeper_than(data, most):
+        raise _nesting_error(name, most)
+
+
+def nested_deeper_than(data: Any, most: int) -> bool:
+    """Has ``data`` more than ``most`` levels of maps and lists?  (Without recursing into it.)"""
     level = [data] if isinstance(data, (dict, list)) else []
     for _ in range(most):  # one level of containers at a time; scalars are never kept
         if not level:
-            return
+            return False
         deeper = []
         for item in level:
             for child in (item.values() if type(item) is dict or isinstance(item, dict) else item):
                 if type(child) in _CONTAINERS or isinstance(child, (dict, list)):
                     deeper.append(child)
         level = deeper
-    if level:
-        raise _nesting_error(name, most)
+    return bool(level)
 
 
 _CONTAINERS = frozenset((dict, list))

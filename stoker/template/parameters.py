@@ -28,6 +28,8 @@ from stoker.constraints.base import (
     show,
 )
 from stoker.errors import Problems
+from stoker.limits import limit
+from stoker.template.loader import nested_deeper_than
 from stoker.template.versions import VERSIONS, Version
 
 HIDDEN_MASK = "******"
@@ -98,13 +100,24 @@ def _to_json(value: Any) -> dict | list | str:
     The empty text stays itself, as in Heat (``get_param`` gives ``''``)."""
     if value == "":
         return value
+    most = limit("max_nesting")
+    if not isinstance(value, str) and nested_deeper_than(value, most):
+        raise _too_deep(most)
     try:
         data = json.loads(value if isinstance(value, str) else json.dumps(value))
+    except RecursionError:
+        raise _too_deep(most) from None
     except (TypeError, ValueError) as exc:
         raise ValueError(f"the value is not valid JSON: {exc}") from None
+    if nested_deeper_than(data, most):
+        raise _too_deep(most)
     if not isinstance(data, (dict, list)):
         raise ValueError(f"{show(data)} is not a JSON map or list")
     return data
+
+
+def _too_deep(most: int) -> ValueError:
+    return ValueError(f"the value is nested more than {most} levels deep (max_nesting)")
 
 
 _CONVERTERS: dict[str, Callable[[Any], Any]] = {

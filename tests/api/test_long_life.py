@@ -9,10 +9,18 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import warnings
+
 import httpx
 import pytest
 
-from .helpers import Server, start_server
+with warnings.catch_warnings():  # starlette's notice about httpx versions
+    warnings.simplefilter("ignore")
+    from fastapi.testclient import TestClient
+
+from stoker.api.app import create_app
+
+from .helpers import Server, heat_error, start_server
 
 ONE = {"heat_template_version": "2018-08-31", "resources": {"r": {"type": "OS::Heat::None"}}}
 #: a bound on how long idle threads may linger after the last action, not a measurement
@@ -24,6 +32,13 @@ def server(tmp_path):
     found = start_server(tmp_path, f"sqlite:///{tmp_path / 'stoker.db'}")
     yield found
     found.stop()
+
+
+@pytest.fixture
+def api(tmp_path, monkeypatch):
+    monkeypatch.setenv("STOKER_HOME", str(tmp_path / "home"))
+    with TestClient(create_app(f"sqlite:///{tmp_path / 's.db'}")) as client:
+        yield client
 
 
 def threads_of(server: Server) -> int:
@@ -65,3 +80,14 @@ def test_stack_actions_leave_no_thread_behind(server):
         for number in range(40):
             _create_and_delete(client, f"s{number}")
         assert _settled(server, start) <= start
+
+
+JSON_PARAM = {"heat_template_version": "2018-08-31", "parameters": {"j": {"type": "json"}},
+              "outputs": {"o": {"value": {"get_param": "j"}}}}
+
+
+@pytest.mark.parametrize("path", ["/stacks", "/validate", "/stacks/preview"])
+def test_a_json_parameter_nested_10000_deep_is_a_400(api, path):
+    body = {"stack_name": "deep", "template": JSON_PARAM, "parameters": {"j": "[" * 10000 + "]" * 10000}}
+    error = heat_error(api.post(f"/v1/p{path}", json=body), 400)
+    assert "parameters.j: the value is nested more than 100 levels deep (max_nesting)" in error["message"]
