@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import secrets
-import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -25,10 +24,12 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import Engine as SAEngine
 
 from stoker.api.errors import ApiError
-from stoker.store.api_tables import TOKENS, iso, utcnow
+from stoker.store.api_tables import MAX_TOKEN_DAYS, TOKENS, iso, utcnow
 
 AUTH_MODES = ("auto", "token", "noauth")
 TOKEN_PREFIX = "stk_"
+#: refused tokens remembered (and so never looked up again) before the memory starts afresh
+MAX_REMEMBERED_REFUSALS = 10_000
 
 
 def digest(token: str) -> str:
@@ -71,6 +72,8 @@ class TokenStore:
     def create(self, project_id: str, description: str = "", expires_in: timedelta | None = None) -> IssuedToken:
         if not project_id or len(project_id) > 255:
             raise ValueError("a project id is 1 to 255 characters")
+        if expires_in is not None and not timedelta(0) < expires_in <= timedelta(days=MAX_TOKEN_DAYS):
+            raise ValueError(f"a token's lifetime is more than 0 and at most {MAX_TOKEN_DAYS} days")
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         token_id = str(uuid.uuid4())
         expires = utcnow() + expires_in if expires_in else None
@@ -119,7 +122,8 @@ class Authenticator:
             raise ValueError("token mode needs a token store")
         self.mode = mode
         self.tokens = tokens
-        self._cache: dict[str, tuple[str | None, float]] = {}
+        #: digests of tokens refused (unknown, revoked or expired: none of them comes back)
+        self._refused: set[str] = set()
 
     def project(self, tenant_id: str, token: str | None, about_stack: bool = False) -> str:
         """The caller's project for a URL under ``/v1/{tenant_id}``."""
@@ -140,14 +144,14 @@ class Authenticator:
         return project
 
     def _lookup(self, token: str) -> str | None:
-        now = time.monotonic()
+        """Looked up on every request, so a revoked token is refused at once; only refusals are
+        remembered (a token unknown now never becomes valid), so a flood of bad ones stays cheap."""
         key = digest(token)
-        cached = self._cache.get(key)
-        if cached is not None and cached[1] > now:
-            return cached[0]
+        if key in self._refused:
+            return None
         project = self.tokens.project_of(token)
-        if len(self._cache) > 10_000:
-            self._cache.clear()
-        # a short cache: revocation takes effect within a few seconds
-        self._cache[key] = (project, now + 5.0)
+        if project is None:
+            if len(self._refused) >= MAX_REMEMBERED_REFUSALS:
+                self._refused.clear()
+            self._refused.add(key)
         return project

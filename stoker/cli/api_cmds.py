@@ -9,6 +9,7 @@ from datetime import timedelta
 import click
 
 from stoker.cli.formatting import format_option, show_list, show_record
+from stoker.store.api_tables import MAX_TOKEN_DAYS
 
 
 def _settings(ctx: click.Context) -> tuple[str | None, tuple[str, ...]]:
@@ -137,7 +138,8 @@ def _tokens(ctx: click.Context, db_url: str | None):
 @token.command("create")
 @click.option("--project", required=True, help="The project (tenant_id) the token acts for.")
 @click.option("--description", default="", help="What the token is for.")
-@click.option("--expires-in", "expires_in", type=int, default=None, help="Expire after this many days.")
+@click.option("--expires-in", "expires_in", type=click.IntRange(1, MAX_TOKEN_DAYS), default=None,
+              help="Expire after this many days (default: never).")
 @click.option("--db-url", "db_url", default=None, help="State database (default: the global --db-url).")
 @format_option(default="value")
 @click.pass_context
@@ -145,7 +147,7 @@ def token_create(ctx, project, description, expires_in, db_url, fmt):
     """Issue a token for PROJECT; it is printed once and stored only as a hash."""
     try:
         issued = _tokens(ctx, db_url).create(project, description,
-                                             timedelta(days=expires_in) if expires_in else None)
+                                             None if expires_in is None else timedelta(days=expires_in))
     except ValueError as exc:
         click.echo(f"ERROR: {exc}", err=True)
         sys.exit(1)
@@ -173,7 +175,7 @@ def token_list(ctx, project, db_url, fmt):
 @click.option("--db-url", "db_url", default=None)
 @click.pass_context
 def token_revoke(ctx, token_id, db_url):
-    """Revoke the token with id TOKEN_ID (servers stop accepting it within seconds)."""
+    """Revoke the token with id TOKEN_ID (servers refuse it from their next request on)."""
     if not _tokens(ctx, db_url).revoke(token_id):
         click.echo(f"ERROR: no active token with id {token_id}", err=True)
         sys.exit(1)

@@ -20,7 +20,7 @@ with warnings.catch_warnings():  # starlette's notice about httpx versions
 
 from stoker.api.app import create_app
 
-from .helpers import Server, heat_error, start_server
+from .helpers import Server, heat_error, start_server, token_cli
 
 ONE = {"heat_template_version": "2018-08-31", "resources": {"r": {"type": "OS::Heat::None"}}}
 #: a bound on how long idle threads may linger after the last action, not a measurement
@@ -91,3 +91,27 @@ def test_a_json_parameter_nested_10000_deep_is_a_400(api, path):
     body = {"stack_name": "deep", "template": JSON_PARAM, "parameters": {"j": "[" * 10000 + "]" * 10000}}
     error = heat_error(api.post(f"/v1/p{path}", json=body), 400)
     assert "parameters.j: the value is nested more than 100 levels deep (max_nesting)" in error["message"]
+
+
+def test_a_revoked_token_is_refused_at_once(tmp_path, monkeypatch):
+    monkeypatch.setenv("STOKER_HOME", str(tmp_path / "home"))
+    db_url = f"sqlite:///{tmp_path / 's.db'}"
+    with TestClient(create_app(db_url, "token")) as client:
+        tokens = client.app.state.stoker.auth.tokens
+        issued = tokens.create("p")
+        headers = {"X-Auth-Token": issued.token}
+        assert client.get("/v1/p/stacks", headers=headers).status_code == 200
+        assert token_cli("revoke", issued.id, "--db-url", db_url).exit_code == 0
+        assert heat_error(client.get("/v1/p/stacks", headers=headers), 401)
+
+
+@pytest.mark.parametrize("days", ["0", "-1", "99999999"])
+def test_a_token_lifetime_must_be_positive_and_bounded(tmp_path, days):
+    from click.testing import CliRunner
+
+    from stoker.cli.api_cmds import token
+
+    done = CliRunner().invoke(token, ["create", "--project", "p", "--expires-in", days,
+                                      "--db-url", f"sqlite:///{tmp_path / 's.db'}"])
+    assert done.exit_code == 2 and "Traceback" not in done.output
+    assert "--expires-in" in done.output and "1<=x<=36525" in done.output
