@@ -168,3 +168,10 @@ class StaleWrite(StokerError):
     """A resource changed since the writer read it: another worker got there first."""
 
     code = "stale-write"
+
+
+class GivenUp(Exception):
+    """Whoever waited for this work stopped waiting (the API answered 503): the work stops.
+
+    Not a ``StokerError`` on purpose: no check may turn it into a problem and go on.
+    """

@@ -60,6 +60,7 @@ def create_app(db_url: str | None = None, auth_mode: str = "noauth", plugin_dirs
                         dispatch=dispatcher(broker))
     engine.type_policy = TypePolicy.from_config(allow_local=allow_local_resources)
     engine.max_resources = api_max_resources()
+    engine.max_resources_setting = "max_resources_per_stack"
     sa_engine = engine.store.engine
     tokens = TokenStore(sa_engine)
     state = State(engine=engine, runner=Runner(action_threads),

@@ -27,6 +27,7 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
 
+from stoker.errors import GivenUp
 from stoker.store.locks import new_engine_id
 
 LOG = logging.getLogger("stoker.api")
@@ -41,6 +42,23 @@ class Started:
     def __init__(self) -> None:
         self.event = threading.Event()
         self.stack_id: str | None = None
+        #: the action itself: it ends with ``GivenUp`` when the request gave up on it first
+        self.future: Future | None = None
+        #: set when the request stopped waiting before the action showed (the engine copy's ``given_up``)
+        self.given_up = threading.Event()
+        #: held while a create stores its stack, so giving up and showing never cross
+        self.lock = threading.Lock()
+
+    def show(self, stack_id: str) -> None:
+        if not self.event.is_set():
+            self.stack_id = stack_id
+            self.event.set()
+
+    def give_up(self) -> None:
+        with self.lock:
+            if self.stack_id is None:
+                self.given_up.set()
+        self.event.set()
 
 
 class _SignallingStore:
@@ -54,13 +72,14 @@ class _SignallingStore:
         return getattr(self._store, name)
 
     def _show(self, stack_id: str) -> None:
-        if not self._started.event.is_set():
-            self._started.stack_id = stack_id
-            self._started.event.set()
+        self._started.show(stack_id)
 
     def create_stack(self, *args: Any, **kwargs: Any) -> Any:
-        record = self._store.create_stack(*args, **kwargs)
-        self._show(record.id)  # the first stack created is the top one; nested ones come later
+        with self._started.lock:
+            if self._started.given_up.is_set():  # the request answered already: nothing is stored
+                raise GivenUp("the request gave up waiting for the create to start")
+            record = self._store.create_stack(*args, **kwargs)
+            self._show(record.id)  # the first stack created is the top one; nested ones come later
         return record
 
     def update_stack(self, stack_id: str, **fields: Any) -> None:
@@ -102,20 +121,25 @@ class Runner:
         """``work()`` in the project's request pool, without holding a server thread meanwhile."""
         return await asyncio.wrap_future(self.pool(project, "request").submit(work))
 
-    def start(self, engine: Any, action: Callable[[Any], Any], timeout: float = START_TIMEOUT) -> Started:
+    def start(self, engine: Any, action: Callable[[Any], Any], timeout: float | None = None) -> Started:
         """Run ``action(engine_copy)`` in the project's action pool; return once it shows (or raise its error).
 
         The copy has an engine id of its own, so two actions of this process
         on one stack exclude each other through the stack lock as two
-        processes would.
+        processes would.  An action that has not shown within ``timeout``
+        (``START_TIMEOUT``) is given up: it stops at its next check of a
+        template (``Engine.given_up``) and stores nothing.
         """
         started = Started()
         worker = engine.for_project(engine.project_id)
         worker.engine_id = new_engine_id()
+        worker.given_up = started.given_up
         _set_store(worker, _SignallingStore(engine.store, started))
         future: Future = self.pool(engine.project_id, "action").submit(action, worker)
+        started.future = future
         future.add_done_callback(lambda f: (_log_failure(f), started.event.set()))
-        started.event.wait(timeout)
+        if not started.event.wait(START_TIMEOUT if timeout is None else timeout):
+            started.give_up()
         if started.stack_id is None and future.done() and not future.cancelled() and future.exception() is not None:
             raise future.exception()  # type: ignore[misc]
         return started

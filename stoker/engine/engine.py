@@ -24,7 +24,7 @@ from typing import Any, Iterable, Iterator
 from stoker.dispatch.inprocess import InProcess
 from stoker.engine import actions, signals
 from stoker.engine.actions import HOOKS_CLEARED_KEY, ActionFailed
-from stoker.engine.fanout import Fanout
+from stoker.engine.fanout import Fanout, TooMany
 from stoker.engine.progress import Progress
 from stoker.engine.sealing import stored_inputs, stored_resource_fields
 from stoker.engine.stack import Stack
@@ -72,6 +72,8 @@ class Engine:
         #: Heat's max_nested_stack_depth, and a cap on resources in one tree of stacks
         self.max_nested_depth = int(os.environ.get("STOKER_MAX_NESTED_DEPTH", 5))
         self.max_resources = limit("max_resources")
+        #: the setting a refusal over ``max_resources`` names (the API's is another)
+        self.max_resources_setting = "max_resources"
         #: where a Heat-compatible API serves this engine (``http://host:port``), set by
         #: ``stoker api``; None when the engine runs in the ``stoker`` command
         self.api_url: str | None = None
@@ -84,6 +86,9 @@ class Engine:
         self.type_policy = None
         #: set when the server stops: running actions are handed back (shared by copies)
         self.stopping = threading.Event()
+        #: set when the request waiting for this copy's action stopped waiting (``api/runner.py``):
+        #: the action stops at its next template check
+        self.given_up = threading.Event()
 
     @property
     def store(self):
@@ -169,6 +174,8 @@ class Engine:
 
     def validate_resources(self, stack: Stack, definition, problems: Problems) -> None:
         """Checks that need resource types: unknown types, properties, attribute names."""
+        if stack.parent is None and not self.check_fanout(stack, definition, problems):
+            return  # nested stacks are not checked one by one: there are too many
         instances = {}
         for name, rdef in definition.resources.items():
             if not rdef.type:
@@ -197,8 +204,6 @@ class Engine:
                 problems.extend_as_create_time(values)
             else:
                 problems.extend(values)
-        if stack.parent is None:
-            self.check_fanout(stack, definition, problems)
         for fn in definition.resource_calls:
             if isinstance(fn, GetAtt):
                 target = fn.static_resource_name()
@@ -209,17 +214,24 @@ class Engine:
                                  f'The Referenced Attribute ({target} {attribute}) is incorrect: '
                                  f"{definition.resources[target].type} has no attribute {attribute!r}")
 
-    def check_fanout(self, stack: Stack, definition, problems: Problems) -> None:
-        """Types and resource counts of the nested stacks to come, checked before any is made."""
+    def check_fanout(self, stack: Stack, definition, problems: Problems) -> bool:
+        """Types and resource counts of the nested stacks to come, checked before any is made;
+        False when the tree is over the resource limit (counted only that far)."""
         walk = Fanout(stack.environment.resource_registry, definition.template.files, self._class_or_none,
-                      self.type_refusal, self.max_nested_depth)
-        total = walk.count(definition.template.data, dict(definition.parameters))
+                      self.type_refusal, self.max_nested_depth, most=self.max_resources)
+        try:
+            walk.count(definition.template.data, dict(definition.parameters))
+            over = None
+        except TooMany as exc:
+            over = exc.at_least
         for path, why in walk.refused:
             problems.add(path, NOT_ALLOWED, f"in a nested stack: {why}")
-        if total > self.max_resources:
-            problems.add(("resources",), "too-many-resources",
-                         f"the stack and its nested stacks would hold {total} resources, more than the "
-                         f"limit of {self.max_resources} (max_resources_per_stack)")
+        if over is None:
+            return True
+        problems.add(("resources",), "too-many-resources",
+                     f"the stack and its nested stacks would hold at least {over} resources, "
+                     f"more than the limit of {self.max_resources} ({self.max_resources_setting})")
+        return False
 
     def _class_or_none(self, type_name: str) -> type | None:
         return self.registry.get(type_name) if type_name in self.registry else None
@@ -389,7 +401,7 @@ class Engine:
         if root.tree_size > self.max_resources:
             raise ValidationFailed.single(("resources",), "too-many-resources",
                                           f"the stack tree would hold more than {self.max_resources} "
-                                          "resources (max_resources)")
+                                          f"resources ({self.max_resources_setting})")
 
     # -- actions ------------------------------------------------------------------------
     def create_stack(self, name: str, template: Template | dict | str | Path,

@@ -6,7 +6,9 @@ template fanning out to 100,000 resources validates fine and is refused
 after thousands of stacks were built.  ``Fanout`` walks the templates
 statically: it counts resources (a group's size at create when it is known
 here: a number, or a parameter with a value or default) and asks the type policy
-about every type met on the way, nested ones included.
+about every type met on the way, nested ones included.  It stops as soon as
+the count passes ``most`` (``TooMany``): a tree of a million resources costs
+no more to refuse than one just over the limit.
 """
 
 from __future__ import annotations
@@ -27,6 +29,14 @@ GROUP_SIZES = {
 }
 
 
+class TooMany(Exception):
+    """The count passed the limit; ``at_least`` is how far it got."""
+
+    def __init__(self, at_least: int):
+        super().__init__(at_least)
+        self.at_least = at_least
+
+
 @dataclass
 class Fanout:
     """One walk: the environment's registry, the files map, the policy's questions."""
@@ -38,6 +48,8 @@ class Fanout:
     #: why a type may not be used (None when it may)
     refusal: Callable[[list[str], type | None], str | None]
     max_depth: int
+    #: the count at which the walk stops (``TooMany``); None: count everything
+    most: int | None = None
     #: (path of the top-level resource, why) for each refused nested type
     refused: list[tuple[tuple, str]] = field(default_factory=list)
     _parsed: dict = field(default_factory=dict)
@@ -57,7 +69,13 @@ class Fanout:
             if isinstance(rdef, dict) and isinstance(rdef.get("type"), str):
                 total += self.count_one(str(name), rdef["type"], rdef.get("properties"), values,
                                         path or ("resources", name), depth)
+                self._stop_past_most(total)
         return total
+
+    def _stop_past_most(self, total: int) -> None:
+        """Any part of the tree over the limit puts the whole tree over it: no need to go on."""
+        if self.most is not None and total > self.most:
+            raise TooMany(total)
 
     def count_one(self, name: str, written: str, properties: Any, parameters: dict, path: tuple,
                   depth: int) -> int:
@@ -80,8 +98,10 @@ class Fanout:
             count = _static_int(next((props[k] for k in size_keys if k in props), 1), parameters)
             if not isinstance(member, dict) or not isinstance(member.get("type"), str) or not count:
                 return 1
-            return 1 + count * self.count_one("0", member["type"], member.get("properties"), {},
-                                              path, depth + 1)
+            total = 1 + count * self.count_one("0", member["type"], member.get("properties"), {},
+                                               path, depth + 1)
+            self._stop_past_most(total)
+            return total
         if effective == STACK_TYPE and isinstance(props.get("template"), (str, dict)):
             text = props["template"]
             child = text if isinstance(text, dict) else self._parse(text, f"{name}.template")

@@ -14,7 +14,7 @@ from stoker.engine.context import EngineContext
 from stoker.engine.recorder import Recorder, resource_fields
 from stoker.engine.sealing import stored_resource_fields
 from stoker.engine.unchanged import same_definitions
-from stoker.errors import Problems, ValidationFailed
+from stoker.errors import GivenUp, Problems, ValidationFailed
 from stoker.resources.resource import Resource
 from stoker.template.definition import ResourceDefinition, StackDefinition, build_definition
 from stoker.template.environment import Environment, is_template_type, resolve_type
@@ -113,6 +113,8 @@ class Stack:
         checks too (they passed them with the same definition and inputs).
         ``stored``: its resources are parsed when first asked for (``build_definition``).
         """
+        if self.engine.given_up.is_set():
+            raise GivenUp("the request gave up waiting for this action to start")
         self.environment = environment
         self.user_parameters = dict(parameters)
         problems = Problems(list(environment.warnings) + list(environment.errors))

@@ -6,6 +6,7 @@ thread must end with it, or anyone with a token grows the server without bound.
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -115,3 +116,48 @@ def test_a_token_lifetime_must_be_positive_and_bounded(tmp_path, days):
                                       "--db-url", f"sqlite:///{tmp_path / 's.db'}"])
     assert done.exit_code == 2 and "Traceback" not in done.output
     assert "--expires-in" in done.output and "1<=x<=36525" in done.output
+
+
+def provider_bomb(levels: int = 5, width: int = 10) -> dict:
+    """A create body: five levels of provider templates, ten of the next level each (111,111
+    resources), each given its own property value so no two subtrees count alike."""
+    hot = "heat_template_version: 2018-08-31\nparameters:\n  p: {type: string, default: ''}\nresources:\n"
+    files = {}
+    for level in range(levels, 0, -1):
+        member = f"l{level + 1}.yaml" if level < levels else "OS::Heat::None"
+        props = "    properties: {p: '%d'}\n" if level < levels else ""
+        files[f"l{level}.yaml"] = hot + "".join(f"  r{i}:\n    type: {member}\n" + (props % i if props else "")
+                                                for i in range(width))
+    return {"stack_name": "bomb", "template": hot + "  top:\n    type: l1.yaml\n", "files": files}
+
+
+def test_a_provider_fan_out_bomb_is_refused_by_counting_only_to_the_limit(api):
+    error = heat_error(api.post("/v1/p/stacks", json=provider_bomb()), 400)
+    assert "more than the limit of 1000 (max_resources_per_stack)" in error["message"]
+    assert api.get("/v1/p/stacks").json()["stacks"] == []
+
+
+def test_an_action_the_request_gave_up_on_stops_and_stores_nothing(tmp_path, monkeypatch):
+    from stoker.api.runner import Runner
+    from stoker.engine.engine import Engine
+    from stoker.errors import GivenUp
+
+    monkeypatch.setenv("STOKER_HOME", str(tmp_path / "home"))
+    engine = Engine(db_url=f"sqlite:///{tmp_path / 's.db'}")
+    runner = Runner()
+    body = provider_bomb(levels=3, width=9)  # 1 + 9 + 81 + 729 resources: under the limit, slow to check
+    template, files = body["template"], body["files"]
+    checked = threading.Event()
+
+    def create(worker):
+        checked.wait(10)  # the request gives up first
+        from stoker.template.template import Template
+        return worker.create_stack("late", Template.from_text(template, files=files))
+
+    started = runner.start(engine, create, timeout=0.01)
+    checked.set()
+    assert started.stack_id is None
+    with pytest.raises(GivenUp):
+        started.future.result(timeout=30)
+    assert engine.list_stacks() == []
+    runner.shutdown()
