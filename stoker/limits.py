@@ -3,10 +3,13 @@
 A limit is read from ``STOKER_<NAME>`` (e.g. ``STOKER_MAX_NESTING``), else from
 ``[limits] <name>`` in ``$STOKER_HOME/stoker.conf``, else its default here; the
 API's resource limit from ``[api] max_resources_per_stack`` (Heat's default).
+A bad value, or an unknown key under ``[limits]``, is refused naming the
+variable or the file, section and key.
 """
 
 from __future__ import annotations
 
+import configparser
 import os
 import time
 
@@ -31,27 +34,61 @@ class LimitSettingError(StokerError):
     code = "invalid-limit"
 
 
+#: numeric settings read from the environment only (seconds, or counts)
+ENV_NUMBERS = ("STOKER_MAX_NESTED_DEPTH", "STOKER_MAX_NODE_INSTANCES", "STOKER_STOP_TIMEOUT",
+               "STOKER_LOCK_TIMEOUT", "STOKER_ENGINE_TIMEOUT", "STOKER_EXECUTION_TIMEOUT")
+
+
 def limit(name: str) -> int:
     """The current value of one limit."""
-    raw = os.environ.get("STOKER_" + name.upper())
-    if raw is None:
-        raw = _configured().get(("limits", name))
-    return DEFAULTS[name] if raw in (None, "") else _positive(name, raw)
+    variable = "STOKER_" + name.upper()
+    raw = os.environ.get(variable)
+    if raw is not None:
+        return DEFAULTS[name] if raw == "" else _positive(variable, raw)
+    raw = _configured().get(("limits", name))
+    return DEFAULTS[name] if raw in (None, "") else _positive(f"{_conf_file()}: [limits] {name}", raw)
 
 
 def api_max_resources() -> int:
     raw = _configured().get(("api", "max_resources_per_stack"))
-    return API_MAX_RESOURCES if raw in (None, "") else _positive("max_resources_per_stack", raw)
+    if raw in (None, ""):
+        return API_MAX_RESOURCES
+    return _positive(f"{_conf_file()}: [api] max_resources_per_stack", raw)
 
 
-def _positive(name: str, raw: str) -> int:
+def check_settings() -> None:
+    """Read every limit and numeric setting once, so that a bad one is one line before any
+    work starts (``stoker`` and ``stoker api`` call it first), naming where it is set."""
+    for name in DEFAULTS:
+        limit(name)
+    api_max_resources()
+    unknown = sorted(key for section, key in _configured() if section == "limits" and key not in DEFAULTS)
+    if unknown:
+        raise LimitSettingError(f"{_conf_file()}: [limits] {unknown[0]} is not a limit "
+                                f"(the limits are {', '.join(DEFAULTS)})")
+    for variable in ENV_NUMBERS:
+        raw = os.environ.get(variable)
+        if raw:
+            try:
+                number = float(raw)
+            except ValueError:
+                number = 0.0
+            if not number > 0:
+                raise LimitSettingError(f"{variable} must be a positive number, not {raw!r}")
+
+
+def _positive(where: str, raw: str) -> int:
     try:
         value = int(raw)
     except ValueError:
         value = 0
     if value <= 0:
-        raise LimitSettingError(f"{name} must be a positive whole number, not {raw!r}")
+        raise LimitSettingError(f"{where} must be a positive whole number, not {raw!r}")
     return value
+
+
+def _conf_file() -> str:
+    return str(stoker_home() / "stoker.conf")
 
 
 #: the settings last read, from which file version, and when (the file is looked at once a second at most)
@@ -69,7 +106,10 @@ def _configured() -> dict:
     except OSError:
         mtime = 0.0
     if _cache["key"] != (home, mtime):
-        parser = config()
+        try:
+            parser = config()
+        except configparser.Error as exc:
+            raise LimitSettingError(f"{_conf_file()}: {str(exc).splitlines()[0]}") from None
         _cache["settings"] = {(section, key): value for section in ("limits", "api")
                               if parser.has_section(section) for key, value in parser.items(section, raw=True)}
         _cache["key"] = (home, mtime)

@@ -51,6 +51,13 @@ class _Settings:
 @click.pass_context
 def main(ctx: click.Context, db_url: str | None, plugin_dirs: tuple[str, ...], broker: str | None) -> None:
     """Stoker runs OpenStack Heat (HOT) templates locally, no cloud needed."""
+    from stoker.limits import LimitSettingError, check_settings
+
+    try:
+        check_settings()
+    except LimitSettingError as exc:
+        click.echo(f"ERROR: {exc}", err=True)
+        ctx.exit(1)
     ctx.obj = _Settings(db_url or os.environ.get("STOKER_DB_URL"), plugin_dirs, broker)
 
 

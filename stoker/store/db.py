@@ -47,7 +47,9 @@ def make_engine(url: str) -> Engine:
     if parsed.get_backend_name() != "sqlite":
         partial_indexes_for(parsed.get_backend_name())
         return create_engine(parsed, pool_pre_ping=True, json_deserializer=_json_loads)
-    in_memory = parsed.database in (None, "", ":memory:")
+    in_memory = parsed.database in (None, "", ":memory:") or parsed.database.startswith("file:")
+    if not in_memory and Path(parsed.database).parent.is_dir():
+        private_file(Path(parsed.database))  # 0600 as the default one: it holds every project's stacks
     engine = create_engine(
         parsed,
         json_deserializer=_json_loads,

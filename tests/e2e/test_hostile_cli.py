@@ -39,3 +39,31 @@ def test_a_json_parameter_nested_10000_deep_is_one_clear_error(stoker, tmp_path,
                        "parameters.j", "nested more than 100 levels deep (max_nesting)")
     _clean_failure(stoker("template", "validate", "-t", str(template), "--parameter-file", f"j={deep}"),
                    "max_nesting")
+
+
+@pytest.mark.parametrize("variable, value", [("STOKER_MAX_RESOURCES", "abc"), ("STOKER_MAX_NESTING", "-1"),
+                                             ("STOKER_LOCK_TIMEOUT", "soon")])
+def test_a_bad_setting_in_the_environment_is_one_line_naming_it(stoker, home, monkeypatch, variable, value):
+    monkeypatch.setenv(variable, value)
+    run = stoker("template", "validate", "-t", "valid/aliases.yaml")
+    _clean_failure(run, f"ERROR: {variable} must be a positive")
+    assert len(run.output.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("[limits]\nmax_nestin = 5\n", "[limits] max_nestin is not a limit (the limits are max_nesting,"),
+    ("[limits]\nmax_nesting = lots\n", "[limits] max_nesting must be a positive whole number, not 'lots'"),
+    ("[api]\nmax_resources_per_stack = 0\n", "[api] max_resources_per_stack must be a positive whole number"),
+    ("max_nesting = 5\n", "File contains no section headers"),
+], ids=["misspelt", "not-a-number", "api-zero", "no-section"])
+def test_a_bad_setting_in_stoker_conf_names_the_file_and_key(stoker, home, text, expected):
+    home.mkdir()
+    (home / "stoker.conf").write_text(text)
+    run = stoker("stack", "list")
+    _clean_failure(run, f"ERROR: {home / 'stoker.conf'}: {expected}")
+    assert len(run.output.strip().splitlines()) == 1
+
+
+def test_a_database_made_at_a_db_url_path_is_private(stoker, home, tmp_path):
+    stoker("--db-url", f"sqlite:///{tmp_path / 'mine.db'}", "stack", "list").expect(0)
+    assert (tmp_path / "mine.db").stat().st_mode & 0o777 == 0o600
