@@ -15,6 +15,9 @@ from typing import Any, Iterable
 Path = tuple  # a tuple of str keys and int indexes
 #: the code of a use of a parameter whose value was refused: reported once, at the parameter
 REJECTED_PARAMETER = "rejected-parameter"
+#: codes of a value over ``max_value_size`` (``functions/sizes.py``): a function's result, a stored value
+RESULT_TOO_LARGE, VALUE_TOO_LARGE = "result-too-large", "value-too-large"
+SIZE_LIMIT_CODES = frozenset({RESULT_TOO_LARGE, VALUE_TOO_LARGE})
 
 
 def format_path(path: Iterable[Any]) -> str:
@@ -159,9 +162,12 @@ class Problems:
 
     def extend_as_create_time(self, problems: Iterable[Problem]) -> None:
         """Add errors Heat finds only when the stack is created, as warnings: ``template
-        validate`` gives Heat's verdict yet still shows them, each at its place."""
+        validate`` gives Heat's verdict yet still shows them, each at its place.  A value
+        over a size limit stays an error: the create refuses it before starting, and so
+        does validate."""
         self.extend(Problem(p.path, p.code, f"{p.message} (an error at create)", p.file, p.line, p.column,
-                            severity="warning") if p.severity == "error" else p for p in problems)
+                            severity="warning") if p.severity == "error" and p.code not in SIZE_LIMIT_CODES
+                    else p for p in problems)
 
 
 class StaleWrite(StokerError):

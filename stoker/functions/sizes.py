@@ -19,7 +19,7 @@ import threading
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from stoker.errors import FunctionError, StokerError
+from stoker.errors import RESULT_TOO_LARGE, VALUE_TOO_LARGE, FunctionError, StokerError
 from stoker.limits import limit
 
 _local = threading.local()
@@ -88,7 +88,7 @@ def too_large(what: str, size: int | str, most: int) -> str:
 
 
 class ValueTooLarge(StokerError):
-    code = "value-too-large"
+    code = VALUE_TOO_LARGE
 
 
 def check_stored(value: Any, what: str) -> Any:
@@ -110,7 +110,7 @@ def measure(fn: Any, result: Any) -> None:
     else:
         return
     if size > most:
-        raise FunctionError(too_large(f'The result of "{fn.name}"', size, most), "result-too-large", fn.path)
+        raise FunctionError(too_large(f'The result of "{fn.name}"', size, most), RESULT_TOO_LARGE, fn.path)
 
 
 def bounded_product(fn: Any, count: int, each: int) -> None:
@@ -118,4 +118,4 @@ def bounded_product(fn: Any, count: int, each: int) -> None:
     most = _most()
     if count * each > most:
         raise FunctionError(too_large(f'The result of "{fn.name}" ({count} pieces of about {each} bytes)',
-                                      count * each, most), "result-too-large", fn.path)
+                                      count * each, most), RESULT_TOO_LARGE, fn.path)

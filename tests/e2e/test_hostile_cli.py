@@ -4,6 +4,8 @@ no traceback."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 JSON_PARAM = """heat_template_version: 2018-08-31
@@ -67,3 +69,29 @@ def test_a_bad_setting_in_stoker_conf_names_the_file_and_key(stoker, home, text,
 def test_a_database_made_at_a_db_url_path_is_private(stoker, home, tmp_path):
     stoker("--db-url", f"sqlite:///{tmp_path / 'mine.db'}", "stack", "list").expect(0)
     assert (tmp_path / "mine.db").stat().st_mode & 0o777 == 0o600
+
+
+def _value_template(value: object, extra: str = "") -> str:
+    return ("heat_template_version: 2018-08-31\n" + extra + "resources:\n  v:\n    type: OS::Heat::Value\n"
+            "    properties:\n      value: " + json.dumps(value) + "\n")
+
+
+ITEMS = [str(i) for i in range(200)]
+BOMBS = {
+    "repeat": _value_template({"repeat": {"template": {"k": "<a><b><c>"},
+                                          "for_each": {"<a>": ITEMS, "<b>": ITEMS, "<c>": ITEMS}}}),
+    "str_replace": _value_template({"str_replace": {"template": {"get_param": "t"},
+                                                    "params": {"a": {"get_param": "v"}}}},
+                                   "parameters:\n  t: {type: string, default: " + "a" * 100_000 + "}\n"
+                                   "  v: {type: string, default: " + "b" * 100_000 + "}\n"),
+}
+
+
+@pytest.mark.parametrize("bomb", sorted(BOMBS))
+def test_template_validate_refuses_the_bombs_create_refuses(stoker, tmp_path, home, bomb):
+    path = tmp_path / "bomb.yaml"
+    path.write_text(BOMBS[bomb])
+    for command in (("template", "validate"), ("stack", "create", "b", "--wait")):
+        run = stoker(*command, "-t", str(path))
+        _clean_failure(run, f'The result of "{bomb}"', "(max_value_size)")
+        assert "(an error at create)" not in run.output
