@@ -9,7 +9,6 @@ naming the field.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,12 +16,12 @@ from stoker.api.body import check_depth, extract_bool, extract_int, extract_tags
 from stoker.api.errors import ApiError, bad_request
 from stoker.errors import Problems, ValidationFailed
 from stoker.limits import limit
+from stoker.names import stack_name_error
 from stoker.template.environment import Environment
 from stoker.template.loader import load
 from stoker.template.template import Template
 
 #: Heat's rule for stack names
-STACK_NAME = re.compile(r"^[a-zA-Z][a-zA-Z0-9_.-]{0,254}$")
 KNOWN_KEYS = {"stack_name", "template", "template_url", "parameters", "environment", "files",
               "environment_files", "files_container", "timeout_mins", "disable_rollback", "tags",
               "existing", "clear_parameters", "converge", "adopt_stack_data", "rollback"}
@@ -46,9 +45,9 @@ def stack_name(body: dict) -> str:
     if "stack_name" not in body:
         raise bad_request("No stack name specified")
     name = body["stack_name"]
-    if not isinstance(name, str) or not STACK_NAME.match(name):
-        raise bad_request(f'Invalid stack name {name} must contain only alphanumeric or "_-." characters, '
-                          "must start with alpha and must be 255 characters or less.", "StackValidationFailed")
+    error = stack_name_error(name)
+    if error:
+        raise bad_request(error, "StackValidationFailed")
     return name
 
 

@@ -121,14 +121,14 @@ class Runner:
         """``work()`` in the project's request pool, without holding a server thread meanwhile."""
         return await asyncio.wrap_future(self.pool(project, "request").submit(work))
 
-    def start(self, engine: Any, action: Callable[[Any], Any], timeout: float | None = None) -> Started:
+    def start(self, engine: Any, action: Callable[[Any], Any], timeout: float | None = START_TIMEOUT) -> Started:
         """Run ``action(engine_copy)`` in the project's action pool; return once it shows (or raise its error).
 
         The copy has an engine id of its own, so two actions of this process
         on one stack exclude each other through the stack lock as two
         processes would.  An action that has not shown within ``timeout``
-        (``START_TIMEOUT``) is given up: it stops at its next check of a
-        template (``Engine.given_up``) and stores nothing.
+        seconds (None: no limit) is given up: it stops at its next check of
+        a template (``Engine.given_up``) and stores nothing.
         """
         started = Started()
         worker = engine.for_project(engine.project_id)
@@ -138,7 +138,7 @@ class Runner:
         future: Future = self.pool(engine.project_id, "action").submit(action, worker)
         started.future = future
         future.add_done_callback(lambda f: (_log_failure(f), started.event.set()))
-        if not started.event.wait(START_TIMEOUT if timeout is None else timeout):
+        if not started.event.wait(timeout):
             started.give_up()
         if started.stack_id is None and future.done() and not future.cancelled() and future.exception() is not None:
             raise future.exception()  # type: ignore[misc]

@@ -13,6 +13,7 @@ from typing import Any, Iterable, Sequence
 import click
 
 from stoker.cli.plain_table import plain_table
+from stoker.names import shown
 
 FORMATS = ("table", "json", "yaml", "value")
 
@@ -50,6 +51,16 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+def _cell(value: Any) -> str:
+    """A table cell: control characters escaped (a table is for people)."""
+    return shown(_text(value))
+
+
+def _echo_value(text: str) -> None:
+    """A ``-f value`` line: as it is for a script, control characters escaped on a terminal."""
+    click.echo(shown(text) if sys.stdout.isatty() else text)
+
+
 def dump(data: Any, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(data, indent=4, sort_keys=False, default=str)
@@ -64,9 +75,9 @@ def show_record(record: dict, fmt: str) -> None:
         click.echo(dump(record, fmt))
     elif fmt == "value":
         for value in record.values():
-            click.echo(_text(value))
+            _echo_value(_text(value))
     else:
-        _print_table(["Field", "Value"], [[str(key), _text(value)] for key, value in record.items()], [1])
+        _print_table(["Field", "Value"], [[_cell(key), _cell(value)] for key, value in record.items()], [1])
 
 
 def show_document(document: dict, fmt: str) -> None:
@@ -81,9 +92,9 @@ def show_list(rows: Sequence[dict], columns: Iterable[str], fmt: str) -> None:
         click.echo(dump([{c: row.get(c) for c in columns} for row in rows], fmt))
     elif fmt == "value":
         for row in rows:
-            click.echo(" ".join(_text(row.get(c)) for c in columns))
+            _echo_value(" ".join(_text(row.get(c)) for c in columns))
     else:
-        _print_table(columns, [[_text(row.get(c)) for c in columns] for row in rows], range(len(columns)))
+        _print_table(columns, [[_cell(row.get(c)) for c in columns] for row in rows], range(len(columns)))
 
 
 def show_problems(problems: Sequence, fmt: str, wrap: str | None = None) -> None:
@@ -94,9 +105,9 @@ def show_problems(problems: Sequence, fmt: str, wrap: str | None = None) -> None
         click.echo(dump({wrap: items} if wrap else items, fmt))
     else:
         for problem in problems:
-            click.echo(f"ERROR: {problem} [{problem.code}]", err=True)
+            click.echo(f"ERROR: {shown(str(problem))} [{problem.code}]", err=True)
 
 
 def show_warnings(warnings: Sequence) -> None:
     for warning in warnings:
-        click.echo(f"WARNING: {warning} [{warning.code}]", err=True)
+        click.echo(f"WARNING: {shown(str(warning))} [{warning.code}]", err=True)

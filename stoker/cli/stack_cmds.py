@@ -14,6 +14,7 @@ from stoker.cli import detached
 from stoker.cli.formatting import dump, format_option, show_list, show_problems, show_record
 from stoker.cli.inputs import load_inputs, template_options
 from stoker.errors import Conflict, NotFound, StokerError, ValidationFailed
+from stoker.names import shown
 
 STACK_COLUMNS = ["id", "stack_name", "stack_status", "creation_time", "updated_time"]
 RESOURCE_COLUMNS = ["resource_name", "physical_resource_id", "resource_type", "resource_status", "updated_time"]
@@ -33,7 +34,7 @@ def run_guarded(fn, fmt: str = "table"):
     except ValidationFailed as exc:
         show_problems(exc.problems, fmt if fmt in ("json", "yaml") else "table")
     except (NotFound, Conflict, StokerError) as exc:
-        click.echo(f"ERROR: {exc}", err=True)
+        click.echo(f"ERROR: {shown(str(exc))}", err=True)
     sys.exit(1)
 
 
@@ -123,7 +124,7 @@ class _EventPrinter:
                 start = self.COLOURS.get(status.rsplit("_", 1)[-1], "\x1b[33m")
                 status = f"{start}{status}\x1b[0m"
             reason = " ".join(str(event["resource_status_reason"] or "").split())
-            lines.append(f"{event['event_time']} [{event['resource_name']}]: {status} {reason}\n")
+            lines.append(f"{event['event_time']} [{shown(str(event['resource_name']))}]: {status} {shown(reason)}\n")
         if lines:
             sys.stderr.write("".join(lines))
             sys.stderr.flush()

@@ -34,6 +34,7 @@ from stoker.functions.base import dependencies, resolve
 from stoker.functions.references import GetAtt
 from stoker.functions.sizes import check_stored
 from stoker.limits import limit
+from stoker.names import stack_name_error
 from stoker.resources import processes, registry
 from stoker.resources.policy import NOT_ALLOWED
 from stoker.store.locks import HANDED_BACK, new_engine_id
@@ -411,6 +412,8 @@ class Engine:
                      adopted_data: dict | None = None) -> dict:
         """Create a stack; ``adopted_data`` (Heat's adopt, the stack's action then ADOPT) gives
         resources their physical ids, stored data and metadata back."""
+        if error := stack_name_error(name):
+            raise ValidationFailed.single(("stack_name",), "invalid-stack-name", error)
         stack = self.new_stack(name, timeout_mins=timeout_mins)
         stack.adopted_data = dict(adopted_data or {})
         stack.validates_nested = True

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from stoker.errors import Problems, ValidationFailed
+from stoker.names import hidden_characters, shown
 from stoker.template import cfn_format
 from stoker.template.loader import Source, load, read_file
 from stoker.template.versions import CFN_VERSIONS, VERSIONS, Version, template_version
@@ -14,6 +15,20 @@ from stoker.template.versions import CFN_VERSIONS, VERSIONS, Version, template_v
 #: what each top-level section must hold, for the structure check
 #: (parameters and parameter_groups are checked by the parameters module; the description
 #: may hold anything: Heat shows it as it is)
+#: sections whose keys name things users see listed (the CFN format's are mapped to these)
+NAMED_SECTIONS = ("parameters", "resources", "outputs")
+
+
+def _check_names(section: str, entries: dict, problems: Problems) -> None:
+    """No control or format characters in a parameter, resource or output name."""
+    for key in entries:
+        found = hidden_characters(key) if isinstance(key, str) else []
+        if found:
+            problems.add((section, shown(key)), "invalid-name",
+                         f"a name in {section} may not hold control or format characters "
+                         f"(found {', '.join(dict.fromkeys(found))})")
+
+
 _SECTION_TYPES = {
     "resources": (dict,),
     "outputs": (dict,),
@@ -102,4 +117,6 @@ class Template:
             elif expected and value is not None and not isinstance(value, expected):
                 kind = {"str": "a string", "list": "a list", "dict": "a map"}[expected[0].__name__]
                 problems.add((name,), "invalid-section", f'the "{name}" section must be {kind}')
+            elif isinstance(value, dict) and name in NAMED_SECTIONS:
+                _check_names(name, value, problems)
         return version

@@ -95,3 +95,36 @@ def test_template_validate_refuses_the_bombs_create_refuses(stoker, tmp_path, ho
         run = stoker(*command, "-t", str(path))
         _clean_failure(run, f'The result of "{bomb}"', "(max_value_size)")
         assert "(an error at create)" not in run.output
+
+
+ONE = "heat_template_version: 2018-08-31\nresources:\n  r: {type: OS::Heat::None}\n"
+
+
+@pytest.mark.parametrize("name", ["a/b", "..", "a\x07b", "a" * 5000, "1x"], ids=["slash", "dots", "bell", "long", "digit"])
+def test_the_cli_takes_the_stack_names_the_api_takes(stoker, tmp_path, home, name):
+    template = tmp_path / "one.yaml"
+    template.write_text(ONE)
+    run = stoker("stack", "create", "-t", str(template), name, "--wait")
+    _clean_failure(run, "Invalid stack name", 'must contain only alphanumeric or "_-." characters')
+    assert "\x07" not in run.output and len(run.output) < 400
+    assert stoker("stack", "list", "-f", "json").expect(0).json == []
+
+
+def test_control_characters_in_resource_and_output_names_are_refused_and_never_printed(stoker, tmp_path, home):
+    template = tmp_path / "names.json"
+    template.write_text(json.dumps({"heat_template_version": "2018-08-31",
+                                    "resources": {"r\x07\u202e": {"type": "OS::Heat::None"}},
+                                    "outputs": {"o\x00": {"value": 1}}}))
+    run = stoker("template", "validate", "-t", str(template))
+    _clean_failure(run, r"resources.r\x07\u202e: a name in resources may not hold control or format characters",
+                   r"outputs.o\x00:")
+    assert not any(ch in run.output for ch in "\x07\u202e\x00")
+
+
+def test_a_value_with_terminal_escapes_is_shown_escaped_in_a_table(stoker, tmp_path, home):
+    template = tmp_path / "v.yaml"
+    template.write_text(json.dumps({"heat_template_version": "2018-08-31",
+                                    "outputs": {"o": {"value": "\x1b]0;owned\x07\u202etxt"}}}))
+    stoker("stack", "create", "-t", str(template), "v", "--wait").expect(0)
+    run = stoker("stack", "output", "show", "v", "o", "-f", "table").expect(0)
+    assert r"\x1b]0;owned\x07\u202etxt" in run.output and "\x1b" not in run.output
