@@ -16,9 +16,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import signal
 import subprocess
 import sys
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import click
 
@@ -44,6 +46,43 @@ def start(db_url: str | None, plugin_dirs: tuple[str, ...], verb: str, name: str
         raise StokerError("the engine process ended before the action started: "
                           + (err.decode("utf-8", "replace").strip()[-2000:] or f"exit status {proc.returncode}"))
     return _outcome(report)
+
+
+#: signals that stop a command running an action itself (``--wait``): a kill, a closed terminal
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+#: the verb of a request to go on with an action another engine handed back
+TAKE_OVER = "take_over"
+
+
+@contextmanager
+def handed_over_on_stop(engine: Any, name: str, settings: Any) -> Iterator[None]:
+    """While this command runs an action itself: SIGTERM or SIGHUP hands the action back, as a
+    stopping server does (the stack stays in progress, its resources' polls kept), and an engine
+    process of its own takes it over and finishes it; then the command exits 128 + the signal."""
+    received: list[int] = []
+
+    def stop(signum: int, _frame: Any) -> None:
+        received.append(signum)
+        engine.stopping.set()
+
+    previous = {sig: signal.signal(sig, stop) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if not received:
+        return
+    signame = signal.Signals(received[0]).name
+    try:
+        if engine.get_record(name).status == "IN_PROGRESS":
+            start(settings.db_url, settings.plugin_dirs, TAKE_OVER, name)
+            click.echo(f"WARNING: stopped by {signame}: the action goes on in an engine process of its "
+                       f"own (`stoker stack show {name}`)", err=True)
+    except (StokerError, OSError) as exc:
+        click.echo(f"ERROR: stopped by {signame}: the action was handed back, and the next action "
+                   f"on {name} takes it over ({exc})", err=True)
+    sys.exit(128 + received[0])
 
 
 def _outcome(report: dict) -> dict:
@@ -106,6 +145,8 @@ def _action(request: dict):
     verb, name, options = request["verb"], request["name"], request["options"]
 
     def action(engine):
+        if verb == TAKE_OVER:
+            return engine.resume_abandoned(engine.get_record(name))
         loaded = load_inputs(*request["inputs"]) if request["inputs"] else ()
         return getattr(engine, f"{verb}_stack")(name, *loaded, **options)
 

@@ -60,8 +60,9 @@ def _watch(engine, name: str, action, fmt: str):
     def pushed(root_stack_id: str, events: list[dict]) -> None:
         show([e for e in events if e["stack_id"] == root_stack_id])
 
-    with progress.subscribe(pushed):  # this process runs it: the engine hands each event over
-        return action()
+    settings = click.get_current_context().find_root().obj
+    with progress.subscribe(pushed), detached.handed_over_on_stop(engine, name, settings):
+        return action()  # this process runs it: the engine hands each event over
 
 
 def _follow(engine, name: str, action, show) -> object:

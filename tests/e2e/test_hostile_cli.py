@@ -5,6 +5,10 @@ no traceback."""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -128,3 +132,41 @@ def test_a_value_with_terminal_escapes_is_shown_escaped_in_a_table(stoker, tmp_p
     stoker("stack", "create", "-t", str(template), "v", "--wait").expect(0)
     run = stoker("stack", "output", "show", "v", "o", "-f", "table").expect(0)
     assert r"\x1b]0;owned\x07\u202etxt" in run.output and "\x1b" not in run.output
+
+
+SLOW = """heat_template_version: 2016-10-14
+resources:
+  first:
+    type: OS::Heat::TestResource
+    properties: {value: one, wait_secs: 3}
+  second:
+    type: OS::Heat::TestResource
+    depends_on: first
+    properties: {value: two}
+"""
+#: bounds, not measurements
+SETTLE_BOUND = 60
+
+
+def _status(stoker, name: str) -> str:
+    return stoker("stack", "show", name, "-f", "json").expect(0).json["stack_status"]
+
+
+def test_sigterm_of_create_wait_hands_the_stack_to_an_engine_that_finishes_it(stoker, tmp_path, home):
+    template = tmp_path / "slow.yaml"
+    template.write_text(SLOW)
+    command = subprocess.Popen([sys.executable, "-m", "stoker", "stack", "create", "-t", str(template), "sl",
+                                "--wait"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + SETTLE_BOUND
+    while "[first]: CREATE_IN_PROGRESS" not in (line := command.stderr.readline()):
+        assert line and time.monotonic() < deadline, "the create did not start"
+    command.send_signal(signal.SIGTERM)
+    _, err = command.communicate(timeout=SETTLE_BOUND)
+    assert command.returncode == 128 + signal.SIGTERM and "Traceback" not in err
+    assert "stopped by SIGTERM: the action goes on in an engine process of its own" in err
+    while _status(stoker, "sl") == "CREATE_IN_PROGRESS" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _status(stoker, "sl") == "CREATE_COMPLETE"
+    events = stoker("stack", "event", "list", "sl", "-f", "json").expect(0).json
+    started = [e["resource_name"] for e in events if e["resource_status"] == "CREATE_IN_PROGRESS"]
+    assert started.count("first") == 1 and started.count("second") == 1  # nothing made twice
