@@ -37,13 +37,15 @@ class _Settings:
 
             self._engine = Engine(db_url=self.db_url, plugin_dirs=self.plugin_dirs,
                                   dispatch=dispatcher(self.broker))
+            for problem in self._engine.plugin_problems:  # each broken plug-in, once per command
+                click.echo(f"WARNING: plug-in {problem}", err=True)
         return self._engine
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--db-url", envvar="STOKER_DB_URL", help="SQLAlchemy URL of the state database "
               "(default: SQLite in $STOKER_HOME).")
-@click.option("--plugin-dir", "plugin_dirs", multiple=True, type=click.Path(file_okay=False),
+@click.option("--plugin-dir", "plugin_dirs", multiple=True, type=click.Path(exists=True, file_okay=False),
               help="Folder of resource plug-ins; repeat for several.")
 @click.option("--broker", default=None, help="Celery broker URL: stack actions and workflow executions run on "
               "`stoker worker` processes (default: $STOKER_BROKER_URL, then broker_url in stoker.conf; none: in-process).")

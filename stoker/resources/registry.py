@@ -7,9 +7,11 @@ check).  They come from directories (``plugin_dirs`` in
 installed packages exposing the entry-point group ``stoker.plugins``.
 
 A broken plug-in must not take the others down: loading returns one problem
-string per failure (naming the file and the error) and goes on.  A later
-registration of a type name replaces an earlier one, so a plug-in can
-override a built-in type, as in Heat.
+string per failure (naming the file, the line and the error) and goes on; a
+module that would loop or end the process at import is found in a forked
+child first and left out (``import_probe``).  A later registration of a type
+name replaces an earlier one, so a plug-in can override a built-in type, as
+in Heat, which it reports.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import hashlib
 import importlib
 import os
 import sys
+import traceback
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any, Callable, Iterable, Iterator, Mapping
@@ -26,6 +29,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from stoker.constraints import custom
 from stoker.home import config, stoker_home
 from stoker.resources import builtin, entry_points
+from stoker.resources.import_probe import unsafe_modules
 from stoker.resources.exceptions import UnknownResourceType
 
 ENTRY_POINT_GROUP = "stoker.plugins"
@@ -67,9 +71,9 @@ class Registry:
     def types(self) -> list[str]:
         return sorted(self._types)
 
-    def register_module(self, module: Any) -> None:
-        """Register what a plug-in module maps.  Checks everything before
-        registering anything, so a module is loaded whole or not at all."""
+    def register_module(self, module: Any) -> list[str]:
+        """Register what a plug-in module maps; returns its type names.  Checks everything
+        before registering anything, so a module is loaded whole or not at all."""
         resources = _mapping(module, "available_resource_mapping", "resource_mapping")
         constraints = _mapping(module, "constraint_mapping")
         for type_name, cls in resources.items():
@@ -80,21 +84,27 @@ class Registry:
             self.register(type_name, cls)
         for check in checks:
             custom.register(check.name, check.check)
+        return list(resources)
 
     def load_plugin_dirs(self, dirs: Iterable[str | os.PathLike]) -> list[str]:
         """Import every plug-in module under ``dirs``; one problem string per failure
         (also added to ``self.problems``)."""
         problems = []
         importlib.invalidate_caches()  # files may have appeared since the last import
+        modules = []
         for directory in dirs:
             directory = Path(directory).expanduser()
             if not directory.is_dir():
                 problems.append(f"{directory}: plug-in directory not found")
                 continue
             package = _package_for(directory)
-            for path in _plugin_files(directory):
-                name = _module_name(package, directory, path)
-                problems.extend(self._load(str(path), lambda: importlib.import_module(name)))
+            modules += [(_module_name(package, directory, path), str(path)) for path in _plugin_files(directory)]
+        unsafe = unsafe_modules((name, path) for name, path in modules if name not in sys.modules)
+        for name, path in modules:
+            if path in unsafe:
+                problems.append(f"{path}: {unsafe[path]}")
+            else:
+                problems.extend(self._load(path, lambda name=name: importlib.import_module(name)))
         self.problems.extend(problems)
         return problems
 
@@ -113,10 +123,19 @@ class Registry:
 
     def _load(self, where: str, load: Callable[[], Any]) -> list[str]:
         try:
-            self.register_module(load())
+            names = self.register_module(load())
         except Exception as exc:  # any failure of a plug-in is reported, never fatal
-            return [f"{where}: {type(exc).__name__}: {exc}"]
-        return []
+            return [f"{_place(where, exc)}: {type(exc).__name__}: {exc}"]
+        return [f"{where}: replaces the built-in resource type {name}" for name in names if name in BUILTIN_TYPES]
+
+
+def _place(where: str, exc: BaseException) -> str:
+    """``file:line`` of the plug-in's line that failed, when the failure is in that file."""
+    path = os.path.abspath(where)
+    if isinstance(exc, SyntaxError) and exc.filename == path and exc.lineno:
+        return f"{where}:{exc.lineno}"
+    lines = [frame.lineno for frame in traceback.extract_tb(exc.__traceback__) if frame.filename == path]
+    return f"{where}:{lines[-1]}" if lines else where
 
 
 def _mapping(module: Any, *names: str) -> Mapping:
@@ -205,7 +224,8 @@ def plugin_dirs_from_config() -> list[Path]:
 # -- the process-wide registry ---------------------------------------------------------------
 #: built-in types, plus whatever the embedding program registers
 default = Registry()
-default.register_module(builtin)
+#: the types Stoker ships: a plug-in replacing one is reported
+BUILTIN_TYPES = frozenset(default.register_module(builtin))
 register = default.register
 get = default.get
 types = default.types

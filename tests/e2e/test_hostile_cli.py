@@ -5,6 +5,7 @@ no traceback."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -170,3 +171,41 @@ def test_sigterm_of_create_wait_hands_the_stack_to_an_engine_that_finishes_it(st
     events = stoker("stack", "event", "list", "sl", "-f", "json").expect(0).json
     started = [e["resource_name"] for e in events if e["resource_status"] == "CREATE_IN_PROGRESS"]
     assert started.count("first") == 1 and started.count("second") == 1  # nothing made twice
+
+
+PLUGINS = {
+    "syntax.py": "x = 1\ndef resource_mapping(:\n    return {}\n",
+    "raises.py": "x = 1\nraise RuntimeError('boom')\n",
+    "loops.py": "while True:\n    pass\n",
+    "exits.py": "import os\nos._exit(0)\n",
+    "override.py": "from stoker.resources.resource import Resource\n\n\nclass Mine(Resource):\n    pass\n\n\n"
+                   "def resource_mapping():\n    return {'OS::Heat::None': Mine, 'My::Good': Mine}\n",
+}
+
+
+def test_broken_plugins_are_each_a_warning_and_never_hang_or_end_the_command(tmp_path, home):
+    folder = tmp_path / "plugins"
+    folder.mkdir()
+    for name, text in PLUGINS.items():
+        (folder / name).write_text(text)
+    template = tmp_path / "good.yaml"
+    template.write_text("heat_template_version: 2018-08-31\nresources:\n  g: {type: My::Good}\n")
+    done = subprocess.run([sys.executable, "-m", "stoker", "--plugin-dir", str(folder), "template", "validate",
+                           "-t", str(template)], capture_output=True, text=True, timeout=SETTLE_BOUND,
+                          env={**os.environ, "STOKER_PLUGIN_IMPORT_TIMEOUT": "1"})
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("WARNING: plug-in ")]
+    expected = [f"{folder / 'exits.py'}: ended the process while being imported",
+                f"{folder / 'loops.py'}: did not finish importing within 1 s",
+                f"{folder / 'override.py'}: replaces the built-in resource type OS::Heat::None",
+                f"{folder / 'raises.py'}:2: RuntimeError: boom",
+                f"{folder / 'syntax.py'}:2: SyntaxError: "]
+    assert len(warnings) == len(expected), done.stderr
+    for line, start in zip(warnings, expected):
+        assert line.startswith("WARNING: plug-in " + start), (line, start)
+
+
+def test_a_missing_plugin_folder_is_refused(stoker, home, tmp_path):
+    run = stoker("--plugin-dir", str(tmp_path / "nowhere"), "stack", "list")
+    assert run.exit_code == 2 and "Traceback" not in run.output
+    assert f"Directory '{tmp_path / 'nowhere'}' does not exist" in run.output

@@ -89,10 +89,12 @@ def test_a_broken_plugin_is_reported_with_its_path_and_the_others_load(tmp_path)
     reg = Registry()
     problems = reg.load_plugin_dirs([tmp_path])
     assert reg.types() == ["Demo::AlsoGood", "Demo::Good"]
-    assert [p.split(": ")[0] for p in problems] == [str(p) for p in (syntax, missing, raising, not_dict, not_class)]
-    assert problems[0].startswith(f"{syntax}: SyntaxError: ")
-    assert problems[1] == f"{missing}: ModuleNotFoundError: No module named 'no_such_module_anywhere'"
-    assert problems[2] == f"{raising}: RuntimeError: boom"
+    # each names the file, and the plug-in's line when the failure is in it
+    assert [p.split(": ")[0] for p in problems] == [f"{syntax}:1", f"{missing}:1", f"{raising}:2", str(not_dict),
+                                                     str(not_class)]
+    assert problems[0].startswith(f"{syntax}:1: SyntaxError: ")
+    assert problems[1] == f"{missing}:1: ModuleNotFoundError: No module named 'no_such_module_anywhere'"
+    assert problems[2] == f"{raising}:2: RuntimeError: boom"
     assert problems[3] == f"{not_dict}: TypeError: resource_mapping() returned list, not a dict"
     assert "Demo::F" in problems[4] and "not a class" in problems[4]
     assert reg.problems == problems
@@ -225,7 +227,8 @@ def test_default_registry_adds_plugins_to_the_builtin_types(tmp_path, monkeypatc
     monkeypatch.setenv("STOKER_PLUGIN_DIRS", str(configured))
     monkeypatch.setattr(registry.entry_points, "entry_points", lambda group: iter(()))
     reg = registry.default_registry([given])
-    assert reg.problems == []
+    # replacing a built-in type works, and is reported
+    assert reg.problems == [f"{given / 'two.py'}: replaces the built-in resource type OS::Heat::None"]
     assert {"Demo::Configured", "OS::Heat::RandomString"} <= set(reg.types())
     assert reg.get("OS::Heat::None").__name__ == "MyNone"
     assert registry.get("OS::Heat::None").__name__ == "NoneResource"  # the process-wide one is untouched
