@@ -37,6 +37,12 @@ def _db_url(ctx: click.Context, given: str | None) -> str:
                    "noauth on another address must be asked for explicitly.")
 @click.option("--db-url", "db_url", default=None, help="State database (default: the global --db-url).")
 @click.option("--max-body-size", type=int, default=None, help="Largest JSON body in bytes (default 1 MiB).")
+@click.option("--header-timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
+              help="Seconds a client has to send a request's headers (408 after).")
+@click.option("--body-timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
+              help="Seconds a client has to send a request's body once its headers are in (408 after).")
+@click.option("--max-connections-per-address", type=click.IntRange(min=1), default=100, show_default=True,
+              help="Connections one client address may hold open at once, per worker (503 past it).")
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]),
               default="info", show_default=True)
 @click.option("--debug", is_flag=True, help="Put tracebacks into 500 error bodies.")
@@ -47,7 +53,8 @@ def _db_url(ctx: click.Context, given: str | None) -> str:
                    "off by default: they can read the database and run commands as the server. "
                    "[api] local_resource_projects in stoker.conf allows chosen projects only.")
 @click.pass_context
-def api(ctx, host, port, workers, auth_mode, db_url, max_body_size, log_level, debug, broker, allow_local_resources):
+def api(ctx, host, port, workers, auth_mode, db_url, max_body_size, header_timeout, body_timeout,
+        max_connections_per_address, log_level, debug, broker, allow_local_resources):
     """Serve OpenStack Heat's Orchestration API v1 (/v1/{tenant_id}/...) over Stoker's database.
 
     python-heatclient and `openstack stack ...` work against it:
@@ -55,6 +62,7 @@ def api(ctx, host, port, workers, auth_mode, db_url, max_body_size, log_level, d
     """
     from stoker.api.app import settings_to_env
     from stoker.api.auth import is_loopback, resolve_mode
+    from stoker.api.slow_clients import ClientBounds
     from stoker.store.db import open_store
 
     mode = resolve_mode(auth_mode, host)
@@ -68,6 +76,7 @@ def api(ctx, host, port, workers, auth_mode, db_url, max_body_size, log_level, d
     _check_shared(url, broker)
     os.environ.update(settings_to_env(url, mode, plugin_dirs, max_body_size, debug=debug, broker=broker,
                                       allow_local_resources=allow_local_resources))
+    os.environ.update(ClientBounds(header_timeout, body_timeout, max_connections_per_address).to_env())
     click.echo(f"Stoker API on http://{host}:{port}/v1/{{tenant_id}} (auth: {mode}, workers: {workers})",
                err=True)
     serve("stoker.api.app:app_from_env", host, port, workers, log_level)
@@ -102,7 +111,9 @@ def serve(app: str, host: str, port: int, workers: int, log_level: str) -> None:
 
     import uvicorn
 
-    options = dict(factory=True, host=host, port=port, workers=workers, log_level=log_level,
+    from stoker.api.slow_clients import BoundedH11Protocol
+
+    options = dict(factory=True, host=host, port=port, workers=workers, log_level=log_level, http=BoundedH11Protocol,
                    access_log=log_level == "debug", proxy_headers=False,
                    timeout_graceful_shutdown=SHUTDOWN_GRACE)
     if workers <= 1:

@@ -6,6 +6,7 @@ thread must end with it, or anyone with a token grows the server without bound.
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from pathlib import Path
@@ -161,3 +162,39 @@ def test_an_action_the_request_gave_up_on_stops_and_stores_nothing(tmp_path, mon
         started.future.result(timeout=30)
     assert engine.list_stacks() == []
     runner.shutdown()
+
+
+def _connect(server: Server) -> socket.socket:
+    host, port = server.url.removeprefix("http://").split(":")
+    sock = socket.create_connection((host, int(port)), timeout=SETTLE_BOUND)
+    return sock
+
+
+def _answer(sock: socket.socket) -> bytes:
+    """What the server sends before it closes the connection."""
+    received = b""
+    while chunk := sock.recv(4096):
+        received += chunk
+    return received
+
+
+def test_slow_clients_are_cut_off_and_one_address_holds_a_bounded_number_of_connections(tmp_path):
+    server = start_server(tmp_path, f"sqlite:///{tmp_path / 'stoker.db'}",
+                          extra=("--header-timeout", "1", "--body-timeout", "1",
+                                 "--max-connections-per-address", "3"))
+    try:
+        dribbling = _connect(server)
+        dribbling.sendall(b"GET /v1/p/stacks HTTP/1.1\r\nHost: x\r\n")  # never ends its headers
+        idle = _connect(server)
+        body = _connect(server)
+        body.sendall(b"POST /v1/p/validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: 100\r\n\r\n{")  # never ends its body
+        refused = _connect(server)
+        assert _answer(refused).startswith(b"HTTP/1.1 503 ")
+        assert _answer(dribbling).startswith(b"HTTP/1.1 408 ")
+        assert _answer(idle) == b""
+        assert _answer(body).startswith(b"HTTP/1.1 408 ")
+        # the cut-off connections no longer count: the address is served again
+        assert httpx.get(server.endpoint("p") + "/stacks", timeout=SETTLE_BOUND).status_code == 200
+    finally:
+        server.stop()
