@@ -1,4 +1,4 @@
-"""REST API benchmark: requests per second of `stoker api` (2 workers) under 16 concurrent clients.
+"""REST API benchmark: requests per second of `stoker api` (2 workers) under concurrent clients.
 
     python bench/api.py                          # SQLite in a temporary directory
     python bench/api.py --db-url postgresql+psycopg://postgres@127.0.0.1:5432/bench
@@ -8,7 +8,11 @@ Measures, against a fresh server on a free local port (no authentication):
 * ``GET /stacks/{id}`` as python-heatclient does it (a 302 to ``/stacks/{name}/{id}``, then the
   stack with its outputs) and ``GET /stacks/{name}/{id}`` directly;
 * stack create of a 10-resource template (``tests/api/templates/ten.yaml``): creates accepted
-  (201) per second, and creates completed (CREATE_COMPLETE) per second.
+  (201) per second, and creates completed (CREATE_COMPLETE) per second;
+* sustained one-resource creates: ``--sustained-clients`` (50) clients creating for
+  ``--sustained-seconds``, each waiting for its stack to complete before the next: completed
+  creates per second and the 201's p50/p99, with the server's threads and resident memory
+  (all its processes) before, and after it settles (``--settle`` seconds).
 Needs the test extra (httpx, to wait for the server).
 """
 
@@ -161,13 +165,77 @@ def creates(url: str, base: str, clients: int, count: int, template: dict) -> di
             "latencies": latencies, "ids": ids}
 
 
+#: how often a sustained client asks whether its stack is complete (as heatclient's --wait, faster)
+POLL_INTERVAL = 0.05
+ONE_RESOURCE = {"heat_template_version": "2018-08-31", "resources": {"r": {"type": "OS::Heat::None"}}}
+
+
+def sustained_creates(url: str, base: str, clients: int, seconds: float) -> dict:
+    """Each client creates a one-resource stack and polls it to CREATE_COMPLETE, again and again."""
+    run_id = os.urandom(3).hex()
+    stop = time.perf_counter() + seconds
+    counter = iter(range(10**9))
+    lock = threading.Lock()
+    completed: list[float] = []
+
+    def work(client: Client, latencies: list[float]) -> None:
+        while time.perf_counter() < stop:
+            with lock:
+                i = next(counter)
+            t0 = time.perf_counter()
+            status, _, body = client.request("POST", f"{base}/stacks",
+                                             {"stack_name": f"one{run_id}-{i}", "template": ONE_RESOURCE})
+            latencies.append(time.perf_counter() - t0)
+            if status != 201:
+                raise SystemExit(f"create failed: {status} {body[:300]!r}")
+            stack_id = json.loads(body)["stack"]["id"]
+            while True:
+                status, body = client.get(f"{base}/stacks/one{run_id}-{i}/{stack_id}")
+                stack = json.loads(body)["stack"]
+                if not stack["stack_status"].endswith("IN_PROGRESS"):
+                    break
+                time.sleep(POLL_INTERVAL)
+            if stack["stack_status"] != "CREATE_COMPLETE":
+                raise SystemExit(f"create ended {stack['stack_status']}: {stack['stack_status_reason']}")
+            completed.append(time.perf_counter() - t0)
+
+    elapsed, latencies = concurrently(url, clients, work)
+    return {"creates_per_s": round(len(completed) / elapsed, 1), "creates": len(completed),
+            "create_201_p50_ms": round(pct(latencies, 0.5), 1), "create_201_p99_ms": round(pct(latencies, 0.99), 1),
+            "complete_p50_ms": round(pct(completed, 0.5), 1), "complete_p99_ms": round(pct(completed, 0.99), 1)}
+
+
+def server_usage(pid: int) -> tuple[int, float]:
+    """(threads, resident MB) of the server: the process and its worker processes."""
+    threads, rss_kb = 0, 0
+    pending = [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            status = Path(f"/proc/{current}/status").read_text()
+            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        threads += int(fields["Threads"])
+        rss_kb += int(fields.get("VmRSS", "0 kB").split()[0])
+        pending += [int(child) for child in children]
+    return threads, round(rss_kb / 1024, 1)
+
+
 def pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(len(ordered) * p))] * 1000 if ordered else 0.0
 
 
-def run(url: str, args) -> dict:
+def run(url: str, args, pid: int) -> dict:
     base = "/v1/bench"
+    Client(url).request("POST", f"{base}/stacks", {"stack_name": "warm", "template": ONE_RESOURCE})
+    time.sleep(args.settle)
+    before = server_usage(pid)
+    sustained = sustained_creates(url, base, args.sustained_clients, args.sustained_seconds)
+    time.sleep(args.settle)
+    after = server_usage(pid)
     made = creates(url, base, args.clients, args.creates, ten_resources())
     stack_id = made["ids"][0]
     _, body = Client(url).get(f"{base}/stacks/{stack_id}", follow=True)
@@ -185,6 +253,9 @@ def run(url: str, args) -> dict:
         "create_201_p99_ms": round(pct(made["latencies"], 0.99), 1),
         "create_10_resources_completed_per_s": round(made["count"] / made["completed_s"], 1),
         "creates": made["count"], "create_failures": len(made["failed"]),
+        "sustained": {"clients": args.sustained_clients, **sustained,
+                      "threads_before": before[0], "threads_after": after[0],
+                      "rss_mb_before": before[1], "rss_mb_after": after[1]},
     }
 
 
@@ -195,13 +266,17 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=5.0, help="length of each GET run")
     parser.add_argument("--creates", type=int, default=160, help="stacks created")
+    parser.add_argument("--sustained-clients", type=int, default=50)
+    parser.add_argument("--sustained-seconds", type=float, default=10.0)
+    parser.add_argument("--settle", type=float, default=3.0,
+                        help="seconds the server rests before threads and memory are read")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         process, url = start(args.db_url or f"sqlite:///{home / 'stoker.db'}", args.workers, home)
         try:
-            result = run(url, args)
+            result = run(url, args, process.pid)
         finally:
             process.terminate()
             process.wait(20)
@@ -218,6 +293,12 @@ def main() -> None:
           f"p50 {result['create_201_p50_ms']} ms  p99 {result['create_201_p99_ms']} ms")
     print(f"  creates completed (CREATE_COMPLETE) {result['create_10_resources_completed_per_s']:7.1f} stacks/s"
           f"   ({result['creates']} stacks, {result['create_failures']} failed)")
+    held = result["sustained"]
+    print(f"  sustained 1-resource creates, {held['clients']} clients: {held['creates_per_s']:.1f} completed/s "
+          f"({held['creates']} stacks); 201 p50 {held['create_201_p50_ms']} ms p99 {held['create_201_p99_ms']} ms; "
+          f"complete p50 {held['complete_p50_ms']} ms p99 {held['complete_p99_ms']} ms")
+    print(f"  server threads {held['threads_before']} -> {held['threads_after']}, "
+          f"resident {held['rss_mb_before']} -> {held['rss_mb_after']} MB (before -> after, settled)")
 
 
 if __name__ == "__main__":

@@ -145,8 +145,8 @@ class Outcome:
                 f"{self.peak_mb:7.1f} MB  {self.answer[:100]}")
 
 
-def run_cli(home: Path, db_url: str, *args: str) -> tuple[float, float, float, int, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("STOKER_")}
+def run_cli(home: Path, db_url: str, *args: str, env: dict | None = None) -> tuple[float, float, float, int, str]:
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("STOKER_")}, **(env or {})}
     env.update(STOKER_HOME=str(home), STOKER_DB_URL=db_url)
     started = time.monotonic()
     process = subprocess.Popen([sys.executable, "-c", CLI, *args], env=env, stdout=subprocess.PIPE,
@@ -161,11 +161,11 @@ def run_cli(home: Path, db_url: str, *args: str) -> tuple[float, float, float, i
     return seconds, cpu, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), output
 
 
-def cli_case(name: str, home: Path, db_url: str, expect: str, *args: str) -> Outcome:
+def cli_case(name: str, home: Path, db_url: str, expect: str, *args: str, env: dict | None = None) -> Outcome:
     """``expect``: "ok" (exit 0), "error" (a message and a non-zero exit) or "either"."""
-    seconds, cpu, peak, code, output = run_cli(home, db_url, *args)
+    seconds, cpu, peak, code, output = run_cli(home, db_url, *args, env=env)
     lines = [line.strip() for line in output.strip().splitlines()]
-    said = [line for line in lines if "ERROR" in line or "stack_status " in line] or lines[-1:]
+    said = [line for line in lines if "ERROR" in line or "WARNING" in line or "stack_status " in line] or lines[-1:]
     answer = f"exit {code}: " + " | ".join(said[:2])
     fits = {"ok": code == 0, "error": code != 0 and bool(lines), "either": True}[expect]
     return Outcome(name, "cli", seconds, peak, answer, "Traceback" not in output and fits, cpu)
@@ -276,6 +276,75 @@ def starvation_case(server: Server, heavy: dict) -> Outcome:
                    f"(of 10, during {count[0]} heavy requests)", status == 200, times[-1])
 
 
+def json_parameter_template() -> str:
+    return HOT + "parameters:\n  j: {type: json}\noutputs:\n  o: {value: {get_param: j}}\n"
+
+
+DEEP_JSON_TEXT = "[" * 10000 + "]" * 10000
+
+
+def provider_bomb() -> dict:
+    """Five levels of provider templates, ten of the next each (111,111 resources), each
+    given its own property value so that no two subtrees count alike."""
+    head = HOT + "parameters:\n  p: {type: string, default: ''}\nresources:\n"
+    files = {}
+    for level in range(5, 0, -1):
+        member = f"l{level + 1}.yaml" if level < 5 else "OS::Heat::None"
+        props = (lambda i: f"    properties: {{p: '{i}'}}\n") if level < 5 else (lambda i: "")
+        files[f"l{level}.yaml"] = head + "".join(f"  r{i}:\n    type: {member}\n" + props(i) for i in range(10))
+    return {"stack_name": "bomb", "template": head + "  top:\n    type: l1.yaml\n", "files": files}
+
+
+PLUGINS = {"loops.py": "while True:\n    pass\n", "exits.py": "import os\nos._exit(0)\n",
+           "syntax.py": "def resource_mapping(:\n    return {}\n"}
+
+
+def threads_of(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/task"))
+
+
+def thread_case(server: Server, creates: int = 200) -> Outcome:
+    """One-resource creates one after another: the server's threads before and after (settled)."""
+    body = {"template": {"heat_template_version": "2018-08-31", "resources": {"r": {"type": "OS::Heat::None"}}}}
+    with httpx.Client(base_url=server.url + "/v1/a", timeout=60) as client:
+        client.post("/stacks", json={**body, "stack_name": "warm"})
+        time.sleep(2.0)
+        before, started, cpu = threads_of(server.process.pid), time.monotonic(), server.cpu()
+        for number in range(creates):
+            client.post("/stacks", json={**body, "stack_name": f"s{number}"})
+        seconds, cpu = time.monotonic() - started, server.cpu() - cpu
+        time.sleep(3.0)  # writer threads end after a second idle
+        after = threads_of(server.process.pid)
+    return Outcome(f"{creates} creates: threads", "api", seconds, server.peak_mb(),
+                   f"threads {before} -> {after} after {creates} creates", after <= before, cpu)
+
+
+def slow_header_case(server: Server) -> Outcome:
+    """A client sending one header line a second, never ending its headers."""
+    host, port = server.url.removeprefix("http://").split(":")
+    started = time.monotonic()
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(b"GET /v1/a/stacks HTTP/1.1\r\n")
+        answer = b""
+        try:
+            for number in range(30):
+                sock.sendall(b"X-Slow-%d: y\r\n" % number)
+                sock.settimeout(1.0)
+                try:
+                    chunk = sock.recv(4096)
+                except socket.timeout:
+                    continue
+                answer += chunk
+                if not chunk or answer:
+                    break
+        except OSError:
+            pass
+    seconds = time.monotonic() - started
+    status = answer.split(b"\r\n", 1)[0].decode("ascii", "replace") or "closed"
+    return Outcome("slow headers (1 line/s)", "api", seconds, server.peak_mb(), f"{status} after {seconds:.1f} s",
+                   status.startswith("HTTP/1.1 408") and seconds < 15, 0.0)
+
+
 def big_template() -> dict:
     """A template near the API's limits: 900 resources with functions, validated again and again."""
     resources = {f"r{i}": {"type": "OS::Heat::Value", "properties": {"value": {"list_join": [
@@ -311,6 +380,28 @@ def cases(tmp: Path, port: int) -> list[tuple[str, Callable[[], Outcome]]]:
     cli("get_file /dev/zero", "error", "template", "validate", "-t", str(get_file_dev_zero(tmp)))
     cli("local command (CLI keeps it)", "ok", "stack", "create", "cmd", "-t",
         str(_write(tmp / "cmd.json", json.dumps(local_command()))), "--wait")
+    json_param = str(_write(tmp / "jparam.yaml", json_parameter_template()))
+    cli("json parameter 10000 deep", "error", "stack", "create", "jp", "-t", json_param,
+        "--parameter-file", f"j={_write(tmp / 'deep.json', DEEP_JSON_TEXT)}", "--wait")
+    one = str(_write(tmp / "one.yaml", HOT + "resources:\n  r: {type: OS::Heat::None}\n"))
+    cli("stack name a/b", "error", "stack", "create", "a/b", "-t", one, "--wait")
+    cli("control characters in names", "error", "template", "validate", "-t", str(_write(
+        tmp / "names.json", json.dumps({"heat_template_version": "2018-08-31",
+                                        "resources": {"r\x07\u202e": {"type": "OS::Heat::None"}}}))))
+    made.append(("STOKER_MAX_RESOURCES=abc", lambda: cli_case("STOKER_MAX_RESOURCES=abc", home, db, "error",
+                                                              "stack", "list", env={"STOKER_MAX_RESOURCES": "abc"})))
+    conf_home = tmp / "conf-home"
+    conf_home.mkdir()
+    _write(conf_home / "stoker.conf", "[limits]\nmax_nestin = 5\n")
+    made.append(("misspelt [limits] key", lambda: cli_case("misspelt [limits] key", conf_home, db, "error",
+                                                           "stack", "list")))
+    plugins = tmp / "plugins"
+    plugins.mkdir()
+    for name, text in PLUGINS.items():
+        _write(plugins / name, text)
+    made.append(("plug-ins: loop, os._exit, syntax", lambda: cli_case(
+        "plug-ins: loop, os._exit, syntax", home, db, "ok", "--plugin-dir", str(plugins), "template", "validate",
+        "-t", one, env={"STOKER_PLUGIN_IMPORT_TIMEOUT": "2"})))
 
     def on_server(name: str, measure: Callable[[Server], Outcome]) -> None:
         def run() -> Outcome:
@@ -337,6 +428,18 @@ def cases(tmp: Path, port: int) -> list[tuple[str, Callable[[], Outcome]]]:
     api("get_file outside the files map", "POST", "/v1/a/validate",
         {"template": value_template({"get_file": "/dev/zero"})})
     on_server("light GET while heavy validates", lambda server: starvation_case(server, big_template()))
+    api("json parameter 10000 deep", "POST", "/v1/a/stacks",
+        {"stack_name": "j", "template": json_parameter_template(), "parameters": {"j": DEEP_JSON_TEXT}})
+    api("provider bomb, distinct properties", "POST", "/v1/a/stacks", provider_bomb())
+    on_server("200 creates: threads", thread_case)
+
+    def slow_server() -> Outcome:
+        server = Server(Path(tempfile.mkdtemp(prefix="api-", dir=tmp)), port, "--header-timeout", "3")
+        try:
+            return slow_header_case(server)
+        finally:
+            server.stop()
+    made.append(("slow headers", slow_server))
     return made
 
 
