@@ -307,8 +307,9 @@ def thread_case(server: Server, creates: int = 200) -> Outcome:
     """One-resource creates one after another: the server's threads before and after (settled)."""
     body = {"template": {"heat_template_version": "2018-08-31", "resources": {"r": {"type": "OS::Heat::None"}}}}
     with httpx.Client(base_url=server.url + "/v1/a", timeout=60) as client:
-        client.post("/stacks", json={**body, "stack_name": "warm"})
-        time.sleep(2.0)
+        for number in range(50):  # the project's bounded pools reach their size
+            client.post("/stacks", json={**body, "stack_name": f"warm{number}"})
+        time.sleep(3.0)
         before, started, cpu = threads_of(server.process.pid), time.monotonic(), server.cpu()
         for number in range(creates):
             client.post("/stacks", json={**body, "stack_name": f"s{number}"})
