@@ -36,7 +36,8 @@ class LimitSettingError(StokerError):
 
 #: numeric settings read from the environment only (seconds, or counts)
 ENV_NUMBERS = ("STOKER_MAX_NESTED_DEPTH", "STOKER_MAX_NODE_INSTANCES", "STOKER_STOP_TIMEOUT",
-               "STOKER_LOCK_TIMEOUT", "STOKER_ENGINE_TIMEOUT", "STOKER_EXECUTION_TIMEOUT")
+               "STOKER_LOCK_TIMEOUT", "STOKER_ENGINE_TIMEOUT", "STOKER_EXECUTION_TIMEOUT",
+               "STOKER_PLUGIN_IMPORT_TIMEOUT")
 
 
 def limit(name: str) -> int:
