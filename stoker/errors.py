@@ -15,9 +15,10 @@ from typing import Any, Iterable
 Path = tuple  # a tuple of str keys and int indexes
 #: the code of a use of a parameter whose value was refused: reported once, at the parameter
 REJECTED_PARAMETER = "rejected-parameter"
-#: codes of a value over ``max_value_size`` (``functions/sizes.py``): a function's result, a stored value
-RESULT_TOO_LARGE, VALUE_TOO_LARGE = "result-too-large", "value-too-large"
-SIZE_LIMIT_CODES = frozenset({RESULT_TOO_LARGE, VALUE_TOO_LARGE})
+#: codes of a value over ``max_value_size`` (``functions/sizes.py``): a function's result, a stored
+#: value; and of a yaql expression over its limits (``functions/yaql_function.py``)
+RESULT_TOO_LARGE, VALUE_TOO_LARGE, YAQL_LIMIT = "result-too-large", "value-too-large", "yaql-limit"
+SIZE_LIMIT_CODES = frozenset({RESULT_TOO_LARGE, VALUE_TOO_LARGE, YAQL_LIMIT})
 
 
 def format_path(path: Iterable[Any]) -> str:

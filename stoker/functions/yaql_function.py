@@ -36,6 +36,7 @@ import yaql.standard_library
 from yaql.language import exceptions as yaql_errors
 from yaql.language import specs, yaqltypes
 
+from stoker.errors import YAQL_LIMIT
 from stoker.functions.base import Function, describe, resolve
 from stoker.limits import limit
 
@@ -238,13 +239,13 @@ class Yaql(Function):
             )
         except _OutOfTime:
             raise self.error(f'The "{self.name}" expression took longer than {TIME_BUDGET:g} seconds',
-                             code="yaql-limit") from None
+                             code=YAQL_LIMIT) from None
         except (yaql_errors.CollectionTooLargeException, yaql_errors.MemoryQuotaExceededException,
                 MemoryError) as exc:
             raise self.error(
                 f'The "{self.name}" expression went over its limits ({LIMIT_ITERATORS} items per '
                 f"collection, {MEMORY_QUOTA} bytes per value): {exc or type(exc).__name__}",
-                code="yaql-limit",
+                code=YAQL_LIMIT,
             ) from None
         except Exception as exc:  # anything the expression does wrong is the template's error
             raise self.error(f'The "{self.name}" expression failed: {exc or type(exc).__name__}',

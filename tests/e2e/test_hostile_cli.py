@@ -89,7 +89,11 @@ BOMBS = {
                                                     "params": {"a": {"get_param": "v"}}}},
                                    "parameters:\n  t: {type: string, default: " + "a" * 100_000 + "}\n"
                                    "  v: {type: string, default: " + "b" * 100_000 + "}\n"),
+    "yaql": _value_template({"yaql": {"expression": "range(0, 100000000).select($)"}}),
 }
+REFUSALS = {"repeat": ('The result of "repeat"', "(max_value_size)"),
+            "str_replace": ('The result of "str_replace"', "(max_value_size)"),
+            "yaql": ('The "yaql" expression went over its limits', "[yaql-limit]")}
 
 
 @pytest.mark.parametrize("bomb", sorted(BOMBS))
@@ -98,7 +102,7 @@ def test_template_validate_refuses_the_bombs_create_refuses(stoker, tmp_path, ho
     path.write_text(BOMBS[bomb])
     for command in (("template", "validate"), ("stack", "create", "b", "--wait")):
         run = stoker(*command, "-t", str(path))
-        _clean_failure(run, f'The result of "{bomb}"', "(max_value_size)")
+        _clean_failure(run, *REFUSALS[bomb])
         assert "(an error at create)" not in run.output
 
 
