@@ -1,7 +1,10 @@
-"""A long-running ``stoker api``: what one request costs is released once it ends.
+"""A long-running ``stoker api``: what one request costs is released once it ends, and what a
+client sends is bounded.
 
-Each stack action gets its own group-commit writer (``engine/recorder.py``); its
-thread must end with it, or anyone with a token grows the server without bound.
+Each stack action gets its own group-commit writer (``engine/recorder.py``): its thread ends
+with it.  A provider fan-out is counted only up to the limit; an action whose request gave up
+stops; a deep ``json`` parameter is a 400; a revoked token is refused at once; slow clients are
+cut off, and one address holds a bounded number of connections.
 """
 
 from __future__ import annotations
@@ -9,9 +12,8 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from pathlib import Path
-
 import warnings
+from pathlib import Path
 
 import httpx
 import pytest
