@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import difflib
 import json
 import os
 import re
@@ -37,6 +38,7 @@ from stoker.limits import limit
 from stoker.resources import processes, registry
 from stoker.resources.policy import NOT_ALLOWED
 from stoker.store.locks import HANDED_BACK, new_engine_id
+from stoker.resources.openstack.simulated import SIMULATED_KEY
 from stoker.template.environment import Environment, RegistryLoop, is_template_type, resolve_type
 from stoker.template.loader import check_nesting, frozen_gc, paused_gc
 from stoker.template.parameters import masked
@@ -205,9 +207,11 @@ class Engine:
                 attribute = fn.attribute_name()
                 instance = instances.get(target)
                 if instance is not None and attribute is not None and not instance.has_attribute(attribute):
+                    close = difflib.get_close_matches(str(attribute), list(instance.attribute_schemata()), n=1)
                     problems.add(fn.path, "unknown-attribute",
                                  f'The Referenced Attribute ({target} {attribute}) is incorrect: '
-                                 f"{definition.resources[target].type} has no attribute {attribute!r}")
+                                 f"{definition.resources[target].type} has no attribute {attribute!r}"
+                                 + (f'; did you mean "{close[0]}"?' if close else ""))
 
     def check_fanout(self, stack: Stack, definition, problems: Problems) -> None:
         """Types and resource counts of the nested stacks to come, checked before any is made."""
@@ -249,7 +253,22 @@ class Engine:
         info["disable_rollback"] = record.disable_rollback
         if resolve_outputs:
             info["outputs"] = self._outputs(stack)
+        simulated = self._simulated_resources(stack, template.content or {})
+        if simulated:
+            info["simulated_resources"] = simulated
         return info
+
+    def _simulated_resources(self, stack: Stack, content: dict) -> list[str]:
+        """The resources whose type is simulated (resources/openstack), from the template's text:
+        no row is read and no resource parsed."""
+        found = []
+        for name, body in (content.get("resources") or content.get("Resources") or {}).items():
+            type_name = (body.get("type") or body.get("Type")) if isinstance(body, dict) else None
+            if isinstance(type_name, str):
+                cls = self._class_or_none(stack.effective_type(name, type_name))
+                if getattr(cls, "simulated", False):
+                    found.append(name)
+        return sorted(found)
 
     def outputs(self, name_or_id: str) -> list[dict]:
         return self._outputs(self._for_outputs(self.get_record(name_or_id)))
@@ -307,6 +326,8 @@ class Engine:
         row = next(r for r in self.store.get_resources(record.id) if r.id == resource.id)
         info = resource_summary(row, record)
         info["attributes"] = _safe(lambda: resource.all_attributes(), {})
+        if getattr(resource, "simulated", False):
+            info["simulated"] = True
         info["metadata"] = row.rsrc_metadata or {}
         info["required_by"] = sorted(n for n, r in stack.resources.items() if resource_name in r.requires)
         return info
@@ -974,6 +995,7 @@ def resource_summary(row, record) -> dict:
         "stack_name": record.name,
         "replaces": row.replaces,
         "replaced_by": row.replaced_by,
+        **({"simulated": True} if SIMULATED_KEY in (row.data or {}) else {}),
     }
 
 

@@ -17,6 +17,7 @@ item does not hide the problems of its siblings.
 from __future__ import annotations
 
 import copy
+import difflib
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Callable, Iterator
@@ -206,9 +207,16 @@ class Schema:
         return f"properties.Schema({self.type!r}, {self.description!r})"
 
 
+class Schemata(dict):
+    """Name -> ``Schema``, every value a ``Schema`` already: read as it is, not converted again
+    for each resource (a schema built once per type, as the simulated OpenStack types are)."""
+
+
 def schemata(schema: Mapping[Any, "Schema | Mapping"]) -> dict[Any, Schema]:
     """Name -> ``Schema`` for a ``properties_schema``, legacy dictionaries converted."""
-    return {name: Schema.from_legacy(s) for name, s in schema.items()}
+    if isinstance(schema, Schemata):
+        return schema
+    return Schemata((name, Schema.from_legacy(s)) for name, s in schema.items())
 
 
 # -- types --------------------------------------------------------------------------------
@@ -356,7 +364,7 @@ class _Reader:
             return {}
         for key in data:
             if key not in schemas:
-                self.problems.add(path + (key,), "unknown-property", f"Unknown Property {key}")
+                self.problems.add(path + (key,), "unknown-property", f"Unknown Property {key}{_suggestion(key, schemas)}")
             elif not schemas[key].implemented:
                 self.problems.add(path, "unimplemented-property", f"Property {key} not implemented yet")
         return {key: self.read(key, schema, data, path) for key, schema in schemas.items()}
@@ -378,8 +386,10 @@ class _Reader:
             elif schema.required:
                 self.problems.add(path, "required-property", f"Property {key} not assigned")
                 return _SKIP
-            elif schema.type == Schema.MAP and schema.schema is not None:
-                value = {}  # an absent map reads as an empty one, nested defaults filled in
+            elif schema.type == Schema.MAP and schema.schema is not None and not self.validating:
+                # an absent map reads as an empty one, nested defaults filled in (validation, as Heat's,
+                # checks nothing of a property the template leaves out and that has no default)
+                value = {}
             else:
                 return schema.empty()
         return self.convert(schema, value, path + (key,))
@@ -432,6 +442,12 @@ class _Reader:
         if any(item is _SKIP for item in items.values()):
             return _SKIP
         return items if isinstance(value, dict) else list(items.values())
+
+
+def _suggestion(key: Any, names: Any) -> str:
+    """``; did you mean "name"?`` for a misspelt key close to one of ``names``, else nothing."""
+    close = difflib.get_close_matches(str(key), [str(n) for n in names if n != AnyIndexDict.ANYTHING], n=1)
+    return f'; did you mean "{close[0]}"?' if close else ""
 
 
 def _identity(data: Any) -> Any:

@@ -109,7 +109,7 @@ def test_the_default_is_used_typed_and_a_copy():
 def test_required_and_unknown_properties_are_reported_on_the_properties_path():
     schema = {"name": Schema(Schema.STRING, required=True)}
     assert messages(schema, {"nmae": "x"}) == [
-        "resources.web.properties.nmae: Unknown Property nmae",
+        "resources.web.properties.nmae: Unknown Property nmae; did you mean \"name\"?",
         "resources.web.properties: Property name not assigned",
     ]
 

@@ -1,0 +1,235 @@
+"""Realistic attribute values for simulated resources, the same for the same stack.
+
+Every attribute gets a value of its declared type.  One named like a property reads that
+property (a volume's ``size``); ``name``, ``id`` and ``status`` read as a cloud would answer
+them; the network types compute what Neutron would give: a subnet's gateway and pools from its
+CIDR, a port's ``fixed_ips`` from its subnet, a server's ``networks``, ``addresses`` and
+``first_address`` from the ports and networks it is given.  Values that a real cloud would pick
+(an address in a subnet, a MAC) come from a digest of the stack's id and the resource's name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+from typing import Any, Callable
+
+#: the CIDR of a subnet Stoker knows nothing about (not simulated, not in the inventory)
+DEFAULT_CIDR = "10.0.0.0/24"
+_EMPTY = {"String": "", "Map": {}, "List": [], "Integer": 0, "Number": 0, "Boolean": False, None: None}
+_STATUS = {"OS::Cinder::Volume": "available", "OS::Cinder::VolumeAttachment": "in-use"}
+
+
+def digest(resource: Any, purpose: str) -> int:
+    """A number fixed by the stack, the resource's name and ``purpose``."""
+    text = f"{resource.stack.id}/{resource.name}/{purpose}".encode()
+    return int.from_bytes(hashlib.sha256(text).digest()[:8], "big")
+
+
+def attribute_values(resource: Any) -> dict:
+    """Every attribute of ``resource`` (``show`` aside), computed from what it has now."""
+    props = _properties(resource)
+    values = {}
+    for name, schema in resource.attribute_schemata().items():
+        if name == "show":
+            continue
+        if name in props and props[name] is not None:
+            values[name] = props[name]
+        else:
+            values[name] = _EMPTY.get(schema.type, None)
+    values.update(_common(resource, props, values))
+    special = _SPECIAL.get(resource.heat_type)
+    if special is not None:
+        values.update({k: v for k, v in special(resource, props).items() if k in values})
+    return values
+
+
+def show(resource: Any, values: dict) -> dict:
+    """The whole resource as its service would show it: properties, then attributes, and its id."""
+    return {**_properties(resource), **values, "id": resource.resource_id}
+
+
+def _properties(resource: Any) -> dict:
+    return dict(resource.properties_data or {})
+
+
+def _common(resource: Any, props: dict, values: dict) -> dict:
+    found: dict[str, Any] = {}
+    if "name" in values:
+        found["name"] = props.get("name") or resource.physical_resource_name()
+    if "id" in values:
+        found["id"] = resource.resource_id
+    if "status" in values:
+        found["status"] = _STATUS.get(resource.heat_type, "ACTIVE")
+    for key in ("tenant_id", "project_id"):
+        if key in values and not values[key]:
+            found[key] = resource.stack.project_id if hasattr(resource.stack, "project_id") else ""
+    return found
+
+
+# -- peers: the simulated resources this one refers to ---------------------------------------
+def peer(resource: Any, reference: Any) -> Any:
+    """The simulated resource of the same stack whose id or name is ``reference``, if any."""
+    if reference in (None, ""):
+        return None
+    for other in list(resource.stack.resources.values()):
+        if not getattr(other, "simulated", False) or other.resource_id is None:
+            continue
+        if str(reference) in (str(other.resource_id), str((other.properties_data or {}).get("name") or "")):
+            return other
+    return None
+
+
+def attributes_of(other: Any) -> dict:
+    from stoker.resources.openstack.simulated import ATTRIBUTES_KEY
+
+    return other.data().get(ATTRIBUTES_KEY) or {}
+
+
+def _inventory_item(section: str, reference: Any) -> dict | None:
+    from stoker.resources.openstack import inventory
+
+    found = inventory.current()
+    return found.find(section, reference) if found is not None else None
+
+
+# -- networks -------------------------------------------------------------------------------------
+def _subnet_cidr(resource: Any, subnet: Any) -> tuple[str, Any]:
+    """The CIDR and id of the subnet ``subnet`` names (simulated, in the inventory, or unknown)."""
+    other = peer(resource, subnet)
+    if other is not None:
+        return str((other.properties_data or {}).get("cidr") or DEFAULT_CIDR), other.resource_id
+    item = _inventory_item("subnets", subnet)
+    if item is not None:
+        return str(item.get("cidr") or DEFAULT_CIDR), item.get("id", subnet)
+    return DEFAULT_CIDR, subnet
+
+
+def _subnet_of_network(resource: Any, network: Any) -> Any:
+    """A subnet on ``network``: a simulated one of this stack, else one the inventory lists."""
+    net = peer(resource, network)
+    ids = {str(network)} | ({str(net.resource_id), str((net.properties_data or {}).get("name"))} if net else set())
+    for other in list(resource.stack.resources.values()):
+        if (getattr(other, "heat_type", "") == "OS::Neutron::Subnet" and other.resource_id is not None
+                and str((other.properties_data or {}).get("network")) in ids):
+            return other.resource_id
+    from stoker.resources.openstack import inventory
+
+    found = inventory.current()
+    for item in (found.sections.get("subnets", ()) if found is not None else ()):
+        if str(item.get("network")) in ids:
+            return item.get("id", item.get("name"))
+    return None
+
+
+def _address(resource: Any, cidr: str, purpose: str) -> str:
+    network = ipaddress.ip_network(cidr, strict=False)
+    hosts = max(network.num_addresses - 3, 1)  # not the network, its gateway, nor the broadcast
+    return str(network.network_address + 2 + digest(resource, purpose) % hosts)
+
+
+def _network_id(resource: Any, network: Any) -> Any:
+    net = peer(resource, network)
+    if net is not None:
+        return net.resource_id
+    item = _inventory_item("networks", network)
+    return item.get("id", network) if item is not None else network
+
+
+def _network_name(resource: Any, network_id: Any) -> str:
+    net = peer(resource, network_id)
+    if net is not None:
+        return str(attributes_of(net).get("name") or network_id)
+    item = _inventory_item("networks", network_id)
+    return str(item.get("name", network_id)) if item is not None else str(network_id)
+
+
+def mac_address(resource: Any) -> str:
+    number = digest(resource, "mac")
+    return "fa:16:3e:" + ":".join(f"{(number >> shift) & 0xFF:02x}" for shift in (16, 8, 0))
+
+
+def _fixed_ips(resource: Any, props: dict, purpose: str) -> list[dict]:
+    """The addresses of a port (or a server's network entry) from its fixed_ips, subnet or network."""
+    wanted = props.get("fixed_ips") or [{}]
+    result = []
+    for index, entry in enumerate(wanted):
+        entry = entry or {}
+        subnet = entry.get("subnet") or entry.get("subnet_id") or props.get("subnet") \
+            or _subnet_of_network(resource, props.get("network"))
+        cidr, subnet_id = _subnet_cidr(resource, subnet)
+        address = entry.get("ip_address") or _address(resource, cidr, f"{purpose}/{index}")
+        result.append({"subnet_id": subnet_id or "", "ip_address": address})
+    return result
+
+
+def _net(resource: Any, props: dict) -> dict:
+    subnets = [o.resource_id for o in list(resource.stack.resources.values())
+               if getattr(o, "heat_type", "") == "OS::Neutron::Subnet" and o.resource_id is not None
+               and str((o.properties_data or {}).get("network")) in (str(resource.resource_id), str(props.get("name")))]
+    return {"subnets": subnets, "admin_state_up": props.get("admin_state_up", True), "mtu": 1450,
+            "port_security_enabled": props.get("port_security_enabled", True)}
+
+
+def _subnet(resource: Any, props: dict) -> dict:
+    network = ipaddress.ip_network(str(props.get("cidr") or DEFAULT_CIDR), strict=False)
+    first, last = network.network_address + 1, network.broadcast_address - 1
+    gateway = props.get("gateway_ip") or str(first)
+    pools = props.get("allocation_pools") or [{"start": str(first + 1), "end": str(last)}]
+    return {"cidr": str(network), "gateway_ip": gateway, "allocation_pools": pools,
+            "network_id": _network_id(resource, props.get("network")), "ip_version": network.version,
+            "enable_dhcp": props.get("enable_dhcp", True)}
+
+
+def _port(resource: Any, props: dict) -> dict:
+    fixed = _fixed_ips(resource, props, "port")
+    return {"fixed_ips": fixed, "mac_address": props.get("mac_address") or mac_address(resource),
+            "network_id": _network_id(resource, props.get("network")), "admin_state_up": True,
+            "device_owner": props.get("device_owner") or "", "device_id": props.get("device_id") or "",
+            "subnets": [{"id": f["subnet_id"], "cidr": _subnet_cidr(resource, f["subnet_id"])[0]} for f in fixed]}
+
+
+def _server(resource: Any, props: dict) -> dict:
+    """Addresses from each entry of ``networks``: a port's own, or one picked in the network's subnet."""
+    addresses: dict[str, list[dict]] = {}
+    networks: dict[str, list[str]] = {}
+    for index, entry in enumerate(props.get("networks") or []):
+        entry = entry or {}
+        port = peer(resource, entry.get("port"))
+        if port is not None:
+            port_values = attributes_of(port)
+            network_id, mac = port_values.get("network_id"), port_values.get("mac_address")
+            ips = [f["ip_address"] for f in port_values.get("fixed_ips") or []]
+        else:
+            network_id = _network_id(resource, entry.get("network") or entry.get("uuid"))
+            subnet = entry.get("subnet") or _subnet_of_network(resource, entry.get("network") or entry.get("uuid"))
+            cidr = _subnet_cidr(resource, subnet)[0]
+            ips = [entry.get("fixed_ip") or _address(resource, cidr, f"server/{index}")]
+            mac = mac_address(resource)
+        label = _network_name(resource, network_id)
+        networks.setdefault(str(network_id), []).extend(ips)
+        if label != str(network_id):
+            networks.setdefault(label, []).extend(ips)
+        addresses.setdefault(label, []).extend(
+            {"addr": ip, "version": ipaddress.ip_address(ip).version, "OS-EXT-IPS:type": "fixed",
+             "OS-EXT-IPS-MAC:mac_addr": mac, "port": port.resource_id if port is not None else None} for ip in ips)
+    first = next((ips[0] for ips in networks.values() if ips), "")
+    return {"networks": networks, "addresses": addresses, "first_address": first,
+            "accessIPv4": first if ":" not in first else "", "accessIPv6": first if ":" in first else "",
+            "instance_name": f"instance-{digest(resource, 'instance') % 0xFFFFFF:08x}",
+            "console_urls": {"novnc": f"http://127.0.0.1:6080/vnc_auto.html?token={resource.resource_id}"}}
+
+
+def _volume(resource: Any, props: dict) -> dict:
+    return {"size": props.get("size") or 1, "bootable": bool(props.get("image")), "attachments": [],
+            "attachments_list": [], "display_name": props.get("name") or resource.physical_resource_name(),
+            "encrypted": False}
+
+
+_SPECIAL: dict[str, Callable[[Any, dict], dict]] = {
+    "OS::Neutron::Net": _net,
+    "OS::Neutron::Subnet": _subnet,
+    "OS::Neutron::Port": _port,
+    "OS::Nova::Server": _server,
+    "OS::Cinder::Volume": _volume,
+}

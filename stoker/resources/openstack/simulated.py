@@ -1,0 +1,125 @@
+"""The resource class of an OpenStack type no plug-in implements: Heat's schema, simulated life.
+
+``simulated_class(name)`` builds (once per type) a subclass of ``SimulatedResource`` carrying the
+type's property and attribute schemas from the catalogue, so validation is the same as for any
+plug-in.  A create makes nothing anywhere: the resource gets a physical id derived from its
+stack, name and row (stable for the same stack, new for a replacement), and its attributes are
+computed once from its properties and the simulated resources it refers to (``shapes``), then
+kept in its data, so they read the same in every process and after every restart.
+"""
+
+from __future__ import annotations
+
+import functools
+import uuid
+from typing import Any
+
+from stoker.resources import attributes as attributes_mod
+from stoker.resources.exceptions import NotSupported, UnknownResourceType
+from stoker.resources.openstack import catalogue, faults, schemas, shapes
+from stoker.resources.resource import Resource, UpdatePlan
+
+#: the data key holding a simulated resource's attribute values (its presence marks the row simulated)
+ATTRIBUTES_KEY = SIMULATED_KEY = "simulated:attributes"
+_ID_NAMESPACE = uuid.UUID("6f1c9a52-3c53-4f0e-9a8e-51b0c1d0c10d")
+#: what a simulated resource's ``status`` attribute reads after each action
+_STATUS_AFTER = {"SUSPEND": "SUSPENDED", "RESUME": "ACTIVE"}
+
+
+class SimulatedResource(Resource):
+    """An OpenStack resource that exists only in Stoker's state (``simulated`` in listings)."""
+
+    simulated = True
+    run_in_thread = False
+    acts_outside = False
+    heat_type = ""
+
+    def physical_id(self) -> str:
+        return str(uuid.uuid5(_ID_NAMESPACE, f"{self.stack.id}/{self.name}/{self.id}"))
+
+    def handle_create(self) -> Any:
+        token = faults.begin(self, "create")
+        self.resource_id_set(self.physical_id())
+        self.data_set(ATTRIBUTES_KEY, shapes.attribute_values(self))
+        return token
+
+    def check_create_complete(self, token: Any) -> bool:
+        return faults.done(self, token)
+
+    def poll_delay(self, token: Any) -> float | None:
+        return faults.remaining(token)
+
+    def plan_update(self, definition: Any, new_props: Any) -> UpdatePlan | None:
+        """As Heat: a change to an immutable property is refused (by the update itself), one to a
+        property not updatable replaces, the others are updated in place."""
+        plan = super().plan_update(definition, new_props)
+        if plan is not None and any(self._immutable(k) for k in plan.prop_diff):
+            plan.forcing = []
+        return plan
+
+    def _immutable(self, key: str) -> bool:
+        schema = self.properties_schema.get(key)
+        return bool(schema is not None and schema.immutable)
+
+    def handle_update(self, json_snippet: Any, tmpl_diff: dict, prop_diff: dict) -> Any:
+        refused = sorted(k for k in prop_diff if self._immutable(k))
+        if refused:
+            raise NotSupported(feature=f"Update to properties {', '.join(refused)} of {self.name} "
+                                       f"({self.heat_type})")
+        token = faults.begin(self, "update")
+        self.data_set(ATTRIBUTES_KEY, shapes.attribute_values(self))
+        return token
+
+    def check_update_complete(self, token: Any) -> bool:
+        return faults.done(self, token)
+
+    def handle_delete(self) -> Any:
+        return faults.begin(self, "delete")
+
+    def check_delete_complete(self, token: Any) -> bool:
+        return faults.done(self, token)
+
+    def handle_suspend(self) -> None:
+        self._set_status("SUSPEND")
+
+    def handle_resume(self) -> None:
+        self._set_status("RESUME")
+
+    def _set_status(self, action: str) -> None:
+        values = dict(self.data().get(ATTRIBUTES_KEY) or {})
+        if "status" in values:
+            values["status"] = _STATUS_AFTER[action]
+            self.data_set(ATTRIBUTES_KEY, values)
+
+    def _resolve_attribute(self, name: str) -> Any:
+        return (self.data().get(ATTRIBUTES_KEY) or {}).get(name)
+
+    def _show_resource(self) -> Any:
+        return shapes.show(self, self.data().get(ATTRIBUTES_KEY) or {})
+
+
+def _snapshot_delete(self: SimulatedResource, state: Any) -> None:
+    """``deletion_policy: Snapshot`` of a type that can snapshot: the snapshot is simulated too."""
+    return self.handle_delete()
+
+
+@functools.cache
+def simulated_class(type_name: str) -> type:
+    """The class of ``type_name``, built from the catalogue (``UnknownResourceType`` if absent)."""
+    entry = catalogue.entry(type_name)
+    if entry is None:
+        raise UnknownResourceType(type_name, "")
+    namespace: dict[str, Any] = {
+        "__doc__": f"{type_name}, simulated offline from Heat's schema (no {entry.get('service') or 'cloud'} "
+                   "service is called).",
+        "heat_type": type_name,
+        "properties_schema": schemas.properties_schema(entry),
+        "attributes_schema": {k: v for k, v in schemas.attributes_schema(entry).items()
+                              if k != attributes_mod.SHOW},
+        "support_status": schemas.support_status(entry.get("support_status")),
+        "default_client_name": entry.get("service"),
+    }
+    if entry.get("snapshot"):
+        namespace["handle_snapshot_delete"] = _snapshot_delete
+    name = "Simulated" + "".join(part for part in type_name.split("::")[1:])
+    return type(name, (SimulatedResource,), namespace)
