@@ -59,8 +59,7 @@ def _common(resource: Any, props: dict, values: dict) -> dict:
         found["name"] = props.get("name") or resource.physical_resource_name()
     if "id" in values:
         found["id"] = resource.resource_id
-    if "status" in values:
-        found["status"] = _STATUS.get(resource.heat_type, "ACTIVE")
+    found["status"] = _STATUS.get(resource.heat_type, "ACTIVE")  # in ``show`` when not an attribute
     for key in ("tenant_id", "project_id"):
         if key in values and not values[key]:
             found[key] = resource.stack.project_id if hasattr(resource.stack, "project_id") else ""

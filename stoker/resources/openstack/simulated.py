@@ -14,9 +14,11 @@ import functools
 import uuid
 from typing import Any
 
+from stoker.functions.base import resolve
 from stoker.resources import attributes as attributes_mod
 from stoker.resources.exceptions import NotSupported, UnknownResourceType
 from stoker.resources.openstack import catalogue, faults, schemas, shapes
+from stoker.resources.properties import Properties
 from stoker.resources.resource import Resource, UpdatePlan
 
 #: the data key holding a simulated resource's attribute values (its presence marks the row simulated)
@@ -33,6 +35,12 @@ class SimulatedResource(Resource):
     run_in_thread = False
     acts_outside = False
     heat_type = ""
+
+    def build_properties(self, data: Any, resolved: bool = False) -> Properties:
+        """Properties whose service constraints see this resource (its stack's simulated ones join
+        the cloud inventory)."""
+        return Properties(self.properties_schema, data, path=("resources", self.name, "properties"),
+                          resolver=None if resolved else resolve, context=self)
 
     def physical_id(self) -> str:
         return str(uuid.uuid5(_ID_NAMESPACE, f"{self.stack.id}/{self.name}/{self.id}"))
@@ -87,12 +95,11 @@ class SimulatedResource(Resource):
 
     def _set_status(self, action: str) -> None:
         values = dict(self.data().get(ATTRIBUTES_KEY) or {})
-        if "status" in values:
-            values["status"] = _STATUS_AFTER[action]
-            self.data_set(ATTRIBUTES_KEY, values)
+        values["status"] = _STATUS_AFTER[action]
+        self.data_set(ATTRIBUTES_KEY, values)
 
     def _resolve_attribute(self, name: str) -> Any:
-        return (self.data().get(ATTRIBUTES_KEY) or {}).get(name)
+        return (self.data().get(ATTRIBUTES_KEY) or {}).get(name)  # only names of the schema get here
 
     def _show_resource(self) -> Any:
         return shapes.show(self, self.data().get(ATTRIBUTES_KEY) or {})
