@@ -123,8 +123,10 @@ def from_package(name: str, work: Path) -> Path:
 
 
 def none_environment(templates: list[Path], work: Path) -> Path:
-    """One environment mapping every type the corpus uses that Stoker does not ship to None."""
-    shipped = set(registry.default_registry([]).types())
+    """One environment mapping every type the corpus uses that Stoker does not ship to None (Heat's
+    OpenStack types Stoker only simulates included: Heat's side has no cloud to create them in)."""
+    types = registry.default_registry([])
+    shipped = {name for name in types.types() if not getattr(types.get(name), "simulated", False)}
     used: set[str] = set()
     for path in templates:
         used.update(_TYPE_LINE.findall(path.read_text(errors="replace")))
