@@ -108,6 +108,9 @@ class Schema:
         self.schema = self._nested(schema)
         self._check_constraints()
         self._check_default()
+        #: the default needs no check per resource: its constraints were all checked here
+        self.default_checked = default is not None and not any(
+            isinstance(c, CustomConstraint) for c in self.constraints)
 
     def _nested(self, schema: Any) -> Mapping | None:
         if schema is None:
@@ -374,6 +377,11 @@ class _Reader:
         value = None
         if not self.with_value:
             return _SKIP
+        if self.validating and key not in data and not schema.required:
+            if schema.default is None:
+                return None  # as Heat's validation: nothing to check of a property left out
+            if schema.default_checked:
+                return schema.default  # checked once, when the schema was made
         if key in data:
             value = self.resolve(data[key], path + (key,), children_later=schema.schema is not None)
             if value is _SKIP:
@@ -386,10 +394,8 @@ class _Reader:
             elif schema.required:
                 self.problems.add(path, "required-property", f"Property {key} not assigned")
                 return _SKIP
-            elif schema.type == Schema.MAP and schema.schema is not None and not self.validating:
-                # an absent map reads as an empty one, nested defaults filled in (validation, as Heat's,
-                # checks nothing of a property the template leaves out and that has no default)
-                value = {}
+            elif schema.type == Schema.MAP and schema.schema is not None:
+                value = {}  # an absent map reads as an empty one, nested defaults filled in
             else:
                 return schema.empty()
         return self.convert(schema, value, path + (key,))
