@@ -3,7 +3,7 @@
 Runs inside .openstack-schemas-venv (the openstack-heat package).  Imports Heat's resource
 registry in-process (no service, no database, no configuration file) and writes one JSON
 document: ``{"heat_version", "types": {name: {"service", "support_status", "snapshot",
-"properties", "attributes"}}}``.  A property is ``{"type", "required", "default", "update_allowed",
+"placeholder", "dynamic_attributes", "properties", "attributes"}}}``.  A property is ``{"type", "required", "default", "update_allowed",
 "immutable", "implemented", "constraints", "schema", "support_status"}`` with the keys at
 their default value left out; an attribute is ``{"type", "support_status"}``.  Descriptions are
 left out on purpose: Stoker ships names, types and constraints, not Heat's prose.
@@ -28,7 +28,8 @@ except (ImportError, AttributeError):
     pass
 
 from heat.common import config  # noqa: E402,F401 - registers Heat's options
-from heat.engine import attributes, constraints, environment, properties, resources, support  # noqa: E402
+from heat.engine import attributes, constraints, environment, properties, resource, resources, support  # noqa: E402
+from heat.engine.resources.openstack.heat import none_resource  # noqa: E402
 
 
 def support_status(status: support.SupportStatus) -> dict | None:
@@ -110,6 +111,10 @@ def type_entry(cls) -> dict:
         entry["support_status"] = status
     if callable(getattr(cls, "handle_snapshot_delete", None)):
         entry["snapshot"] = True  # deletion_policy: Snapshot is allowed
+    if issubclass(cls, none_resource.NoneResource):
+        entry["placeholder"] = True  # a removed type Heat keeps as OS::Heat::None: any property goes
+    if cls.get_attribute is not resource.Resource.get_attribute:
+        entry["dynamic_attributes"] = True  # get_attr of any name (a nested stack's outputs, a group's members)
     entry["properties"] = {name: property_schema(s) for name, s in sorted(cls.properties_schema.items())}
     attrs = dict(cls.attributes_schema)
     attrs.update(getattr(cls, "base_attributes_schema", {}) or {})

@@ -118,3 +118,23 @@ def test_resource_type_list_and_show(stoker):
 
     missing = stoker("resource", "type", "show", "OS::Nova::Sever")
     assert missing.exit_code == 1 and "Did you mean OS::Nova::Server" in missing.stderr
+
+
+def test_removed_types_are_placeholders_and_open_types_take_any_attribute(stoker, tmp_path):
+    template = tmp_path / "open.yaml"
+    template.write_text("""
+heat_template_version: 2016-10-14
+resources:
+  restarter:
+    type: OS::Heat::HARestarter
+    properties: {InstanceId: anything, whatever: 1}
+  deployment:
+    type: OS::Heat::StructuredDeployment
+    properties: {server: s1}
+outputs:
+  result: {value: {get_attr: [deployment, result]}}
+  restarter: {value: {get_attr: [restarter, AlarmUrl]}}
+""")
+    assert "Warnings" not in stoker.valid(str(template))
+    shown = stoker("resource", "type", "show", "OS::Heat::HARestarter", "-f", "json").expect(0).json
+    assert shown["support_status"]["status"] == "HIDDEN"

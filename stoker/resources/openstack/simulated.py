@@ -16,6 +16,7 @@ from typing import Any
 
 from stoker.functions.base import resolve
 from stoker.resources import attributes as attributes_mod
+from stoker.resources.builtin.none import NoneResource
 from stoker.resources.exceptions import NotSupported, UnknownResourceType
 from stoker.resources.openstack import catalogue, faults, schemas, shapes
 from stoker.resources.properties import Properties
@@ -105,6 +106,15 @@ class SimulatedResource(Resource):
         return shapes.show(self, self.data().get(ATTRIBUTES_KEY) or {})
 
 
+class SimulatedDynamic(SimulatedResource):
+    """A type whose attributes are not all declared (a nested stack's ``Outputs.x``, a group's
+    ``resource.0``, a deployment's config outputs): ``get_attr`` of any name, null when unknown."""
+
+    @classmethod
+    def has_attribute(cls, name: str) -> bool:
+        return True
+
+
 def _snapshot_delete(self: SimulatedResource, state: Any) -> None:
     """``deletion_policy: Snapshot`` of a type that can snapshot: the snapshot is simulated too."""
     return self.handle_delete()
@@ -116,6 +126,10 @@ def simulated_class(type_name: str) -> type:
     entry = catalogue.entry(type_name)
     if entry is None:
         raise UnknownResourceType(type_name, "")
+    if entry.get("placeholder"):  # a type Heat removed and keeps as OS::Heat::None
+        return type("Removed" + _class_name(type_name), (NoneResource,), {
+            "__doc__": f"{type_name}, removed from Heat: a placeholder that does nothing (as OS::Heat::None).",
+            "support_status": schemas.support_status(entry.get("support_status"))})
     namespace: dict[str, Any] = {
         "__doc__": f"{type_name}, simulated offline from Heat's schema (no {entry.get('service') or 'cloud'} "
                    "service is called).",
@@ -128,5 +142,9 @@ def simulated_class(type_name: str) -> type:
     }
     if entry.get("snapshot"):
         namespace["handle_snapshot_delete"] = _snapshot_delete
-    name = "Simulated" + "".join(part for part in type_name.split("::")[1:])
-    return type(name, (SimulatedResource,), namespace)
+    base = SimulatedDynamic if entry.get("dynamic_attributes") else SimulatedResource
+    return type("Simulated" + _class_name(type_name), (base,), namespace)
+
+
+def _class_name(type_name: str) -> str:
+    return "".join(part for part in type_name.split("::")[1:])
