@@ -138,3 +138,15 @@ outputs:
     assert "Warnings" not in stoker.valid(str(template))
     shown = stoker("resource", "type", "show", "OS::Heat::HARestarter", "-f", "json").expect(0).json
     assert shown["support_status"]["status"] == "HIDDEN"
+
+
+def test_an_inventory_gone_after_the_start_fails_the_check_in_one_line(stoker, tmp_path, monkeypatch):
+    monkeypatch.setenv(inventory.ENVIRONMENT_VARIABLE, str(tmp_path / "gone.yaml"))
+    errors = stoker("template", "validate", "-t", "openstack/network.yaml", "-f", "json")
+    assert errors.exit_code == 1 and "Traceback" not in errors.output
+    assert "cannot be read" in errors.stderr  # the command's own check, before anything runs
+    from stoker.constraints import custom
+
+    check = custom.get("nova.flavor")
+    assert not custom.is_unchecked("nova.flavor")
+    assert "gone.yaml: cannot be read" in check.error("m1.small")

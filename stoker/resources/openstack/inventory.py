@@ -154,7 +154,10 @@ class ServiceCheck:
 
     @property
     def unchecked(self) -> bool:
-        found = current()
+        try:
+            found = current()
+        except InventoryError:
+            return False  # checked, and the check says what is wrong with the inventory
         return found is None or not found.knows(self.section)
 
     def validate(self, value: Any, context: Any = None) -> bool:
