@@ -32,7 +32,7 @@ from stoker.constraints import (
     Range,
 )
 from stoker.errors import FunctionError, Problem, Problems, ResourcePending
-from stoker.functions.base import resolve, waits_for_resources
+from stoker.functions.base import SCALAR_TYPES, resolve, waits_for_resources
 from stoker.resources.exceptions import InvalidSchemaError
 from stoker.resources.support import SupportStatus
 
@@ -214,6 +214,20 @@ class Schemata(dict):
     """Name -> ``Schema``, every value a ``Schema`` already: read as it is, not converted again
     for each resource (a schema built once per type, as the simulated OpenStack types are)."""
 
+    checked_when_absent: frozenset | None = None
+
+
+def _checked_when_absent(schemas: Mapping) -> frozenset:
+    """The keys validation reads even when the data leaves them out: the required ones, and those
+    whose default still needs a check (kept with a ``Schemata``: computed once per schema)."""
+    found = getattr(schemas, "checked_when_absent", None)
+    if found is None:
+        found = frozenset(k for k, s in schemas.items()
+                          if s.required or (s.default is not None and not s.default_checked))
+        if isinstance(schemas, Schemata):
+            schemas.checked_when_absent = found
+    return found
+
 
 def schemata(schema: Mapping[Any, "Schema | Mapping"]) -> dict[Any, Schema]:
     """Name -> ``Schema`` for a ``properties_schema``, legacy dictionaries converted."""
@@ -370,6 +384,12 @@ class _Reader:
                 self.problems.add(path + (key,), "unknown-property", f"Unknown Property {key}{_suggestion(key, schemas)}")
             elif not schemas[key].implemented:
                 self.problems.add(path, "unimplemented-property", f"Property {key} not implemented yet")
+        if not self.with_value:
+            return {}
+        if self.validating:  # only what is given, and what must be checked even when left out
+            absent_too = _checked_when_absent(schemas)
+            return {key: self.read(key, schema, data, path) for key, schema in schemas.items()
+                    if key in data or key in absent_too}
         return {key: self.read(key, schema, data, path) for key, schema in schemas.items()}
 
     def read(self, key: Any, schema: Schema, data: Mapping, path: tuple) -> Any:
@@ -401,6 +421,8 @@ class _Reader:
         return self.convert(schema, value, path + (key,))
 
     def resolve(self, raw: Any, path: tuple, children_later: bool) -> Any:
+        if type(raw) in SCALAR_TYPES:  # most values: no function to look for
+            return raw
         if children_later and isinstance(raw, (Mapping, list)):
             return raw
         if self.validating and waits_for_resources(raw):
