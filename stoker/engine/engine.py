@@ -172,6 +172,7 @@ class Engine:
     def validate_resources(self, stack: Stack, definition, problems: Problems) -> None:
         """Checks that need resource types: unknown types, properties, attribute names."""
         instances = {}
+        unchecked: dict[str, list[tuple]] = {}  # service constraint -> the places of values it could not check
         for name, rdef in definition.resources.items():
             if not rdef.type:
                 continue  # the missing or broken type is reported already
@@ -199,6 +200,12 @@ class Engine:
                 problems.extend_as_create_time(values)
             else:
                 problems.extend(values)
+            for place, constraint in getattr(instances[name], "unchecked_constraints", list)():
+                unchecked.setdefault(constraint, []).append(place)
+        for constraint, places in unchecked.items():
+            problems.warn(places[0], "unchecked-constraint",
+                          f'{len(places)} value(s) of "{constraint}" not checked: no cloud inventory '
+                          f"(--inventory) lists them; the first is here")
         if stack.parent is None:
             self.check_fanout(stack, definition, problems)
         for fn in definition.resource_calls:

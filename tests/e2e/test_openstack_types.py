@@ -63,8 +63,15 @@ def test_a_mapping_in_the_environment_wins_over_the_simulated_type(stoker, tmp_p
 def test_service_constraints_without_an_inventory_warn_and_with_one_are_checked(stoker, tmp_path):
     template = "openstack/network.yaml"
     warnings = stoker.validate_warnings(template)
-    assert [w["code"] for w in warnings] == ["unchecked-constraint"]
+    assert [(w["path"], w["code"]) for w in warnings] == [
+        ("parameters.flavor.constraints.0.custom_constraint", "unchecked-constraint"),
+        ("resources.server.properties.image", "unchecked-constraint")]
     assert "nova.flavor" in warnings[0]["message"] and "inventory" in warnings[0]["message"]
+    assert warnings[1]["message"] == ('1 value(s) of "glance.image" not checked: no cloud inventory '
+                                      "(--inventory) lists them; the first is here")
+    # an inventory listing images checks them, and warns no more
+    assert [w["path"] for w in stoker("--inventory", "openstack/cloud.yaml", "template", "validate", "-t", template,
+                                      "-f", "json").expect(0).json.get("Warnings", [])] == []
 
     assert stoker.validate(template, extra=["-P", "flavor=m1.large"]).expect(0)
     run = stoker("--inventory", "openstack/cloud.yaml", "template", "validate", "-t", template,

@@ -24,12 +24,14 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
-from stoker.constraints import custom
+from stoker.constraints import CustomConstraint, custom
 from stoker.constraints.services import SERVICE_CONSTRAINTS
 from stoker.errors import StokerError, ValidationFailed
+from stoker.functions.base import Function
 from stoker.home import config, stoker_home
+from stoker.resources.properties import AnyIndexDict
 
 ENVIRONMENT_VARIABLE = "STOKER_INVENTORY"
 
@@ -180,6 +182,24 @@ def _simulated(resource: Any, type_name: str | None, value: Any) -> bool:
             if str(value) in (str(other.resource_id), str(other.FnGetAtt("name") if other.has_attribute("name") else "")):
                 return True
     return False
+
+
+def unchecked_places(schemas: Mapping, data: Any, path: tuple) -> Iterator[tuple[tuple, str]]:
+    """(place, constraint name) of each value given in ``data`` (a resource's properties, as
+    written) that a service constraint would check, had the inventory listed its kind."""
+    if isinstance(schemas, AnyIndexDict) and isinstance(data, list):
+        data = dict(enumerate(data))
+    if not isinstance(data, Mapping):
+        return
+    for key, value in data.items():
+        schema = schemas.get(key) if isinstance(schemas, Mapping) else None
+        if schema is None or isinstance(value, Function):
+            continue
+        for constraint in schema.constraints:
+            if isinstance(constraint, CustomConstraint) and custom.is_unchecked(constraint.name):
+                yield path + (key,), constraint.name
+        if schema.schema is not None:
+            yield from unchecked_places(schema.schema, value, path + (key,))
 
 
 def register_checks() -> None:

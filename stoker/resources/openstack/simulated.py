@@ -11,6 +11,7 @@ kept in its data, so they read the same in every process and after every restart
 from __future__ import annotations
 
 import functools
+import json
 import uuid
 from typing import Any
 
@@ -18,7 +19,7 @@ from stoker.functions.base import resolve
 from stoker.resources import attributes as attributes_mod
 from stoker.resources.builtin.none import NoneResource
 from stoker.resources.exceptions import NotSupported, UnknownResourceType
-from stoker.resources.openstack import catalogue, faults, schemas, shapes
+from stoker.resources.openstack import catalogue, faults, inventory, schemas, shapes
 from stoker.resources.properties import Properties
 from stoker.resources.resource import Resource, UpdatePlan
 
@@ -36,12 +37,22 @@ class SimulatedResource(Resource):
     run_in_thread = False
     acts_outside = False
     heat_type = ""
+    #: the properties whose value (or a value inside) a service constraint checks
+    service_properties: frozenset = frozenset()
 
     def build_properties(self, data: Any, resolved: bool = False) -> Properties:
         """Properties whose service constraints see this resource (its stack's simulated ones join
         the cloud inventory)."""
         return Properties(self.properties_schema, data, path=("resources", self.name, "properties"),
                           resolver=None if resolved else resolve, context=self)
+
+    def unchecked_constraints(self) -> list[tuple[tuple, str]]:
+        """The places of the values no service constraint could check (no inventory of their kind)."""
+        data = self.t.properties
+        if not isinstance(data, dict) or self.service_properties.isdisjoint(data):
+            return []
+        given = {key: data[key] for key in self.service_properties if key in data}
+        return list(inventory.unchecked_places(self.properties_schema, given, ("resources", self.name, "properties")))
 
     def physical_id(self) -> str:
         return str(uuid.uuid5(_ID_NAMESPACE, f"{self.stack.id}/{self.name}/{self.id}"))
@@ -139,6 +150,8 @@ def simulated_class(type_name: str) -> type:
                               if k != attributes_mod.SHOW},
         "support_status": schemas.support_status(entry.get("support_status")),
         "default_client_name": entry.get("service"),
+        "service_properties": frozenset(name for name, data in entry.get("properties", {}).items()
+                                        if '"custom_constraint"' in json.dumps(data)),
     }
     if entry.get("snapshot"):
         namespace["handle_snapshot_delete"] = _snapshot_delete
