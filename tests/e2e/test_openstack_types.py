@@ -98,6 +98,23 @@ def test_a_bad_inventory_is_refused_in_one_line(stoker, tmp_path, content, messa
     assert len(run.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("path, message", [
+    ("/dev/zero", "not a regular file"),
+    ("big", "max_template_size"),
+    ("deep", "max_nesting"),
+])
+def test_a_hostile_inventory_is_refused_quickly_in_one_line(stoker, tmp_path, path, message):
+    if path == "big":
+        path = tmp_path / "big.yaml"
+        path.write_text("flavors: [" + "m1.small, " * 100_000 + "]\n")
+    elif path == "deep":
+        path = tmp_path / "deep.yaml"
+        path.write_text("flavors: " + "[" * 5_000 + "]" * 5_000 + "\n")
+    run = stoker("--inventory", str(path), "template", "validate", "-t", "openstack/network.yaml")
+    assert run.exit_code == 1 and message in run.stderr and "Traceback" not in run.output
+    assert len(run.stderr.strip().splitlines()) == 1
+
+
 def test_resource_type_list_and_show(stoker):
     listed = stoker("resource", "type", "list", "-f", "json").expect(0).json
     names = [row["resource_type"] for row in listed]
