@@ -208,3 +208,13 @@ def test_a_resource_registry_mapping_wins_over_simulation(engine):
     assert "simulated" not in engine.resource("mapped", "volume")
     assert outputs(engine, "mapped")["size"] is None
     assert "volume" not in engine.show_stack("mapped")["simulated_resources"]
+
+
+@pytest.mark.sqlite_only
+def test_an_injected_wait_meets_the_stacks_timeout(engine, cloud):
+    cloud({"faults": [{"resource": "volume", "action": "create", "seconds": 600}]})
+    info = engine.create_stack("late", NETWORK, timeout_mins=0.01)  # 0.6 s: the volume takes 10 minutes
+    assert info["stack_status"] == "CREATE_FAILED", info
+    assert "Timed out after 0.6 seconds" in info["stack_status_reason"]
+    volume = resources_by_name(engine, "late")["volume"]
+    assert (volume["resource_status"], volume["resource_status_reason"]) == ("CREATE_FAILED", "CREATE timed out")
