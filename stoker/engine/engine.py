@@ -99,6 +99,11 @@ class Engine:
                         self._store = open_store(self._db_url)
         return self._store
 
+    @property
+    def store_open(self) -> bool:
+        """Has the database been opened (checks that only may read it do not open it)?"""
+        return self._store is not None
+
     def validate_template(self, template: Template | dict | str | Path,
                           environment: Environment | None = None, parameters: dict | None = None,
                           missing_parameters_ok: bool = True, at_validate: bool = False) -> StackDefinition:

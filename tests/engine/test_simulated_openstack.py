@@ -218,3 +218,15 @@ def test_an_injected_wait_meets_the_stacks_timeout(engine, cloud):
     assert "Timed out after 0.6 seconds" in info["stack_status_reason"]
     volume = resources_by_name(engine, "late")["volume"]
     assert (volume["resource_status"], volume["resource_status_reason"]) == ("CREATE_FAILED", "CREATE timed out")
+
+
+def test_a_simulated_network_of_another_stack_is_part_of_the_cloud_while_it_exists(engine, cloud):
+    cloud({"networks": ["public"]})
+    engine.create_stack("base", hot({"net": {"type": "OS::Neutron::Net"}}))
+    net = physical_ids(engine, "base")["net"]
+    on_it = hot({"port": {"type": "OS::Neutron::Port", "properties": {"network": {"get_param": "net"}}}},
+                parameters={"net": {"type": "string"}})
+    assert engine.create_stack("user", on_it, parameters={"net": net})["stack_status"] == "CREATE_COMPLETE"
+    engine.delete_stack("base")
+    with pytest.raises(ValidationFailed, match=f"Unable to find network with name or id '{net}'"):
+        engine.create_stack("late", on_it, parameters={"net": net})

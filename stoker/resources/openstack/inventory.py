@@ -14,8 +14,9 @@ has::
 
 The file comes from ``--inventory`` (which sets ``STOKER_INVENTORY``), ``STOKER_INVENTORY``, or
 ``inventory`` in ``$STOKER_HOME/stoker.conf``.  A value is valid when the inventory names it (by
-name or id) or when a simulated resource of the stack being checked has it as its id or name
-(simulated resources join the cloud while they exist).  A constraint whose kind the inventory
+name or id), when a simulated resource of the stack being checked has it as its id or name, or
+when a resource of that type in another live stack of the project has it as its id (simulated
+resources join the cloud while they exist).  A constraint whose kind the inventory
 does not list (or with no inventory at all) accepts any value, and ``template validate`` warns.
 """
 
@@ -173,7 +174,8 @@ class ServiceCheck:
 
 
 def _simulated(resource: Any, type_name: str | None, value: Any) -> bool:
-    """Is ``value`` the id or name of a simulated resource of ``type_name`` in the stack of ``resource``?"""
+    """Is ``value`` the id or name of a simulated resource of ``type_name`` in the stack of
+    ``resource``, or the id of one in another live stack of its project?"""
     stack = getattr(resource, "stack", None)
     if stack is None or type_name is None:
         return False
@@ -181,7 +183,9 @@ def _simulated(resource: Any, type_name: str | None, value: Any) -> bool:
         if other.type() == type_name and getattr(other, "simulated", False) and other.resource_id is not None:
             if str(value) in (str(other.resource_id), str(other.FnGetAtt("name") if other.has_attribute("name") else "")):
                 return True
-    return False
+    engine = getattr(stack, "engine", None)  # a template check that opened no database does not open one
+    return bool(getattr(engine, "store_open", False)) and engine.store.has_live_resource(
+        stack.project_id, type_name, str(value))
 
 
 def unchecked_places(schemas: Mapping, data: Any, path: tuple) -> Iterator[tuple[tuple, str]]:
