@@ -61,7 +61,7 @@ def begin(resource: Any, action: str) -> dict | None:
     return {"until": time.time() + seconds, "fail": fault.get("fail"), "where": fault["where"]}
 
 
-def done(resource: Any, token: Any) -> bool:
+def done(token: Any) -> bool:
     """Has the injected wait of ``token`` passed?  At its end, fail if the fault asks to."""
     if not token:
         return True

@@ -14,6 +14,10 @@ import hashlib
 import ipaddress
 from typing import Any, Callable
 
+from stoker.resources.openstack import inventory
+
+#: the data key holding a simulated resource's attribute values (its presence marks the row simulated)
+ATTRIBUTES_KEY = "simulated:attributes"
 #: the CIDR of a subnet Stoker knows nothing about (not simulated, not in the inventory)
 DEFAULT_CIDR = "10.0.0.0/24"
 _EMPTY = {"String": "", "Map": {}, "List": [], "Integer": 0, "Number": 0, "Boolean": False, None: None}
@@ -80,14 +84,10 @@ def peer(resource: Any, reference: Any) -> Any:
 
 
 def attributes_of(other: Any) -> dict:
-    from stoker.resources.openstack.simulated import ATTRIBUTES_KEY
-
     return other.data().get(ATTRIBUTES_KEY) or {}
 
 
 def _inventory_item(section: str, reference: Any) -> dict | None:
-    from stoker.resources.openstack import inventory
-
     found = inventory.current()
     return found.find(section, reference) if found is not None else None
 
@@ -112,8 +112,6 @@ def _subnet_of_network(resource: Any, network: Any) -> Any:
         if (getattr(other, "heat_type", "") == "OS::Neutron::Subnet" and other.resource_id is not None
                 and str((other.properties_data or {}).get("network")) in ids):
             return other.resource_id
-    from stoker.resources.openstack import inventory
-
     found = inventory.current()
     for item in (found.sections.get("subnets", ()) if found is not None else ()):
         if str(item.get("network")) in ids:

@@ -4,8 +4,8 @@
 type's property and attribute schemas from the catalogue, so validation is the same as for any
 plug-in.  A create makes nothing anywhere: the resource gets a physical id derived from its
 stack, name and row (stable for the same stack, new for a replacement), and its attributes are
-computed once from its properties and the simulated resources it refers to (``shapes``), then
-kept in its data, so they read the same in every process and after every restart.
+computed at create (and again at an update) from its properties and the simulated resources it
+refers to (``shapes``), then kept in its data: they read the same in every process and after a restart.
 """
 
 from __future__ import annotations
@@ -23,8 +23,7 @@ from stoker.resources.openstack import catalogue, faults, inventory, schemas, sh
 from stoker.resources.properties import Properties
 from stoker.resources.resource import Resource, UpdatePlan
 
-#: the data key holding a simulated resource's attribute values (its presence marks the row simulated)
-ATTRIBUTES_KEY = SIMULATED_KEY = "simulated:attributes"
+ATTRIBUTES_KEY = shapes.ATTRIBUTES_KEY
 _ID_NAMESPACE = uuid.UUID("6f1c9a52-3c53-4f0e-9a8e-51b0c1d0c10d")
 #: what a simulated resource's ``status`` attribute reads after each action
 _STATUS_AFTER = {"SUSPEND": "SUSPENDED", "RESUME": "ACTIVE"}
@@ -64,7 +63,7 @@ class SimulatedResource(Resource):
         return token
 
     def check_create_complete(self, token: Any) -> bool:
-        return faults.done(self, token)
+        return faults.done(token)
 
     def poll_delay(self, token: Any) -> float | None:
         return faults.remaining(token)
@@ -91,13 +90,13 @@ class SimulatedResource(Resource):
         return token
 
     def check_update_complete(self, token: Any) -> bool:
-        return faults.done(self, token)
+        return faults.done(token)
 
     def handle_delete(self) -> Any:
         return faults.begin(self, "delete")
 
     def check_delete_complete(self, token: Any) -> bool:
-        return faults.done(self, token)
+        return faults.done(token)
 
     def handle_suspend(self) -> None:
         self._set_status("SUSPEND")
