@@ -36,9 +36,9 @@ from stoker.functions.references import GetAtt
 from stoker.functions.sizes import check_stored
 from stoker.limits import limit
 from stoker.resources import processes, registry
+from stoker.resources.openstack.shapes import ATTRIBUTES_KEY as SIMULATED_KEY  # present: a simulated row
 from stoker.resources.policy import NOT_ALLOWED
 from stoker.store.locks import HANDED_BACK, new_engine_id
-from stoker.resources.openstack.shapes import ATTRIBUTES_KEY as SIMULATED_KEY  # present: a simulated row
 from stoker.template.environment import Environment, RegistryLoop, is_template_type, resolve_type
 from stoker.template.loader import check_nesting, frozen_gc, paused_gc
 from stoker.template.parameters import masked
