@@ -3,7 +3,7 @@
 Runs inside .openstack-schemas-venv (the openstack-heat package).  Imports Heat's resource
 registry in-process (no service, no database, no configuration file) and writes one JSON
 document: ``{"heat_version", "types": {name: {"service", "support_status", "snapshot",
-"placeholder", "dynamic_attributes", "properties", "attributes"}}}``.  A property is ``{"type", "required", "default", "update_allowed",
+"placeholder", "dynamic_attributes", "properties", "update_policy", "attributes"}}}``.  A property is ``{"type", "required", "default", "update_allowed",
 "immutable", "implemented", "constraints", "schema", "support_status"}`` with the keys at
 their default value left out; an attribute is ``{"type", "support_status"}``.  Descriptions are
 left out on purpose: Stoker ships names, types and constraints, not Heat's prose.
@@ -116,6 +116,8 @@ def type_entry(cls) -> dict:
     if cls.get_attribute is not resource.Resource.get_attribute:
         entry["dynamic_attributes"] = True  # get_attr of any name (a nested stack's outputs, a group's members)
     entry["properties"] = {name: property_schema(s) for name, s in sorted(cls.properties_schema.items())}
+    if cls.update_policy_schema:
+        entry["update_policy"] = {name: property_schema(s) for name, s in sorted(cls.update_policy_schema.items())}
     attrs = dict(cls.attributes_schema)
     attrs.update(getattr(cls, "base_attributes_schema", {}) or {})
     entry["attributes"] = {name: attribute_schema(s) for name, s in sorted(attrs.items())}

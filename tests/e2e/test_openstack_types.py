@@ -174,3 +174,22 @@ def test_an_inventory_gone_after_the_start_fails_the_check_in_one_line(stoker, t
     check = custom.get("nova.flavor")
     assert not custom.is_unchecked("nova.flavor")
     assert "gone.yaml: cannot be read" in check.error("m1.small")
+
+
+def test_update_policies_are_checked_against_heats_schema(stoker, tmp_path):
+    template = tmp_path / "policy.yaml"
+    template.write_text("""
+heat_template_version: 2016-10-14
+resources:
+  group:
+    type: OS::Heat::InstanceGroup
+    properties: {LaunchConfigurationName: config, Size: 2, AvailabilityZones: [nova]}
+    update_policy:
+      RollingUpdate: {MinInstancesInService: 1, MaxBatchSize: 1}
+""")
+    stoker.valid(str(template))
+    template.write_text(template.read_text().replace("RollingUpdate", "RolingUpdate"))
+    errors = stoker.validate_errors(str(template))
+    assert [(e["path"], e["code"]) for e in errors] == [("resources.group.update_policy.RolingUpdate",
+                                                         "unknown-property")]
+    assert 'did you mean "RollingUpdate"?' in errors[0]["message"]

@@ -67,8 +67,9 @@ def _default_fits(data_type: str, default: Any) -> bool:
     return True
 
 
-def properties_schema(entry: Mapping) -> dict[str, properties.Schema]:
-    return properties.Schemata((name, property_schema(data)) for name, data in entry.get("properties", {}).items())
+def properties_schema(entry: Mapping, section: str = "properties") -> dict[str, properties.Schema]:
+    """The schemas of ``section``: the type's properties, or the keys of its ``update_policy``."""
+    return properties.Schemata((name, property_schema(data)) for name, data in entry.get(section, {}).items())
 
 
 def attributes_schema(entry: Mapping) -> dict[str, attributes.Schema]:

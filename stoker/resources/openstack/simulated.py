@@ -145,6 +145,7 @@ def simulated_class(type_name: str) -> type:
                    "service is called).",
         "heat_type": type_name,
         "properties_schema": schemas.properties_schema(entry),
+        "update_policy_schema": schemas.properties_schema(entry, "update_policy"),
         "attributes_schema": {k: v for k, v in schemas.attributes_schema(entry).items()
                               if k != attributes_mod.SHOW},
         "support_status": schemas.support_status(entry.get("support_status")),
