@@ -97,7 +97,16 @@ def test_update_in_place_replace_and_refusal_follow_the_schema(engine):
 
     # a server's availability zone is not updatable: replaced
     engine.update_stack("up", NETWORK, parameters={"size": 5, "cidr": "10.1.0.0/24", "zone": "other"})
-    assert physical_ids(engine, "up")["server"] != after["server"]
+    server = physical_ids(engine, "up")["server"]
+    assert server != after["server"]
+    # its flavor is resized in place, unless its flavor_update_policy says REPLACE (as Heat's server)
+    engine.update_stack("up", NETWORK, parameters={"size": 5, "cidr": "10.1.0.0/24", "zone": "other",
+                                                   "flavor": "m1.large"})
+    assert physical_ids(engine, "up")["server"] == server
+    replacing = load(NETWORK.read_text())
+    replacing["resources"]["server"]["properties"]["flavor_update_policy"] = "REPLACE"
+    engine.update_stack("up", replacing, parameters={"size": 5, "cidr": "10.1.0.0/24", "zone": "other"})
+    assert physical_ids(engine, "up")["server"] != server
 
     # an immutable property: the update is refused, as Heat refuses it
     trunk = hot({"net": {"type": "OS::Neutron::Net"},

@@ -25,6 +25,9 @@ from stoker.resources.resource import Resource, UpdatePlan
 
 ATTRIBUTES_KEY = shapes.ATTRIBUTES_KEY
 _ID_NAMESPACE = uuid.UUID("6f1c9a52-3c53-4f0e-9a8e-51b0c1d0c10d")
+#: properties a type updates in place unless a policy property of it says REPLACE (as Heat's server)
+_REPLACED_BY_POLICY = {"OS::Nova::Server": {"flavor": "flavor_update_policy", "image": "image_update_policy",
+                                            "user_data": "user_data_update_policy"}}
 #: what a simulated resource's ``status`` attribute reads after each action
 _STATUS_AFTER = {"SUSPEND": "SUSPENDED", "RESUME": "ACTIVE"}
 
@@ -72,8 +75,14 @@ class SimulatedResource(Resource):
         """As Heat: a change to an immutable property is refused (by the update itself), one to a
         property not updatable replaces, the others are updated in place."""
         plan = super().plan_update(definition, new_props)
-        if plan is not None and any(self._immutable(k) for k in plan.prop_diff):
+        if plan is None:
+            return None
+        if any(self._immutable(k) for k in plan.prop_diff):
             plan.forcing = []
+            return plan
+        policies = _REPLACED_BY_POLICY.get(self.heat_type, {})
+        after = new_props.resolved()
+        plan.forcing += [k for k in plan.prop_diff if k in policies and after.get(policies[k]) == "REPLACE"]
         return plan
 
     def _immutable(self, key: str) -> bool:
