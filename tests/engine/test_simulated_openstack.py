@@ -239,3 +239,31 @@ def test_a_simulated_network_of_another_stack_is_part_of_the_cloud_while_it_exis
     engine.delete_stack("base")
     with pytest.raises(ValidationFailed, match=f"Unable to find network with name or id '{net}'"):
         engine.create_stack("late", on_it, parameters={"net": net})
+
+
+@pytest.mark.sqlite_only
+def test_floating_ips_key_pairs_load_balancers_and_ports_named_by_network_only(engine, cloud):
+    cloud({"networks": ["public"], "subnets": [{"name": "public-subnet", "cidr": "172.24.4.0/24", "network": "public"}]})
+    template = hot({
+        "net": {"type": "OS::Neutron::Net"},
+        "subnet": {"type": "OS::Neutron::Subnet",
+                   "properties": {"network": {"get_resource": "net"}, "cidr": "10.5.0.0/24"}},
+        # no subnet named: the network's subnet, whether the walk created it first or not
+        "port": {"type": "OS::Neutron::Port", "properties": {"network": {"get_resource": "net"}}},
+        "fip": {"type": "OS::Neutron::FloatingIP",
+                "properties": {"floating_network": "public", "port_id": {"get_resource": "port"}}},
+        "key": {"type": "OS::Nova::KeyPair", "properties": {"name": "ops"}},
+        "lb": {"type": "OS::Octavia::LoadBalancer", "properties": {"vip_subnet": {"get_resource": "subnet"}}},
+    }, outputs={key: {"value": {"get_attr": path}} for key, path in {
+        "port": ["port", "fixed_ips", 0], "fip": ["fip", "floating_ip_address"],
+        "fixed": ["fip", "fixed_ip_address"], "key": ["key", "public_key"], "vip": ["lb", "vip_address"],
+        "vip_subnet": ["lb", "vip_subnet_id"], "subnets": ["net", "subnets"]}.items()})
+    engine.create_stack("edge", template)
+    ids = physical_ids(engine, "edge")
+    values = outputs(engine, "edge")
+    local, public = ipaddress.ip_network("10.5.0.0/24"), ipaddress.ip_network("172.24.4.0/24")
+    assert values["port"]["subnet_id"] == ids["subnet"] and ipaddress.ip_address(values["port"]["ip_address"]) in local
+    assert values["subnets"] == [ids["subnet"]]
+    assert ipaddress.ip_address(values["fip"]) in public and values["fixed"] == values["port"]["ip_address"]
+    assert values["key"].startswith("ssh-ed25519 ") and values["key"].endswith(" ops")
+    assert ipaddress.ip_address(values["vip"]) in local and values["vip_subnet"] == ids["subnet"]

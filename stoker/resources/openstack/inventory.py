@@ -133,9 +133,12 @@ class Inventory:
         return section in self.sections
 
     def find(self, section: str, value: Any) -> dict | None:
+        """The item named ``value`` (or with that id) in ``section``."""
+        if value is None:
+            return None
         text = str(value)
         return next((item for item in self.sections.get(section, ())
-                     if text in (str(item.get("name")), str(item.get("id")))), None)
+                     if text in (str(item.get("name", "")), str(item.get("id", "")))), None)
 
 
 def _item(section: str, index: int, item: Any, where: str) -> dict:

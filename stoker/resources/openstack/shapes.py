@@ -4,7 +4,8 @@ Every attribute gets a value of its declared type.  One named like a property re
 property (a volume's ``size``); ``name``, ``id`` and ``status`` read as a cloud would answer
 them; the network types compute what Neutron would give: a subnet's gateway and pools from its
 CIDR, a port's ``fixed_ips`` from its subnet, a server's ``networks``, ``addresses`` and
-``first_address`` from the ports and networks it is given.  Values that a real cloud would pick
+``first_address`` from the ports and networks it is given, a floating IP's address in its
+network's subnet, a load balancer's VIP in its subnet; a key pair gets a made-up public key.  Values that a real cloud would pick
 (an address in a subnet, a MAC) come from a digest of the stack's id and the resource's name.
 """
 
@@ -71,16 +72,35 @@ def _common(resource: Any, props: dict, values: dict) -> dict:
 
 
 # -- peers: the simulated resources this one refers to ---------------------------------------
+def known(other: Any) -> tuple[dict, str] | None:
+    """(properties, physical id) of a simulated resource of the stack, created or still to be: one
+    not created yet has its id already (``physical_id``) and its properties from its definition,
+    so what refers to it reads the same whichever of the two the walk created first."""
+    if not getattr(other, "simulated", False):
+        return None
+    if other.resource_id is not None:
+        return dict(other.properties_data or {}), str(other.resource_id)
+    if other.id is None:
+        return None
+    try:
+        return other.build_properties(other.t.properties).resolved(), other.physical_id()
+    except Exception:  # noqa: BLE001 - a value it needs is not known yet: not a peer to read from
+        return None
+
+
 def peer(resource: Any, reference: Any) -> Any:
     """The simulated resource of the same stack whose id or name is ``reference``, if any."""
     if reference in (None, ""):
         return None
     for other in list(resource.stack.resources.values()):
-        if not getattr(other, "simulated", False) or other.resource_id is None:
-            continue
-        if str(reference) in (str(other.resource_id), str((other.properties_data or {}).get("name") or "")):
+        found = known(other) if other is not resource else None
+        if found is not None and str(reference) in (found[1], str(found[0].get("name") or "")):
             return other
     return None
+
+
+def _of_type(resource: Any, heat_type: str) -> list:
+    return [o for o in list(resource.stack.resources.values()) if getattr(o, "heat_type", "") == heat_type]
 
 
 def attributes_of(other: Any) -> dict:
@@ -97,7 +117,8 @@ def _subnet_cidr(resource: Any, subnet: Any) -> tuple[str, Any]:
     """The CIDR and id of the subnet ``subnet`` names (simulated, in the inventory, or unknown)."""
     other = peer(resource, subnet)
     if other is not None:
-        return str((other.properties_data or {}).get("cidr") or DEFAULT_CIDR), other.resource_id
+        props, physical_id = known(other)
+        return str(props.get("cidr") or DEFAULT_CIDR), physical_id
     item = _inventory_item("subnets", subnet)
     if item is not None:
         return str(item.get("cidr") or DEFAULT_CIDR), item.get("id", subnet)
@@ -106,12 +127,16 @@ def _subnet_cidr(resource: Any, subnet: Any) -> tuple[str, Any]:
 
 def _subnet_of_network(resource: Any, network: Any) -> Any:
     """A subnet on ``network``: a simulated one of this stack, else one the inventory lists."""
+    if network in (None, ""):
+        return None
     net = peer(resource, network)
-    ids = {str(network)} | ({str(net.resource_id), str((net.properties_data or {}).get("name"))} if net else set())
-    for other in list(resource.stack.resources.values()):
-        if (getattr(other, "heat_type", "") == "OS::Neutron::Subnet" and other.resource_id is not None
-                and str((other.properties_data or {}).get("network")) in ids):
-            return other.resource_id
+    props, physical_id = known(net) if net is not None else ({}, str(network))
+    listed = _inventory_item("networks", network) or {}
+    ids = {str(network), physical_id, str(props.get("name") or physical_id),
+           *(str(listed[key]) for key in ("name", "id") if key in listed)}
+    for found in map(known, _of_type(resource, "OS::Neutron::Subnet")):
+        if found is not None and str(found[0].get("network")) in ids:
+            return found[1]
     found = inventory.current()
     for item in (found.sections.get("subnets", ()) if found is not None else ()):
         if str(item.get("network")) in ids:
@@ -161,9 +186,9 @@ def _fixed_ips(resource: Any, props: dict, purpose: str) -> list[dict]:
 
 
 def _net(resource: Any, props: dict) -> dict:
-    subnets = [o.resource_id for o in list(resource.stack.resources.values())
-               if getattr(o, "heat_type", "") == "OS::Neutron::Subnet" and o.resource_id is not None
-               and str((o.properties_data or {}).get("network")) in (str(resource.resource_id), str(props.get("name")))]
+    names = {str(resource.resource_id), str(props.get("name") or resource.resource_id)}
+    subnets = [found[1] for found in map(known, _of_type(resource, "OS::Neutron::Subnet"))
+               if found is not None and str(found[0].get("network")) in names]
     return {"subnets": subnets, "admin_state_up": props.get("admin_state_up", True), "mtu": 1450,
             "port_security_enabled": props.get("port_security_enabled", True)}
 
@@ -223,10 +248,43 @@ def _volume(resource: Any, props: dict) -> dict:
             "encrypted": False}
 
 
+def _floating_ip(resource: Any, props: dict) -> dict:
+    """An address in the floating network's subnet, the port's own address as the fixed one."""
+    network = props.get("floating_network") or props.get("floating_network_id")
+    subnet = props.get("floating_subnet") or _subnet_of_network(resource, network)
+    port = peer(resource, props.get("port_id"))
+    fixed = (attributes_of(port).get("fixed_ips") or [{}])[0].get("ip_address") if port is not None else None
+    return {"floating_ip_address": props.get("floating_ip_address")
+            or _address(resource, _subnet_cidr(resource, subnet)[0], "floating"),
+            "floating_network_id": _network_id(resource, network),
+            "fixed_ip_address": props.get("fixed_ip_address") or fixed}
+
+
+def _keypair(resource: Any, props: dict) -> dict:
+    """A made-up key (never a usable one): the given public key, else one named after the stack."""
+    made = f"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5{digest(resource, 'key'):020d} {props.get('name')}"
+    return {"public_key": props.get("public_key") or made,
+            "private_key": "(simulated: no private key)" if props.get("save_private_key") else ""}
+
+
+def _load_balancer(resource: Any, props: dict) -> dict:
+    cidr, subnet_id = _subnet_cidr(resource, props.get("vip_subnet"))
+    return {"vip_address": props.get("vip_address") or _address(resource, cidr, "vip"),
+            "vip_subnet_id": subnet_id, "vip_port_id": _simulated_id(resource, "vip-port"), "pools": []}
+
+
+def _simulated_id(resource: Any, purpose: str) -> str:
+    text = f"{digest(resource, purpose):032x}"[-32:]
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+
+
 _SPECIAL: dict[str, Callable[[Any, dict], dict]] = {
     "OS::Neutron::Net": _net,
     "OS::Neutron::Subnet": _subnet,
     "OS::Neutron::Port": _port,
     "OS::Nova::Server": _server,
     "OS::Cinder::Volume": _volume,
+    "OS::Neutron::FloatingIP": _floating_ip,
+    "OS::Nova::KeyPair": _keypair,
+    "OS::Octavia::LoadBalancer": _load_balancer,
 }
