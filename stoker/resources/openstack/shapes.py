@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
-from typing import Any, Callable
+from contextvars import ContextVar
+from typing import Any, Callable, Iterator
 
 from stoker.resources.openstack import inventory
 
@@ -33,6 +34,14 @@ def digest(resource: Any, purpose: str) -> int:
 
 def attribute_values(resource: Any) -> dict:
     """Every attribute of ``resource`` (``show`` aside), computed from what it has now."""
+    token = _PEERS.set({})
+    try:
+        return _values(resource)
+    finally:
+        _PEERS.reset(token)
+
+
+def _values(resource: Any) -> dict:
     props = _properties(resource)
     values = {}
     for name, schema in resource.attribute_schemata().items():
@@ -89,18 +98,50 @@ def known(other: Any) -> tuple[dict, str] | None:
 
 
 def peer(resource: Any, reference: Any) -> Any:
-    """The simulated resource of the same stack whose id or name is ``reference``, if any."""
+    """The simulated resource of the same stack whose id or name is ``reference``, if any: a created
+    one by id or name, one still to be created by the id it will have."""
     if reference in (None, ""):
         return None
+    kept = _PEERS.get()
+    if kept is None:
+        return _index(resource).get(str(reference))
+    if not kept:
+        kept.update(_index(resource))
+    return kept.get(str(reference))
+
+
+#: the peers of the resource whose attributes are being computed, by id and name: built at the
+#: first look-up of that computation (most types look none up), then kept until it ends
+_PEERS: ContextVar[dict | None] = ContextVar("simulated_peers", default=None)
+
+
+def _index(resource: Any) -> dict:
+    by_id: dict = {}
+    by_name: dict = {}
     for other in list(resource.stack.resources.values()):
-        found = known(other) if other is not resource else None
-        if found is not None and str(reference) in (found[1], str(found[0].get("name") or "")):
-            return other
-    return None
+        if other is resource or not getattr(other, "simulated", False):
+            continue
+        if other.resource_id is not None:
+            by_id.setdefault(str(other.resource_id), other)
+            by_name.setdefault(str((other.properties_data or {}).get("name") or ""), other)
+        elif other.id is not None:
+            by_id.setdefault(other.physical_id(), other)
+    by_name.pop("", None)
+    return {**by_name, **by_id}  # an id wins over a name
 
 
-def _of_type(resource: Any, heat_type: str) -> list:
-    return [o for o in list(resource.stack.resources.values()) if getattr(o, "heat_type", "") == heat_type]
+def _subnets_on(resource: Any, network_ids: set, network_name: str | None) -> Iterator[str]:
+    """The ids of the stack's subnets on the network known by ``network_ids``: the created ones, and
+    those still to be created whose definition refers to the network's resource ``network_name``
+    (only those are worth resolving)."""
+    for other in list(resource.stack.resources.values()):
+        if getattr(other, "heat_type", "") != "OS::Neutron::Subnet":
+            continue
+        if other.resource_id is None and network_name not in other.t.dependencies():
+            continue
+        found = known(other)
+        if found is not None and str(found[0].get("network")) in network_ids:
+            yield found[1]
 
 
 def attributes_of(other: Any) -> dict:
@@ -134,9 +175,9 @@ def _subnet_of_network(resource: Any, network: Any) -> Any:
     listed = _inventory_item("networks", network) or {}
     ids = {str(network), physical_id, str(props.get("name") or physical_id),
            *(str(listed[key]) for key in ("name", "id") if key in listed)}
-    for found in map(known, _of_type(resource, "OS::Neutron::Subnet")):
-        if found is not None and str(found[0].get("network")) in ids:
-            return found[1]
+    found = next(_subnets_on(resource, ids, net.name if net is not None else None), None)
+    if found is not None:
+        return found
     found = inventory.current()
     for item in (found.sections.get("subnets", ()) if found is not None else ()):
         if str(item.get("network")) in ids:
@@ -187,8 +228,7 @@ def _fixed_ips(resource: Any, props: dict, purpose: str) -> list[dict]:
 
 def _net(resource: Any, props: dict) -> dict:
     names = {str(resource.resource_id), str(props.get("name") or resource.resource_id)}
-    subnets = [found[1] for found in map(known, _of_type(resource, "OS::Neutron::Subnet"))
-               if found is not None and str(found[0].get("network")) in names]
+    subnets = list(_subnets_on(resource, names, resource.name))
     return {"subnets": subnets, "admin_state_up": props.get("admin_state_up", True), "mtu": 1450,
             "port_security_enabled": props.get("port_security_enabled", True)}
 

@@ -57,7 +57,11 @@ class SimulatedResource(Resource):
         return list(inventory.unchecked_places(self.properties_schema, given, ("resources", self.name, "properties")))
 
     def physical_id(self) -> str:
-        return str(uuid.uuid5(_ID_NAMESPACE, f"{self.stack.id}/{self.name}/{self.id}"))
+        """The id this resource has (or will have, once created): fixed by its stack, name and row."""
+        key = (self.stack.id, self.id)
+        if getattr(self, "_physical_id", (None, None))[0] != key:
+            self._physical_id = key, str(uuid.uuid5(_ID_NAMESPACE, f"{self.stack.id}/{self.name}/{self.id}"))
+        return self._physical_id[1]
 
     def handle_create(self) -> Any:
         token = faults.begin(self, "create")
