@@ -5,6 +5,7 @@
     python bench/validate.py --sizes 10000 --profile  # also cProfile the largest size
     python bench/validate.py --no-cli                 # skip the subprocess runs
     python bench/validate.py --formats yaml json      # the template as YAML (default) and JSON
+    python bench/validate.py --sizes 1000 --profiles openstack openstack-none   # simulated types vs None
 
 Two profiles of template, both N resources (``OS::Heat::Value``, every 10th
 ``OS::Heat::None``) in 10 layers, where each resource of a layer needs one of
@@ -142,6 +143,49 @@ def _dense(i: int, layer: int) -> dict:
 PROFILES = {"typical": _typical, "dense": _dense}
 
 
+def _openstack_group(i: int) -> dict:
+    """Five OpenStack resources wired as a real template wires them: a network, its subnet, a
+    port on it, a server on the port with a volume attached."""
+    net, subnet, port, server, volume = (f"{kind}{i}" for kind in ("net", "subnet", "port", "server", "volume"))
+    return {
+        net: {"type": "OS::Neutron::Net", "properties": {"name": {"list_join": ["-", ["net", str(i)]]}}},
+        subnet: {"type": "OS::Neutron::Subnet",
+                 "properties": {"network": {"get_resource": net}, "cidr": f"10.{i // 250}.{i % 250}.0/24",
+                                "ip_version": 4, "enable_dhcp": True, "dns_nameservers": ["8.8.8.8"]}},
+        port: {"type": "OS::Neutron::Port",
+               "properties": {"network": {"get_resource": net}, "fixed_ips": [{"subnet": {"get_resource": subnet}}],
+                              "security_groups": ["default"]}},
+        server: {"type": "OS::Nova::Server",
+                 "properties": {"name": {"str_replace": {"template": "vm-N", "params": {"N": str(i)}}},
+                                "image": {"get_param": "image"}, "flavor": {"get_param": "flavor"},
+                                "networks": [{"port": {"get_resource": port}}],
+                                "metadata": {"group": str(i)}, "user_data_format": "RAW",
+                                "user_data": {"get_attr": [port, "fixed_ips", 0, "ip_address"]}}},
+        volume: {"type": "OS::Cinder::Volume",
+                 "properties": {"size": 1 + i % 10, "name": {"list_join": ["-", ["vol", str(i)]]}}},
+    }
+
+
+def generate_openstack(n: int, as_none: bool = False) -> dict:
+    """N OpenStack resources (``as_none``: the same template, every type OS::Heat::None)."""
+    resources: dict = {}
+    for i in range(max(1, n // 5)):
+        resources.update(_openstack_group(i))
+    if as_none:
+        resources = {name: {**body, "type": "OS::Heat::None"} for name, body in resources.items()}
+    return {
+        "heat_template_version": "2018-08-31",
+        "description": f"Validation benchmark (openstack{'-none' if as_none else ''}): {len(resources)} resources",
+        "parameters": {"image": {"type": "string", "default": "cirros"},
+                       "flavor": {"type": "string", "default": "m1.small"}},
+        "resources": resources,
+        "outputs": {"first": {"value": {"get_attr": ["server0", "first_address"]}}},
+    }
+
+
+GENERATORS = {"openstack": generate_openstack, "openstack-none": lambda n: generate_openstack(n, as_none=True)}
+
+
 def generate(n: int, profile: str = "typical", layers: int = LAYERS) -> dict:
     per = max(1, n // layers)
     value_of = PROFILES[profile]
@@ -177,9 +221,10 @@ def generate(n: int, profile: str = "typical", layers: int = LAYERS) -> dict:
 
 
 def template_text(n: int, fmt: str = "yaml", profile: str = "typical") -> str:
+    data = GENERATORS[profile](n) if profile in GENERATORS else generate(n, profile)
     if fmt == "json":
-        return json.dumps(generate(n, profile), indent=1)
-    return yaml.safe_dump(generate(n, profile), sort_keys=False, default_flow_style=False, width=120)
+        return json.dumps(data, indent=1)
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, width=120)
 
 
 # -- measuring ----------------------------------------------------------------------------------
@@ -264,8 +309,9 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000])
     parser.add_argument("--formats", nargs="+", choices=["yaml", "json"], default=["yaml"],
                         help="how the template is written (default: yaml)")
-    parser.add_argument("--profiles", nargs="+", choices=list(PROFILES), default=list(PROFILES),
-                        help="which templates (default: both; targets apply to typical)")
+    parser.add_argument("--profiles", nargs="+", choices=[*PROFILES, *GENERATORS], default=list(PROFILES),
+                        help="which templates (default: typical and dense; targets apply to typical; "
+                             "openstack and openstack-none are compared with each other)")
     parser.add_argument("--gc-off", action="store_true",
                         help="disable the cyclic garbage collector while measuring in-process")
     parser.add_argument("--repeat", type=int, default=3)
@@ -327,6 +373,14 @@ def main() -> None:
                 print(f"\nlinear growth ({kind}, {fmt}): {large * 1000:.1f} µs/resource at 10,000 vs "
                       f"{small * 1000:.1f} at 1,000 = {ratio:.2f}x "
                       f"({'ok' if ratio <= LINEAR_FACTOR else 'MISSED'}, target <= {LINEAR_FACTOR}x)")
+
+        for fmt, n in [(f, n) for f in args.formats for n in args.sizes]:
+            pair = {r["kind"]: r for r in rows if (r["fmt"], r["n"]) == (fmt, n)}
+            if "openstack" in pair and "openstack-none" in pair:
+                real, none = pair["openstack"]["validate"][0], pair["openstack-none"]["validate"][0]
+                print(f"\nOpenStack types vs OS::Heat::None ({fmt}, {n:,}): validate {real:.1f} ms vs {none:.1f} ms "
+                      f"= {real / none:.2f}x ({'ok' if real / none <= LINEAR_FACTOR else 'MISSED'}, "
+                      f"target <= {LINEAR_FACTOR}x)")
 
         if args.profile:
             largest = max(rows, key=lambda r: r["n"])

@@ -8,7 +8,8 @@ a separate process).  With ``--create`` both sides also create it: Stoker with
 engine in-process; the outcome (refused up front, CREATE_COMPLETE, CREATE_FAILED) must
 be the same and, when both complete, every output too (see ``same_output``).  Both get
 the same environment: every resource type Stoker does not ship mapped to
-``OS::Heat::None``; validate gets no parameters, a create a value for each parameter
+``OS::Heat::None`` (with ``--simulated``, Heat's OpenStack types are left as they are: Stoker
+simulates them, Heat checks them with its real plug-ins); validate gets no parameters, a create a value for each parameter
 without a default (``create_environment``); the same stack name; a one-minute timeout.  Prints
 the agreement figures and each disagreement (template, Heat's verdict, Stoker's).
 """
@@ -122,9 +123,12 @@ def from_package(name: str, work: Path) -> Path:
     return target
 
 
-def none_environment(templates: list[Path], work: Path) -> Path:
-    """One environment mapping every type the corpus uses that Stoker does not ship to None."""
-    shipped = set(registry.default_registry([]).types())
+def none_environment(templates: list[Path], work: Path, simulated: bool = False) -> Path:
+    """One environment mapping every type the corpus uses that Stoker does not ship to None: Heat's
+    OpenStack types Stoker only simulates too, unless ``simulated`` (validate only: Heat checks them
+    with its real plug-ins, Stoker with its simulated types)."""
+    types = registry.default_registry([])
+    shipped = {name for name in types.types() if simulated or not getattr(types.get(name), "simulated", False)}
     used: set[str] = set()
     for path in templates:
         used.update(_TYPE_LINE.findall(path.read_text(errors="replace")))
@@ -441,7 +445,12 @@ def main() -> int:
     parser.add_argument("--create", action="store_true",
                         help="also create each template on both sides and compare outcome and outputs")
     parser.add_argument("--report", type=Path, help="only report the verdicts saved by an earlier --save")
+    parser.add_argument("--simulated", action="store_true",
+                        help="no stub for Heat's OpenStack types: Stoker's simulated types against Heat's real "
+                             "plug-ins (service constraints answering valid); validate only")
     args = parser.parse_args()
+    if args.simulated and args.create:
+        parser.error("--simulated compares validate only: Heat's real plug-ins cannot create without a cloud")
     if args.report:
         rows = json.loads(args.report.read_text())
         agreed = [report("validate", rows, args.paths, args.show)]
@@ -459,7 +468,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser, work: Path) -
     templates = find_templates(roots, work / "inline")
     if args.sample and args.sample < len(templates):
         templates = sorted(random.Random(args.seed).sample(templates, args.sample))
-    environment = none_environment(templates, work)
+    environment = none_environment(templates, work, args.simulated)
     jobs = [{"template": str(t), "environment": str(environment), "create": f"corpus-{n}" if args.create else None,
              "create_environment": str(create_environment(t, environment, work, f"corpus-{n}"))}
             for n, t in enumerate(templates)]

@@ -74,6 +74,8 @@ def resource_view(links: Links, row: Any, record: Any, required_by: list[str] | 
         out["links"].append({"href": links.stack(nested.name, nested.id), "rel": "nested"})
     if parent_resource is not None:
         out["parent_resource"] = parent_resource
+    if info.get("simulated"):
+        out["simulated"] = True
     return out
 
 

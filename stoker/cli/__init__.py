@@ -8,6 +8,7 @@ import os
 
 import click
 
+from stoker.cli.resource_type_cmds import resource
 from stoker.cli.stack_cmds import stack
 from stoker.cli.template_cmds import template
 
@@ -49,9 +50,13 @@ class _Settings:
               help="Folder of resource plug-ins; repeat for several.")
 @click.option("--broker", default=None, help="Celery broker URL: stack actions and workflow executions run on "
               "`stoker worker` processes (default: $STOKER_BROKER_URL, then broker_url in stoker.conf; none: in-process).")
+@click.option("--inventory", type=click.Path(dir_okay=False), default=None,
+              help="Cloud inventory (flavors, images, networks...) that OpenStack constraints are checked "
+              "against, and faults to inject (default: $STOKER_INVENTORY, then inventory in stoker.conf).")
 @click.version_option(package_name="stoker")
 @click.pass_context
-def main(ctx: click.Context, db_url: str | None, plugin_dirs: tuple[str, ...], broker: str | None) -> None:
+def main(ctx: click.Context, db_url: str | None, plugin_dirs: tuple[str, ...], broker: str | None,
+         inventory: str | None) -> None:
     """Stoker runs OpenStack Heat (HOT) templates locally, no cloud needed."""
     from stoker.limits import LimitSettingError, check_settings
 
@@ -61,10 +66,20 @@ def main(ctx: click.Context, db_url: str | None, plugin_dirs: tuple[str, ...], b
         click.echo(f"ERROR: {exc}", err=True)
         ctx.exit(1)
     ctx.obj = _Settings(db_url or os.environ.get("STOKER_DB_URL"), plugin_dirs, broker)
+    if inventory is not None:
+        os.environ["STOKER_INVENTORY"] = os.path.abspath(inventory)  # detached engines inherit it
+    if inventory is not None or os.environ.get("STOKER_INVENTORY"):
+        from stoker.resources.openstack.inventory import InventoryError, current
+
+        try:
+            current()  # a bad file is refused here, in one line, not deep inside an action
+        except InventoryError as exc:
+            raise click.ClickException(str(exc)) from None
 
 
 main.add_command(template)
 main.add_command(stack)
+main.add_command(resource)
 
 from stoker.cli.blueprint_cmds import blueprint  # noqa: E402
 from stoker.cli.deployment_cmds import deployment, node, node_instance  # noqa: E402

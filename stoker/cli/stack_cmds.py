@@ -371,7 +371,10 @@ def resource_list(ctx, name, nested_depth, fmt):
     """The resources of stack NAME."""
     engine = engine_of(ctx)
     columns = RESOURCE_COLUMNS + (["stack_name"] if nested_depth else [])
-    show_list(run_guarded(lambda: engine.resources(name, nested_depth), fmt), columns, fmt)
+    rows = run_guarded(lambda: engine.resources(name, nested_depth), fmt)
+    if any(row.get("simulated") for row in rows):  # OpenStack types run offline: say so
+        columns.append("simulated")
+    show_list(rows, columns, fmt)
 
 
 @resource.command("show")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import difflib
 import json
 import os
 import re
@@ -36,6 +37,7 @@ from stoker.functions.sizes import check_stored
 from stoker.limits import limit
 from stoker.names import stack_name_error
 from stoker.resources import processes, registry
+from stoker.resources.openstack.shapes import ATTRIBUTES_KEY as SIMULATED_KEY  # present: a simulated row
 from stoker.resources.policy import NOT_ALLOWED
 from stoker.store.locks import HANDED_BACK, new_engine_id
 from stoker.template.environment import Environment, RegistryLoop, is_template_type, resolve_type
@@ -102,6 +104,11 @@ class Engine:
                     with paused_gc():  # the driver and dialect modules it imports all live on
                         self._store = open_store(self._db_url)
         return self._store
+
+    @property
+    def store_open(self) -> bool:
+        """Has the database been opened (checks that only may read it do not open it)?"""
+        return self._store is not None
 
     def validate_template(self, template: Template | dict | str | Path,
                           environment: Environment | None = None, parameters: dict | None = None,
@@ -178,6 +185,7 @@ class Engine:
         if stack.parent is None and not self.check_fanout(stack, definition, problems):
             return  # nested stacks are not checked one by one: there are too many
         instances = {}
+        unchecked: dict[str, list[tuple]] = {}  # service constraint -> the places of values it could not check
         for name, rdef in definition.resources.items():
             if not rdef.type:
                 continue  # the missing or broken type is reported already
@@ -205,15 +213,23 @@ class Engine:
                 problems.extend_as_create_time(values)
             else:
                 problems.extend(values)
+            for place, constraint in getattr(instances[name], "unchecked_constraints", list)():
+                unchecked.setdefault(constraint, []).append(place)
+        for constraint, places in unchecked.items():
+            problems.warn(places[0], "unchecked-constraint",
+                          f'{len(places)} value(s) of "{constraint}" not checked: no cloud inventory '
+                          f"(--inventory) lists them; the first is here")
         for fn in definition.resource_calls:
             if isinstance(fn, GetAtt):
                 target = fn.static_resource_name()
                 attribute = fn.attribute_name()
                 instance = instances.get(target)
                 if instance is not None and attribute is not None and not instance.has_attribute(attribute):
+                    close = difflib.get_close_matches(str(attribute), list(instance.attribute_schemata()), n=1)
                     problems.add(fn.path, "unknown-attribute",
                                  f'The Referenced Attribute ({target} {attribute}) is incorrect: '
-                                 f"{definition.resources[target].type} has no attribute {attribute!r}")
+                                 f"{definition.resources[target].type} has no attribute {attribute!r}"
+                                 + (f'; did you mean "{close[0]}"?' if close else ""))
 
     def check_fanout(self, stack: Stack, definition, problems: Problems) -> bool:
         """Types and resource counts of the nested stacks to come, checked before any is made;
@@ -262,7 +278,22 @@ class Engine:
         info["disable_rollback"] = record.disable_rollback
         if resolve_outputs:
             info["outputs"] = self._outputs(stack)
+        simulated = self._simulated_resources(stack, template.content or {})
+        if simulated:
+            info["simulated_resources"] = simulated
         return info
+
+    def _simulated_resources(self, stack: Stack, content: dict) -> list[str]:
+        """The resources whose type is simulated (resources/openstack), from the template's text:
+        no row is read and no resource parsed."""
+        found = []
+        for name, body in (content.get("resources") or content.get("Resources") or {}).items():
+            type_name = (body.get("type") or body.get("Type")) if isinstance(body, dict) else None
+            if isinstance(type_name, str):
+                cls = self._class_or_none(stack.effective_type(name, type_name))
+                if getattr(cls, "simulated", False):
+                    found.append(name)
+        return sorted(found)
 
     def outputs(self, name_or_id: str) -> list[dict]:
         return self._outputs(self._for_outputs(self.get_record(name_or_id)))
@@ -320,6 +351,8 @@ class Engine:
         row = next(r for r in self.store.get_resources(record.id) if r.id == resource.id)
         info = resource_summary(row, record)
         info["attributes"] = _safe(lambda: resource.all_attributes(), {})
+        if getattr(resource, "simulated", False):
+            info["simulated"] = True
         info["metadata"] = row.rsrc_metadata or {}
         info["required_by"] = sorted(n for n, r in stack.resources.items() if resource_name in r.requires)
         return info
@@ -989,6 +1022,7 @@ def resource_summary(row, record) -> dict:
         "stack_name": record.name,
         "replaces": row.replaces,
         "replaced_by": row.replaced_by,
+        **({"simulated": True} if SIMULATED_KEY in (row.data or {}) else {}),
     }
 
 

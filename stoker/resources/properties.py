@@ -17,6 +17,7 @@ item does not hide the problems of its siblings.
 from __future__ import annotations
 
 import copy
+import difflib
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Callable, Iterator
@@ -31,7 +32,7 @@ from stoker.constraints import (
     Range,
 )
 from stoker.errors import FunctionError, Problem, Problems, ResourcePending
-from stoker.functions.base import resolve, waits_for_resources
+from stoker.functions.base import SCALAR_TYPES, resolve, waits_for_resources
 from stoker.resources.exceptions import InvalidSchemaError
 from stoker.resources.support import SupportStatus
 
@@ -107,6 +108,9 @@ class Schema:
         self.schema = self._nested(schema)
         self._check_constraints()
         self._check_default()
+        #: the default needs no check per resource: its constraints were all checked here
+        self.default_checked = default is not None and not any(
+            isinstance(c, CustomConstraint) for c in self.constraints)
 
     def _nested(self, schema: Any) -> Mapping | None:
         if schema is None:
@@ -206,9 +210,30 @@ class Schema:
         return f"properties.Schema({self.type!r}, {self.description!r})"
 
 
+class Schemata(dict):
+    """Name -> ``Schema``, every value a ``Schema`` already: read as it is, not converted again
+    for each resource (a schema built once per type, as the simulated OpenStack types are)."""
+
+    checked_when_absent: frozenset | None = None
+
+
+def _checked_when_absent(schemas: Mapping) -> frozenset:
+    """The keys validation reads even when the data leaves them out: the required ones, and those
+    whose default still needs a check (kept with a ``Schemata``: computed once per schema)."""
+    found = getattr(schemas, "checked_when_absent", None)
+    if found is None:
+        found = frozenset(k for k, s in schemas.items()
+                          if s.required or (s.default is not None and not s.default_checked))
+        if isinstance(schemas, Schemata):
+            schemas.checked_when_absent = found
+    return found
+
+
 def schemata(schema: Mapping[Any, "Schema | Mapping"]) -> dict[Any, Schema]:
     """Name -> ``Schema`` for a ``properties_schema``, legacy dictionaries converted."""
-    return {name: Schema.from_legacy(s) for name, s in schema.items()}
+    if isinstance(schema, Schemata):
+        return schema
+    return Schemata((name, Schema.from_legacy(s)) for name, s in schema.items())
 
 
 # -- types --------------------------------------------------------------------------------
@@ -356,9 +381,15 @@ class _Reader:
             return {}
         for key in data:
             if key not in schemas:
-                self.problems.add(path + (key,), "unknown-property", f"Unknown Property {key}")
+                self.problems.add(path + (key,), "unknown-property", f"Unknown Property {key}{_suggestion(key, schemas)}")
             elif not schemas[key].implemented:
                 self.problems.add(path, "unimplemented-property", f"Property {key} not implemented yet")
+        if not self.with_value:
+            return {}
+        if self.validating:  # only what is given, and what must be checked even when left out
+            absent_too = _checked_when_absent(schemas)
+            return {key: self.read(key, schema, data, path) for key, schema in schemas.items()
+                    if key in data or key in absent_too}
         return {key: self.read(key, schema, data, path) for key, schema in schemas.items()}
 
     def read(self, key: Any, schema: Schema, data: Mapping, path: tuple) -> Any:
@@ -366,6 +397,11 @@ class _Reader:
         value = None
         if not self.with_value:
             return _SKIP
+        if self.validating and key not in data and not schema.required:
+            if schema.default is None:
+                return None  # as Heat's validation: nothing to check of a property left out
+            if schema.default_checked:
+                return schema.default  # checked once, when the schema was made
         if key in data:
             value = self.resolve(data[key], path + (key,), children_later=schema.schema is not None)
             if value is _SKIP:
@@ -385,6 +421,8 @@ class _Reader:
         return self.convert(schema, value, path + (key,))
 
     def resolve(self, raw: Any, path: tuple, children_later: bool) -> Any:
+        if type(raw) in SCALAR_TYPES:  # most values: no function to look for
+            return raw
         if children_later and isinstance(raw, (Mapping, list)):
             return raw
         if self.validating and waits_for_resources(raw):
@@ -432,6 +470,12 @@ class _Reader:
         if any(item is _SKIP for item in items.values()):
             return _SKIP
         return items if isinstance(value, dict) else list(items.values())
+
+
+def _suggestion(key: Any, names: Any) -> str:
+    """``; did you mean "name"?`` for a misspelt key close to one of ``names``, else nothing."""
+    close = difflib.get_close_matches(str(key), [str(n) for n in names if n != AnyIndexDict.ANYTHING], n=1)
+    return f'; did you mean "{close[0]}"?' if close else ""
 
 
 def _identity(data: Any) -> Any:

@@ -31,6 +31,7 @@ from stoker.home import config, stoker_home
 from stoker.resources import builtin, entry_points
 from stoker.resources.import_probe import unsafe_modules
 from stoker.resources.exceptions import UnknownResourceType
+from stoker.resources.openstack import catalogue, inventory, simulated
 
 ENTRY_POINT_GROUP = "stoker.plugins"
 #: the package plug-in modules are imported under (one sub-package per directory)
@@ -42,9 +43,14 @@ SKIPPED_DIRS = {"tests", "__pycache__"}
 class Registry:
     """Type name -> resource class, and the problems met loading plug-ins."""
 
-    def __init__(self, types: Mapping[str, type] | None = None) -> None:
+    def __init__(self, types: Mapping[str, type] | None = None, simulate: bool = False) -> None:
         self._types: dict[str, type] = dict(types or {})
         self.problems: list[str] = []
+        #: answer for the OpenStack types Heat registers with their simulated classes (resources/openstack)
+        self.simulate = simulate
+
+    def _simulates(self, type_name: object) -> bool:
+        return self.simulate and catalogue.entry(type_name) is not None
 
     def register(self, type_name: str, cls: type) -> None:
         if not isinstance(type_name, str) or not type_name:
@@ -54,22 +60,26 @@ class Registry:
         self._types[type_name] = cls
 
     def get(self, type_name: str) -> type:
+        """The class registered for ``type_name``; else, for a type Heat registers, its simulated
+        class (any plug-in registering the name wins over it)."""
         try:
             return self._types[type_name]
         except KeyError:
+            if self._simulates(type_name):
+                return simulated.simulated_class(type_name)
             raise UnknownResourceType(type_name, self._hint(type_name)) from None
 
     def _hint(self, type_name: str) -> str:
-        names = sorted(self._types)
+        names = self.types()
         same_case = [n for n in names if n.lower() == str(type_name).lower()]
         close = same_case or difflib.get_close_matches(str(type_name), names, n=3, cutoff=0.8)
         return f" Did you mean {' or '.join(close)}?" if close else ""
 
     def __contains__(self, type_name: object) -> bool:
-        return type_name in self._types
+        return type_name in self._types or self._simulates(type_name)
 
     def types(self) -> list[str]:
-        return sorted(self._types)
+        return sorted(set(self._types).union(catalogue.names() if self.simulate else ()))
 
     def register_module(self, module: Any) -> list[str]:
         """Register what a plug-in module maps; returns its type names.  Checks everything
@@ -222,8 +232,9 @@ def plugin_dirs_from_config() -> list[Path]:
 
 
 # -- the process-wide registry ---------------------------------------------------------------
+inventory.register_checks()
 #: built-in types, plus whatever the embedding program registers
-default = Registry()
+default = Registry(simulate=True)
 #: the types Stoker ships: a plug-in replacing one is reported
 BUILTIN_TYPES = frozenset(default.register_module(builtin))
 register = default.register
@@ -237,8 +248,9 @@ load_entry_points = default.load_entry_points
 def default_registry(plugin_dirs: Iterable[str | os.PathLike] = ()) -> Registry:
     """A registry for an engine: the process-wide types, then installed plug-ins
     (entry points), then plug-in directories from the configuration,
-    ``STOKER_PLUGIN_DIRS`` and ``plugin_dirs``; the more local source wins."""
-    registry = Registry(default._types)
+    ``STOKER_PLUGIN_DIRS`` and ``plugin_dirs``; the more local source wins.  Heat's OpenStack
+    types no plug-in registers are simulated."""
+    registry = Registry(default._types, simulate=True)
     registry.load_entry_points()
     registry.load_plugin_dirs([*plugin_dirs_from_config(), *plugin_dirs])
     return registry

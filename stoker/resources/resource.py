@@ -549,8 +549,9 @@ class Resource:
             raise ValidationFailed.single(("resources", self.name, "deletion_policy"), "invalid-deletion-policy",
                                           '"Snapshot" deletion policy not supported')
         self.build_properties(self.t.properties).validate(with_value=False)
-        Properties(self.update_policy_schema, self.t.update_policy or {},
-                   path=("resources", self.name, "update_policy")).validate()
+        if self.t.update_policy or self.update_policy_schema:  # most resources have neither
+            Properties(self.update_policy_schema, self.t.update_policy or {},
+                       path=("resources", self.name, "update_policy")).validate()
 
     def validate_template(self) -> None:
         """Static checks: the schema on what is known now, then the plug-in's own."""

@@ -223,6 +223,17 @@ class Store:
             rows = conn.execute(query.order_by(Resource.id))
             return [opened_resource(resource) for resource in Resource.from_rows(rows)]
 
+    def has_live_resource(self, project_id: str, type_name: str, physical_id: str) -> bool:
+        """Is a resource of ``type_name`` with ``physical_id`` part of a live stack of the project
+        (a simulated cloud's network, say, that another stack refers to)?"""
+        query = (select(RESOURCES.c.id).join(STACKS, STACKS.c.id == RESOURCES.c.stack_id)
+                 .where(STACKS.c.project_id == project_id, STACKS.c.deleted_at.is_(None),
+                        RESOURCES.c.type == type_name, RESOURCES.c.physical_resource_id == physical_id,
+                        RESOURCES.c.replaced_by.is_(None), RESOURCES.c.action != "DELETE")
+                 .limit(1))
+        with self._read() as conn:
+            return conn.execute(query).first() is not None
+
     def get_resource(self, resource_id: int) -> Resource:
         with self._read() as conn:
             row = conn.execute(select(RESOURCES).where(Resource.id == resource_id)).first()

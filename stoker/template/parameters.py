@@ -255,7 +255,8 @@ def _build_constraint(entry: Any, param_type: str, version: Version, path: tuple
             return None
         if kind == "custom_constraint" and custom.is_unchecked(entry[kind]):
             problems.warn(where, "unchecked-constraint",
-                          f'"{entry[kind]}" needs a service Stoker does not have: any value is accepted')
+                          f'"{entry[kind]}" needs a service Stoker does not have and no cloud inventory '
+                          "(--inventory) lists its values: any value is accepted")
         return built
     return None
 

@@ -138,3 +138,13 @@ def test_the_cli_engine_keeps_local_types(tmp_path, home):
     marker = tmp_path / "cli-ran"
     result = engine.create_stack("s", command_template(marker))
     assert result["stack_status"] == "CREATE_COMPLETE" and marker.exists()
+
+
+def test_heats_default_rules_apply_to_the_simulated_openstack_types(tmp_path, home):
+    (home / "stoker.conf").write_text("[api]\nadmin_projects = admin\n")
+    api = client(tmp_path)
+    flavor = {"heat_template_version": "2018-08-31",
+              "resources": {"f": {"type": "OS::Nova::Flavor", "properties": {"ram": 512, "vcpus": 1}}}}
+    assert "admin projects only" in heat_error(create(api, "alpha", flavor, name="f"), 403)["message"]
+    assert create(api, "admin", flavor, name="f").status_code == 201
+    assert wait_done(api, "admin", "f")["stack_status"] == "CREATE_COMPLETE"

@@ -109,7 +109,7 @@ def test_the_default_is_used_typed_and_a_copy():
 def test_required_and_unknown_properties_are_reported_on_the_properties_path():
     schema = {"name": Schema(Schema.STRING, required=True)}
     assert messages(schema, {"nmae": "x"}) == [
-        "resources.web.properties.nmae: Unknown Property nmae",
+        "resources.web.properties.nmae: Unknown Property nmae; did you mean \"name\"?",
         "resources.web.properties: Property name not assigned",
     ]
 
@@ -335,3 +335,15 @@ def test_schema_from_params_builds_the_facade_of_a_provider_template():
     with pytest.raises(ValidationFailed, match="9 is out of range"):
         props.validate()
     assert Properties.schema_from_params(None) == {}
+
+
+def test_validation_checks_nothing_of_a_property_left_out_but_reading_it_does():
+    """As Heat's validate: an absent map's nested required key is a create-time error only."""
+    schema = {"opts": Schema(Schema.MAP, schema={"key": Schema(Schema.STRING, required=True)}),
+              "mode": Schema(Schema.STRING, default="a", constraints=[AllowedValues(["a", "b"])])}
+    props = Properties(schema, {}, path=PATH)
+    props.validate()
+    with pytest.raises(ValidationFailed, match="Property key not assigned"):
+        props.resolved()
+    assert messages(schema, {"opts": {}}) == ["resources.web.properties.opts: Property key not assigned"]
+    assert Properties(schema, {"opts": {"key": "k"}}, path=PATH).resolved() == {"opts": {"key": "k"}, "mode": "a"}

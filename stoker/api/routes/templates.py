@@ -3,7 +3,6 @@ a type's schema and a template generated from it."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from fastapi import APIRouter, Depends
@@ -14,8 +13,7 @@ from stoker.api.body import extract_bool, json_object
 from stoker.api.context import Ctx, context, in_project_pool, reply
 from stoker.api.errors import ApiError, bad_request, not_found
 from stoker.errors import Problems, StokerError, ValidationFailed
-from stoker.resources import attributes as attributes_mod
-from stoker.resources.properties import AnyIndexDict
+from stoker.resources import type_info
 from stoker.template.definition import build_definition
 from stoker.engine.nested_parameters import nested_parameters
 from stoker.template.environment import Environment
@@ -91,40 +89,17 @@ def template_functions(template_version: str, ctx: Ctx = Depends(context)) -> Re
 
 
 # -- resource types ---------------------------------------------------------------------
-def _status(cls: Any) -> Any:
-    return getattr(cls, "support_status", None)
+def _flag(ctx: Ctx, name: str) -> bool:
+    value = ctx.request.query_params.get(name)
+    return extract_bool(name, value) if value is not None else False
 
 
 @router.get("/resource_types", summary="List resource types")
 def resource_types(ctx: Ctx = Depends(context)) -> Response:
     query = ctx.request.query_params
-    name = query.get("name")
-    status = query.get("support_status")
-    version = query.get("version")
-    with_description = extract_bool("with_description", query["with_description"]) \
-        if query.get("with_description") is not None else False
-    pattern = None
-    if name:
-        try:
-            pattern = re.compile(name)
-        except re.error:
-            pattern = re.compile(re.escape(name))
-    registry = ctx.engine.registry
-    found = []
-    for type_name in registry.types():
-        cls = registry.get(type_name)
-        support = _status(cls)
-        if support is not None and getattr(support, "status", None) == "HIDDEN":
-            continue
-        if pattern is not None and not pattern.search(type_name):
-            continue
-        if status and (getattr(support, "status", "SUPPORTED") if support else "SUPPORTED") != status.upper():
-            continue
-        if version and (getattr(support, "version", None) if support else None) != version:
-            continue
-        found.append({"resource_type": type_name, "description": _summary(cls)} if with_description
-                     else type_name)
-    return reply({"resource_types": found})
+    return reply({"resource_types": type_info.list_types(
+        ctx.engine.registry, name=query.get("name"), support_status=query.get("support_status"),
+        version=query.get("version"), with_description=_flag(ctx, "with_description"))})
 
 
 def _type_class(ctx: Ctx, type_name: str) -> Any:
@@ -134,121 +109,19 @@ def _type_class(ctx: Ctx, type_name: str) -> Any:
         raise not_found(f"The Resource Type ({type_name}) could not be found.", "ResourceTypeNotFound") from None
 
 
-def property_schema(schema: Any) -> dict:
-    """One property as Heat's resource type schema shows it."""
-    out: dict[str, Any] = {
-        "type": schema.type.lower(),
-        "description": schema.description or "",
-        "required": bool(schema.required),
-        "update_allowed": bool(schema.update_allowed),
-        "immutable": bool(schema.immutable),
-    }
-    if schema.default is not None:
-        out["default"] = schema.default
-    if schema.constraints:
-        out["constraints"] = [c.schema_dict() for c in schema.constraints]
-    if schema.schema is not None:
-        if isinstance(schema.schema, AnyIndexDict):
-            out["schema"] = {"*": property_schema(schema.schema.value)}
-        else:
-            out["schema"] = {str(k): property_schema(v) for k, v in schema.schema.items()}
-    return out
-
-
-def _properties(cls: Any) -> dict:
-    from stoker.resources.properties import schemata
-
-    return {name: s for name, s in schemata(getattr(cls, "properties_schema", {}) or {}).items()
-            if getattr(s, "implemented", True)}
-
-
-def _attributes(cls: Any) -> dict:
-    try:
-        return cls.attribute_schemata()
-    except AttributeError:
-        return attributes_mod.schemata(getattr(cls, "attributes_schema", {}) or {})
-
-
 @router.get("/resource_types/{type_name}", summary="A resource type's schema")
 def resource_schema(type_name: str, ctx: Ctx = Depends(context)) -> Response:
-    cls = _type_class(ctx, type_name)
-    support = _status(cls)
-    result = {
-        "resource_type": type_name,
-        "properties": {name: property_schema(s) for name, s in _properties(cls).items()},
-        "attributes": {name: {"description": a.description or "", **({"type": a.type.lower()} if a.type else {})}
-                       for name, a in _attributes(cls).items()},
-        "support_status": support.to_dict() if support is not None else
-        {"status": "SUPPORTED", "message": None, "version": None, "previous_status": None},
-    }
-    if ctx.request.query_params.get("with_description") and \
-            extract_bool("with_description", ctx.request.query_params["with_description"]):
-        result["description"] = (cls.__doc__ or "").strip()
-    return reply(result)
-
-
-#: property type -> HOT parameter type (for generated templates)
-PARAMETER_TYPES = {"String": "string", "Integer": "number", "Number": "number", "Boolean": "boolean",
-                   "Map": "json", "List": "comma_delimited_list", "Any": "json"}
-CFN_TYPES = {"String": "String", "Integer": "Number", "Number": "Number", "Boolean": "String",
-             "Map": "Json", "List": "CommaDelimitedList", "Any": "Json"}
-
-
-def _parameter_type(schema: Any) -> str:
-    kind = PARAMETER_TYPES.get(schema.type, "string")
-    if kind == "comma_delimited_list" and schema.schema is not None:
-        items = schema.schema.value if isinstance(schema.schema, AnyIndexDict) else None
-        if items is None or items.type != "String":
-            return "json"
-    return kind
+    return reply(type_info.type_schema(_type_class(ctx, type_name), type_name, _flag(ctx, "with_description")))
 
 
 @router.get("/resource_types/{type_name}/template", summary="A template using a resource type")
 def resource_type_template(type_name: str, ctx: Ctx = Depends(context)) -> Response:
     cls = _type_class(ctx, type_name)
     kind = ctx.request.query_params.get("template_type") or "cfn"
-    if kind not in ("cfn", "hot"):
+    if kind not in type_info.TEMPLATE_TYPES:
         raise bad_request(f"Template type is not supported: Invalid template type \"{kind}\", "
                           "valid types are: cfn, hot.")
-    resource_name = type_name.split("::")[-1] or type_name
-    properties = _properties(cls)
-    attrs = _attributes(cls)
-    if kind == "hot":
-        params = {}
-        for name, schema in properties.items():
-            entry: dict[str, Any] = {"type": _parameter_type(schema),
-                                     "description": schema.description or ""}
-            if schema.default is not None:
-                entry["default"] = schema.default
-            if schema.constraints:
-                entry["constraints"] = [c.schema_dict() for c in schema.constraints]
-            params[name] = entry
-        template = {
-            "heat_template_version": "2016-10-14",
-            "description": f"Initial template of {resource_name}",
-            "parameters": params,
-            "resources": {resource_name: {"type": type_name,
-                                          "properties": {n: {"get_param": n} for n in properties}}},
-            "outputs": {name: {"description": a.description or "",
-                               "value": {"get_attr": [resource_name, name]}} for name, a in attrs.items()},
-        }
-        template["outputs"]["OS::stack_id"] = {"value": {"get_resource": resource_name}}
-        return reply(template)
-    params = {}
-    for name, schema in properties.items():
-        entry = {"Type": CFN_TYPES.get(schema.type, "String"), "Description": schema.description or ""}
-        if schema.default is not None:
-            entry["Default"] = schema.default
-        params[name] = entry
-    template = {
-        "HeatTemplateFormatVersion": "2012-12-12",
-        "Description": f"Initial template of {resource_name}",
-        "Parameters": params,
-        "Resources": {resource_name: {"Type": type_name, "Properties": {n: {"Ref": n} for n in properties}}},
-        "Outputs": {name: {"Description": a.description or "", "Value": {"Fn::GetAtt": [resource_name, name]}}
-                    for name, a in attrs.items() if name != attributes_mod.SHOW},
-    }
-    return reply(template)
+    return reply(type_info.type_template(cls, type_name, kind))
 
 
 __all__ = ["router", "ApiError"]

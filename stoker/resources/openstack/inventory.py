@@ -1,0 +1,216 @@
+"""The cloud a user describes (``cloud.yaml``): what Heat's service constraints check against.
+
+Heat asks Nova whether a flavor exists; Stoker has no Nova, so the user lists what their cloud
+has::
+
+    flavors: [m1.small, {name: m1.large, id: 5}]
+    images: [cirros-0.6]
+    networks: [{name: public, id: 8d3f...}]
+    subnets: [{name: public-subnet, cidr: 172.24.4.0/24, network: public}]
+    keypairs: [ops]
+    volume_types: [lvmdriver-1]
+    availability_zones: [nova]
+    faults: [{resource: server, action: create, fail: "No valid host"}]   # see faults.py
+
+The file comes from ``--inventory`` (which sets ``STOKER_INVENTORY``), ``STOKER_INVENTORY``, or
+``inventory`` in ``$STOKER_HOME/stoker.conf``.  A value is valid when the inventory names it (by
+name or id), when a simulated resource of the stack being checked has it as its id or name, or
+when a resource of that type in another live stack of the project has it as its id (simulated
+resources join the cloud while they exist).  A constraint whose kind the inventory
+does not list (or with no inventory at all) accepts any value, and ``template validate`` warns.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from stoker.constraints import CustomConstraint, custom
+from stoker.constraints.services import SERVICE_CONSTRAINTS
+from stoker.errors import StokerError, ValidationFailed
+from stoker.functions.base import Function
+from stoker.home import config, stoker_home
+from stoker.resources.properties import AnyIndexDict
+
+ENVIRONMENT_VARIABLE = "STOKER_INVENTORY"
+
+#: constraint name -> (inventory key, the Heat type whose simulated resources join it, Heat's message)
+KINDS: dict[str, tuple[str, str | None, str]] = {
+    "nova.flavor": ("flavors", "OS::Nova::Flavor", "The Flavor ID ({value}) could not be found."),
+    "glance.image": ("images", "OS::Glance::WebImage", "The Image ({value}) could not be found."),
+    "nova.keypair": ("keypairs", "OS::Nova::KeyPair", "The Key ({value}) could not be found."),
+    "nova.server": ("servers", "OS::Nova::Server", "The server ({value}) could not be found."),
+    "neutron.network": ("networks", "OS::Neutron::Net", "Unable to find network with name or id '{value}'"),
+    "neutron.subnet": ("subnets", "OS::Neutron::Subnet", "Unable to find subnet with name or id '{value}'"),
+    "neutron.port": ("ports", "OS::Neutron::Port", "Unable to find port with name or id '{value}'"),
+    "neutron.router": ("routers", "OS::Neutron::Router", "Unable to find router with name or id '{value}'"),
+    "neutron.security_group": ("security_groups", "OS::Neutron::SecurityGroup",
+                               "Unable to find security_group with name or id '{value}'"),
+    "cinder.volume": ("volumes", "OS::Cinder::Volume", "The Volume ({value}) could not be found."),
+    "cinder.vtype": ("volume_types", "OS::Cinder::VolumeType", "The VolumeType ({value}) could not be found."),
+    "cinder.snapshot": ("volume_snapshots", "OS::Cinder::VolumeSnapshot",
+                        "The VolumeSnapshot ({value}) could not be found."),
+}
+#: the sections a cloud.yaml may have
+SECTIONS = tuple(sorted({key for key, _, _ in KINDS.values()} | {"availability_zones", "faults"}))
+
+
+class InventoryError(StokerError):
+    code = "invalid-inventory"
+
+
+def inventory_path() -> Path | None:
+    """The inventory file in force: ``STOKER_INVENTORY``, else ``inventory`` in stoker.conf."""
+    chosen = os.environ.get(ENVIRONMENT_VARIABLE)
+    if chosen:
+        return _path(chosen, os.environ.get("STOKER_HOME"))
+    return _configured(os.environ.get("STOKER_HOME"))
+
+
+@functools.lru_cache(maxsize=8)
+def _configured(home: str | None) -> Path | None:
+    """``inventory`` in stoker.conf, read once per process and home, as plug-in folders are (every
+    check of a service constraint asks)."""
+    return _path(config().defaults().get("inventory", ""), home)
+
+
+@functools.lru_cache(maxsize=8)
+def _path(chosen: str, home: str | None) -> Path | None:
+    if not chosen.strip():
+        return None
+    path = Path(chosen.strip()).expanduser()
+    return path if path.is_absolute() else stoker_home() / path
+
+
+def current() -> "Inventory | None":
+    """The inventory in force (read again only when the file changes), None when there is none."""
+    path = inventory_path()
+    if path is None:
+        return None
+    try:
+        stat = path.stat()
+    except OSError as exc:
+        raise InventoryError(f"inventory {path}: cannot be read ({exc.strerror})") from None
+    return _read(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=4)
+def _read(path: str, mtime: int, size: int) -> "Inventory":
+    """The file parsed as templates are: size, depth and alias limits, no traceback on bad YAML."""
+    from stoker.template.loader import load, read_file
+
+    try:
+        data = load(read_file(path), name=path)
+    except ValidationFailed as exc:
+        raise InventoryError(f"inventory {path}: {exc.problems[0].message if exc.problems else exc}") from None
+    return Inventory(data or {}, path)
+
+
+class Inventory:
+    """What a cloud has: per section, the names and ids it knows, and each item as written."""
+
+    def __init__(self, data: Any, where: str = "<inventory>"):
+        if not isinstance(data, Mapping):
+            raise InventoryError(f"inventory {where}: must be a map of sections ({', '.join(SECTIONS)})")
+        unknown = sorted(set(map(str, data)) - set(SECTIONS))
+        if unknown:
+            raise InventoryError(f"inventory {where}: unknown section {unknown[0]!r}; valid: {', '.join(SECTIONS)}")
+        self.where = where
+        self.sections: dict[str, list[dict]] = {}
+        for section, items in data.items():
+            if section == "faults":
+                continue
+            if not isinstance(items, list):
+                raise InventoryError(f"inventory {where}: {section} must be a list")
+            self.sections[section] = [_item(section, i, item, where) for i, item in enumerate(items)]
+        self.faults = data.get("faults") or []
+        if not isinstance(self.faults, list):
+            raise InventoryError(f"inventory {where}: faults must be a list")
+
+    def knows(self, section: str) -> bool:
+        return section in self.sections
+
+    def find(self, section: str, value: Any) -> dict | None:
+        """The item named ``value`` (or with that id) in ``section``."""
+        if value is None:
+            return None
+        text = str(value)
+        return next((item for item in self.sections.get(section, ())
+                     if text in (str(item.get("name", "")), str(item.get("id", "")))), None)
+
+
+def _item(section: str, index: int, item: Any, where: str) -> dict:
+    if isinstance(item, (str, int)):
+        return {"name": str(item)}
+    if isinstance(item, Mapping) and ("name" in item or "id" in item):
+        return dict(item)
+    raise InventoryError(f"inventory {where}: {section}[{index}] must be a name or a map with a name or an id")
+
+
+class ServiceCheck:
+    """A service constraint (``nova.flavor``...) checked against the inventory and the stack's
+    simulated resources; with nothing to check against it accepts any value (``unchecked``)."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.section, self.joins, self.template = KINDS[name]
+        self.message = f"The value must be a valid {name} (checked against the cloud inventory)."
+
+    @property
+    def unchecked(self) -> bool:
+        try:
+            found = current()
+        except InventoryError:
+            return False  # checked, and the check says what is wrong with the inventory
+        return found is None or not found.knows(self.section)
+
+    def validate(self, value: Any, context: Any = None) -> bool:
+        found = current()
+        if found is None or not found.knows(self.section):
+            return True
+        return found.find(self.section, value) is not None or _simulated(context, self.joins, value)
+
+    def error(self, value: Any) -> str:
+        return f"Error validating value '{value}': {self.template.format(value=value)}"
+
+
+def _simulated(resource: Any, type_name: str | None, value: Any) -> bool:
+    """Is ``value`` the id or name of a simulated resource of ``type_name`` in the stack of
+    ``resource``, or the id of one in another live stack of its project?"""
+    stack = getattr(resource, "stack", None)
+    if stack is None or type_name is None:
+        return False
+    for other in list(stack.resources.values()):
+        if other.type() == type_name and getattr(other, "simulated", False) and other.resource_id is not None:
+            if str(value) in (str(other.resource_id), str(other.FnGetAtt("name") if other.has_attribute("name") else "")):
+                return True
+    engine = getattr(stack, "engine", None)  # a template check that opened no database does not open one
+    return bool(getattr(engine, "store_open", False)) and engine.store.has_live_resource(
+        stack.project_id, type_name, str(value))
+
+
+def unchecked_places(schemas: Mapping, data: Any, path: tuple) -> Iterator[tuple[tuple, str]]:
+    """(place, constraint name) of each value given in ``data`` (a resource's properties, as
+    written) that a service constraint would check, had the inventory listed its kind."""
+    if isinstance(schemas, AnyIndexDict) and isinstance(data, list):
+        data = dict(enumerate(data))
+    if not isinstance(data, Mapping):
+        return
+    for key, value in data.items():
+        schema = schemas.get(key) if isinstance(schemas, Mapping) else None
+        if schema is None or isinstance(value, Function):
+            continue
+        for constraint in schema.constraints:
+            if isinstance(constraint, CustomConstraint) and custom.is_unchecked(constraint.name):
+                yield path + (key,), constraint.name
+        if schema.schema is not None:
+            yield from unchecked_places(schema.schema, value, path + (key,))
+
+
+def register_checks() -> None:
+    """Put the inventory's checks in place of the accept-all service constraints it can check."""
+    for name in KINDS:
+        if name in SERVICE_CONSTRAINTS:
+            custom.register(name, ServiceCheck(name))

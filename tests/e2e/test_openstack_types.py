@@ -1,0 +1,195 @@
+"""Heat's OpenStack resource types through ``stoker template validate`` and ``stoker resource type``:
+checked against Heat's own schemas, with no cloud."""
+
+from __future__ import annotations
+
+import pytest
+
+from stoker.resources.openstack import inventory
+
+
+@pytest.fixture(autouse=True)
+def no_inventory(monkeypatch, tmp_path):
+    """No inventory from the outside (``--inventory`` sets the variable: restored after the test)."""
+    monkeypatch.setenv(inventory.ENVIRONMENT_VARIABLE, "")
+    monkeypatch.setenv("STOKER_HOME", str(tmp_path / "home"))
+
+
+def test_a_misspelt_server_property_and_attribute_are_refused_with_place_and_suggestion(stoker):
+    errors = stoker.validate_errors("openstack/server_typo.yaml")
+    stoker.assert_errors(errors, [
+        ("resources.server.properties.netwroks", "unknown-property", 10, 7,
+         'Unknown Property netwroks; did you mean "networks"?'),
+        ("outputs.address.value.get_attr", "unknown-attribute", 13, 13,
+         'OS::Nova::Server has no attribute \'first_adress\'; did you mean "first_address"?'),
+    ], file="openstack/server_typo.yaml")
+
+
+def test_property_values_are_checked_against_heats_schema(stoker, tmp_path):
+    template = tmp_path / "values.yaml"
+    template.write_text("""
+heat_template_version: 2021-04-16
+resources:
+  subnet:
+    type: OS::Neutron::Subnet
+    properties: {network: private, ip_version: 5, cidr: 10.0.0.0/24}
+  volume:
+    type: OS::Cinder::Volume
+    properties: {size: 0}
+  server:
+    type: OS::Nova::Server
+    properties: {image: cirros}
+""")
+    # Heat's verdict: values are checked at create, so validate warns of them
+    warnings = stoker.validate_warnings(str(template))
+    found = {(w["path"], w["code"]) for w in warnings}
+    assert ("resources.subnet.properties.ip_version", "constraint-violation") in found
+    assert ("resources.volume.properties.size", "constraint-violation") in found
+    assert ("resources.server.properties", "required-property") in found
+    by_path = {w["path"]: w["message"] for w in warnings}
+    assert "5 is not an allowed value [4, 6]" in by_path["resources.subnet.properties.ip_version"]
+    assert "0 is out of range (min: 1, max: None)" in by_path["resources.volume.properties.size"]
+    assert "Property flavor not assigned" in by_path["resources.server.properties"]
+
+
+def test_a_mapping_in_the_environment_wins_over_the_simulated_type(stoker, tmp_path):
+    environment = tmp_path / "env.yaml"
+    environment.write_text("resource_registry:\n  OS::Nova::Server: OS::Heat::None\n")
+    # mapped to None: nothing of the server is checked any more (as before simulated types)
+    document = stoker.valid("openstack/server_typo.yaml", env=[str(environment)])
+    assert document["Description"].startswith("An OS::Nova::Server")
+
+
+def test_service_constraints_without_an_inventory_warn_and_with_one_are_checked(stoker, tmp_path):
+    template = "openstack/network.yaml"
+    warnings = stoker.validate_warnings(template)
+    assert [(w["path"], w["code"]) for w in warnings] == [
+        ("parameters.flavor.constraints.0.custom_constraint", "unchecked-constraint"),
+        ("resources.server.properties.image", "unchecked-constraint")]
+    assert "nova.flavor" in warnings[0]["message"] and "inventory" in warnings[0]["message"]
+    assert warnings[1]["message"] == ('1 value(s) of "glance.image" not checked: no cloud inventory '
+                                      "(--inventory) lists them; the first is here")
+    # an inventory listing images checks them, and warns no more
+    assert [w["path"] for w in stoker("--inventory", "openstack/cloud.yaml", "template", "validate", "-t", template,
+                                      "-f", "json").expect(0).json.get("Warnings", [])] == []
+
+    assert stoker.validate(template, extra=["-P", "flavor=m1.large"]).expect(0)
+    run = stoker("--inventory", "openstack/cloud.yaml", "template", "validate", "-t", template,
+                 "-P", "flavor=m1.huge", "-f", "json").expect(1)
+    assert run.json[0]["path"] == "parameters.flavor"
+    assert run.json[0]["message"] == "Error validating value 'm1.huge': The Flavor ID (m1.huge) could not be found."
+    ok = stoker("--inventory", "openstack/cloud.yaml", "template", "validate", "-t", template,
+                "-P", "flavor=5", "-f", "json").expect(0).json  # by id too
+    assert "Warnings" not in ok
+
+
+@pytest.mark.parametrize("content, message", [
+    ("flavors: m1.small\n", "flavors must be a list"),
+    ("clouds: []\n", "unknown section 'clouds'"),
+    ("flavors: [[1]]\n", "flavors[0] must be a name or a map"),
+    ("flavors: [\n", "inventory"),
+])
+def test_a_bad_inventory_is_refused_in_one_line(stoker, tmp_path, content, message):
+    bad = tmp_path / "cloud.yaml"
+    bad.write_text(content)
+    run = stoker("--inventory", str(bad), "template", "validate", "-t", "openstack/network.yaml")
+    assert run.exit_code == 1
+    assert message in run.stderr and "Traceback" not in run.output
+    assert len(run.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("path, message", [
+    ("/dev/zero", "not a regular file"),
+    ("big", "max_template_size"),
+    ("deep", "max_nesting"),
+])
+def test_a_hostile_inventory_is_refused_quickly_in_one_line(stoker, tmp_path, path, message):
+    if path == "big":
+        path = tmp_path / "big.yaml"
+        path.write_text("flavors: [" + "m1.small, " * 100_000 + "]\n")
+    elif path == "deep":
+        path = tmp_path / "deep.yaml"
+        path.write_text("flavors: " + "[" * 5_000 + "]" * 5_000 + "\n")
+    run = stoker("--inventory", str(path), "template", "validate", "-t", "openstack/network.yaml")
+    assert run.exit_code == 1 and message in run.stderr and "Traceback" not in run.output
+    assert len(run.stderr.strip().splitlines()) == 1
+
+
+def test_resource_type_list_and_show(stoker):
+    listed = stoker("resource", "type", "list", "-f", "json").expect(0).json
+    names = [row["resource_type"] for row in listed]
+    assert {"OS::Nova::Server", "OS::Neutron::Port", "OS::Octavia::LoadBalancer", "OS::Heat::None"} <= set(names)
+    assert "OS::Glance::Image" not in names  # hidden in Heat 27
+    assert len(names) > 150
+
+    nova = stoker("resource", "type", "list", "--filter", "name=Nova", "-f", "value").expect(0).stdout.split()
+    assert "OS::Nova::Server" in nova and all("Nova" in name for name in nova)
+
+    shown = stoker("resource", "type", "show", "OS::Nova::Server", "-f", "json").expect(0).json
+    flavor = shown["properties"]["flavor"]
+    assert flavor["required"] and flavor["update_allowed"] and flavor["type"] == "string"
+    assert flavor["constraints"] == [{"custom_constraint": "nova.flavor"}]
+    assert shown["properties"]["networks"]["schema"]["*"]["schema"]["port"]["type"] == "string"
+    assert shown["attributes"]["addresses"]["type"] == "map"
+    assert "first_address" not in shown["attributes"]  # hidden in Heat 27 (get_attr still reads it)
+    assert shown["support_status"]["status"] == "SUPPORTED"
+
+    generated = stoker("resource", "type", "show", "OS::Cinder::Volume", "--template-type", "hot",
+                       "-f", "json").expect(0).json
+    assert generated["resources"]["Volume"] == {
+        "type": "OS::Cinder::Volume",
+        "properties": {name: {"get_param": name} for name in generated["parameters"]}}
+
+    missing = stoker("resource", "type", "show", "OS::Nova::Sever")
+    assert missing.exit_code == 1 and "Did you mean OS::Nova::Server" in missing.stderr
+
+
+def test_removed_types_are_placeholders_and_open_types_take_any_attribute(stoker, tmp_path):
+    template = tmp_path / "open.yaml"
+    template.write_text("""
+heat_template_version: 2016-10-14
+resources:
+  restarter:
+    type: OS::Heat::HARestarter
+    properties: {InstanceId: anything, whatever: 1}
+  deployment:
+    type: OS::Heat::StructuredDeployment
+    properties: {server: s1}
+outputs:
+  result: {value: {get_attr: [deployment, result]}}
+  restarter: {value: {get_attr: [restarter, AlarmUrl]}}
+""")
+    assert "Warnings" not in stoker.valid(str(template))
+    shown = stoker("resource", "type", "show", "OS::Heat::HARestarter", "-f", "json").expect(0).json
+    assert shown["support_status"]["status"] == "HIDDEN"
+
+
+def test_an_inventory_gone_after_the_start_fails_the_check_in_one_line(stoker, tmp_path, monkeypatch):
+    monkeypatch.setenv(inventory.ENVIRONMENT_VARIABLE, str(tmp_path / "gone.yaml"))
+    errors = stoker("template", "validate", "-t", "openstack/network.yaml", "-f", "json")
+    assert errors.exit_code == 1 and "Traceback" not in errors.output
+    assert "cannot be read" in errors.stderr  # the command's own check, before anything runs
+    from stoker.constraints import custom
+
+    check = custom.get("nova.flavor")
+    assert not custom.is_unchecked("nova.flavor")
+    assert "gone.yaml: cannot be read" in check.error("m1.small")
+
+
+def test_update_policies_are_checked_against_heats_schema(stoker, tmp_path):
+    template = tmp_path / "policy.yaml"
+    template.write_text("""
+heat_template_version: 2016-10-14
+resources:
+  group:
+    type: OS::Heat::InstanceGroup
+    properties: {LaunchConfigurationName: config, Size: 2, AvailabilityZones: [nova]}
+    update_policy:
+      RollingUpdate: {MinInstancesInService: 1, MaxBatchSize: 1}
+""")
+    stoker.valid(str(template))
+    template.write_text(template.read_text().replace("RollingUpdate", "RolingUpdate"))
+    errors = stoker.validate_errors(str(template))
+    assert [(e["path"], e["code"]) for e in errors] == [("resources.group.update_policy.RolingUpdate",
+                                                         "unknown-property")]
+    assert 'did you mean "RollingUpdate"?' in errors[0]["message"]
