@@ -32,11 +32,21 @@ class BlueprintService:
         """Store blueprint ``path`` with a copy of its folder's files (scripts run from the copy)."""
         path = Path(path).resolve()
         plan = parse_file(path)
-        return self._add(blueprint_id, plan, path, archives.pack(path.parent))
+        return self._add(blueprint_id, plan, path.name, archives.pack(path.parent))
 
     def upload_archive(self, data: bytes, blueprint_id: str, application_file_name: str = "blueprint.yaml") -> dict:
         """Store a blueprint sent as an archive (tar or zip) whose folder holds ``application_file_name``."""
         self._check_id(blueprint_id)
+        return self._from_archive(data, application_file_name,
+                                  lambda plan, main, root: self._add(
+            blueprint_id, plan, main.relative_to(root).as_posix(), archives.pack(root)))
+
+    def validate_archive(self, data: bytes, application_file_name: str = "blueprint.yaml") -> dict:
+        """The plan of an archive's blueprint, nothing stored (``ValidationFailed`` with every problem)."""
+        return self._from_archive(data, application_file_name, lambda plan, main, root: plan)
+
+    @staticmethod
+    def _from_archive(data: bytes, application_file_name: str, then: Any) -> Any:
         with tempfile.TemporaryDirectory(prefix="stoker-blueprint-") as scratch:
             archives.unpack(data, Path(scratch))
             root = archives.root_of(Path(scratch))
@@ -44,18 +54,17 @@ class BlueprintService:
             if not main.is_file():
                 raise BlueprintError(f"the archive has no file {application_file_name!r} (application_file_name)",
                                      code="invalid-archive")
-            plan = parse_file(main)
-            return self._add(blueprint_id, plan, main, archives.pack(root))
+            return then(parse_file(main), main, root)
 
     @staticmethod
     def _check_id(blueprint_id: Any) -> None:
         if not blueprint_id or not isinstance(blueprint_id, str):
             raise BlueprintError("a blueprint needs an id", code="invalid-id")
 
-    def _add(self, blueprint_id: str, plan: dict, main: Path, archive: bytes) -> dict:
+    def _add(self, blueprint_id: str, plan: dict, main_file_name: str, archive: bytes) -> dict:
         self._check_id(blueprint_id)
         self.records.add_blueprint(self.project_id, blueprint_id, description=plan.get("description"),
-                                   main_file_name=main.name, plan=plan, archive=archive)
+                                   main_file_name=main_file_name, plan=plan, archive=archive)
         return self.get(blueprint_id)
 
     def archive(self, blueprint_id: str) -> bytes:

@@ -66,13 +66,14 @@ from stoker.cli.execution_cmds import event, execution, install, uninstall  # no
 for _command in (blueprint, deployment, node, node_instance, secret, execution, event, install, uninstall):
     main.add_command(_command)
 
-from stoker.cli.api_cmds import api, token  # noqa: E402  (after main: they attach to it)
+from stoker.cli.api_cmds import api, token, user  # noqa: E402  (after main: they attach to it)
 from stoker.cli.remote import install_remote  # noqa: E402
 from stoker.cli.worker_cmds import worker  # noqa: E402
 
 main.add_command(api)
 main.add_command(worker)
 main.add_command(token)
+main.add_command(user)
 install_remote(main)
 
 
