@@ -1,0 +1,112 @@
+"""Cloudify's own ``cfy`` (PyPI ``cloudify`` 7.0.5) and cloudify-rest-client drive a blueprint's whole life on
+``stoker api``: profile, upload, secret, deployment with inputs, install of the local web app, outputs, node
+instances, events, executions, uninstall, deletes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import urllib.request
+
+import pytest
+
+from ..helpers import BIN, child_env, free_port
+from .conftest import EXAMPLES, PASSWORD, cloudify_server
+
+pytest.importorskip("cloudify_rest_client")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("cfy")
+    started = cloudify_server(tmp, [("admin", "default_tenant", "manager")], extra=("--allow-local-resources",))
+    yield started
+    started.stop()
+
+
+def _port(server) -> str:
+    return server.url.rsplit(":", 1)[1]
+
+
+def test_cfy_drives_a_blueprint_through_its_life(server, tmp_path):
+    env = {**child_env(tmp_path), "CFY_WORKDIR": str(tmp_path / "cfy")}
+    base = tmp_path / "apps"
+
+    def cfy(*args: str) -> str:
+        done = subprocess.run([str(BIN / "cfy"), *args], capture_output=True, text=True, timeout=120, env=env)
+        assert done.returncode == 0, f"cfy {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+        return done.stdout + done.stderr
+
+    def cfy_json(*args: str):
+        return json.loads(cfy(*args, "--json"))
+
+    cfy("profiles", "use", "127.0.0.1", "--rest-port", _port(server), "-u", "admin", "-p", PASSWORD,
+        "-t", "default_tenant")
+    assert "Blueprint uploaded" in cfy("blueprints", "upload", str(EXAMPLES / "local-app" / "blueprint.yaml"),
+                                       "-b", "app")
+    assert [b["id"] for b in cfy_json("blueprints", "list")] == ["app"]
+    cfy("secrets", "create", "greeting", "-s", "from a secret", "--hidden-value")
+    assert cfy_json("secrets", "get", "greeting")["value"] != "from a secret"
+    port = free_port()
+    inputs = json.dumps({"port": port, "greeting": "Hello through cfy", "base_dir": str(base)})
+    assert "Deployment `web` created" in cfy("deployments", "create", "web", "-b", "app", "-i", inputs)
+    out = cfy("executions", "start", "install", "-d", "web")
+    assert "'install' workflow execution succeeded" in out
+    outputs = cfy_json("deployments", "outputs", "web")
+    url = outputs["url"]["value"]
+    assert url == f"http://127.0.0.1:{port}/app.conf"
+    with urllib.request.urlopen(url, timeout=10) as answer:  # the installed server serves its config
+        assert "Hello through cfy" in answer.read().decode()
+    instances = cfy_json("node-instances", "list", "-d", "web")
+    assert sorted((i["node_id"], i["state"]) for i in instances) == [("config", "started"), ("server", "started")]
+    executions = cfy_json("executions", "list", "-d", "web")
+    assert [(e["workflow_id"], e["status"]) for e in executions] == [("install", "terminated")]
+    events = cfy("events", "list", executions[0]["id"])
+    assert "Task succeeded 'cloudify.interfaces.lifecycle.start'" in events
+    assert "Finished executing workflow install" in cfy("events", "list", executions[0]["id"], "--tail")
+    assert "'uninstall' workflow execution succeeded" in cfy("uninstall", "web")
+    assert not (base / "web").exists()  # the uninstall's scripts removed the app's folder
+    cfy("secrets", "delete", "greeting")  # uninstall deleted the deployment and its blueprint, as cfy's does
+    assert cfy_json("deployments", "list") == [] and cfy_json("blueprints", "list") == []
+
+
+def test_rest_client_drives_the_same_life(server, tmp_path):
+    from cloudify_rest_client import CloudifyClient
+    from cloudify_rest_client.exceptions import CloudifyClientError
+
+    client = CloudifyClient(host="127.0.0.1", port=int(_port(server)), username="admin", password=PASSWORD,
+                            tenant="default_tenant")
+    assert client.manager.get_status()["status"] == "OK"
+    client.blueprints.upload(str(EXAMPLES / "local-app" / "blueprint.yaml"), "rc-app")
+    port = free_port()
+    client.deployments.create("rc-app", "rc-web", inputs={"port": port, "base_dir": str(tmp_path)},
+                              labels=[{"env": "test"}])
+    assert [d.id for d in client.deployments.list(_labels=["env=test"])] == ["rc-web"]
+    execution = client.executions.start("rc-web", "install")
+    while client.executions.get(execution.id).status not in ("terminated", "failed", "cancelled"):
+        pass  # polled as cfy does; each get is a request
+    assert client.executions.get(execution.id).status == "terminated"
+    assert client.deployments.outputs.get("rc-web").outputs["url"] == f"http://127.0.0.1:{port}/app.conf"
+    events = client.events.list(execution_id=execution.id, include_logs=True, _offset=0, _size=5)
+    assert len(events) == 5 and events.metadata.pagination.total > 5
+    later = client.events.list(execution_id=execution.id, include_logs=True, _offset=5, _size=1000)
+    assert later.items[-1]["event_type"] == "workflow_succeeded"
+    instance = next(i for i in client.node_instances.list(deployment_id="rc-web") if i.node_id == "server")
+    updated = client.node_instances.update(instance.id, runtime_properties={**instance.runtime_properties,
+                                                                            "note": "set"}, version=instance.version)
+    assert updated.runtime_properties["note"] == "set"
+    with pytest.raises(CloudifyClientError) as stale:
+        client.node_instances.update(instance.id, runtime_properties={}, version=instance.version)
+    assert stale.value.status_code == 409
+    with pytest.raises(CloudifyClientError) as busy:
+        client.blueprints.delete("rc-app")
+    assert busy.value.status_code == 409
+    uninstall = client.executions.start("rc-web", "uninstall")
+    while client.executions.get(uninstall.id).status not in ("terminated", "failed", "cancelled"):
+        pass
+    client.deployments.delete("rc-web")
+    client.blueprints.delete("rc-app")
+    with pytest.raises(CloudifyClientError) as gone:
+        client.blueprints.get("rc-app")
+    assert gone.value.status_code == 404 and gone.value.error_code == "not_found_error"
