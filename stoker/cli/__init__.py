@@ -65,6 +65,8 @@ from stoker.cli.execution_cmds import event, execution, install, uninstall  # no
 
 for _command in (blueprint, deployment, node, node_instance, secret, execution, event, install, uninstall):
     main.add_command(_command)
+    if _command not in (install, uninstall):  # cfy's plural spelling: the same group under a second name
+        main.add_command(_command, _command.name + "s")
 
 from stoker.cli.api_cmds import api, token, user  # noqa: E402  (after main: they attach to it)
 from stoker.cli.remote import install_remote  # noqa: E402

@@ -158,7 +158,8 @@ def get(ctx, execution_id, fmt):
 
 @execution.command("cancel")
 @click.argument("execution_id")
-@click.option("--force", is_flag=True, help="Kill the running scripts instead of letting them end.")
+@click.option("--force", "-k", "--kill", "force", is_flag=True,
+              help="Kill the running scripts instead of letting them end.")
 @format_option()
 @click.pass_context
 def cancel(ctx, execution_id, force, fmt):
