@@ -5,7 +5,6 @@ instances, events, executions, uninstall, deletes."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import urllib.request
 

@@ -182,3 +182,11 @@ def test_huge_and_malformed_bodies_are_refused(server, world):
     garbage = bob.put("/secrets/k", content=b"{not json", headers={"Content-Type": "application/json"})
     assert garbage.status_code == 400 and garbage.json()["message"]
     assert bob.get("/blueprints", params={"_size": "-1"}).status_code == 400
+
+
+def test_noauth_serves_default_tenant_only(noauth_server):
+    base = noauth_server.url
+    assert httpx.get(base + "/api/version").json()["version"] == "7.0.5"
+    assert httpx.get(base + API + "/status").json()["status"] == "OK"
+    other = httpx.get(base + API + "/blueprints", headers={"Tenant": "someone-else"})
+    assert other.status_code == 403 and "default_tenant" in other.json()["message"]
