@@ -109,3 +109,62 @@ def test_rest_client_drives_the_same_life(server, tmp_path):
     with pytest.raises(CloudifyClientError) as gone:
         client.blueprints.get("rc-app")
     assert gone.value.status_code == 404 and gone.value.error_code == "not_found_error"
+
+
+SLOW = b"""tosca_definitions_version: cloudify_dsl_1_4
+imports: [cloudify/types/types.yaml]
+node_templates:
+  first:
+    type: cloudify.nodes.Root
+    interfaces:
+      cloudify.interfaces.lifecycle:
+        create: scripts/slow.sh
+  second:
+    type: cloudify.nodes.Root
+    relationships: [{type: cloudify.relationships.depends_on, target: first}]
+    interfaces:
+      cloudify.interfaces.lifecycle:
+        create: scripts/mark.sh
+"""
+def _ended(client, execution_id: str) -> dict:
+    while True:
+        found = client.executions.get(execution_id)
+        if found.status in ("terminated", "failed", "cancelled"):
+            return found
+
+
+def test_executions_cancel_kill_resume_and_list_paging(server, tmp_path):
+    import tarfile
+
+    from cloudify_rest_client import CloudifyClient
+
+    client = CloudifyClient(host="127.0.0.1", port=int(_port(server)), username="admin", password=PASSWORD,
+                            tenant="default_tenant")
+    go = tmp_path / "go"
+    folder = tmp_path / "slow"
+    (folder / "scripts").mkdir(parents=True)
+    (folder / "blueprint.yaml").write_bytes(SLOW)
+    (folder / "scripts" / "slow.sh").write_bytes(b'while [ ! -f "%s" ]; do sleep 0.1; done\n' % str(go).encode())
+    (folder / "scripts" / "mark.sh").write_bytes(b"ctx instance runtime-properties marked yes\n")
+    archive = tmp_path / "slow.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(folder, arcname="slow")
+    client.blueprints._upload(str(archive), "slow", application_file_name="blueprint.yaml")  # an archive, as sent
+    for name in ("s1", "s2", "s3"):
+        client.deployments.create("slow", name)
+
+    started = client.executions.start("s1", "install")
+    assert started.status in ("started", "pending")
+    cancelled = client.executions.cancel(started.id, kill=True)  # the waiting script is killed
+    assert _ended(client, cancelled.id).status == "cancelled"
+    go.write_text("go")
+    client.executions.resume(started.id)
+    assert _ended(client, started.id).status == "terminated"
+    second = next(i for i in client.node_instances.list(deployment_id="s1") if i.node_id == "second")
+    assert second.runtime_properties["marked"] == "yes" and second.state == "started"
+
+    listed = client.deployments.list(sort="id", is_descending=True, _include=["id"])
+    assert [d["id"] for d in listed] == ["s3", "s2", "s1"] and set(listed[0]) == {"id"}
+    paged = client.deployments.list(sort="id", _offset=1, _size=1)
+    assert [d.id for d in paged] == ["s2"] and paged.metadata.pagination.total == 3
+    assert [e.workflow_id for e in client.executions.list(deployment_id="s1")] == ["install"]

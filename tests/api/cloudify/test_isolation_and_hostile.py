@@ -190,3 +190,9 @@ def test_noauth_serves_default_tenant_only(noauth_server):
     assert httpx.get(base + API + "/status").json()["status"] == "OK"
     other = httpx.get(base + API + "/blueprints", headers={"Tenant": "someone-else"})
     assert other.status_code == 403 and "default_tenant" in other.json()["message"]
+
+
+def test_a_route_not_served_answers_in_cloudifys_shape(noauth_server):
+    answer = httpx.post(noauth_server.url + API + "/deployment-updates/x/update/initiate")
+    assert answer.status_code == 404 and answer.json()["error_code"] == "not_found_error"
+    assert "not served" in answer.json()["message"]

@@ -7,4 +7,4 @@ def routers() -> list:
     from stoker.api.cloudify.routes import blueprints, deployments, executions, manager, nodes, secrets
 
     return [manager.unversioned, manager.routes, blueprints.routes, deployments.routes, executions.routes,
-            nodes.routes, secrets.routes]
+            nodes.routes, secrets.routes, manager.unknown]

@@ -144,3 +144,12 @@ def plugins(request: Request, who: Caller = Depends(caller)) -> Response:
 @routes.get("/plugins/{plugin_id}")
 def plugin(plugin_id: str, who: Caller = Depends(caller)) -> Response:
     raise ApiError(404, f"Requested `Plugin` with ID `{plugin_id}` was not found", "not_found_error")
+
+
+#: registered last: any other path under /api answers in Cloudify's shape, naming what is not served
+unknown = APIRouter(route_class=CloudifyRoute, include_in_schema=False)
+
+
+@unknown.api_route("/api/{path:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
+def not_served(path: str, request: Request) -> Response:
+    raise ApiError(404, f"{request.method} /api/{path} is not served by Stoker's Cloudify API", "not_found_error")
