@@ -47,6 +47,9 @@ class Executions:
         self.owner = owner
         #: where the steps run: here (``InProcess``) or on workers (``stoker.dispatch``)
         self.dispatch = dispatch or InProcess()
+        #: set when the process serving this execution stops (``stoker api``): it is cancelled, its
+        #: scripts killed, so the server stops at once; ``resume`` continues it later
+        self.stopping: Any = None
 
     # -- reading --------------------------------------------------------------------------------
     def get(self, execution_id: str) -> dict:
@@ -231,7 +234,7 @@ class Executions:
             request = await loop.run_in_executor(None, self.records.heartbeat, row["pk"], self.owner)
             if request == "graceful":
                 runner.stop_requested = True
-            elif request == "force":
+            elif request == "force" or (self.stopping is not None and self.stopping.is_set()):
                 walking.cancel()
                 return
 

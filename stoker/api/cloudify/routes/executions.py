@@ -35,6 +35,7 @@ class _Announcing(Executions):
     def __init__(self, engine: Any, started: dict):
         super().__init__(engine.store, engine.project_id, engine.engine_id, engine.dispatch)
         self.started = started
+        self.stopping = engine.stopping  # the server stopping cancels it (resumable), not waits for it
 
     def _run(self, row: dict, *args: Any, **kwargs: Any) -> dict:
         self.started["id"] = row["id"]
