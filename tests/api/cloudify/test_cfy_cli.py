@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import tarfile
 import urllib.request
 
 import pytest
@@ -45,6 +46,9 @@ def test_cfy_drives_a_blueprint_through_its_life(server, tmp_path):
     assert "Blueprint uploaded" in cfy("blueprints", "upload", str(EXAMPLES / "local-app" / "blueprint.yaml"),
                                        "-b", "app")
     assert [b["id"] for b in cfy_json("blueprints", "list")] == ["app"]
+    cfy("blueprints", "download", "app", "-o", str(tmp_path / "app.tar.gz"))
+    with tarfile.open(tmp_path / "app.tar.gz") as kept:
+        assert {"blueprint.yaml", "scripts/start_server.py"} <= set(kept.getnames())
     cfy("secrets", "create", "greeting", "-s", "from a secret", "--hidden-value")
     assert cfy_json("secrets", "get", "greeting")["value"] != "from a secret"
     port = free_port()
@@ -59,6 +63,9 @@ def test_cfy_drives_a_blueprint_through_its_life(server, tmp_path):
         assert "Hello through cfy" in answer.read().decode()
     instances = cfy_json("node-instances", "list", "-d", "web")
     assert sorted((i["node_id"], i["state"]) for i in instances) == [("config", "started"), ("server", "started")]
+    assert cfy_json("node-instances", "get", instances[0]["id"])["deployment_id"] == "web"
+    assert cfy_json("deployments", "capabilities", "web") == {}
+    assert cfy_json("tokens", "create")["value"].startswith("stk_")
     executions = cfy_json("executions", "list", "-d", "web")
     assert [(e["workflow_id"], e["status"]) for e in executions] == [("install", "terminated")]
     events = cfy("events", "list", executions[0]["id"])
@@ -77,6 +84,9 @@ def test_rest_client_drives_the_same_life(server, tmp_path):
     client = CloudifyClient(host="127.0.0.1", port=int(_port(server)), username="admin", password=PASSWORD,
                             tenant="default_tenant")
     assert client.manager.get_status()["status"] == "OK"
+    client.blueprints.validate(str(EXAMPLES / "local-app" / "blueprint.yaml"), "rc-app")  # stores nothing
+    with pytest.raises(CloudifyClientError):
+        client.blueprints.get("rc-app")
     client.blueprints.upload(str(EXAMPLES / "local-app" / "blueprint.yaml"), "rc-app")
     port = free_port()
     client.deployments.create("rc-app", "rc-web", inputs={"port": port, "base_dir": str(tmp_path)},
