@@ -196,3 +196,16 @@ def test_a_route_not_served_answers_in_cloudifys_shape(noauth_server):
     answer = httpx.post(noauth_server.url + API + "/deployment-updates/x/update/initiate")
     assert answer.status_code == 404 and answer.json()["error_code"] == "not_found_error"
     assert "not served" in answer.json()["message"]
+
+
+def test_stokers_project_tokens_act_as_the_projects_manager(server, world):
+    from ..helpers import create_token
+
+    token = create_token(server.db_url, "tenant-b")
+    for header in ("Authentication-Token", "X-Auth-Token"):
+        own = httpx.Client(base_url=server.url + API, headers={header: token})
+        assert own.put("/secrets/made-by-token", json={"value": "v"}).status_code == 200
+        assert own.get("/deployments/web").status_code == 404  # tenant A's
+        other = own.get("/blueprints", headers={"Tenant": "tenant-a"})
+        assert other.status_code == 403 and other.json()["error_code"] == "forbidden_error"
+        own.delete("/secrets/made-by-token")
