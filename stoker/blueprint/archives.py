@@ -17,7 +17,7 @@ import tarfile
 import tempfile
 import zipfile
 from pathlib import Path, PurePosixPath
-from typing import Iterator
+from typing import Callable, Iterator
 
 from stoker.blueprint.errors import BlueprintError
 from stoker.home import stoker_home
@@ -145,13 +145,20 @@ def pack(folder: Path) -> bytes:
     return buffer.getvalue()
 
 
-def materialise(data: bytes) -> Path:
-    """The archive's files as a folder under ``$STOKER_HOME/blueprint-files`` (unpacked once per content)."""
-    digest = hashlib.sha256(data).hexdigest()
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def materialise(sha256: str, load: Callable[[], bytes]) -> Path:
+    """The files of the archive with this digest as a folder under ``$STOKER_HOME/blueprint-files``:
+    unpacked once per content (``load()`` reads the archive only then)."""
     base = stoker_home(create=True) / "blueprint-files"
-    target = base / digest
+    target = base / sha256
     if target.is_dir():
         return target
+    data = load()
+    if digest(data) != sha256:
+        raise _refuse(f"the stored blueprint archive does not match its digest {sha256}")
     base.mkdir(mode=0o700, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(dir=base, prefix=".unpacking-"))
     try:

@@ -64,7 +64,8 @@ class BlueprintService:
     def _add(self, blueprint_id: str, plan: dict, main_file_name: str, archive: bytes) -> dict:
         self._check_id(blueprint_id)
         self.records.add_blueprint(self.project_id, blueprint_id, description=plan.get("description"),
-                                   main_file_name=main_file_name, plan=plan, archive=archive)
+                                   main_file_name=main_file_name, plan=plan, archive=archive,
+                                   archive_sha256=archives.digest(archive))
         return self.get(blueprint_id)
 
     def archive(self, blueprint_id: str) -> bytes:

@@ -51,8 +51,7 @@ class BlueprintRecords:
     @staticmethod
     def _blueprints() -> Any:
         """Every column but the archive (read on its own, by ``blueprint_archive``)."""
-        return select(*[c for c in BLUEPRINTS.c if c.name != "archive"],
-                      BLUEPRINTS.c.archive.is_not(None).label("has_archive"))
+        return select(*[c for c in BLUEPRINTS.c if c.name != "archive"])
 
     def get_blueprint(self, project_id: str, blueprint_id: str) -> dict:
         with self._read() as conn:

@@ -231,6 +231,8 @@ class Blueprint(Record):
         Column("source_dir", Text),
         #: the blueprint's files as uploaded, a tar.gz (stoker/blueprint/archives.py); scripts run from it
         Column("archive", LargeBinary),
+        #: sha256 of ``archive``, hex: where its files are unpacked, found without reading the archive
+        Column("archive_sha256", String(64)),
         Column("plan", JSON, nullable=False),
         Column("created_at", UTCDateTime, default=utcnow, nullable=False),
         Index("ix_blueprint_project_id_id", "project_id", "id", unique=True),

@@ -152,8 +152,9 @@ class Executions:
 
     def _folder(self, blueprint: dict) -> Path:
         """Where the blueprint's scripts are read: its kept files, else (stored before files were kept) its folder."""
-        if blueprint.get("has_archive"):
-            return archives.materialise(self.records.blueprint_archive(blueprint["pk"]))
+        if blueprint.get("archive_sha256"):
+            return archives.materialise(blueprint["archive_sha256"],
+                                        lambda: self.records.blueprint_archive(blueprint["pk"]))
         return Path(blueprint.get("source_dir") or ".")
 
     def modify(self, deployment_row: dict, memo: dict, when: str) -> None:

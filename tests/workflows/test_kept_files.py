@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from stoker.blueprint.archives import pack, unpack
+from stoker.blueprint.archives import digest, materialise, pack, unpack
 from stoker.blueprint.errors import BlueprintError
 
 from .conftest import deploy, runtime
@@ -70,3 +70,17 @@ def test_too_many_files_are_refused_early(tmp_path, monkeypatch):
     with pytest.raises(BlueprintError, match="max_blueprint_files"):
         pack(source)
     assert time.monotonic() - started < 5
+
+
+def test_materialise_reads_the_archive_once_per_content(tmp_path, monkeypatch):
+    monkeypatch.setenv("STOKER_HOME", str(tmp_path / "home"))
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "run.sh").write_text("echo hi\n")
+    data = pack(source)
+    loads = []
+    first = materialise(digest(data), lambda: loads.append(1) or data)
+    again = materialise(digest(data), lambda: loads.append(1) or data)
+    assert first == again and (first / "run.sh").read_text() == "echo hi\n" and loads == [1]
+    with pytest.raises(BlueprintError, match="does not match"):
+        materialise("0" * 64, lambda: data)

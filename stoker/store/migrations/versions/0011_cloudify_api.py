@@ -29,10 +29,12 @@ def upgrade() -> None:
         batch.add_column(sa.Column("user_name", sa.String(255)))
     with op.batch_alter_table("blueprint") as batch:
         batch.add_column(sa.Column("archive", sa.LargeBinary()))
+        batch.add_column(sa.Column("archive_sha256", sa.String(64)))
 
 
 def downgrade() -> None:
     with op.batch_alter_table("blueprint") as batch:
+        batch.drop_column("archive_sha256")
         batch.drop_column("archive")
     with op.batch_alter_table("api_token") as batch:
         batch.drop_column("user_name")
