@@ -5,6 +5,8 @@ instances, events, executions, uninstall, deletes."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import tarfile
 import urllib.request
@@ -29,7 +31,15 @@ def _port(server) -> str:
     return server.url.rsplit(":", 1)[1]
 
 
-def test_cfy_drives_a_blueprint_through_its_life(server, tmp_path):
+def _stop_if_left(pid: int) -> None:
+    """A failing test leaves no web server behind (uninstall stops it when the test passes)."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+
+
+def test_cfy_drives_a_blueprint_through_its_life(server, tmp_path, request):
     env = {**child_env(tmp_path), "CFY_WORKDIR": str(tmp_path / "cfy")}
     base = tmp_path / "apps"
 
@@ -57,6 +67,7 @@ def test_cfy_drives_a_blueprint_through_its_life(server, tmp_path):
     out = cfy("executions", "start", "install", "-d", "web")
     assert "'install' workflow execution succeeded" in out
     outputs = cfy_json("deployments", "outputs", "web")
+    request.addfinalizer(lambda: _stop_if_left(int(outputs["pid"]["value"])))
     url = outputs["url"]["value"]
     assert url == f"http://127.0.0.1:{port}/app.conf"
     with urllib.request.urlopen(url, timeout=10) as answer:  # the installed server serves its config
