@@ -25,6 +25,10 @@ DEFAULTS = {
     "max_value_size": 1_000_000,
     #: resources in one tree of stacks, in local (CLI) mode
     "max_resources": 100_000,
+    #: bytes of a blueprint's files, packed (an upload) or unpacked (Cloudify's blueprint_folder_max_size_mb)
+    "max_blueprint_size": 50 * 1000 * 1000,
+    #: files in one blueprint's folder or archive (Cloudify's blueprint_folder_max_files)
+    "max_blueprint_files": 10_000,
 }
 #: Heat's max_resources_per_stack, for the shared API server
 API_MAX_RESOURCES = 1000

@@ -91,6 +91,9 @@ def create_app(db_url: str | None = None, auth_mode: str = "noauth", plugin_dirs
 
     for router in all_routers():
         app.include_router(router)
+    from stoker.api.cloudify import install as install_cloudify
+
+    install_cloudify(app, auth_mode, tokens)
     return app
 
 

@@ -69,7 +69,9 @@ class TokenStore:
         self.engine = engine
         self._writer = engine.execution_options(stoker_write=True)
 
-    def create(self, project_id: str, description: str = "", expires_in: timedelta | None = None) -> IssuedToken:
+    def create(self, project_id: str, description: str = "", expires_in: timedelta | None = None,
+               user_name: str | None = None) -> IssuedToken:
+        """A token for the project (or, given ``user_name``, for that Cloudify user, issued in that project)."""
         if not project_id or len(project_id) > 255:
             raise ValueError("a project id is 1 to 255 characters")
         if expires_in is not None and not timedelta(0) < expires_in <= timedelta(days=MAX_TOKEN_DAYS):
@@ -80,12 +82,18 @@ class TokenStore:
         with self._writer.begin() as conn:
             conn.execute(TOKENS.insert().values(id=token_id, token_hash=digest(token), project_id=project_id,
                                                 description=description, created_at=utcnow(),
-                                                expires_at=expires))
+                                                expires_at=expires, user_name=user_name))
         return IssuedToken(token_id, token, project_id, expires)
 
     def project_of(self, token: str) -> str | None:
-        """The project a valid token belongs to; None for unknown, revoked or expired ones."""
-        query = select(TOKENS.c.project_id, TOKENS.c.expires_at, TOKENS.c.revoked_at).where(
+        """The project a valid project token belongs to; None for unknown, revoked or expired ones, and
+        for a Cloudify user's token (its role, which may be viewer, means nothing to Heat's routes)."""
+        found = self.holder_of(token)
+        return found[0] if found and found[1] is None else None
+
+    def holder_of(self, token: str) -> tuple[str, str | None] | None:
+        """(project, user name or None) of a valid token; None for unknown, revoked or expired ones."""
+        query = select(TOKENS.c.project_id, TOKENS.c.user_name, TOKENS.c.expires_at, TOKENS.c.revoked_at).where(
             TOKENS.c.token_hash == digest(token))
         with self.engine.connect() as conn:
             row = conn.execute(query).one_or_none()
@@ -93,7 +101,7 @@ class TokenStore:
             return None
         if row.expires_at is not None and row.expires_at <= utcnow():
             return None
-        return row.project_id
+        return row.project_id, row.user_name
 
     def list(self, project_id: str | None = None) -> list[dict[str, Any]]:
         query = select(TOKENS).order_by(TOKENS.c.created_at)

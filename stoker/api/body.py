@@ -25,26 +25,27 @@ def _limit(request: Request) -> int:
     return getattr(request.app.state, "max_body_size", MAX_JSON_BODY_SIZE)
 
 
-def _too_large(limit: int) -> ApiError:
-    return ApiError(413, f"Request limit exceeded: JSON body size exceeds the maximum allowed "
-                    f"size of {limit} bytes (max_json_body_size)", "RequestLimitExceeded")
+def _too_large(limit: int, setting: str = "max_json_body_size", what: str = "JSON body") -> ApiError:
+    return ApiError(413, f"Request limit exceeded: {what} size exceeds the maximum allowed "
+                    f"size of {limit} bytes ({setting})", "RequestLimitExceeded")
 
 
-async def read_body(request: Request) -> bytes:
-    """The raw body, refusing (413) anything over the limit before reading it all."""
-    limit = _limit(request)
+async def read_body(request: Request, limit: int | None = None, setting: str = "max_json_body_size",
+                    what: str = "JSON body") -> bytes:
+    """The raw body, refusing (413) anything over the limit (``setting``'s) before reading it all."""
+    limit = _limit(request) if limit is None else limit
     declared = request.headers.get("content-length")
     if declared is not None:
         try:
             if int(declared) > limit:
-                raise _too_large(limit)
+                raise _too_large(limit, setting, what)
         except ValueError:
             raise bad_request("Content-Length is not a number") from None
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise _too_large(limit)
+            raise _too_large(limit, setting, what)
         chunks.append(chunk)
     return b"".join(chunks)
 

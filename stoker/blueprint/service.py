@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Any
 
+from stoker.blueprint import archives
 from stoker.blueprint.deployments import Deployments
 from stoker.blueprint.errors import BlueprintError
 from stoker.blueprint.parser import parse_file
@@ -27,13 +29,49 @@ class BlueprintService:
         return parse_file(path)
 
     def upload(self, path: str | Path, blueprint_id: str) -> dict:
-        if not blueprint_id or not isinstance(blueprint_id, str):
-            raise BlueprintError("a blueprint needs an id", code="invalid-id")
+        """Store blueprint ``path`` with a copy of its folder's files (scripts run from the copy)."""
         path = Path(path).resolve()
         plan = parse_file(path)
+        return self._add(blueprint_id, plan, path.name, archives.pack(path.parent))
+
+    def upload_archive(self, data: bytes, blueprint_id: str, application_file_name: str = "blueprint.yaml") -> dict:
+        """Store a blueprint sent as an archive (tar or zip) whose folder holds ``application_file_name``."""
+        self._check_id(blueprint_id)
+        return self._from_archive(data, application_file_name,
+                                  lambda plan, main, root: self._add(
+            blueprint_id, plan, main.relative_to(root).as_posix(), archives.pack(root)))
+
+    def validate_archive(self, data: bytes, application_file_name: str = "blueprint.yaml") -> dict:
+        """The plan of an archive's blueprint, nothing stored (``ValidationFailed`` with every problem)."""
+        return self._from_archive(data, application_file_name, lambda plan, main, root: plan)
+
+    @staticmethod
+    def _from_archive(data: bytes, application_file_name: str, then: Any) -> Any:
+        with tempfile.TemporaryDirectory(prefix="stoker-blueprint-") as scratch:
+            archives.unpack(data, Path(scratch))
+            root = archives.root_of(Path(scratch))
+            main = root / archives.safe_name(application_file_name)
+            if not main.is_file():
+                raise BlueprintError(f"the archive has no file {application_file_name!r} (application_file_name)",
+                                     code="invalid-archive")
+            return then(parse_file(main), main, root)
+
+    @staticmethod
+    def _check_id(blueprint_id: Any) -> None:
+        if not blueprint_id or not isinstance(blueprint_id, str):
+            raise BlueprintError("a blueprint needs an id", code="invalid-id")
+
+    def _add(self, blueprint_id: str, plan: dict, main_file_name: str, archive: bytes) -> dict:
+        self._check_id(blueprint_id)
         self.records.add_blueprint(self.project_id, blueprint_id, description=plan.get("description"),
-                                   main_file_name=path.name, source_dir=str(path.parent), plan=plan)
+                                   main_file_name=main_file_name, plan=plan, archive=archive,
+                                   archive_sha256=archives.digest(archive))
         return self.get(blueprint_id)
+
+    def archive(self, blueprint_id: str) -> bytes:
+        """The blueprint's files as a tar.gz (packed from its folder for one stored without them)."""
+        row = self.records.get_blueprint(self.project_id, blueprint_id)
+        return self.records.blueprint_archive(row["pk"]) or archives.pack(Path(row["source_dir"]))
 
     @staticmethod
     def _view(row: dict) -> dict:

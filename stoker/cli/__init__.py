@@ -82,21 +82,25 @@ main.add_command(stack)
 main.add_command(resource)
 
 from stoker.cli.blueprint_cmds import blueprint  # noqa: E402
-from stoker.cli.deployment_cmds import deployment, node, node_instance  # noqa: E402
+from stoker.cli.deployment_cmds import deployment, node, node_instance, workflow  # noqa: E402
 from stoker.cli.secret_cmds import secret  # noqa: E402
 
 from stoker.cli.execution_cmds import event, execution, install, uninstall  # noqa: E402
 
-for _command in (blueprint, deployment, node, node_instance, secret, execution, event, install, uninstall):
+for _command in (blueprint, deployment, node, node_instance, secret, execution, event, workflow, install,
+                 uninstall):
     main.add_command(_command)
+    if _command not in (install, uninstall):  # cfy's plural spelling: the same group under a second name
+        main.add_command(_command, _command.name + "s")
 
-from stoker.cli.api_cmds import api, token  # noqa: E402  (after main: they attach to it)
+from stoker.cli.api_cmds import api, token, user  # noqa: E402  (after main: they attach to it)
 from stoker.cli.remote import install_remote  # noqa: E402
 from stoker.cli.worker_cmds import worker  # noqa: E402
 
 main.add_command(api)
 main.add_command(worker)
 main.add_command(token)
+main.add_command(user)
 install_remote(main)
 
 

@@ -1,4 +1,5 @@
-"""``stoker api`` (serve the Heat-compatible REST API) and ``stoker token create|list|revoke``."""
+"""``stoker api`` (serve Heat's and Cloudify's REST APIs), ``stoker token create|list|revoke`` and
+``stoker user create|list|delete`` (Cloudify's users)."""
 
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ def _db_url(ctx: click.Context, given: str | None) -> str:
 @click.pass_context
 def api(ctx, host, port, workers, auth_mode, db_url, max_body_size, header_timeout, body_timeout,
         max_connections_per_address, log_level, debug, broker, allow_local_resources):
-    """Serve OpenStack Heat's Orchestration API v1 (/v1/{tenant_id}/...) over Stoker's database.
+    """Serve OpenStack Heat's Orchestration API v1 (/v1/{tenant_id}/...) and Cloudify's REST API v3.1 (/api/v3.1).
 
     python-heatclient and `openstack stack ...` work against it:
     `openstack --os-auth-type none --os-endpoint http://HOST:PORT/v1/PROJECT stack list`.
@@ -77,8 +78,8 @@ def api(ctx, host, port, workers, auth_mode, db_url, max_body_size, header_timeo
     os.environ.update(settings_to_env(url, mode, plugin_dirs, max_body_size, debug=debug, broker=broker,
                                       allow_local_resources=allow_local_resources))
     os.environ.update(ClientBounds(header_timeout, body_timeout, max_connections_per_address).to_env())
-    click.echo(f"Stoker API on http://{host}:{port}/v1/{{tenant_id}} (auth: {mode}, workers: {workers})",
-               err=True)
+    click.echo(f"Stoker API on http://{host}:{port}/v1/{{tenant_id}} and Cloudify's on http://{host}:{port}/api/v3.1 "
+               f"(auth: {mode}, workers: {workers})", err=True)
     serve("stoker.api.app:app_from_env", host, port, workers, log_level)
 
 
@@ -191,3 +192,58 @@ def token_revoke(ctx, token_id, db_url):
         click.echo(f"ERROR: no active token with id {token_id}", err=True)
         sys.exit(1)
     click.echo(f"Token {token_id} revoked")
+
+
+@click.group("user")
+def user() -> None:
+    """Users of Cloudify's REST API on `stoker api` (cfy profiles use ... -u NAME -p PASSWORD -t TENANT)."""
+
+
+def _users(ctx: click.Context, db_url: str | None):
+    from stoker.api.cloudify.users import UserStore
+
+    return UserStore(_tokens(ctx, db_url).engine)
+
+
+@user.command("create")
+@click.argument("name")
+@click.option("--password-file", required=True, type=click.File("r"),
+              help="A file holding the password (its first line; '-' reads stdin): never on the command line.")
+@click.option("--tenant", required=True, help="The tenant (Stoker project) the user belongs to; repeat the "
+              "command for another tenant. default_tenant is the project 'default'.")
+@click.option("--role", type=click.Choice(["viewer", "user", "manager"]), default="user", show_default=True,
+              help="viewer reads; user also runs workflows, manages blueprints and deployments; "
+                   "manager also manages secrets and plugins.")
+@click.option("--db-url", "db_url", default=None)
+@click.pass_context
+def user_create(ctx, name, password_file, tenant, role, db_url):
+    """Add user NAME to TENANT with ROLE (the password is stored hashed with scrypt)."""
+    password = password_file.readline().rstrip("\r\n")
+    try:
+        _users(ctx, db_url).create(name, password, tenant, role)
+    except ValueError as exc:
+        click.echo(f"ERROR: {exc}", err=True)
+        sys.exit(1)
+    click.echo(f"User {name} is a {role} in tenant {tenant}")
+
+
+@user.command("list")
+@click.option("--db-url", "db_url", default=None)
+@format_option()
+@click.pass_context
+def user_list(ctx, db_url, fmt):
+    """Users, with their tenants and roles (never their passwords)."""
+    rows = [{**r, "created_at": r["created_at"].strftime("%Y-%m-%dT%H:%M:%SZ")} for r in _users(ctx, db_url).rows()]
+    show_list(rows, ["name", "tenant", "role", "created_at"], fmt)
+
+
+@user.command("delete")
+@click.argument("name")
+@click.option("--db-url", "db_url", default=None)
+@click.pass_context
+def user_delete(ctx, name, db_url):
+    """Remove user NAME from every tenant."""
+    if not _users(ctx, db_url).delete(name):
+        click.echo(f"ERROR: no user {name}", err=True)
+        sys.exit(1)
+    click.echo(f"User {name} deleted")

@@ -208,3 +208,23 @@ def instance_list(ctx, deployment_id, node_name, fmt):
 @click.pass_context
 def instance_get(ctx, instance_id, deployment_id, fmt):
     run_guarded(lambda: show_record(dsl(ctx).deployments.node_instance(instance_id, deployment_id), fmt), fmt)
+
+
+@click.group()
+def workflow() -> None:
+    """A deployment's workflows (cfy workflows list)."""
+
+
+@workflow.command("list")
+@click.option("-d", "--deployment-id", "deployment_id", required=True)
+@format_option()
+@click.pass_context
+def workflow_list(ctx, deployment_id, fmt):
+    """The workflows DEPLOYMENT_ID can run, with their parameters."""
+    def go():
+        declared = dsl(ctx).deployments.plan(deployment_id).get("workflows") or {}
+        rows = [{"name": name, "parameters": sorted((w or {}).get("parameters") or {})}
+                for name, w in sorted(declared.items())]
+        show_list(rows, ["name", "parameters"], fmt)
+
+    run_guarded(go, fmt)

@@ -22,6 +22,8 @@ from stoker.errors import StokerError
 
 EXECUTION_COLUMNS = ["id", "workflow_id", "deployment_id", "status", "created_at", "error"]
 EVENT_COLUMNS = ["timestamp", "type", "event_type", "level", "node_instance_id", "operation", "message"]
+#: how often ``events list --tail`` looks for new events
+TAIL_POLL = 0.5
 STYLES = {"task_failed": "red", "workflow_failed": "red", "task_succeeded": "green",
           "workflow_succeeded": "green", "task_rescheduled": "yellow", "workflow_cancelled": "yellow"}
 
@@ -158,7 +160,8 @@ def get(ctx, execution_id, fmt):
 
 @execution.command("cancel")
 @click.argument("execution_id")
-@click.option("--force", is_flag=True, help="Kill the running scripts instead of letting them end.")
+@click.option("--force", "-k", "--kill", "force", is_flag=True,
+              help="Kill the running scripts instead of letting them end.")
 @format_option()
 @click.pass_context
 def cancel(ctx, execution_id, force, fmt):
@@ -183,18 +186,37 @@ def event() -> None:
 
 
 @event.command("list")
-@click.option("-e", "--execution-id", "execution_id", required=True)
-@click.option("--include-logs", is_flag=True, help="Also the operations' logs (script output, ctx logger).")
+@click.argument("execution_id_arg", metavar="[EXECUTION_ID]", required=False)
+@click.option("-e", "--execution-id", "execution_id", default=None)
+@click.option("--include-logs/--hide-logs", "include_logs", default=None,
+              help="Also the operations' logs (script output, ctx logger); with --tail, on by default, as cfy.")
+@click.option("--tail", is_flag=True, help="Go on printing new events until the execution ends.")
 @format_option()
 @click.pass_context
-def event_list(ctx, execution_id, include_logs, fmt):
+def event_list(ctx, execution_id_arg, execution_id, include_logs, tail, fmt):
+    """Events of EXECUTION_ID (or -e), as ``cfy events list``."""
+    execution_id = execution_id or execution_id_arg
+    if not execution_id:
+        raise click.UsageError("name the execution: stoker events list EXECUTION_ID")
+    include_logs = tail if include_logs is None else include_logs
+
     def go():
         service = executions(ctx)
         rows = service.events(execution_id, include_logs)
         if fmt == "table":
             deployment_id = service.get(execution_id)["deployment_id"]
-            for row in rows:
-                click.echo(_line(row, deployment_id))
+            printed = 0
+            while True:
+                for row in rows[printed:]:
+                    click.echo(_line(row, deployment_id))
+                printed = len(rows)
+                if not tail or not _running(service.get(execution_id)):
+                    break
+                time.sleep(TAIL_POLL)
+                rows = service.events(execution_id, include_logs)
+            if tail:  # the execution ended between the last read and the check: its last events
+                for row in service.events(execution_id, include_logs)[printed:]:
+                    click.echo(_line(row, deployment_id))
         else:
             show_list(rows, list(rows[0]) if rows else EVENT_COLUMNS, fmt)
 
@@ -215,5 +237,38 @@ def _shortcut(workflow: str):
     return command
 
 
-install = _shortcut("install")
 uninstall = _shortcut("uninstall")
+
+
+@click.command("install")
+@click.argument("target", metavar="DEPLOYMENT_ID | BLUEPRINT_PATH")
+@click.option("-b", "--blueprint-id", "blueprint_id", default=None,
+              help="With a BLUEPRINT_PATH: upload it as this id (default: its folder's name, as cfy).")
+@click.option("-d", "--deployment-id", "deployment_id", default=None,
+              help="With a BLUEPRINT_PATH: the deployment to create (default: the blueprint id).")
+@click.option("-i", "--inputs", "inputs", multiple=True, metavar="FILE|KEY=VALUE",
+              help="With a BLUEPRINT_PATH: the deployment's inputs.")
+@click.option("-p", "--parameters", "parameters", multiple=True, metavar="FILE|KEY=VALUE")
+@click.option("--wait/--no-wait", default=True, help="Print events and logs as they happen (default).")
+@format_option()
+@click.pass_context
+def install(ctx, target, blueprint_id, deployment_id, inputs, parameters, wait, fmt):
+    """Run the install workflow on DEPLOYMENT_ID; or, as ``cfy install``, upload BLUEPRINT_PATH, create
+    its deployment and install it."""
+    from pathlib import Path
+
+    from stoker.cli.blueprint_cmds import dsl
+
+    if blueprint_id or deployment_id or inputs or Path(target).is_file():
+        path = Path(target)
+        blueprint_id = blueprint_id or path.resolve().parent.name
+        deployment_id = deployment_id or blueprint_id
+
+        def prepare():
+            service = dsl(ctx)
+            service.upload(path, blueprint_id)
+            service.deployments.create(deployment_id, blueprint_id, parse_inputs(inputs))
+
+        run_guarded(prepare, fmt)
+        target = deployment_id
+    run_workflow(ctx, "install", target, run_guarded(lambda: parse_inputs(parameters)), wait, fmt)

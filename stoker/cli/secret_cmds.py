@@ -20,7 +20,7 @@ def secret() -> None:
 @click.argument("key")
 @click.option("-s", "--secret-string", "value", required=True, help="The value.")
 @click.option("--update-if-exists", is_flag=True, help="Replace the value if the secret exists.")
-@click.option("--hidden", is_flag=True, help="Never show the value.")
+@click.option("--hidden", "--hidden-value", "hidden", is_flag=True, help="Never show the value.")
 @format_option()
 @click.pass_context
 def create(ctx, key, value, update_if_exists, hidden, fmt):

@@ -1,4 +1,4 @@
-"""The REST API's own tables: issued tokens, software configs and deployments.
+"""The REST API's own tables: issued tokens, users, software configs and deployments.
 
 They live in the same database as the engine's state and are declared on
 the models' metadata, so a new database gets them with everything else
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from sqlalchemy import JSON, Column, DateTime, Index, String, Table, Text
+from sqlalchemy import JSON, Column, DateTime, Index, PrimaryKeyConstraint, String, Table, Text
 
 from stoker.store.models import metadata
 
@@ -32,6 +32,20 @@ TOKENS = Table(
     Column("created_at", DateTime, nullable=False, default=utcnow),
     Column("expires_at", DateTime),
     Column("revoked_at", DateTime),
+    #: the user a token was issued to (Cloudify's ``cfy tokens get``); none for a project's token
+    Column("user_name", String(255)),
+)
+
+#: Cloudify's users: one row per tenant a user belongs to, with the user's role there
+USERS = Table(
+    "api_user", metadata,
+    Column("name", String(255), nullable=False),
+    Column("tenant", String(255), nullable=False),
+    Column("role", String(32), nullable=False),
+    #: ``scrypt$n$r$p$salt$hash`` (stoker/api/cloudify/passwords.py); the password is never stored
+    Column("password_hash", String(255), nullable=False),
+    Column("created_at", DateTime, nullable=False, default=utcnow),
+    PrimaryKeyConstraint("name", "tenant", name="pk_api_user"),
 )
 
 SOFTWARE_CONFIGS = Table(

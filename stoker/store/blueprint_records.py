@@ -48,17 +48,27 @@ class BlueprintRecords:
             raise Conflict(f"Blueprint {blueprint_id} already exists") from None
         return self.get_blueprint(project_id, blueprint_id)
 
+    @staticmethod
+    def _blueprints() -> Any:
+        """Every column but the archive (read on its own, by ``blueprint_archive``)."""
+        return select(*[c for c in BLUEPRINTS.c if c.name != "archive"])
+
     def get_blueprint(self, project_id: str, blueprint_id: str) -> dict:
         with self._read() as conn:
-            rows = self._rows(conn.execute(select(BLUEPRINTS).where(
+            rows = self._rows(conn.execute(self._blueprints().where(
                 BLUEPRINTS.c.project_id == project_id, BLUEPRINTS.c.id == blueprint_id)))
         if not rows:
             raise NotFound(f"Blueprint {blueprint_id} not found")
         return rows[0]
 
+    def blueprint_archive(self, blueprint_pk: int) -> bytes | None:
+        """The blueprint's files as uploaded (a tar.gz), or None for a blueprint stored without them."""
+        with self._read() as conn:
+            return conn.execute(select(BLUEPRINTS.c.archive).where(BLUEPRINTS.c.pk == blueprint_pk)).scalar()
+
     def list_blueprints(self, project_id: str) -> list[dict]:
         with self._read() as conn:
-            return self._rows(conn.execute(select(BLUEPRINTS).where(BLUEPRINTS.c.project_id == project_id)
+            return self._rows(conn.execute(self._blueprints().where(BLUEPRINTS.c.project_id == project_id)
                                            .order_by(BLUEPRINTS.c.created_at, BLUEPRINTS.c.id)))
 
     def delete_blueprint(self, project_id: str, blueprint_id: str) -> None:

@@ -13,8 +13,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import (JSON, Boolean, Column, DateTime, ForeignKey, Index, Integer, MetaData, String, Table, Text, false,
-                        text, true)
+from sqlalchemy import (JSON, Boolean, Column, DateTime, ForeignKey, Index, Integer, LargeBinary, MetaData, String, Table,
+                        Text, false, text, true)
 from sqlalchemy.types import TypeDecorator
 
 
@@ -227,8 +227,12 @@ class Blueprint(Record):
         Column("project_id", String(255), nullable=False),
         Column("description", Text),
         Column("main_file_name", String(255), nullable=False),
-        #: the folder the blueprint was uploaded from (scripts are read from it)
+        #: the folder the blueprint was uploaded from (read when no archive is kept: older rows)
         Column("source_dir", Text),
+        #: the blueprint's files as uploaded, a tar.gz (stoker/blueprint/archives.py); scripts run from it
+        Column("archive", LargeBinary),
+        #: sha256 of ``archive``, hex: where its files are unpacked, found without reading the archive
+        Column("archive_sha256", String(64)),
         Column("plan", JSON, nullable=False),
         Column("created_at", UTCDateTime, default=utcnow, nullable=False),
         Index("ix_blueprint_project_id_id", "project_id", "id", unique=True),

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Awaitable
 
 from stoker import secretbox
+from stoker.blueprint import archives
 from stoker.blueprint.state import tenant_of
 from stoker.dispatch.inprocess import InProcess
 from stoker.engine.graph import WalkFailed
@@ -46,6 +47,9 @@ class Executions:
         self.owner = owner
         #: where the steps run: here (``InProcess``) or on workers (``stoker.dispatch``)
         self.dispatch = dispatch or InProcess()
+        #: set when the process serving this execution stops (``stoker api``): it is cancelled, its
+        #: scripts killed, so the server stops at once; ``resume`` continues it later
+        self.stopping: Any = None
 
     # -- reading --------------------------------------------------------------------------------
     def get(self, execution_id: str) -> dict:
@@ -143,8 +147,15 @@ class Executions:
                                          row["host_id"], list(row["scaling_groups"] or []))
                      for row in self.records.node_instances(deployment_row["pk"])}
         plan = secretbox.unseal(deployment_row["plan"])
-        return Deployment(deployment_row["id"], deployment_row["blueprint_id"],
-                          Path(blueprint.get("source_dir") or "."), nodes, instances, plan.get("scaling_groups") or {})
+        return Deployment(deployment_row["id"], deployment_row["blueprint_id"], self._folder(blueprint), nodes,
+                          instances, plan.get("scaling_groups") or {})
+
+    def _folder(self, blueprint: dict) -> Path:
+        """Where the blueprint's scripts are read: its kept files, else (stored before files were kept) its folder."""
+        if blueprint.get("archive_sha256"):
+            return archives.materialise(blueprint["archive_sha256"],
+                                        lambda: self.records.blueprint_archive(blueprint["pk"]))
+        return Path(blueprint.get("source_dir") or ".")
 
     def modify(self, deployment_row: dict, memo: dict, when: str) -> None:
         """Apply what a scale decided: instances added and rewired before it runs, removed after it ran."""
@@ -224,7 +235,7 @@ class Executions:
             request = await loop.run_in_executor(None, self.records.heartbeat, row["pk"], self.owner)
             if request == "graceful":
                 runner.stop_requested = True
-            elif request == "force":
+            elif request == "force" or (self.stopping is not None and self.stopping.is_set()):
                 walking.cancel()
                 return
 

@@ -49,10 +49,10 @@ def blueprint(runs, hold):
         """).format(ops=textwrap.indent(ops, "        "), runs=runs)
 
 
-def deploy(cluster, tmp_path, hold=0.0):
+def deploy(cluster, tmp_path, hold=0.0, operation=OPERATION):
     folder = tmp_path / "bp"
     (folder / "scripts").mkdir(parents=True)
-    (folder / "scripts" / "op.sh").write_text(OPERATION)
+    (folder / "scripts" / "op.sh").write_text(operation)
     runs = tmp_path / "runs.log"
     (folder / "blueprint.yaml").write_text(blueprint(runs, hold))
     cluster.engine.blueprints.upload(folder / "blueprint.yaml", "bp")
@@ -124,8 +124,7 @@ def test_install_and_uninstall_run_each_operation_once_on_the_workers(cluster, t
 
 def test_a_failed_operation_fails_the_execution_with_its_reason(cluster, tmp_path):
     cluster.start_worker(), cluster.start_worker()
-    deploy(cluster, tmp_path)
-    (tmp_path / "bp" / "scripts" / "op.sh").write_text('echo "db is down" >&2\nexit 3\n')
+    deploy(cluster, tmp_path, operation='echo "db is down" >&2\nexit 3\n')  # uploaded with the blueprint
     done = finish(cluster, cluster.engine.executions.start("install", "dep"))
     assert done["status"] == "failed"
     assert "create on db" in done["error"] and "db is down" in done["error"]

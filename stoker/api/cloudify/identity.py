@@ -1,0 +1,130 @@
+"""Who calls Cloudify's routes, in which tenant, with which role.
+
+Credentials, as ``cfy`` and cloudify-rest-client send them: HTTP basic auth
+with a user's password, an ``Authentication-Token`` (a user's, from
+``cfy tokens get``, or a project token from ``stoker token create``, which
+acts as the project's manager), or Stoker's ``X-Auth-Token``; the ``Tenant``
+header names the tenant (default ``default_tenant``).  With ``noauth`` (on
+loopback) every caller is the manager of ``default_tenant``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from fastapi import Request
+
+from stoker.api.auth import digest
+from stoker.api.cloudify.users import UserStore, may, project_of
+from stoker.api.errors import ApiError
+from stoker.blueprint.state import DEFAULT_TENANT, tenant_of
+
+#: seconds a checked password or token is remembered (a revoked token stops within this)
+CACHE_SECONDS = 5.0
+
+
+@dataclass(frozen=True)
+class Caller:
+    user: str
+    tenant: str
+    role: str
+
+    @property
+    def project(self) -> str:
+        return project_of(self.tenant)
+
+
+def unauthorized(message: str) -> ApiError:
+    return ApiError(401, message, "unauthorized_error")
+
+
+def forbidden(message: str) -> ApiError:
+    return ApiError(403, message, "forbidden_error")
+
+
+class Identities:
+    """Resolves a request's credentials to a ``Caller`` (with a short cache of successful checks)."""
+
+    def __init__(self, mode: str, tokens: Any, users: UserStore):
+        self.mode, self.tokens, self.users = mode, tokens, users
+        self._cache: dict[str, tuple[Any, float]] = {}
+
+    def caller(self, headers: Any) -> Caller:
+        tenant = headers.get("tenant") or DEFAULT_TENANT
+        if self.mode == "noauth":
+            if tenant != DEFAULT_TENANT:
+                raise forbidden(f"this server runs without authentication (--auth noauth) and serves only "
+                                f"{DEFAULT_TENANT}, not {tenant!r}")
+            return Caller("admin", tenant, "manager")
+        token = headers.get("authentication-token") or headers.get("x-auth-token")
+        if token:
+            return self._by_token(token, headers.get("tenant"))
+        basic = headers.get("authorization", "")
+        if basic[:6].lower() == "basic ":
+            name, password = _basic(basic[6:])
+            if not self._remembered(("password", name, password), lambda: self.users.authenticate(name, password)):
+                raise unauthorized("Authentication failed for user " + repr(name))
+            return self._member(name, tenant)
+        raise unauthorized("Authentication required: send a user's credentials (cfy profiles use ... -u USER "
+                           "-p PASSWORD) or an Authentication-Token")
+
+    def _by_token(self, token: str, tenant: str | None) -> Caller:
+        holder = self._remembered(("token", token), lambda: self.tokens.holder_of(token))
+        if not holder:
+            raise unauthorized("Authentication failed: the token is unknown, revoked or expired")
+        project, user = holder
+        if user is None:  # a project's own token: its manager, in its tenant only
+            own = tenant_of(project)
+            if tenant not in (None, own):
+                raise forbidden(f"the token is not valid for tenant {tenant!r}")
+            return Caller("admin", own, "manager")
+        return self._member(user, tenant or tenant_of(project))
+
+    def _member(self, user: str, tenant: str) -> Caller:
+        role = self._remembered(("role", user, tenant), lambda: self.users.role(user, tenant))
+        if role is None:
+            raise forbidden(f"User {user!r} is not a member of tenant {tenant!r}")
+        return Caller(user, tenant, role)
+
+    def _remembered(self, key: tuple, check: Callable[[], Any]) -> Any:
+        """``check()``, remembered for a few seconds when it succeeds (a password check costs ~50 ms)."""
+        name = digest(repr(key))  # a password is never kept, only this hash of it
+        now = time.monotonic()
+        found = self._cache.get(name)
+        if found is not None and found[1] > now:
+            return found[0]
+        value = check()
+        if value:
+            if len(self._cache) > 10_000:
+                self._cache.clear()
+            self._cache[name] = (value, now + CACHE_SECONDS)
+        return value
+
+
+def _basic(encoded: str) -> tuple[str, str]:
+    try:
+        name, _, password = base64.b64decode(encoded.strip(), validate=True).decode("utf-8").partition(":")
+    except (binascii.Error, UnicodeDecodeError):
+        raise unauthorized("the Authorization header is not valid basic authentication") from None
+    return name, password
+
+
+def caller(request: Request) -> Caller:
+    """The dependency every Cloudify route takes."""
+    return request.app.state.cloudify.caller(request.headers)
+
+
+def requiring(role: str) -> Callable[[Request], Caller]:
+    """A dependency refusing (403) callers whose role does not include ``role``."""
+    def check(request: Request) -> Caller:
+        found = caller(request)
+        if not may(found.role, role):
+            raise forbidden(f"User {found.user!r} is a {found.role} in tenant {found.tenant!r}: this needs "
+                            f"the role {role} or above")
+        return found
+
+    return check

@@ -1,0 +1,10 @@
+"""Cloudify's REST API v3.1 routes, one module per family; ``routers`` in registration order."""
+
+from __future__ import annotations
+
+
+def routers() -> list:
+    from stoker.api.cloudify.routes import blueprints, deployments, executions, manager, nodes, secrets
+
+    return [manager.unversioned, manager.routes, blueprints.routes, deployments.routes, executions.routes,
+            nodes.routes, secrets.routes, manager.unknown]

@@ -1,0 +1,121 @@
+"""``/blueprints``: upload an archive (as ``cfy blueprints upload`` sends it), list, get, download, validate, delete."""
+
+from __future__ import annotations
+
+import email.parser
+import email.policy
+import json
+from typing import Any
+from urllib.parse import unquote
+
+from fastapi import Depends, Request
+from fastapi.responses import Response
+
+from stoker.api.body import read_body
+from stoker.api.cloudify import views
+from stoker.api.cloudify.identity import Caller, caller, requiring
+from stoker.api.cloudify.routing import router, run
+from stoker.api.errors import ApiError
+from stoker.limits import limit
+
+routes = router("blueprints")
+
+
+def _bad(message: str) -> ApiError:
+    return ApiError(400, message, "bad_parameters_error")
+
+
+async def _upload(request: Request) -> tuple[bytes, dict]:
+    """(archive bytes, parameters) from a multipart form (``params`` + ``blueprint_archive``) or a raw body."""
+    body = await read_body(request, limit("max_blueprint_size"), "max_blueprint_size", "blueprint archive")
+    params: dict[str, Any] = dict(request.query_params)
+    archive = body
+    kind = request.headers.get("content-type", "")
+    if kind.startswith("multipart/form-data"):
+        message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+            b"Content-Type: " + kind.encode("latin-1") + b"\r\n\r\n" + body)
+        archive = b""
+        for part in message.iter_parts():
+            name = part.get_param("name", header="content-disposition")
+            data = part.get_payload(decode=True) or b""
+            if name == "params":
+                try:
+                    params.update(json.loads(data))
+                except (ValueError, TypeError):
+                    raise _bad("the form field params is not a JSON object") from None
+            elif name == "blueprint_archive":
+                archive = data
+    if params.get("blueprint_archive_url"):
+        raise _bad("uploading a blueprint from a URL is not supported by Stoker: download the archive and "
+                   "upload the file (cfy blueprints upload PATH)")
+    if not archive:
+        raise _bad("the request has no blueprint archive (a tar or zip file in blueprint_archive)")
+    return archive, params
+
+
+def _file_name(params: dict) -> str:
+    name = params.get("application_file_name") or "blueprint.yaml"
+    if not isinstance(name, str):
+        raise _bad("application_file_name must be a file name")
+    return unquote(name)
+
+
+def _view(service: Any, blueprint_id: str, project: str) -> dict:
+    return views.blueprint(service.get(blueprint_id), project, service.plan(blueprint_id))
+
+
+@routes.put("/blueprints/{blueprint_id}")
+async def upload(blueprint_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
+    archive, params = await _upload(request)
+    name = _file_name(params)
+
+    def work(engine):
+        service = engine.blueprints
+        service.upload_archive(archive, blueprint_id, name)
+        return _view(service, blueprint_id, who.project)
+
+    return await run(request, who, work, 201)
+
+
+@routes.put("/blueprints/{blueprint_id}/validate")
+async def validate(blueprint_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
+    """Parse the archive's blueprint without storing anything: 204, or 400 with every problem."""
+    archive, params = await _upload(request)
+    name = _file_name(params)
+
+    def work(engine):
+        engine.blueprints.validate_archive(archive, name)
+        return Response(status_code=204)
+
+    return await run(request, who, work)
+
+
+@routes.get("/blueprints")
+async def list_(request: Request, who: Caller = Depends(caller)) -> Response:
+    return await run(request, who, lambda engine: views.page(
+        request, [views.blueprint(b, who.project) for b in engine.blueprints.list()]))
+
+
+@routes.get("/blueprints/{blueprint_id}")
+async def get(blueprint_id: str, request: Request, who: Caller = Depends(caller)) -> Response:
+    return await run(request, who, lambda engine: views.one(request, _view(engine.blueprints, blueprint_id,
+                                                                            who.project)))
+
+
+@routes.get("/blueprints/{blueprint_id}/archive")
+async def archive(blueprint_id: str, request: Request, who: Caller = Depends(caller)) -> Response:
+    def work(engine):
+        data = engine.blueprints.archive(blueprint_id)
+        return Response(data, media_type="application/octet-stream", headers={
+            "Content-Disposition": f'attachment; filename="{blueprint_id}.tar.gz"'})
+
+    return await run(request, who, work)
+
+
+@routes.delete("/blueprints/{blueprint_id}")
+async def delete(blueprint_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
+    def work(engine):
+        engine.blueprints.delete(blueprint_id)
+        return Response(status_code=204)
+
+    return await run(request, who, work)

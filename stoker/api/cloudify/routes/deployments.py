@@ -1,0 +1,165 @@
+"""``/deployments`` (create with inputs and labels, list with label filters, get, delete, outputs,
+capabilities, workflows, labels) and ``/labels/deployments``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Depends, Request
+from fastapi.responses import Response
+
+from stoker.api.body import json_body
+from stoker.api.cloudify import views
+from stoker.api.cloudify.identity import Caller, caller, requiring
+from stoker.api.cloudify.routing import router, run
+from stoker.api.errors import ApiError
+from stoker.errors import NotFound
+
+routes = router("deployments")
+
+
+def _bad(message: str) -> ApiError:
+    return ApiError(400, message, "bad_parameters_error")
+
+
+def _labels(raw: Any) -> list[tuple[str, str]]:
+    """Labels as the client sends them: ``[{"key": k, "value": v}]`` or ``[{k: v}]``."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise _bad("labels must be a list of {key: value} entries")
+    pairs = []
+    for entry in raw:
+        if isinstance(entry, dict) and set(entry) == {"key", "value"}:
+            pairs.append((entry["key"], entry["value"]))
+        elif isinstance(entry, dict) and len(entry) == 1:
+            pairs.extend((k, v) for k, v in entry.items())
+        else:
+            raise _bad(f"a label is {{key: value}}, not {entry!r}")
+    return pairs
+
+
+def deployment_view(engine: Any, deployment_id: str, project: str, row: dict | None = None) -> dict:
+    deployments = engine.blueprints.deployments
+    row = row or deployments.get(deployment_id)
+    executions = engine.executions.list(deployment_id)
+    return views.deployment(row, project, deployments.plan(deployment_id), deployments.inputs(deployment_id),
+                            executions[-1] if executions else None)
+
+
+def _label_filter(request: Request) -> list[tuple[str, str]]:
+    """``_labels=key=value`` or ``_labels=key:value`` filters (``cfy deployments list --labels``)."""
+    found = []
+    for spec in request.query_params.getlist("_labels"):
+        key, _, value = spec.replace("=", ":", 1).partition(":")
+        found.append((key.lower(), value))
+    return found
+
+
+@routes.put("/deployments/{deployment_id}")
+async def create(deployment_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
+    body = await json_body(request)
+    if not isinstance(body, dict) or not isinstance(body.get("blueprint_id"), str):
+        raise _bad("a deployment is created from a blueprint: send {\"blueprint_id\": ..., \"inputs\": {...}}")
+    inputs = body.get("inputs") or {}
+    if not isinstance(inputs, dict):
+        raise _bad("inputs must be a map of input names to values")
+    labels = _labels(body.get("labels"))
+    display_name = body.get("display_name")
+
+    def work(engine):
+        engine.blueprints.deployments.create(deployment_id, body["blueprint_id"], inputs, labels,
+                                             display_name if isinstance(display_name, str) else None,
+                                             bool(body.get("runtime_only_evaluation")))
+        return deployment_view(engine, deployment_id, who.project)
+
+    return await run(request, who, work, 201)
+
+
+@routes.get("/deployments")
+async def list_(request: Request, who: Caller = Depends(caller)) -> Response:
+    wanted = _label_filter(request)
+
+    def work(engine):
+        deployments = engine.blueprints.deployments
+        rows = [deployment_view(engine, d["id"], who.project, {**d, "labels": deployments.labels(d["id"])})
+                for d in deployments.list()]
+        rows = [r for r in rows if all({"key": k, "value": v} in r["labels"] for k, v in wanted)]
+        return views.page(request, rows)
+
+    return await run(request, who, work)
+
+
+@routes.get("/deployments/{deployment_id}")
+async def get(deployment_id: str, request: Request, who: Caller = Depends(caller)) -> Response:
+    return await run(request, who, lambda engine: views.one(request, deployment_view(engine, deployment_id,
+                                                                                      who.project)))
+
+
+@routes.delete("/deployments/{deployment_id}")
+async def delete(deployment_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
+    def work(engine):
+        engine.blueprints.deployments.delete(deployment_id)
+        return Response(status_code=204)
+
+    return await run(request, who, work)
+
+
+@routes.patch("/deployments/{deployment_id}")
+async def update_labels(deployment_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
+    """Replace the deployment's labels (``cfy deployments labels add|delete`` send the whole new list)."""
+    body = await json_body(request)
+    if not isinstance(body, dict) or "labels" not in body:
+        raise _bad("only a deployment's labels can be changed here: send {\"labels\": [...]}")
+    wanted = _labels(body["labels"])
+
+    def work(engine):
+        deployments = engine.blueprints.deployments
+        for label in deployments.labels(deployment_id):
+            if (label["key"], label["value"]) not in wanted:
+                deployments.delete_label(deployment_id, label["key"], label["value"])
+        deployments.add_labels(deployment_id, wanted)
+        return deployment_view(engine, deployment_id, who.project)
+
+    return await run(request, who, work)
+
+
+@routes.get("/deployments/{deployment_id}/outputs")
+async def outputs(deployment_id: str, request: Request, who: Caller = Depends(caller)) -> Response:
+    return await run(request, who, lambda engine: {
+        "deployment_id": deployment_id, "outputs": engine.blueprints.deployments.outputs(deployment_id)})
+
+
+@routes.get("/deployments/{deployment_id}/capabilities")
+async def capabilities(deployment_id: str, request: Request, who: Caller = Depends(caller)) -> Response:
+    return await run(request, who, lambda engine: {
+        "deployment_id": deployment_id, "capabilities": engine.blueprints.deployments.capabilities(deployment_id)})
+
+
+@routes.get("/deployments/{deployment_id}/workflows")
+async def workflows(deployment_id: str, request: Request, who: Caller = Depends(caller)) -> Response:
+    return await run(request, who, lambda engine: {
+        "deployment_id": deployment_id,
+        "workflows": views.workflows(engine.blueprints.deployments.plan(deployment_id))})
+
+
+@routes.get("/labels/deployments")
+async def label_keys(request: Request, who: Caller = Depends(caller)) -> Response:
+    return await run(request, who, lambda engine: views.page(
+        request, [{"key": k} for k in sorted({k for k, _ in _all_labels(engine)})], filters=False))
+
+
+@routes.get("/labels/deployments/{key}")
+async def label_values(key: str, request: Request, who: Caller = Depends(caller)) -> Response:
+    def work(engine):
+        values = sorted({v for k, v in _all_labels(engine) if k == key.lower()})
+        if not values:
+            raise NotFound(f"No deployment has the label key {key}")
+        return views.page(request, [{"value": v} for v in values], filters=False)
+
+    return await run(request, who, work)
+
+
+def _all_labels(engine: Any) -> list[tuple[str, str]]:
+    deployments = engine.blueprints.deployments
+    return [(label["key"], label["value"]) for d in deployments.list() for label in deployments.labels(d["id"])]

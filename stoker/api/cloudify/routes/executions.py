@@ -1,0 +1,147 @@
+"""``/executions`` (start, list, get, cancel, force-cancel, kill, resume) and ``/events``.
+
+A start answers once the execution is stored (Cloudify answers 201 with it
+``started``/``pending``) and runs on in the tenant's action pool, or on the
+workers with a broker; ``cfy`` then polls the execution and its events.
+Script operations run code on the host: over the API a tenant runs them only
+when the operator allows local resources for it (the same switch and list as
+Heat's local resource types).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from fastapi import Depends, Request
+from fastapi.responses import Response
+
+from stoker import secretbox
+from stoker.api.body import json_body
+from stoker.api.cloudify import views
+from stoker.api.cloudify.identity import Caller, caller, forbidden, requiring
+from stoker.api.cloudify.routing import router, run
+from stoker.api.errors import ApiError
+from stoker.api.runner import START_TIMEOUT
+from stoker.resources.policy import LOCAL_SETTINGS
+from stoker.workflows.service import Executions
+
+routes = router("executions")
+
+
+class _Announcing(Executions):
+    """Executions telling ``started`` the id of the execution once its row is stored."""
+
+    def __init__(self, engine: Any, started: dict):
+        super().__init__(engine.store, engine.project_id, engine.engine_id, engine.dispatch)
+        self.started = started
+        self.stopping = engine.stopping  # the server stopping cancels it (resumable), not waits for it
+
+    def _run(self, row: dict, *args: Any, **kwargs: Any) -> dict:
+        self.started["id"] = row["id"]
+        self.started["event"].set()
+        return super()._run(row, *args, **kwargs)
+
+
+def _in_background(request: Request, who: Caller, engine: Any, action: Any) -> dict:
+    """Run ``action(executions)`` in the tenant's action pool; the execution once stored (or its refusal)."""
+    started: dict = {"event": threading.Event()}
+    future = request.app.state.stoker.runner.pool(who.project, "action").submit(action, _Announcing(engine, started))
+    future.add_done_callback(lambda f: started["event"].set())
+    started["event"].wait(START_TIMEOUT)
+    if "id" not in started and future.done() and future.exception() is not None:
+        raise future.exception()  # type: ignore[misc]
+    if "id" not in started:
+        raise ApiError(503, "the execution did not start in time; look for it with cfy executions list")
+    return views.execution(engine.executions.get(started["id"]), who.project)
+
+
+def _refuse_scripts(request: Request, who: Caller, engine: Any, deployment_id: str) -> None:
+    policy = request.app.state.stoker.engine.type_policy
+    if policy.local_projects is True or who.project in policy.local_projects:
+        return
+    records = engine.executions.records
+    row = records.get_deployment(who.project, deployment_id)
+    for node in records.nodes(row["pk"]):
+        definition = secretbox.unseal(node["definition"])
+        operations = [definition.get("operations") or {}] + [
+            rel.get(side) or {} for rel in definition.get("relationships") or ()
+            for side in ("source_operations", "target_operations")]
+        if any((op or {}).get("implementation") for ops in operations for op in ops.values()):
+            raise forbidden(f"deployment {deployment_id} has script operations, which run on the server host and "
+                            f"are off for tenant {who.tenant!r} (turn them on with {LOCAL_SETTINGS})")
+
+
+@routes.post("/executions", status_code=201)
+async def start(request: Request, who: Caller = Depends(requiring("user"))) -> Response:
+    body = await json_body(request)
+    if not isinstance(body, dict) or not isinstance(body.get("deployment_id"), str) \
+            or not isinstance(body.get("workflow_id"), str):
+        raise ApiError(400, "send {\"deployment_id\": ..., \"workflow_id\": ..., \"parameters\": {...}}",
+                       "bad_parameters_error")
+    parameters = body.get("parameters") or {}
+    if not isinstance(parameters, dict):
+        raise ApiError(400, "parameters must be a map", "bad_parameters_error")
+
+    def work(engine):
+        _refuse_scripts(request, who, engine, body["deployment_id"])
+        return _in_background(request, who, engine, lambda executions: executions.start(
+            body["workflow_id"], body["deployment_id"], parameters, force=bool(body.get("force")),
+            allow_custom_parameters=bool(body.get("allow_custom_parameters")), queue=bool(body.get("queue"))))
+
+    return await run(request, who, work, 201)
+
+
+@routes.get("/executions")
+async def list_(request: Request, who: Caller = Depends(caller)) -> Response:
+    deployment = request.query_params.get("deployment_id")
+    return await run(request, who, lambda engine: views.page(
+        request, [views.execution(e, who.project) for e in engine.executions.list(deployment)]))
+
+
+@routes.get("/executions/{execution_id}")
+async def get(execution_id: str, request: Request, who: Caller = Depends(caller)) -> Response:
+    return await run(request, who, lambda engine: views.one(
+        request, views.execution(engine.executions.get(execution_id), who.project)))
+
+
+@routes.post("/executions/{execution_id}")
+async def act(execution_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
+    body = await json_body(request)
+    action = body.get("action") if isinstance(body, dict) else None
+    if action not in ("cancel", "force-cancel", "kill", "resume", "force-resume"):
+        raise ApiError(400, "action is one of cancel, force-cancel, kill, resume, force-resume",
+                       "bad_parameters_error")
+
+    def work(engine):
+        if action.endswith("resume"):
+            deployment_id = engine.executions.get(execution_id)["deployment_id"]
+            _refuse_scripts(request, who, engine, deployment_id)
+            return _in_background(request, who, engine, lambda executions: executions.resume(execution_id))
+        engine.executions.cancel(execution_id, force=action != "cancel")
+        return views.execution(engine.executions.get(execution_id), who.project)
+
+    return await run(request, who, work)
+
+
+@routes.get("/events")
+async def events(request: Request, who: Caller = Depends(caller)) -> Response:
+    """An execution's events (and logs, given ``type=cloudify_log``), or a deployment's; ``_offset`` pages on."""
+    query = request.query_params
+    types = query.getlist("type") or ["cloudify_event"]
+    include_logs = "cloudify_log" in types or query.get("include_logs") in ("true", "True", "1")
+    execution_id = query.get("execution_id") or query.get("_execution_id")
+    deployment_id = query.get("deployment_id")
+
+    def work(engine):
+        executions = engine.executions
+        if execution_id:
+            chosen = [execution_id]
+        elif deployment_id:
+            chosen = [e["id"] for e in executions.list(deployment_id)]
+        else:
+            raise ApiError(400, "events are listed by execution_id (or deployment_id)", "bad_parameters_error")
+        found = [views.event(e) for eid in chosen for e in executions.events(eid, include_logs)]
+        return views.page(request, found, filters=False)
+
+    return await run(request, who, work)

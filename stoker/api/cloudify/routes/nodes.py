@@ -1,0 +1,70 @@
+"""``/nodes`` and ``/node-instances`` (runtime properties; an update carries the version it read)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Depends, Request
+from fastapi.responses import Response
+
+from stoker.api.body import json_body
+from stoker.api.cloudify import views
+from stoker.api.cloudify.identity import Caller, caller, requiring
+from stoker.api.cloudify.routing import router, run
+from stoker.api.errors import ApiError
+
+routes = router("nodes")
+
+
+def _deployments(engine: Any, request: Request) -> list[str]:
+    wanted = request.query_params.get("deployment_id")
+    return [wanted] if wanted else [d["id"] for d in engine.blueprints.deployments.list()]
+
+
+@routes.get("/nodes")
+async def nodes(request: Request, who: Caller = Depends(caller)) -> Response:
+    def work(engine):
+        deployments = engine.blueprints.deployments
+        return views.page(request, [views.node(n, who.project) for d in _deployments(engine, request)
+                                    for n in deployments.nodes(d)])
+
+    return await run(request, who, work)
+
+
+@routes.get("/node-instances")
+async def node_instances(request: Request, who: Caller = Depends(caller)) -> Response:
+    def work(engine):
+        deployments = engine.blueprints.deployments
+        return views.page(request, [views.node_instance(i, who.project) for d in _deployments(engine, request)
+                                    for i in deployments.node_instances(d)])
+
+    return await run(request, who, work)
+
+
+@routes.get("/node-instances/{instance_id}")
+async def node_instance(instance_id: str, request: Request, who: Caller = Depends(caller)) -> Response:
+    return await run(request, who, lambda engine: views.one(request, views.node_instance(
+        engine.blueprints.deployments.node_instance(instance_id), who.project)))
+
+
+@routes.patch("/node-instances/{instance_id}")
+async def update(instance_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
+    body = await json_body(request)
+    if not isinstance(body, dict):
+        raise ApiError(400, "send {\"runtime_properties\": {...}, \"state\": ..., \"version\": N}",
+                       "bad_parameters_error")
+    fields = {k: body[k] for k in ("state", "runtime_properties") if body.get(k) is not None}
+    if "runtime_properties" in fields and not isinstance(fields["runtime_properties"], dict):
+        raise ApiError(400, "runtime_properties must be a map", "bad_parameters_error")
+    version = body.get("version")
+    if version is not None and (not isinstance(version, int) or isinstance(version, bool)):
+        raise ApiError(400, "version must be a whole number", "bad_parameters_error")
+    expected = None if body.get("force") or not version else version
+
+    def work(engine):
+        deployments = engine.blueprints.deployments
+        found = deployments.update_node_instance(instance_id, None, expected, **fields) if fields else \
+            deployments.node_instance(instance_id)
+        return views.node_instance(found, who.project)
+
+    return await run(request, who, work)

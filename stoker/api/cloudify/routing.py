@@ -1,0 +1,87 @@
+"""Cloudify-shaped errors for every route under ``/api``: ``{"message", "error_code", "server_traceback"}``.
+
+cloudify-rest-client raises the exception class named by ``error_code`` and
+``cfy`` prints ``message``; Heat's routes keep their own shape.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable
+
+from fastapi import APIRouter, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from fastapi.routing import APIRoute
+
+from stoker.api.cloudify.identity import Caller
+from stoker.api.context import reply
+from stoker.api.errors import ApiError, from_stoker_error
+from stoker.errors import Conflict, NotFound, StaleWrite, StokerError
+from stoker.store.locks import new_engine_id
+
+LOG = logging.getLogger("stoker.api")
+
+#: Heat's error types -> Cloudify's error codes, where cloudify-rest-client knows one
+CODES = {400: "bad_parameters_error", 401: "unauthorized_error", 403: "forbidden_error", 404: "not_found_error",
+         409: "conflict_error", 413: "payload_too_large_error", 500: "internal_server_error"}
+
+
+def error_response(status: int, message: str, code: str | None = None) -> JSONResponse:
+    return JSONResponse({"message": message, "error_code": code or CODES.get(status, "bad_parameters_error"),
+                         "server_traceback": None}, status_code=status)
+
+
+def _mapped(exc: Exception) -> JSONResponse:
+    if isinstance(exc, ApiError):
+        code = exc.error_type if exc.error_type.endswith(("_error", "_in_use")) else None
+        return error_response(exc.status, exc.message, code)
+    if isinstance(exc, StaleWrite):
+        return error_response(409, str(exc), "conflict_error")
+    if isinstance(exc, (NotFound, Conflict)):
+        return error_response(404 if isinstance(exc, NotFound) else 409, str(exc))
+    if isinstance(exc, StokerError):
+        mapped = from_stoker_error(exc)
+        return error_response(mapped.status, mapped.message)
+    if isinstance(exc, RequestValidationError):
+        parts = [".".join(str(p) for p in e.get("loc", ()) if p not in ("query", "path", "body")) + ": "
+                 + str(e.get("msg")) for e in exc.errors()]
+        return error_response(400, "; ".join(parts) or "invalid request")
+    raise exc
+
+
+class CloudifyRoute(APIRoute):
+    """A route whose errors come out in Cloudify's shape."""
+
+    def get_route_handler(self) -> Callable[[Request], Any]:
+        handler = super().get_route_handler()
+
+        async def handle(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except (ApiError, StokerError, RequestValidationError) as exc:
+                return _mapped(exc)
+
+        return handle
+
+
+#: where every Cloudify route lives (``/api/version`` is the one outside it, as on a manager)
+PREFIX = "/api/v3.1"
+
+
+def router(tag: str) -> APIRouter:
+    return APIRouter(prefix=PREFIX, route_class=CloudifyRoute, tags=[f"cloudify: {tag}"])
+
+
+def engine_for(request: Request, caller: Caller) -> Any:
+    """The engine acting for the caller's tenant, with an engine id of its own (as a Heat request's)."""
+    engine = request.app.state.stoker.engine.for_project(caller.project)
+    engine.engine_id = new_engine_id()
+    return engine
+
+
+async def run(request: Request, caller: Caller, work: Callable[[Any], Any], status: int = 200) -> Response:
+    """``work(engine)`` in the tenant's bounded request pool, its result as JSON."""
+    engine = engine_for(request, caller)
+    result = await request.app.state.stoker.runner.call(caller.project, lambda: work(engine))
+    return result if isinstance(result, Response) else reply(result, status)

@@ -1,0 +1,141 @@
+"""The JSON shapes of Cloudify's REST API v3.1, as cloudify-rest-client and ``cfy`` read them.
+
+Stoker's services hand out the fields ``stoker ... -f json`` shows (already
+Cloudify's names); here they get the fields a manager adds (tenant,
+visibility, states), and lists get Cloudify's envelope and query language:
+``items`` + ``metadata.pagination``, ``_size``/``_offset``, ``_sort``
+(``-`` for descending), ``_include``, and equality filters on any field.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from fastapi import Request
+
+from stoker.api.errors import ApiError
+from stoker.blueprint.state import tenant_of
+
+#: the largest page a list returns (Cloudify's default ``max_results``)
+MAX_PAGE = 1000
+#: query parameters that are not filters on a field
+NOT_FILTERS = {"_size", "_offset", "_sort", "_include", "_search", "_get_all_results", "_all_tenants",
+               "include_logs", "type", "_range", "_filter_id", "_evaluate_functions", "_execution_id",
+               "all_sub_deployments", "_include_workdir", "force", "with_logs", "recursive", "delete_db_mode",
+               "delete_logs", "_group_id", "_summary", "state"}
+
+
+def _common(project: str) -> dict:
+    return {"tenant_name": tenant_of(project), "visibility": "tenant", "private_resource": False,
+            "resource_availability": "tenant", "created_by": "admin"}
+
+
+def blueprint(record: dict, project: str, plan: dict | None = None) -> dict:
+    return {**_common(project), "id": record["id"], "description": record["description"],
+            "main_file_name": record["main_file_name"], "created_at": record["created_at"],
+            "updated_at": record["created_at"], "state": "uploaded", "error": None, "error_traceback": None,
+            "is_hidden": False, "labels": record.get("labels", []),
+            # Stoker parses at upload, in the request: cfy waits for this "execution", ended already
+            "upload_execution": {"id": f"upload_blueprint-{record['id']}", "status": "terminated",
+                                 "workflow_id": "upload_blueprint"},
+            "requirements": None, "plan": plan}
+
+
+def workflows(plan: dict) -> list[dict]:
+    return [{"name": name, "plugin": (w or {}).get("plugin", ""), "operation": (w or {}).get("operation", ""),
+             "parameters": (w or {}).get("parameters", {}), "is_cascading": False,
+             "is_available": True}
+            for name, w in sorted((plan.get("workflows") or {}).items())]
+
+
+def deployment(record: dict, project: str, plan: dict, inputs: dict, latest: dict | None) -> dict:
+    status = latest["status"] if latest else None
+    installed = "active" if latest and latest["workflow_id"] == "install" and status == "terminated" else "inactive"
+    return {**_common(project), **record, "updated_at": record["created_at"], "inputs": inputs,
+            "outputs": plan.get("outputs", {}), "capabilities": plan.get("capabilities", {}),
+            "workflows": workflows(plan), "groups": plan.get("groups", {}), "policies": plan.get("policies", {}),
+            "scaling_groups": plan.get("scaling_groups", {}), "labels": record.get("labels", []),
+            "site_name": None, "installation_status": installed,
+            "deployment_status": "good" if status != "failed" else "requires_attention",
+            "latest_execution_status": {"terminated": "completed", "failed": "failed"}.get(status, "in_progress")
+            if status else None, "latest_execution": latest["id"] if latest else None,
+            "environment_type": "", "sub_services_count": 0, "sub_environments_count": 0,
+            "sub_services_status": None, "sub_environments_status": None, "is_hidden": False}
+
+
+def execution(record: dict, project: str) -> dict:
+    return {**_common(project), **record, "is_system_workflow": False, "blueprint_id": record.get("blueprint_id"),
+            "total_operations": None, "finished_operations": None, "is_dry_run": False,
+            "scheduled_for": None, "execution_group_id": None, "allow_custom_parameters": False,
+            "resume": False, "token": None}
+
+
+def event(record: dict) -> dict:
+    kind = record["type"]
+    return {**record, "type": kind, "reported_timestamp": record["timestamp"], "source_id": None,
+            "target_id": None, "logger": None if kind == "cloudify_event" else "ctx",
+            "manager_name": None, "agent_name": None, "error_causes": record.get("error_causes")}
+
+
+def node(record: dict, project: str) -> dict:
+    return {**_common(project), **record, "plugins": [], "plugins_to_install": None, "actual_number_of_instances":
+            record["number_of_instances"], "planned_number_of_instances": record["number_of_instances"],
+            "actual_planned_number_of_instances": record["number_of_instances"], "is_hidden": False}
+
+
+def node_instance(record: dict, project: str) -> dict:
+    return {**_common(project), **record, "system_properties": {}, "has_configuration_drift": False,
+            "is_status_check_ok": True, "index": record.get("index")}
+
+
+def secret(record: dict, project: str) -> dict:
+    return {**_common(project), "key": record["key"], "value": record.get("value"),
+            "is_hidden_value": record["is_hidden_value"], "created_at": record["created_at"],
+            "updated_at": record["updated_at"], "schema": None, "provider_name": None, "provider_options": None}
+
+
+def page(request: Request, items: Iterable[dict], filters: bool = True) -> dict:
+    """Cloudify's list envelope over ``items``, filtered, sorted, paged and trimmed as the query asks."""
+    query = request.query_params
+    found = list(items)
+    if filters:
+        known = set().union(*found) if found else set()  # a parameter naming no field is no filter
+        for key in {k for k in query.keys() if k not in NOT_FILTERS and k in known}:
+            wanted = query.getlist(key)
+            found = [i for i in found if _text(i.get(key)) in wanted]
+    for spec in reversed(query.getlist("_sort")):
+        key, descending = spec.lstrip("-+"), spec.startswith("-")
+        found.sort(key=lambda i: (i.get(key) is None, _text(i.get(key))), reverse=descending)
+    total = len(found)
+    size, offset = _number(query, "_size", MAX_PAGE), _number(query, "_offset", 0)
+    found = found[offset:offset + min(size, MAX_PAGE)]
+    include = [f for part in query.getlist("_include") for f in part.split(",") if f]
+    if include:
+        found = [{k: i.get(k) for k in include} for i in found]
+    return {"items": found, "metadata": {"pagination": {"total": total, "size": size, "offset": offset},
+                                         "filtered": None}}
+
+
+def one(request: Request, item: dict) -> dict:
+    """``item`` trimmed to ``_include`` when the query names fields."""
+    include = [f for part in request.query_params.getlist("_include") for f in part.split(",") if f]
+    return {k: item.get(k) for k in include} if include else item
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
+
+
+def _number(query: Any, name: str, default: int) -> int:
+    raw = query.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ApiError(400, f"{name} must be a whole number >= 0, not {raw!r}", "bad_parameters_error")
+    return value

@@ -1,0 +1,191 @@
+"""Cloudify's own ``cfy`` (PyPI ``cloudify`` 7.0.5) and cloudify-rest-client drive a blueprint's whole life on
+``stoker api``: profile, upload, secret, deployment with inputs, install of the local web app, outputs, node
+instances, events, executions, uninstall, deletes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import tarfile
+import urllib.request
+
+import pytest
+
+from ..helpers import BIN, child_env, free_port
+from .conftest import EXAMPLES, PASSWORD, cloudify_server
+
+pytest.importorskip("cloudify_rest_client")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("cfy")
+    started = cloudify_server(tmp, [("admin", "default_tenant", "manager")], extra=("--allow-local-resources",))
+    yield started
+    started.stop()
+
+
+def _port(server) -> str:
+    return server.url.rsplit(":", 1)[1]
+
+
+def _stop_if_left(pid: int) -> None:
+    """A failing test leaves no web server behind (uninstall stops it when the test passes)."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+
+
+def test_cfy_drives_a_blueprint_through_its_life(server, tmp_path, request):
+    env = {**child_env(tmp_path), "CFY_WORKDIR": str(tmp_path / "cfy")}
+    base = tmp_path / "apps"
+
+    def cfy(*args: str) -> str:
+        done = subprocess.run([str(BIN / "cfy"), *args], capture_output=True, text=True, timeout=120, env=env)
+        assert done.returncode == 0, f"cfy {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+        return done.stdout + done.stderr
+
+    def cfy_json(*args: str):
+        return json.loads(cfy(*args, "--json"))
+
+    cfy("profiles", "use", "127.0.0.1", "--rest-port", _port(server), "-u", "admin", "-p", PASSWORD,
+        "-t", "default_tenant")
+    assert "Blueprint uploaded" in cfy("blueprints", "upload", str(EXAMPLES / "local-app" / "blueprint.yaml"),
+                                       "-b", "app")
+    assert [b["id"] for b in cfy_json("blueprints", "list")] == ["app"]
+    cfy("blueprints", "download", "app", "-o", str(tmp_path / "app.tar.gz"))
+    with tarfile.open(tmp_path / "app.tar.gz") as kept:
+        assert {"blueprint.yaml", "scripts/start_server.py"} <= set(kept.getnames())
+    cfy("secrets", "create", "greeting", "-s", "from a secret", "--hidden-value")
+    assert cfy_json("secrets", "get", "greeting")["value"] != "from a secret"
+    port = free_port()
+    inputs = json.dumps({"port": port, "greeting": "Hello through cfy", "base_dir": str(base)})
+    assert "Deployment `web` created" in cfy("deployments", "create", "web", "-b", "app", "-i", inputs)
+    out = cfy("executions", "start", "install", "-d", "web")
+    assert "'install' workflow execution succeeded" in out
+    outputs = cfy_json("deployments", "outputs", "web")
+    request.addfinalizer(lambda: _stop_if_left(int(outputs["pid"]["value"])))
+    url = outputs["url"]["value"]
+    assert url == f"http://127.0.0.1:{port}/app.conf"
+    with urllib.request.urlopen(url, timeout=10) as answer:  # the installed server serves its config
+        assert "Hello through cfy" in answer.read().decode()
+    instances = cfy_json("node-instances", "list", "-d", "web")
+    assert sorted((i["node_id"], i["state"]) for i in instances) == [("config", "started"), ("server", "started")]
+    assert cfy_json("node-instances", "get", instances[0]["id"])["deployment_id"] == "web"
+    assert cfy_json("deployments", "capabilities", "web") == {}
+    assert cfy_json("tokens", "create")["value"].startswith("stk_")
+    executions = cfy_json("executions", "list", "-d", "web")
+    assert [(e["workflow_id"], e["status"]) for e in executions] == [("install", "terminated")]
+    events = cfy("events", "list", executions[0]["id"])
+    assert "Task succeeded 'cloudify.interfaces.lifecycle.start'" in events
+    assert "Finished executing workflow install" in cfy("events", "list", executions[0]["id"], "--tail")
+    assert "'uninstall' workflow execution succeeded" in cfy("uninstall", "web")
+    assert not (base / "web").exists()  # the uninstall's scripts removed the app's folder
+    cfy("secrets", "delete", "greeting")  # uninstall deleted the deployment and its blueprint, as cfy's does
+    assert cfy_json("deployments", "list") == [] and cfy_json("blueprints", "list") == []
+
+
+def test_rest_client_drives_the_same_life(server, tmp_path):
+    from cloudify_rest_client import CloudifyClient
+    from cloudify_rest_client.exceptions import CloudifyClientError
+
+    client = CloudifyClient(host="127.0.0.1", port=int(_port(server)), username="admin", password=PASSWORD,
+                            tenant="default_tenant")
+    assert client.manager.get_status()["status"] == "OK"
+    client.blueprints.validate(str(EXAMPLES / "local-app" / "blueprint.yaml"), "rc-app")  # stores nothing
+    with pytest.raises(CloudifyClientError):
+        client.blueprints.get("rc-app")
+    client.blueprints.upload(str(EXAMPLES / "local-app" / "blueprint.yaml"), "rc-app")
+    port = free_port()
+    client.deployments.create("rc-app", "rc-web", inputs={"port": port, "base_dir": str(tmp_path)},
+                              labels=[{"env": "test"}])
+    assert [d.id for d in client.deployments.list(_labels=["env=test"])] == ["rc-web"]
+    execution = client.executions.start("rc-web", "install")
+    while client.executions.get(execution.id).status not in ("terminated", "failed", "cancelled"):
+        pass  # polled as cfy does; each get is a request
+    assert client.executions.get(execution.id).status == "terminated"
+    assert client.deployments.outputs.get("rc-web").outputs["url"] == f"http://127.0.0.1:{port}/app.conf"
+    events = client.events.list(execution_id=execution.id, include_logs=True, _offset=0, _size=5)
+    assert len(events) == 5 and events.metadata.pagination.total > 5
+    later = client.events.list(execution_id=execution.id, include_logs=True, _offset=5, _size=1000)
+    assert later.items[-1]["event_type"] == "workflow_succeeded"
+    instance = next(i for i in client.node_instances.list(deployment_id="rc-web") if i.node_id == "server")
+    updated = client.node_instances.update(instance.id, runtime_properties={**instance.runtime_properties,
+                                                                            "note": "set"}, version=instance.version)
+    assert updated.runtime_properties["note"] == "set"
+    with pytest.raises(CloudifyClientError) as stale:
+        client.node_instances.update(instance.id, runtime_properties={}, version=instance.version)
+    assert stale.value.status_code == 409
+    with pytest.raises(CloudifyClientError) as busy:
+        client.blueprints.delete("rc-app")
+    assert busy.value.status_code == 409
+    uninstall = client.executions.start("rc-web", "uninstall")
+    while client.executions.get(uninstall.id).status not in ("terminated", "failed", "cancelled"):
+        pass
+    client.deployments.delete("rc-web")
+    client.blueprints.delete("rc-app")
+    with pytest.raises(CloudifyClientError) as gone:
+        client.blueprints.get("rc-app")
+    assert gone.value.status_code == 404 and gone.value.error_code == "not_found_error"
+
+
+SLOW = b"""tosca_definitions_version: cloudify_dsl_1_4
+imports: [cloudify/types/types.yaml]
+node_templates:
+  first:
+    type: cloudify.nodes.Root
+    interfaces:
+      cloudify.interfaces.lifecycle:
+        create: scripts/slow.sh
+  second:
+    type: cloudify.nodes.Root
+    relationships: [{type: cloudify.relationships.depends_on, target: first}]
+    interfaces:
+      cloudify.interfaces.lifecycle:
+        create: scripts/mark.sh
+"""
+def _ended(client, execution_id: str) -> dict:
+    while True:
+        found = client.executions.get(execution_id)
+        if found.status in ("terminated", "failed", "cancelled"):
+            return found
+
+
+def test_executions_cancel_kill_resume_and_list_paging(server, tmp_path):
+    import tarfile
+
+    from cloudify_rest_client import CloudifyClient
+
+    client = CloudifyClient(host="127.0.0.1", port=int(_port(server)), username="admin", password=PASSWORD,
+                            tenant="default_tenant")
+    go = tmp_path / "go"
+    folder = tmp_path / "slow"
+    (folder / "scripts").mkdir(parents=True)
+    (folder / "blueprint.yaml").write_bytes(SLOW)
+    (folder / "scripts" / "slow.sh").write_bytes(b'while [ ! -f "%s" ]; do sleep 0.1; done\n' % str(go).encode())
+    (folder / "scripts" / "mark.sh").write_bytes(b"ctx instance runtime-properties marked yes\n")
+    archive = tmp_path / "slow.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(folder, arcname="slow")
+    client.blueprints._upload(str(archive), "slow", application_file_name="blueprint.yaml")  # an archive, as sent
+    for name in ("s1", "s2", "s3"):
+        client.deployments.create("slow", name)
+
+    started = client.executions.start("s1", "install")
+    assert started.status in ("started", "pending")
+    cancelled = client.executions.cancel(started.id, kill=True)  # the waiting script is killed
+    assert _ended(client, cancelled.id).status == "cancelled"
+    go.write_text("go")
+    client.executions.resume(started.id)
+    assert _ended(client, started.id).status == "terminated"
+    second = next(i for i in client.node_instances.list(deployment_id="s1") if i.node_id == "second")
+    assert second.runtime_properties["marked"] == "yes" and second.state == "started"
+
+    listed = client.deployments.list(sort="id", is_descending=True, _include=["id"])
+    assert [d["id"] for d in listed] == ["s3", "s2", "s1"] and set(listed[0]) == {"id"}
+    paged = client.deployments.list(sort="id", _offset=1, _size=1)
+    assert [d.id for d in paged] == ["s2"] and paged.metadata.pagination.total == 3
+    assert [e.workflow_id for e in client.executions.list(deployment_id="s1")] == ["install"]
