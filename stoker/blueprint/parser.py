@@ -18,6 +18,7 @@ from stoker.blueprint.evaluation import make_function
 from stoker.blueprint.functions.base import function_of
 from stoker.blueprint.functions.table import FUNCTIONS
 from stoker.blueprint.loader import load_blueprint
+from stoker.blueprint.references import reference_cycles
 from stoker.blueprint.scanning import walk_plan
 from stoker.blueprint.types import flatten_types
 from stoker.blueprint.values import check_constraints, constraint_problem, known_type, typed_value
@@ -304,7 +305,8 @@ class _Parser:
                 self.problems.extend([Problem(_steps(exc.path or path), exc.code, str(exc.message))])
 
         walk_plan(plan, check)
-
+        for error in reference_cycles(plan):
+            self.problems.extend([Problem(_steps(error.path), error.code, error.message)])
 
     def warn_look_alike(self, key: Any, path: str) -> None:
         """``{get_atribute: ...}`` is a plain mapping, as in Cloudify; say so, it is rarely meant."""
