@@ -136,7 +136,7 @@ def execution() -> None:
 @click.pass_context
 def start(ctx, workflow, deployment_id, parameters, wait, force, queue, allow_custom_parameters, fmt):
     """Run WORKFLOW on a deployment, to its end."""
-    run_workflow(ctx, workflow, deployment_id, run_guarded(lambda: parse_inputs(parameters)), wait, fmt,
+    run_workflow(ctx, workflow, deployment_id, run_guarded(lambda: parse_inputs(parameters, "-p")), wait, fmt,
                  force, allow_custom_parameters, queue)
 
 
@@ -210,7 +210,7 @@ def _shortcut(workflow: str):
     @format_option()
     @click.pass_context
     def command(ctx, deployment_id, parameters, wait, fmt):
-        run_workflow(ctx, workflow, deployment_id, run_guarded(lambda: parse_inputs(parameters)), wait, fmt)
+        run_workflow(ctx, workflow, deployment_id, run_guarded(lambda: parse_inputs(parameters, "-p")), wait, fmt)
 
     return command
 

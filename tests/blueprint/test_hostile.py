@@ -99,3 +99,64 @@ def test_a_deep_list_in_an_input_is_no_loop(cli, write):
     created.expect(0)
     shown = cli("deployment", "outputs", "d", "-f", "json").expect(0).json
     assert json.dumps(shown).count("[") >= 91
+
+
+# -- 5. inputs and parameters bounded -----------------------------------------------------------
+PLAIN = HEAD + "inputs:\n  x: {default: 1}\nnode_templates:\n  a: {type: cloudify.nodes.Root}\n"
+HOT_JSON = ("heat_template_version: 2018-08-31\nparameters:\n  j: {type: json, default: {}}\n"
+            "  s: {type: string, default: x}\nresources: {}\noutputs:\n  s: {value: {get_param: s}}\n")
+DEEP = "[" * 10_000 + "]" * 10_000
+
+
+def _deep_file(write):
+    return write("deep.yaml", "x: " + DEEP + "\n")
+
+
+@pytest.mark.parametrize("given, limit_name", [
+    (lambda write: ["-i", _deep_file(write)], "max_nesting"),
+    (lambda write: ["-i", "x=" + DEEP], "max_nesting"),
+    (lambda write: ["-i", write("big.yaml", "x: " + "a" * 10_000_000 + "\n")], "max_template_size"),
+    (lambda write: ["-i", write("many.json", json.dumps({f"k{i}": 1 for i in range(700_000)}))],
+     "max_template_size"),
+])
+def test_deployment_inputs_are_bounded(sqlite_url, cli, write, given, limit_name):
+    cli("blueprint", "upload", write("bp.yaml", PLAIN), "-b", "bp").expect(0)
+    refused = stoker(sqlite_url, "deployment", "create", "d", "-b", "bp", *given(write), deadline=30).expect(1)
+    assert f"({limit_name})" in refused.stderr and len(refused.stderr.splitlines()) == 1, refused.stderr
+    assert cli("deployment", "list", "-f", "json").expect(0).json == []
+
+
+def test_a_long_key_value_is_never_a_path(cli, write):
+    cli("blueprint", "upload", write("bp.yaml", PLAIN), "-b", "bp").expect(0)
+    cli("deployment", "create", "d", "-b", "bp", "-i", "x=" + "v" * 10_000).expect(0)
+    assert cli("deployment", "inputs", "d", "-f", "json").expect(0).json == {"x": "v" * 10_000}
+    cli("execution", "start", "install", "-d", "d", "-p", "y=" + "v" * 10_000).expect(1)
+
+
+def test_workflow_parameters_are_bounded(cli, write):
+    cli("blueprint", "upload", write("bp.yaml", PLAIN), "-b", "bp").expect(0)
+    cli("deployment", "create", "d", "-b", "bp").expect(0)
+    refused = cli("execution", "start", "install", "-d", "d", "-p", "x=" + DEEP).expect(1)
+    assert "-p x: the value is nested more than 100 levels deep (max_nesting)" in refused.stderr
+    assert cli("execution", "list", "-f", "json").expect(0).json == []
+
+
+@pytest.mark.parametrize("given, message", [
+    (lambda write: ["-P", "j=" + DEEP], "-P j: the value is nested more than 100 levels deep (max_nesting)"),
+    (lambda write: ["--parameter-file", f"j={write('deep.txt', DEEP)}"], "--parameter-file j: the value is nested"),
+    (lambda write: ["-e", write("env.yaml", "parameters:\n  j: '" + DEEP + "'\n")], "-e parameters j: the value"),
+    (lambda write: ["-P", "s=" + "x" * 20_000], "-P s would be 20002 bytes or more, over the limit of 10000 bytes "
+                                                "(max_value_size)"),
+])
+def test_template_parameters_are_bounded(sqlite_url, write, monkeypatch, given, message):
+    monkeypatch.setenv("STOKER_MAX_VALUE_SIZE", "10000")  # a command line cannot hold the default's million
+    template = write("t.yaml", HOT_JSON)
+    for command in (["stack", "create", "s", "-t", template, "--wait"], ["template", "validate", "-t", template]):
+        refused = stoker(sqlite_url, *command, *given(write), deadline=30).expect(1)
+        assert message in refused.stderr and "Traceback" not in refused.stderr, refused.stderr
+
+
+def test_a_long_parameter_is_a_value(cli, write):
+    shown = cli("stack", "create", "s", "-t", write("t.yaml", HOT_JSON), "-P", "s=" + "v" * 10_000, "--wait",
+                "-f", "json").expect(0)
+    assert "v" * 10_000 in shown.stdout
