@@ -160,3 +160,18 @@ def test_a_long_parameter_is_a_value(cli, write):
     shown = cli("stack", "create", "s", "-t", write("t.yaml", HOT_JSON), "-P", "s=" + "v" * 10_000, "--wait",
                 "-f", "json").expect(0)
     assert "v" * 10_000 in shown.stdout
+
+
+# -- 2. scale bounded ---------------------------------------------------------------------------
+def test_scale_is_bounded_before_anything_is_planned(sqlite_url, cli, write):
+    cli("blueprint", "upload", write("bp.yaml", PLAIN), "-b", "bp").expect(0)
+    cli("deployment", "create", "d", "-b", "bp").expect(0)
+    cli("install", "d").expect(0)
+    for delta, words in (("100000", "would have 100001 node instances, more than the limit of 100000"),
+                         ("1000000", "would have 1000001 node instances"),
+                         ("-1000000", "would have -999999 instances")):
+        refused = stoker(sqlite_url, "execution", "start", "scale", "-d", "d", "-p", "scalable_entity_name=a",
+                         "-p", f"delta={delta}", deadline=30).expect(1)
+        assert words in refused.stderr and len(refused.stderr.splitlines()) == 1, refused.stderr
+    assert [e["workflow_id"] for e in cli("execution", "list", "-f", "json").expect(0).json] == ["install"]
+    assert len(cli("node-instance", "list", "-d", "d", "-f", "json").expect(0).json) == 1
