@@ -10,7 +10,7 @@ from stoker.blueprint import runtime
 from stoker.blueprint.deployment import prepare
 from stoker.blueprint.errors import BlueprintError
 from stoker.blueprint.evaluation import PlanEvaluator, RuntimeEvaluator, scan
-from stoker.blueprint.secrets import MASK
+from stoker.blueprint.secrets import MASK, masked_values, masker, secret_values
 from stoker.blueprint.state import StoredState, instance_view, tenant_of
 from stoker.errors import NotFound
 
@@ -123,12 +123,19 @@ class Deployments:
         return {k: (MASK if definitions.get(k, {}).get("hidden") else v) for k, v in values.items()}
 
     def outputs(self, deployment_id: str) -> dict:
+        """Output values; one that shows a hidden secret or hidden input is masked."""
         state = self.state(deployment_id)
-        return runtime.evaluate_outputs(self.plan(deployment_id)["outputs"], state)
+        return masked_values(runtime.evaluate_outputs(self.plan(deployment_id)["outputs"], state),
+                             self._hidden(state))
 
     def capabilities(self, deployment_id: str) -> dict:
+        """Capability values; one that shows a hidden secret or hidden input is masked."""
         state = self.state(deployment_id)
-        return runtime.evaluate_capabilities(self.plan(deployment_id)["capabilities"], state)
+        return masked_values(runtime.evaluate_capabilities(self.plan(deployment_id)["capabilities"], state),
+                             self._hidden(state))
+
+    def _hidden(self, state: StoredState):
+        return masker(secret_values(self.records, self.project_id, state.deployment, hidden_only=True))
 
     def nodes(self, deployment_id: str) -> list[dict]:
         row = self._row(deployment_id)

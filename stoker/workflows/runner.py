@@ -15,6 +15,8 @@ from contextlib import asynccontextmanager
 from datetime import datetime, timezone
 from typing import Any, AsyncIterator, Awaitable, Callable, Protocol
 
+from stoker import secretbox
+from stoker.blueprint.secrets import shows_any
 from stoker.engine.graph import Graph, WalkFailed, walk
 from stoker.workflows import dotted
 from stoker.workflows.context import InstanceView, NodeView, OperationContext, OperationFailed, OperationInfo, Side
@@ -153,8 +155,9 @@ class Runner:
                                        step.operation, "task_failed",
                                        context={**task, "stderr": self.mask(failure.stderr_tail)}))
             raise StepFailed(step, self.mask(str(failure)), self.mask(failure.stderr_tail)) from None
+        stored = secretbox.seal(result) if shows_any(result, self.mask) else result  # as hidden HOT values are
         self.writer.event(self.row("cloudify_event", f"Task succeeded '{step.operation}'", instance, step.operation,
-                                   "task_succeeded", context={**task, "result": result}))
+                                   "task_succeeded", context={**task, "result": stored}))
         return result
 
     async def run_workflow_script(self, step: Step) -> None:

@@ -26,7 +26,8 @@ from stoker.store.locks import execution_gone
 from stoker.store.models import utcnow
 from stoker.workflows.builtin import graph_builder, operation_kwargs
 from stoker.workflows.errors import WorkflowError
-from stoker.workflows.evaluate import LiveEvaluator, LiveState, masker, secret_values
+from stoker.blueprint.secrets import masker, secret_values
+from stoker.workflows.evaluate import LiveEvaluator, LiveState
 from stoker.workflows.model import Deployment, Instance
 from stoker.workflows.operations import RetryPolicy
 from stoker.workflows.parameters import workflow_parameters

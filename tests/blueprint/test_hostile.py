@@ -175,3 +175,60 @@ def test_scale_is_bounded_before_anything_is_planned(sqlite_url, cli, write):
         assert words in refused.stderr and len(refused.stderr.splitlines()) == 1, refused.stderr
     assert [e["workflow_id"] for e in cli("execution", "list", "-f", "json").expect(0).json] == ["install"]
     assert len(cli("node-instance", "list", "-d", "d", "-f", "json").expect(0).json) == 1
+
+
+# -- 7. validate refuses what install would -----------------------------------------------------
+def test_validate_refuses_scripts_install_would_refuse(cli, write, tmp_path):
+    (tmp_path / "outside.sh").write_text("#!/bin/sh\ntouch ran\n")
+    path = write("bp/b.yaml", HEAD + "node_templates:\n  n:\n    type: cloudify.nodes.Root\n    interfaces:\n"
+                                   "      cloudify.interfaces.lifecycle:\n        create: ../outside.sh\n"
+                                   "        start: scripts/missing.sh\n")
+    refused = cli("blueprint", "validate", path).expect(1)
+    assert "script ../outside.sh: resource ../outside.sh is outside the blueprint's folder" in refused.stderr
+    assert "script scripts/missing.sh: resource scripts/missing.sh not found" in refused.stderr
+    cli("blueprint", "upload", path, "-b", "bp").expect(1)
+    assert cli("blueprint", "list", "-f", "json").expect(0).json == []
+
+
+# -- 4. hidden secrets and inputs never shown or stored in clear -------------------------------
+HIDDEN = HEAD + """\
+inputs:
+  h: {hidden: true, default: hidden-input-value}
+node_templates:
+  n:
+    type: cloudify.nodes.Root
+    interfaces:
+      cloudify.interfaces.lifecycle:
+        create:
+          implementation: returns.sh
+          inputs: {pw: {get_secret: pw}}
+outputs:
+  secret: {value: {get_secret: pw}}
+  derived: {value: {concat: ["user:", {get_secret: pw}]}}
+  input: {value: {get_input: h}}
+  returned: {value: {get_attribute: [n, copied]}}
+  plain: {value: shown}
+capabilities:
+  secret: {value: {get_secret: pw}}
+  plain: {value: shown}
+"""
+
+
+def test_hidden_values_are_masked_in_outputs_and_sealed_in_events(cli, write, sqlite_url):
+    write("returns.sh", 'ctx instance runtime-properties copied "$pw"\nctx returns "$pw"\n')
+    cli("secret", "create", "pw", "-s", "very-secret-pw", "--hidden").expect(0)
+    cli("blueprint", "upload", write("b.yaml", HIDDEN), "-b", "bp").expect(0)
+    cli("deployment", "create", "d", "-b", "bp").expect(0)
+    cli("install", "d").expect(0)
+    assert cli("deployment", "outputs", "d", "-f", "json").expect(0).json == {
+        "secret": "******", "derived": "******", "input": "******", "returned": "******", "plain": "shown"}
+    assert cli("deployment", "capabilities", "d", "-f", "json").expect(0).json == {"secret": "******",
+                                                                                  "plain": "shown"}
+    execution = cli("execution", "list", "-f", "json").expect(0).json[0]["id"]
+    events = cli("event", "list", "-e", execution, "--include-logs", "-f", "json").expect(0).json
+    assert any(e.get("event_type") == "task_succeeded" for e in events)
+    from sqlalchemy import create_engine, text
+
+    with create_engine(sqlite_url).connect() as conn:
+        stored = " ".join(str(row) for row in conn.execute(text("SELECT * FROM execution_event")))
+    assert "very-secret-pw" not in stored and "very-secret-pw" not in json.dumps(events)
