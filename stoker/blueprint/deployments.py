@@ -13,6 +13,7 @@ from stoker.blueprint.evaluation import PlanEvaluator, RuntimeEvaluator, scan
 from stoker.blueprint.secrets import MASK, masked_values, masker, secret_values
 from stoker.blueprint.state import StoredState, instance_view, tenant_of
 from stoker.errors import NotFound
+from stoker.resources import processes
 
 #: what a deployment row keeps of its plan (nodes and instances have tables of their own)
 PLAN_KEYS = ("version", "version_name", "description", "outputs", "capabilities", "groups", "policies",
@@ -107,6 +108,8 @@ class Deployments:
         return [self._view(row) for row in self.records.list_deployments(self.project_id, blueprint_id)]
 
     def delete(self, deployment_id: str) -> None:
+        """Delete the deployment, killing first the scripts its dead executions left running."""
+        processes.stop_orphans(self.records.execution_commands(self._row(deployment_id)["pk"]))
         self.records.delete_deployment(self.project_id, deployment_id)
 
     def state(self, deployment_id: str) -> StoredState:

@@ -65,6 +65,8 @@ class Runner:
         self.stop_requested = False
         self.finished = 0
         self.server: CtxServer | None = None
+        #: in each script's environment (``processes.MARKER_VARIABLE``): what the execution's record names
+        self.marker: str | None = None
         #: by step key, the retry its operation goes on at (a worker that parked a retry: ``pause``)
         self.retrying: dict[str, int] = {}
         #: how the interval before an operation's retry passes (a worker parks the step instead)
@@ -84,7 +86,7 @@ class Runner:
     @asynccontextmanager
     async def _serving(self) -> AsyncIterator[None]:
         """A ctx server for the operations run meanwhile (on this host); the writer flushed after."""
-        async with CtxServer() as server:
+        async with CtxServer(self.marker) as server:
             self.server = server
             try:
                 yield

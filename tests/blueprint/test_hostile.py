@@ -11,10 +11,12 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
 from engine.helpers import Run
+from engine.test_processes import _alive
 from stoker.blueprint.deployment import prepare
 from stoker.blueprint.errors import BlueprintError
 from stoker.blueprint.parser import parse_blueprint
@@ -232,3 +234,59 @@ def test_hidden_values_are_masked_in_outputs_and_sealed_in_events(cli, write, sq
     with create_engine(sqlite_url).connect() as conn:
         stored = " ".join(str(row) for row in conn.execute(text("SELECT * FROM execution_event")))
     assert "very-secret-pw" not in stored and "very-secret-pw" not in json.dumps(events)
+
+
+# -- 3. a killed execution's scripts are killed before anyone acts on it ---------------------------
+SCRIPT = """\
+pids={folder}/pids
+first=$(head -n 1 $pids 2>/dev/null)
+echo $$ >> $pids
+if [ -z "$first" ]; then sleep 120; exit 0; fi
+state=$(cut -d ' ' -f 3 /proc/$first/stat 2>/dev/null)
+if [ -n "$state" ] && [ "$state" != Z ]; then echo alive > {folder}/seen; else echo gone > {folder}/seen; fi
+"""
+
+
+def _wait_for(path, deadline: float = 60):
+    end = time.monotonic() + deadline
+    while not (path.exists() and path.read_text().strip()):
+        assert time.monotonic() < end, f"{path} never written"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("action", ["resume", "cancel", "new execution", "deployment delete"])
+def test_a_killed_executions_script_is_killed_before_anyone_acts(sqlite_url, cli, write, tmp_path, action):
+    import signal
+
+    write("bp/create.sh", SCRIPT.format(folder=tmp_path))
+    path = write("bp/b.yaml", HEAD + "node_templates:\n  n:\n    type: cloudify.nodes.Root\n    interfaces:\n"
+                                   "      cloudify.interfaces.lifecycle:\n        create: create.sh\n")
+    cli("blueprint", "upload", path, "-b", "bp").expect(0)
+    cli("deployment", "create", "d", "-b", "bp").expect(0)
+    running = subprocess.Popen([sys.executable, "-c", CLI, "--db-url", sqlite_url, "install", "d"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    first = None
+    try:
+        _wait_for(tmp_path / "pids")
+        first = int((tmp_path / "pids").read_text().split()[0])
+        running.send_signal(signal.SIGKILL)
+        running.wait(30)
+        assert _alive(first), "the script outlives its engine until someone kills it"
+        execution = cli("execution", "list", "-f", "json").expect(0).json[0]["id"]
+        command, code = {"resume": (["execution", "resume", execution], 0),
+                         "cancel": (["execution", "cancel", execution], 1),  # nothing to cancel, but it is stopped
+                         "new execution": (["install", "d"], 0),
+                         "deployment delete": (["deployment", "delete", "d"], 0)}[action]
+        stoker(sqlite_url, *command).expect(code)
+        end = time.monotonic() + 5  # the SIGKILL is sent; its delivery may take a moment
+        while _alive(first) and time.monotonic() < end:
+            time.sleep(0.01)
+        assert not _alive(first)
+        if action in ("resume", "new execution"):  # the second copy started after the first was gone
+            assert (tmp_path / "seen").read_text().strip() == "gone"
+    finally:
+        if first is not None:
+            try:
+                os.killpg(first, signal.SIGKILL)
+            except ProcessLookupError:
+                pass

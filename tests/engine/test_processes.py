@@ -240,7 +240,7 @@ def test_a_killed_engines_command_is_killed_by_whoever_takes_the_stack_over(engi
         size = log.stat().st_size
         time.sleep(0.5)  # ten of its writes, had it survived
         assert log.stat().st_size == size
-        assert not processes._group_carries(running["pgid"], running["marker"])
+        assert running["pgid"] not in processes._groups_carrying({running["marker"]}).get(running["marker"], set())
     finally:
         processes.kill_group(running["pgid"])  # never leave it behind, whatever happened
     if taking_over[0] == "delete":
