@@ -16,7 +16,7 @@ import time
 import pytest
 
 from engine.helpers import Run
-from engine.test_processes import _alive
+from engine.helpers import alive as _alive
 from stoker.blueprint.deployment import prepare
 from stoker.blueprint.errors import BlueprintError
 from stoker.blueprint.parser import parse_blueprint
