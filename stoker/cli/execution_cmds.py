@@ -21,6 +21,8 @@ from stoker.cli.stack_cmds import engine_of, run_guarded
 from stoker.errors import StokerError
 
 EXECUTION_COLUMNS = ["id", "workflow_id", "deployment_id", "status", "created_at", "error"]
+#: events a follower reads and prints at once (bounded memory, however long the execution)
+FOLLOW_PAGE = 5000
 EVENT_COLUMNS = ["timestamp", "type", "event_type", "level", "node_instance_id", "operation", "message"]
 STYLES = {"task_failed": "red", "workflow_failed": "red", "task_succeeded": "green",
           "workflow_succeeded": "green", "task_rescheduled": "yellow", "workflow_cancelled": "yellow"}
@@ -64,7 +66,6 @@ def _follow(service, deployment_id: str, action, wait: bool) -> dict:
             result["error"] = exc
 
     from rich.console import Console
-    from rich.markup import escape
 
     worker = threading.Thread(target=target, daemon=True)
     worker.start()
@@ -76,13 +77,12 @@ def _follow(service, deployment_id: str, action, wait: bool) -> dict:
             if execution_id is None:
                 new = [e["id"] for e in service.list(deployment_id) if e["id"] not in before]
                 execution_id = new[-1] if new else None
-            if wait and execution_id is not None:
-                events = service.events(execution_id, include_logs=True)
-                for event in events[printed:]:
-                    style = STYLES.get(event["event_type"] or "", "red" if event["level"] == "error" else "")
-                    text = escape(_line(event, deployment_id))
-                    console.print(f"[{style}]{text}[/]" if style else text)
-                printed = len(events)
+            while wait and execution_id is not None:  # only what is new, a page at a time, one write a page
+                events = service.events(execution_id, include_logs=True, since=printed, limit=FOLLOW_PAGE)
+                _print_events(console, events, deployment_id)
+                printed += len(events)
+                if len(events) < FOLLOW_PAGE:
+                    break
             if alive:
                 worker.join(0.2)
             elif "error" in result or not _running(result["value"]):
@@ -102,6 +102,24 @@ def _follow(service, deployment_id: str, action, wait: bool) -> dict:
     if "error" in result:
         raise result["error"]
     return result["value"]
+
+
+def _print_events(console, events: list[dict], deployment_id: str) -> None:
+    """Events as lines, written at once: coloured on a terminal, plain text (cheap) elsewhere."""
+    if not events:
+        return
+    if not console.is_terminal:
+        sys.stderr.write("".join(_line(event, deployment_id) + "\n" for event in events))
+        sys.stderr.flush()
+        return
+    from rich.markup import escape
+
+    lines = []
+    for event in events:
+        style = STYLES.get(event["event_type"] or "", "red" if event["level"] == "error" else "")
+        text = escape(_line(event, deployment_id))
+        lines.append(f"[{style}]{text}[/]" if style else text)
+    console.print("\n".join(lines))
 
 
 def _running(execution: dict) -> bool:

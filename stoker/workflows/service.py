@@ -57,9 +57,11 @@ class Executions:
         pk = self._deployment(deployment_id)["pk"] if deployment_id else None
         return [view(self._fresh(row)) for row in self.records.list_executions(self.project_id, pk)]
 
-    def events(self, execution_id: str, include_logs: bool = False) -> list[dict]:
+    def events(self, execution_id: str, include_logs: bool = False, since: int = 0,
+               limit: int | None = None) -> list[dict]:
+        """The execution's events (from the ``since``-th on, at most ``limit``: what a follower has not seen)."""
         row = self._fresh(self.records.get_execution(self.project_id, execution_id))
-        return [event_view(e, row) for e in self.records.events(row["pk"], include_logs)]
+        return [event_view(e, row) for e in self.records.events(row["pk"], include_logs, since, limit)]
 
     def _fresh(self, row: dict) -> dict:
         """The row, marked interrupted first when its process is gone."""

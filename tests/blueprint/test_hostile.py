@@ -290,3 +290,29 @@ def test_a_killed_executions_script_is_killed_before_anyone_acts(sqlite_url, cli
                 os.killpg(first, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+# -- 6. following an execution costs what the execution costs -------------------------------------
+def test_following_an_execution_reads_each_event_once(cli, write, monkeypatch):
+    from stoker.cli import execution_cmds
+    from stoker.store.execution_records import ExecutionRecords
+
+    reads: list[int] = []
+    original = ExecutionRecords.events
+
+    def counted(self, *args, **kwargs):
+        rows = original(self, *args, **kwargs)
+        reads.append(len(rows))
+        return rows
+
+    monkeypatch.setattr(ExecutionRecords, "events", counted)
+    monkeypatch.setattr(execution_cmds, "FOLLOW_PAGE", 500, raising=False)
+    cli("blueprint", "upload", write("bp.yaml", HEAD + "node_templates:\n  a:\n    type: cloudify.nodes.Root\n"
+                                     "    capabilities: {scalable: {properties: {default_instances: 3000}}}\n"),
+        "-b", "bp").expect(0)
+    cli("deployment", "create", "d", "-b", "bp").expect(0)
+    followed = cli("install", "d").expect(0)
+    printed = [line for line in followed.stderr.splitlines() if "<d>" in line]
+    assert len(printed) == 3002  # each instance started, and the workflow's start and end
+    assert sum(reads) == len(printed), f"{sum(reads)} event rows read to print {len(printed)}"
+    assert max(reads) <= 500
