@@ -23,6 +23,8 @@ from stoker.errors import StokerError
 EXECUTION_COLUMNS = ["id", "workflow_id", "deployment_id", "status", "created_at", "error"]
 #: events a follower reads and prints at once (bounded memory, however long the execution)
 FOLLOW_PAGE = 5000
+#: events a follower may be behind before it skips to the newest page (following costs what the execution costs)
+FOLLOW_BACKLOG = 20_000
 EVENT_COLUMNS = ["timestamp", "type", "event_type", "level", "node_instance_id", "operation", "message"]
 STYLES = {"task_failed": "red", "workflow_failed": "red", "task_succeeded": "green",
           "workflow_succeeded": "green", "task_rescheduled": "yellow", "workflow_cancelled": "yellow"}
@@ -77,6 +79,11 @@ def _follow(service, deployment_id: str, action, wait: bool) -> dict:
             if execution_id is None:
                 new = [e["id"] for e in service.list(deployment_id) if e["id"] not in before]
                 execution_id = new[-1] if new else None
+            if wait and execution_id is not None:  # far behind: skip to the last page, saying so
+                behind = service.count_events(execution_id, include_logs=True) - printed
+                if behind > FOLLOW_BACKLOG:
+                    _skip_note(console, behind - FOLLOW_PAGE, execution_id)
+                    printed += behind - FOLLOW_PAGE
             while wait and execution_id is not None:  # only what is new, a page at a time, one write a page
                 events = service.events(execution_id, include_logs=True, since=printed, limit=FOLLOW_PAGE)
                 _print_events(console, events, deployment_id)
@@ -120,6 +127,15 @@ def _print_events(console, events: list[dict], deployment_id: str) -> None:
         text = escape(_line(event, deployment_id))
         lines.append(f"[{style}]{text}[/]" if style else text)
     console.print("\n".join(lines))
+
+
+def _skip_note(console, skipped: int, execution_id: str) -> None:
+    note = (f"... {skipped} events not shown, to keep up with the execution "
+            f"(stoker event list -e {execution_id} --include-logs lists them)")
+    if console.is_terminal:
+        console.print(note, style="yellow", markup=False)
+    else:
+        sys.stderr.write(note + "\n")
 
 
 def _running(execution: dict) -> bool:

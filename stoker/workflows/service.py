@@ -63,6 +63,9 @@ class Executions:
         row = self._fresh(self.records.get_execution(self.project_id, execution_id))
         return [event_view(e, row) for e in self.records.events(row["pk"], include_logs, since, limit)]
 
+    def count_events(self, execution_id: str, include_logs: bool = False) -> int:
+        return self.records.count_events(self.records.get_execution(self.project_id, execution_id)["pk"], include_logs)
+
     def _fresh(self, row: dict) -> dict:
         """The row, marked interrupted first when its process is gone."""
         if row["status"] in ACTIVE and execution_gone(row):

@@ -316,3 +316,19 @@ def test_following_an_execution_reads_each_event_once(cli, write, monkeypatch):
     assert len(printed) == 3002  # each instance started, and the workflow's start and end
     assert sum(reads) == len(printed), f"{sum(reads)} event rows read to print {len(printed)}"
     assert max(reads) <= 500
+
+
+def test_a_follower_far_behind_skips_to_the_newest_events_saying_so(cli, write, monkeypatch):
+    from stoker.cli import execution_cmds
+
+    monkeypatch.setattr(execution_cmds, "FOLLOW_PAGE", 50, raising=False)
+    monkeypatch.setattr(execution_cmds, "FOLLOW_BACKLOG", 60, raising=False)
+    cli("blueprint", "upload", write("bp.yaml", HEAD + "node_templates:\n  a:\n    type: cloudify.nodes.Root\n"
+                                     "    capabilities: {scalable: {properties: {default_instances: 3000}}}\n"),
+        "-b", "bp").expect(0)
+    cli("deployment", "create", "d", "-b", "bp").expect(0)
+    followed = cli("install", "d").expect(0)
+    lines = followed.stderr.splitlines()
+    assert any("events not shown, to keep up with the execution (stoker event list -e" in line for line in lines)
+    assert len([line for line in lines if "<d>" in line]) < 3002
+    assert "'install' workflow execution succeeded" in lines[-1]
