@@ -293,6 +293,14 @@ def test_a_killed_executions_script_is_killed_before_anyone_acts(sqlite_url, cli
 
 
 # -- 6. following an execution costs what the execution costs -------------------------------------
+def _many_instances(cli, write) -> None:
+    """Deployment ``d``: 3,000 instances of a node without operations (3,002 events to install)."""
+    cli("blueprint", "upload", write("bp.yaml", HEAD + "node_templates:\n  a:\n    type: cloudify.nodes.Root\n"
+                                     "    capabilities: {scalable: {properties: {default_instances: 3000}}}\n"),
+        "-b", "bp").expect(0)
+    cli("deployment", "create", "d", "-b", "bp").expect(0)
+
+
 def test_following_an_execution_reads_each_event_once(cli, write, monkeypatch):
     from stoker.cli import execution_cmds
     from stoker.store.execution_records import ExecutionRecords
@@ -307,10 +315,7 @@ def test_following_an_execution_reads_each_event_once(cli, write, monkeypatch):
 
     monkeypatch.setattr(ExecutionRecords, "events", counted)
     monkeypatch.setattr(execution_cmds, "FOLLOW_PAGE", 500, raising=False)
-    cli("blueprint", "upload", write("bp.yaml", HEAD + "node_templates:\n  a:\n    type: cloudify.nodes.Root\n"
-                                     "    capabilities: {scalable: {properties: {default_instances: 3000}}}\n"),
-        "-b", "bp").expect(0)
-    cli("deployment", "create", "d", "-b", "bp").expect(0)
+    _many_instances(cli, write)
     followed = cli("install", "d").expect(0)
     printed = [line for line in followed.stderr.splitlines() if "<d>" in line]
     assert len(printed) == 3002  # each instance started, and the workflow's start and end
@@ -323,10 +328,7 @@ def test_a_follower_far_behind_skips_to_the_newest_events_saying_so(cli, write, 
 
     monkeypatch.setattr(execution_cmds, "FOLLOW_PAGE", 50, raising=False)
     monkeypatch.setattr(execution_cmds, "FOLLOW_BACKLOG", 60, raising=False)
-    cli("blueprint", "upload", write("bp.yaml", HEAD + "node_templates:\n  a:\n    type: cloudify.nodes.Root\n"
-                                     "    capabilities: {scalable: {properties: {default_instances: 3000}}}\n"),
-        "-b", "bp").expect(0)
-    cli("deployment", "create", "d", "-b", "bp").expect(0)
+    _many_instances(cli, write)
     followed = cli("install", "d").expect(0)
     lines = followed.stderr.splitlines()
     assert any("events not shown, to keep up with the execution (stoker event list -e" in line for line in lines)
