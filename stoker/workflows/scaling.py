@@ -62,7 +62,7 @@ def _decide(deployment: Deployment, params: dict) -> dict:
     if count < low or (high != -1 and count > high):
         raise WorkflowError(f"scale: {entity} would have {count} instances, outside its bounds "
                             f"[{low}, {'unbounded' if high == -1 else high}]")
-    total = len(deployment.instances) + delta * max(len(unit) for unit in units or [[]])
+    total = len(deployment.instances) + delta * (len(units[0]) if units else 0)  # each copy clones the first unit
     if delta > 0 and total > MAX_INSTANCES:
         raise WorkflowError(f"scale: deployment {deployment.id} would have {total} node instances, more than the "
                             f"limit of {MAX_INSTANCES} (STOKER_MAX_NODE_INSTANCES)")
