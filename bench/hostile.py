@@ -2,6 +2,7 @@
 
     python bench/hostile.py                 # every case, CLI then API (ports 18100-18199 by default)
     python bench/hostile.py --only repeat   # the cases whose name contains "repeat"
+    python bench/hostile.py --only bp --instances 10000   # the blueprint half, a smaller followed install
 
 Each case must answer in under 5 s with under 500 MB and a clear error (no traceback), or
 succeed within its limit.  Time is judged as CPU time (user + system) of the process doing
@@ -145,13 +146,14 @@ class Outcome:
                 f"{self.peak_mb:7.1f} MB  {self.answer[:100]}")
 
 
-def run_cli(home: Path, db_url: str, *args: str, env: dict | None = None) -> tuple[float, float, float, int, str]:
+def run_cli(home: Path, db_url: str, *args: str, env: dict | None = None,
+            limit: float = 60) -> tuple[float, float, float, int, str]:
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("STOKER_")}, **(env or {})}
     env.update(STOKER_HOME=str(home), STOKER_DB_URL=db_url)
     started = time.monotonic()
     process = subprocess.Popen([sys.executable, "-c", CLI, *args], env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True, preexec_fn=_cap_memory)
-    timer = threading.Timer(60, process.kill)
+    timer = threading.Timer(limit, process.kill)
     timer.start()
     output = process.stdout.read()
     _, status, usage = os.wait4(process.pid, 0)
@@ -355,7 +357,7 @@ def big_template() -> dict:
             "resources": resources}
 
 
-def cases(tmp: Path, port: int) -> list[tuple[str, Callable[[], Outcome]]]:
+def cases(tmp: Path, port: int, instances: int = 100_000) -> list[tuple[str, Callable[[], Outcome]]]:
     """(name, run) of every case: the CLI ones, then the API ones."""
     home = tmp / "home"
     home.mkdir()
@@ -403,6 +405,7 @@ def cases(tmp: Path, port: int) -> list[tuple[str, Callable[[], Outcome]]]:
     made.append(("plug-ins: loop, os._exit, syntax", lambda: cli_case(
         "plug-ins: loop, os._exit, syntax", home, db, "ok", "--plugin-dir", str(plugins), "template", "validate",
         "-t", one, env={"STOKER_PLUGIN_IMPORT_TIMEOUT": "2"})))
+    blueprint_cases(tmp, home, db, cli, made, instances)
 
     def on_server(name: str, measure: Callable[[Server], Outcome]) -> None:
         def run() -> Outcome:
@@ -444,6 +447,79 @@ def cases(tmp: Path, port: int) -> list[tuple[str, Callable[[], Outcome]]]:
     return made
 
 
+# -- the blueprint half -----------------------------------------------------------------------------
+BP = "tosca_definitions_version: cloudify_dsl_1_4\nimports: [cloudify/types/types.yaml]\n"
+PQ = "node_types:\n  t:\n    derived_from: cloudify.nodes.Root\n    properties: {p: {default: 1}, q: {default: 1}}\n"
+DEEP = "[" * 10_000 + "]" * 10_000
+
+
+def follow_lag_case(home: Path, db_url: str, instances: int) -> Outcome:
+    """``stoker install`` of many instances: judged on how long the CLI goes on after the execution ended."""
+    seconds, cpu, peak, code, output = run_cli(home, db_url, "install", f"many{instances}", "-f", "json",
+                                               limit=600)
+    ended = output.rsplit('"ended_at": "', 1)[-1][:23] if '"ended_at": "' in output else ""
+    finished = time.time()
+    try:
+        from datetime import datetime, timezone
+
+        lag = finished - datetime.strptime(ended, "%Y-%m-%dT%H:%M:%S.%f").replace(tzinfo=timezone.utc).timestamp()
+    except ValueError:
+        lag = float("inf")
+    return Outcome(f"bp install {instances:,} (CLI lag)", "cli", seconds, peak,
+                   f"exit {code}: ended {lag:.2f} s before the CLI did ({output.count(chr(10))} lines)",
+                   code == 0 and "Traceback" not in output, lag)
+
+
+def blueprint_cases(tmp: Path, home: Path, db: str, cli: Callable[..., None], made: list,
+                    instances: int) -> None:
+    """The blueprint half (issue 21): cycles, scale, inputs, validation, hidden values, following."""
+    def write(name: str, text: str) -> str:
+        return str(_write(tmp / name, text))
+
+    property_cycle = write("bp_pcycle.yaml", BP + PQ + "node_templates:\n  a:\n    type: t\n    properties: "
+                           "{p: {get_property: [b, q]}}\n  b:\n    type: t\n    properties: {q: {get_property: [a, p]}}\n")
+    input_cycle = write("bp_icycle.yaml", BP + "inputs:\n  x: {default: {get_input: y}}\n  y: {default: "
+                        "{get_input: x}}\nnode_templates:\n  a: {type: cloudify.nodes.Root}\n")
+    deep_default = write("bp_deep_default.yaml", BP + "inputs:\n  x: {default: " + "[" * 90 + "]" * 90 + "}\n"
+                         "node_templates:\n  a: {type: cloudify.nodes.Root}\noutputs:\n  o: {value: {get_input: x}}\n")
+    plain = write("bp_plain.yaml", BP + "inputs:\n  x: {default: 1}\nnode_templates:\n  a: {type: cloudify.nodes.Root}\n"
+                  "outputs:\n  secret: {value: {concat: [user-, {get_secret: pw}]}}\n")
+    (tmp / "bp_scripts").mkdir()
+    scripts = write("bp_scripts/b.yaml", BP + "node_templates:\n  n:\n    type: cloudify.nodes.Root\n    interfaces:\n"
+                    "      cloudify.interfaces.lifecycle: {create: ../outside.sh, start: missing.sh}\n")
+    write("outside.sh", "#!/bin/sh\n")
+    many = write("bp_many.yaml", BP + "node_templates:\n  a:\n    type: cloudify.nodes.Root\n    capabilities: "
+                 "{scalable: {properties: {default_instances: %d}}}\n" % instances)
+    cli("bp get_property cycle (validate)", "error", "blueprint", "validate", property_cycle)
+    cli("bp get_property cycle (upload)", "error", "blueprint", "upload", property_cycle, "-b", "pcycle")
+    cli("bp get_input cycle (validate)", "error", "blueprint", "validate", input_cycle)
+    cli("bp scripts missing/outside", "error", "blueprint", "validate", scripts)
+    cli("bp upload (setup)", "ok", "blueprint", "upload", plain, "-b", "plain")
+    cli("bp hidden secret (setup)", "ok", "secret", "create", "pw", "-s", "hidden-secret-value", "--hidden")
+    cli("bp -i nested 10,000 deep", "error", "deployment", "create", "d1", "-b", "plain", "-i",
+        write("in_deep.yaml", "x: " + DEEP + "\n"))
+    cli("bp -i x=<10,000 deep>", "error", "deployment", "create", "d2", "-b", "plain", "-i", "x=" + DEEP)
+    cli("bp -i 10 MB file", "error", "deployment", "create", "d3", "-b", "plain", "-i",
+        write("in_big.yaml", "x: " + "a" * 10_000_000 + "\n"))
+    cli("bp -i 700,000 keys", "error", "deployment", "create", "d4", "-b", "plain", "-i",
+        write("in_many.json", json.dumps({f"k{i}": 1 for i in range(700_000)})))
+    cli("bp -i x=<10 KB> (accepted)", "ok", "deployment", "create", "d5", "-b", "plain", "-i", "x=" + "v" * 10_000)
+    cli("bp outputs of a hidden secret", "ok", "deployment", "outputs", "d5", "-f", "value")
+    cli("bp install (setup)", "ok", "install", "d5")
+    for delta in ("1000000", "100000", "-1000000"):
+        cli(f"bp scale delta={delta}", "error", "execution", "start", "scale", "-d", "d5", "-p",
+            "scalable_entity_name=a", "-p", f"delta={delta}")
+    cli("bp 90-deep list input (upload)", "ok", "blueprint", "upload", deep_default, "-b", "deep")
+    cli("bp 90-deep list input (create)", "ok", "deployment", "create", "deep", "-b", "deep")
+    hot = write("hot_json.yaml", HOT + "parameters:\n  j: {type: json, default: {}}\nresources: {}\n")
+    cli("bp HOT -P json 10,000 deep", "error", "stack", "create", "pj", "-t", hot, "-P", "j=" + DEEP, "--wait")
+    cli("bp HOT --parameter-file 10,000 deep", "error", "template", "validate", "-t", hot, "--parameter-file",
+        "j=" + write("deep.txt", DEEP))
+    cli(f"bp {instances:,} instances (setup)", "either", "blueprint", "upload", many, "-b", "many")
+    cli(f"bp {instances:,} instances (create)", "either", "deployment", "create", f"many{instances}", "-b", "many")
+    made.append((f"bp install {instances:,}", lambda: follow_lag_case(home, db, instances)))
+
+
 def _write(path: Path, text: str) -> Path:
     path.write_text(text)
     return path
@@ -453,10 +529,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="run the cases whose name contains this")
     parser.add_argument("--port", type=int, default=18100, help="port of the API servers")
+    parser.add_argument("--instances", type=int, default=100_000, help="instances of the followed install")
     args = parser.parse_args()
     failed = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for name, case in cases(Path(tmp), args.port):
+        for name, case in cases(Path(tmp), args.port, args.instances):
             if args.only not in name:
                 continue
             outcome = case()

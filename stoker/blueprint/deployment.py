@@ -15,12 +15,14 @@ from stoker.blueprint.evaluation import PlanEvaluator, make_function
 from stoker.blueprint.functions.manager import GetSecret
 from stoker.blueprint.inputs import deployment_inputs
 from stoker.blueprint.instances import create_instances
+from stoker.blueprint.references import check_reference_cycles
 from stoker.blueprint.scanning import walk_plan
 
 
 def prepare(plan: dict, inputs: dict | None = None, runtime_only: bool = False,
             secret_exists: Callable[[str], bool] = lambda name: False) -> dict:
     """The deployment plan: ``plan`` with input values, static values and ``node_instances``."""
+    check_reference_cycles(plan)
     plan = copy.deepcopy(plan)
     plan["inputs"] = deployment_inputs(plan["inputs"], inputs, plan["data_types"])
     evaluator = PlanEvaluator(plan, runtime_only=runtime_only)

@@ -10,9 +10,10 @@ from stoker.blueprint import runtime
 from stoker.blueprint.deployment import prepare
 from stoker.blueprint.errors import BlueprintError
 from stoker.blueprint.evaluation import PlanEvaluator, RuntimeEvaluator, scan
-from stoker.blueprint.secrets import MASK
+from stoker.blueprint.secrets import MASK, masked_values, masker, secret_values
 from stoker.blueprint.state import StoredState, instance_view, tenant_of
 from stoker.errors import NotFound
+from stoker.resources import processes
 
 #: what a deployment row keeps of its plan (nodes and instances have tables of their own)
 PLAN_KEYS = ("version", "version_name", "description", "outputs", "capabilities", "groups", "policies",
@@ -107,6 +108,8 @@ class Deployments:
         return [self._view(row) for row in self.records.list_deployments(self.project_id, blueprint_id)]
 
     def delete(self, deployment_id: str) -> None:
+        """Delete the deployment, killing first the scripts its dead executions left running."""
+        processes.stop_orphans(self.records.execution_commands(self._row(deployment_id)["pk"]))
         self.records.delete_deployment(self.project_id, deployment_id)
 
     def state(self, deployment_id: str) -> StoredState:
@@ -123,12 +126,19 @@ class Deployments:
         return {k: (MASK if definitions.get(k, {}).get("hidden") else v) for k, v in values.items()}
 
     def outputs(self, deployment_id: str) -> dict:
+        """Output values; one that shows a hidden secret or hidden input is masked."""
         state = self.state(deployment_id)
-        return runtime.evaluate_outputs(self.plan(deployment_id)["outputs"], state)
+        return masked_values(runtime.evaluate_outputs(self.plan(deployment_id)["outputs"], state),
+                             self._hidden(state))
 
     def capabilities(self, deployment_id: str) -> dict:
+        """Capability values; one that shows a hidden secret or hidden input is masked."""
         state = self.state(deployment_id)
-        return runtime.evaluate_capabilities(self.plan(deployment_id)["capabilities"], state)
+        return masked_values(runtime.evaluate_capabilities(self.plan(deployment_id)["capabilities"], state),
+                             self._hidden(state))
+
+    def _hidden(self, state: StoredState):
+        return masker(secret_values(self.records, self.project_id, state.deployment, hidden_only=True))
 
     def nodes(self, deployment_id: str) -> list[dict]:
         row = self._row(deployment_id)

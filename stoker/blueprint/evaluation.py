@@ -5,7 +5,8 @@ makes of it; the evaluator first scans a value's own contents (so arguments
 are evaluated before the function that holds them), then evaluates the
 value if it is a function, and again while the result is a new function
 (a property that holds ``get_input`` read through ``get_property``).
-Nesting is bounded: a loop of get_property calls is reported, not followed.
+A call met again while it is being followed (a loop of get_property or
+get_input calls) is reported, not followed; so is a chain over ``MAX_DEPTH``.
 """
 
 from __future__ import annotations
@@ -40,28 +41,39 @@ class Evaluator(abc.ABC):
     runtime = False
 
     def __init__(self) -> None:
-        self._depth = 0
+        #: the function calls being followed (innermost last), to catch one met again
+        self._following: list[tuple] = []
 
     def __call__(self, value: Any, scope: str | None, context: Any, path: str) -> Any:
-        self._depth += 1
+        followed = 0
         try:
-            if self._depth > MAX_DEPTH:
-                raise BlueprintError(f"functions refer to each other more than {MAX_DEPTH} levels deep "
-                                     "(a get_property loop?)", path.split("[")[0], code="function-loop")
-            scanned = False
             while True:
                 scan(value, self, scope, context, path)
                 function = make_function(value, scope, context, path)
                 if function is None:
                     return value
+                self._follow(function, path)
+                followed += 1
                 previous = value
                 value = self.apply(function)
                 context = function.context
-                if scanned and previous == value:
+                if value is previous:  # left for runtime
                     return value
-                scanned = True
         finally:
-            self._depth -= 1
+            del self._following[len(self._following) - followed:]
+
+    def _follow(self, function: Function, path: str) -> None:
+        """Note one more call followed; a call met again (same function, same node) is a cycle."""
+        owner = function.context.get("name") if isinstance(function.context, dict) else None
+        key = (owner, repr(function.raw))
+        if key in self._following:
+            chain = [f"{name}: {raw}" for name, raw in self._following[self._following.index(key):] + [key]]
+            raise BlueprintError(f"circular {function.name} function call detected: {' -> '.join(chain)}",
+                                 path.split("[")[0], code="reference-cycle")
+        if len(self._following) >= MAX_DEPTH:
+            raise BlueprintError(f"functions refer to each other more than {MAX_DEPTH} levels deep",
+                                 path.split("[")[0], code="function-loop")
+        self._following.append(key)
 
     def apply(self, function: Function) -> Any:
         return function.evaluate(self)

@@ -18,10 +18,12 @@ from stoker.blueprint.evaluation import make_function
 from stoker.blueprint.functions.base import function_of
 from stoker.blueprint.functions.table import FUNCTIONS
 from stoker.blueprint.loader import load_blueprint
+from stoker.blueprint.references import reference_cycles
 from stoker.blueprint.scanning import walk_plan
 from stoker.blueprint.types import flatten_types
 from stoker.blueprint.values import check_constraints, constraint_problem, known_type, typed_value
 from stoker.cycles import find_cycles
+from stoker.workflows.resources import ResourceRefused, resource_path
 from stoker.errors import Problem, Problems, ValidationFailed
 
 SECTIONS = {"tosca_definitions_version", "description", "imports", "inputs", "dsl_definitions", "data_types",
@@ -53,7 +55,7 @@ def parse_blueprint(text: str, name: str = "blueprint.yaml", base: Path | None =
     if not problems.errors:
         plan = _Parser(loaded.document, problems).plan()
     if plan is not None and base is not None:
-        _warn_missing_scripts(plan, base, problems)
+        _check_scripts(plan, base, problems)
     for problem in problems.items:
         loaded.main.place(problem)
     if problems.errors:
@@ -62,10 +64,11 @@ def parse_blueprint(text: str, name: str = "blueprint.yaml", base: Path | None =
     return plan
 
 
-def _warn_missing_scripts(plan: dict, base: Path, problems: Problems) -> None:
-    """A script operation whose file is not beside the blueprint will fail when it runs: say so now,
-    once per script, at the first operation that uses it."""
-    missing: dict[str, list[tuple]] = {}
+def _check_scripts(plan: dict, base: Path, problems: Problems) -> None:
+    """A script operation whose file is missing or outside the blueprint's folder would be refused when it
+    runs: refuse it now (as Cloudify refuses the upload), once per script, at the first operation using it."""
+    refused: dict[str, tuple[str, list[tuple]]] = {}
+    found: set[str] = set()
     for node in plan["nodes"]:
         places = [(("node_templates", node["name"], "interfaces"), node["operations"])]
         places += [(("node_templates", node["name"], "relationships", index), operations)
@@ -74,12 +77,20 @@ def _warn_missing_scripts(plan: dict, base: Path, problems: Problems) -> None:
         for place, operations in places:
             for operation in operations.values():
                 script = operation["inputs"].get("script_path") if isinstance(operation["inputs"], dict) else None
-                if operation["plugin"] == node_rules.SCRIPT_PLUGIN and isinstance(script, str) \
-                        and "://" not in script and (script in missing or not (base / script).is_file()):
-                    missing.setdefault(script, []).append(place)
-    for script, places in missing.items():
+                if operation["plugin"] != node_rules.SCRIPT_PLUGIN or not isinstance(script, str) \
+                        or "://" in script or script in found:
+                    continue
+                if script not in refused:
+                    try:
+                        resource_path(base, script)
+                        found.add(script)
+                        continue
+                    except ResourceRefused as exc:
+                        refused[script] = (str(exc), [])
+                refused[script][1].append(place)
+    for script, (reason, places) in refused.items():
         others = f" (and {len(places) - 1} more operations)" if len(places) > 1 else ""
-        problems.warn(places[0], "script-not-found", f"script {script} is not found beside the blueprint{others}")
+        problems.add(places[0], "script-not-found", f"script {script}: {reason}{others}")
 
 
 class _Parser:
@@ -304,7 +315,8 @@ class _Parser:
                 self.problems.extend([Problem(_steps(exc.path or path), exc.code, str(exc.message))])
 
         walk_plan(plan, check)
-
+        for error in reference_cycles(plan):
+            self.problems.extend([Problem(_steps(error.path), error.code, error.message)])
 
     def warn_look_alike(self, key: Any, path: str) -> None:
         """``{get_atribute: ...}`` is a plain mapping, as in Cloudify; say so, it is rarely meant."""

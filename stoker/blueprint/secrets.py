@@ -2,12 +2,52 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from stoker import secretbox
 from stoker.errors import NotFound
 
 MASK = "******"
+
+
+def secret_values(records: Any, project_id: str, deployment_row: dict, hidden_only: bool = False) -> list[str]:
+    """What must never be shown: the project's secrets (hidden ones only, with ``hidden_only``) and the
+    deployment's hidden inputs."""
+    values = [secretbox.decrypt(row["value"]) for row in records.list_secrets(project_id)
+              if row["hidden"] or not hidden_only]
+    plan = secretbox.unseal(deployment_row["plan"])
+    inputs = secretbox.unseal(deployment_row["inputs"])
+    for name, definition in (plan.get("input_definitions") or {}).items():
+        if isinstance(definition, dict) and definition.get("hidden") and name in inputs:
+            values.append(inputs[name] if isinstance(inputs[name], str) else json.dumps(inputs[name]))
+    return values
+
+
+def masker(values: list[str]):
+    """``mask(text)``: every value (3 characters or more, longest first) replaced by ``******``."""
+    found = sorted({v for v in values if isinstance(v, str) and len(v) >= 3}, key=len, reverse=True)
+
+    def mask(text: str) -> str:
+        if not isinstance(text, str):
+            return text
+        for value in found:
+            if value in text:
+                text = text.replace(value, MASK)
+        return text
+
+    return mask
+
+
+def shows_any(value: Any, mask) -> bool:
+    """Whether ``value`` (any JSON value) holds something ``mask`` would hide."""
+    text = json.dumps(value, default=str)
+    return mask(text) != text
+
+
+def masked_values(values: dict, mask) -> dict:
+    """Each value that holds something hidden shown as ``******`` whole, as Cloudify shows hidden values."""
+    return {name: MASK if shows_any(value, mask) else value for name, value in values.items()}
 
 
 class Secrets:

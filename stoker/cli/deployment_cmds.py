@@ -3,54 +3,47 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any, Iterable
 
 import click
 
 from stoker.cli.blueprint_cmds import dsl
+from stoker.cli.given_values import bounded, is_key_value, read_document
 from stoker.cli.formatting import format_option, show_list, show_record
 from stoker.cli.stack_cmds import run_guarded
 from stoker.errors import StokerError
+from stoker.template.loader import load
 
 DEPLOYMENT_COLUMNS = ["id", "display_name", "blueprint_id", "created_at", "created_by"]
 NODE_COLUMNS = ["id", "deployment_id", "blueprint_id", "type", "number_of_instances", "host_id"]
 INSTANCE_COLUMNS = ["id", "deployment_id", "host_id", "node_id", "state", "index"]
 
 
-def parse_inputs(items: Iterable[str]) -> dict[str, Any]:
-    """``-i`` values: a YAML/JSON file, an inline mapping, or ``key=value`` (JSON values, else text)."""
+def parse_inputs(items: Iterable[str], option: str = "-i") -> dict[str, Any]:
+    """``-i`` values: ``key=value`` (JSON values, else text), an inline mapping, or a YAML/JSON file;
+    each bounded as a template is (``given_values``)."""
     values: dict[str, Any] = {}
     for item in items:
-        path = Path(item)
-        if path.is_file():
-            data = _mapping(path.read_text(encoding="utf-8"), item)
-        elif item.lstrip().startswith("{"):
-            data = _mapping(item, item)
-        else:
+        if is_key_value(item):
             data = {}
             for part in item.split(";"):
                 key, sep, raw = part.partition("=")
                 if not sep or not key.strip():
-                    raise StokerError(f"-i {item!r}: expected a file, a mapping, or key=value")
-                try:
-                    data[key.strip()] = json.loads(raw)
-                except ValueError:
-                    data[key.strip()] = raw
+                    raise StokerError(f"{option} {item[:80]!r}: expected a file, a mapping, or key=value")
+                data[key.strip()] = _json_or_text(bounded({key.strip(): raw}, option)[key.strip()])
+        else:
+            data = load(item, option) if item.lstrip().startswith("{") else read_document(item)
+            if not isinstance(data, dict):
+                raise StokerError(f"{option} {item[:80]}: inputs must be a mapping of names to values")
         values.update(data)
-    return values
+    return bounded(values, option)
 
 
-def _mapping(text: str, where: str) -> dict:
-    import yaml
-
+def _json_or_text(raw: str) -> Any:
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise StokerError(f"-i {where}: not valid YAML or JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise StokerError(f"-i {where}: inputs must be a mapping of names to values")
-    return data
+        return json.loads(raw)
+    except ValueError:
+        return raw
 
 
 def parse_labels(items: Iterable[str]) -> list[tuple[str, str]]:

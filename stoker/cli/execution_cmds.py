@@ -21,6 +21,10 @@ from stoker.cli.stack_cmds import engine_of, run_guarded
 from stoker.errors import StokerError
 
 EXECUTION_COLUMNS = ["id", "workflow_id", "deployment_id", "status", "created_at", "error"]
+#: events a follower reads and prints at once (bounded memory, however long the execution)
+FOLLOW_PAGE = 5000
+#: events a follower may be behind before it skips to the newest page (following costs what the execution costs)
+FOLLOW_BACKLOG = 20_000
 EVENT_COLUMNS = ["timestamp", "type", "event_type", "level", "node_instance_id", "operation", "message"]
 #: how often ``events list --tail`` looks for new events
 TAIL_POLL = 0.5
@@ -66,7 +70,6 @@ def _follow(service, deployment_id: str, action, wait: bool) -> dict:
             result["error"] = exc
 
     from rich.console import Console
-    from rich.markup import escape
 
     worker = threading.Thread(target=target, daemon=True)
     worker.start()
@@ -78,13 +81,17 @@ def _follow(service, deployment_id: str, action, wait: bool) -> dict:
             if execution_id is None:
                 new = [e["id"] for e in service.list(deployment_id) if e["id"] not in before]
                 execution_id = new[-1] if new else None
-            if wait and execution_id is not None:
-                events = service.events(execution_id, include_logs=True)
-                for event in events[printed:]:
-                    style = STYLES.get(event["event_type"] or "", "red" if event["level"] == "error" else "")
-                    text = escape(_line(event, deployment_id))
-                    console.print(f"[{style}]{text}[/]" if style else text)
-                printed = len(events)
+            if wait and execution_id is not None:  # far behind: skip to the last page, saying so
+                behind = service.count_events(execution_id, include_logs=True) - printed
+                if behind > FOLLOW_BACKLOG:
+                    _skip_note(console, behind - FOLLOW_PAGE, execution_id)
+                    printed += behind - FOLLOW_PAGE
+            while wait and execution_id is not None:  # only what is new, a page at a time, one write a page
+                events = service.events(execution_id, include_logs=True, since=printed, limit=FOLLOW_PAGE)
+                _print_events(console, events, deployment_id)
+                printed += len(events)
+                if len(events) < FOLLOW_PAGE:
+                    break
             if alive:
                 worker.join(0.2)
             elif "error" in result or not _running(result["value"]):
@@ -104,6 +111,33 @@ def _follow(service, deployment_id: str, action, wait: bool) -> dict:
     if "error" in result:
         raise result["error"]
     return result["value"]
+
+
+def _print_events(console, events: list[dict], deployment_id: str) -> None:
+    """Events as lines, written at once: coloured on a terminal, plain text (cheap) elsewhere."""
+    if not events:
+        return
+    if not console.is_terminal:
+        sys.stderr.write("".join(_line(event, deployment_id) + "\n" for event in events))
+        sys.stderr.flush()
+        return
+    from rich.markup import escape
+
+    lines = []
+    for event in events:
+        style = STYLES.get(event["event_type"] or "", "red" if event["level"] == "error" else "")
+        text = escape(_line(event, deployment_id))
+        lines.append(f"[{style}]{text}[/]" if style else text)
+    console.print("\n".join(lines))
+
+
+def _skip_note(console, skipped: int, execution_id: str) -> None:
+    note = (f"... {skipped} events not shown, to keep up with the execution "
+            f"(stoker event list -e {execution_id} --include-logs lists them)")
+    if console.is_terminal:
+        console.print(note, style="yellow", markup=False)
+    else:
+        sys.stderr.write(note + "\n")
 
 
 def _running(execution: dict) -> bool:
@@ -138,7 +172,7 @@ def execution() -> None:
 @click.pass_context
 def start(ctx, workflow, deployment_id, parameters, wait, force, queue, allow_custom_parameters, fmt):
     """Run WORKFLOW on a deployment, to its end."""
-    run_workflow(ctx, workflow, deployment_id, run_guarded(lambda: parse_inputs(parameters)), wait, fmt,
+    run_workflow(ctx, workflow, deployment_id, run_guarded(lambda: parse_inputs(parameters, "-p")), wait, fmt,
                  force, allow_custom_parameters, queue)
 
 
@@ -232,7 +266,7 @@ def _shortcut(workflow: str):
     @format_option()
     @click.pass_context
     def command(ctx, deployment_id, parameters, wait, fmt):
-        run_workflow(ctx, workflow, deployment_id, run_guarded(lambda: parse_inputs(parameters)), wait, fmt)
+        run_workflow(ctx, workflow, deployment_id, run_guarded(lambda: parse_inputs(parameters, "-p")), wait, fmt)
 
     return command
 

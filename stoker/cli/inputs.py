@@ -12,6 +12,7 @@ from typing import Any, Iterable
 
 import click
 
+from stoker.cli.given_values import bounded
 from stoker.errors import ValidationFailed
 from stoker.template.environment import Environment, load_environments
 from stoker.template.files import load_template_tree
@@ -37,6 +38,7 @@ def template_options(func):
 
 
 def parse_parameters(pairs: Iterable[str], files: Iterable[str] = ()) -> dict[str, Any]:
+    """``-P`` and ``--parameter-file`` values, each bounded as a template is (``given_values``)."""
     values: dict[str, Any] = {}
     for pair in pairs:
         parts = pair.split(";") if all("=" in p for p in pair.split(";")) else [pair]
@@ -45,15 +47,25 @@ def parse_parameters(pairs: Iterable[str], files: Iterable[str] = ()) -> dict[st
             if not sep or not key.strip():
                 raise click.BadParameter(f'"{part}" is not of the form KEY=VALUE', param_hint="-P")
             values[key.strip()] = value
+    bounded(values, "-P")
+    from_files: dict[str, Any] = {}
     for pair in files:
         key, sep, path = pair.partition("=")
         if not sep:
             raise click.BadParameter(f'"{pair}" is not of the form KEY=PATH', param_hint="--parameter-file")
         try:
-            values[key.strip()] = read_file(path).decode("utf-8")
+            from_files[key.strip()] = read_file(path).decode("utf-8")
         except (ValidationFailed, UnicodeDecodeError) as exc:
             raise click.BadParameter(f"cannot read {path}: {exc}", param_hint="--parameter-file") from None
+    values.update(bounded(from_files, "--parameter-file"))
     return values
+
+
+def _bounded_environment(environment: Environment | None) -> Environment | None:
+    if environment is not None:
+        bounded(environment.parameters, "-e parameters")
+        bounded(environment.parameter_defaults, "-e parameter_defaults")
+    return environment
 
 
 @dataclass
@@ -72,7 +84,7 @@ class Inputs:
 def read_inputs(template_file: str, environment_files=(), parameters=(), parameter_files=()) -> Inputs:
     """Load everything, with the files map; raises ``ValidationFailed`` (with places) on bad input."""
     template, environment = load_template_tree(template_file, list(environment_files))
-    return Inputs(template, environment, parse_parameters(parameters, parameter_files))
+    return Inputs(template, _bounded_environment(environment), parse_parameters(parameters, parameter_files))
 
 
 def load_inputs(template_file: str | None, environment_files=(), parameters=(), parameter_files=()) -> tuple:
@@ -83,7 +95,7 @@ def load_inputs(template_file: str | None, environment_files=(), parameters=(), 
         environment = environment if environment_files else None
     elif environment_files:
         environment = load_environments(list(environment_files))
-    return template, environment, parse_parameters(parameters, parameter_files)
+    return template, _bounded_environment(environment), parse_parameters(parameters, parameter_files)
 
 
 def declared_parameters(template: Template) -> set[str]:

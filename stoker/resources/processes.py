@@ -8,7 +8,8 @@ environment.  An engine that dies (SIGKILL, a crash) cannot kill its
 commands; whoever next takes the stack over (recovery, cancel, delete) calls
 ``stop_orphan`` on each recorded one, which kills the group only when its
 engine is dead and a process of the group still carries the marker (so a
-reused process id is never killed by mistake).
+reused process id is never killed by mistake).  An execution's scripts share
+one record (``marked_record``): their groups are found by the marker.
 """
 
 from __future__ import annotations
@@ -46,41 +47,68 @@ def kill_group(pgid: int) -> None:
         pass
 
 
+def marked_record(engine: str, marker: str) -> dict:
+    """The record of every command started with ``marker`` in its environment by ``engine`` (an
+    execution's scripts: one record for all, written once, each script found by the marker)."""
+    return {"pgid": None, "host": socket.gethostname(), "marker": marker, "engine": engine}
+
+
 def stop_orphan(record: Any) -> bool:
     """Kill the group of a recorded command whose engine has died; True if one was killed."""
-    if not isinstance(record, dict) or not isinstance(record.get("pgid"), int):
+    return stop_orphans([record]) > 0
+
+
+def stop_orphans(records: list) -> int:
+    """Kill the groups of the recorded commands whose engine has died (a record whose ``pgid`` is None:
+    every group carrying its marker); how many groups were killed.  One look at ``/proc`` for all."""
+    wanted = [r for r in records if isinstance(r, dict) and (r.get("pgid") is None or isinstance(r["pgid"], int))
+              and r.get("host") == socket.gethostname() and owner_is_dead(str(r.get("engine")))]
+    if not wanted:
+        return 0
+    carrying = _groups_carrying({str(r.get("marker")) for r in wanted})
+    killed = set()
+    for record in wanted:
+        groups = carrying.get(str(record.get("marker")), set())
+        if record["pgid"] is None:
+            killed |= groups
+        elif record["pgid"] in groups or (carrying is _NO_PROC and _group_exists(record["pgid"])):
+            killed.add(record["pgid"])
+    for pgid in killed:
+        kill_group(pgid)
+    return len(killed)
+
+
+#: what ``_groups_carrying`` answers without ``/proc``: nothing is known of environments
+_NO_PROC: dict = {}
+
+
+def _group_exists(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except (ProcessLookupError, PermissionError):
         return False
-    if record.get("host") != socket.gethostname() or not owner_is_dead(str(record.get("engine"))):
-        return False  # another machine's, or its engine still runs it
-    if not _group_carries(record["pgid"], str(record.get("marker"))):
-        return False
-    kill_group(record["pgid"])
-    return True
 
 
-def _group_carries(pgid: int, marker: str) -> bool:
-    """Does a live process of group ``pgid`` have ``marker`` in its environment?
-
-    Without ``/proc`` the group's existence is all there is to go on.
-    """
+def _groups_carrying(markers: set[str]) -> dict[str, set[int]]:
+    """marker -> the process groups with a live process carrying it in its environment."""
     if not os.path.isdir("/proc"):
-        try:
-            os.killpg(pgid, 0)
-            return True
-        except (ProcessLookupError, PermissionError):
-            return False
-    wanted = f"{MARKER_VARIABLE}={marker}".encode()
+        return _NO_PROC
+    wanted = {f"{MARKER_VARIABLE}={marker}".encode(): marker for marker in markers}
+    found: dict[str, set[int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-            if int(fields[2]) != pgid:  # state, ppid, pgrp
-                continue
             with open(f"/proc/{entry}/environ", "rb") as f:
-                if wanted in f.read().split(b"\0"):
-                    return True
+                variables = f.read().split(b"\0")
+            hits = [wanted[v] for v in variables if v in wanted]
+            if not hits:
+                continue
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                pgid = int(f.read().rsplit(b")", 1)[1].split()[2])  # state, ppid, pgrp
         except (OSError, IndexError, ValueError):  # gone meanwhile, or not ours to read
             continue
-    return False
+        for marker in hits:
+            found.setdefault(marker, set()).add(pgid)
+    return found

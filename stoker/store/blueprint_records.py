@@ -144,6 +144,14 @@ class BlueprintRecords:
                 conn.execute(delete(table).where(table.c.deployment_pk == deployment["pk"]))
             conn.execute(delete(DEPLOYMENTS).where(DEPLOYMENTS.c.pk == deployment["pk"]))
 
+    def execution_commands(self, deployment_pk: int) -> list[dict]:
+        """The script records (``processes.marked_record``) of the deployment's executions that did not end well."""
+        executions: Table = Execution.__table__  # type: ignore[assignment]
+        with self._read() as conn:
+            rows = conn.execute(select(executions.c.resume_data).where(
+                executions.c.deployment_pk == deployment_pk, executions.c.status != "terminated")).scalars()
+            return [data["commands"] for data in rows if isinstance(data, dict) and data.get("commands")]
+
     # -- nodes and node instances ---------------------------------------------------------------
     def nodes(self, deployment_pk: int) -> list[dict]:
         with self._read() as conn:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from typing import Any, Callable
 
-from sqlalchemy import Connection, Table, bindparam, insert, select, update
+from sqlalchemy import Connection, Table, bindparam, func, insert, select, update
 
 from stoker.errors import Conflict, NotFound
 from stoker.store.blueprint_records import BlueprintRecords
@@ -171,12 +171,21 @@ class ExecutionRecords(BlueprintRecords):
             edited[instance_id] = {**changes.get(instance_id, {}), "runtime_properties": properties}
         return edited
 
-    def events(self, execution_pk: int, include_logs: bool = False) -> list[dict]:
+    def events(self, execution_pk: int, include_logs: bool = False, since: int = 0,
+               limit: int | None = None) -> list[dict]:
+        """The execution's events in order, from the ``since``-th on (at most ``limit``: a follower's page)."""
         query = select(EVENTS).where(EVENTS.c.execution_pk == execution_pk)
         if not include_logs:
             query = query.where(EVENTS.c.type == "cloudify_event")
         with self._read() as conn:
-            return self._rows(conn.execute(query.order_by(EVENTS.c.pk)))
+            return self._rows(conn.execute(query.order_by(EVENTS.c.pk).offset(since).limit(limit)))
+
+    def count_events(self, execution_pk: int, include_logs: bool = False) -> int:
+        query = select(func.count()).select_from(EVENTS).where(EVENTS.c.execution_pk == execution_pk)
+        if not include_logs:
+            query = query.where(EVENTS.c.type == "cloudify_event")
+        with self._read() as conn:
+            return conn.execute(query).scalar()
 
     def has_event(self, execution_pk: int, event_type: str) -> bool:
         """Whether the execution has an event of ``event_type`` (its end, say) already."""

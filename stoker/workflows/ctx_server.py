@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from stoker.resources import processes
 from stoker.workflows import ctx_client
 from stoker.workflows.context import OperationContext
 from stoker.workflows.ctx_verbs import CtxRequestError, StopOperation, handle
@@ -33,7 +34,9 @@ _MAX_SOCKET_PATH = 100
 
 
 class CtxServer:
-    def __init__(self) -> None:
+    def __init__(self, marker: str | None = None) -> None:
+        #: put in every script's environment, so that a dead owner's scripts can be found and killed
+        self.marker = marker
         self._contexts: dict[str, OperationContext] = {}
         self._server: asyncio.AbstractServer | None = None
         self.folder: Path | None = None
@@ -81,6 +84,8 @@ class CtxServer:
         env[ctx_client.TOKEN_VARIABLE] = token
         env["PATH"] = os.pathsep.join([str(self.bin_dir)] + ([env["PATH"]] if env.get("PATH") else []))
         env["PYTHONPATH"] = os.pathsep.join([SHIM] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        if self.marker:
+            env[processes.MARKER_VARIABLE] = self.marker
         return env
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -50,29 +50,3 @@ class LiveEvaluator:
         if target is None:
             return evaluate_operation_inputs(inputs, self.state, self_id=instance.id)
         return evaluate_operation_inputs(inputs, self.state, source_id=instance.id, target_id=target.id)
-
-
-def secret_values(records: Any, project_id: str, deployment_row: dict) -> list[str]:
-    """What must never be shown: the project's secrets and the deployment's hidden inputs."""
-    values = [secretbox.decrypt(row["value"]) for row in records.list_secrets(project_id)]
-    plan = secretbox.unseal(deployment_row["plan"])
-    inputs = secretbox.unseal(deployment_row["inputs"])
-    for name, definition in (plan.get("input_definitions") or {}).items():
-        if isinstance(definition, dict) and definition.get("hidden") and name in inputs:
-            values.append(inputs[name] if isinstance(inputs[name], str) else str(inputs[name]))
-    return values
-
-
-def masker(values: list[str]):
-    """``mask(text)``: every value (3 characters or more, longest first) replaced by ``******``."""
-    found = sorted({v for v in values if isinstance(v, str) and len(v) >= 3}, key=len, reverse=True)
-
-    def mask(text: str) -> str:
-        if not isinstance(text, str):
-            return text
-        for value in found:
-            if value in text:
-                text = text.replace(value, "******")
-        return text
-
-    return mask

@@ -15,6 +15,8 @@ from contextlib import asynccontextmanager
 from datetime import datetime, timezone
 from typing import Any, AsyncIterator, Awaitable, Callable, Protocol
 
+from stoker import secretbox
+from stoker.blueprint.secrets import shows_any
 from stoker.engine.graph import Graph, WalkFailed, walk
 from stoker.workflows import dotted
 from stoker.workflows.context import InstanceView, NodeView, OperationContext, OperationFailed, OperationInfo, Side
@@ -63,6 +65,8 @@ class Runner:
         self.stop_requested = False
         self.finished = 0
         self.server: CtxServer | None = None
+        #: in each script's environment (``processes.MARKER_VARIABLE``): what the execution's record names
+        self.marker: str | None = None
         #: by step key, the retry its operation goes on at (a worker that parked a retry: ``pause``)
         self.retrying: dict[str, int] = {}
         #: how the interval before an operation's retry passes (a worker parks the step instead)
@@ -82,7 +86,7 @@ class Runner:
     @asynccontextmanager
     async def _serving(self) -> AsyncIterator[None]:
         """A ctx server for the operations run meanwhile (on this host); the writer flushed after."""
-        async with CtxServer() as server:
+        async with CtxServer(self.marker) as server:
             self.server = server
             try:
                 yield
@@ -153,8 +157,9 @@ class Runner:
                                        step.operation, "task_failed",
                                        context={**task, "stderr": self.mask(failure.stderr_tail)}))
             raise StepFailed(step, self.mask(str(failure)), self.mask(failure.stderr_tail)) from None
+        stored = secretbox.seal(result) if shows_any(result, self.mask) else result  # as hidden HOT values are
         self.writer.event(self.row("cloudify_event", f"Task succeeded '{step.operation}'", instance, step.operation,
-                                   "task_succeeded", context={**task, "result": result}))
+                                   "task_succeeded", context={**task, "result": stored}))
         return result
 
     async def run_workflow_script(self, step: Step) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import secrets
 import string
 
+from stoker.blueprint.instances import MAX_INSTANCES
 from stoker.engine.graph import Graph
 from stoker.workflows.errors import WorkflowError
 from stoker.workflows.lifecycle import install_graph, link_steps, uninstall_graph
@@ -61,6 +62,10 @@ def _decide(deployment: Deployment, params: dict) -> dict:
     if count < low or (high != -1 and count > high):
         raise WorkflowError(f"scale: {entity} would have {count} instances, outside its bounds "
                             f"[{low}, {'unbounded' if high == -1 else high}]")
+    total = len(deployment.instances) + delta * (len(units[0]) if units else 0)  # each copy clones the first unit
+    if delta > 0 and total > MAX_INSTANCES:
+        raise WorkflowError(f"scale: deployment {deployment.id} would have {total} node instances, more than the "
+                            f"limit of {MAX_INSTANCES} (STOKER_MAX_NODE_INSTANCES)")
     decided = {"entity": entity, "delta": delta, "added": [], "removed": [], "links": [], "relinked_before": {},
                "relinked_after": {}}
     if delta > 0:

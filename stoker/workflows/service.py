@@ -27,7 +27,9 @@ from stoker.store.locks import execution_gone
 from stoker.store.models import utcnow
 from stoker.workflows.builtin import graph_builder, operation_kwargs
 from stoker.workflows.errors import WorkflowError
-from stoker.workflows.evaluate import LiveEvaluator, LiveState, masker, secret_values
+from stoker.blueprint.secrets import masker, secret_values
+from stoker.resources import processes
+from stoker.workflows.evaluate import LiveEvaluator, LiveState
 from stoker.workflows.model import Deployment, Instance
 from stoker.workflows.operations import RetryPolicy
 from stoker.workflows.parameters import workflow_parameters
@@ -59,9 +61,14 @@ class Executions:
         pk = self._deployment(deployment_id)["pk"] if deployment_id else None
         return [view(self._fresh(row)) for row in self.records.list_executions(self.project_id, pk)]
 
-    def events(self, execution_id: str, include_logs: bool = False) -> list[dict]:
+    def events(self, execution_id: str, include_logs: bool = False, since: int = 0,
+               limit: int | None = None) -> list[dict]:
+        """The execution's events (from the ``since``-th on, at most ``limit``: what a follower has not seen)."""
         row = self._fresh(self.records.get_execution(self.project_id, execution_id))
-        return [event_view(e, row) for e in self.records.events(row["pk"], include_logs)]
+        return [event_view(e, row) for e in self.records.events(row["pk"], include_logs, since, limit)]
+
+    def count_events(self, execution_id: str, include_logs: bool = False) -> int:
+        return self.records.count_events(self.records.get_execution(self.project_id, execution_id)["pk"], include_logs)
 
     def _fresh(self, row: dict) -> dict:
         """The row, marked interrupted first when its process is gone."""
@@ -89,6 +96,7 @@ class Executions:
                            f"{', '.join(sorted(plan.get('workflows') or {}))})")
         params = workflow_parameters(workflow_id, declaration, parameters or {}, allow_custom_parameters)
         build = graph_builder(workflow_id, declaration, params)
+        processes.stop_orphans(self.records.execution_commands(deployment_row["pk"]))
         while True:
             model, memo = self.model_of(deployment_row), {}
             graph = build(model, params, memo)  # refused here, before any execution is stored
@@ -100,7 +108,8 @@ class Executions:
                 if not queue:
                     raise
                 time.sleep(QUEUE_POLL)  # then plan again: the other execution changed the instances
-        resume_data = {"states": {i.id: i.state for i in model.instances.values()}, "memo": memo}
+        resume_data = {"states": {i.id: i.state for i in model.instances.values()}, "memo": memo,
+                       "commands": self.commands(row)}
         self.records.update_execution(row["pk"], resume_data=resume_data)
         self.modify(deployment_row, memo, "before")
         return self._run(row, deployment_row, model, graph, frozenset(), memo)
@@ -108,7 +117,10 @@ class Executions:
     def resume(self, execution_id: str) -> dict:
         """Continue an interrupted, failed or cancelled execution; finished operations do not run again."""
         row = self._fresh(self.records.get_execution(self.project_id, execution_id))
+        stop_scripts_left(row)
         row = self.records.claim_execution(self.project_id, execution_id, self.owner)
+        row["resume_data"] = {**(row.get("resume_data") or {}), "commands": self.commands(row)}
+        self.records.update_execution(row["pk"], resume_data=row["resume_data"])
         deployment_row = self.records.get_deployment(self.project_id, row["deployment_id"])
         model, graph, memo = self.graph_as_started(row, deployment_row)
         return self._run(row, deployment_row, model, graph, frozenset(self.records.finished_tasks(row["pk"])),
@@ -134,9 +146,14 @@ class Executions:
 
     def cancel(self, execution_id: str, force: bool = False) -> dict:
         row = self._fresh(self.records.get_execution(self.project_id, execution_id))
+        stop_scripts_left(row)
         if row["status"] not in ACTIVE or not self.records.request_cancel(row["pk"], force):
             raise WorkflowError(f"Execution {execution_id} is {row['status']}: there is nothing to cancel")
         return self.get(execution_id)
+
+    def commands(self, row: dict) -> dict:
+        """The record of the scripts this process runs for execution ``row`` (one for all of them)."""
+        return processes.marked_record(self.owner, f"execution:{row['id']}:{self.owner}")
 
     # -- running --------------------------------------------------------------------------------
     def model_of(self, deployment_row: dict) -> Deployment:
@@ -191,8 +208,10 @@ class Executions:
         declaration = (secretbox.unseal(deployment_row["plan"]).get("workflows") or {}).get(row["workflow_id"])
         writer = BatchWriter(lambda changes, events, edits: self.records.write_batch(
             row["pk"], deployment_row["pk"], changes, events, edits))
-        return Runner(model, writer, LiveEvaluator(state), row["id"], row["workflow_id"], policy, done, mask,
-                      operation_kwargs(declaration, params), tenant_of(self.project_id))
+        runner = Runner(model, writer, LiveEvaluator(state), row["id"], row["workflow_id"], policy, done, mask,
+                        operation_kwargs(declaration, params), tenant_of(self.project_id))
+        runner.marker = self.commands(row)["marker"]
+        return runner
 
     async def _execute(self, row: dict, graph, runner: Runner, resumed: bool) -> None:
         writer = runner.writer
@@ -238,6 +257,11 @@ class Executions:
             elif request == "force" or (self.stopping is not None and self.stopping.is_set()):
                 walking.cancel()
                 return
+
+
+def stop_scripts_left(row: dict) -> None:
+    """Kill the scripts execution ``row``'s dead owner left running, before anyone acts on it."""
+    processes.stop_orphans([(row.get("resume_data") or {}).get("commands")])
 
 
 def started_message(row: dict, resumed: bool) -> str:

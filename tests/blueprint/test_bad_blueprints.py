@@ -169,10 +169,11 @@ def test_limits_keep_time_and_memory_bounded(cli, write):
     assert cli("deployment", "list", "-f", "json").expect(0).json == []
 
 
-def test_missing_script_is_warned_about(cli, write):
+def test_missing_script_is_refused(cli, write):
     path = write("b.yaml", "tosca_definitions_version: cloudify_dsl_1_4\nnode_types: {t: {}}\nnode_templates:\n"
                            "  n:\n    type: t\n    interfaces:\n      lifecycle:\n        create: scripts/create.sh\n"
                            "        start: scripts/start.sh\n")
     write("scripts/create.sh", "#!/bin/sh\n")
-    run = cli("blueprint", "validate", path).expect(0)
-    assert "scripts/start.sh is not found" in run.stderr and "create.sh" not in run.stderr
+    run = cli("blueprint", "validate", path).expect(1)
+    assert "script scripts/start.sh: resource scripts/start.sh not found in the blueprint's folder" in run.stderr
+    assert "create.sh" not in run.stderr

@@ -50,6 +50,7 @@ def test_relative_imports_merge_and_conflicts_are_errors(write):
 
 
 def test_type_inheritance_and_operation_overrides(write):
+    write("scripts/stop.sh", "#!/bin/sh\n")  # a script operation's file must exist beside the blueprint
     plan = parse_file(write("b.yaml", HEAD + """\
 plugins:
   p: {executor: central_deployment_agent, install: false}

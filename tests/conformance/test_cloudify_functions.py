@@ -16,6 +16,7 @@ get_attributes_list compare as multisets, and so do relationship instances.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -67,6 +68,8 @@ class _Run:
     def upload(self, blueprint_id: str, text: str) -> None:
         path = self.tmp_path / f"{blueprint_id}.yaml"
         path.write_text(text, encoding="utf-8")
+        for script in re.findall(r"implementation: ([\w./-]+\.(?:py|sh))\b", text):
+            (self.tmp_path / script).touch()  # a blueprint's scripts are beside it, or its upload is refused
         self.service.upload(path, blueprint_id)
 
     def prepare_world(self) -> None:

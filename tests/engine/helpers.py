@@ -184,3 +184,12 @@ def layered_files_template(layers: int = 10, per_layer: int = 20, gate_wait: flo
             previous.append(name)
     return hot(resources, parameters={"dir": {"type": "string"}},
                outputs={"last": {"value": {"get_attr": [previous[-1], "path"]}}})
+
+
+def alive(pid: int) -> bool:
+    """Is ``pid`` running (a zombie, whose parent has not reaped it yet, is not)?"""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

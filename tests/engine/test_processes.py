@@ -15,6 +15,7 @@ import pytest
 
 from stoker.resources import processes
 
+from .helpers import alive as _alive
 from .helpers import (
     files_under,
     hot,
@@ -240,21 +241,12 @@ def test_a_killed_engines_command_is_killed_by_whoever_takes_the_stack_over(engi
         size = log.stat().st_size
         time.sleep(0.5)  # ten of its writes, had it survived
         assert log.stat().st_size == size
-        assert not processes._group_carries(running["pgid"], running["marker"])
+        assert running["pgid"] not in processes._groups_carrying({running["marker"]}).get(running["marker"], set())
     finally:
         processes.kill_group(running["pgid"])  # never leave it behind, whatever happened
     if taking_over[0] == "delete":
         with pytest.raises(Exception, match="not found"):
             engine.show_stack("orphan")
-
-
-def _alive(pid: int) -> bool:
-    """Is ``pid`` running (a zombie, whose parent has not reaped it yet, is not)?"""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def _engine_pid(engine, name: str) -> int:
