@@ -43,7 +43,7 @@ def test_a_json_parameter_nested_10000_deep_is_one_clear_error(stoker, tmp_path,
     deep.write_text(DEEP)
     for how in (["--parameter-file", f"j={deep}"], ["-P", f"j={DEEP}"]):
         _clean_failure(stoker("stack", "create", "-t", str(template), *how, "deep", "--wait"),
-                       "parameters.j", "nested more than 100 levels deep (max_nesting)")
+                       f"{how[0]} j", "nested more than 100 levels deep (max_nesting)")
     _clean_failure(stoker("template", "validate", "-t", str(template), "--parameter-file", f"j={deep}"),
                    "max_nesting")
 

@@ -43,8 +43,9 @@ def test_the_folder_may_go_after_upload(engine, tmp_path):
 
 def test_a_folder_with_a_link_is_refused(engine, tmp_path):
     folder = tmp_path / "bp"
-    folder.mkdir()
-    os.symlink("/etc", folder / "scripts")
+    (folder / "scripts").mkdir(parents=True)
+    (folder / "scripts" / "create.sh").write_text(SCRIPT.format("linked"))
+    os.symlink("/etc", folder / "extra")
     with pytest.raises(BlueprintError, match="symbolic link"):
         deploy(engine, folder, BLUEPRINT)
 
