@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 from stoker.errors import Problem, Problems, ValidationFailed
 from stoker.template.environment import Environment, is_template_type, load_environments
@@ -32,7 +32,8 @@ def _url(base_dir: Path, reference: str) -> str | None:
 
 
 def _path(url: str) -> Path:
-    return Path(urlparse(url).path)
+    """The local path of a file URL (``as_uri`` quoted its ``+ @ % #`` and spaces)."""
+    return Path(unquote(urlparse(url).path))
 
 
 class FilesMap:

@@ -1,0 +1,59 @@
+"""Heat's verdict on the last differences real templates showed (issue 23): each test a
+template in through the CLI, validate's and create's outcome and the outputs out."""
+
+from __future__ import annotations
+
+import json
+
+
+def run_json(cli, *args):
+    run = cli(*args, "-f", "json")
+    assert run.code == 0, run.output
+    return json.loads(run.stdout)
+
+
+def test_an_output_naming_no_resource_is_that_outputs_error_at_show(cli, tree):
+    # Heat's validate never looks up get_resource's resource: the stack is created
+    root = tree({"t.yaml": "heat_template_version: 2018-08-31\nresources:\n  a: {type: OS::Heat::None}\n"
+                 "outputs:\n  bad: {value: {get_resource: nosuch}}\n  good: {value: {get_resource: a}}\n"})
+    validated = cli("template", "validate", "-t", root / "t.yaml")
+    assert validated.code == 0, validated.output
+    warnings = [line for line in validated.stderr.splitlines() if line.startswith("WARNING")]
+    assert len(warnings) == 1 and "outputs.bad.value.get_resource" in warnings[0]
+    assert "this output shows the error" in warnings[0]
+    created = run_json(cli, "stack", "create", "s", "-t", root / "t.yaml", "--wait")
+    assert created["stack_status"] == "CREATE_COMPLETE"
+    shown = {o["output_key"]: o for o in run_json(cli, "stack", "output", "show", "s", "--all")}
+    assert shown["bad"]["output_value"] is None
+    assert 'The specified reference "nosuch" (in get_resource) is incorrect' in shown["bad"]["output_error"]
+    assert shown["good"]["output_value"] and "output_error" not in shown["good"]
+
+
+def test_an_output_get_attr_of_no_resource_is_still_refused(cli, tree):
+    # Heat's GetAtt.validate looks the resource up (heat's test_incorrect_outputs_incorrect_reference)
+    root = tree({"t.yaml": "heat_template_version: 2018-08-31\nresources:\n  a: {type: OS::Heat::None}\n"
+                 "outputs:\n  bad: {value: {get_attr: [nosuch, x]}}\n"})
+    refused = cli("stack", "create", "s", "-t", root / "t.yaml", "--wait")
+    assert refused.code == 1 and 'The specified reference "nosuch" (in get_attr) is incorrect' in refused.output
+
+
+ODD = "we+ird @dir %20 #x"
+
+
+def test_files_in_folders_with_odd_names_are_read(cli, tree):
+    root = tree({
+        f"{ODD}/sub/nested.yaml": "heat_template_version: 2018-08-31\nresources:\n"
+                                  "  v: {type: OS::Heat::Value, properties: {value: {get_file: 'da ta%.txt'}}}\n"
+                                  "outputs:\n  o: {value: {get_attr: [v, value]}}\n",
+        f"{ODD}/sub/da ta%.txt": "inner",
+        f"{ODD}/f#1.txt": "top",
+        f"{ODD}/env.yaml": "resource_registry:\n  My::T: sub/nested.yaml\n",
+        f"{ODD}/top.yaml": "heat_template_version: 2018-08-31\nresources:\n  n: {type: sub/nested.yaml}\n"
+                           "  m: {type: My::T}\noutputs:\n  n: {value: {get_attr: [n, o]}}\n"
+                           "  m: {value: {get_attr: [m, o]}}\n  f: {value: {get_file: 'f#1.txt'}}\n",
+    })
+    folder = root / ODD
+    assert cli("template", "validate", "-t", folder / "top.yaml", "-e", folder / "env.yaml").code == 0
+    created = run_json(cli, "stack", "create", "s", "-t", folder / "top.yaml", "-e", folder / "env.yaml", "--wait")
+    assert created["stack_status"] == "CREATE_COMPLETE", created["stack_status_reason"]
+    assert {o["output_key"]: o["output_value"] for o in created["outputs"]} == {"n": "inner", "m": "inner", "f": "top"}
