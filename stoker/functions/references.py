@@ -159,6 +159,25 @@ class GetResource(_ResourceFunction):
         return self.stack.resource_reference(name)
 
 
+def attributes_read_whole(data: Any, resource: str) -> set[str]:
+    """The attributes of ``resource`` that some ``get_attr`` in ``data`` (a template's
+    resources and outputs, raw) reads whole, by a static name and no path: with the type's
+    own, what Heat's ``get_attr: [resource]`` gives (its stored attribute values)."""
+    found: set[str] = set()
+    todo = [data]
+    while todo:
+        value = todo.pop()
+        if isinstance(value, dict):
+            args = value.get("get_attr") if len(value) == 1 else None
+            if (isinstance(args, list) and len(args) == 2 and args[0] == resource
+                    and isinstance(args[1], str)):
+                found.add(args[1])
+            todo.extend(value.values())
+        elif isinstance(value, list):
+            todo.extend(value)
+    return found
+
+
 class GetAtt(_ResourceFunction):
     """``get_attr: [resource, attribute, key_or_index, ...]``."""
 

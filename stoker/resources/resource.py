@@ -343,8 +343,17 @@ class Resource:
         return select_path(value, list(path)) if path else value
 
     def all_attributes(self) -> dict:
-        return {name: self.FnGetAtt(name) for name in self.attribute_schemata()
-                if name != attributes_mod.SHOW}
+        """Heat's rule for ``get_attr: [name]``: every attribute of the schema and every one
+        the stack's template reads whole elsewhere (types with dynamic attributes), but ``show``."""
+        names = set(self.attribute_schemata())
+        definition = self.stack.definition if self.stack is not None else None
+        if definition is not None:
+            from stoker.functions.references import attributes_read_whole
+
+            template = definition.template
+            read = attributes_read_whole([template.section("resources"), template.section("outputs")], self.name)
+            names |= {name for name in read if self.has_attribute(name)}
+        return {name: self.FnGetAtt(name) for name in sorted(names) if name != attributes_mod.SHOW}
 
     # -- the life cycle (driven by the engine) ---------------------------------------
     async def create(self) -> None:

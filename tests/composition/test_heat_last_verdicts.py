@@ -57,3 +57,27 @@ def test_files_in_folders_with_odd_names_are_read(cli, tree):
     created = run_json(cli, "stack", "create", "s", "-t", folder / "top.yaml", "-e", folder / "env.yaml", "--wait")
     assert created["stack_status"] == "CREATE_COMPLETE", created["stack_status_reason"]
     assert {o["output_key"]: o["output_value"] for o in created["outputs"]} == {"n": "inner", "m": "inner", "f": "top"}
+
+
+def test_all_attributes_of_a_stub_are_those_the_template_reads_whole(cli, tree):
+    # Heat's get_attr: [res]: the schema's attributes and those read elsewhere by name
+    # alone (a path read is not one), never show
+    root = tree({"env.yaml": "resource_registry:\n  OS::Nova::Server: OS::Heat::None\n",
+                 "t.yaml": """\
+heat_template_version: 2018-08-31
+resources:
+  srv: {type: OS::Nova::Server}
+  r: {type: OS::Heat::RandomString, properties: {length: 4}}
+  user:
+    type: OS::Heat::Value
+    properties: {value: [{get_attr: [srv, first_address]}, {get_attr: [srv, show]}]}
+outputs:
+  all: {value: {get_attr: [srv]}}
+  net: {value: {get_attr: [srv, networks, private]}}
+  name: {value: {get_attr: [srv, name]}}
+  rall: {value: {get_attr: [r]}}
+"""})
+    created = run_json(cli, "stack", "create", "s", "-t", root / "t.yaml", "-e", root / "env.yaml", "--wait")
+    got = {o["output_key"]: o.get("output_value") for o in created["outputs"]}
+    assert got["all"] == {"first_address": None, "name": None}
+    assert set(got["rall"]) == {"value"} and len(got["rall"]["value"]) == 4
