@@ -21,7 +21,7 @@ import json
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
 
-from stoker.errors import ValidationFailed
+from stoker.errors import StokerError, ValidationFailed
 from stoker.functions.base import resolve
 from stoker.functions.sizes import check_stored
 from stoker.secretbox import seal, unseal
@@ -398,7 +398,12 @@ class Resource:
         await self.stack.persist(self, event=False)
 
     async def adopt(self, resource_id: Any) -> None:
-        """Take over an existing physical resource (``external_id``)."""
+        """Take over an existing physical resource (``external_id``); an empty id fails
+        the adopt, as Heat's ``handle_adopt``."""
+        if not resource_id:
+            failure = ResourceFailure(StokerError("Resource ID was not provided."), self, self.ADOPT)
+            await self.set_state(self.ADOPT, self.FAILED, str(failure))
+            raise failure
         self.resource_id = resource_id
         await self.set_state(self.ADOPT, self.COMPLETE, "adopted external resource")
         await self.check()

@@ -81,3 +81,57 @@ outputs:
     got = {o["output_key"]: o.get("output_value") for o in created["outputs"]}
     assert got["all"] == {"first_address": None, "name": None}
     assert set(got["rall"]) == {"value"} and len(got["rall"]["value"]) == 4
+
+
+def test_a_resource_whose_condition_is_false_is_never_looked_up(cli, tree):
+    root = tree({"t.yaml": "heat_template_version: 2018-08-31\nconditions:\n  never: false\nresources:\n"
+                 "  x: {type: OS::No::Such, condition: never, properties: {anything: 1}}\n"
+                 "  y: {type: OS::Heat::None}\n"})
+    assert cli("template", "validate", "-t", root / "t.yaml").code == 0
+    created = run_json(cli, "stack", "create", "s", "-t", root / "t.yaml", "--wait")
+    assert created["stack_status"] == "CREATE_COMPLETE"
+    # the same type under a true condition is refused
+    on = tree({"on.yaml": "heat_template_version: 2018-08-31\nconditions:\n  always: true\nresources:\n"
+               "  x: {type: OS::No::Such, condition: always}\n"})
+    refused = cli("stack", "create", "t", "-t", on / "on.yaml", "--wait")
+    assert refused.code == 1 and "The Resource Type (OS::No::Such) could not be found." in refused.output
+
+
+MEMBER_NEEDS = "heat_template_version: 2018-08-31\nparameters:\n  needed: {type: string}\n" \
+               "resources:\n  v: {type: OS::Heat::Value, properties: {value: {get_param: needed}}}\n"
+
+
+def test_an_empty_autoscaling_group_checks_no_member(cli, tree):
+    group = ("heat_template_version: 2018-08-31\nresources:\n  g:\n    type: OS::Heat::AutoScalingGroup\n"
+             "    properties: {{min_size: 0, max_size: 3, desired_capacity: {n}, resource: {{type: member.yaml}}}}\n")
+    root = tree({"member.yaml": MEMBER_NEEDS, "empty.yaml": group.format(n=0), "one.yaml": group.format(n=1)})
+    created = run_json(cli, "stack", "create", "s", "-t", root / "empty.yaml", "--wait")
+    assert created["stack_status"] == "CREATE_COMPLETE", created["stack_status_reason"]
+    refused = cli("stack", "create", "t", "-t", root / "one.yaml", "--wait")
+    assert refused.code == 1 and "Property needed not assigned" in refused.output
+
+
+def test_an_empty_external_id_fails_the_create(cli, tree):
+    root = tree({"t.yaml": "heat_template_version: 2018-08-31\nresources:\n"
+                 "  n: {type: OS::Heat::None, external_id: ''}\n"})
+    created = cli("stack", "create", "s", "-t", root / "t.yaml", "--wait", "-f", "json")
+    assert created.code == 1
+    shown = run_json(cli, "stack", "show", "s")
+    assert shown["stack_status"] == "CREATE_FAILED"
+    assert "Resource ID was not provided." in shown["stack_status_reason"]
+    resource = run_json(cli, "stack", "resource", "show", "s", "n")
+    assert resource["resource_status"] == "ADOPT_FAILED"
+
+
+def test_a_group_member_of_unknown_type_is_refused_while_its_values_wait(cli, tree):
+    # Heat's ResourceGroup resolves the member type at create's validation, whatever
+    # the member's properties wait for
+    root = tree({"t.yaml": "heat_template_version: 2018-08-31\nresources:\n"
+                 "  v: {type: OS::Heat::Value, properties: {value: 2}}\n  g:\n    type: OS::Heat::ResourceGroup\n"
+                 "    properties:\n      count: 2\n"
+                 "      resource_def: {type: OS::No::Such, properties: {x: {get_attr: [v, value]}}}\n"})
+    refused = cli("stack", "create", "s", "-t", root / "t.yaml", "--wait")
+    assert refused.code == 1
+    assert "resources.g.properties.resource_def.type" in refused.output
+    assert "The Resource Type (OS::No::Such) could not be found." in refused.output
+    assert "Stack s not found" in cli("stack", "show", "s").output
