@@ -41,7 +41,7 @@ from stoker.template.environment import Environment, RegistryLoop, is_template_t
 from stoker.template.loader import check_nesting, frozen_gc, paused_gc
 from stoker.template.parameters import masked
 from stoker.template.definition import StackDefinition
-from stoker.template.verdict import check_conditions_in_use
+from stoker.template.verdict import check_attribute_names, check_conditions_in_use
 from stoker.template.template import Template
 
 IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
@@ -128,6 +128,7 @@ class Engine:
             return stack.definition, Problems(exc.problems + exc.warnings)
         if at_validate:
             check_conditions_in_use(definition, definition.problems)
+            check_attribute_names(definition, definition.problems)
         return definition, definition.problems
 
     @property

@@ -47,13 +47,12 @@ class GetParam(Function):
         return args, []
 
     def validate(self) -> None:
-        if self.args in (None, "", []):
-            raise self.error(f'Function "{self.name}" must have arguments')
-        if not isinstance(self.args, (str, list, Function)):
-            raise self.error(f'Argument to "{self.name}" must be string or list')
+        """Heat checks the arguments only where it resolves the call (a create's checks of
+        the properties, an output at show): here a static name is only looked up, to warn."""
+        if self.args in (None, "", []) or not isinstance(self.args, (str, list)):
+            return
         name, _ = self._name_and_path(self.args)
-        name = _static_name(self, name, "Parameter name")
-        if name is not None and not self.stack.has_parameter(name):
+        if isinstance(name, str) and not self.stack.has_parameter(name):
             # Heat fails only where it resolves the call: a branch it never takes is fine
             self.parser.problems.warn(self.path, "unknown-parameter",
                                       f'The parameter "{name}" is not defined in the template '

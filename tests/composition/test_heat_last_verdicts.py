@@ -135,3 +135,39 @@ def test_a_group_member_of_unknown_type_is_refused_while_its_values_wait(cli, tr
     assert "resources.g.properties.resource_def.type" in refused.output
     assert "The Resource Type (OS::No::Such) could not be found." in refused.output
     assert "Stack s not found" in cli("stack", "show", "s").output
+
+
+def test_validate_resolves_a_get_attr_attribute_name_from_a_parameter(cli, tree):
+    # Heat's GetAtt.validate resolves the attribute's name: a parameter without a value fails
+    for place in ("resources:\n  v: {type: OS::Heat::Value, properties: {value: {a: 1}}}\n"
+                  "  w: {type: OS::Heat::Value, properties: {value: {get_attr: [v, {get_param: key}]}}}\n",
+                  "resources:\n  v: {type: OS::Heat::Value, properties: {value: {a: 1}}}\n"
+                  "outputs:\n  o: {value: {get_attr: [v, {get_param: key}]}}\n"):
+        root = tree({"t.yaml": "heat_template_version: 2018-08-31\nparameters:\n  key: {type: string}\n" + place})
+        refused = cli("template", "validate", "-t", root / "t.yaml")
+        assert refused.code == 1 and "get_attr: The Parameter (key) was not provided." in refused.output
+        assert cli("template", "validate", "-t", root / "t.yaml", "-P", "key=value").code == 0
+
+
+def test_validate_refuses_a_nested_templates_get_file_of_no_file(cli, tree):
+    # heatclient reads every file a nested template names before it sends anything
+    root = tree({"nested.yaml": "heat_template_version: 2018-08-31\nresources:\n"
+                                "  v: {type: OS::Heat::Value, properties: {value: {get_file: nothere.txt}}}\n",
+                 "top.yaml": "heat_template_version: 2018-08-31\nresources:\n  n: {type: nested.yaml}\n"})
+    refused = cli("template", "validate", "-t", root / "top.yaml")
+    assert refused.code == 1
+    assert f"Could not fetch contents for {(root / 'nothere.txt').as_uri()}" in refused.output
+
+
+def test_get_param_argument_types_warn_at_validate_and_refuse_the_create(cli, tree):
+    # Heat checks get_param's arguments where it resolves the call: at create's checks
+    for args, message in (("42", 'Argument to "get_param" must be string or list'),
+                          ("[42]", 'Parameter name in "get_param" must be string')):
+        root = tree({"t.yaml": "heat_template_version: 2018-08-31\nresources:\n"
+                               f"  v: {{type: OS::Heat::Value, properties: {{value: {{get_param: {args}}}}}}}\n"})
+        validated = cli("template", "validate", "-t", root / "t.yaml")
+        assert validated.code == 0, validated.output
+        assert f"WARNING: {root / 't.yaml'}:3:" in validated.stderr and message in validated.stderr
+        assert "ERROR" not in validated.output
+        refused = cli("stack", "create", "s", "-t", root / "t.yaml", "--wait")
+        assert refused.code == 1 and message in refused.output
