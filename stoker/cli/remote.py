@@ -244,6 +244,10 @@ class RemoteEngine:
         self.signal(name_or_id, resource_name, {"unset_hook": hook})
         return hook or "(any)"
 
+    @property
+    def snapshots(self) -> "RemoteSnapshots":
+        return RemoteSnapshots(self)
+
     def _wait(self, stack_id: str, resolve_outputs: bool = True, poll: bool = True) -> dict:
         """Poll until the action ends, like the local engine's methods, which return at the end
         (without ``poll``: the stack as it is now, its action under way in the server)."""
@@ -260,6 +264,36 @@ class RemoteEngine:
 
     def close(self) -> None:
         pass
+
+
+class RemoteSnapshots:
+    """``Engine.snapshots`` over the API; each action polled to its end, as the engine's are."""
+
+    def __init__(self, remote: RemoteEngine):
+        self.remote = remote
+
+    def create(self, name_or_id: str, name: str | None = None) -> dict:
+        path = self.remote._stack_path(name_or_id) + "/snapshots"
+        snapshot_id = self.remote.request("POST", path, {"name": name})[2]["id"]
+        while (taken := self.remote._get(f"{path}/{snapshot_id}")["snapshot"])["status"] == "IN_PROGRESS":
+            time.sleep(POLL_INTERVAL)
+        return taken
+
+    def list(self, name_or_id: str) -> list[dict]:
+        return self.remote._get(self.remote._stack_path(name_or_id) + "/snapshots")["snapshots"]
+
+    def show(self, name_or_id: str, snapshot_id: str) -> dict:
+        path = self.remote._stack_path(name_or_id) + f"/snapshots/{quote(snapshot_id, safe='')}"
+        return self.remote._get(path)["snapshot"]
+
+    def restore(self, name_or_id: str, snapshot_id: str) -> dict:
+        path = self.remote._stack_path(name_or_id)
+        self.remote.request("POST", f"{path}/snapshots/{quote(snapshot_id, safe='')}/restore", {})
+        return self.remote._wait(path.rsplit("/", 1)[1])
+
+    def delete(self, name_or_id: str, snapshot_id: str) -> None:
+        path = self.remote._stack_path(name_or_id) + f"/snapshots/{quote(snapshot_id, safe='')}"
+        self.remote.request("DELETE", path)
 
 
 def _decode(raw: bytes) -> Any:

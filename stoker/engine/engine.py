@@ -139,6 +139,13 @@ class Engine:
         return BlueprintService(self.store, self.project_id)
 
     @property
+    def snapshots(self):
+        """Snapshots of this project's stacks: take, list, show, restore, delete."""
+        from stoker.engine.snapshots import Snapshots
+
+        return Snapshots(self)
+
+    @property
     def executions(self):
         """Workflow executions on this project's deployments (install, uninstall, scale, heal, ...)."""
         from stoker.workflows.service import Executions
@@ -564,17 +571,18 @@ class Engine:
         return self.prepare_update(record, template, environment, params, disable_rollback=True,
                                    parent=child.parent, facade=child.facade)
 
-    async def run_update(self, stack: Stack, old: Stack, rollback: bool) -> None:
-        await stack.set_state("UPDATE", IN_PROGRESS, "Stack UPDATE started")
+    async def run_update(self, stack: Stack, old: Stack, rollback: bool, action: str = "UPDATE") -> None:
+        """``action``: UPDATE, or RESTORE for an update back to a snapshot."""
+        await stack.set_state(action, IN_PROGRESS, f"Stack {action} started")
         try:
             await actions.update(stack, _seconds(stack.record.timeout_mins))
         except ActionFailed as exc:
-            await stack.set_state("UPDATE", FAILED, str(exc))
+            await stack.set_state(action, FAILED, str(exc))
             # as Heat, a cancel_update rolls back even a stack whose rollback is disabled
             if (rollback or stack.rollback_requested) and stack.rollback_on_cancel:
                 await self._rollback_update(stack, old)
             return
-        await stack.set_state("UPDATE", COMPLETE, "Stack UPDATE completed successfully")
+        await stack.set_state(action, COMPLETE, f"Stack {action} completed successfully")
 
     async def _rollback_update(self, stack: Stack, old: Stack) -> None:
         """Return to the previous template and parameters (an update the other way)."""

@@ -287,6 +287,13 @@ class Resource:
     def check_resume_complete(self, token: Any) -> bool:
         return True
 
+    def handle_snapshot(self) -> Any:
+        """Keep what a restore needs (``data_set``): the resource data goes into the snapshot."""
+        return None
+
+    def check_snapshot_complete(self, token: Any) -> bool:
+        return True
+
     def needs_replace_failed(self) -> bool:
         """Is this resource, its last action failed, replaced by the next update?  As in
         Heat: yes, unless the type knows its failed resource can still be updated."""
@@ -367,6 +374,9 @@ class Resource:
 
     async def resume(self) -> None:
         await self.run_action(self.RESUME, self.handle_resume, self.check_resume_complete)
+
+    async def snapshot(self) -> None:
+        await self.run_action(self.SNAPSHOT, self.handle_snapshot, self.check_snapshot_complete)
 
     async def check(self) -> None:
         await self.run_action(self.CHECK, self.handle_check, self.check_check_complete)

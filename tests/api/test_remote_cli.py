@@ -114,3 +114,26 @@ def test_wait_on_a_server_shows_each_new_event_once_in_order(remote):
     assert [line.split(" ", 2)[0] + " " + line.split(" ", 2)[1] for line in shown] == \
         stored[stored.index("[web]: UPDATE_IN_PROGRESS"):]
     assert shown[-1].startswith("[web]: UPDATE_COMPLETE")
+
+
+def test_snapshots_through_the_server(remote, tmp_path):
+    path = tmp_path / "t.yaml"
+    path.write_text("heat_template_version: 2018-08-31\nparameters:\n  word: {type: string}\nresources:\n"
+                    "  v: {type: OS::Heat::Value, properties: {value: {get_param: word}}}\n"
+                    "outputs:\n  word: {value: {get_attr: [v, value]}}\n")
+    assert remote("stack", "create", "s", "-t", str(path), "-P", "word=one", "--wait").exit_code == 0
+    taken = remote("stack", "snapshot", "create", "s", "--name", "one", "-f", "json")
+    assert taken.exit_code == 0, taken.output
+    snapshot_id = json.loads(taken.stdout)["id"]
+    assert json.loads(taken.stdout)["status"] == "COMPLETE"
+    assert remote("stack", "update", "s", "-t", str(path), "-P", "word=two", "--wait").exit_code == 0
+    restored = remote("stack", "snapshot", "restore", "s", snapshot_id, "-f", "json")
+    assert restored.exit_code == 0, restored.output
+    assert json.loads(restored.stdout)["stack_status"] == "RESTORE_COMPLETE"
+    word = remote("stack", "output", "show", "s", "word", "-f", "json")
+    assert json.loads(word.stdout)["output_value"] == "one"
+    listed = remote("stack", "snapshot", "list", "s", "-f", "json")
+    assert [s["id"] for s in json.loads(listed.stdout)] == [snapshot_id]
+    assert remote("stack", "snapshot", "delete", "s", snapshot_id).exit_code == 0
+    gone = remote("stack", "snapshot", "show", "s", snapshot_id)
+    assert gone.exit_code == 1 and "could not be found" in gone.output

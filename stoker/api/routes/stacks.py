@@ -15,6 +15,7 @@ from stoker.api.context import Ctx, context, empty, in_project_pool, reply
 from stoker.api.errors import ApiError, bad_request, not_found
 from stoker.api.views import stack_record_view, stack_view, with_query
 from stoker.engine.engine import declared_only
+from stoker.engine.snapshots import view as snapshot_view
 from stoker.errors import Conflict, NotFound
 from stoker.store.models import RawTemplate
 from stoker.template.environment import Environment
@@ -27,7 +28,8 @@ FILTERS = {"id": "id", "name": "name", "stack_name": "name", "status": "status",
            "action": "action", "stack_action": "action", "parent": "parent_id"}
 TAG_PARAMS = {"tags": "all", "tags_any": "any", "not_tags": "not", "not_tags_any": "not-any"}
 LOOKUP_SUBPATHS = {"resources": ["GET", "POST"], "events": ["GET", "POST"], "template": ["GET", "POST"],
-                   "actions": ["GET", "POST"], "environment": ["GET"], "files": ["GET"], "outputs": ["GET"]}
+                   "actions": ["GET", "POST"], "environment": ["GET"], "files": ["GET"], "outputs": ["GET"],
+                   "snapshots": ["GET", "POST"]}
 
 
 # -- the collection ---------------------------------------------------------------------
@@ -503,16 +505,56 @@ def stack_action(stack_name: str, stack_id: str, ctx: Ctx = Depends(context),
     return empty(202)
 
 
-# -- snapshots: not in Stoker -----------------------------------------------------------------
-def _no_snapshots(stack_name: str, stack_id: str, ctx: Ctx = Depends(context)) -> Response:
-    extras.identify(ctx.engine, stack_name, stack_id)
-    raise ApiError(501, "Stack snapshots are not supported by Stoker", "NotSupported")
+# -- snapshots ----------------------------------------------------------------------------
+@router.post("/stacks/{stack_name}/{stack_id}/snapshots", summary="Take a snapshot of a stack")
+@in_project_pool
+def snapshot_stack(stack_name: str, stack_id: str, ctx: Ctx = Depends(context),
+                   body: dict = Depends(json_object)) -> Response:
+    name = body.get("name")
+    if name is not None and not isinstance(name, str):
+        raise bad_request("The snapshot's name must be a string")
+    record = extras.identify(ctx.engine, stack_name, stack_id)
+    row = ctx.engine.snapshots.start(record.id, name)
+    ctx.state.runner.start(ctx.engine, lambda engine: engine.snapshots.take(record.id, row["id"]))
+    return reply(snapshot_view(row))
 
 
-for _path, _methods in (("/stacks/{stack_name}/{stack_id}/snapshots", ["GET", "POST"]),
-                        ("/stacks/{stack_name}/{stack_id}/snapshots/{snapshot_id}", ["GET", "DELETE"]),
-                        ("/stacks/{stack_name}/{stack_id}/snapshots/{snapshot_id}/restore", ["POST"])):
-    _each_method(_path, _no_snapshots, _methods, status_code=501, summary="Snapshots (not supported)")
+@router.get("/stacks/{stack_name}/{stack_id}/snapshots", summary="List a stack's snapshots")
+def list_snapshots(stack_name: str, stack_id: str, ctx: Ctx = Depends(context)) -> Response:
+    record = extras.identify(ctx.engine, stack_name, stack_id)
+    return reply({"snapshots": ctx.engine.snapshots.list(record.id)})
+
+
+@router.get("/stacks/{stack_name}/{stack_id}/snapshots/{snapshot_id}", summary="Show a snapshot")
+def show_snapshot(stack_name: str, stack_id: str, snapshot_id: str, ctx: Ctx = Depends(context)) -> Response:
+    record = extras.identify(ctx.engine, stack_name, stack_id)
+    return reply({"snapshot": ctx.engine.snapshots.show(record.id, snapshot_id)})
+
+
+@router.delete("/stacks/{stack_name}/{stack_id}/snapshots/{snapshot_id}", status_code=204,
+               summary="Delete a snapshot")
+def delete_snapshot(stack_name: str, stack_id: str, snapshot_id: str, ctx: Ctx = Depends(context)) -> Response:
+    record = extras.identify(ctx.engine, stack_name, stack_id)
+    _snapshot_request(lambda: ctx.engine.snapshots.delete(record.id, snapshot_id))
+    return empty(204)
+
+
+@router.post("/stacks/{stack_name}/{stack_id}/snapshots/{snapshot_id}/restore", status_code=202,
+             summary="Restore a stack to a snapshot")
+@in_project_pool
+def restore_snapshot(stack_name: str, stack_id: str, snapshot_id: str, ctx: Ctx = Depends(context)) -> Response:
+    record = extras.identify(ctx.engine, stack_name, stack_id)
+    _snapshot_request(lambda: ctx.engine.snapshots.restorable(record.id, snapshot_id))
+    ctx.state.runner.start(ctx.engine, lambda engine: engine.snapshots.restore(record.id, snapshot_id))
+    return empty(202)
+
+
+def _snapshot_request(call: Any) -> None:
+    """Heat answers a snapshot it cannot act on (in progress, incomplete) with 400 NotSupported."""
+    try:
+        call()
+    except Conflict as exc:
+        raise ApiError(400, str(exc), "NotSupported") from None
 
 
 __all__ = ["router", "NotFound"]
