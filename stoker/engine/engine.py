@@ -179,7 +179,7 @@ class Engine:
         """Checks that need resource types: unknown types, properties, attribute names."""
         instances = {}
         for name, rdef in definition.resources.items():
-            if not rdef.type or _switched_off(definition, rdef):
+            if not rdef.type or definition.switched_off(rdef):
                 continue  # the missing or broken type is reported already; Heat never builds a disabled one
             try:
                 instances[name] = stack.instantiate(name, rdef)
@@ -886,16 +886,6 @@ def _read_by_outputs(definition: StackDefinition) -> set[str]:
             found.add(name)
             wanted.extend(definition.resources[name].dependencies())
     return found
-
-
-def _switched_off(definition: StackDefinition, resource: Any) -> bool:
-    """Is the resource's condition known to be false?  (Not known yet: it is checked.)"""
-    if resource.condition is None:
-        return False
-    try:
-        return not definition.enabled(resource.condition)
-    except (StokerError, ValueError, TypeError):
-        return False
 
 
 def _found_by(check, name: str) -> Problems:
