@@ -421,6 +421,16 @@ class Engine:
         self.dispatch.create(self, stack, timeout_mins, disable_rollback, action)
         return self._result(stack)
 
+    def preview_stack(self, name: str, template: Template | dict | str | Path,
+                      environment: Environment | None = None, parameters: dict | None = None) -> list:
+        """Heat's create preview: each resource as a create would make it (``create_preview``)."""
+        from stoker.engine.create_preview import preview_resources
+
+        stack = self.new_stack(name)
+        stack.validates_nested = True
+        stack.define(as_template(template), environment or Environment(), dict(parameters or {}))
+        return preview_resources(stack)
+
     def _result(self, stack: Stack) -> dict:
         """What an action returns: the stack as stored, with outputs from the live stack."""
         info = stack_summary(self.store.get_stack(stack.id, self.project_id, show_deleted=True))

@@ -124,15 +124,17 @@ class NestedStackResource(Resource):
             if unknown:
                 raise ValidationFailed(unknown) from None
 
-    def define_probe(self, template: Template, parameters: dict) -> None:
+    def define_probe(self, template: Template, parameters: dict, name: str | None = None) -> Any:
         """Check ``template`` as this resource's nested stack would be checked, storing nothing;
-        raises ``ValidationFailed``.  At a request, the probe checks its own nested stacks in turn."""
-        probe = self.stack.engine.new_stack(self.child_stack_name(), parent=self.stack)
+        raises ``ValidationFailed``.  At a request, the probe checks its own nested stacks in turn.
+        Returns the probe (a stack named ``name``, else as the nested stack will be)."""
+        probe = self.stack.engine.new_stack(name or self.child_stack_name(), parent=self.stack)
         probe.validates_nested = self.stack.validates_nested
         probe.owner_name = self.name
         probe.provider_template = self.made_from()
         probe.facade = self.facade_data()
         probe.define(template, self.child_environment(), parameters, missing_parameters_ok=True)
+        return probe
 
     def _placed_inside(self, problem: Problem) -> Problem:
         """Heat's words: ``resources.NAME<label>.resources.INNER: : message``."""

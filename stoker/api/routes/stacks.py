@@ -149,30 +149,10 @@ def _adopt(ctx: Ctx, name: str, body: dict) -> Response:
 def preview_create(ctx: Ctx = Depends(context), body: dict = Depends(json_object)) -> Response:
     name = inputs.stack_name(body)
     data = inputs.parse(body)
-    plan = ctx.engine.create_stack(name, data.template, data.environment, data.parameters,
-                                   timeout_mins=data.timeout_mins, dry_run=True)
+    previewed = ctx.engine.preview_stack(name, data.template, data.environment, data.parameters)
     template = data.template.data if isinstance(data.template.data, dict) else {}
     description = template.get("description") or "No description"
-    resources_section = template.get("resources") or {}
-    # as Heat's preview: the stack has no id yet, which Heat spells "None"
-    identity = {"tenant": ctx.project, "stack_name": name, "stack_id": "None", "path": ""}
-    resources = []
-    for entry in plan["resources"]:
-        rname = entry["resource_name"]
-        raw = resources_section.get(rname) if isinstance(resources_section, dict) else None
-        raw = raw if isinstance(raw, dict) else {}
-        requires = {d for d in _depends(raw)}
-        resources.append({
-            "resource_name": rname, "logical_resource_id": rname, "resource_type": entry["resource_type"],
-            "resource_identity": {**identity, "path": f"/resources/{rname}"}, "stack_identity": identity,
-            "resource_action": "INIT", "resource_status": "COMPLETE", "resource_status_reason": "",
-            "physical_resource_id": "", "description": raw.get("description") or "",
-            "properties": raw.get("properties") or {}, "metadata": raw.get("metadata") or {},
-            "stack_name": name, "creation_time": None, "updated_time": None,
-            "required_by": sorted(n for n, r in resources_section.items()
-                                  if isinstance(r, dict) and rname in _depends(r)),
-            "requires": sorted(requires),
-        })
+    resources = _preview_entries(ctx, previewed)
     stack = {
         "id": "None", "stack_name": name, "description": description, "template_description": description,
         "parameters": {**_preview_parameters(template, data), "OS::stack_id": "None", "OS::stack_name": name,
@@ -185,26 +165,23 @@ def preview_create(ctx: Ctx = Depends(context), body: dict = Depends(json_object
     return reply({"stack": stack})
 
 
-def _depends(raw: dict) -> set:
-    found: set = set()
-    depends = raw.get("depends_on") or []
-    found.update([depends] if isinstance(depends, str) else [d for d in depends if isinstance(d, str)])
-
-    def scan(value: Any) -> None:
-        if isinstance(value, dict):
-            if len(value) == 1 and "get_resource" in value and isinstance(value["get_resource"], str):
-                found.add(value["get_resource"])
-            if len(value) == 1 and "get_attr" in value and isinstance(value["get_attr"], list) and value["get_attr"]:
-                found.add(value["get_attr"][0])
-            for v in value.values():
-                scan(v)
-        elif isinstance(value, list):
-            for v in value:
-                scan(v)
-
-    scan(raw.get("properties"))
-    scan(raw.get("metadata"))
-    return {d for d in found if isinstance(d, str)}
+def _preview_entries(ctx: Ctx, entries: list) -> list:
+    """The engine's preview in Heat's shape: identities (the stack has no id yet, which Heat
+    spells "None"), and the fields a resource not yet made has; nested lists kept."""
+    shown: list = []
+    for entry in entries:
+        if isinstance(entry, list):
+            shown.append(_preview_entries(ctx, entry))
+            continue
+        identity = {"tenant": ctx.project, "stack_name": entry["stack_name"], "stack_id": "None", "path": ""}
+        rname = entry["resource_name"]
+        shown.append({
+            **entry, "logical_resource_id": rname, "resource_identity": {**identity, "path": f"/resources/{rname}"},
+            "stack_identity": identity, "resource_action": "INIT", "resource_status": "COMPLETE",
+            "resource_status_reason": "", "physical_resource_id": "", "metadata": {},
+            "creation_time": None, "updated_time": None,
+        })
+    return shown
 
 
 def _preview_parameters(template: dict, data: Any) -> dict:
