@@ -21,7 +21,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from stoker.errors import Conflict, FunctionError, NotFound, StokerError, ValidationFailed
+from stoker.errors import Conflict, FunctionError, NotFound, StokerError, ValidationFailed, format_path
 from stoker.resources.policy import NOT_ALLOWED
 
 LOG = logging.getLogger("stoker.api")
@@ -92,7 +92,7 @@ def from_stoker_error(exc: StokerError) -> ApiError:
         problems = {"problems": [p.as_dict() for p in exc.problems]}
         if exc.problems and all(p.code == NOT_ALLOWED for p in exc.problems):
             return ApiError(403, str(exc), "Forbidden", problems)  # Heat's answer to its type policy
-        return ApiError(400, str(exc), "StackValidationFailed", problems)
+        return ApiError(400, heat_worded(exc.problems) or str(exc), "StackValidationFailed", problems)
     if isinstance(exc, FunctionError):
         return ApiError(400, str(exc), "StackValidationFailed", {"problems": [exc.problem().as_dict()]})
     if isinstance(exc, NotFound):
@@ -104,6 +104,21 @@ def from_stoker_error(exc: StokerError) -> ApiError:
     if type(exc).__name__ == "UnknownResourceType":
         return ApiError(404, str(exc), "ResourceTypeNotFound")
     return ApiError(400, str(exc), type(exc).__name__)
+
+
+def heat_worded(problems: list) -> str | None:
+    """The problems, the first in the words Heat gives it where clients match them (a
+    property's error, an invalid version), the others as Stoker words them; None when Heat
+    has no such words for the first."""
+    first = problems[0] if problems else None
+    path = tuple(first.path or ()) if first is not None else ()
+    if first is not None and first.code == "unknown-version":
+        words = f"The template version is invalid: {first.message}"
+    elif len(path) >= 4 and path[0] == "resources" and path[2] == "properties":
+        words = f"Property error: : {format_path(path[:4])}: : {first.message}"
+    else:
+        return None
+    return "\n".join([words] + [str(p) for p in problems[1:]])
 
 
 def install_handlers(app: FastAPI, debug: bool = False) -> None:

@@ -181,6 +181,10 @@ class Engine:
         for name, rdef in definition.resources.items():
             if not rdef.type or definition.switched_off(rdef):
                 continue  # the missing or broken type is reported already; Heat never builds a disabled one
+            refusal = self.type_refusal((rdef.type,), None)
+            if refusal:  # policy first, as Heat: a listed type is refused before it is looked up
+                problems.add(("resources", name, "type"), NOT_ALLOWED, refusal)
+                continue
             try:
                 instances[name] = stack.instantiate(name, rdef)
             except RegistryLoop as exc:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
+from heatclient import exc
+
 from .helpers import heat
 
 TEMPLATE = """\
@@ -69,3 +72,18 @@ def test_create_preview_resolves_properties_shows_attributes_and_expands_nested_
     assert inner["stack_name"] == "pv-main" and inner["properties"]["value"] == "abc"
     assert inner["resource_identity"]["stack_name"] == "pv-main"
     assert (inner["resource_action"], inner["resource_status"]) == ("INIT", "COMPLETE")
+
+
+def test_refusals_start_with_heats_words(noauth_server):
+    # heat-tempest-plugin's test_preview.test_basic_fail and test_template_validate_fail_version
+    client = heat(noauth_server, f"p-{uuid.uuid4().hex[:8]}")
+    wont_work = MAIN.replace("get_param: incoming", "get_param: missing").replace("{get_attr: [one, output]}",
+                                                                                  "{get_param: missing}")
+    with pytest.raises(exc.HTTPBadRequest) as refused:
+        client.stacks.preview(stack_name="pv", template=wont_work, files={"nested.yaml": NESTED},
+                              environment={"parameters": {"incoming": "abc"}})
+    assert ("Property error: : resources.two.properties.value: : The Parameter (missing) was not provided."
+            in str(refused.value))
+    with pytest.raises(exc.HTTPBadRequest) as refused:
+        client.stacks.validate(template=TEMPLATE.replace("2016-10-14", "invalid"))
+    assert "The template version is invalid" in str(refused.value)

@@ -138,3 +138,15 @@ def test_the_cli_engine_keeps_local_types(tmp_path, home):
     marker = tmp_path / "cli-ran"
     result = engine.create_stack("s", command_template(marker))
     assert result["stack_status"] == "CREATE_COMPLETE" and marker.exists()
+
+
+def test_policy_comes_first_for_listed_types_not_installed(tmp_path, home):
+    # Heat answers 403 for a type its policy reserves even where the type is not installed
+    (home / "stoker.conf").write_text("[resource_types]\nMy::Absent::Type = !\n")
+    api = client(tmp_path)
+    for name, kind in (("flavor", "OS::Nova::Flavor"), ("absent", "My::Absent::Type")):
+        template = {"heat_template_version": "2018-08-31", "resources": {"r": {"type": kind}}}
+        refused = heat_error(create(api, "alpha", template, name=name), 403)
+        assert kind in refused["message"] and refused["type"] == "Forbidden"
+    unknown = {"heat_template_version": "2018-08-31", "resources": {"r": {"type": "My::Other::Type"}}}
+    assert "could not be found" in heat_error(create(api, "alpha", unknown, name="u"), 400)["message"]
