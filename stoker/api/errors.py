@@ -22,6 +22,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from stoker.errors import Conflict, FunctionError, NotFound, StokerError, ValidationFailed, format_path
+from stoker.engine.regions import REGION_CODE
 from stoker.resources.policy import NOT_ALLOWED
 
 LOG = logging.getLogger("stoker.api")
@@ -112,7 +113,9 @@ def heat_worded(problems: list) -> str | None:
     has no such words for the first."""
     first = problems[0] if problems else None
     path = tuple(first.path or ()) if first is not None else ()
-    if first is not None and first.code == "unknown-version":
+    if first is not None and first.code == REGION_CODE:  # Heat's remote stack words, whole
+        words = first.message
+    elif first is not None and first.code == "unknown-version":
         words = f"The template version is invalid: {first.message}"
     elif len(path) >= 4 and path[0] == "resources" and path[2] == "properties":
         words = f"Property error: : {format_path(path[:4])}: : {first.message}"
