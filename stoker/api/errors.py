@@ -21,8 +21,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from stoker.errors import Conflict, FunctionError, NotFound, StokerError, ValidationFailed, format_path
-from stoker.engine.regions import REGION_CODE
+from stoker.errors import Conflict, FunctionError, NotFound, StokerError, ValidationFailed
+from stoker.heat_words import heat_worded
 from stoker.resources.policy import NOT_ALLOWED
 
 LOG = logging.getLogger("stoker.api")
@@ -105,23 +105,6 @@ def from_stoker_error(exc: StokerError) -> ApiError:
     if type(exc).__name__ == "UnknownResourceType":
         return ApiError(404, str(exc), "ResourceTypeNotFound")
     return ApiError(400, str(exc), type(exc).__name__)
-
-
-def heat_worded(problems: list) -> str | None:
-    """The problems, the first in the words Heat gives it where clients match them (a
-    property's error, an invalid version), the others as Stoker words them; None when Heat
-    has no such words for the first."""
-    first = problems[0] if problems else None
-    path = tuple(first.path or ()) if first is not None else ()
-    if first is not None and first.code == REGION_CODE:  # Heat's remote stack words, whole
-        words = first.message
-    elif first is not None and first.code == "unknown-version":
-        words = f"The template version is invalid: {first.message}"
-    elif len(path) >= 4 and path[0] == "resources" and path[2] == "properties":
-        words = f"Property error: : {format_path(path[:4])}: : {first.message}"
-    else:
-        return None
-    return "\n".join([words] + [str(p) for p in problems[1:]])
 
 
 def install_handlers(app: FastAPI, debug: bool = False) -> None:

@@ -20,15 +20,12 @@ from typing import Any
 from urllib.parse import quote
 
 from stoker.errors import StokerError
+from stoker.heat_words import REGION_CODE
 from stoker.home import config
 
 LOCAL_REGION = "RegionOne"
 #: seconds a request to another region may take
 TIMEOUT = 30.0
-
-
-#: the problem code of a region that cannot be reached (its message is Heat's, as it is)
-REGION_CODE = "region-unreachable"
 
 
 class RegionError(StokerError):

@@ -99,3 +99,13 @@ def test_this_region_runs_here_and_an_unknown_region_is_refused_with_heats_words
         near.stacks.create(stack_name="broken", template=parent("RegionTwo"), files=broken)
     assert str(refused.value).startswith(
         'ERROR: Failed validating stack template using Heat endpoint at region "RegionTwo" due to "ERROR: ')
+
+
+def test_a_template_this_region_refuses_is_refused_in_heats_remote_words(regions):
+    # heat-tempest-plugin's test_stack_resource_validation_fail (the region named is this one)
+    near, _ = regions
+    broken = {"remote_stack.yaml": REMOTE.replace("resources", "resource")}
+    with pytest.raises(exc.HTTPBadRequest) as refused:
+        near.stacks.create(stack_name="broken-here", template=parent("RegionOne"), files=broken)
+    assert str(refused.value) == ('ERROR: Failed validating stack template using Heat endpoint at region '
+                                  '"RegionOne" due to "ERROR: The template section is invalid: resource"')

@@ -8,8 +8,9 @@ import asyncio
 from typing import Any
 
 from stoker.engine.nested import OUTPUTS_KEY, NestedStackFailed, NestedStackResource
-from stoker.engine.regions import REGION_CODE, HeatEndpoint, RegionError, local_region, region
-from stoker.errors import ValidationFailed
+from stoker.engine.regions import HeatEndpoint, RegionError, local_region, region
+from stoker.errors import ResourcePending, ValidationFailed
+from stoker.heat_words import REGION_CODE, heat_words
 from stoker.resources import attributes, properties
 from stoker.resources.support import SupportStatus
 from stoker.template.template import Template
@@ -63,8 +64,24 @@ class StackResource(NestedStackResource):
         except RegionError as exc:
             raise ValidationFailed.single(("resources", self.name), REGION_CODE, str(exc)) from None
 
-    def nested_validation_template(self) -> Template | None:
-        return None if self._region_name() is not None else super().nested_validation_template()
+    def validate_nested_stack(self) -> None:
+        """Another region checks its stack itself (``validate``); this region, named in the
+        context, refuses in the words Heat's remote stack gives for its own endpoint."""
+        named = (self.properties["context"] or {}).get("region_name")
+        if not named:
+            return super().validate_nested_stack()
+        if self._region_name() is not None:
+            return None
+        try:
+            self.define_probe(self.child_template(), self.child_parameters())
+        except ResourcePending:
+            return None
+        except ValidationFailed as exc:
+            first = exc.problems[0]
+            raise ValidationFailed.single(("resources", self.name), REGION_CODE, (
+                f'Failed validating stack template using Heat endpoint at region "{named}" due to '
+                f'"ERROR: {heat_words(first) or first.message}"')) from None
+        return None
 
     def child(self):
         return None if self._data.get(REMOTE_KEY) else super().child()
