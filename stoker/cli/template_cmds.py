@@ -145,7 +145,8 @@ def function_group() -> None:
 
 @function_group.command("list")
 @click.argument("version")
-@click.option("--with-conditions", is_flag=True, help="Also list the condition functions.")
+@click.option("--with-conditions", "--with_conditions", "with_conditions", is_flag=True,
+              help="Also list the condition functions.")
 @format_option()
 def function_list(version, with_conditions, fmt) -> None:
     """List the functions of template VERSION (e.g. 2016-10-14 or newton)."""

@@ -1,0 +1,53 @@
+"""The names a Heat user types with ``openstack stack ...``, on ``stoker stack``: ``-c``,
+``--deleted``, several stacks at once, ``resource mark unhealthy``, ``event show``,
+``event list --sort/--limit``, ``--with_conditions``."""
+
+from __future__ import annotations
+
+TEMPLATE = "heat_template_version: 2018-08-31\nresources:\n  a: {type: OS::Heat::None}\n  b: {type: OS::Heat::None}\n"
+
+
+def test_openstack_spellings(cli, tmp_path):
+    path = tmp_path / "t.yaml"
+    path.write_text(TEMPLATE)
+    for name in ("one", "two", "gone"):
+        cli("stack", "create", name, "-t", path, "--wait").expect(0)
+    cli("stack", "delete", "gone", "--yes", "--wait").expect(0)
+
+    # -c keeps only those fields, on a show and on a list
+    assert cli("stack", "show", "one", "-c", "stack_status", "-f", "json").expect(0).json == {
+        "stack_status": "CREATE_COMPLETE"}
+    listed = cli("stack", "list", "-c", "stack_name", "-f", "json").expect(0).json
+    assert sorted(listed, key=lambda r: r["stack_name"]) == [{"stack_name": "one"}, {"stack_name": "two"}]
+    wrong = cli("stack", "show", "one", "-c", "nope")
+    assert wrong.exit_code == 2 and "No recognized column names in ['nope']" in wrong.stderr
+    # --deleted (and --show-deleted)
+    for flag in ("--deleted", "--show-deleted"):
+        names = {r["stack_name"] for r in cli("stack", "list", flag, "-f", "json").expect(0).json}
+        assert names == {"one", "two", "gone"}
+
+    # several stacks at once
+    cli("stack", "suspend", "one", "two", "--wait").expect(0)
+    for name in ("one", "two"):
+        assert cli("stack", "show", name, "-c", "stack_status", "-f", "value").expect(0).stdout.strip() == \
+            "SUSPEND_COMPLETE"
+    cli("stack", "resume", "one", "two", "--wait").expect(0)
+
+    # resource mark unhealthy, as openstack spells it
+    cli("stack", "resource", "mark", "unhealthy", "one", "a", "bad disk").expect(0)
+    shown = cli("stack", "resource", "show", "one", "a", "-c", "resource_status", "-c", "resource_status_reason",
+                "-f", "json").expect(0).json
+    assert shown == {"resource_status": "CHECK_FAILED", "resource_status_reason": "bad disk"}
+
+    # event list --sort/--limit, event show
+    events = cli("stack", "event", "list", "one", "--resource", "b", "-f", "json").expect(0).json
+    newest = cli("stack", "event", "list", "one", "--resource", "b", "--sort", "event_time:desc", "--limit", "1",
+                 "-f", "json").expect(0).json
+    assert len(newest) == 1 and newest[0]["event_time"] == max(e["event_time"] for e in events)
+    one = cli("stack", "event", "show", "one", "b", events[0]["id"], "-f", "json").expect(0).json
+    assert one["id"] == events[0]["id"] and one["resource_name"] == "b"
+    missing = cli("stack", "event", "show", "one", "b", "no-such-event").expect(1)
+    assert "No event no-such-event of resource b in stack one" in missing.stderr
+
+    functions = cli("template", "function", "list", "2018-08-31", "--with_conditions", "-f", "json").expect(0).json
+    assert "equals" in {f["functions"] for f in functions}
