@@ -26,6 +26,8 @@ from stoker.home import config
 LOCAL_REGION = "RegionOne"
 #: seconds a request to another region may take
 TIMEOUT = 30.0
+#: bytes an answer from another region may hold
+MAX_ANSWER = 16 * 1024 * 1024
 
 
 class RegionError(StokerError):
@@ -44,8 +46,9 @@ def local_region() -> str:
     return parser.get("regions", "local", fallback=LOCAL_REGION) if parser.has_section("regions") else LOCAL_REGION
 
 
-def region(name: str) -> Region:
+def region(name: Any) -> Region:
     """The configured region ``name``; Heat's words when there is none."""
+    name = str(name)
     parser = config()
     endpoint = parser.get("regions", name, fallback=None) if parser.has_section("regions") else None
     if not endpoint or name == "local" or "." in name:
@@ -65,16 +68,18 @@ class HeatEndpoint:
         if self.region.token:
             headers["X-Auth-Token"] = self.region.token
         data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(self.region.endpoint + path, data=data, method=method, headers=headers)
         try:
+            request = urllib.request.Request(self.region.endpoint + path, data=data, method=method, headers=headers)
             with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
-                raw = response.read()
+                raw = response.read(MAX_ANSWER + 1)
+            if len(raw) > MAX_ANSWER:
+                raise ValueError(f"an answer of more than {MAX_ANSWER} bytes")
+            return json.loads(raw) if raw else None
         except urllib.error.HTTPError as exc:
             raise RegionError(_heat_message(exc)) from None
-        except (urllib.error.URLError, OSError) as exc:
+        except (urllib.error.URLError, OSError, ValueError) as exc:  # unreachable, a bad URL, not JSON
             raise RegionError(f'Cannot establish connection to Heat endpoint at region "{self.region.name}" '
                               f'due to "{getattr(exc, "reason", exc)}"') from None
-        return json.loads(raw) if raw else None
 
     def validate(self, template: str, files: dict) -> None:
         try:
@@ -89,8 +94,11 @@ class HeatEndpoint:
                 "disable_rollback": True}
         if timeout:
             body["timeout_mins"] = timeout
-        made = self.request("POST", "/stacks", body)["stack"]
-        return f"/stacks/{quote(name, safe='')}/{made['id']}"
+        made = self.request("POST", "/stacks", body)
+        try:
+            return f"/stacks/{quote(name, safe='')}/{made['stack']['id']}"
+        except (KeyError, TypeError):
+            raise RegionError(f'Heat endpoint at region "{self.region.name}" gave no stack id') from None
 
     def update(self, path: str, template: str, files: dict, parameters: dict) -> None:
         self.request("PUT", path, {"template": template, "files": files, "parameters": parameters})
@@ -117,7 +125,7 @@ class HeatEndpoint:
 
 def _heat_message(exc: urllib.error.HTTPError) -> str:
     try:
-        body = json.loads(exc.read())
+        body = json.loads(exc.read(MAX_ANSWER))
         return str(body["error"]["message"])
     except (ValueError, KeyError, TypeError):
         return f"HTTP {exc.code}"

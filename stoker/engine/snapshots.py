@@ -12,12 +12,16 @@ from __future__ import annotations
 from typing import Any
 
 from stoker.engine.exported import export
-from stoker.errors import Conflict
+from stoker.errors import Conflict, ValidationFailed
 from stoker.secretbox import seal, unseal
 from stoker.store.api_tables import iso
 from stoker.store.snapshots import SnapshotStore
 from stoker.template.environment import Environment
 from stoker.template.template import Template
+
+
+#: the longest snapshot name (its column's width)
+NAME_LIMIT = 255
 
 
 def view(row: dict) -> dict:
@@ -41,6 +45,9 @@ class Snapshots:
 
     def start(self, name_or_id: str, name: str | None = None) -> dict:
         """The snapshot's row, IN_PROGRESS; ``take`` makes it.  A stack in an action is refused."""
+        if name is not None and len(name) > NAME_LIMIT:
+            raise ValidationFailed.single(("name",), "name-too-long",
+                                          f"a snapshot's name holds at most {NAME_LIMIT} characters")
         record = self.engine.get_record(name_or_id)
         if record.status == "IN_PROGRESS":
             raise Conflict(f"Stack {record.name} already has an action ({record.action}) in progress.")

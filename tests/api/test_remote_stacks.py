@@ -42,7 +42,8 @@ def regions(tmp_path_factory):
     there_home = tmp_path_factory.mktemp("region-two")
     there = start_server(there_home, f"sqlite:///{there_home / 'stoker.db'}")
     here_home = tmp_path_factory.mktemp("region-one")
-    (here_home / "stoker.conf").write_text(f"[regions]\nRegionTwo = {there.endpoint('far')}\n")
+    (here_home / "stoker.conf").write_text(f"[regions]\nRegionTwo = {there.endpoint('far')}\n"
+                                           "Nowhere = not a url\nClosed = http://127.0.0.1:9/v1/x\n")
     here = start_server(here_home, f"sqlite:///{here_home / 'stoker.db'}")
     yield heat(here, "near"), heat(there, "far")
     here.stop()
@@ -109,3 +110,12 @@ def test_a_template_this_region_refuses_is_refused_in_heats_remote_words(regions
         near.stacks.create(stack_name="broken-here", template=parent("RegionOne"), files=broken)
     assert str(refused.value) == ('ERROR: Failed validating stack template using Heat endpoint at region '
                                   '"RegionOne" due to "ERROR: The template section is invalid: resource"')
+
+
+def test_a_region_that_cannot_be_reached_is_a_clear_refusal(regions):
+    near, _ = regions
+    files = {"remote_stack.yaml": REMOTE}
+    for name in ("Nowhere", "Closed"):
+        with pytest.raises(exc.HTTPBadRequest) as refused:
+            near.stacks.create(stack_name=f"to-{name.lower()}", template=parent(name), files=files)
+        assert f'Heat endpoint at region "{name}"' in str(refused.value)
