@@ -244,6 +244,20 @@ class RemoteEngine:
         self.signal(name_or_id, resource_name, {"unset_hook": hook})
         return hook or "(any)"
 
+    def export_stack(self, name_or_id: str) -> dict:
+        return self._get(self._stack_path(name_or_id) + "/export")
+
+    def abandon_stack(self, name_or_id: str) -> dict:
+        return self.request("DELETE", self._stack_path(name_or_id) + "/abandon")[2]
+
+    def adopt_stack(self, name: str, data: Any, environment: Any = None, parameters: dict | None = None,
+                    timeout_mins: int | None = None) -> dict:
+        body = {"stack_name": name, "adopt_stack_data": data, "parameters": parameters or {}}
+        if timeout_mins:
+            body["timeout_mins"] = timeout_mins
+        made = self.request("POST", "/stacks", body)[2]["stack"]
+        return self._wait(made["id"])
+
     @property
     def snapshots(self) -> "RemoteSnapshots":
         return RemoteSnapshots(self)

@@ -425,6 +425,30 @@ class Engine:
         self.dispatch.create(self, stack, timeout_mins, disable_rollback, action)
         return self._result(stack)
 
+    def export_stack(self, name_or_id: str) -> dict:
+        """Heat's export: everything needed to adopt the stack elsewhere."""
+        from stoker.engine.exported import export
+
+        return export(self, self.get_record(name_or_id))
+
+    def abandon_stack(self, name_or_id: str) -> dict:
+        """Heat's abandon: the export data; the stack is forgotten, nothing it made is deleted."""
+        from stoker.engine.exported import abandon
+
+        return abandon(self, self.get_record(name_or_id))
+
+    def adopt_stack(self, name: str, data: Any, environment: Environment | None = None,
+                    parameters: dict | None = None, timeout_mins: int | None = None) -> dict:
+        """Heat's adopt: a stack made from abandon ``data`` (a map or its JSON text), taking over
+        what it lists instead of making it again."""
+        from stoker.engine.exported import adopt_data, adopted_resource_data, adoption_template
+
+        data = adopt_data(data)
+        template = Template(adoption_template(data), data.get("files") or {})
+        environment = environment or Environment.from_dict(data.get("environment") or {})
+        return self.create_stack(name, template, environment, parameters, timeout_mins=timeout_mins,
+                                 tags=data.get("tags") or (), adopted_data=adopted_resource_data(data))
+
     def preview_stack(self, name: str, template: Template | dict | str | Path,
                       environment: Environment | None = None, parameters: dict | None = None) -> list:
         """Heat's create preview: each resource as a create would make it (``create_preview``)."""

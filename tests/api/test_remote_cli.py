@@ -137,3 +137,18 @@ def test_snapshots_through_the_server(remote, tmp_path):
     assert remote("stack", "snapshot", "delete", "s", snapshot_id).exit_code == 0
     gone = remote("stack", "snapshot", "show", "s", snapshot_id)
     assert gone.exit_code == 1 and "could not be found" in gone.output
+
+
+def test_export_abandon_adopt_through_the_server(remote, tmp_path):
+    path = tmp_path / "t.yaml"
+    path.write_text("heat_template_version: 2018-08-31\nresources:\n"
+                    "  r: {type: OS::Heat::RandomString, properties: {length: 9}}\n"
+                    "outputs:\n  r: {value: {get_attr: [r, value]}}\n")
+    assert remote("stack", "create", "old", "-t", str(path), "--wait").exit_code == 0
+    value = json.loads(remote("stack", "output", "show", "old", "r", "-f", "json").stdout)["output_value"]
+    assert json.loads(remote("stack", "export", "old").stdout)["resources"]["r"]["type"] == "OS::Heat::RandomString"
+    assert remote("stack", "abandon", "old", "--output-file", str(tmp_path / "old.json")).exit_code == 0
+    adopted = remote("stack", "adopt", "new", "--adopt-file", str(tmp_path / "old.json"), "-f", "json")
+    assert adopted.exit_code == 0, adopted.output
+    assert json.loads(adopted.stdout)["stack_status"] == "ADOPT_COMPLETE"
+    assert json.loads(remote("stack", "output", "show", "new", "r", "-f", "json").stdout)["output_value"] == value

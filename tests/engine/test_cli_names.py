@@ -51,3 +51,29 @@ def test_openstack_spellings(cli, tmp_path):
 
     functions = cli("template", "function", "list", "2018-08-31", "--with_conditions", "-f", "json").expect(0).json
     assert "equals" in {f["functions"] for f in functions}
+
+
+def test_export_abandon_adopt_and_file_list(cli, tmp_path):
+    (tmp_path / "data.txt").write_text("kept")
+    path = tmp_path / "t.yaml"
+    path.write_text("heat_template_version: 2018-08-31\nresources:\n"
+                    "  r: {type: OS::Heat::RandomString, properties: {length: 9}}\n"
+                    "  v: {type: OS::Heat::Value, properties: {value: {get_file: data.txt}}}\n"
+                    "outputs:\n  r: {value: {get_attr: [r, value]}}\n")
+    cli("stack", "create", "old", "-t", path, "--wait").expect(0)
+    value = cli("stack", "output", "show", "old", "r", "-f", "json").expect(0).json["output_value"]
+    exported = cli("stack", "export", "old").expect(0).json
+    assert exported["resources"]["r"]["type"] == "OS::Heat::RandomString"
+    files = cli("stack", "file", "list", "old", "-f", "json").expect(0).json
+    assert list(files.values()) == ["kept"]
+
+    cli("stack", "abandon", "old", "--output-file", tmp_path / "old.json").expect(0)
+    assert "Stack old not found" in cli("stack", "show", "old").expect(1).stderr
+    adopted = cli("stack", "adopt", "new", "--adopt-file", tmp_path / "old.json", "--wait", "-f", "json").expect(0)
+    assert adopted.json["stack_status"] == "ADOPT_COMPLETE"
+    # the resources were taken over, not made again: the same random value
+    assert cli("stack", "output", "show", "new", "r", "-f", "json").expect(0).json["output_value"] == value
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    refused = cli("stack", "adopt", "worse", "--adopt-file", bad).expect(1)
+    assert "Invalid adopt data" in refused.stderr
