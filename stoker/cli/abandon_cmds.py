@@ -19,26 +19,21 @@ def _write_or_show(data: dict, output_file: str | None, fmt: str) -> None:
         show_document(data, fmt)
 
 
-@stack.command("export")
-@click.argument("name")
-@click.option("--output-file", default=None, help="Write the data to this file (JSON).")
-@format_option(default="json")
-@click.pass_context
-def export_cmd(ctx, name, output_file, fmt):
-    """Stack NAME's data, to adopt it elsewhere; the stack stays."""
-    engine = engine_of(ctx)
-    _write_or_show(run_guarded(lambda: engine.export_stack(name), fmt), output_file, fmt)
+def _data_command(verb: str, method: str, doc: str) -> None:
+    @stack.command(verb)
+    @click.argument("name")
+    @click.option("--output-file", default=None, help="Write the data to this file (JSON).")
+    @format_option(default="json")
+    @click.pass_context
+    def command(ctx, name, output_file, fmt):
+        engine = engine_of(ctx)
+        _write_or_show(run_guarded(lambda: getattr(engine, method)(name), fmt), output_file, fmt)
+
+    command.__doc__ = doc
 
 
-@stack.command("abandon")
-@click.argument("name")
-@click.option("--output-file", default=None, help="Write the data to this file (JSON).")
-@format_option(default="json")
-@click.pass_context
-def abandon_cmd(ctx, name, output_file, fmt):
-    """Forget stack NAME, leaving what it made; prints its data for ``adopt``."""
-    engine = engine_of(ctx)
-    _write_or_show(run_guarded(lambda: engine.abandon_stack(name), fmt), output_file, fmt)
+_data_command("export", "export_stack", "Stack NAME's data, to adopt it elsewhere; the stack stays.")
+_data_command("abandon", "abandon_stack", "Forget stack NAME, leaving what it made; prints its data for adopt.")
 
 
 @stack.command("adopt")
