@@ -17,6 +17,7 @@ from stoker.api.views import stack_record_view, stack_view, with_query
 from stoker.engine.engine import declared_only
 from stoker.engine.snapshots import view as snapshot_view
 from stoker.errors import Conflict, NotFound
+from stoker.home import config
 from stoker.store.models import RawTemplate
 from stoker.template.environment import Environment
 from stoker.template.template import Template
@@ -26,6 +27,8 @@ router = APIRouter(prefix="/v1/{tenant_id}", tags=["stacks"])
 #: Heat's stack filters, and the store columns they mean
 FILTERS = {"id": "id", "name": "name", "stack_name": "name", "status": "status", "stack_status": "status",
            "action": "action", "stack_action": "action", "parent": "parent_id"}
+#: Heat's default hidden_stack_tags
+HIDDEN_STACK_TAGS = "data-processing-cluster"
 TAG_PARAMS = {"tags": "all", "tags_any": "any", "not_tags": "not", "not_tags_any": "not-any"}
 LOOKUP_SUBPATHS = {"resources": ["GET", "POST"], "events": ["GET", "POST"], "template": ["GET", "POST"],
                    "actions": ["GET", "POST"], "environment": ["GET"], "files": ["GET"], "outputs": ["GET"],
@@ -49,11 +52,13 @@ def list_stacks(ctx: Ctx = Depends(context)) -> Response:
     for flag in ("show_deleted", "show_nested"):
         if query.get(flag):
             options[flag] = extract_bool(flag, query[flag])
-    if query.get("show_hidden"):
-        extract_bool("show_hidden", query["show_hidden"])
+    show_hidden = bool(query.get("show_hidden")) and extract_bool("show_hidden", query["show_hidden"])
     limit = extract_int("limit", query.get("limit")) if query.get("limit") else None
     marker = query.get("marker") or None
     tag_filters = [(mode, extract_tags(query[param])) for param, mode in TAG_PARAMS.items() if query.get(param)]
+    hidden = [] if show_hidden else hidden_stack_tags()
+    if hidden:  # as Heat: stacks holding one of these tags are listed only with show_hidden
+        tag_filters.append(("not-any", hidden))
     if tag_filters:
         options["tags"], options["tag_mode"] = tag_filters[0][1], tag_filters[0][0]
     store = ctx.engine.store
@@ -74,6 +79,13 @@ def list_stacks(ctx: Ctx = Depends(context)) -> Response:
         counting = {k: v for k, v in options.items() if k not in ("sort_keys", "sort_dir")}
         result["count"] = len(store.list_stacks(ctx.project, **counting))
     return reply(result)
+
+
+def hidden_stack_tags() -> list[str]:
+    """Heat's ``hidden_stack_tags``: ``[api] hidden_stack_tags`` in stoker.conf (comma-separated),
+    Heat's default ``data-processing-cluster`` when not set."""
+    text = config().get("api", "hidden_stack_tags", fallback=HIDDEN_STACK_TAGS)
+    return [tag.strip() for tag in text.split(",") if tag.strip()]
 
 
 def _tags_match(have: list, tags: list, mode: str) -> bool:
