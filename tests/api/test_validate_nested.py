@@ -85,3 +85,21 @@ def test_validate_shows_the_users_values_and_registers_template_types_as_heat(no
     assert "Value" not in shown["Parameters"]["c"]  # a parameter_default is no user value
     assert shown["Environment"]["resource_registry"] == {"resources": {}, "member.yaml": "member.yaml"}
     assert shown["Environment"]["parameters"] == {"a": 5, "b": "given"}  # the request's merged in, as Heat
+
+
+def test_nested_parameters_of_a_template_two_levels_down(noauth_server):
+    # heat-tempest-plugin's test_template_validate_nested_on_multiple: the inner resource's
+    # properties do not fit its template's parameters, and Heat shows those all the same
+    client = heat(noauth_server, f"p-{uuid.uuid4().hex[:8]}")
+    inner = ("heat_template_version: 2014-10-16\nparameters:\n  aparam: {type: number, default: 10}\n"
+             "resources:\n  myres: {type: OS::Heat::RandomString, properties: {length: {get_param: aparam}}}\n")
+    middle = inner.replace("OS::Heat::RandomString", "mynested2.yaml")
+    top = ("heat_template_version: 2014-10-16\nparameters:\n  pparam: {type: number, default: 5}\n"
+           "resources:\n  nres: {type: mynested.yaml, properties: {aparam: {get_param: pparam}}}\n")
+    shown = client.stacks.validate(template=top, files={"mynested.yaml": middle, "mynested2.yaml": inner},
+                                   show_nested=True)
+    nres = shown["NestedParameters"]["nres"]
+    assert nres["Parameters"]["aparam"]["Value"] == 5
+    assert nres["NestedParameters"]["myres"]["Type"] == "mynested2.yaml"
+    assert nres["NestedParameters"]["myres"]["Parameters"]["aparam"] == {
+        "Type": "Number", "Description": "", "NoEcho": "false", "Label": "aparam", "Default": 10}
