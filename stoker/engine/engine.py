@@ -481,8 +481,10 @@ class Engine:
         await stack.set_state(action, COMPLETE, f"Stack {action} completed successfully")
 
     def delete_stack(self, name_or_id: str) -> dict:
-        """Delete the stack; an action running on it (a create, say) is cancelled first, as in Heat."""
+        """Delete the stack; an action running on it (a create, say) is cancelled first, as in Heat,
+        and its snapshots go first (as Heat's delete_all_snapshots)."""
         record = self.get_record(name_or_id)
+        self.snapshots.forget(record.id)
         self.dispatch.delete(self, record)
         return stack_summary(self.store.get_stack(record.id, self.project_id, show_deleted=True))
 

@@ -78,6 +78,11 @@ class Snapshots:
             raise Conflict("Deleting in-progress snapshot is not supported.")
         self.rows.remove(row["id"])
 
+    def forget(self, stack_id: str) -> None:
+        """Every snapshot of the stack (it is being deleted)."""
+        for row in self.rows.of_stack(stack_id):
+            self.rows.remove(row["id"])
+
     def restorable(self, name_or_id: str, snapshot_id: str) -> dict:
         """The snapshot's row, if it is complete (Heat restores no other)."""
         row = self.rows.get(self.engine.get_record(name_or_id).id, snapshot_id)

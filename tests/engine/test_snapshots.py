@@ -101,3 +101,16 @@ def test_a_snapshot_of_a_stack_in_an_action_or_of_no_stack_is_refused(cli, tmp_p
     refused = cli("stack", "snapshot", "create", "s").expect(1)
     assert "Stack s already has an action (UPDATE) in progress." in refused.stderr
     assert "Stack nope not found" in cli("stack", "snapshot", "list", "nope").expect(1).stderr
+
+
+def test_deleting_a_stack_deletes_its_snapshots(cli, tmp_path, db_url):
+    (tmp_path / "t.yaml").write_text("heat_template_version: 2018-08-31\nresources:\n  n: {type: OS::Heat::None}\n")
+    cli("stack", "create", "s", "-t", tmp_path / "t.yaml", "--wait").expect(0)
+    cli("stack", "snapshot", "create", "s").expect(0)
+    cli("stack", "snapshot", "create", "s").expect(0)
+    count = "SELECT count(*) FROM stack_snapshot"
+    with sqlalchemy.create_engine(db_url).connect() as conn:
+        assert conn.execute(sqlalchemy.text(count)).scalar() == 2
+    cli("stack", "delete", "s", "--yes", "--wait").expect(0)
+    with sqlalchemy.create_engine(db_url).connect() as conn:
+        assert conn.execute(sqlalchemy.text(count)).scalar() == 0
