@@ -184,9 +184,14 @@ class RemoteEngine:
     def update_stack(self, name_or_id: str, template: Any = None, environment: Any = None,
                      parameters: dict | None = None, existing: bool = False,
                      disable_rollback: bool | None = None, timeout_mins: int | None = None,
-                     dry_run: bool = False, wait: bool = True) -> dict:
+                     dry_run: bool = False, wait: bool = True, show_nested: bool = False,
+                     clear_parameters: Iterable[str] = (), tags: Iterable[str] | None = None) -> dict:
         path = self._stack_path(name_or_id)
         body = _instantiation(template, environment, parameters)
+        if clear_parameters:
+            body["clear_parameters"] = list(clear_parameters)
+        if tags is not None:
+            body["tags"] = ",".join(tags)
         if disable_rollback is not None:
             body["disable_rollback"] = disable_rollback
         if timeout_mins:
@@ -196,7 +201,8 @@ class RemoteEngine:
                                           "give a new template, or --existing to keep the current one")
         method = "PATCH" if existing else "PUT"
         if dry_run:
-            changes = self.request(method, path + "/preview", body)[2]["resource_changes"]
+            query = {"show_nested": "true"} if show_nested else None
+            changes = self.request(method, path + "/preview", body, query=query)[2]["resource_changes"]
             return {kind: [{"resource_name": e["resource_name"], "resource_type": e.get("resource_type"),
                             "reason": e.get("resource_status_reason", "")} for e in entries]
                     for kind, entries in changes.items()}

@@ -194,26 +194,36 @@ def create(ctx, name, template_file, environment_files, parameters, parameter_fi
 @click.option("-P", "--parameter", "parameters", multiple=True, metavar="KEY=VALUE")
 @click.option("--parameter-file", "parameter_files", multiple=True, metavar="KEY=PATH")
 @click.option("--existing", is_flag=True, help="Keep the current template, parameters and environment.")
-@click.option("--rollback", type=click.Choice(["enabled", "disabled"]), help="Roll back on failure.")
+@click.option("--rollback", type=click.Choice(["enabled", "disabled", "keep"]),
+              help="Roll back on failure (keep: as the stack has it).")
+@click.option("--clear-parameter", "clear_parameters", multiple=True, metavar="NAME",
+              help="With --existing: this parameter back to its default (repeat for several).")
+@click.option("--tags", default=None, help="Comma-separated tags, replacing the stack's.")
 @click.option("--timeout", type=int, help="Update timeout in minutes.")
 @click.option("--wait", is_flag=True)
 @click.option("--dry-run", is_flag=True, help="Show what would be added, updated, replaced, deleted.")
+@click.option("--show-nested", is_flag=True, help="With --dry-run: nested stacks' changes too.")
 @format_option()
 @click.pass_context
 def update(ctx, name, template_file, environment_files, parameters, parameter_files, existing,
-           rollback, timeout, wait, dry_run, fmt):
+           rollback, clear_parameters, tags, timeout, wait, dry_run, show_nested, fmt):
     """Update stack NAME to a new template and/or parameters."""
     def go():
         inputs = (template_file, environment_files, parameters, parameter_files)
         options = {"existing": existing, "timeout_mins": timeout,
-                   "disable_rollback": None if rollback is None else rollback == "disabled"}
+                   "disable_rollback": None if rollback in (None, "keep") else rollback == "disabled"}
+        if clear_parameters:
+            options["clear_parameters"] = list(clear_parameters)
+        if tags is not None:
+            options["tags"] = [t for t in tags.split(",") if t]
         if not (wait or dry_run):
             show_record(_in_background(ctx, "update", name, inputs, options), fmt)
             return
         engine = engine_of(ctx)
         template, environment, params = load_inputs(*inputs)
         action = lambda: engine.update_stack(  # noqa: E731
-            name, template, environment, params, dry_run=dry_run, **options)
+            name, template, environment, params, dry_run=dry_run, **options,
+            **({"show_nested": True} if show_nested and dry_run else {}))
         if dry_run:
             plan = action()
             rows = [{"change": change, **entry} for change, entries in plan.items() for entry in entries]

@@ -552,8 +552,11 @@ class Engine:
                      environment: Environment | None = None, parameters: dict | None = None,
                      existing: bool = False, disable_rollback: bool | None = None,
                      timeout_mins: int | None = None, dry_run: bool = False,
-                     show_nested: bool = False) -> dict:
-        """Update a stack; ``dry_run`` only previews it (nested stacks too with ``show_nested``)."""
+                     show_nested: bool = False, clear_parameters: Iterable[str] = (),
+                     tags: Iterable[str] | None = None) -> dict:
+        """Update a stack; ``dry_run`` only previews it (nested stacks too with ``show_nested``).
+        With ``existing``, ``clear_parameters`` go back to their defaults (Heat's PATCH);
+        ``tags``, when given, replace the stack's."""
         record = self.get_record(name_or_id)
         if (record.action, record.status) == ("SUSPEND", COMPLETE):
             raise Conflict(f"Updating stack {record.name} while it is suspended is not supported; "
@@ -566,9 +569,14 @@ class Engine:
             template = Template(old_raw.content, old_raw.files)
         template = as_template(template)
         if existing:
-            params = {**(record.parameters or {}), **(parameters or {})}
+            cleared = set(clear_parameters)
+            params = {k: v for k, v in (record.parameters or {}).items() if k not in cleared}
+            params.update(parameters or {})
             if environment is None:
                 environment = Environment.from_dict(record.environment)
+                for section in (environment.parameters, environment.parameter_defaults):
+                    for key in cleared:
+                        section.pop(key, None)
             params = declared_only(template, params, environment)
         else:
             params = dict(parameters or {})
@@ -581,6 +589,8 @@ class Engine:
         stack = self.dispatch.update(self, record, lambda: self.prepare_update(
             record, template, environment, params, disable_rollback=not rollback, timeout_mins=timeout_mins),
             rollback)
+        if tags is not None:  # the update was taken (a refused one raised)
+            self.store.update_stack(record.id, tags=list(tags))
         return self._result(stack)
 
     def prepare_update(self, record, template: Template, environment: Environment, params: dict,

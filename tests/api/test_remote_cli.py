@@ -152,3 +152,15 @@ def test_export_abandon_adopt_through_the_server(remote, tmp_path):
     assert adopted.exit_code == 0, adopted.output
     assert json.loads(adopted.stdout)["stack_status"] == "ADOPT_COMPLETE"
     assert json.loads(remote("stack", "output", "show", "new", "r", "-f", "json").stdout)["output_value"] == value
+
+
+def test_update_clear_parameter_and_tags_through_the_server(remote, tmp_path):
+    path = tmp_path / "t.yaml"
+    path.write_text("heat_template_version: 2018-08-31\nparameters:\n  word: {type: string, default: plain}\n"
+                    "resources:\n  v: {type: OS::Heat::Value, properties: {value: {get_param: word}}}\n"
+                    "outputs:\n  word: {value: {get_attr: [v, value]}}\n")
+    assert remote("stack", "create", "c", "-t", str(path), "-P", "word=given", "--wait").exit_code == 0
+    updated = remote("stack", "update", "c", "--existing", "--clear-parameter", "word", "--tags", "x", "--wait")
+    assert updated.exit_code == 0, updated.output
+    assert json.loads(remote("stack", "output", "show", "c", "word", "-f", "json").stdout)["output_value"] == "plain"
+    assert json.loads(remote("stack", "show", "c", "-c", "tags", "-f", "json").stdout) == {"tags": ["x"]}

@@ -77,3 +77,17 @@ def test_export_abandon_adopt_and_file_list(cli, tmp_path):
     bad.write_text("{not json")
     refused = cli("stack", "adopt", "worse", "--adopt-file", bad).expect(1)
     assert "Invalid adopt data" in refused.stderr
+
+
+def test_update_clear_parameter_tags_and_rollback_keep(cli, tmp_path):
+    path = tmp_path / "t.yaml"
+    path.write_text("heat_template_version: 2018-08-31\nparameters:\n  word: {type: string, default: plain}\n"
+                    "resources:\n  v: {type: OS::Heat::Value, properties: {value: {get_param: word}}}\n"
+                    "outputs:\n  word: {value: {get_attr: [v, value]}}\n")
+    cli("stack", "create", "s", "-t", path, "-P", "word=given", "--tags", "a", "--wait").expect(0)
+    cli("stack", "update", "s", "--existing", "--clear-parameter", "word", "--tags", "b,c", "--rollback", "keep",
+        "--wait").expect(0)
+    assert cli("stack", "output", "show", "s", "word", "-f", "json").expect(0).json["output_value"] == "plain"
+    assert cli("stack", "show", "s", "-c", "tags", "-f", "json").expect(0).json == {"tags": ["b", "c"]}
+    preview = cli("stack", "update", "s", "-t", path, "-P", "word=new", "--dry-run", "--show-nested", "-f", "json")
+    assert preview.expect(0).json["updated"][0]["resource_name"] == "v"
