@@ -116,11 +116,18 @@ def test_wait_on_a_server_shows_each_new_event_once_in_order(remote):
     assert shown[-1].startswith("[web]: UPDATE_COMPLETE")
 
 
-def test_snapshots_through_the_server(remote, tmp_path):
+def word_template(tmp_path, default: str | None = None):
+    """A template whose output ``word`` is its parameter ``word``."""
     path = tmp_path / "t.yaml"
-    path.write_text("heat_template_version: 2018-08-31\nparameters:\n  word: {type: string}\nresources:\n"
+    schema = "{type: string}" if default is None else f"{{type: string, default: {default}}}"
+    path.write_text(f"heat_template_version: 2018-08-31\nparameters:\n  word: {schema}\nresources:\n"
                     "  v: {type: OS::Heat::Value, properties: {value: {get_param: word}}}\n"
                     "outputs:\n  word: {value: {get_attr: [v, value]}}\n")
+    return path
+
+
+def test_snapshots_through_the_server(remote, tmp_path):
+    path = word_template(tmp_path)
     assert remote("stack", "create", "s", "-t", str(path), "-P", "word=one", "--wait").exit_code == 0
     taken = remote("stack", "snapshot", "create", "s", "--name", "one", "-f", "json")
     assert taken.exit_code == 0, taken.output
@@ -155,10 +162,7 @@ def test_export_abandon_adopt_through_the_server(remote, tmp_path):
 
 
 def test_update_clear_parameter_and_tags_through_the_server(remote, tmp_path):
-    path = tmp_path / "t.yaml"
-    path.write_text("heat_template_version: 2018-08-31\nparameters:\n  word: {type: string, default: plain}\n"
-                    "resources:\n  v: {type: OS::Heat::Value, properties: {value: {get_param: word}}}\n"
-                    "outputs:\n  word: {value: {get_attr: [v, value]}}\n")
+    path = word_template(tmp_path, default="plain")
     assert remote("stack", "create", "c", "-t", str(path), "-P", "word=given", "--wait").exit_code == 0
     updated = remote("stack", "update", "c", "--existing", "--clear-parameter", "word", "--tags", "x", "--wait")
     assert updated.exit_code == 0, updated.output
