@@ -446,11 +446,17 @@ def event_show(ctx, name, resource_name, event_id, fmt):
 @click.option("--sort", "sort_key", default=None, metavar="KEY[:asc|desc]",
               help="Order by this field (openstack's --sort), e.g. event_time:desc.")
 @click.option("--limit", type=click.IntRange(min=0), default=None, help="At most this many events.")
+@click.option("--follow", is_flag=True, help="Print the events, then each new one until the stack's action ends.")
 @format_option()
 @click.pass_context
-def event_list(ctx, name, resource_name, nested_depth, sort_key, limit, fmt):
+def event_list(ctx, name, resource_name, nested_depth, sort_key, limit, follow, fmt):
     """The events of stack NAME, oldest first."""
     engine = engine_of(ctx)
+    if follow:
+        show = _EventPrinter()
+        show(run_guarded(lambda: engine.events(name, resource_name, nested_depth), fmt))
+        run_guarded(lambda: _follow(engine, name, lambda: engine.show_stack(name, resolve_outputs=False), show))
+        return
     rows = run_guarded(lambda: engine.events(name, resource_name, nested_depth), fmt)
     if sort_key:
         key, _, direction = sort_key.partition(":")

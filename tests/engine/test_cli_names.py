@@ -91,3 +91,13 @@ def test_update_clear_parameter_tags_and_rollback_keep(cli, tmp_path):
     assert cli("stack", "show", "s", "-c", "tags", "-f", "json").expect(0).json == {"tags": ["b", "c"]}
     preview = cli("stack", "update", "s", "-t", path, "-P", "word=new", "--dry-run", "--show-nested", "-f", "json")
     assert preview.expect(0).json["updated"][0]["resource_name"] == "v"
+
+
+def test_event_list_follow_prints_the_events_of_a_stack_that_has_settled(cli, tmp_path):
+    path = tmp_path / "t.yaml"
+    path.write_text(TEMPLATE)
+    cli("stack", "create", "f", "-t", path, "--wait").expect(0)
+    followed = cli("stack", "event", "list", "f", "--follow").expect(0)
+    lines = followed.stderr.splitlines()
+    assert lines[0].endswith("[f]: CREATE_IN_PROGRESS Stack CREATE started")
+    assert lines[-1].endswith("[f]: CREATE_COMPLETE Stack CREATE completed successfully")
