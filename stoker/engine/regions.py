@@ -13,8 +13,6 @@ region's Heat through the catalog.  ``$STOKER_HOME/stoker.conf``::
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -64,6 +62,9 @@ class HeatEndpoint:
         self.region = where
 
     def request(self, method: str, path: str, body: Any = None) -> Any:
+        import urllib.error  # here: a local create never loads the HTTP client
+        import urllib.request
+
         headers = {"Accept": "application/json", "Content-Type": "application/json", "User-Agent": "stoker"}
         if self.region.token:
             headers["X-Auth-Token"] = self.region.token
@@ -123,7 +124,8 @@ class HeatEndpoint:
             raise
 
 
-def _heat_message(exc: urllib.error.HTTPError) -> str:
+def _heat_message(exc: Any) -> str:
+    """The message of a Heat error answer (an ``HTTPError``), else its status."""
     try:
         body = json.loads(exc.read(MAX_ANSWER))
         return str(body["error"]["message"])
