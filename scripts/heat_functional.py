@@ -1,4 +1,5 @@
-"""Driver of scripts/heat-functional: runs Heat's functional tests against a fresh `stoker api`.
+"""Driver of scripts/heat-functional: runs Heat's functional tests against a fresh `stoker api`,
+then heat-tempest-plugin's Heat-native functional and scenario tests (a fresh server each).
 
 Runs inside .heat-functional-venv (Heat's tests and their clients); Stoker itself runs from
 .venv as a separate process, unpatched.  HEAT_URL gives heatclient the endpoint (project id in
@@ -23,8 +24,10 @@ import time
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import heat_integrationtests
+import heat_tempest_plugin
 
 REPO = Path(__file__).resolve().parent.parent
 PORTS = range(18300, 18400)
@@ -65,6 +68,22 @@ EXCLUDED_TESTS = {
         "OS::Nova::Server and OS::Cinder::Volume(Attachment), with an image and a flavor",
 }
 
+# heat-tempest-plugin's modules whose tests need only Heat-native types ("plugin." prefix on
+# the command line selects among them).
+PLUGIN_MODULES = [
+    "functional.test_external_ref", "functional.test_hooks", "functional.test_preview",
+    "functional.test_remote_stack", "functional.test_resources_list", "functional.test_stack_events",
+    "functional.test_stack_outputs", "functional.test_stack_tags", "functional.test_template_validate",
+    "functional.test_templates", "functional.test_unicode_template", "functional.test_waitcondition",
+]
+PLUGIN_EXCLUDED = {
+    "functional.test_event_sinks": "reads the events from a Zaqar queue",
+    "functional.test_preview.StackPreviewTest.test_res_group_with_nested_template": "OS::Neutron::Net and Port",
+    "scenario.test_aodh_alarm": "OS::Aodh::GnocchiAggregationByResourcesAlarm and Gnocchi",
+    "scenario.test_remote_deeply_nested": "its innermost stack makes an OS::Neutron::Router",
+    # the others create Nova servers, Neutron networks, Cinder volumes or Octavia balancers
+}
+
 TEMPEST_CONF = """\
 [heat_plugin]
 auth_url = http://127.0.0.1:{keystone_port}/v3
@@ -77,6 +96,7 @@ admin_project_name = {project}
 user_domain_name = Default
 project_domain_name = Default
 region = RegionOne
+hidden_stack_tag = data-processing-cluster
 build_interval = 1
 build_timeout = {timeout}
 convergence_engine_enabled = true
@@ -178,7 +198,7 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 def selection(patterns: list[str]) -> tuple[str, str]:
-    """(include regex, exclude-list text) for stestr."""
+    """(include regex, exclude-list text) for stestr, Heat's own suite."""
     prefix = r"heat_integrationtests\.functional\."
     include = "|".join(patterns) if patterns else (
         "^" + prefix + "(" + "|".join(MODULES) + r")\.")
@@ -187,18 +207,27 @@ def selection(patterns: list[str]) -> tuple[str, str]:
     return include, exclude + "\n"
 
 
+def plugin_selection(patterns: list[str]) -> tuple[str, str]:
+    """(include regex, exclude-list text) for stestr, heat-tempest-plugin's Heat-native tests."""
+    prefix = r"heat_tempest_plugin\.tests\."
+    include = "|".join(patterns) if patterns else (
+        "^" + prefix + "(" + "|".join(re.escape(m) for m in PLUGIN_MODULES) + r")\.")
+    exclude = "\n".join(prefix + re.escape(test) + r"(\.|\[|$)" for test in PLUGIN_EXCLUDED)
+    return include, exclude + "\n"
+
+
 def run_suite(work: Path, port: int, keystone_port: int, include: str, exclude: str, concurrency: int,
-              timeout: int) -> int:
+              timeout: int, tests: Path) -> int:
+    """Run the tests under ``tests`` (a package folder) with stestr in ``work``; prints the summary."""
     conf_dir = work / "tempest"
     conf_dir.mkdir()
     (conf_dir / "tempest.conf").write_text(
         TEMPEST_CONF.format(keystone_port=keystone_port, project=PROJECT, timeout=timeout))
     (work / "exclude.txt").write_text(exclude)
-    package = Path(heat_integrationtests.__file__).parent
+    top = Path(heat_integrationtests.__file__).parent.parent
     env = dict(os.environ, HEAT_URL=f"http://127.0.0.1:{port}/v1/{PROJECT}", OS_NO_CLIENT_AUTH="True",
                TEMPEST_CONFIG_DIR=str(conf_dir), TEMPEST_CONFIG="tempest.conf")
-    stestr = [str(Path(sys.executable).parent / "stestr"), "--test-path", str(package / "functional"),
-              "--top-dir", str(package.parent)]
+    stestr = [str(Path(sys.executable).parent / "stestr"), "--test-path", str(tests), "--top-dir", str(top)]
     with open(work / "tests.log", "wb") as log:
         subprocess.run(stestr + ["run", "--concurrency", str(concurrency), "--exclude-list",
                                  str(work / "exclude.txt"), include],
@@ -222,13 +251,31 @@ def summarise(log: str) -> int:
 
 
 def main() -> int:
+    global PORTS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, help=f"default: first free in {PORTS.start}-{PORTS.stop - 1}")
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--timeout", type=int, default=180, help="per stack action, seconds")
-    parser.add_argument("--keep", action="store_true", help="keep the work directory")
+    parser.add_argument("--keep", action="store_true", help="keep the work directories")
+    parser.add_argument("--suite", choices=("both", "heat", "plugin"), default="both",
+                        help="Heat's functional tests, heat-tempest-plugin's Heat-native ones, or both")
+    parser.add_argument("--ports", default=f"{PORTS.start}-{PORTS.stop - 1}", help="the range to bind in, A-B")
     parser.add_argument("patterns", nargs="*", help="test id regexes (default: the Heat-native modules)")
     args = parser.parse_args()
+    low, _, high = args.ports.partition("-")
+    PORTS = range(int(low), int(high or low) + 1)
+    suites = {"heat": (selection, Path(heat_integrationtests.__file__).parent / "functional"),
+              "plugin": (plugin_selection, Path(heat_tempest_plugin.__file__).parent / "tests")}
+    failed = 0
+    for name in (("heat", "plugin") if args.suite == "both" else (args.suite,)):
+        select, tests = suites[name]
+        print(f"== {name}: {tests}")
+        failed |= run_one(args, select, tests)
+    return failed
+
+
+def run_one(args: argparse.Namespace, select: Any, tests: Path) -> int:
+    """One suite against a fresh `stoker api` (and Keystone stand-in) of its own."""
     work = Path(tempfile.mkdtemp(prefix="heat-functional-"))
     (work / "home").mkdir()
     port = free_port(args.port)
@@ -236,8 +283,8 @@ def main() -> int:
     keystone = start_keystone(keystone_port, f"http://127.0.0.1:{port}/v1/{PROJECT}")
     server = start_stoker(port, work / "home")
     try:
-        include, exclude = selection(args.patterns)
-        return run_suite(work, port, keystone_port, include, exclude, args.concurrency, args.timeout)
+        include, exclude = select(args.patterns)
+        return run_suite(work, port, keystone_port, include, exclude, args.concurrency, args.timeout, tests)
     finally:
         stop(server)
         keystone.shutdown()

@@ -84,6 +84,7 @@ main.add_command(resource)
 from stoker.cli.blueprint_cmds import blueprint  # noqa: E402
 from stoker.cli.deployment_cmds import deployment, node, node_instance, workflow  # noqa: E402
 from stoker.cli.secret_cmds import secret  # noqa: E402
+from stoker.cli import abandon_cmds, snapshot_cmds  # noqa: E402,F401 - ``stack snapshot|abandon|...``
 
 from stoker.cli.execution_cmds import event, execution, install, uninstall  # noqa: E402
 

@@ -19,8 +19,32 @@ FORMATS = ("table", "json", "yaml", "value")
 
 
 def format_option(default: str = "table"):
-    return click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default=default,
-                        show_default=True, help="Output format.")
+    """``-f FORMAT``, and ``-c COLUMN`` (repeatable) keeping only those fields, as openstack's."""
+    def decorate(command):
+        command = click.option("-c", "--column", "columns", multiple=True, expose_value=False,
+                               callback=_keep_columns, help="Show only this column (repeat for several).")(command)
+        return click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default=default,
+                            show_default=True, help="Output format.")(command)
+
+    return decorate
+
+
+def _keep_columns(ctx: click.Context, param: Any, value: tuple) -> tuple:
+    ctx.meta["columns"] = value
+    return value
+
+
+def _chosen(columns: Iterable[str]) -> list[str]:
+    """The columns ``-c`` kept, in the order given; all when it was not used."""
+    columns = list(columns)
+    ctx = click.get_current_context(silent=True)
+    wanted = ctx.meta.get("columns") if ctx is not None else None
+    if not wanted:
+        return columns
+    kept = [c for c in dict.fromkeys(wanted) if c in columns]
+    if not kept:
+        raise click.UsageError(f"No recognized column names in {list(wanted)}; the columns are: {', '.join(columns)}")
+    return kept
 
 
 def _print_table(columns: Sequence[str], rows: Sequence[Sequence[str]], fold: Sequence[int]) -> None:
@@ -71,6 +95,7 @@ def dump(data: Any, fmt: str) -> str:
 
 def show_record(record: dict, fmt: str) -> None:
     """One object: a Field/Value table, or JSON/YAML, or bare values."""
+    record = {key: record[key] for key in _chosen(record)}
     if fmt in ("json", "yaml"):
         click.echo(dump(record, fmt))
     elif fmt == "value":
@@ -87,7 +112,7 @@ def show_document(document: dict, fmt: str) -> None:
 
 def show_list(rows: Sequence[dict], columns: Iterable[str], fmt: str) -> None:
     """Several objects: a table with ``columns``, or a list in JSON/YAML."""
-    columns = list(columns)
+    columns = _chosen(columns)
     if fmt in ("json", "yaml"):
         click.echo(dump([{c: row.get(c) for c in columns} for row in rows], fmt))
     elif fmt == "value":

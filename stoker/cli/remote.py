@@ -184,9 +184,14 @@ class RemoteEngine:
     def update_stack(self, name_or_id: str, template: Any = None, environment: Any = None,
                      parameters: dict | None = None, existing: bool = False,
                      disable_rollback: bool | None = None, timeout_mins: int | None = None,
-                     dry_run: bool = False, wait: bool = True) -> dict:
+                     dry_run: bool = False, wait: bool = True, show_nested: bool = False,
+                     clear_parameters: Iterable[str] = (), tags: Iterable[str] | None = None) -> dict:
         path = self._stack_path(name_or_id)
         body = _instantiation(template, environment, parameters)
+        if clear_parameters:
+            body["clear_parameters"] = list(clear_parameters)
+        if tags is not None:
+            body["tags"] = ",".join(tags)
         if disable_rollback is not None:
             body["disable_rollback"] = disable_rollback
         if timeout_mins:
@@ -196,7 +201,8 @@ class RemoteEngine:
                                           "give a new template, or --existing to keep the current one")
         method = "PATCH" if existing else "PUT"
         if dry_run:
-            changes = self.request(method, path + "/preview", body)[2]["resource_changes"]
+            query = {"show_nested": "true"} if show_nested else None
+            changes = self.request(method, path + "/preview", body, query=query)[2]["resource_changes"]
             return {kind: [{"resource_name": e["resource_name"], "resource_type": e.get("resource_type"),
                             "reason": e.get("resource_status_reason", "")} for e in entries]
                     for kind, entries in changes.items()}
@@ -244,6 +250,24 @@ class RemoteEngine:
         self.signal(name_or_id, resource_name, {"unset_hook": hook})
         return hook or "(any)"
 
+    def export_stack(self, name_or_id: str) -> dict:
+        return self._get(self._stack_path(name_or_id) + "/export")
+
+    def abandon_stack(self, name_or_id: str) -> dict:
+        return self.request("DELETE", self._stack_path(name_or_id) + "/abandon")[2]
+
+    def adopt_stack(self, name: str, data: Any, environment: Any = None, parameters: dict | None = None,
+                    timeout_mins: int | None = None) -> dict:
+        body = {"stack_name": name, "adopt_stack_data": data, "parameters": parameters or {}}
+        if timeout_mins:
+            body["timeout_mins"] = timeout_mins
+        made = self.request("POST", "/stacks", body)[2]["stack"]
+        return self._wait(made["id"])
+
+    @property
+    def snapshots(self) -> "RemoteSnapshots":
+        return RemoteSnapshots(self)
+
     def _wait(self, stack_id: str, resolve_outputs: bool = True, poll: bool = True) -> dict:
         """Poll until the action ends, like the local engine's methods, which return at the end
         (without ``poll``: the stack as it is now, its action under way in the server)."""
@@ -260,6 +284,36 @@ class RemoteEngine:
 
     def close(self) -> None:
         pass
+
+
+class RemoteSnapshots:
+    """``Engine.snapshots`` over the API; each action polled to its end, as the engine's are."""
+
+    def __init__(self, remote: RemoteEngine):
+        self.remote = remote
+
+    def create(self, name_or_id: str, name: str | None = None) -> dict:
+        path = self.remote._stack_path(name_or_id) + "/snapshots"
+        snapshot_id = self.remote.request("POST", path, {"name": name})[2]["id"]
+        while (taken := self.remote._get(f"{path}/{snapshot_id}")["snapshot"])["status"] == "IN_PROGRESS":
+            time.sleep(POLL_INTERVAL)
+        return taken
+
+    def list(self, name_or_id: str) -> list[dict]:
+        return self.remote._get(self.remote._stack_path(name_or_id) + "/snapshots")["snapshots"]
+
+    def show(self, name_or_id: str, snapshot_id: str) -> dict:
+        path = self.remote._stack_path(name_or_id) + f"/snapshots/{quote(snapshot_id, safe='')}"
+        return self.remote._get(path)["snapshot"]
+
+    def restore(self, name_or_id: str, snapshot_id: str) -> dict:
+        path = self.remote._stack_path(name_or_id)
+        self.remote.request("POST", f"{path}/snapshots/{quote(snapshot_id, safe='')}/restore", {})
+        return self.remote._wait(path.rsplit("/", 1)[1])
+
+    def delete(self, name_or_id: str, snapshot_id: str) -> None:
+        path = self.remote._stack_path(name_or_id) + f"/snapshots/{quote(snapshot_id, safe='')}"
+        self.remote.request("DELETE", path)
 
 
 def _decode(raw: bytes) -> Any:

@@ -196,26 +196,36 @@ def create(ctx, name, template_file, environment_files, parameters, parameter_fi
 @click.option("-P", "--parameter", "parameters", multiple=True, metavar="KEY=VALUE")
 @click.option("--parameter-file", "parameter_files", multiple=True, metavar="KEY=PATH")
 @click.option("--existing", is_flag=True, help="Keep the current template, parameters and environment.")
-@click.option("--rollback", type=click.Choice(["enabled", "disabled"]), help="Roll back on failure.")
+@click.option("--rollback", type=click.Choice(["enabled", "disabled", "keep"]),
+              help="Roll back on failure (keep: as the stack has it).")
+@click.option("--clear-parameter", "clear_parameters", multiple=True, metavar="NAME",
+              help="With --existing: this parameter back to its default (repeat for several).")
+@click.option("--tags", default=None, help="Comma-separated tags, replacing the stack's.")
 @click.option("--timeout", type=int, help="Update timeout in minutes.")
 @click.option("--wait", is_flag=True)
 @click.option("--dry-run", is_flag=True, help="Show what would be added, updated, replaced, deleted.")
+@click.option("--show-nested", is_flag=True, help="With --dry-run: nested stacks' changes too.")
 @format_option()
 @click.pass_context
 def update(ctx, name, template_file, environment_files, parameters, parameter_files, existing,
-           rollback, timeout, wait, dry_run, fmt):
+           rollback, clear_parameters, tags, timeout, wait, dry_run, show_nested, fmt):
     """Update stack NAME to a new template and/or parameters."""
     def go():
         inputs = (template_file, environment_files, parameters, parameter_files)
         options = {"existing": existing, "timeout_mins": timeout,
-                   "disable_rollback": None if rollback is None else rollback == "disabled"}
+                   "disable_rollback": None if rollback in (None, "keep") else rollback == "disabled"}
+        if clear_parameters:
+            options["clear_parameters"] = list(clear_parameters)
+        if tags is not None:
+            options["tags"] = [t for t in tags.split(",") if t]
         if not (wait or dry_run):
             show_record(_in_background(ctx, "update", name, inputs, options), fmt)
             return
         engine = engine_of(ctx)
         template, environment, params = load_inputs(*inputs)
         action = lambda: engine.update_stack(  # noqa: E731
-            name, template, environment, params, dry_run=dry_run, **options)
+            name, template, environment, params, dry_run=dry_run, **options,
+            **({"show_nested": True} if show_nested and dry_run else {}))
         if dry_run:
             plan = action()
             rows = [{"change": change, **entry} for change, entries in plan.items() for entry in entries]
@@ -257,21 +267,21 @@ def delete(ctx, names, yes, wait):
 
 def _simple_command(verb: str, method: str):
     @stack.command(verb)
-    @click.argument("name")
+    @click.argument("names", nargs=-1, required=True)
     @click.option("--wait", is_flag=True)
     @format_option()
     @click.pass_context
-    def command(ctx, name, wait, fmt):
+    def command(ctx, names, wait, fmt):
         engine = engine_of(ctx)
+        for name in names:
+            def go(name=name):
+                action = lambda: getattr(engine, method)(name)  # noqa: E731
+                info = _watch(engine, name, action, fmt) if wait else action()
+                _finish(info, fmt, wait)
 
-        def go():
-            action = lambda: getattr(engine, method)(name)  # noqa: E731
-            info = _watch(engine, name, action, fmt) if wait else action()
-            _finish(info, fmt, wait)
+            run_guarded(go, fmt)
 
-        run_guarded(go, fmt)
-
-    command.__doc__ = f"{verb.capitalize()} stack NAME."
+    command.__doc__ = f"{verb.capitalize()} stack NAME (several: each in turn)."
     return command
 
 
@@ -280,18 +290,23 @@ for _verb in ("suspend", "resume", "check"):
 
 
 @stack.command("cancel")
-@click.argument("name")
+@click.argument("names", nargs=-1, required=True)
 @click.option("--no-rollback", is_flag=True, help="Leave a cancelled update as it is (no rollback).")
+@click.option("--wait", is_flag=True, help="Wait until each cancelled action has ended.")
 @click.pass_context
-def cancel(ctx, name, no_rollback):
+def cancel(ctx, names, no_rollback, wait):
     """Cancel the create or update in progress on stack NAME (an update rolls back)."""
     engine = engine_of(ctx)
-    run_guarded(lambda: engine.cancel_stack(name, rollback=not no_rollback))
-    click.echo(f"Cancel requested for stack {name}")
+    for name in names:
+        run_guarded(lambda name=name: engine.cancel_stack(name, rollback=not no_rollback))
+        click.echo(f"Cancel requested for stack {name}")
+    while wait and any(run_guarded(lambda name=name: engine.show_stack(name, resolve_outputs=False))
+                       ["stack_status"].endswith("IN_PROGRESS") for name in names):
+        time.sleep(FOLLOW_INTERVAL)
 
 
 @stack.command("list")
-@click.option("--show-deleted", is_flag=True)
+@click.option("--deleted", "--show-deleted", "show_deleted", is_flag=True, help="Deleted stacks too.")
 @click.option("--tags", default=None, help="Only stacks with all these comma-separated tags.")
 @format_option()
 @click.pass_context
@@ -399,22 +414,61 @@ def mark_unhealthy(ctx, name, resource_name, reason, reset):
     run_guarded(lambda: engine.mark_unhealthy(name, resource_name, not reset, reason))
 
 
+@resource.group("mark")
+def mark() -> None:
+    """``resource mark unhealthy``: openstack's spelling of mark-unhealthy."""
+
+
+mark.add_command(mark_unhealthy, "unhealthy")
+
+
 @stack.group("event")
 def event() -> None:
     """Events of a stack."""
+
+
+@event.command("show")
+@click.argument("name")
+@click.argument("resource_name")
+@click.argument("event_id")
+@format_option()
+@click.pass_context
+def event_show(ctx, name, resource_name, event_id, fmt):
+    """One event of RESOURCE of stack NAME."""
+    engine = engine_of(ctx)
+    events = run_guarded(lambda: engine.events(name, resource_name), fmt)
+    found = next((e for e in events if str(e.get("id")) == event_id), None)
+    if found is None:
+        click.echo(f"ERROR: No event {event_id} of resource {resource_name} in stack {name}", err=True)
+        sys.exit(1)
+    show_record(found, fmt)
 
 
 @event.command("list")
 @click.argument("name")
 @click.option("--resource", "resource_name", help="Only this resource's events.")
 @click.option("-n", "--nested-depth", type=int, default=0, help="Also nested stacks' events, this deep.")
+@click.option("--sort", "sort_key", default=None, metavar="KEY[:asc|desc]",
+              help="Order by this field (openstack's --sort), e.g. event_time:desc.")
+@click.option("--limit", type=click.IntRange(min=0), default=None, help="At most this many events.")
+@click.option("--follow", is_flag=True, help="Print the events, then each new one until the stack's action ends.")
 @format_option()
 @click.pass_context
-def event_list(ctx, name, resource_name, nested_depth, fmt):
+def event_list(ctx, name, resource_name, nested_depth, sort_key, limit, follow, fmt):
     """The events of stack NAME, oldest first."""
     engine = engine_of(ctx)
+    if follow:
+        show = _EventPrinter()
+        show(run_guarded(lambda: engine.events(name, resource_name, nested_depth), fmt))
+        run_guarded(lambda: _follow(engine, name, lambda: engine.show_stack(name, resolve_outputs=False), show))
+        return
     rows = run_guarded(lambda: engine.events(name, resource_name, nested_depth), fmt)
-    show_list(rows, EVENT_COLUMNS + (["stack_name"] if nested_depth else []), fmt)
+    if sort_key:
+        key, _, direction = sort_key.partition(":")
+        if direction not in ("", "asc", "desc"):
+            raise click.BadParameter(f"the direction is asc or desc, not {direction!r}", param_hint="--sort")
+        rows = sorted(rows, key=lambda row: str(row.get(key) or ""), reverse=direction == "desc")
+    show_list(rows[:limit] if limit is not None else rows, EVENT_COLUMNS + (["stack_name"] if nested_depth else []), fmt)
 
 
 @stack.group("template")

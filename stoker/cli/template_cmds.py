@@ -91,8 +91,10 @@ def _evaluate_what_is_known(definition, problems) -> None:
     """
     scratch = Problems()
     evaluate(definition, scratch)
+    # an output error the parse already warned about (``Function.result_time_codes``)
+    warned = {(p.path, p.code) for p in problems.warnings}
     for problem in scratch.errors:
-        if problem.code in RESULT_TIME_CODES:
+        if problem.code in RESULT_TIME_CODES or (problem.path, problem.code) in warned:
             warn_output_error(problems, problem)
         elif problem.code not in _NEEDS_INPUT:
             problems.extend_as_create_time([problem])
@@ -143,7 +145,8 @@ def function_group() -> None:
 
 @function_group.command("list")
 @click.argument("version")
-@click.option("--with-conditions", is_flag=True, help="Also list the condition functions.")
+@click.option("--with-conditions", "--with_conditions", "with_conditions", is_flag=True,
+              help="Also list the condition functions.")
 @format_option()
 def function_list(version, with_conditions, fmt) -> None:
     """List the functions of template VERSION (e.g. 2016-10-14 or newton)."""

@@ -44,7 +44,7 @@ from stoker.template.environment import Environment, RegistryLoop, is_template_t
 from stoker.template.loader import check_nesting, frozen_gc, paused_gc
 from stoker.template.parameters import masked
 from stoker.template.definition import StackDefinition
-from stoker.template.verdict import check_conditions_in_use
+from stoker.template.verdict import check_attribute_names, check_conditions_in_use
 from stoker.template.template import Template
 
 IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
@@ -141,6 +141,7 @@ class Engine:
             return stack.definition, Problems(exc.problems + exc.warnings)
         if at_validate:
             check_conditions_in_use(definition, definition.problems)
+            check_attribute_names(definition, definition.problems)
         return definition, definition.problems
 
     @property
@@ -149,6 +150,13 @@ class Engine:
         from stoker.blueprint.service import BlueprintService
 
         return BlueprintService(self.store, self.project_id)
+
+    @property
+    def snapshots(self):
+        """Snapshots of this project's stacks: take, list, show, restore, delete."""
+        from stoker.engine.snapshots import Snapshots
+
+        return Snapshots(self)
 
     @property
     def executions(self):
@@ -187,8 +195,12 @@ class Engine:
         instances = {}
         unchecked: dict[str, list[tuple]] = {}  # service constraint -> the places of values it could not check
         for name, rdef in definition.resources.items():
-            if not rdef.type:
-                continue  # the missing or broken type is reported already
+            if not rdef.type or definition.switched_off(rdef):
+                continue  # the missing or broken type is reported already; Heat never builds a disabled one
+            refusal = self.type_refusal((rdef.type,), None)
+            if refusal:  # policy first, as Heat: a listed type is refused before it is looked up
+                problems.add(("resources", name, "type"), NOT_ALLOWED, refusal)
+                continue
             try:
                 instances[name] = stack.instantiate(name, rdef)
             except RegistryLoop as exc:
@@ -461,6 +473,40 @@ class Engine:
         self.dispatch.create(self, stack, timeout_mins, disable_rollback, action)
         return self._result(stack)
 
+    def export_stack(self, name_or_id: str) -> dict:
+        """Heat's export: everything needed to adopt the stack elsewhere."""
+        from stoker.engine.exported import export
+
+        return export(self, self.get_record(name_or_id))
+
+    def abandon_stack(self, name_or_id: str) -> dict:
+        """Heat's abandon: the export data; the stack is forgotten, nothing it made is deleted."""
+        from stoker.engine.exported import abandon
+
+        return abandon(self, self.get_record(name_or_id))
+
+    def adopt_stack(self, name: str, data: Any, environment: Environment | None = None,
+                    parameters: dict | None = None, timeout_mins: int | None = None) -> dict:
+        """Heat's adopt: a stack made from abandon ``data`` (a map or its JSON text), taking over
+        what it lists instead of making it again."""
+        from stoker.engine.exported import adopt_data, adopted_resource_data, adoption_template
+
+        data = adopt_data(data)
+        template = Template(adoption_template(data), data.get("files") or {})
+        environment = environment or Environment.from_dict(data.get("environment") or {})
+        return self.create_stack(name, template, environment, parameters, timeout_mins=timeout_mins,
+                                 tags=data.get("tags") or (), adopted_data=adopted_resource_data(data))
+
+    def preview_stack(self, name: str, template: Template | dict | str | Path,
+                      environment: Environment | None = None, parameters: dict | None = None) -> list:
+        """Heat's create preview: each resource as a create would make it (``create_preview``)."""
+        from stoker.engine.create_preview import preview_resources
+
+        stack = self.new_stack(name)
+        stack.validates_nested = True
+        stack.define(as_template(template), environment or Environment(), dict(parameters or {}))
+        return preview_resources(stack)
+
     def _result(self, stack: Stack) -> dict:
         """What an action returns: the stack as stored, with outputs from the live stack."""
         info = stack_summary(self.store.get_stack(stack.id, self.project_id, show_deleted=True))
@@ -483,8 +529,10 @@ class Engine:
         await stack.set_state(action, COMPLETE, f"Stack {action} completed successfully")
 
     def delete_stack(self, name_or_id: str) -> dict:
-        """Delete the stack; an action running on it (a create, say) is cancelled first, as in Heat."""
+        """Delete the stack; an action running on it (a create, say) is cancelled first, as in Heat,
+        and its snapshots go first (as Heat's delete_all_snapshots)."""
         record = self.get_record(name_or_id)
+        self.snapshots.forget(record.id)
         self.dispatch.delete(self, record)
         return stack_summary(self.store.get_stack(record.id, self.project_id, show_deleted=True))
 
@@ -552,8 +600,11 @@ class Engine:
                      environment: Environment | None = None, parameters: dict | None = None,
                      existing: bool = False, disable_rollback: bool | None = None,
                      timeout_mins: int | None = None, dry_run: bool = False,
-                     show_nested: bool = False) -> dict:
-        """Update a stack; ``dry_run`` only previews it (nested stacks too with ``show_nested``)."""
+                     show_nested: bool = False, clear_parameters: Iterable[str] = (),
+                     tags: Iterable[str] | None = None) -> dict:
+        """Update a stack; ``dry_run`` only previews it (nested stacks too with ``show_nested``).
+        With ``existing``, ``clear_parameters`` go back to their defaults (Heat's PATCH);
+        ``tags``, when given, replace the stack's."""
         record = self.get_record(name_or_id)
         if (record.action, record.status) == ("SUSPEND", COMPLETE):
             raise Conflict(f"Updating stack {record.name} while it is suspended is not supported; "
@@ -566,9 +617,14 @@ class Engine:
             template = Template(old_raw.content, old_raw.files)
         template = as_template(template)
         if existing:
-            params = {**(record.parameters or {}), **(parameters or {})}
+            cleared = set(clear_parameters)
+            params = {k: v for k, v in (record.parameters or {}).items() if k not in cleared}
+            params.update(parameters or {})
             if environment is None:
                 environment = Environment.from_dict(record.environment)
+                for section in (environment.parameters, environment.parameter_defaults):
+                    for key in cleared:
+                        section.pop(key, None)
             params = declared_only(template, params, environment)
         else:
             params = dict(parameters or {})
@@ -581,6 +637,8 @@ class Engine:
         stack = self.dispatch.update(self, record, lambda: self.prepare_update(
             record, template, environment, params, disable_rollback=not rollback, timeout_mins=timeout_mins),
             rollback)
+        if tags is not None:  # the update was taken (a refused one raised)
+            self.store.update_stack(record.id, tags=list(tags))
         return self._result(stack)
 
     def prepare_update(self, record, template: Template, environment: Environment, params: dict,
@@ -611,17 +669,18 @@ class Engine:
         return self.prepare_update(record, template, environment, params, disable_rollback=True,
                                    parent=child.parent, facade=child.facade)
 
-    async def run_update(self, stack: Stack, old: Stack, rollback: bool) -> None:
-        await stack.set_state("UPDATE", IN_PROGRESS, "Stack UPDATE started")
+    async def run_update(self, stack: Stack, old: Stack, rollback: bool, action: str = "UPDATE") -> None:
+        """``action``: UPDATE, or RESTORE for an update back to a snapshot."""
+        await stack.set_state(action, IN_PROGRESS, f"Stack {action} started")
         try:
             await actions.update(stack, _seconds(stack.record.timeout_mins))
         except ActionFailed as exc:
-            await stack.set_state("UPDATE", FAILED, str(exc))
+            await stack.set_state(action, FAILED, str(exc))
             # as Heat, a cancel_update rolls back even a stack whose rollback is disabled
             if (rollback or stack.rollback_requested) and stack.rollback_on_cancel:
                 await self._rollback_update(stack, old)
             return
-        await stack.set_state("UPDATE", COMPLETE, "Stack UPDATE completed successfully")
+        await stack.set_state(action, COMPLETE, f"Stack {action} completed successfully")
 
     async def _rollback_update(self, stack: Stack, old: Stack) -> None:
         """Return to the previous template and parameters (an update the other way)."""

@@ -22,7 +22,7 @@ from stoker.errors import (FunctionError, NotFound, Problem, Problems, ResourceP
                            ValidationFailed)
 from stoker.functions.base import resolve
 from stoker.resources import attributes
-from stoker.resources.exceptions import InvalidTemplateAttribute, ResourceFailure
+from stoker.resources.exceptions import InvalidTemplateAttribute, ResourceFailure, UnknownResourceType
 from stoker.resources.policy import NOT_ALLOWED
 from stoker.resources.properties import Properties, schemata
 from stoker.resources.resource import POLL_FIRST, Resource, UpdatePlan
@@ -102,15 +102,39 @@ class NestedStackResource(Resource):
             if found:
                 raise ValidationFailed(found) from None
 
-    def define_probe(self, template: Template, parameters: dict) -> None:
+    def validate_member_type(self, prop: str) -> None:
+        """A group's member type (its ``prop``'s ``type``), checked on its own while the
+        member's other values wait for resources: Heat resolves it whatever they hold."""
+        raw = self.t.properties.get(prop) if isinstance(self.t.properties, dict) else None
+        try:
+            kind = resolve(raw.get("type")) if isinstance(raw, dict) else None
+        except ResourcePending:
+            return
+        if not isinstance(kind, str):
+            return
+        data = {"heat_template_version": "2015-04-30", "resources": {"member": {"type": kind}}}
+        try:
+            self.define_probe(template_from_data(data, self.stack.definition.template.files, self.name), {})
+        except ResourcePending:
+            return
+        except ValidationFailed as exc:
+            unknown = [p for p in exc.problems if p.code == UnknownResourceType.code]
+            for problem in unknown:
+                problem.path = ("resources", self.name, "properties", prop, "type")
+            if unknown:
+                raise ValidationFailed(unknown) from None
+
+    def define_probe(self, template: Template, parameters: dict, name: str | None = None) -> Any:
         """Check ``template`` as this resource's nested stack would be checked, storing nothing;
-        raises ``ValidationFailed``.  At a request, the probe checks its own nested stacks in turn."""
-        probe = self.stack.engine.new_stack(self.child_stack_name(), parent=self.stack)
+        raises ``ValidationFailed``.  At a request, the probe checks its own nested stacks in turn.
+        Returns the probe (a stack named ``name``, else as the nested stack will be)."""
+        probe = self.stack.engine.new_stack(name or self.child_stack_name(), parent=self.stack)
         probe.validates_nested = self.stack.validates_nested
         probe.owner_name = self.name
         probe.provider_template = self.made_from()
         probe.facade = self.facade_data()
         probe.define(template, self.child_environment(), parameters, missing_parameters_ok=True)
+        return probe
 
     def _placed_inside(self, problem: Problem) -> Problem:
         """Heat's words: ``resources.NAME<label>.resources.INNER: : message``."""

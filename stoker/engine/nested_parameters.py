@@ -28,7 +28,7 @@ def _of_stack(engine: Any, stack: Any) -> dict:
             resource = stack.instantiate(name, definition)
             if not isinstance(resource, NestedStackResource):
                 continue
-            template, given = resource.validation_template(), resource.child_parameters()
+            template, given = resource.validation_template(), _given(resource)
             child = engine.new_stack(f"{stack.name}-{name}", parent=stack)
             child.define(template, resource.child_environment(), given, check_resources=False,
                          missing_parameters_ok=True)
@@ -48,3 +48,12 @@ def _of_stack(engine: Any, stack: Any) -> dict:
             entry["NestedParameters"] = deeper
         result[name] = entry
     return result
+
+
+def _given(resource: NestedStackResource) -> dict:
+    """The values the resource passes down; none where they cannot be known yet or do not fit
+    the nested template (Heat shows its parameters all the same, without a ``Value``)."""
+    try:
+        return resource.child_parameters()
+    except (StokerError, ValueError, TypeError, KeyError):
+        return {}

@@ -48,6 +48,9 @@ class Function(abc.ABC):
     #: True for calls whose value exists already (a parameter, an attribute, a file, one
     #: of their arguments): bounded where it came from, so measured once, not checked
     passes_through = False
+    #: codes of this function's validate errors that Heat meets only when it evaluates
+    #: the call (``get_resource`` of no resource): in an output, that output's error
+    result_time_codes: frozenset = frozenset()
 
     def __init__(self, parser: "Parser", name: str, args: Any, path: tuple, conditions: bool = False):
         self.parser = parser

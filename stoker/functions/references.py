@@ -47,13 +47,12 @@ class GetParam(Function):
         return args, []
 
     def validate(self) -> None:
-        if self.args in (None, "", []):
-            raise self.error(f'Function "{self.name}" must have arguments')
-        if not isinstance(self.args, (str, list, Function)):
-            raise self.error(f'Argument to "{self.name}" must be string or list')
+        """Heat checks the arguments only where it resolves the call (a create's checks of
+        the properties, an output at show): here a static name is only looked up, to warn."""
+        if self.args in (None, "", []) or not isinstance(self.args, (str, list)):
+            return
         name, _ = self._name_and_path(self.args)
-        name = _static_name(self, name, "Parameter name")
-        if name is not None and not self.stack.has_parameter(name):
+        if isinstance(name, str) and not self.stack.has_parameter(name):
             # Heat fails only where it resolves the call: a branch it never takes is fine
             self.parser.problems.warn(self.path, "unknown-parameter",
                                       f'The parameter "{name}" is not defined in the template '
@@ -144,6 +143,9 @@ class _ResourceFunction(Function):
 class GetResource(_ResourceFunction):
     """``get_resource: name``: the resource's physical id."""
 
+    #: Heat's validate never looks the resource up: an output naming none shows the error
+    result_time_codes = frozenset(("unknown-resource",))
+
     def validate(self) -> None:
         if isinstance(self.args, list):
             raise self.error(f'Argument to "{self.name}" must be a resource name, not a list')
@@ -154,6 +156,25 @@ class GetResource(_ResourceFunction):
         if not self.stack.resource_enabled(name):
             return None
         return self.stack.resource_reference(name)
+
+
+def attributes_read_whole(data: Any, resource: str) -> set[str]:
+    """The attributes of ``resource`` that some ``get_attr`` in ``data`` (a template's
+    resources and outputs, raw) reads whole, by a static name and no path: with the type's
+    own, what Heat's ``get_attr: [resource]`` gives (its stored attribute values)."""
+    found: set[str] = set()
+    todo = [data]
+    while todo:
+        value = todo.pop()
+        if isinstance(value, dict):
+            args = value.get("get_attr") if len(value) == 1 else None
+            if (isinstance(args, list) and len(args) == 2 and args[0] == resource
+                    and isinstance(args[1], str)):
+                found.add(args[1])
+            todo.extend(value.values())
+        elif isinstance(value, list):
+            todo.extend(value)
+    return found
 
 
 class GetAtt(_ResourceFunction):

@@ -21,7 +21,7 @@ import json
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
 
-from stoker.errors import ValidationFailed
+from stoker.errors import StokerError, ValidationFailed
 from stoker.functions.base import resolve
 from stoker.functions.sizes import check_stored
 from stoker.secretbox import seal, unseal
@@ -287,6 +287,13 @@ class Resource:
     def check_resume_complete(self, token: Any) -> bool:
         return True
 
+    def handle_snapshot(self) -> Any:
+        """Keep what a restore needs (``data_set``): the resource data goes into the snapshot."""
+        return None
+
+    def check_snapshot_complete(self, token: Any) -> bool:
+        return True
+
     def needs_replace_failed(self) -> bool:
         """Is this resource, its last action failed, replaced by the next update?  As in
         Heat: yes, unless the type knows its failed resource can still be updated."""
@@ -343,8 +350,17 @@ class Resource:
         return select_path(value, list(path)) if path else value
 
     def all_attributes(self) -> dict:
-        return {name: self.FnGetAtt(name) for name in self.attribute_schemata()
-                if name != attributes_mod.SHOW}
+        """Heat's rule for ``get_attr: [name]``: every attribute of the schema and every one
+        the stack's template reads whole elsewhere (types with dynamic attributes), but ``show``."""
+        names = set(self.attribute_schemata())
+        definition = self.stack.definition if self.stack is not None else None
+        if definition is not None:
+            from stoker.functions.references import attributes_read_whole
+
+            template = definition.template
+            read = attributes_read_whole([template.section("resources"), template.section("outputs")], self.name)
+            names |= {name for name in read if self.has_attribute(name)}
+        return {name: self.FnGetAtt(name) for name in sorted(names) if name != attributes_mod.SHOW}
 
     # -- the life cycle (driven by the engine) ---------------------------------------
     async def create(self) -> None:
@@ -358,6 +374,9 @@ class Resource:
 
     async def resume(self) -> None:
         await self.run_action(self.RESUME, self.handle_resume, self.check_resume_complete)
+
+    async def snapshot(self) -> None:
+        await self.run_action(self.SNAPSHOT, self.handle_snapshot, self.check_snapshot_complete)
 
     async def check(self) -> None:
         await self.run_action(self.CHECK, self.handle_check, self.check_check_complete)
@@ -389,7 +408,12 @@ class Resource:
         await self.stack.persist(self, event=False)
 
     async def adopt(self, resource_id: Any) -> None:
-        """Take over an existing physical resource (``external_id``)."""
+        """Take over an existing physical resource (``external_id``); an empty id fails
+        the adopt, as Heat's ``handle_adopt``."""
+        if not resource_id:
+            failure = ResourceFailure(StokerError("Resource ID was not provided."), self, self.ADOPT)
+            await self.set_state(self.ADOPT, self.FAILED, str(failure))
+            raise failure
         self.resource_id = resource_id
         await self.set_state(self.ADOPT, self.COMPLETE, "adopted external resource")
         await self.check()

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from stoker.cycles import find_cycles
-from stoker.errors import FunctionError, Problems
+from stoker.errors import FunctionError, Problems, StokerError
 from stoker.functions.base import Function, dependencies, resolve
 from stoker.template.conditions import Conditions
 from stoker.template.context import StackContext
@@ -114,6 +114,16 @@ class StackDefinition:
     def secrets(self) -> list[str]:
         """Hidden parameter values as text, to keep them out of messages."""
         return secrets(self.parameter_schemas, self.parameters)
+
+    def switched_off(self, resource: "ResourceDefinition") -> bool:
+        """Is the resource's condition known to be false?  (Not known yet, for want of a
+        value: no.)  Heat never builds such a resource, nor looks its type up."""
+        if resource.condition is None:
+            return False
+        try:
+            return not self.enabled(resource.condition)
+        except (StokerError, ValueError, TypeError):
+            return False
 
     def enabled_resources(self) -> dict[str, ResourceDefinition]:
         return {n: r for n, r in self.resources.items() if self.enabled(r.condition)}

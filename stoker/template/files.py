@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 from stoker.errors import Problem, Problems, ValidationFailed
 from stoker.template.environment import Environment, is_template_type, load_environments
@@ -32,7 +32,8 @@ def _url(base_dir: Path, reference: str) -> str | None:
 
 
 def _path(url: str) -> Path:
-    return Path(urlparse(url).path)
+    """The local path of a file URL (``as_uri`` quoted its ``+ @ % #`` and spaces)."""
+    return Path(unquote(urlparse(url).path))
 
 
 class FilesMap:
@@ -40,15 +41,21 @@ class FilesMap:
 
     def __init__(self) -> None:
         self.files: dict[str, str] = {}
-        #: templates named (as a type or in a registry) that are not there
+        #: templates named (as a type or in a registry) that are not there, and files a nested
+        #: template's ``get_file`` names that are not (the top template's report their place)
         self.missing: list[str] = []
+        self._nesting = 0
 
     def template(self, path: Path) -> Any:
         """Load the template at ``path`` and gather everything it names (its text stripped
         first: heatclient parses every template it sends, so a block scalar ending the file
         loses its trailing newline there too)."""
         data = load(read_file(path).rstrip(), str(path))
-        self._walk(data, path.parent, in_resources=False)
+        self._nesting += 1
+        try:
+            self._walk(data, path.parent, in_resources=False)
+        finally:
+            self._nesting -= 1
         return data
 
     def _walk(self, value: Any, base: Path, in_resources: bool) -> None:
@@ -73,8 +80,12 @@ class FilesMap:
             return True
         try:
             text = read_file(_path(url)).decode("utf-8")
-        except (UnreadableFile, UnicodeDecodeError):
-            return False  # get_file reports the missing entry with its place
+        except UnreadableFile:
+            if self._nesting:  # heatclient refuses it; in the top template get_file reports its place
+                self.missing.append(url)
+            return False
+        except UnicodeDecodeError:
+            return False  # get_file reports the entry with its place
         if _is_template(text):  # heatclient sends a template it reads as its parsed JSON
             return self._nested(url)
         self.files[url] = text

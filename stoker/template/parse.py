@@ -90,7 +90,8 @@ class Parser:
         except FunctionError as exc:
             if not exc.path:
                 exc.path = path
-            if exc.code in RESULT_TIME_CODES and tuple(path[0:3:2]) in OUTPUT_VALUES:
+            at_result = exc.code in RESULT_TIME_CODES or exc.code in cls.result_time_codes
+            if at_result and tuple(path[0:3:2]) in OUTPUT_VALUES:
                 warn_output_error(self.problems, exc.problem())
             else:
                 self.problems.add(exc.path, exc.code, exc.message)

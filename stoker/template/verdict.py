@@ -3,8 +3,9 @@
 Heat resolves, while validating, every condition a resource or an output
 names and every condition an ``if`` in them tests (``if`` is a macro: its
 branch is chosen when the template is parsed).  A condition that needs a
-parameter without a value fails validation there, though nothing else that
-waits for a value does.
+parameter without a value fails validation there, and so does a ``get_attr``
+whose attribute name needs one (Heat's ``GetAtt.validate`` resolves the name),
+though nothing else that waits for a value does.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from stoker.errors import FunctionError, Problems
-from stoker.functions.base import functions_in
+from stoker.functions.base import Function, functions_in, resolve
 from stoker.functions.logic import If
+from stoker.functions.references import GetAtt
 from stoker.template.definition import StackDefinition
 
 #: why a condition cannot be evaluated without more input
@@ -27,6 +29,18 @@ def check_conditions_in_use(definition: StackDefinition, problems: Problems) -> 
         except FunctionError as exc:
             if exc.code in _NEEDS_VALUE:
                 problems.add(exc.path or path, exc.code, exc.message)
+
+
+def check_attribute_names(definition: StackDefinition, problems: Problems) -> None:
+    """Each ``get_attr`` whose attribute name is a call: resolved, as Heat's validate does."""
+    for fn in definition.resource_calls:
+        if isinstance(fn, GetAtt) and isinstance(fn.args, list) and len(fn.args) > 1 \
+                and isinstance(fn.args[1], Function):
+            try:
+                resolve(fn.args[1])
+            except FunctionError as exc:
+                if exc.code in _NEEDS_VALUE:
+                    problems.add(fn.path, exc.code, exc.message)
 
 
 def _conditions_in_use(definition: StackDefinition) -> Iterator[tuple[Any, tuple]]:

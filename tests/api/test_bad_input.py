@@ -130,7 +130,10 @@ def test_conflicts_and_bad_actions(base, noauth_server):
     heat_error(httpx.get(f"{url}/resources", params={"colour": "red"}), 400)
     heat_error(httpx.post(f"{url}/resources/n/signal", json={}), 400)  # OS::Heat::None takes no signals
     heat_error(httpx.get(f"{url}/outputs/none"), 404)
-    heat_error(httpx.get(f"{url}/snapshots"), 501)
+    heat_error(httpx.get(f"{url}/snapshots/no-such-snapshot"), 404)
+    heat_error(httpx.post(f"{url}/snapshots", json={"name": ["not", "a", "name"]}), 400)
+    heat_error(httpx.post(f"{url}/snapshots", json={"name": "n" * 256}), 400)
+    heat_error(httpx.post(f"{url}/snapshots/no-such-snapshot/restore", json={}), 404)
     heat_error(httpx.put(url, json={"parameters": {}}), 400)  # PUT needs a template
     heat_error(httpx.get(f"{base}/stacks/one/not-the-id"), 404)
     heat_error(httpx.get(f"{base}/stacks/other-name/{stack.id}"), 404)

@@ -456,3 +456,33 @@ def test_a_resource_of_a_nested_stack_shows_its_parent_resource(client):
     nested_id = client.resources.get(name, "secret1").physical_resource_id
     assert client.resources.get(nested_id, "secret2").parent_resource == "secret1"
     assert not hasattr(client.resources.get(name, "secret1"), "parent_resource")
+
+
+def test_snapshots_with_heatclient(client):
+    # heatclient's stacks.snapshot* calls: take, list, show, restore, delete (as Heat)
+    tpl = {"heat_template_version": "2018-08-31", "parameters": {"word": {"type": "string"}},
+           "resources": {"v": {"type": "OS::Heat::Value", "properties": {"value": {"get_param": "word"}}}},
+           "outputs": {"word": {"value": {"get_attr": ["v", "value"]}}}}
+    name = _name()
+    stack_id = client.stacks.create(stack_name=name, template=tpl, parameters={"word": "one"})["stack"]["id"]
+    assert wait_for(client, stack_id).stack_status == "CREATE_COMPLETE"
+    taken = client.stacks.snapshot(stack_id, "first")
+    assert taken["name"] == "first" and taken["status"] in ("IN_PROGRESS", "COMPLETE")
+    snapshot = wait_until(lambda: (s := client.stacks.snapshot_show(stack_id, taken["id"])["snapshot"])
+                          ["status"] == "COMPLETE" and s)
+    assert snapshot["data"]["environment"]["parameters"]["word"] == "one"
+    assert snapshot["data"]["resources"]["v"]["action"] == "SNAPSHOT"
+    assert [s["id"] for s in client.stacks.snapshot_list(stack_id)["snapshots"]] == [taken["id"]]
+
+    client.stacks.update(stack_id, template=tpl, parameters={"word": "two"})
+    assert wait_for(client, stack_id).stack_status == "UPDATE_COMPLETE"
+    client.stacks.restore(stack_id, taken["id"])
+    restored = wait_until(lambda: (s := client.stacks.get(stack_id)).stack_status.startswith("RESTORE_")
+                          and s.stack_status != "RESTORE_IN_PROGRESS" and s)
+    assert restored.stack_status == "RESTORE_COMPLETE", restored.stack_status_reason
+    assert client.stacks.output_show(stack_id, "word")["output"]["output_value"] == "one"
+
+    client.stacks.snapshot_delete(stack_id, taken["id"])
+    assert client.stacks.snapshot_list(stack_id)["snapshots"] == []
+    with pytest.raises(exc.HTTPNotFound):
+        client.stacks.snapshot_show(stack_id, taken["id"])

@@ -6,6 +6,8 @@ import json
 import subprocess
 import uuid
 
+from engine.helpers import wait_until
+
 from .helpers import BIN, TEMPLATES, child_env, heat, wait_for
 
 
@@ -53,3 +55,29 @@ def test_errors_reach_the_user(noauth_server, tmp_path):
     invalid = openstack(noauth_server, project, "stack", "create", "-t", str(TEMPLATES / "invalid.yaml"),
                         "bad", tmp_path=tmp_path)
     assert invalid.returncode != 0 and "OS::Heat::Nonexistent" in invalid.stderr
+
+
+def test_stack_snapshot_commands(noauth_server, tmp_path):
+    project = f"osc-{uuid.uuid4().hex[:6]}"
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        done = openstack(noauth_server, project, *args, tmp_path=tmp_path)
+        assert done.returncode == 0, f"openstack {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+        return done
+
+    run("stack", "create", "-t", str(TEMPLATES / "basic.yaml"), "--parameter", "label=one", "--wait", "snap")
+    taken = {k.lower(): v for k, v in
+             json.loads(run("stack", "snapshot", "create", "--name", "first", "snap", "-f", "json").stdout).items()}
+    client = heat(noauth_server, project)
+    wait_until(lambda: client.stacks.snapshot_show("snap", taken["id"])["snapshot"]["status"] == "COMPLETE")
+    listed = [{k.lower(): v for k, v in s.items()}
+              for s in json.loads(run("stack", "snapshot", "list", "snap", "-f", "json").stdout)]
+    assert [s["id"] for s in listed] == [taken["id"]] and listed[0]["status"] == "COMPLETE"
+    shown = run("stack", "snapshot", "show", "snap", taken["id"]).stdout
+    assert "basic" in shown or "holder" in shown
+    run("stack", "update", "--existing", "--parameter", "label=two", "--wait", "snap")
+    run("stack", "snapshot", "restore", "snap", taken["id"])
+    assert wait_for(client, "snap").stack_status == "RESTORE_COMPLETE"
+    assert client.stacks.output_show("snap", "label")["output"]["output_value"] == "one"
+    run("stack", "snapshot", "delete", "--yes", "snap", taken["id"])
+    assert json.loads(run("stack", "snapshot", "list", "snap", "-f", "json").stdout) == []

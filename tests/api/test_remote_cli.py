@@ -114,3 +114,57 @@ def test_wait_on_a_server_shows_each_new_event_once_in_order(remote):
     assert [line.split(" ", 2)[0] + " " + line.split(" ", 2)[1] for line in shown] == \
         stored[stored.index("[web]: UPDATE_IN_PROGRESS"):]
     assert shown[-1].startswith("[web]: UPDATE_COMPLETE")
+
+
+def word_template(tmp_path, default: str | None = None):
+    """A template whose output ``word`` is its parameter ``word``."""
+    path = tmp_path / "t.yaml"
+    schema = "{type: string}" if default is None else f"{{type: string, default: {default}}}"
+    path.write_text(f"heat_template_version: 2018-08-31\nparameters:\n  word: {schema}\nresources:\n"
+                    "  v: {type: OS::Heat::Value, properties: {value: {get_param: word}}}\n"
+                    "outputs:\n  word: {value: {get_attr: [v, value]}}\n")
+    return path
+
+
+def test_snapshots_through_the_server(remote, tmp_path):
+    path = word_template(tmp_path)
+    assert remote("stack", "create", "s", "-t", str(path), "-P", "word=one", "--wait").exit_code == 0
+    taken = remote("stack", "snapshot", "create", "s", "--name", "one", "-f", "json")
+    assert taken.exit_code == 0, taken.output
+    snapshot_id = json.loads(taken.stdout)["id"]
+    assert json.loads(taken.stdout)["status"] == "COMPLETE"
+    assert remote("stack", "update", "s", "-t", str(path), "-P", "word=two", "--wait").exit_code == 0
+    restored = remote("stack", "snapshot", "restore", "s", snapshot_id, "-f", "json")
+    assert restored.exit_code == 0, restored.output
+    assert json.loads(restored.stdout)["stack_status"] == "RESTORE_COMPLETE"
+    word = remote("stack", "output", "show", "s", "word", "-f", "json")
+    assert json.loads(word.stdout)["output_value"] == "one"
+    listed = remote("stack", "snapshot", "list", "s", "-f", "json")
+    assert [s["id"] for s in json.loads(listed.stdout)] == [snapshot_id]
+    assert remote("stack", "snapshot", "delete", "s", snapshot_id).exit_code == 0
+    gone = remote("stack", "snapshot", "show", "s", snapshot_id)
+    assert gone.exit_code == 1 and "could not be found" in gone.output
+
+
+def test_export_abandon_adopt_through_the_server(remote, tmp_path):
+    path = tmp_path / "t.yaml"
+    path.write_text("heat_template_version: 2018-08-31\nresources:\n"
+                    "  r: {type: OS::Heat::RandomString, properties: {length: 9}}\n"
+                    "outputs:\n  r: {value: {get_attr: [r, value]}}\n")
+    assert remote("stack", "create", "old", "-t", str(path), "--wait").exit_code == 0
+    value = json.loads(remote("stack", "output", "show", "old", "r", "-f", "json").stdout)["output_value"]
+    assert json.loads(remote("stack", "export", "old").stdout)["resources"]["r"]["type"] == "OS::Heat::RandomString"
+    assert remote("stack", "abandon", "old", "--output-file", str(tmp_path / "old.json")).exit_code == 0
+    adopted = remote("stack", "adopt", "new", "--adopt-file", str(tmp_path / "old.json"), "-f", "json")
+    assert adopted.exit_code == 0, adopted.output
+    assert json.loads(adopted.stdout)["stack_status"] == "ADOPT_COMPLETE"
+    assert json.loads(remote("stack", "output", "show", "new", "r", "-f", "json").stdout)["output_value"] == value
+
+
+def test_update_clear_parameter_and_tags_through_the_server(remote, tmp_path):
+    path = word_template(tmp_path, default="plain")
+    assert remote("stack", "create", "c", "-t", str(path), "-P", "word=given", "--wait").exit_code == 0
+    updated = remote("stack", "update", "c", "--existing", "--clear-parameter", "word", "--tags", "x", "--wait")
+    assert updated.exit_code == 0, updated.output
+    assert json.loads(remote("stack", "output", "show", "c", "word", "-f", "json").stdout)["output_value"] == "plain"
+    assert json.loads(remote("stack", "show", "c", "-c", "tags", "-f", "json").stdout) == {"tags": ["x"]}

@@ -148,3 +148,15 @@ def test_heats_default_rules_apply_to_the_simulated_openstack_types(tmp_path, ho
     assert "admin projects only" in heat_error(create(api, "alpha", flavor, name="f"), 403)["message"]
     assert create(api, "admin", flavor, name="f").status_code == 201
     assert wait_done(api, "admin", "f")["stack_status"] == "CREATE_COMPLETE"
+
+
+def test_policy_comes_first_for_listed_types_not_installed(tmp_path, home):
+    # Heat answers 403 for a type its policy reserves even where the type is not installed
+    (home / "stoker.conf").write_text("[resource_types]\nMy::Absent::Type = !\n")
+    api = client(tmp_path)
+    for name, kind in (("flavor", "OS::Nova::Flavor"), ("absent", "My::Absent::Type")):
+        template = {"heat_template_version": "2018-08-31", "resources": {"r": {"type": kind}}}
+        refused = heat_error(create(api, "alpha", template, name=name), 403)
+        assert kind in refused["message"] and refused["type"] == "Forbidden"
+    unknown = {"heat_template_version": "2018-08-31", "resources": {"r": {"type": "My::Other::Type"}}}
+    assert "could not be found" in heat_error(create(api, "alpha", unknown, name="u"), 400)["message"]

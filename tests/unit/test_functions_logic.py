@@ -72,7 +72,7 @@ class TestIf:
         assert problem.code == "function-not-allowed-here"
 
     def test_both_values_are_validated(self):
-        [problem] = problems({"if": ["prod", "ok", {"get_param": {"a": 1}}]})
+        [problem] = problems({"if": ["prod", "ok", {"list_join": [","]}]})
         assert problem.code == "invalid-function-arguments"
 
     def test_one_value_needs_2021_04_16(self):

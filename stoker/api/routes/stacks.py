@@ -15,7 +15,9 @@ from stoker.api.context import Ctx, context, empty, in_project_pool, reply
 from stoker.api.errors import ApiError, bad_request, not_found
 from stoker.api.views import stack_record_view, stack_view, with_query
 from stoker.engine.engine import declared_only
+from stoker.engine.snapshots import view as snapshot_view
 from stoker.errors import Conflict, NotFound
+from stoker.home import config
 from stoker.store.models import RawTemplate
 from stoker.template.environment import Environment
 from stoker.template.template import Template
@@ -25,9 +27,12 @@ router = APIRouter(prefix="/v1/{tenant_id}", tags=["stacks"])
 #: Heat's stack filters, and the store columns they mean
 FILTERS = {"id": "id", "name": "name", "stack_name": "name", "status": "status", "stack_status": "status",
            "action": "action", "stack_action": "action", "parent": "parent_id"}
+#: Heat's default hidden_stack_tags
+HIDDEN_STACK_TAGS = "data-processing-cluster"
 TAG_PARAMS = {"tags": "all", "tags_any": "any", "not_tags": "not", "not_tags_any": "not-any"}
 LOOKUP_SUBPATHS = {"resources": ["GET", "POST"], "events": ["GET", "POST"], "template": ["GET", "POST"],
-                   "actions": ["GET", "POST"], "environment": ["GET"], "files": ["GET"], "outputs": ["GET"]}
+                   "actions": ["GET", "POST"], "environment": ["GET"], "files": ["GET"], "outputs": ["GET"],
+                   "snapshots": ["GET", "POST"]}
 
 
 # -- the collection ---------------------------------------------------------------------
@@ -47,11 +52,13 @@ def list_stacks(ctx: Ctx = Depends(context)) -> Response:
     for flag in ("show_deleted", "show_nested"):
         if query.get(flag):
             options[flag] = extract_bool(flag, query[flag])
-    if query.get("show_hidden"):
-        extract_bool("show_hidden", query["show_hidden"])
+    show_hidden = bool(query.get("show_hidden")) and extract_bool("show_hidden", query["show_hidden"])
     limit = extract_int("limit", query.get("limit")) if query.get("limit") else None
     marker = query.get("marker") or None
     tag_filters = [(mode, extract_tags(query[param])) for param, mode in TAG_PARAMS.items() if query.get(param)]
+    hidden = [] if show_hidden else hidden_stack_tags()
+    if hidden:  # as Heat: stacks holding one of these tags are listed only with show_hidden
+        tag_filters.append(("not-any", hidden))
     if tag_filters:
         options["tags"], options["tag_mode"] = tag_filters[0][1], tag_filters[0][0]
     store = ctx.engine.store
@@ -72,6 +79,13 @@ def list_stacks(ctx: Ctx = Depends(context)) -> Response:
         counting = {k: v for k, v in options.items() if k not in ("sort_keys", "sort_dir")}
         result["count"] = len(store.list_stacks(ctx.project, **counting))
     return reply(result)
+
+
+def hidden_stack_tags() -> list[str]:
+    """Heat's ``hidden_stack_tags``: ``[api] hidden_stack_tags`` in stoker.conf (comma-separated),
+    Heat's default ``data-processing-cluster`` when not set."""
+    text = config().get("api", "hidden_stack_tags", fallback=HIDDEN_STACK_TAGS)
+    return [tag.strip() for tag in text.split(",") if tag.strip()]
 
 
 def _tags_match(have: list, tags: list, mode: str) -> bool:
@@ -147,30 +161,10 @@ def _adopt(ctx: Ctx, name: str, body: dict) -> Response:
 def preview_create(ctx: Ctx = Depends(context), body: dict = Depends(json_object)) -> Response:
     name = inputs.stack_name(body)
     data = inputs.parse(body)
-    plan = ctx.engine.create_stack(name, data.template, data.environment, data.parameters,
-                                   timeout_mins=data.timeout_mins, dry_run=True)
+    previewed = ctx.engine.preview_stack(name, data.template, data.environment, data.parameters)
     template = data.template.data if isinstance(data.template.data, dict) else {}
     description = template.get("description") or "No description"
-    resources_section = template.get("resources") or {}
-    # as Heat's preview: the stack has no id yet, which Heat spells "None"
-    identity = {"tenant": ctx.project, "stack_name": name, "stack_id": "None", "path": ""}
-    resources = []
-    for entry in plan["resources"]:
-        rname = entry["resource_name"]
-        raw = resources_section.get(rname) if isinstance(resources_section, dict) else None
-        raw = raw if isinstance(raw, dict) else {}
-        requires = {d for d in _depends(raw)}
-        resources.append({
-            "resource_name": rname, "logical_resource_id": rname, "resource_type": entry["resource_type"],
-            "resource_identity": {**identity, "path": f"/resources/{rname}"}, "stack_identity": identity,
-            "resource_action": "INIT", "resource_status": "COMPLETE", "resource_status_reason": "",
-            "physical_resource_id": "", "description": raw.get("description") or "",
-            "properties": raw.get("properties") or {}, "metadata": raw.get("metadata") or {},
-            "stack_name": name, "creation_time": None, "updated_time": None,
-            "required_by": sorted(n for n, r in resources_section.items()
-                                  if isinstance(r, dict) and rname in _depends(r)),
-            "requires": sorted(requires),
-        })
+    resources = _preview_entries(ctx, previewed)
     stack = {
         "id": "None", "stack_name": name, "description": description, "template_description": description,
         "parameters": {**_preview_parameters(template, data), "OS::stack_id": "None", "OS::stack_name": name,
@@ -183,26 +177,23 @@ def preview_create(ctx: Ctx = Depends(context), body: dict = Depends(json_object
     return reply({"stack": stack})
 
 
-def _depends(raw: dict) -> set:
-    found: set = set()
-    depends = raw.get("depends_on") or []
-    found.update([depends] if isinstance(depends, str) else [d for d in depends if isinstance(d, str)])
-
-    def scan(value: Any) -> None:
-        if isinstance(value, dict):
-            if len(value) == 1 and "get_resource" in value and isinstance(value["get_resource"], str):
-                found.add(value["get_resource"])
-            if len(value) == 1 and "get_attr" in value and isinstance(value["get_attr"], list) and value["get_attr"]:
-                found.add(value["get_attr"][0])
-            for v in value.values():
-                scan(v)
-        elif isinstance(value, list):
-            for v in value:
-                scan(v)
-
-    scan(raw.get("properties"))
-    scan(raw.get("metadata"))
-    return {d for d in found if isinstance(d, str)}
+def _preview_entries(ctx: Ctx, entries: list) -> list:
+    """The engine's preview in Heat's shape: identities (the stack has no id yet, which Heat
+    spells "None"), and the fields a resource not yet made has; nested lists kept."""
+    shown: list = []
+    for entry in entries:
+        if isinstance(entry, list):
+            shown.append(_preview_entries(ctx, entry))
+            continue
+        identity = {"tenant": ctx.project, "stack_name": entry["stack_name"], "stack_id": "None", "path": ""}
+        rname = entry["resource_name"]
+        shown.append({
+            **entry, "logical_resource_id": rname, "resource_identity": {**identity, "path": f"/resources/{rname}"},
+            "stack_identity": identity, "resource_action": "INIT", "resource_status": "COMPLETE",
+            "resource_status_reason": "", "physical_resource_id": "", "metadata": {},
+            "creation_time": None, "updated_time": None,
+        })
+    return shown
 
 
 def _preview_parameters(template: dict, data: Any) -> dict:
@@ -503,16 +494,56 @@ def stack_action(stack_name: str, stack_id: str, ctx: Ctx = Depends(context),
     return empty(202)
 
 
-# -- snapshots: not in Stoker -----------------------------------------------------------------
-def _no_snapshots(stack_name: str, stack_id: str, ctx: Ctx = Depends(context)) -> Response:
-    extras.identify(ctx.engine, stack_name, stack_id)
-    raise ApiError(501, "Stack snapshots are not supported by Stoker", "NotSupported")
+# -- snapshots ----------------------------------------------------------------------------
+@router.post("/stacks/{stack_name}/{stack_id}/snapshots", summary="Take a snapshot of a stack")
+@in_project_pool
+def snapshot_stack(stack_name: str, stack_id: str, ctx: Ctx = Depends(context),
+                   body: dict = Depends(json_object)) -> Response:
+    name = body.get("name")
+    if name is not None and not isinstance(name, str):
+        raise bad_request("The snapshot's name must be a string")
+    record = extras.identify(ctx.engine, stack_name, stack_id)
+    row = ctx.engine.snapshots.start(record.id, name)
+    ctx.state.runner.start(ctx.engine, lambda engine: engine.snapshots.take(record.id, row["id"]))
+    return reply(snapshot_view(row))
 
 
-for _path, _methods in (("/stacks/{stack_name}/{stack_id}/snapshots", ["GET", "POST"]),
-                        ("/stacks/{stack_name}/{stack_id}/snapshots/{snapshot_id}", ["GET", "DELETE"]),
-                        ("/stacks/{stack_name}/{stack_id}/snapshots/{snapshot_id}/restore", ["POST"])):
-    _each_method(_path, _no_snapshots, _methods, status_code=501, summary="Snapshots (not supported)")
+@router.get("/stacks/{stack_name}/{stack_id}/snapshots", summary="List a stack's snapshots")
+def list_snapshots(stack_name: str, stack_id: str, ctx: Ctx = Depends(context)) -> Response:
+    record = extras.identify(ctx.engine, stack_name, stack_id)
+    return reply({"snapshots": ctx.engine.snapshots.list(record.id)})
+
+
+@router.get("/stacks/{stack_name}/{stack_id}/snapshots/{snapshot_id}", summary="Show a snapshot")
+def show_snapshot(stack_name: str, stack_id: str, snapshot_id: str, ctx: Ctx = Depends(context)) -> Response:
+    record = extras.identify(ctx.engine, stack_name, stack_id)
+    return reply({"snapshot": ctx.engine.snapshots.show(record.id, snapshot_id)})
+
+
+@router.delete("/stacks/{stack_name}/{stack_id}/snapshots/{snapshot_id}", status_code=204,
+               summary="Delete a snapshot")
+def delete_snapshot(stack_name: str, stack_id: str, snapshot_id: str, ctx: Ctx = Depends(context)) -> Response:
+    record = extras.identify(ctx.engine, stack_name, stack_id)
+    _snapshot_request(lambda: ctx.engine.snapshots.delete(record.id, snapshot_id))
+    return empty(204)
+
+
+@router.post("/stacks/{stack_name}/{stack_id}/snapshots/{snapshot_id}/restore", status_code=202,
+             summary="Restore a stack to a snapshot")
+@in_project_pool
+def restore_snapshot(stack_name: str, stack_id: str, snapshot_id: str, ctx: Ctx = Depends(context)) -> Response:
+    record = extras.identify(ctx.engine, stack_name, stack_id)
+    _snapshot_request(lambda: ctx.engine.snapshots.restorable(record.id, snapshot_id))
+    ctx.state.runner.start(ctx.engine, lambda engine: engine.snapshots.restore(record.id, snapshot_id))
+    return empty(202)
+
+
+def _snapshot_request(call: Any) -> None:
+    """Heat answers a snapshot it cannot act on (in progress, incomplete) with 400 NotSupported."""
+    try:
+        call()
+    except Conflict as exc:
+        raise ApiError(400, str(exc), "NotSupported") from None
 
 
 __all__ = ["router", "NotFound"]

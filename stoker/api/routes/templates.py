@@ -36,6 +36,7 @@ def validate(ctx: Ctx = Depends(context), body: dict = Depends(json_object)) -> 
     declared = set(declared) if isinstance(declared, dict) else set()
     values = environment.parameter_values(declared)
     values.update(data.parameters)
+    given = {**environment.parameters, **data.parameters}  # Heat's user values: not parameter_defaults
     try:
         definition = ctx.engine.validate_template(template, environment, data.parameters,
                                                   missing_parameters_ok=True, at_validate=True)
@@ -48,7 +49,7 @@ def validate(ctx: Ctx = Depends(context), body: dict = Depends(json_object)) -> 
             raise
     result: dict[str, Any] = {
         "Description": template.description,
-        "Parameters": {name: schema.as_validate_output(mask_hidden=False)
+        "Parameters": {name: _with_value(schema.as_validate_output(mask_hidden=False), given.get(name))
                        for name, schema in definition.parameter_schemas.items()},
     }
     groups = template.section("parameter_groups")
@@ -58,17 +59,31 @@ def validate(ctx: Ctx = Depends(context), body: dict = Depends(json_object)) -> 
         nested = nested_parameters(ctx.engine, template, environment, values)
         if nested:
             result["NestedParameters"] = nested
-    result["Environment"] = _environment_view(environment)
+    result["Environment"] = _environment_view(environment, definition, given)
     return reply(result)
 
 
-def _environment_view(environment: Environment) -> dict:
+def _with_value(shown: dict, given: Any) -> dict:
+    """Heat adds the user's value (the environment's or the request's), when there is one."""
+    if given not in (None, "", [], {}):
+        shown["Value"] = given
+    return shown
+
+
+def _environment_view(environment: Environment, definition: Any, given: dict) -> dict:
     """The environment in the shape Heat's validate gives it (its user environment): the
-    registry always has ``resources``, and no section but these four."""
+    registry always has ``resources``, an entry of its own for each template file a resource
+    names as its type (Heat registers them as it looks them up), the request's parameters merged
+    into ``parameters`` (``given``), and no section but these four."""
     view = environment.as_dict()
-    return {"parameters": view.get("parameters") or {},
+    registry = {"resources": {}, **(view.get("resource_registry") or {})}
+    for resource in definition.resources.values():
+        if isinstance(resource.type, str) and resource.type.endswith((".yaml", ".template")) \
+                and not definition.switched_off(resource):
+            registry.setdefault(resource.type, resource.type)
+    return {"parameters": given,
             "parameter_defaults": view.get("parameter_defaults") or {},
-            "resource_registry": {"resources": {}, **(view.get("resource_registry") or {})},
+            "resource_registry": registry,
             "event_sinks": view.get("event_sinks") or []}
 
 

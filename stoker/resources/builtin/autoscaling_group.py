@@ -25,8 +25,8 @@ from stoker.functions.base import resolve
 from stoker.functions.references import select_path
 from stoker.resources import attributes, properties
 from stoker.resources.builtin import scaling, staged
-from stoker.resources.builtin._common import given, unless_pending
-from stoker.resources.exceptions import InvalidTemplateAttribute, NoActionRequired, UnknownResourceType
+from stoker.resources.builtin._common import given
+from stoker.resources.exceptions import InvalidTemplateAttribute, NoActionRequired
 from stoker.resources.support import SupportStatus
 from stoker.template.template import Template
 
@@ -98,7 +98,7 @@ class AutoScalingGroup(staged.StagedNested, NestedStackResource):
         try:
             self._validate_group()
         except ResourcePending:
-            self._validate_member_type()
+            self.validate_member_type("resource")
 
     def _validate_group(self) -> None:
         low, high = self.properties["min_size"], self.properties["max_size"]
@@ -113,23 +113,10 @@ class AutoScalingGroup(staged.StagedNested, NestedStackResource):
         if not isinstance(self.properties["resource"].get("type"), str):
             raise ValidationFailed.single(path + ("resource", "type"), "missing-type",
                                           "the member definition needs a type")
-        self._validate_member()
-
-    @unless_pending
-    def _validate_member_type(self) -> None:
-        raw = self.t.properties.get("resource") if isinstance(self.t.properties, dict) else None
-        kind = resolve(raw.get("type")) if isinstance(raw, dict) else None
-        if not isinstance(kind, str):
-            return
-        data = {"heat_template_version": HOT_VERSION, "resources": {"member": {"type": kind}}}
-        try:
-            self.define_probe(template_from_data(data, self.stack.definition.template.files, self.name), {})
-        except ValidationFailed as exc:
-            unknown = [p for p in exc.problems if p.code == UnknownResourceType.code]
-            for problem in unknown:
-                problem.path = ("resources", self.name, "properties", "resource", "type")
-            if unknown:
-                raise ValidationFailed(unknown) from None
+        # as Heat: the nested stack a create makes (desired_capacity, else min_size members)
+        # is what is checked; an empty one checks no member
+        if desired or low:
+            self._validate_member()
 
     def nested_validation_template(self) -> None:
         """Its ``validate`` checks one member already."""

@@ -16,6 +16,7 @@ from stoker.engine.nested import NestedStackResource, nested_resource_attribute,
 from stoker.functions.references import select_path
 from stoker.resources import attributes, properties
 from stoker.resources.builtin.staged import StagedNested
+from stoker.errors import ResourcePending
 from stoker.resources.exceptions import InvalidTemplateAttribute
 from stoker.resources.support import SupportStatus
 from stoker.constraints import AllowedValues, Range
@@ -158,8 +159,15 @@ class ResourceGroup(StagedNested, NestedStackResource):
 
     def nested_validation_template(self) -> Template | None:
         """As Heat: member "0" only, and nothing when the group is empty (size 0 turns a
-        feature off without its member being checked)."""
-        return self.validation_template() if self.properties["count"] > 0 else None
+        feature off without its member being checked); while the member's values wait for
+        other resources, its type at least."""
+        if self.properties["count"] <= 0:
+            return None
+        try:
+            return self.validation_template()
+        except ResourcePending:
+            self.validate_member_type("resource_def")
+            raise
 
     # -- life cycle ------------------------------------------------------------------------
     async def handle_create(self) -> Any:
