@@ -56,6 +56,12 @@ class AnyIndexDict(Mapping):
     def __len__(self) -> int:
         return 1
 
+    def __contains__(self, key: object) -> bool:  # no KeyError raised and caught per lookup
+        return key == self.ANYTHING or (isinstance(key, int) and not isinstance(key, bool))
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self.value if key in self else default
+
 
 class Schema:
     """What one property may hold.
