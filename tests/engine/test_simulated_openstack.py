@@ -15,7 +15,7 @@ from stoker.errors import ValidationFailed
 from stoker.resources.openstack import inventory
 from stoker.resources.openstack.simulated import SimulatedResource
 from stoker.resources.resource import Resource
-from stoker.template.environment import Environment
+from stoker.template.environment import Environment, load_environments
 from stoker.template.loader import load
 
 from .helpers import hot, outputs_by_key, physical_ids, resources_by_name, statuses
@@ -193,6 +193,17 @@ def test_injected_faults_hit_a_type_or_an_action(engine, cloud):
     cloud({"faults": [{"resource": "volume", "seconds": "long"}]})
     failed = engine.create_stack("slow", NETWORK)
     assert "seconds must be a number from 0 to 86400" in failed["stack_status_reason"]
+
+
+def test_faults_in_an_environment_are_refused_as_heat_refuses_them_pointing_at_the_inventory(tmp_path):
+    """Heat refuses an environment with a section it does not know, so faults stay in the inventory."""
+    env = tmp_path / "env.yaml"
+    env.write_text(yaml.safe_dump({"faults": [{"resource": "server", "fail": True}]}))
+    with pytest.raises(ValidationFailed) as refused:
+        load_environments([env])
+    [problem] = refused.value.problems
+    assert problem.code == "unknown-section"
+    assert problem.message.endswith("(injected faults go in the cloud inventory: --inventory FILE)")
 
 
 def test_a_plugin_for_the_type_wins_over_simulation(make_engine, tmp_path):
