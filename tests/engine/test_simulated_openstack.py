@@ -120,6 +120,19 @@ def test_update_in_place_replace_and_refusal_follow_the_schema(engine):
     assert "Update to properties port of trunk (OS::Neutron::Trunk) is not supported" in refused["stack_status_reason"]
 
 
+def test_a_servers_addresses_follow_its_port_updated_in_place(engine):
+    engine.create_stack("moved", NETWORK)
+    server = physical_ids(engine, "moved")["server"]
+    engine.update_stack("moved", NETWORK, parameters={"cidr": "10.7.0.0/24"})  # the port moves in place
+    ids = physical_ids(engine, "moved")
+    assert ids["server"] == server
+    values = outputs(engine, "moved")
+    address = values["fixed_ips"][0]["ip_address"]
+    assert ipaddress.ip_address(address) in ipaddress.ip_network("10.7.0.0/24")
+    assert values["first_address"] == address
+    assert values["networks"] == {ids["net"]: [address], "private": [address]}
+
+
 @pytest.mark.sqlite_only
 def test_suspend_resume_check_delete_and_deletion_policies(engine):
     template = load(NETWORK.read_text())
