@@ -175,9 +175,10 @@ SCALAR_TYPES = frozenset((str, int, float, bool, type(None)))
 
 
 def _resolve(value: Any) -> Any:
-    if type(value) in SCALAR_TYPES:  # most of a template: skip the isinstance chain
+    kind = type(value)
+    if kind in SCALAR_TYPES:  # most of a template: skip the isinstance chain
         return value
-    if isinstance(value, Function):
+    if kind is not dict and kind is not list and isinstance(value, Function):  # an ABC's check is slow
         result = _resolve(value.result())
         if value.passes_through:
             remember(result)
@@ -201,13 +202,14 @@ def _referring_calls(value: Any) -> Iterator[Function]:
     pending = [value]
     while pending:  # an explicit stack: no generator per nested container
         item = pending.pop()
-        if isinstance(item, Function):
+        kind = type(item)
+        if kind is not dict and kind is not list and isinstance(item, Function):  # an ABC's check is slow
             if item.has_refs:
                 yield item
         elif isinstance(item, dict):
-            pending.extend(v for v in item.values() if isinstance(v, (dict, list, Function)))
+            pending.extend(v for v in item.values() if type(v) not in SCALAR_TYPES)
         elif isinstance(item, list):
-            pending.extend(v for v in item if isinstance(v, (dict, list, Function)))
+            pending.extend(v for v in item if type(v) not in SCALAR_TYPES)
 
 
 def dependencies(value: Any) -> Iterator[str]:

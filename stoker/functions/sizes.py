@@ -16,8 +16,7 @@ referenced a thousand times is walked once, not a thousand times.
 from __future__ import annotations
 
 import threading
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from stoker.errors import RESULT_TOO_LARGE, VALUE_TOO_LARGE, FunctionError, StokerError
 from stoker.limits import limit
@@ -54,21 +53,36 @@ def value_size(value: Any, budget: int) -> int:
     return total
 
 
-@contextmanager
-def remembering() -> Iterator[None]:
-    """Within: sizes of existing values are remembered by identity (the outermost call owns it)."""
-    if getattr(_local, "known", None) is not None:
-        yield
-        return
-    _local.known, _local.most = {}, limit("max_value_size")  # read once per resolution
-    try:
-        yield
-    finally:
-        _local.known = _local.most = None
+class _Scope:
+    """A ``remembering`` block (a class, not a generator: one is entered for every value resolved)."""
+
+    def __init__(self, owner: bool):
+        self.owner = owner
+
+    def __enter__(self) -> None:
+        if self.owner:
+            _local.known, _local.most = {}, None  # the limit is read once per resolution, when first needed
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.owner:
+            _local.known = _local.most = None
+
+
+_OUTERMOST, _INNER = _Scope(owner=True), _Scope(owner=False)
+
+
+def remembering() -> _Scope:
+    """Within: sizes of existing values are remembered by identity (the outermost block owns it)."""
+    return _INNER if getattr(_local, "known", None) is not None else _OUTERMOST
 
 
 def _most() -> int:
-    return getattr(_local, "most", None) or limit("max_value_size")
+    most = getattr(_local, "most", None)
+    if most is None:
+        most = limit("max_value_size")
+        if getattr(_local, "known", None) is not None:
+            _local.most = most
+    return most
 
 
 def measured(value: Any) -> int:

@@ -56,6 +56,12 @@ class AnyIndexDict(Mapping):
     def __len__(self) -> int:
         return 1
 
+    def __contains__(self, key: object) -> bool:  # no KeyError raised and caught per lookup
+        return key == self.ANYTHING or (isinstance(key, int) and not isinstance(key, bool))
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self.value if key in self else default
+
 
 class Schema:
     """What one property may hold.
@@ -214,19 +220,34 @@ class Schemata(dict):
     """Name -> ``Schema``, every value a ``Schema`` already: read as it is, not converted again
     for each resource (a schema built once per type, as the simulated OpenStack types are)."""
 
-    checked_when_absent: frozenset | None = None
+    checked_when_absent: tuple | None = None
+    #: name -> its place (validation reads properties in the schema's order)
+    order: dict | None = None
 
 
-def _checked_when_absent(schemas: Mapping) -> frozenset:
+def _checked_when_absent(schemas: Mapping) -> tuple:
     """The keys validation reads even when the data leaves them out: the required ones, and those
     whose default still needs a check (kept with a ``Schemata``: computed once per schema)."""
     found = getattr(schemas, "checked_when_absent", None)
     if found is None:
-        found = frozenset(k for k, s in schemas.items()
-                          if s.required or (s.default is not None and not s.default_checked))
+        found = tuple(k for k, s in schemas.items()  # in the schema's order: problems come in a stable one
+                      if s.required or (s.default is not None and not s.default_checked))
         if isinstance(schemas, Schemata):
             schemas.checked_when_absent = found
     return found
+
+
+def _validated_keys(schemas: Mapping, data: Mapping) -> list:
+    """The keys validation reads, in the schema's order: those given and those checked when absent
+    (a type has dozens of properties, a resource gives a few)."""
+    keys = [key for key in data if key in schemas]
+    keys.extend(key for key in _checked_when_absent(schemas) if key not in data)
+    if len(keys) > 1 and isinstance(schemas, Schemata):
+        order = schemas.order
+        if order is None:
+            order = schemas.order = {key: i for i, key in enumerate(schemas)}
+        keys.sort(key=order.__getitem__)
+    return keys
 
 
 def schemata(schema: Mapping[Any, "Schema | Mapping"]) -> dict[Any, Schema]:
@@ -387,9 +408,7 @@ class _Reader:
         if not self.with_value:
             return {}
         if self.validating:  # only what is given, and what must be checked even when left out
-            absent_too = _checked_when_absent(schemas)
-            return {key: self.read(key, schema, data, path) for key, schema in schemas.items()
-                    if key in data or key in absent_too}
+            return {key: self.read(key, schemas[key], data, path) for key in _validated_keys(schemas, data)}
         return {key: self.read(key, schema, data, path) for key, schema in schemas.items()}
 
     def read(self, key: Any, schema: Schema, data: Mapping, path: tuple) -> Any:

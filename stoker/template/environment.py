@@ -25,6 +25,9 @@ SECTIONS = (
     "parameter_merge_strategies",
 )
 MERGE_STRATEGIES = ("overwrite", "merge", "deep_merge")
+#: Stoker's own settings a user may try in an environment, where Heat (which refuses unknown
+#: sections) would refuse the file: where they go instead
+_ELSEWHERE = {"faults": " (injected faults go in the cloud inventory: --inventory FILE)"}
 
 
 @dataclass
@@ -74,7 +77,8 @@ class Environment:
         for section, value in data.items():
             if section not in SECTIONS:
                 problems.add((section,), "unknown-section",
-                             f'"{section}" is not a valid environment section; valid: {", ".join(SECTIONS)}')
+                             f'"{section}" is not a valid environment section; valid: {", ".join(SECTIONS)}'
+                             + _ELSEWHERE.get(section, ""))
                 continue
             if value is None:
                 continue

@@ -15,7 +15,7 @@ from stoker.errors import ValidationFailed
 from stoker.resources.openstack import inventory
 from stoker.resources.openstack.simulated import SimulatedResource
 from stoker.resources.resource import Resource
-from stoker.template.environment import Environment
+from stoker.template.environment import Environment, load_environments
 from stoker.template.loader import load
 
 from .helpers import hot, outputs_by_key, physical_ids, resources_by_name, statuses
@@ -120,6 +120,19 @@ def test_update_in_place_replace_and_refusal_follow_the_schema(engine):
     assert "Update to properties port of trunk (OS::Neutron::Trunk) is not supported" in refused["stack_status_reason"]
 
 
+def test_a_servers_addresses_follow_its_port_updated_in_place(engine):
+    engine.create_stack("moved", NETWORK)
+    server = physical_ids(engine, "moved")["server"]
+    engine.update_stack("moved", NETWORK, parameters={"cidr": "10.7.0.0/24"})  # the port moves in place
+    ids = physical_ids(engine, "moved")
+    assert ids["server"] == server
+    values = outputs(engine, "moved")
+    address = values["fixed_ips"][0]["ip_address"]
+    assert ipaddress.ip_address(address) in ipaddress.ip_network("10.7.0.0/24")
+    assert values["first_address"] == address
+    assert values["networks"] == {ids["net"]: [address], "private": [address]}
+
+
 @pytest.mark.sqlite_only
 def test_suspend_resume_check_delete_and_deletion_policies(engine):
     template = load(NETWORK.read_text())
@@ -193,6 +206,17 @@ def test_injected_faults_hit_a_type_or_an_action(engine, cloud):
     cloud({"faults": [{"resource": "volume", "seconds": "long"}]})
     failed = engine.create_stack("slow", NETWORK)
     assert "seconds must be a number from 0 to 86400" in failed["stack_status_reason"]
+
+
+def test_faults_in_an_environment_are_refused_as_heat_refuses_them_pointing_at_the_inventory(tmp_path):
+    """Heat refuses an environment with a section it does not know, so faults stay in the inventory."""
+    env = tmp_path / "env.yaml"
+    env.write_text(yaml.safe_dump({"faults": [{"resource": "server", "fail": True}]}))
+    with pytest.raises(ValidationFailed) as refused:
+        load_environments([env])
+    [problem] = refused.value.problems
+    assert problem.code == "unknown-section"
+    assert problem.message.endswith("(injected faults go in the cloud inventory: --inventory FILE)")
 
 
 def test_a_plugin_for_the_type_wins_over_simulation(make_engine, tmp_path):

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator
 
 from stoker.constraints import CustomConstraint, custom
 from stoker.constraints.services import SERVICE_CONSTRAINTS
@@ -191,9 +192,12 @@ def _simulated(resource: Any, type_name: str | None, value: Any) -> bool:
         stack.project_id, type_name, str(value))
 
 
-def unchecked_places(schemas: Mapping, data: Any, path: tuple) -> Iterator[tuple[tuple, str]]:
+def unchecked_places(schemas: Mapping, data: Any, path: tuple,
+                     verdicts: dict | None = None) -> Iterator[tuple[tuple, str]]:
     """(place, constraint name) of each value given in ``data`` (a resource's properties, as
-    written) that a service constraint would check, had the inventory listed its kind."""
+    written) that a service constraint would check, had the inventory listed its kind.
+    ``verdicts`` keeps each constraint's answer for the walk (asking reads the inventory's file)."""
+    verdicts = {} if verdicts is None else verdicts
     if isinstance(schemas, AnyIndexDict) and isinstance(data, list):
         data = dict(enumerate(data))
     if not isinstance(data, Mapping):
@@ -203,10 +207,14 @@ def unchecked_places(schemas: Mapping, data: Any, path: tuple) -> Iterator[tuple
         if schema is None or isinstance(value, Function):
             continue
         for constraint in schema.constraints:
-            if isinstance(constraint, CustomConstraint) and custom.is_unchecked(constraint.name):
-                yield path + (key,), constraint.name
+            if isinstance(constraint, CustomConstraint):
+                name = constraint.name
+                if name not in verdicts:
+                    verdicts[name] = custom.is_unchecked(name)
+                if verdicts[name]:
+                    yield path + (key,), name
         if schema.schema is not None:
-            yield from unchecked_places(schema.schema, value, path + (key,))
+            yield from unchecked_places(schema.schema, value, path + (key,), verdicts)
 
 
 def register_checks() -> None:

@@ -58,6 +58,22 @@ def _values(resource: Any) -> dict:
     return values
 
 
+def current_values(resource: Any, stored: dict, wanted: str | None = None) -> dict:
+    """``stored`` (the values computed at the last create or update), with the attributes that
+    follow other resources computed again from them now: a server's addresses after its port was
+    updated in place (the server itself was not, so nothing stored them again).  ``wanted``: the one
+    attribute asked for (the others are not computed again for it)."""
+    names = _FOLLOWING.get(resource.heat_type)
+    if not names or not stored or (wanted is not None and wanted not in names):
+        return stored
+    token = _PEERS.set({})
+    try:
+        fresh = _SPECIAL[resource.heat_type](resource, _properties(resource))
+    finally:
+        _PEERS.reset(token)
+    return {**stored, **{name: fresh[name] for name in names if name in stored}}
+
+
 def show(resource: Any, values: dict) -> dict:
     """The whole resource as its service would show it: properties, then attributes, and its id."""
     return {**_properties(resource), **values, "id": resource.resource_id}
@@ -327,4 +343,8 @@ _SPECIAL: dict[str, Callable[[Any, dict], dict]] = {
     "OS::Neutron::FloatingIP": _floating_ip,
     "OS::Nova::KeyPair": _keypair,
     "OS::Octavia::LoadBalancer": _load_balancer,
+}
+#: the attributes of a type read from other resources at each look (the rest are kept as computed)
+_FOLLOWING: dict[str, tuple[str, ...]] = {
+    "OS::Nova::Server": ("networks", "addresses", "first_address", "accessIPv4", "accessIPv6"),
 }

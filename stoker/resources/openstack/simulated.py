@@ -123,10 +123,11 @@ class SimulatedResource(Resource):
         self.data_set(ATTRIBUTES_KEY, values)
 
     def _resolve_attribute(self, name: str) -> Any:
-        return (self.data().get(ATTRIBUTES_KEY) or {}).get(name)  # only names of the schema get here
+        stored = self.data().get(ATTRIBUTES_KEY) or {}
+        return shapes.current_values(self, stored, name).get(name)  # only names of the schema get here
 
     def _show_resource(self) -> Any:
-        return shapes.show(self, self.data().get(ATTRIBUTES_KEY) or {})
+        return shapes.show(self, shapes.current_values(self, self.data().get(ATTRIBUTES_KEY) or {}))
 
 
 class SimulatedDynamic(SimulatedResource):
