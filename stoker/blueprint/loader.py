@@ -22,7 +22,12 @@ _WELL_KNOWN = re.compile(r"^(https?://(www\.)?getcloudify\.org/spec/cloudify/[^/
 #: sections whose entries are merged from imports, each name defined once
 MERGED_SECTIONS = ("inputs", "data_types", "node_types", "relationships", "plugins", "workflows",
                    "node_templates", "groups", "policies", "outputs", "capabilities", "policy_types",
-                   "labels", "blueprint_labels", "dsl_definitions")
+                   "labels", "blueprint_labels", "resource_tags")
+#: sections where the first definition of a name wins, as Cloudify keeps it (every plugin YAML of
+#: DSL 1.4/1.5 declares its labels): a later one is no conflict
+FIRST_WINS = ("plugins", "labels", "blueprint_labels", "resource_tags")
+#: sections that belong to their own file (YAML anchors): never merged into the importer
+PER_FILE = ("tosca_definitions_version", "dsl_definitions")
 MAX_IMPORTS = 100
 #: blueprints have no Heat-style size limit; this one only bounds memory and time
 MAX_BLUEPRINT_SIZE = 16 * 1024 * 1024
@@ -138,7 +143,7 @@ def _merge_imports(loaded: Loaded, document: dict, name: str, base: Path | None,
 def _merge_document(loaded: Loaded, imported: dict, name: str) -> None:
     target = loaded.document
     for section, value in imported.items():
-        if section == "tosca_definitions_version":
+        if section in PER_FILE:
             continue
         if section not in MERGED_SECTIONS or not isinstance(value, dict):
             target.setdefault(section, value)
@@ -147,7 +152,7 @@ def _merge_document(loaded: Loaded, imported: dict, name: str) -> None:
         if not isinstance(merged, dict):
             continue
         for key, definition in value.items():
-            if key in merged and merged[key] != definition and section != "plugins":
+            if key in merged and merged[key] != definition and section not in FIRST_WINS:
                 loaded.problems.append(Problem((section, key), "import-conflict",
                                                f"{section} '{key}' is defined both here and in {name}"))
             else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from typing import Any, Callable
 
@@ -34,6 +35,16 @@ def known_type(name: Any, data_types: dict) -> bool:
     return name is None or name in PRIMITIVES or name in MANAGER_TYPES or name in data_types
 
 
+def schema_default(definition: dict, data_types: dict) -> tuple[bool, Any]:
+    """``(True, default)`` if a property schema gives a value when none is given: its default, or for a
+    data type without one an empty mapping that the type's own defaults fill (as Cloudify does)."""
+    if definition.get("default") is not None:
+        return True, definition["default"]
+    if definition.get("type") in data_types:
+        return True, {}
+    return False, None
+
+
 def typed_value(value: Any, type_name: str | None, data_types: dict, what: str) -> Any:
     """``value`` checked against ``type_name``; a data type's value comes back with its defaults filled in."""
     if type_name is None or value is None:
@@ -59,8 +70,9 @@ def _data_type_value(value: Any, type_name: str, data_types: dict, what: str) ->
     for key, definition in schema.items():
         if key in value:
             result[key] = typed_value(value[key], definition.get("type"), data_types, f"{what}.{key}")
-        elif definition.get("default") is not None:
-            result[key] = typed_value(definition["default"], definition.get("type"), data_types, f"{what}.{key}")
+        elif schema_default(definition, data_types)[0]:
+            default = copy.deepcopy(schema_default(definition, data_types)[1])
+            result[key] = typed_value(default, definition.get("type"), data_types, f"{what}.{key}")
         elif definition.get("required", True):
             raise BlueprintError(f"{what}: missing property '{key}' (data type '{type_name}')",
                                  code="missing-property")
