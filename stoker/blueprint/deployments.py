@@ -16,7 +16,7 @@ from stoker.errors import NotFound
 
 #: what a deployment row keeps of its plan (nodes and instances have tables of their own)
 PLAN_KEYS = ("version", "version_name", "description", "outputs", "capabilities", "groups", "policies",
-             "scaling_groups", "workflows", "labels", "deployment_settings", "input_definitions")
+             "scaling_groups", "workflows", "labels", "deployment_settings", "input_definitions", "resource_tags")
 
 
 def _seal_if(value: Any, hidden: bool) -> Any:
@@ -93,10 +93,11 @@ class Deployments:
 
     @staticmethod
     def _view(row: dict) -> dict:
+        plan = secretbox.unseal(row["plan"])
         return {"id": row["id"], "display_name": row["display_name"], "blueprint_id": row["blueprint_id"],
                 "created_at": row["created_at"].isoformat(), "created_by": row["created_by"],
                 "runtime_only_evaluation": row["runtime_only_evaluation"],
-                "description": secretbox.unseal(row["plan"]).get("description")}
+                "description": plan.get("description"), "resource_tags": plan.get("resource_tags") or {}}
 
     def get(self, deployment_id: str) -> dict:
         row = self._row(deployment_id)

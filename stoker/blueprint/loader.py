@@ -13,11 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stoker.blueprint import versions
 from stoker.errors import Problem, ValidationFailed
 from stoker.template.loader import Source, load
 
 BUILTIN_TYPES = Path(__file__).with_name("builtin_types.yaml")
-_WELL_KNOWN = re.compile(r"^(https?://(www\.)?getcloudify\.org/spec/cloudify/[^/]+/types\.yaml"
+#: the standard types at every address Cloudify's resolver maps to its own copy (4.x to 7.x)
+_WELL_KNOWN = re.compile(r"^(https?://(www\.)?(getcloudify\.org|cloudify\.co)/spec/cloudify/[0-9][^/]*/types\.yaml"
                          r"|cloudify/types/types\.yaml)$")
 #: sections whose entries are merged from imports, each name defined once
 MERGED_SECTIONS = ("inputs", "data_types", "node_types", "relationships", "plugins", "workflows",
@@ -28,6 +30,7 @@ MERGED_SECTIONS = ("inputs", "data_types", "node_types", "relationships", "plugi
 FIRST_WINS = ("plugins", "labels", "blueprint_labels", "resource_tags")
 #: sections that belong to their own file (YAML anchors): never merged into the importer
 PER_FILE = ("tosca_definitions_version", "dsl_definitions")
+DSL_VERSION = re.compile(r"^cloudify_dsl_1_([0-5])$")
 MAX_IMPORTS = 100
 #: blueprints have no Heat-style size limit; this one only bounds memory and time
 MAX_BLUEPRINT_SIZE = 16 * 1024 * 1024
@@ -42,6 +45,8 @@ class Loaded:
     document: dict
     main: Source
     problems: list[Problem] = field(default_factory=list)
+    #: the main file's DSL version, when it names a known one
+    version: tuple[int, int] | None = None
 
 
 def _ascii_problem(text: str, name: str) -> Problem | None:
@@ -88,10 +93,18 @@ def load_blueprint(text: str, name: str = "blueprint.yaml", base: Path | None = 
     """Load ``text`` and everything it imports, merged; problems are collected, never raised."""
     main = Source(text, name)
     data, problems = load_text(text, name)
-    loaded = Loaded(data or {}, main, problems)
+    loaded = Loaded(data or {}, main, problems, dsl_version(data))
+    if loaded.version:
+        loaded.problems.extend(versions.version_problems(data, loaded.version, name))
     if data is not None:
         _merge_imports(loaded, data, name, base, seen={name}, depth=0)
     return loaded
+
+
+def dsl_version(document: Any) -> tuple[int, int] | None:
+    """``(1, 4)`` for ``cloudify_dsl_1_4``; None for anything else (the parser says what is wrong)."""
+    found = isinstance(document, dict) and DSL_VERSION.match(str(document.get("tosca_definitions_version")))
+    return (1, int(found.group(1))) if found else None
 
 
 def _read_import(entry: str, base: Path | None, importer: str) -> tuple[Any, str, Path | None, Problem | None]:
@@ -136,6 +149,9 @@ def _merge_imports(loaded: Loaded, document: dict, name: str, base: Path | None,
         loaded.problems.extend(problems)
         if data is None:
             continue
+        if loaded.version and key != str(BUILTIN_TYPES):
+            mismatch = versions.check_import_version(loaded.version, dsl_version(data), entry, key)
+            loaded.problems.extend([mismatch] if mismatch else versions.version_problems(data, loaded.version, key))
         _merge_imports(loaded, data, key, folder, seen, depth + 1)
         _merge_document(loaded, data, key)
 
@@ -148,6 +164,11 @@ def _merge_document(loaded: Loaded, imported: dict, name: str) -> None:
         if section not in MERGED_SECTIONS or not isinstance(value, dict):
             target.setdefault(section, value)
             continue
+        if section in target and loaded.version:
+            refused = versions.check_mergeable(loaded.version, section, name)
+            if refused:
+                loaded.problems.append(refused)
+                continue
         merged = target.setdefault(section, {})
         if not isinstance(merged, dict):
             continue

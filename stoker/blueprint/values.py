@@ -106,13 +106,26 @@ CONSTRAINTS: dict[str, Callable[[Any, Any], bool]] = {
 }
 
 
+#: constraints Cloudify checks against the manager's objects (inputs of the object types); Stoker
+#: checks ``name_pattern`` on the name given and takes the others as written
+DATA_BASED = ("name_pattern", "filter_id", "labels", "tenants", "deployment_id", "blueprint_id")
+NAME_PATTERN: dict[str, Callable[[str, str], bool]] = {
+    "contains": lambda v, a: a in v, "starts_with": str.startswith, "ends_with": str.endswith,
+    "equals_to": lambda v, a: v == a,
+}
+
+
 def constraint_problem(constraint: Any) -> str | None:
     """What is wrong with one constraint definition, or None."""
-    if not isinstance(constraint, dict) or len(constraint) != 1:
-        return f"a constraint is a mapping of one operator to its argument, not {constraint!r}"
-    (operator, argument), = constraint.items()
+    operators = {k: v for k, v in constraint.items() if k != "error_message"} if isinstance(constraint, dict) else {}
+    if len(operators) != 1 or not isinstance(constraint.get("error_message", ""), str):
+        return (f"a constraint is a mapping of one operator to its argument (and an error_message), "
+                f"not {constraint!r}")
+    (operator, argument), = operators.items()
+    if operator in DATA_BASED:
+        return _data_based_problem(operator, argument)
     if operator not in CONSTRAINTS:
-        return f"no such constraint operator '{operator}' (allowed: {', '.join(CONSTRAINTS)})"
+        return f"no such constraint operator '{operator}' (allowed: {', '.join([*CONSTRAINTS, *DATA_BASED])})"
     if operator == "in_range" and not (isinstance(argument, list) and len(argument) == 2):
         return f"in_range takes a list [min, max], not {argument!r}"
     if operator == "valid_values" and not isinstance(argument, list):
@@ -129,12 +142,31 @@ def constraint_problem(constraint: Any) -> str | None:
 
 def check_constraints(name: str, value: Any, constraints: list) -> None:
     for constraint in constraints or ():
-        (operator, argument), = constraint.items()
+        (operator, argument), = ((k, v) for k, v in constraint.items() if k != "error_message")
         try:
-            ok = CONSTRAINTS[operator](value, argument)
+            ok = _name_matches(value, argument) if operator == "name_pattern" else \
+                operator in DATA_BASED or CONSTRAINTS[operator](value, argument)
         except TypeError:
             ok = False
         if not ok:
             shown = ", ".join(map(str, argument)) if operator == "in_range" else argument
-            raise BlueprintError(f"value {value} of input {name} violates constraint {operator}({shown})",
-                                 f"inputs.{name}", code="constraint-violated")
+            reason = f"is invalid. {constraint['error_message']}" if constraint.get("error_message") else \
+                f"violates constraint {operator}({shown})"
+            raise BlueprintError(f"value {value} of input {name} {reason}", f"inputs.{name}",
+                                 code="constraint-violated")
+
+
+def _data_based_problem(operator: str, argument: Any) -> str | None:
+    if operator == "name_pattern":
+        if not isinstance(argument, dict) or not argument or set(argument) - set(NAME_PATTERN):
+            return f"name_pattern takes a mapping of {', '.join(NAME_PATTERN)}, not {argument!r}"
+        return None
+    wanted = list if operator in ("labels", "tenants") else str
+    if not isinstance(argument, wanted):
+        return f"{operator} takes a {wanted.__name__}, not {argument!r}"
+    return None
+
+
+def _name_matches(value: Any, pattern: dict) -> bool:
+    """A manager object's name against ``name_pattern``: every given test must hold."""
+    return isinstance(value, str) and all(NAME_PATTERN[test](value, str(text)) for test, text in pattern.items())

@@ -78,3 +78,75 @@ def test_an_external_resource_needs_no_other_property(write):
     plan = parse_file(write("b.yaml", text + "    properties: {use_external_resource: true}\n"))
     assert plan["nodes"][0]["properties"] == {"use_external_resource": True}
     assert ("node_templates.n.properties", "missing-property") in _problems(write("c.yaml", text))
+
+
+@pytest.mark.parametrize("url", ["https://cloudify.co/spec/cloudify/7.0.0/types.yaml",
+                                 "http://cloudify.co/spec/cloudify/6.4.0/types.yaml",
+                                 "http://www.getcloudify.org/spec/cloudify/4.6/types.yaml",
+                                 "https://getcloudify.org/spec/cloudify/5.0.5/types.yaml"])
+def test_every_standard_types_address_is_built_in(write, url):
+    plan = parse_file(write("b.yaml", HEAD + f"imports: ['{url}']\nnode_templates:\n"
+                                             "  vm: {type: cloudify.nodes.Compute}\n"))
+    assert plan["nodes"][0]["type_hierarchy"] == ["cloudify.nodes.Root", "cloudify.nodes.Compute"]
+
+
+def test_resource_tags_are_evaluated_at_creation(write, engine):
+    path = write("b.yaml", HEAD + TYPES + "inputs:\n  owner: {default: me}\n"
+                                          "resource_tags:\n  team: infra\n  owner: {get_input: owner}\n")
+    engine.blueprints.upload(path, "b")
+    engine.blueprints.deployments.create("d", "b", {"owner": "ops"})
+    assert engine.blueprints.deployments.get("d")["resource_tags"] == {"team": "infra", "owner": "ops"}
+
+
+NAMED = """\
+inputs:
+  dep:
+    type: deployment_id
+    constraints:
+      - name_pattern: {starts_with: db-, contains: prod}
+        error_message: a production database deployment
+      - labels: [{env: prod}]
+"""
+
+
+def test_name_pattern_constraints_check_the_name_given(write, engine):
+    path = write("b.yaml", "tosca_definitions_version: cloudify_dsl_1_5\n" + NAMED)
+    engine.blueprints.upload(path, "b")
+    engine.blueprints.deployments.create("ok", "b", {"dep": "db-prod-1"})
+    with pytest.raises(Exception, match="value db-test of input dep is invalid. a production database deployment"):
+        engine.blueprints.deployments.create("bad", "b", {"dep": "db-test"})
+    problems = _problems(write("c.yaml", HEAD + "inputs:\n  dep:\n    type: deployment_id\n"
+                                                "    constraints: [{name_pattern: {sounds_like: x}}]\n"))
+    assert ("inputs.dep.constraints.0", "invalid-constraint") in problems
+
+
+@pytest.mark.parametrize("version, text, message", [
+    ("1_0", "dsl_definitions: {a: 1}\n", "dsl_definitions not supported in version cloudify_dsl_1_0, "
+                                        "it was added in cloudify_dsl_1_2"),
+    ("1_2", "resource_tags: {a: b}\n", "resource_tags not supported in version cloudify_dsl_1_2, "
+                                       "it was added in cloudify_dsl_1_3"),
+    ("1_3", "inputs:\n  d: {type: deployment_id}\n", "type 'deployment_id' not supported in version "
+                                                    "cloudify_dsl_1_3, it was added in cloudify_dsl_1_4"),
+    ("1_2", "inputs:\n  d: {hidden: true}\n", "hidden not supported in version cloudify_dsl_1_2, it was added in "
+                                             "cloudify_dsl_1_3"),
+    ("1_4", "inputs:\n  d: {constraints: [{min_length: 1, error_message: short}]}\n",
+     "Constraint's additional attributes not supported in version cloudify_dsl_1_4, it was added in "
+     "cloudify_dsl_1_5"),
+    ("1_0", "outputs:\n  o: {value: {concat: [a, b]}}\n", "Using concat requires using dsl version 1_1 or greater, "
+                                                          "but found: cloudify_dsl_1_0 in outputs.o.value."),
+])
+def test_features_newer_than_the_dsl_version_are_refused(write, version, text, message):
+    problems = _problems(write("b.yaml", f"tosca_definitions_version: cloudify_dsl_{version}\n" + text))
+    assert message in [m for (_, code), m in problems.items() if code == "version-too-old"]
+
+
+def test_imports_follow_the_version_rules(write):
+    write("newer.yaml", "tosca_definitions_version: cloudify_dsl_1_4\n")
+    problems = _problems(write("b.yaml", "tosca_definitions_version: cloudify_dsl_1_3\nimports: [newer.yaml]\n"))
+    assert ("tosca_definitions_version", "version-mismatch") in problems
+    write("more.yaml", "tosca_definitions_version: cloudify_dsl_1_2\ninputs:\n  b: {}\n")
+    old = "imports: [more.yaml]\ninputs:\n  a: {}\n"
+    problems = _problems(write("c.yaml", "tosca_definitions_version: cloudify_dsl_1_2\n" + old))
+    assert "inputs can be imported multiple times only from cloudify_dsl_1_3" in problems[("inputs", "non-mergeable")]
+    plan = parse_file(write("d.yaml", "tosca_definitions_version: cloudify_dsl_1_3\n" + old))
+    assert set(plan["inputs"]) == {"a", "b"}
