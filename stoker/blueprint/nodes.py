@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 from stoker.blueprint.errors import BlueprintError
-from stoker.blueprint.functions.base import function_of
+from stoker.blueprint.functions.base import function_of, holds_function
 from stoker.blueprint.functions.table import FUNCTIONS
 from stoker.blueprint.values import schema_default, typed_value
 from stoker.errors import Problems
@@ -49,21 +49,13 @@ def _default_of(definition: Any) -> Any:
 
 
 def _checked(place: tuple, value: Any, definition: dict, data_types: dict, problems: Problems) -> Any:
-    if function_of(value, FUNCTIONS) or _holds_function(value):
+    if holds_function(value, FUNCTIONS):
         return value  # checked when known, as in Cloudify: not at all
     try:
         return typed_value(value, definition.get("type"), data_types, f"property '{place[-1]}'")
     except BlueprintError as exc:
         problems.add(place, exc.code, exc.message)
         return value
-
-
-def _holds_function(value: Any) -> bool:
-    if isinstance(value, dict):
-        return any(function_of(v, FUNCTIONS) or _holds_function(v) for v in value.values())
-    if isinstance(value, list):
-        return any(function_of(v, FUNCTIONS) or _holds_function(v) for v in value)
-    return False
 
 
 def operations(place: tuple, type_interfaces: dict, own: Any, plugins: dict, problems: Problems) -> dict:

@@ -14,7 +14,7 @@ from typing import Any
 from stoker.blueprint import nodes as node_rules
 from stoker.blueprint.errors import BlueprintError
 from stoker.blueprint.evaluation import make_function
-from stoker.blueprint.functions.base import function_of
+from stoker.blueprint.functions.base import function_of, holds_function
 from stoker.blueprint.functions.table import FUNCTIONS
 from stoker.blueprint.loader import DSL_VERSION, load_blueprint
 from stoker.blueprint.scanning import walk_plan
@@ -153,7 +153,7 @@ class _Parser:
 
     def _check_default(self, place: tuple, name: str, definition: dict, data_types: dict) -> None:
         """A default is a value too: it must fit the input's type and constraints."""
-        if function_of(definition["default"], FUNCTIONS):
+        if holds_function(definition["default"], FUNCTIONS):
             return
         try:
             typed_value(definition["default"], definition.get("type"), data_types, f"the default of input {name}")

@@ -150,3 +150,22 @@ def test_imports_follow_the_version_rules(write):
     assert "inputs can be imported multiple times only from cloudify_dsl_1_3" in problems[("inputs", "non-mergeable")]
     plan = parse_file(write("d.yaml", "tosca_definitions_version: cloudify_dsl_1_3\n" + old))
     assert set(plan["inputs"]) == {"a", "b"}
+
+
+def test_input_defaults_may_hold_functions(write, engine):
+    path = write("b.yaml", HEAD + """\
+inputs:
+  a: {default: x}
+  b: {type: string, default: {concat: [{get_input: a}, "-y"]}}
+  c: {type: integer, default: {get_input: n}}
+  n: {type: integer, default: 3}
+  d: {default: {get_input: a}, constraints: [{min_length: 1}]}
+outputs:
+  b: {value: {get_input: b}}
+  c: {value: {get_input: c}}
+""")
+    engine.blueprints.upload(path, "b")
+    engine.blueprints.deployments.create("dep", "b", {"a": "q", "d": "given"})
+    assert engine.blueprints.deployments.outputs("dep") == {"b": "q-y", "c": 3}
+    with pytest.raises(Exception, match="cannot contain an intrinsic function and also have constraints"):
+        engine.blueprints.deployments.create("other", "b", {})
