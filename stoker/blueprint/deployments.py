@@ -10,6 +10,7 @@ from stoker.blueprint import runtime
 from stoker.blueprint.deployment import prepare
 from stoker.blueprint.errors import BlueprintError
 from stoker.blueprint.evaluation import PlanEvaluator, RuntimeEvaluator, scan
+from stoker.blueprint.instances import node_hosts
 from stoker.blueprint.secrets import MASK
 from stoker.blueprint.state import StoredState, instance_view, tenant_of
 from stoker.errors import NotFound
@@ -63,8 +64,7 @@ class Deployments:
         counts: dict[str, int] = {}
         for instance in dep["node_instances"]:
             counts[instance["node_id"]] = counts.get(instance["node_id"], 0) + 1
-        node_of = {i["id"]: i["node_id"] for i in dep["node_instances"]}
-        hosts = {i["node_id"]: node_of.get(i["host_id"]) for i in dep["node_instances"]}
+        hosts = node_hosts(dep["nodes"])
         nodes = [{"id": node["name"], "type": node["type"], "definition": _seal_if(node, hidden),
                   "number_of_instances": counts.get(node["name"], 0), "host_id": hosts.get(node["name"])}
                  for node in dep["nodes"]]

@@ -169,3 +169,21 @@ outputs:
     assert engine.blueprints.deployments.outputs("dep") == {"b": "q-y", "c": 3}
     with pytest.raises(Exception, match="cannot contain an intrinsic function and also have constraints"):
         engine.blueprints.deployments.create("other", "b", {})
+
+
+def test_a_node_without_instances_still_has_its_host(write, engine):
+    path = write("b.yaml", HEAD + TYPES + """\
+node_templates:
+  vm:
+    type: cloudify.nodes.Compute
+    capabilities: {scalable: {properties: {default_instances: 0}}}
+  app:
+    type: cloudify.nodes.ApplicationModule
+    relationships: [{type: cloudify.relationships.contained_in, target: vm}]
+  free: {type: cloudify.nodes.Root}
+""")
+    engine.blueprints.upload(path, "b")
+    engine.blueprints.deployments.create("d", "b")
+    nodes = {n["id"]: n for n in engine.blueprints.deployments.nodes("d")}
+    assert {name: (n["host_id"], n["number_of_instances"]) for name, n in nodes.items()} == {
+        "vm": ("vm", 0), "app": ("vm", 0), "free": (None, 1)}
