@@ -243,6 +243,12 @@ class _CreationState:
     def capabilities_of(self, deployment: str) -> None:
         return None
 
+    def display_names(self, deployment_ids: list) -> list:
+        return []
+
+    def group_deployments(self, group: Any) -> list:
+        return []
+
     def labels(self) -> dict:
         found: dict[str, list] = {}
         for key, value in sorted(self.label_pairs):

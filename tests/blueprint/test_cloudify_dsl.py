@@ -187,3 +187,40 @@ node_templates:
     nodes = {n["id"]: n for n in engine.blueprints.deployments.nodes("d")}
     assert {name: (n["host_id"], n["number_of_instances"]) for name, n in nodes.items()} == {
         "vm": ("vm", 0), "app": ("vm", 0), "free": (None, 1)}
+
+
+def test_get_consumers_and_get_group_capability(write, engine):
+    provider = write("provider.yaml", HEAD + """\
+inputs:
+  url: {}
+deployment_settings:
+  default_groups: [web]
+capabilities:
+  url: {value: {get_input: url}}
+  conf: {value: {port: 80}}
+outputs:
+  consumers: {value: {get_consumers: ids}}
+  names: {value: {get_consumers: names}}
+  count: {value: {get_consumers: count}}
+""")
+    consumer = write("consumer.yaml", HEAD + """\
+outputs:
+  urls: {value: {get_group_capability: [web, url]}}
+  pairs: {value: {get_group_capability: [web, [url, conf]]}}
+  by_id: {value: {get_group_capability: [web, "deployment_id:url"]}}
+  ports: {value: {get_group_capability: [web, conf, port]}}
+""")
+    deployments = engine.blueprints.deployments
+    engine.blueprints.upload(provider, "provider")
+    engine.blueprints.upload(consumer, "consumer")
+    deployments.create("p2", "provider", {"url": "http://b"})
+    deployments.create("p1", "provider", {"url": "http://a"}, labels=[("csys-consumer-id", "c")])
+    deployments.create("c", "consumer", display_name="the consumer")
+    assert deployments.outputs("c") == {
+        "urls": ["http://a", "http://b"], "pairs": [["http://a", {"port": 80}], ["http://b", {"port": 80}]],
+        "by_id": {"p1": "http://a", "p2": "http://b"}, "ports": [80, 80]}
+    assert deployments.outputs("p1") == {"consumers": ["c"], "names": ["the consumer"], "count": 1}
+    assert deployments.outputs("p2") == {"consumers": [], "names": [], "count": 0}
+    problems = _problems(write("bad.yaml", HEAD + "outputs:\n  o: {value: {get_consumers: everyone}}\n"
+                                                  "  g: {value: {get_group_capability: [web]}}\n"))
+    assert {code for _, code in problems} == {"function-failed"} and len(problems) == 2
