@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stoker.blueprint import versions
+from stoker.blueprint import import_properties, versions
 from stoker.errors import Problem, ValidationFailed
 from stoker.template.loader import Source, load
 
@@ -129,10 +129,10 @@ def _merge_imports(loaded: Loaded, document: dict, name: str, base: Path | None,
     if not isinstance(imports, list):
         loaded.problems.append(Problem(("imports",), "invalid-imports", "imports must be a list", name))
         return
-    for entry in imports:
-        if not isinstance(entry, str):
-            loaded.problems.append(Problem(("imports",), "invalid-imports", f"an import is a path, not {entry!r}",
-                                           name))
+    for item in imports:
+        entry, properties, problem = import_properties.split_entry(item, loaded.version, name)
+        if problem:
+            loaded.problems.append(problem)
             continue
         _, key, folder, problem = _read_import(entry, base, name)
         if problem:
@@ -149,6 +149,8 @@ def _merge_imports(loaded: Loaded, document: dict, name: str, base: Path | None,
         loaded.problems.extend(problems)
         if data is None:
             continue
+        loaded.problems.extend(Problem(("imports",), "invalid-import-properties", error, name)
+                               for error in import_properties.apply(data, properties, key))
         if loaded.version and key != str(BUILTIN_TYPES):
             mismatch = versions.check_import_version(loaded.version, dsl_version(data), entry, key)
             loaded.problems.extend([mismatch] if mismatch else versions.version_problems(data, loaded.version, key))

@@ -224,3 +224,30 @@ outputs:
     problems = _problems(write("bad.yaml", HEAD + "outputs:\n  o: {value: {get_consumers: everyone}}\n"
                                                   "  g: {value: {get_group_capability: [web]}}\n"))
     assert {code for _, code in problems} == {"function-failed"} and len(problems) == 2
+
+
+PLUGIN_15 = """\
+tosca_definitions_version: cloudify_dsl_1_5
+plugins:
+  cloud:
+    executor: central_deployment_agent
+    package_name: cloud-plugin
+    properties:
+      region: {type: string, description: where}
+      retries: {type: integer}
+"""
+
+
+def test_dict_form_imports_set_plugin_properties(write):
+    write("cloud/plugin_1_5.yaml", PLUGIN_15)
+    head = "tosca_definitions_version: cloudify_dsl_1_5\nimports:\n  - cloud/plugin_1_5.yaml:\n"
+    plan = parse_file(write("b.yaml", head + "      region: {get_secret: region}\n      retries: 3\n"))
+    properties = plan["plugins"]["cloud"]["properties"]
+    assert (properties["region"]["value"], properties["retries"]["value"]) == ({"get_secret": "region"}, 3)
+    with pytest.raises(ValidationFailed) as failure:
+        parse_file(write("c.yaml", head + "      retries: many\n      zone: a\n"))
+    assert [p.message for p in failure.value.problems] == [
+        "Property retries: value 'many' should be of type integer",
+        "Properties for imported plugin are redundant: ['zone'], consider updating import lines"]
+    problems = _problems(write("d.yaml", head.replace("1_5", "1_4") + "      retries: 3\n"))
+    assert ("imports", "version-too-old") in problems
