@@ -8,12 +8,13 @@ is ever fetched over the network.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stoker.blueprint import import_properties, versions
+from stoker.blueprint import import_properties, namespaces, versions
 from stoker.errors import Problem, ValidationFailed
 from stoker.template.loader import Source, load
 
@@ -97,8 +98,15 @@ def load_blueprint(text: str, name: str = "blueprint.yaml", base: Path | None = 
     if loaded.version:
         loaded.problems.extend(versions.version_problems(data, loaded.version, name))
     if data is not None:
-        _merge_imports(loaded, data, name, base, seen={name}, depth=0)
+        _merge_imports(loaded, data, name, base, seen={(None, name)}, depth=0)
     return loaded
+
+
+@functools.lru_cache(maxsize=1)
+def builtin_names() -> frozenset[str]:
+    """The names the standard types define (never namespaced)."""
+    data, _ = load_text(BUILTIN_TYPES.read_text(encoding="utf-8"), str(BUILTIN_TYPES))
+    return frozenset(name for section in namespaces.NAMED_SECTIONS for name in (data.get(section) or {}))
 
 
 def dsl_version(document: Any) -> tuple[int, int] | None:
@@ -124,7 +132,8 @@ def _read_import(entry: str, base: Path | None, importer: str) -> tuple[Any, str
     return None, str(path), path.parent, None
 
 
-def _merge_imports(loaded: Loaded, document: dict, name: str, base: Path | None, seen: set, depth: int) -> None:
+def _merge_imports(loaded: Loaded, document: dict, name: str, base: Path | None, seen: set, depth: int,
+                   namespace: str | None = None) -> None:
     imports = document.pop("imports", None) or []
     if not isinstance(imports, list):
         loaded.problems.append(Problem(("imports",), "invalid-imports", "imports must be a list", name))
@@ -134,13 +143,16 @@ def _merge_imports(loaded: Loaded, document: dict, name: str, base: Path | None,
         if problem:
             loaded.problems.append(problem)
             continue
+        own, entry = namespaces.split(entry)
+        inner = namespaces.SEPARATOR.join(n for n in (namespace, own) if n) or None
         _, key, folder, problem = _read_import(entry, base, name)
         if problem:
             loaded.problems.append(problem)
             continue
-        if key in seen:
+        builtin = key == str(BUILTIN_TYPES)
+        if (None if builtin else inner, key) in seen:
             continue
-        seen.add(key)
+        seen.add((None if builtin else inner, key))
         if len(seen) > MAX_IMPORTS:
             loaded.problems.append(Problem(("imports",), "too-many-imports", f"more than {MAX_IMPORTS} imports",
                                            name))
@@ -151,10 +163,12 @@ def _merge_imports(loaded: Loaded, document: dict, name: str, base: Path | None,
             continue
         loaded.problems.extend(Problem(("imports",), "invalid-import-properties", error, name)
                                for error in import_properties.apply(data, properties, key))
-        if loaded.version and key != str(BUILTIN_TYPES):
+        if loaded.version and not builtin:
             mismatch = versions.check_import_version(loaded.version, dsl_version(data), entry, key)
             loaded.problems.extend([mismatch] if mismatch else versions.version_problems(data, loaded.version, key))
-        _merge_imports(loaded, data, key, folder, seen, depth + 1)
+        if inner and not builtin:
+            namespaces.apply(data, inner, builtin_names())
+        _merge_imports(loaded, data, key, folder, seen, depth + 1, None if builtin else inner)
         _merge_document(loaded, data, key)
 
 

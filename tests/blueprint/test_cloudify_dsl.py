@@ -251,3 +251,55 @@ def test_dict_form_imports_set_plugin_properties(write):
         "Properties for imported plugin are redundant: ['zone'], consider updating import lines"]
     problems = _problems(write("d.yaml", head.replace("1_5", "1_4") + "      retries: 3\n"))
     assert ("imports", "version-too-old") in problems
+
+
+NAMESPACED = HEAD + TYPES + """\
+inputs:
+  port: {default: 80}
+data_types:
+  dt: {properties: {a: {default: 1}}}
+node_types:
+  web:
+    derived_from: cloudify.nodes.Root
+    properties:
+      port: {}
+      conf: {type: dt}
+node_templates:
+  vm: {type: cloudify.nodes.Compute}
+  server:
+    type: web
+    properties: {port: {get_input: port}}
+    relationships: [{type: cloudify.relationships.contained_in, target: vm}]
+outputs:
+  url: {value: {concat: [{get_attribute: [server, ip]}, {get_property: [server, port]}]}}
+groups:
+  g: {members: [server]}
+"""
+
+
+def test_namespaced_imports_prefix_what_the_file_defines(write, engine):
+    write("other.yaml", NAMESPACED)
+    path = write("main.yaml", HEAD + """\
+imports: [http://www.getcloudify.org/spec/cloudify/7.0.0/types.yaml, app--other.yaml]
+node_templates:
+  mine:
+    type: app--web
+    properties: {port: {get_input: app--port}}
+    relationships: [{type: cloudify.relationships.depends_on, target: app--server}]
+""")
+    plan = parse_file(path)
+    assert list(plan["inputs"]) == ["app--port"] and list(plan["groups"]) == ["app--g"]
+    assert plan["outputs"]["app--url"]["value"] == {
+        "concat": [{"get_attribute": ["app--server", "ip"]}, {"get_property": ["app--server", "port"]}]}
+    nodes = {n["name"]: n for n in plan["nodes"]}
+    assert {name: (n["type"], n["type_hierarchy"][-1], [r["target_id"] for r in n["relationships"]])
+            for name, n in nodes.items()} == {
+        "mine": ("app--web", "app--web", ["app--server"]), "app--vm": ("cloudify.nodes.Compute",
+                                                                       "cloudify.nodes.Compute", []),
+        "app--server": ("app--web", "app--web", ["app--vm"])}
+    assert nodes["app--server"]["properties"] == {"port": {"get_input": "app--port"}, "conf": {"a": 1},
+                                                  "use_external_resource": False}
+    engine.blueprints.upload(path, "b")
+    engine.blueprints.deployments.create("d", "b", {"app--port": 8080})
+    node = {n["id"]: n for n in engine.blueprints.deployments.nodes("d")}["app--server"]
+    assert node["host_id"] == "app--vm"
