@@ -2,8 +2,9 @@
 
 Blueprint text must be ASCII (inputs may carry any Unicode), as in Cloudify.
 An import is a path relative to the importing file, or the well-known
-standard-types URL, which resolves to Stoker's built-in definition: nothing
-is ever fetched over the network.
+standard-types URL, which resolves to Stoker's built-in definition; ``plugin:``
+and other URLs resolve locally (``import_resolver``): nothing is ever fetched
+over the network. ``ns--file.yaml`` imports into a namespace (``namespaces``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from stoker.blueprint import import_properties, namespaces, versions
+from stoker.blueprint.import_resolver import ImportResolver
 from stoker.errors import Problem, ValidationFailed
 from stoker.template.loader import Source, load
 
@@ -48,6 +50,8 @@ class Loaded:
     problems: list[Problem] = field(default_factory=list)
     #: the main file's DSL version, when it names a known one
     version: tuple[int, int] | None = None
+    #: where plugin: and URL imports come from (made when the first one is met)
+    resolver: ImportResolver | None = None
 
 
 def _ascii_problem(text: str, name: str) -> Problem | None:
@@ -115,21 +119,26 @@ def dsl_version(document: Any) -> tuple[int, int] | None:
     return (1, int(found.group(1))) if found else None
 
 
-def _read_import(entry: str, base: Path | None, importer: str) -> tuple[Any, str, Path | None, Problem | None]:
+def _read_import(entry: str, base: Path | None, importer: str, loaded: Loaded) -> tuple[str, Path | None,
+                                                                                        Problem | None]:
+    """``(key, folder, problem)``: the file an import names (its path is its key) and its folder."""
     if _WELL_KNOWN.match(entry):
-        return None, str(BUILTIN_TYPES), BUILTIN_TYPES.parent, None
-    if re.match(r"^[a-z][a-z0-9+.-]*://", entry):
-        return None, entry, None, Problem(("imports",), "import-not-fetched",
-                                          f"cannot import {entry}: imports over the network are not fetched "
-                                          "(use a relative path, or the standard types URL)", importer)
+        return str(BUILTIN_TYPES), BUILTIN_TYPES.parent, None
+    if entry.startswith("plugin:") or re.match(r"^[a-z][a-z0-9+.-]*://", entry):
+        if loaded.resolver is None:
+            loaded.resolver = ImportResolver.from_home()
+        path, why = loaded.resolver.resolve(entry, loaded.version)
+        if path is None:
+            return entry, None, Problem(("imports",), "import-not-fetched", f"cannot import {entry}: {why}", importer)
+        return str(path.resolve()), path.resolve().parent, None
     if base is None:
-        return None, entry, None, Problem(("imports",), "import-not-found",
-                                          f"cannot import {entry}: the blueprint has no folder", importer)
+        return entry, None, Problem(("imports",), "import-not-found",
+                                    f"cannot import {entry}: the blueprint has no folder", importer)
     path = (base / entry).resolve()
     if not path.is_file():
-        return None, str(path), None, Problem(("imports",), "import-not-found",
-                                              f"cannot import {entry}: no such file", importer)
-    return None, str(path), path.parent, None
+        return str(path), None, Problem(("imports",), "import-not-found", f"cannot import {entry}: no such file",
+                                        importer)
+    return str(path), path.parent, None
 
 
 def _merge_imports(loaded: Loaded, document: dict, name: str, base: Path | None, seen: set, depth: int,
@@ -145,7 +154,7 @@ def _merge_imports(loaded: Loaded, document: dict, name: str, base: Path | None,
             continue
         own, entry = namespaces.split(entry)
         inner = namespaces.SEPARATOR.join(n for n in (namespace, own) if n) or None
-        _, key, folder, problem = _read_import(entry, base, name)
+        key, folder, problem = _read_import(entry, base, name, loaded)
         if problem:
             loaded.problems.append(problem)
             continue

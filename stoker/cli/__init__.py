@@ -59,11 +59,12 @@ main.add_command(stack)
 
 from stoker.cli.blueprint_cmds import blueprint  # noqa: E402
 from stoker.cli.deployment_cmds import deployment, node, node_instance  # noqa: E402
+from stoker.cli.plugin_cmds import plugin  # noqa: E402
 from stoker.cli.secret_cmds import secret  # noqa: E402
 
 from stoker.cli.execution_cmds import event, execution, install, uninstall  # noqa: E402
 
-for _command in (blueprint, deployment, node, node_instance, secret, execution, event, install, uninstall):
+for _command in (blueprint, deployment, node, node_instance, plugin, secret, execution, event, install, uninstall):
     main.add_command(_command)
 
 from stoker.cli.api_cmds import api, token  # noqa: E402  (after main: they attach to it)
