@@ -17,7 +17,7 @@ from stoker.errors import NotFound
 
 #: what a deployment row keeps of its plan (nodes and instances have tables of their own)
 PLAN_KEYS = ("version", "version_name", "description", "outputs", "capabilities", "groups", "policies",
-             "scaling_groups", "workflows", "labels", "deployment_settings", "input_definitions", "resource_tags")
+             "scaling_groups", "workflows", "labels", "deployment_settings", "input_definitions", "resource_tags", "plugins")
 
 
 def _seal_if(value: Any, hidden: bool) -> Any:

@@ -144,7 +144,8 @@ class Executions:
                      for row in self.records.node_instances(deployment_row["pk"])}
         plan = secretbox.unseal(deployment_row["plan"])
         return Deployment(deployment_row["id"], deployment_row["blueprint_id"],
-                          Path(blueprint.get("source_dir") or "."), nodes, instances, plan.get("scaling_groups") or {})
+                          Path(blueprint.get("source_dir") or "."), nodes, instances, plan.get("scaling_groups") or {},
+                          plan.get("plugins") or {})
 
     def modify(self, deployment_row: dict, memo: dict, when: str) -> None:
         """Apply what a scale decided: instances added and rewired before it runs, removed after it ran."""
