@@ -18,6 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion
+
 from stoker.blueprint.errors import BlueprintError
 from stoker.errors import ValidationFailed
 from stoker.template.loader import load
@@ -71,9 +74,9 @@ class PluginCatalog:
                 for version in sorted(name.iterdir(), key=lambda p: _version_key(p.name)) if version.is_dir()]
 
     def find(self, name: str, version: str | None = None) -> Plugin | None:
-        """The plugin called ``name``: that version, or the newest."""
-        found = [p for p in self.list() if p.name == name and (version is None or p.version == version)]
-        return found[-1] if found else None
+        """The plugin called ``name``: that version (or the newest matching a specifier such as
+        ``>=1.2,<2``, as ``plugin:NAME?version=`` may give it), or the newest."""
+        return next((p for p in reversed(self.list()) if p.name == name and _matches(p.version, version)), None)
 
     # -- uploading ------------------------------------------------------------------------------
     def upload(self, package: Path, yamls: list[Path]) -> Plugin:
@@ -179,6 +182,18 @@ def _package_kind(folder: Path) -> str:
     if len(files) == 1 and files[0].suffix in (".whl", ".wgn"):
         return files[0].name
     return "source"
+
+
+def _matches(version: str, wanted: str | None) -> bool:
+    wanted = (wanted or "").replace(" ", "")
+    if not wanted or wanted == version:
+        return True
+    if wanted[0] not in "<>=!~":
+        return False
+    try:
+        return SpecifierSet(wanted).contains(version, prereleases=True)
+    except (InvalidSpecifier, InvalidVersion):
+        return False
 
 
 def _version_key(version: str) -> tuple:

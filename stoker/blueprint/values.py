@@ -19,8 +19,8 @@ def _is_int(value: Any) -> bool:
 
 
 _CHECKS: dict[str, Callable[[Any], bool]] = {
-    # a string input also takes a number, as Cloudify's does
-    "string": lambda v: isinstance(v, (str, int, float)),
+    # Cloudify's string takes any value (a number, even a mapping): so does Stoker's
+    "string": lambda v: True,
     "integer": _is_int,
     "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
     "boolean": lambda v: isinstance(v, bool),

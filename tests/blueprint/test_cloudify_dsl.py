@@ -303,3 +303,47 @@ node_templates:
     engine.blueprints.deployments.create("d", "b", {"app--port": 8080})
     node = {n["id"]: n for n in engine.blueprints.deployments.nodes("d")}["app--server"]
     assert node["host_id"] == "app--vm"
+
+
+def test_a_string_property_takes_any_value_as_in_cloudify(write):
+    plan = parse_file(write("b.yaml", HEAD + "node_types:\n  t:\n    properties:\n      image: {type: string}\n"
+                                             "node_templates:\n  n:\n    type: t\n    properties: {image: {}}\n"))
+    assert plan["nodes"][0]["properties"] == {"image": {}}
+
+
+def test_the_service_composition_types_are_standard(write, engine):
+    path = write("b.yaml", HEAD + TYPES + """\
+node_types:
+  my.SharedCluster: {derived_from: cloudify.nodes.SharedResource}
+node_templates:
+  infra:
+    type: cloudify.nodes.Component
+    properties:
+      resource_config:
+        blueprint: {id: network, blueprint_archive: network.zip}
+        deployment: {id: net1, inputs: {cidr: 10.0.0.0/24}}
+  cluster:
+    type: my.SharedCluster
+    properties: {resource_config: {deployment: {id: k8s}}}
+  password: {type: cloudify.nodes.PasswordSecret}
+  app:
+    type: cloudify.nodes.ServiceComponent
+    relationships:
+      - {type: cloudify.relationships.depends_on_shared_resource, target: cluster}
+      - {type: cloudify.relationships.depends_on_lifecycle_operation, target: infra,
+         properties: {operation: create}}
+""")
+    plan = parse_file(path)
+    nodes = {n["name"]: n for n in plan["nodes"]}
+    assert nodes["infra"]["properties"]["resource_config"] == {
+        "blueprint": {"external_resource": False, "id": "network", "blueprint_archive": "network.zip",
+                      "main_file_name": "blueprint.yaml"},
+        "deployment": {"external_resource": False, "id": "net1", "inputs": {"cidr": "10.0.0.0/24"}},
+        "executions_start_args": {}}
+    assert nodes["cluster"]["type_hierarchy"][-2:] == ["cloudify.nodes.SharedResource", "my.SharedCluster"]
+    assert nodes["infra"]["operations"]["cloudify.interfaces.lifecycle.configure"]["implementation"] == \
+        "cfy_extensions.cloudify_types.component.create"
+    engine.blueprints.upload(path, "b")
+    engine.blueprints.deployments.create("d", "b")
+    failed = engine.executions.start("install", "d")
+    assert failed["status"] == "failed" and "the Cloudify manager's own operations" in failed["error"]
