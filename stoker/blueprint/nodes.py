@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 from stoker.blueprint.errors import BlueprintError
-from stoker.blueprint.functions.base import function_of, holds_function
+from stoker.blueprint.functions.base import function_of
 from stoker.blueprint.functions.table import FUNCTIONS
 from stoker.blueprint.values import schema_default, typed_value
 from stoker.errors import Problems
@@ -49,7 +49,7 @@ def _default_of(definition: Any) -> Any:
 
 
 def _checked(place: tuple, value: Any, definition: dict, data_types: dict, problems: Problems) -> Any:
-    if holds_function(value, FUNCTIONS):
+    if function_of(value, FUNCTIONS):
         return value  # checked when known, as in Cloudify: not at all
     try:
         return typed_value(value, definition.get("type"), data_types, f"property '{place[-1]}'")

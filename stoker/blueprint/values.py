@@ -7,6 +7,8 @@ import re
 from typing import Any, Callable
 
 from stoker.blueprint.errors import BlueprintError
+from stoker.blueprint.functions.base import function_of
+from stoker.blueprint.functions.table import FUNCTIONS
 
 PRIMITIVES = ("string", "integer", "float", "boolean", "list", "dict", "regex", "textarea")
 #: names of manager objects an input may hold; Stoker checks them as strings
@@ -46,8 +48,9 @@ def schema_default(definition: dict, data_types: dict) -> tuple[bool, Any]:
 
 
 def typed_value(value: Any, type_name: str | None, data_types: dict, what: str) -> Any:
-    """``value`` checked against ``type_name``; a data type's value comes back with its defaults filled in."""
-    if type_name is None or value is None:
+    """``value`` checked against ``type_name``; a data type's value comes back with its defaults filled in.
+    A function is checked when it is known, as in Cloudify: not at all (its siblings still are)."""
+    if type_name is None or value is None or function_of(value, FUNCTIONS):
         return value
     if type_name in data_types:
         return _data_type_value(value, type_name, data_types, what)

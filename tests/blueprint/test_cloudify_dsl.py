@@ -347,3 +347,35 @@ node_templates:
     engine.blueprints.deployments.create("d", "b")
     failed = engine.executions.start("install", "d")
     assert failed["status"] == "failed" and "the Cloudify manager's own operations" in failed["error"]
+
+
+def test_a_data_type_value_holding_functions_gets_its_defaults(write):
+    plan = parse_file(write("b.yaml", HEAD + """\
+inputs:
+  key: {default: k}
+data_types:
+  module:
+    properties:
+      variables: {default: {}}
+      environment_variables: {required: false, default: {}}
+      retries: {type: integer, default: 1}
+node_types:
+  t:
+    properties:
+      resource_config: {type: module}
+    interfaces:
+      cloudify.interfaces.lifecycle:
+        update:
+          implementation: scripts/update.sh
+          inputs:
+            env: {default: {get_property: [SELF, resource_config, environment_variables]}}
+node_templates:
+  n:
+    type: t
+    properties:
+      resource_config:
+        variables: {access_key: {get_input: key}}
+        retries: {get_input: key}
+"""))
+    assert plan["nodes"][0]["properties"]["resource_config"] == {
+        "variables": {"access_key": {"get_input": "key"}}, "environment_variables": {}, "retries": {"get_input": "key"}}
