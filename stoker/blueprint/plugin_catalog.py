@@ -30,6 +30,8 @@ MAX_YAML_SIZE = 4 * 1024 * 1024
 MAX_PACKAGE_SIZE = 512 * 1024 * 1024
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 _VERSIONED_YAML = re.compile(r"_\d_\d+\.yaml$")
+#: an upload in progress (or cut short): never listed
+_STAGING = ".uploading"
 
 
 @dataclass
@@ -71,7 +73,8 @@ class PluginCatalog:
         if not self.root.is_dir():
             return []
         return [Plugin(name.name, version.name, version) for name in sorted(self.root.iterdir()) if name.is_dir()
-                for version in sorted(name.iterdir(), key=lambda p: _version_key(p.name)) if version.is_dir()]
+                for version in sorted(name.iterdir(), key=lambda p: _version_key(p.name))
+                if version.is_dir() and not version.name.endswith(_STAGING)]
 
     def find(self, name: str, version: str | None = None) -> Plugin | None:
         """The plugin called ``name``: that version (or the newest matching a specifier such as
@@ -91,7 +94,7 @@ class PluginCatalog:
                                  code="no-plugin-yaml")
         name, version = _identity(package, yamls)
         folder = self.root / name / version
-        staging = folder.with_name(version + ".uploading")
+        staging = folder.with_name(version + _STAGING)
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
         try:
