@@ -83,6 +83,9 @@ def test_wheels_and_wagons_and_versions(cli, write, tmp_path):
     assert json.loads(wheel.stdout)["package"] == "my_plugin-1.0-py3-none-any.whl"
     assert _types(write, "1_4", "plugin:my-plugin") == {"t.V14"}  # the newest
     assert _types(write, "1_4", "plugin:my-plugin?version=1.0") == {"t.Plain"}
+    assert _types(write, "1_4", "plugin:my-plugin?version= >=1.5") == {"t.V14"}  # specifiers, as Cloudify's
+    assert _types(write, "1_4", "plugin:my-plugin?version=<2,>0.9") == {"t.Plain"}
+    assert _types(write, "1_4", "plugin:my-plugin?version=>=3") == set()
     assert cli("plugin", "delete", "my-plugin", "--version", "2.0").exit_code == 0
     assert _types(write, "1_4", "plugin:my-plugin") == {"t.Plain"}
 
