@@ -10,13 +10,14 @@ from stoker.blueprint import runtime
 from stoker.blueprint.deployment import prepare
 from stoker.blueprint.errors import BlueprintError
 from stoker.blueprint.evaluation import PlanEvaluator, RuntimeEvaluator, scan
+from stoker.blueprint.instances import node_hosts
 from stoker.blueprint.secrets import MASK
 from stoker.blueprint.state import StoredState, instance_view, tenant_of
 from stoker.errors import NotFound
 
 #: what a deployment row keeps of its plan (nodes and instances have tables of their own)
 PLAN_KEYS = ("version", "version_name", "description", "outputs", "capabilities", "groups", "policies",
-             "scaling_groups", "workflows", "labels", "deployment_settings", "input_definitions")
+             "scaling_groups", "workflows", "labels", "deployment_settings", "input_definitions", "resource_tags", "plugins")
 
 
 def _seal_if(value: Any, hidden: bool) -> Any:
@@ -63,8 +64,7 @@ class Deployments:
         counts: dict[str, int] = {}
         for instance in dep["node_instances"]:
             counts[instance["node_id"]] = counts.get(instance["node_id"], 0) + 1
-        node_of = {i["id"]: i["node_id"] for i in dep["node_instances"]}
-        hosts = {i["node_id"]: node_of.get(i["host_id"]) for i in dep["node_instances"]}
+        hosts = node_hosts(dep["nodes"])
         nodes = [{"id": node["name"], "type": node["type"], "definition": _seal_if(node, hidden),
                   "number_of_instances": counts.get(node["name"], 0), "host_id": hosts.get(node["name"])}
                  for node in dep["nodes"]]
@@ -93,10 +93,11 @@ class Deployments:
 
     @staticmethod
     def _view(row: dict) -> dict:
+        plan = secretbox.unseal(row["plan"])
         return {"id": row["id"], "display_name": row["display_name"], "blueprint_id": row["blueprint_id"],
                 "created_at": row["created_at"].isoformat(), "created_by": row["created_by"],
                 "runtime_only_evaluation": row["runtime_only_evaluation"],
-                "description": secretbox.unseal(row["plan"]).get("description")}
+                "description": plan.get("description"), "resource_tags": plan.get("resource_tags") or {}}
 
     def get(self, deployment_id: str) -> dict:
         row = self._row(deployment_id)
@@ -241,6 +242,12 @@ class _CreationState:
 
     def capabilities_of(self, deployment: str) -> None:
         return None
+
+    def display_names(self, deployment_ids: list) -> list:
+        return []
+
+    def group_deployments(self, group: Any) -> list:
+        return []
 
     def labels(self) -> dict:
         found: dict[str, list] = {}

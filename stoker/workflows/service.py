@@ -148,7 +148,7 @@ class Executions:
                      for row in self.records.node_instances(deployment_row["pk"])}
         plan = secretbox.unseal(deployment_row["plan"])
         return Deployment(deployment_row["id"], deployment_row["blueprint_id"], self._folder(blueprint), nodes,
-                          instances, plan.get("scaling_groups") or {})
+                          instances, plan.get("scaling_groups") or {}, plan.get("plugins") or {})
 
     def _folder(self, blueprint: dict) -> Path:
         """Where the blueprint's scripts are read: its kept files, else (stored before files were kept) its folder."""
