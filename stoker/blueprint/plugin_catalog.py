@@ -23,6 +23,7 @@ from packaging.version import InvalidVersion
 
 from stoker.blueprint.errors import BlueprintError
 from stoker.errors import ValidationFailed
+from stoker.home import stoker_home
 from stoker.template.loader import load
 
 #: a plugin YAML, a wagon's package.json: bounds on what is read
@@ -67,6 +68,11 @@ class Plugin:
 class PluginCatalog:
     def __init__(self, root: Path):
         self.root = root
+
+    @classmethod
+    def at_home(cls, create: bool = False) -> "PluginCatalog":
+        """The catalog every command, import and API request of this ``$STOKER_HOME`` shares."""
+        return cls(stoker_home(create=create) / "plugins")
 
     # -- reading --------------------------------------------------------------------------------
     def list(self) -> list[Plugin]:

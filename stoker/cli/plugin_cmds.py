@@ -9,13 +9,12 @@ import click
 from stoker.blueprint.plugin_catalog import PluginCatalog
 from stoker.cli.formatting import format_option, show_list, show_record
 from stoker.cli.stack_cmds import run_guarded
-from stoker.home import stoker_home
 
 PLUGIN_COLUMNS = ["package_name", "package_version", "yaml_files", "package"]
 
 
 def catalog() -> PluginCatalog:
-    return PluginCatalog(stoker_home(create=True) / "plugins")
+    return PluginCatalog.at_home(create=True)
 
 
 @click.group()

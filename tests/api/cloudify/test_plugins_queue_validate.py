@@ -1,0 +1,105 @@
+"""The rest of Cloudify's API on one server: plugins (``cfy plugins upload`` into Stoker's plugin catalog),
+queued executions, ``cfy blueprints validate``, and creation-time checks of environment capabilities."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tarfile
+
+import pytest
+
+from ..helpers import BIN, child_env
+from .conftest import PASSWORD, cloudify_server
+
+pytest.importorskip("cloudify_rest_client")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("cfy-more")
+    started = cloudify_server(tmp, [("admin", "default_tenant", "manager"), ("eve", "default_tenant", "viewer")],
+                              extra=("--allow-local-resources",))
+    started.home = tmp
+    yield started
+    started.stop()
+
+
+def _client(server, user: str = "admin"):
+    from cloudify_rest_client import CloudifyClient
+
+    return CloudifyClient(host="127.0.0.1", port=int(server.url.rsplit(":", 1)[1]), username=user,
+                          password=PASSWORD, tenant="default_tenant")
+
+
+@pytest.fixture
+def cfy(server, tmp_path):
+    env = {**child_env(tmp_path), "CFY_WORKDIR": str(tmp_path / "cfy")}
+
+    def run(*args: str, ok: bool = True) -> str:
+        done = subprocess.run([str(BIN / "cfy"), *args], capture_output=True, text=True, timeout=120, env=env)
+        assert (done.returncode == 0) == ok, f"cfy {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+        return done.stdout + done.stderr
+
+    run("profiles", "use", "127.0.0.1", "--rest-port", server.url.rsplit(":", 1)[1], "-u", "admin", "-p",
+        PASSWORD, "-t", "default_tenant")
+    return run
+
+
+def _wagon(folder, version: str):
+    """A wagon (a tar.gz with <name>/package.json) and its plugin YAML declaring a node type."""
+    (folder / "my_plugin").mkdir(exist_ok=True)
+    (folder / "my_plugin" / "package.json").write_text(json.dumps({"package_name": "my-plugin",
+                                                                   "package_version": version}))
+    path = folder / f"my_plugin-{version}-py3-none-any.wgn"
+    with tarfile.open(path, "w:gz") as archive:
+        archive.add(folder / "my_plugin", "my_plugin")
+    yaml = folder / "plugin.yaml"
+    yaml.write_text("plugins:\n  mine:\n    executor: central_deployment_agent\n    package_name: my-plugin\n"
+                    f"    package_version: '{version}'\nnode_types:\n  my.Thing:\n    derived_from: cloudify.nodes.Root\n")
+    return path, yaml
+
+
+def test_plugins_upload_list_get_delete_on_the_catalog_blueprints_import(server, cfy, tmp_path):
+    from cloudify_rest_client.exceptions import CloudifyClientError
+
+    wagon, yaml = _wagon(tmp_path, "1.2")
+    assert "Plugin uploaded" in cfy("plugins", "upload", str(wagon), "-y", str(yaml))
+    listed = json.loads(cfy("plugins", "list", "--json"))
+    assert [(p["package_name"], p["package_version"]) for p in listed] == [("my-plugin", "1.2")]
+    assert listed[0]["yaml_url_path"] == "plugin:my-plugin?version=1.2"
+    shown = json.loads(cfy("plugins", "get", listed[0]["id"], "--json"))
+    assert shown["id"] == listed[0]["id"] and shown["package_version"] == "1.2"
+    assert _client(server).plugins.get(shown["id"]).archive_name == wagon.name
+    # the uploaded plugin is in the catalog plugin: imports read: a blueprint using its type uploads
+    blueprint = tmp_path / "bp" / "blueprint.yaml"
+    blueprint.parent.mkdir()
+    blueprint.write_text("tosca_definitions_version: cloudify_dsl_1_4\nimports: [cloudify/types/types.yaml, "
+                         "'plugin:my-plugin']\nnode_templates:\n  thing: {type: my.Thing}\n")
+    client = _client(server)
+    client.blueprints.upload(str(blueprint), "uses-plugin")
+    assert "thing" in [n["id"] for n in client.blueprints.get("uses-plugin").plan["nodes"]]
+    with pytest.raises(CloudifyClientError) as refused:  # a viewer reads plugins, only a manager uploads
+        _client(server, "eve").plugins.upload(str(wagon))
+    assert refused.value.status_code == 403
+    assert [p.id for p in _client(server, "eve").plugins.list()] == [listed[0]["id"]]
+    client.blueprints.delete("uses-plugin")
+    cfy("plugins", "delete", listed[0]["id"])
+    assert client.plugins.list().items == []
+    with pytest.raises(CloudifyClientError) as gone:
+        client.plugins.get(listed[0]["id"])
+    assert gone.value.status_code == 404
+
+
+def test_a_plugin_upload_that_is_not_a_wagon_and_yaml_is_refused(server, tmp_path):
+    from cloudify_rest_client.exceptions import CloudifyClientError
+
+    lone = tmp_path / "lone.zip"
+    import zipfile
+
+    with zipfile.ZipFile(lone, "w") as archive:
+        archive.writestr("plugin.yaml", "plugins: {}\n")
+    for path in (lone, _wagon(tmp_path, "1.0")[0]):
+        with pytest.raises(CloudifyClientError) as refused:
+            _client(server).plugins.upload(str(path))
+        assert refused.value.status_code == 400 and "cfy plugins upload" in str(refused.value)
