@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import tarfile
+import time
 
 import pytest
 
@@ -103,3 +104,53 @@ def test_a_plugin_upload_that_is_not_a_wagon_and_yaml_is_refused(server, tmp_pat
         with pytest.raises(CloudifyClientError) as refused:
             _client(server).plugins.upload(str(path))
         assert refused.value.status_code == 400 and "cfy plugins upload" in str(refused.value)
+
+
+GATED = """tosca_definitions_version: cloudify_dsl_1_4
+imports: [cloudify/types/types.yaml]
+inputs:
+  gate: {type: string}
+node_templates:
+  held:
+    type: cloudify.nodes.Root
+    interfaces:
+      cloudify.interfaces.lifecycle:
+        create:
+          implementation: scripts/hold.sh
+          inputs: {GATE: {get_input: gate}}
+"""
+
+
+def _wait(client, execution_id: str, until: tuple[str, ...], bound: float = 60.0) -> str:
+    deadline = time.monotonic() + bound
+    while (status := client.executions.get(execution_id).status) not in until and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return status
+
+
+def test_queue_true_stores_a_queued_execution_started_when_the_running_one_ends(server, tmp_path):
+    (tmp_path / "bp" / "scripts").mkdir(parents=True)
+    (tmp_path / "bp" / "blueprint.yaml").write_text(GATED)
+    (tmp_path / "bp" / "scripts" / "hold.sh").write_text(
+        'touch "$GATE.held"; while [ ! -e "$GATE" ]; do sleep 0.05; done\n')
+    gate = tmp_path / "gate"
+    client = _client(server)
+    client.blueprints.upload(str(tmp_path / "bp" / "blueprint.yaml"), "gated")
+    client.deployments.create("gated", "held", inputs={"gate": str(gate)})
+    install = client.executions.start("held", "install")
+    deadline = time.monotonic() + 30
+    while not gate.with_suffix(".held").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert gate.with_suffix(".held").exists()
+    began = time.monotonic()
+    queued = client.executions.start("held", "uninstall", queue=True)
+    assert queued.status == "queued" and time.monotonic() - began < 5  # answered at once, not after 60 s
+    dropped = client.executions.start("held", "uninstall", queue=True)
+    assert client.executions.cancel(dropped.id).status == "cancelled"
+    assert [e.status for e in client.executions.list(deployment_id="held", _sort="created_at")] == [
+        "started", "queued", "cancelled"]
+    gate.touch()
+    assert _wait(client, install.id, ("terminated", "failed")) == "terminated"
+    assert _wait(client, queued.id, ("terminated", "failed")) == "terminated"  # the install's end started it
+    assert {i.state for i in client.node_instances.list(deployment_id="held")} == {"deleted"}
+    assert client.executions.get(dropped.id).status == "cancelled"
