@@ -154,3 +154,46 @@ def test_queue_true_stores_a_queued_execution_started_when_the_running_one_ends(
     assert _wait(client, queued.id, ("terminated", "failed")) == "terminated"  # the install's end started it
     assert {i.state for i in client.node_instances.list(deployment_id="held")} == {"deleted"}
     assert client.executions.get(dropped.id).status == "cancelled"
+
+
+def test_cfy_blueprints_validate_reads_the_standard_types_from_the_server(server, cfy, tmp_path):
+    """cfy parses on the client; its import rules point the types URL at the server's /resources."""
+    import yaml
+
+    config = tmp_path / "cfy" / ".cloudify" / "config.yaml"
+    settings = yaml.safe_load(config.read_text()) if config.exists() else {}
+    settings["import_resolver"] = {"parameters": {"rules": [
+        {"https://cloudify.co/spec/cloudify/": f"{server.url}/resources/spec/cloudify/"}], "fallback": False}}
+    config.write_text(yaml.safe_dump(settings))
+    folder = tmp_path / "bp"
+    folder.mkdir()
+    for dsl in ("1_4", "1_5"):  # Cloudify's types.yaml is 1_4: newer blueprints import it too
+        (folder / f"ok_{dsl}.yaml").write_text(
+            f"tosca_definitions_version: cloudify_dsl_{dsl}\n"
+            "imports: [https://cloudify.co/spec/cloudify/7.0.0/types.yaml]\n"
+            "node_templates:\n  vm: {type: cloudify.nodes.Compute}\n"
+            "  web:\n    type: cloudify.nodes.WebServer\n"
+            "    relationships: [{type: cloudify.relationships.contained_in, target: vm}]\n")
+        assert "Blueprint validated successfully" in cfy("blueprints", "validate", str(folder / f"ok_{dsl}.yaml"))
+    (folder / "bad.yaml").write_text("tosca_definitions_version: cloudify_dsl_1_4\n"
+                                     "imports: [https://cloudify.co/spec/cloudify/7.0.0/types.yaml]\n"
+                                     "node_templates:\n  vm: {type: cloudify.nodes.Nowhere}\n")
+    failed = cfy("blueprints", "validate", str(folder / "bad.yaml"), ok=False)
+    assert "cloudify.nodes.Nowhere" in failed
+
+
+def test_the_manager_file_server_path_serves_types_per_dsl_version(server, tmp_path):
+    """dsl-parser asks /resources/cloudify/types/types_1_3.yaml first for a 1_3 blueprint (a manager's layout)."""
+    import httpx
+    from dsl_parser.parser import parse_from_path
+
+    for dsl in ("1_3", "1_4", "1_5"):
+        served = httpx.get(f"{server.url}/resources/cloudify/types/types_{dsl}.yaml", timeout=10)
+        assert served.status_code == 200
+        (tmp_path / f"types_{dsl}.yaml").write_text(served.text)
+        (tmp_path / f"bp_{dsl}.yaml").write_text(
+            f"tosca_definitions_version: cloudify_dsl_{dsl}\nimports: [types_{dsl}.yaml]\n"
+            "node_templates:\n  vm: {type: cloudify.nodes.Compute}\n")
+        assert "install" in parse_from_path(str(tmp_path / f"bp_{dsl}.yaml"))["workflows"]
+    missing = httpx.get(f"{server.url}/resources/cloudify/types/secrets.yaml", timeout=10)
+    assert missing.status_code == 404 and missing.json()["error_code"] == "not_found_error"
