@@ -7,6 +7,7 @@ import json
 import subprocess
 import tarfile
 import time
+import zipfile
 
 import pytest
 
@@ -96,14 +97,33 @@ def test_a_plugin_upload_that_is_not_a_wagon_and_yaml_is_refused(server, tmp_pat
     from cloudify_rest_client.exceptions import CloudifyClientError
 
     lone = tmp_path / "lone.zip"
-    import zipfile
-
     with zipfile.ZipFile(lone, "w") as archive:
         archive.writestr("plugin.yaml", "plugins: {}\n")
     for path in (lone, _wagon(tmp_path, "1.0")[0]):
         with pytest.raises(CloudifyClientError) as refused:
             _client(server).plugins.upload(str(path))
         assert refused.value.status_code == 400 and "cfy plugins upload" in str(refused.value)
+    escaping = tmp_path / "escaping.zip"
+    with zipfile.ZipFile(escaping, "w") as archive:
+        archive.writestr("../plugin.yaml", "plugins: {}\n")
+    with pytest.raises(CloudifyClientError) as refused:
+        _client(server).plugins.upload(str(escaping))
+    assert refused.value.status_code == 400 and "outside the archive" in str(refused.value)
+    assert not (tmp_path.parent / "plugin.yaml").exists() and _client(server).plugins.list().items == []
+
+
+def test_an_environment_capability_without_its_parent_fails_creation_over_the_api(server, tmp_path):
+    from cloudify_rest_client.exceptions import CloudifyClientError
+
+    (tmp_path / "child.yaml").write_text("tosca_definitions_version: cloudify_dsl_1_4\n"
+                                         "outputs:\n  region: {value: {get_environment_capability: region}}\n")
+    client = _client(server)
+    client.blueprints.upload(str(tmp_path / "child.yaml"), "child")
+    with pytest.raises(CloudifyClientError) as refused:
+        client.deployments.create("child", "orphan")
+    assert refused.value.status_code == 400 and "csys-obj-parent" in str(refused.value)
+    assert [d.id for d in client.deployments.list()] == []
+    client.blueprints.delete("child")
 
 
 GATED = """tosca_definitions_version: cloudify_dsl_1_4
