@@ -10,6 +10,8 @@ from stoker.blueprint import runtime
 from stoker.blueprint.deployment import prepare
 from stoker.blueprint.errors import BlueprintError
 from stoker.blueprint.evaluation import PlanEvaluator, RuntimeEvaluator, scan
+from stoker.blueprint.functions.manager import PARENT_LABEL
+from stoker.blueprint.instances import node_hosts
 from stoker.blueprint.secrets import MASK, masked_values, masker, secret_values
 from stoker.blueprint.state import StoredState, instance_view, tenant_of
 from stoker.errors import NotFound
@@ -17,7 +19,7 @@ from stoker.resources import processes
 
 #: what a deployment row keeps of its plan (nodes and instances have tables of their own)
 PLAN_KEYS = ("version", "version_name", "description", "outputs", "capabilities", "groups", "policies",
-             "scaling_groups", "workflows", "labels", "deployment_settings", "input_definitions")
+             "scaling_groups", "workflows", "labels", "deployment_settings", "input_definitions", "resource_tags", "plugins")
 
 
 def _seal_if(value: Any, hidden: bool) -> Any:
@@ -43,8 +45,13 @@ class Deployments:
     # -- creating -------------------------------------------------------------------------------
     def create(self, deployment_id: str, blueprint_id: str, inputs: dict | None = None,
                labels: Iterable[tuple[str, str]] = (), display_name: str | None = None,
-               runtime_only_evaluation: bool = False) -> dict:
-        """Check the inputs, evaluate what is static, lay out the node instances, store it all at once."""
+               runtime_only_evaluation: bool = False, check_environment: bool = True) -> dict:
+        """Check the inputs, evaluate what is static, lay out the node instances, store it all at once.
+
+        ``check_environment``: outputs and capabilities reading ``get_environment_capability`` need a
+        parent (label ``csys-obj-parent``) declaring that capability, checked here as Cloudify's manager
+        does at creation (dsl-parser alone, which the conformance cases record, leaves it to the read).
+        """
         if not deployment_id or not isinstance(deployment_id, str):
             raise BlueprintError("a deployment needs an id", code="invalid-id")
         blueprint = self.records.get_blueprint(self.project_id, blueprint_id)
@@ -56,6 +63,8 @@ class Deployments:
             scan(dep["labels"], PlanEvaluator(dep), "labels", dep["labels"], "labels")
         pairs = _label_pairs([(key, value) for key, label in dep["labels"].items() for value in label["values"]]
                              + list(labels))
+        if check_environment:
+            self._check_environment(dep, pairs)
         sys_values = {"tenant_name": tenant_of(self.project_id), "deployment_id": deployment_id,
                       "deployment_name": deployment_id, "blueprint_id": blueprint_id, "owner": "admin"}
         name = display_name or self._display_name(dep, sys_values, pairs) or deployment_id
@@ -64,8 +73,7 @@ class Deployments:
         counts: dict[str, int] = {}
         for instance in dep["node_instances"]:
             counts[instance["node_id"]] = counts.get(instance["node_id"], 0) + 1
-        node_of = {i["id"]: i["node_id"] for i in dep["node_instances"]}
-        hosts = {i["node_id"]: node_of.get(i["host_id"]) for i in dep["node_instances"]}
+        hosts = node_hosts(dep["nodes"])
         nodes = [{"id": node["name"], "type": node["type"], "definition": _seal_if(node, hidden),
                   "number_of_instances": counts.get(node["name"], 0), "host_id": hosts.get(node["name"])}
                  for node in dep["nodes"]]
@@ -77,6 +85,32 @@ class Deployments:
                   "runtime_only_evaluation": runtime_only_evaluation, "created_by": "admin"}
         self.records.add_deployment(self.project_id, deployment_id, fields, nodes, instances, pairs)
         return self.get(deployment_id)
+
+    def _check_environment(self, dep: dict, labels: list[tuple[str, str]]) -> None:
+        """Refuse the deployment when an output or capability reads an environment capability that its
+        parent (the first ``csys-obj-parent`` label value, as the function reads it) does not declare."""
+        wanted = [(f"{section} {name}", arg) for section in ("outputs", "capabilities")
+                  for name, value in sorted((dep.get(section) or {}).items())
+                  for arg in _environment_capability_args(value)]
+        if not wanted:
+            return
+        parents = sorted(value for key, value in labels if key == PARENT_LABEL)
+        if not parents:
+            raise BlueprintError(f"{wanted[0][0]} uses get_environment_capability, but the deployment has no "
+                                 f"label `{PARENT_LABEL}` naming the deployment that provides it (add "
+                                 f"--labels {PARENT_LABEL}:PARENT_ID)", code="no-parent-deployment")
+        try:
+            parent = self.records.get_deployment(self.project_id, parents[0])
+        except NotFound:
+            raise BlueprintError(f"{wanted[0][0]} uses get_environment_capability, but the parent deployment "
+                                 f"`{parents[0]}` (label {PARENT_LABEL}) does not exist",
+                                 code="no-parent-deployment") from None
+        declared = (secretbox.unseal(parent["plan"]).get("capabilities") or {})
+        for place, arg in wanted:
+            name = arg[0] if isinstance(arg, list) else arg
+            if isinstance(name, str) and name not in declared:
+                raise BlueprintError(f"{place} uses get_environment_capability: requested capability `{name}` "
+                                     f"is not declared in deployment `{parents[0]}`", code="no-capability")
 
     @staticmethod
     def _display_name(dep: dict, sys_values: dict, labels: list) -> Any:
@@ -94,10 +128,11 @@ class Deployments:
 
     @staticmethod
     def _view(row: dict) -> dict:
+        plan = secretbox.unseal(row["plan"])
         return {"id": row["id"], "display_name": row["display_name"], "blueprint_id": row["blueprint_id"],
                 "created_at": row["created_at"].isoformat(), "created_by": row["created_by"],
                 "runtime_only_evaluation": row["runtime_only_evaluation"],
-                "description": secretbox.unseal(row["plan"]).get("description")}
+                "description": plan.get("description"), "resource_tags": plan.get("resource_tags") or {}}
 
     def get(self, deployment_id: str) -> dict:
         row = self._row(deployment_id)
@@ -228,6 +263,19 @@ class Deployments:
         return self.labels(deployment_id)
 
 
+def _environment_capability_args(value: Any) -> Iterable[Any]:
+    """The arguments of every ``get_environment_capability`` inside ``value``."""
+    if isinstance(value, dict):
+        if len(value) == 1 and "get_environment_capability" in value:
+            yield value["get_environment_capability"]
+            return
+        for item in value.values():
+            yield from _environment_capability_args(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _environment_capability_args(item)
+
+
 class _CreationState:
     """What a function in ``deployment_settings`` can read while the deployment is being created."""
 
@@ -251,6 +299,12 @@ class _CreationState:
 
     def capabilities_of(self, deployment: str) -> None:
         return None
+
+    def display_names(self, deployment_ids: list) -> list:
+        return []
+
+    def group_deployments(self, group: Any) -> list:
+        return []
 
     def labels(self) -> dict:
         found: dict[str, list] = {}

@@ -188,5 +188,11 @@ class RuntimeEvaluator(Evaluator):
     def get_labels(self, function: Function) -> dict:
         return self.state.labels()
 
+    def get_display_names(self, deployment_ids: list, function: Function) -> list[str]:
+        return self.state.display_names(deployment_ids)
+
+    def get_group_deployments(self, group: Any, function: Function) -> list[str]:
+        return self.state.group_deployments(group)
+
     def get_sys(self, function: Function) -> dict:
         return self.state.sys()

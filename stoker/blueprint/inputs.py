@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 from stoker.blueprint.errors import BlueprintError, InputError
+from stoker.blueprint.functions.base import holds_function
+from stoker.blueprint.functions.table import FUNCTIONS
 from stoker.blueprint.values import check_constraints, typed_value
 
 
@@ -35,6 +37,12 @@ def deployment_inputs(definitions: dict, given: dict | None, data_types: dict) -
             continue
         else:
             values[name] = None
+            continue
+        if holds_function(value, FUNCTIONS):  # evaluated where it is read (get_input), as in Cloudify
+            if definition.get("constraints"):
+                raise InputError(f"Input value {value} of input {name} cannot contain an intrinsic function and "
+                                 "also have constraints.", f"inputs.{name}", code="function-with-constraints")
+            values[name] = value
             continue
         try:
             values[name] = typed_value(value, type_name, data_types, f"input {name}")

@@ -48,6 +48,20 @@ def _host_of(node: dict) -> str | None:
     return None
 
 
+def node_hosts(nodes: list[dict]) -> dict[str, str | None]:
+    """Each node's host node: the nearest Compute up its contained_in chain, itself included (known
+    from the templates, so a node with no instances has one too, as in Cloudify's plan)."""
+    by_name = {node["name"]: node for node in nodes}
+    hosts: dict[str, str | None] = {}
+    for node in nodes:
+        current, seen = node["name"], set()
+        while current in by_name and current not in seen and COMPUTE not in by_name[current]["type_hierarchy"]:
+            seen.add(current)
+            current = _host_of(by_name[current])
+        hosts[node["name"]] = current if current in by_name and current not in seen else None
+    return hosts
+
+
 class _Layout:
     """The containment tree of nodes and scaling groups."""
 

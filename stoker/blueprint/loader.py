@@ -2,27 +2,38 @@
 
 Blueprint text must be ASCII (inputs may carry any Unicode), as in Cloudify.
 An import is a path relative to the importing file, or the well-known
-standard-types URL, which resolves to Stoker's built-in definition: nothing
-is ever fetched over the network.
+standard-types URL, which resolves to Stoker's built-in definition; ``plugin:``
+and other URLs resolve locally (``import_resolver``): nothing is ever fetched
+over the network. ``ns--file.yaml`` imports into a namespace (``namespaces``).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stoker.blueprint import import_properties, namespaces, versions
+from stoker.blueprint.import_resolver import ImportResolver
 from stoker.errors import Problem, ValidationFailed
 from stoker.template.loader import Source, load
 
 BUILTIN_TYPES = Path(__file__).with_name("builtin_types.yaml")
-_WELL_KNOWN = re.compile(r"^(https?://(www\.)?getcloudify\.org/spec/cloudify/[^/]+/types\.yaml"
+#: the standard types at every address Cloudify's resolver maps to its own copy (4.x to 7.x)
+_WELL_KNOWN = re.compile(r"^(https?://(www\.)?(getcloudify\.org|cloudify\.co)/spec/cloudify/[0-9][^/]*/types\.yaml"
                          r"|cloudify/types/types\.yaml)$")
 #: sections whose entries are merged from imports, each name defined once
 MERGED_SECTIONS = ("inputs", "data_types", "node_types", "relationships", "plugins", "workflows",
                    "node_templates", "groups", "policies", "outputs", "capabilities", "policy_types",
-                   "labels", "blueprint_labels", "dsl_definitions")
+                   "labels", "blueprint_labels", "resource_tags")
+#: sections where the first definition of a name wins, as Cloudify keeps it (every plugin YAML of
+#: DSL 1.4/1.5 declares its labels): a later one is no conflict
+FIRST_WINS = ("plugins", "labels", "blueprint_labels", "resource_tags")
+#: sections that belong to their own file (YAML anchors): never merged into the importer
+PER_FILE = ("tosca_definitions_version", "dsl_definitions")
+DSL_VERSION = re.compile(r"^cloudify_dsl_1_([0-5])$")
 MAX_IMPORTS = 100
 #: blueprints have no Heat-style size limit; this one only bounds memory and time
 MAX_BLUEPRINT_SIZE = 16 * 1024 * 1024
@@ -37,6 +48,10 @@ class Loaded:
     document: dict
     main: Source
     problems: list[Problem] = field(default_factory=list)
+    #: the main file's DSL version, when it names a known one
+    version: tuple[int, int] | None = None
+    #: where plugin: and URL imports come from (made when the first one is met)
+    resolver: ImportResolver | None = None
 
 
 def _ascii_problem(text: str, name: str) -> Problem | None:
@@ -83,46 +98,70 @@ def load_blueprint(text: str, name: str = "blueprint.yaml", base: Path | None = 
     """Load ``text`` and everything it imports, merged; problems are collected, never raised."""
     main = Source(text, name)
     data, problems = load_text(text, name)
-    loaded = Loaded(data or {}, main, problems)
+    loaded = Loaded(data or {}, main, problems, dsl_version(data))
+    if loaded.version:
+        loaded.problems.extend(versions.version_problems(data, loaded.version, name))
     if data is not None:
-        _merge_imports(loaded, data, name, base, seen={name}, depth=0)
+        _merge_imports(loaded, data, name, base, seen={(None, name)}, depth=0)
     return loaded
 
 
-def _read_import(entry: str, base: Path | None, importer: str) -> tuple[Any, str, Path | None, Problem | None]:
+@functools.lru_cache(maxsize=1)
+def builtin_names() -> frozenset[str]:
+    """The names the standard types define (never namespaced)."""
+    data, _ = load_text(BUILTIN_TYPES.read_text(encoding="utf-8"), str(BUILTIN_TYPES))
+    return frozenset(name for section in namespaces.NAMED_SECTIONS for name in (data.get(section) or {}))
+
+
+def dsl_version(document: Any) -> tuple[int, int] | None:
+    """``(1, 4)`` for ``cloudify_dsl_1_4``; None for anything else (the parser says what is wrong)."""
+    found = isinstance(document, dict) and DSL_VERSION.match(str(document.get("tosca_definitions_version")))
+    return (1, int(found.group(1))) if found else None
+
+
+def _read_import(entry: str, base: Path | None, importer: str, loaded: Loaded) -> tuple[str, Path | None,
+                                                                                        Problem | None]:
+    """``(key, folder, problem)``: the file an import names (its path is its key) and its folder."""
     if _WELL_KNOWN.match(entry):
-        return None, str(BUILTIN_TYPES), BUILTIN_TYPES.parent, None
-    if re.match(r"^[a-z][a-z0-9+.-]*://", entry):
-        return None, entry, None, Problem(("imports",), "import-not-fetched",
-                                          f"cannot import {entry}: imports over the network are not fetched "
-                                          "(use a relative path, or the standard types URL)", importer)
+        return str(BUILTIN_TYPES), BUILTIN_TYPES.parent, None
+    if entry.startswith("plugin:") or re.match(r"^[a-z][a-z0-9+.-]*://", entry):
+        if loaded.resolver is None:
+            loaded.resolver = ImportResolver.from_home()
+        path, why = loaded.resolver.resolve(entry, loaded.version)
+        if path is None:
+            return entry, None, Problem(("imports",), "import-not-fetched", f"cannot import {entry}: {why}", importer)
+        return str(path.resolve()), path.resolve().parent, None
     if base is None:
-        return None, entry, None, Problem(("imports",), "import-not-found",
-                                          f"cannot import {entry}: the blueprint has no folder", importer)
+        return entry, None, Problem(("imports",), "import-not-found",
+                                    f"cannot import {entry}: the blueprint has no folder", importer)
     path = (base / entry).resolve()
     if not path.is_file():
-        return None, str(path), None, Problem(("imports",), "import-not-found",
-                                              f"cannot import {entry}: no such file", importer)
-    return None, str(path), path.parent, None
+        return str(path), None, Problem(("imports",), "import-not-found", f"cannot import {entry}: no such file",
+                                        importer)
+    return str(path), path.parent, None
 
 
-def _merge_imports(loaded: Loaded, document: dict, name: str, base: Path | None, seen: set, depth: int) -> None:
+def _merge_imports(loaded: Loaded, document: dict, name: str, base: Path | None, seen: set, depth: int,
+                   namespace: str | None = None) -> None:
     imports = document.pop("imports", None) or []
     if not isinstance(imports, list):
         loaded.problems.append(Problem(("imports",), "invalid-imports", "imports must be a list", name))
         return
-    for entry in imports:
-        if not isinstance(entry, str):
-            loaded.problems.append(Problem(("imports",), "invalid-imports", f"an import is a path, not {entry!r}",
-                                           name))
-            continue
-        _, key, folder, problem = _read_import(entry, base, name)
+    for item in imports:
+        entry, properties, problem = import_properties.split_entry(item, loaded.version, name)
         if problem:
             loaded.problems.append(problem)
             continue
-        if key in seen:
+        own, entry = namespaces.split(entry)
+        inner = namespaces.SEPARATOR.join(n for n in (namespace, own) if n) or None
+        key, folder, problem = _read_import(entry, base, name, loaded)
+        if problem:
+            loaded.problems.append(problem)
             continue
-        seen.add(key)
+        builtin = key == str(BUILTIN_TYPES)
+        if (None if builtin else inner, key) in seen:
+            continue
+        seen.add((None if builtin else inner, key))
         if len(seen) > MAX_IMPORTS:
             loaded.problems.append(Problem(("imports",), "too-many-imports", f"more than {MAX_IMPORTS} imports",
                                            name))
@@ -131,23 +170,35 @@ def _merge_imports(loaded: Loaded, document: dict, name: str, base: Path | None,
         loaded.problems.extend(problems)
         if data is None:
             continue
-        _merge_imports(loaded, data, key, folder, seen, depth + 1)
+        loaded.problems.extend(Problem(("imports",), "invalid-import-properties", error, name)
+                               for error in import_properties.apply(data, properties, key))
+        if loaded.version and not builtin:
+            mismatch = versions.check_import_version(loaded.version, dsl_version(data), entry, key)
+            loaded.problems.extend([mismatch] if mismatch else versions.version_problems(data, loaded.version, key))
+        if inner and not builtin:
+            namespaces.apply(data, inner, builtin_names())
+        _merge_imports(loaded, data, key, folder, seen, depth + 1, None if builtin else inner)
         _merge_document(loaded, data, key)
 
 
 def _merge_document(loaded: Loaded, imported: dict, name: str) -> None:
     target = loaded.document
     for section, value in imported.items():
-        if section == "tosca_definitions_version":
+        if section in PER_FILE:
             continue
         if section not in MERGED_SECTIONS or not isinstance(value, dict):
             target.setdefault(section, value)
             continue
+        if section in target and loaded.version:
+            refused = versions.check_mergeable(loaded.version, section, name)
+            if refused:
+                loaded.problems.append(refused)
+                continue
         merged = target.setdefault(section, {})
         if not isinstance(merged, dict):
             continue
         for key, definition in value.items():
-            if key in merged and merged[key] != definition and section != "plugins":
+            if key in merged and merged[key] != definition and section not in FIRST_WINS:
                 loaded.problems.append(Problem((section, key), "import-conflict",
                                                f"{section} '{key}' is defined both here and in {name}"))
             else:

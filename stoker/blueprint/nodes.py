@@ -8,7 +8,7 @@ from typing import Any
 from stoker.blueprint.errors import BlueprintError
 from stoker.blueprint.functions.base import function_of
 from stoker.blueprint.functions.table import FUNCTIONS
-from stoker.blueprint.values import typed_value
+from stoker.blueprint.values import schema_default, typed_value
 from stoker.errors import Problems
 
 BASE_RELATIONSHIPS = ("cloudify.relationships.depends_on", "cloudify.relationships.contained_in",
@@ -31,33 +31,31 @@ def typed_properties(owner: tuple, given: Any, schema: dict, data_types: dict, p
             problems.add(owner + (name,), "unknown-property", f"'{name}' is not a property of this type")
             continue
         result[name] = _checked(owner + (name,), value, schema[name], data_types, problems)
+    external = given.get("use_external_resource", _default_of(schema.get("use_external_resource")))
     for name, definition in schema.items():
         if name in result:
             continue
-        if "default" in definition:
-            result[name] = _checked(owner + (name,), copy.deepcopy(definition["default"]), definition,
-                                    data_types, problems)
-        elif definition.get("required", True):
+        has_default, default = schema_default(definition, data_types)
+        if "default" in definition or has_default:
+            result[name] = _checked(owner + (name,), copy.deepcopy(default), definition, data_types, problems)
+        elif definition.get("required", True) and not external:
+            # an existing resource needs only what finds it: Cloudify waives the rest
             problems.add(owner, "missing-property", f"required property '{name}' is not given")
     return result
 
 
+def _default_of(definition: Any) -> Any:
+    return definition.get("default") if isinstance(definition, dict) else None
+
+
 def _checked(place: tuple, value: Any, definition: dict, data_types: dict, problems: Problems) -> Any:
-    if function_of(value, FUNCTIONS) or _holds_function(value):
+    if function_of(value, FUNCTIONS):
         return value  # checked when known, as in Cloudify: not at all
     try:
         return typed_value(value, definition.get("type"), data_types, f"property '{place[-1]}'")
     except BlueprintError as exc:
         problems.add(place, exc.code, exc.message)
         return value
-
-
-def _holds_function(value: Any) -> bool:
-    if isinstance(value, dict):
-        return any(function_of(v, FUNCTIONS) or _holds_function(v) for v in value.values())
-    if isinstance(value, list):
-        return any(function_of(v, FUNCTIONS) or _holds_function(v) for v in value)
-    return False
 
 
 def operations(place: tuple, type_interfaces: dict, own: Any, plugins: dict, problems: Problems) -> dict:

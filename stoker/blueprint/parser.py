@@ -8,16 +8,15 @@ it the same way at creation and at runtime.
 from __future__ import annotations
 
 import difflib
-import re
 from pathlib import Path
 from typing import Any
 
 from stoker.blueprint import nodes as node_rules
 from stoker.blueprint.errors import BlueprintError
 from stoker.blueprint.evaluation import make_function
-from stoker.blueprint.functions.base import function_of
+from stoker.blueprint.functions.base import function_of, holds_function
 from stoker.blueprint.functions.table import FUNCTIONS
-from stoker.blueprint.loader import load_blueprint
+from stoker.blueprint.loader import DSL_VERSION, load_blueprint
 from stoker.blueprint.references import reference_cycles
 from stoker.blueprint.scanning import walk_plan
 from stoker.blueprint.types import flatten_types
@@ -29,11 +28,10 @@ from stoker.errors import Problem, Problems, ValidationFailed
 SECTIONS = {"tosca_definitions_version", "description", "imports", "inputs", "dsl_definitions", "data_types",
             "node_types", "relationships", "plugins", "workflows", "node_templates", "groups", "policies",
             "outputs", "capabilities", "labels", "blueprint_labels", "policy_types", "policy_triggers",
-            "metadata", "deployment_settings"}
+            "metadata", "deployment_settings", "resource_tags"}
 INPUT_KEYS = {"type", "default", "required", "description", "display_label", "hidden", "constraints",
               "item_type", "display"}
 SCALING_POLICY = "cloudify.policies.scaling"
-_VERSION = re.compile(r"^cloudify_dsl_1_([0-5])$")
 RUNTIME_LABEL_FUNCTIONS = ("get_attribute", "get_attributes_list", "get_attributes_dict")
 
 
@@ -112,7 +110,7 @@ class _Parser:
             if key not in SECTIONS:
                 self.problems.add((key,), "unknown-section", f"unknown section '{key}'")
         version_name = self.doc.get("tosca_definitions_version")
-        match = _VERSION.match(str(version_name)) if version_name else None
+        match = DSL_VERSION.match(str(version_name)) if version_name else None
         if not match:
             self.problems.add(("tosca_definitions_version",), "invalid-version",
                               f"tosca_definitions_version must be cloudify_dsl_1_0 ... cloudify_dsl_1_5, "
@@ -131,6 +129,7 @@ class _Parser:
             "outputs": self.values_section("outputs"), "capabilities": self.values_section("capabilities"),
             "labels": self.labels("labels"), "blueprint_labels": self.labels("blueprint_labels"),
             "deployment_settings": {"default_schedules": {}, **self.section("deployment_settings")},
+            "resource_tags": self.section("resource_tags"),
         }
         plan["groups"], plan["policies"], plan["scaling_groups"] = self.groups(plan["nodes"])
         self.check_relationship_graph(plan["nodes"])
@@ -165,7 +164,7 @@ class _Parser:
 
     def _check_default(self, place: tuple, name: str, definition: dict, data_types: dict) -> None:
         """A default is a value too: it must fit the input's type and constraints."""
-        if function_of(definition["default"], FUNCTIONS):
+        if holds_function(definition["default"], FUNCTIONS):
             return
         try:
             typed_value(definition["default"], definition.get("type"), data_types, f"the default of input {name}")

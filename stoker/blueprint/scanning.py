@@ -76,3 +76,4 @@ def walk_plan(plan: dict, visit: Visitor, deep: bool = True) -> None:
     for key, label in plan["labels"].items():
         each_value(label, visit, "labels", label, f"labels.{key}")
     each_value(plan["deployment_settings"], visit, "deployment_settings", plan, "deployment_settings")
+    each_value(plan.get("resource_tags", {}), visit, "resource_tags", plan, "resource_tags")

@@ -89,6 +89,17 @@ class StoredState:
             found.setdefault(row["key"], []).append(row["value"])
         return {key: sorted(values) for key, values in found.items()}
 
+    def display_names(self, deployment_ids: list) -> list[str]:
+        """Display names of those of ``deployment_ids`` that exist, in the same order."""
+        by_id = {row["id"]: row["display_name"] for row in self.records.list_deployments(self.project_id)}
+        return [by_id[d] for d in deployment_ids if d in by_id]
+
+    def group_deployments(self, group: Any) -> list[str]:
+        """Ids of the deployment group's members: the deployments whose blueprint's
+        ``deployment_settings.default_groups`` put them in it at creation."""
+        return [row["id"] for row in self.records.list_deployments(self.project_id)
+                if group in (secretbox.unseal(row["plan"]).get("deployment_settings") or {}).get("default_groups", ())]
+
     def sys(self) -> dict:
         return {"tenant_name": tenant_of(self.project_id), "deployment_id": self.deployment["id"],
                 "deployment_name": self.deployment["display_name"],

@@ -83,12 +83,13 @@ main.add_command(resource)
 
 from stoker.cli.blueprint_cmds import blueprint  # noqa: E402
 from stoker.cli.deployment_cmds import deployment, node, node_instance, workflow  # noqa: E402
+from stoker.cli.plugin_cmds import plugin  # noqa: E402
 from stoker.cli.secret_cmds import secret  # noqa: E402
 from stoker.cli import abandon_cmds, snapshot_cmds  # noqa: E402,F401 - ``stack snapshot|abandon|...``
 
 from stoker.cli.execution_cmds import event, execution, install, uninstall  # noqa: E402
 
-for _command in (blueprint, deployment, node, node_instance, secret, execution, event, workflow, install,
+for _command in (blueprint, deployment, node, node_instance, plugin, secret, execution, event, workflow, install,
                  uninstall):
     main.add_command(_command)
     if _command not in (install, uninstall):  # cfy's plural spelling: the same group under a second name

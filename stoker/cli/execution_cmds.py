@@ -47,14 +47,15 @@ def run_workflow(ctx: click.Context, workflow: str, deployment_id: str, paramete
 
 
 def _to_the_end(ctx: click.Context, deployment_of, run, wait: bool, fmt: str) -> None:
-    """Run an execution (``run(service)``), show how it ended; exit 1 unless it succeeded."""
+    """Run an execution (``run(service)``), show how it ended; exit 1 unless it succeeded
+    (or was queued behind the deployment's running execution)."""
     def go():
         service = executions(ctx)
         record = _follow(service, deployment_of(service), lambda: run(service), wait)
         show_record(record, fmt)
         return record
 
-    if run_guarded(go, fmt)["status"] != "terminated":
+    if run_guarded(go, fmt)["status"] not in ("terminated", "queued"):
         sys.exit(1)
 
 
@@ -166,7 +167,7 @@ def execution() -> None:
               help="Workflow parameters: a YAML/JSON file or key=value; repeat for several.")
 @click.option("--wait", is_flag=True, help="Print events and logs as they happen.")
 @click.option("--force", is_flag=True, help="Run even while another execution of the deployment runs.")
-@click.option("--queue", is_flag=True, help="Wait for the deployment's running execution to end first.")
+@click.option("--queue", is_flag=True, help="While the deployment runs another execution, queue this one: it starts when that one ends.")
 @click.option("--allow-custom-parameters", is_flag=True, help="Pass parameters the workflow does not declare.")
 @format_option()
 @click.pass_context

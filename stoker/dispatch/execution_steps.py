@@ -108,6 +108,7 @@ def end(executions: Executions, store: Any, traversal_id: str, row: dict) -> Non
     if status == "terminated":
         executions.modify(deployment_row, (row.get("resume_data") or {}).get("memo") or {}, "after")
     traversal.mark_ended(store, traversal_id)
+    executions.start_queued(deployment_row)
 
 
 class StepWorker:
@@ -147,7 +148,7 @@ class StepWorker:
         with self.store.engine.connect() as conn:
             project_id, execution_id = conn.execute(select(EXECUTIONS.c.project_id, EXECUTIONS.c.id)
                                                     .where(EXECUTIONS.c.pk == execution_pk)).one()
-        executions = Executions(self.store, project_id, owner)
+        executions = Executions(self.store, project_id, owner, self.worker.engine.dispatch)  # queued ones go on
         return executions, executions.records.get_execution(project_id, execution_id)
 
     def _run(self, traversal_id: str, number: int, retry: int, executions: Executions, row: dict) -> bool:

@@ -35,8 +35,10 @@ class ExecutionRecords(BlueprintRecords):
 
     # -- executions -----------------------------------------------------------------------------
     def start_execution(self, project_id: str, deployment_pk: int, workflow_id: str, parameters: dict,
-                        owner: str, is_gone: Callable[[dict], bool], concurrent: bool = False) -> dict:
-        """A new execution owned by ``owner``, status started; Conflict while another is active.
+                        owner: str, is_gone: Callable[[dict], bool], concurrent: bool = False,
+                        queue: bool = False) -> dict:
+        """A new execution owned by ``owner``, status started; while another is active, Conflict, or
+        with ``queue`` a ``queued`` one (no owner), which the active one's end starts (``take_queued``).
 
         ``is_gone(row)`` says whether an active execution's process has died:
         such an execution is marked interrupted here and does not block.
@@ -44,23 +46,50 @@ class ExecutionRecords(BlueprintRecords):
         execution_id = str(uuid.uuid4())
         now = utcnow()
         with self._write() as conn:
-            if conn.dialect.name == "postgresql":
-                conn.execute(select(DEPLOYMENTS.c.pk).where(DEPLOYMENTS.c.pk == deployment_pk).with_for_update())
-            if not concurrent:
-                for row in self._rows(conn.execute(self._query().where(
-                        EXECUTIONS.c.deployment_pk == deployment_pk, EXECUTIONS.c.status.in_(ACTIVE)))):
-                    if is_gone(row):
-                        self._interrupt(conn, row)
-                        continue
-                    raise Conflict(f"Deployment {row['deployment_id']} is running execution {row['id']} "
-                                   f"({row['workflow_id']}, {row['status']}); wait for it to end or cancel it "
-                                   f"(stoker execution cancel {row['id']}), or start with --force to run "
-                                   "both at once")
+            busy = None if concurrent else self._running(conn, deployment_pk, is_gone)
+            if busy is not None and not queue:
+                raise Conflict(f"Deployment {busy['deployment_id']} is running execution {busy['id']} "
+                               f"({busy['workflow_id']}, {busy['status']}); wait for it to end or cancel it "
+                               f"(stoker execution cancel {busy['id']}), start with --queue to run it next, "
+                               "or with --force to run both at once")
+            started = {"status": "started", "owner": owner, "heartbeat_at": now, "started_at": now}
             conn.execute(insert(EXECUTIONS).values(
                 id=execution_id, project_id=project_id, deployment_pk=deployment_pk, workflow_id=workflow_id,
-                status="started", parameters=parameters, error="", owner=owner, heartbeat_at=now,
-                created_at=now, started_at=now))
+                parameters=parameters, error="", created_at=now, **({"status": "queued"} if busy else started)))
         return self.get_execution(project_id, execution_id)
+
+    def _running(self, conn: Connection, deployment_pk: int, is_gone: Callable[[dict], bool]) -> dict | None:
+        """The deployment's active execution, if any (one whose process died is marked interrupted)."""
+        if conn.dialect.name == "postgresql":
+            conn.execute(select(DEPLOYMENTS.c.pk).where(DEPLOYMENTS.c.pk == deployment_pk).with_for_update())
+        for row in self._rows(conn.execute(self._query().where(
+                EXECUTIONS.c.deployment_pk == deployment_pk, EXECUTIONS.c.status.in_(ACTIVE)))):
+            if not is_gone(row):
+                return row
+            self._interrupt(conn, row)
+        return None
+
+    def take_queued(self, deployment_pk: int, owner: str, is_gone: Callable[[dict], bool]) -> dict | None:
+        """The deployment's oldest queued execution, now started and owned by ``owner``, if the deployment
+        runs nothing else; None otherwise."""
+        with self._write() as conn:
+            if self._running(conn, deployment_pk, is_gone) is not None:
+                return None
+            pk = conn.execute(select(EXECUTIONS.c.pk).where(EXECUTIONS.c.deployment_pk == deployment_pk,
+                                                            EXECUTIONS.c.status == "queued")
+                              .order_by(EXECUTIONS.c.pk).limit(1)).scalar()
+            if pk is None:
+                return None
+            now = utcnow()
+            conn.execute(update(EXECUTIONS).where(EXECUTIONS.c.pk == pk).values(
+                status="started", owner=owner, heartbeat_at=now, started_at=now))
+            return self._rows(conn.execute(self._query().where(EXECUTIONS.c.pk == pk)))[0]
+
+    def cancel_queued(self, pk: int) -> bool:
+        """End a queued execution before it ran; False if it is no longer queued."""
+        with self._write() as conn:
+            return bool(conn.execute(update(EXECUTIONS).where(EXECUTIONS.c.pk == pk, EXECUTIONS.c.status == "queued")
+                                     .values(status="cancelled", ended_at=utcnow())).rowcount)
 
     @staticmethod
     def _interrupt(conn: Connection, row: dict) -> None:

@@ -103,6 +103,8 @@ class OperationContext:
     execution_id: str = ""
     workflow_id: str = ""
     tenant_name: str = "default_tenant"
+    #: a plugin operation's plugin: name, package_name, package_version, properties, workdir
+    plugin: dict | None = None
     #: what the script reported: ``ctx returns``, a retry or an abort (only one of them, once)
     returned: Any = None
     outcome: OperationOutcome | None = None

@@ -135,10 +135,14 @@ class _RemoteMapping(MutableMapping):
     def __getitem__(self, key):
         return self._all()[key]
 
+    #: whether this process set a value (each is stored as it is set: ``update()`` has nothing left to do)
+    dirty = False
+
     def __setitem__(self, key, value) -> None:
         if not self._writable:
             raise TypeError(f"{' '.join(self._path)} are read-only")
         request([*self._path, [key], value])
+        self.dirty = True
 
     def __delitem__(self, key) -> None:
         raise TypeError("runtime properties cannot be deleted through ctx; set them to null")
@@ -168,9 +172,13 @@ class _Entity:
 class _Instance(_Entity):
     _VALUES = ("id", "index", "host_id")
 
+    def __init__(self, *path: str):
+        super().__init__(*path)
+        self._runtime = _RemoteMapping((*path, "runtime-properties"), writable=True)
+
     @property
     def runtime_properties(self) -> _RemoteMapping:
-        return _RemoteMapping((*self._path, "runtime-properties"), writable=True)
+        return self._runtime
 
     def update(self) -> None:
         """Runtime properties are stored as they are set; kept for Cloudify scripts that call it."""
@@ -204,6 +212,17 @@ class _Logger:
     warn = warning
 
 
+class _Plugin(_Entity):
+    """The plugin the operation belongs to: name, package_name, package_version, properties, workdir."""
+
+    _VALUES = ("name", "package_name", "package_version", "properties", "workdir")
+
+    def __getattr__(self, name: str):
+        if name in self._VALUES:
+            return request(["plugin"]).get(name)
+        raise AttributeError(name)
+
+
 class _Operation(_Entity):
     _VALUES = ("name", "retry_number", "max_retries")
 
@@ -220,7 +239,7 @@ class _Ctx:
 
     instance, node = _Instance("instance"), _Node("node")
     source, target = _Side("source"), _Side("target")
-    logger, operation = _Logger(), _Operation("operation")
+    logger, operation, plugin = _Logger(), _Operation("operation"), _Plugin("plugin")
     deployment, blueprint = _Named("deployment"), _Named("blueprint")
 
     @property
@@ -246,6 +265,10 @@ class _Ctx:
 
     def download_resource(self, resource_path: str, target_path: str | None = None) -> str:
         return request(["download-resource", resource_path] + ([target_path] if target_path else []))
+
+    def get_resource(self, resource_path: str) -> str:
+        """A blueprint resource's content."""
+        return request(["get-resource", resource_path])
 
     def __call__(self, *args):
         """``ctx('instance', 'runtime-properties', 'port')``: any request, as the command takes it."""

@@ -11,7 +11,7 @@ from typing import Any
 
 from stoker.workflows import dotted
 from stoker.workflows.context import AbortRequested, InstanceView, NodeView, OperationContext
-from stoker.workflows.resources import download
+from stoker.workflows.resources import download, resource_path
 
 LEVELS = ("debug", "info", "warning", "error")
 
@@ -190,6 +190,22 @@ async def _download(ctx: OperationContext, args: list) -> Any:
         raise CtxRequestError(str(exc)) from None
 
 
+#: ``ctx get-resource`` answers with the content: bigger resources are downloaded instead
+MAX_RESOURCE = 1024 * 1024
+
+
+async def _get_resource(ctx: OperationContext, args: list) -> Any:
+    if len(args) != 1 or not isinstance(args[0], str):
+        raise CtxRequestError("usage: ctx get-resource PATH")
+    try:
+        path = resource_path(ctx.resource_root, args[0])
+        if path.stat().st_size > MAX_RESOURCE:
+            raise CtxRequestError(f"resource {args[0]} is larger than {MAX_RESOURCE} bytes: download it instead")
+        return path.read_text(encoding="utf-8", errors="replace")
+    except (ValueError, OSError) as exc:
+        raise CtxRequestError(str(exc)) from None
+
+
 async def _plain(ctx: OperationContext, args: list, value: Any) -> Any:
     _only(args, 0, "")
     return value
@@ -204,6 +220,8 @@ _TOP = {
     "abort-operation": _abort,
     "retry-operation": _retry_operation,
     "download-resource": _download,
+    "get-resource": _get_resource,
+    "plugin": lambda ctx, args: _plain(ctx, args, ctx.plugin or {}),
     "execution-id": lambda ctx, args: _plain(ctx, args, ctx.execution_id),
     "workflow-id": lambda ctx, args: _plain(ctx, args, ctx.workflow_id),
     "type": lambda ctx, args: _plain(ctx, args, ctx.type),

@@ -38,6 +38,8 @@ class Deployment:
     instances: dict[str, Instance]
     #: scaling group name -> {members, properties}
     scaling_groups: dict[str, Any] = field(default_factory=dict)
+    #: plugin name -> its definition in the plan (package_name, package_version, properties...)
+    plugins: dict[str, dict] = field(default_factory=dict)
 
     def node_of(self, instance: Instance) -> dict:
         return self.nodes[instance.node_id]

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from stoker.workflows.context import AbortRequested, OperationContext, OperationFailed, RetryRequested
 from stoker.workflows.ctx_server import CtxServer
-from stoker.workflows.scripts import run_script, script_for
+from stoker.workflows.plugin_envs import task_command
+from stoker.workflows.scripts import Script, run_script, script_for
 
 
 @dataclass
@@ -27,6 +29,8 @@ class OperationSpec:
     retry_interval: float | None = None
     timeout: float | None = None
     timeout_recoverable: bool = False
+    #: a plugin operation's plugin (its definition in the plan, with its name); None for scripts
+    plugin: dict | None = None
 
     @property
     def is_noop(self) -> bool:
@@ -58,7 +62,11 @@ async def run_operation(server: CtxServer, spec: OperationSpec, make_ctx: Callab
     while True:
         ctx = make_ctx(attempt)
         try:
-            script = script_for(spec.implementation, ctx.operation.inputs, ctx.resource_root)
+            if spec.plugin is not None:
+                command = await asyncio.to_thread(task_command, spec.plugin, spec.implementation)
+                script = Script(Path(command[0]), command=command)
+            else:
+                script = script_for(spec.implementation, ctx.operation.inputs, ctx.resource_root)
             return await run_script(server, ctx, script, spec.timeout, spec.timeout_recoverable)
         except AbortRequested as abort:
             raise OperationFailed(f"aborted: {abort}", recoverable=False) from None

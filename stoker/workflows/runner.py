@@ -17,6 +17,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Protocol
 
 from stoker import secretbox
 from stoker.blueprint.secrets import shows_any
+from stoker.blueprint.nodes import SCRIPT_PLUGIN
 from stoker.engine.graph import Graph, WalkFailed, walk
 from stoker.workflows import dotted
 from stoker.workflows.context import InstanceView, NodeView, OperationContext, OperationFailed, OperationInfo, Side
@@ -24,6 +25,7 @@ from stoker.workflows.ctx_server import CtxServer
 from stoker.workflows.lifecycle import Step
 from stoker.workflows.model import Deployment, Instance, has_implementation
 from stoker.workflows.operations import OperationSpec, RetryPolicy, run_operation
+from stoker.workflows.plugin_envs import plugin_view
 from stoker.workflows.writer import BatchWriter
 
 
@@ -139,7 +141,7 @@ class Runner:
         spec = OperationSpec(step.operation, found["implementation"], {**(found.get("inputs") or {}),
                                                                         **self.operation_kwargs.get(step.phase, {})},
                              found.get("max_retries"), found.get("retry_interval"), found.get("timeout"),
-                             bool(found.get("timeout_recoverable")))
+                             bool(found.get("timeout_recoverable")), self._plugin(found))
         task = {"task": step.key}
         self.writer.event(self.row("cloudify_event", f"Task started '{step.operation}'", instance, step.operation,
                                    "task_started", context=task))
@@ -182,6 +184,13 @@ class Runner:
         except OperationFailed as failure:
             raise StepFailed(step, self.mask(str(failure)), self.mask(failure.stderr_tail)) from None
 
+    def _plugin(self, operation: dict) -> dict | None:
+        """The plugin a plugin operation runs from (scripts have none)."""
+        name = operation.get("plugin")
+        if not name or name == SCRIPT_PLUGIN or name not in self.deployment.plugins:
+            return None
+        return plugin_view(name, self.deployment.plugins[name], self.deployment.id)
+
     def _context(self, step: Step, instance: Instance, spec: OperationSpec, retry_number: int) -> OperationContext:
         target = None
         if step.relationship is not None:
@@ -200,7 +209,8 @@ class Runner:
             operation=OperationInfo(step.operation, inputs, retry_number,
                                     self.policy.task_retries if spec.max_retries is None else spec.max_retries),
             resource_root=self.deployment.resource_root, log=log, persist=self._persist,
-            execution_id=self.execution_id, workflow_id=self.workflow_id, tenant_name=self.tenant_name)
+            execution_id=self.execution_id, workflow_id=self.workflow_id, tenant_name=self.tenant_name,
+            plugin=spec.plugin)
         if target is None:
             ctx.node, ctx.instance = self._node_view(instance), self._instance_view(instance)
         else:

@@ -45,6 +45,8 @@ class Script:
     path: Path
     inputs: dict = field(default_factory=dict)  # what becomes environment variables
     process: dict = field(default_factory=dict)
+    #: the whole command, when it is not the script's own (a plugin task run in its virtualenv)
+    command: list[str] | None = None
 
 
 def script_for(implementation: str, inputs: dict, root: Path) -> Script:
@@ -89,6 +91,8 @@ def environment_values(values: dict) -> dict[str, str]:
 
 
 def command_for(script: Script) -> list[str]:
+    if script.command:
+        return list(script.command)
     path, process = script.path, script.process
     prefix = process.get("command_prefix")
     eval_python = process.get("eval_python")

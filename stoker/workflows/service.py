@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import time
 from pathlib import Path
 from typing import Any, Awaitable
 
@@ -21,7 +20,7 @@ from stoker.blueprint import archives
 from stoker.blueprint.state import tenant_of
 from stoker.dispatch.inprocess import InProcess
 from stoker.engine.graph import WalkFailed
-from stoker.errors import Conflict, NotFound
+from stoker.errors import NotFound, StokerError
 from stoker.store.execution_records import ACTIVE, ExecutionRecords, ModificationRecords
 from stoker.store.locks import execution_gone
 from stoker.store.models import utcnow
@@ -38,8 +37,6 @@ from stoker.workflows.writer import BatchWriter
 
 #: how often a running execution refreshes its heartbeat and looks for a cancel request
 WATCH_INTERVAL = 0.5
-#: how often a queued start looks whether the deployment is free
-QUEUE_POLL = 0.5
 
 
 class Executions:
@@ -86,7 +83,7 @@ class Executions:
         """Run ``workflow_id`` on the deployment to its end, in this process; the execution as it ended.
 
         While another execution of the deployment runs: ``force`` runs this one beside it, ``queue``
-        waits for it to end, otherwise ``Conflict``.
+        stores it ``queued`` (returned at once; the running one's end starts it), otherwise ``Conflict``.
         """
         deployment_row = self._deployment(deployment_id)
         plan = secretbox.unseal(deployment_row["plan"])
@@ -97,22 +94,37 @@ class Executions:
         params = workflow_parameters(workflow_id, declaration, parameters or {}, allow_custom_parameters)
         build = graph_builder(workflow_id, declaration, params)
         processes.stop_orphans(self.records.execution_commands(deployment_row["pk"]))
-        while True:
-            model, memo = self.model_of(deployment_row), {}
-            graph = build(model, params, memo)  # refused here, before any execution is stored
-            try:
-                row = self.records.start_execution(self.project_id, deployment_row["pk"], workflow_id, params,
-                                                   self.owner, execution_gone, concurrent=force)
-                break
-            except Conflict:
-                if not queue:
-                    raise
-                time.sleep(QUEUE_POLL)  # then plan again: the other execution changed the instances
+        model, memo = self.model_of(deployment_row), {}
+        graph = build(model, params, memo)  # refused here, before any execution is stored
+        row = self.records.start_execution(self.project_id, deployment_row["pk"], workflow_id, params,
+                                           self.owner, execution_gone, concurrent=force, queue=queue)
+        if row["status"] == "queued":
+            return view(row)
+        return self._begin(row, deployment_row, model, graph, memo)
+
+    def _begin(self, row: dict, deployment_row: dict, model: Deployment, graph, memo: dict) -> dict:
         resume_data = {"states": {i.id: i.state for i in model.instances.values()}, "memo": memo,
                        "commands": self.commands(row)}
         self.records.update_execution(row["pk"], resume_data=resume_data)
         self.modify(deployment_row, memo, "before")
         return self._run(row, deployment_row, model, graph, frozenset(), memo)
+
+    def start_queued(self, deployment_row: dict) -> None:
+        """Start the deployment's queued executions, oldest first, now that its running one ended (as
+        Cloudify's manager does); each is planned on the deployment as it is now."""
+        while (row := self.records.take_queued(deployment_row["pk"], self.owner, execution_gone)) is not None:
+            deployment_row = self.records.get_deployment(self.project_id, row["deployment_id"])
+            declaration = (secretbox.unseal(deployment_row["plan"]).get("workflows") or {}).get(row["workflow_id"])
+            model, memo = self.model_of(deployment_row), {}
+            try:
+                graph = graph_builder(row["workflow_id"], declaration, row["parameters"])(model, row["parameters"],
+                                                                                         memo)
+            except StokerError as exc:  # the deployment changed under it since it was queued
+                self.records.update_execution(row["pk"], status="failed", error=str(exc), ended_at=utcnow(),
+                                              owner=None)
+                continue
+            if self._begin(row, deployment_row, model, graph, memo)["status"] in ACTIVE:
+                return  # the workers run it: its end starts the next
 
     def resume(self, execution_id: str) -> dict:
         """Continue an interrupted, failed or cancelled execution; finished operations do not run again."""
@@ -147,6 +159,8 @@ class Executions:
     def cancel(self, execution_id: str, force: bool = False) -> dict:
         row = self._fresh(self.records.get_execution(self.project_id, execution_id))
         stop_scripts_left(row)
+        if row["status"] == "queued" and self.records.cancel_queued(row["pk"]):
+            return self.get(execution_id)
         if row["status"] not in ACTIVE or not self.records.request_cancel(row["pk"], force):
             raise WorkflowError(f"Execution {execution_id} is {row['status']}: there is nothing to cancel")
         return self.get(execution_id)
@@ -165,7 +179,7 @@ class Executions:
                      for row in self.records.node_instances(deployment_row["pk"])}
         plan = secretbox.unseal(deployment_row["plan"])
         return Deployment(deployment_row["id"], deployment_row["blueprint_id"], self._folder(blueprint), nodes,
-                          instances, plan.get("scaling_groups") or {})
+                          instances, plan.get("scaling_groups") or {}, plan.get("plugins") or {})
 
     def _folder(self, blueprint: dict) -> Path:
         """Where the blueprint's scripts are read: its kept files, else (stored before files were kept) its folder."""
@@ -188,7 +202,10 @@ class Executions:
 
     def _run(self, row: dict, deployment_row: dict, model: Deployment, graph, done: frozenset, memo: dict,
              resumed: bool = False) -> dict:
-        return self.dispatch.execute(self, row, deployment_row, model, graph, done, memo, resumed)
+        ended = self.dispatch.execute(self, row, deployment_row, model, graph, done, memo, resumed)
+        if ended["status"] not in ACTIVE:  # ran here to its end (workers start the next at theirs)
+            self.start_queued(deployment_row)
+        return ended
 
     def run_here(self, row: dict, deployment_row: dict, model: Deployment, graph, done: frozenset, memo: dict,
                  resumed: bool = False) -> dict:

@@ -156,3 +156,20 @@ def test_runtime_only_evaluation_keeps_functions_until_runtime(cli, engine, writ
 def test_remote_url_is_refused_clearly(cli):
     run = cli("--url", "http://127.0.0.1:18699/v1/default", "blueprint", "list")
     assert run.exit_code == 1 and "without --url" in run.stderr and "Traceback" not in run.output
+
+
+def test_environment_capabilities_are_checked_at_creation(cli, write):
+    """As Cloudify's manager: no parent label, a missing parent or a capability it lacks fails the creation."""
+    cli("blueprint", "upload", write("env.yaml", ENVIRONMENT), "-b", "env").expect(0)
+    cli("deployment", "create", "env", "-b", "env", "-i", "region=us-east").expect(0)
+    cli("blueprint", "upload", write("app.yaml", APP), "-b", "app").expect(0)
+    orphan = cli("deployment", "create", "orphan", "-b", "app").expect(1)
+    assert "outputs region uses get_environment_capability" in orphan.stderr and "csys-obj-parent" in orphan.stderr
+    lost = cli("deployment", "create", "lost", "-b", "app", "--label", "csys-obj-parent:nowhere").expect(1)
+    assert "parent deployment `nowhere`" in lost.stderr
+    needy = APP.replace("get_environment_capability: region", "get_environment_capability: zone")
+    cli("blueprint", "upload", write("needy.yaml", needy), "-b", "needy").expect(0)
+    lacking = cli("deployment", "create", "needy", "-b", "needy", "--label", "csys-obj-parent:env").expect(1)
+    assert "requested capability `zone` is not declared in deployment `env`" in lacking.stderr
+    assert "Traceback" not in lacking.stderr
+    assert [d["id"] for d in cli("deployment", "list", "-f", "json").expect(0).json] == ["env"]

@@ -35,6 +35,7 @@ def test_plural_groups_and_cfy_flags(tmp_path):
     assert refused.exit_code == 1 and "nothing to cancel" in refused.output
     events = _run(env, "events", "list", "-e", installed["id"], "-f", "json")
     assert json.loads(events.output)[-1]["event_type"] == "workflow_succeeded"
+    assert json.loads(_run(env, "plugins", "list", "-f", "json").output) == []  # cfy plugins: the catalog
 
 
 def test_install_a_blueprint_path_and_tail_its_events(tmp_path):

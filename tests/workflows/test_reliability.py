@@ -152,13 +152,17 @@ def test_one_execution_at_a_time_per_deployment(engine, chain, gate):
     _wait_for(gate / "a.create.pid")
     with pytest.raises(Conflict, match=r"Deployment dep is running execution .* \(install, started\)"):
         engine.executions.start("uninstall", chain)
-    queued, waited = _in_thread(lambda: engine.executions.start("uninstall", chain, queue=True))
-    time.sleep(1.5)  # several polls: it must still be waiting, nothing uninstalled
-    assert queued.is_alive() and [e["workflow_id"] for e in engine.executions.list(chain)] == ["install"]
+    queued = engine.executions.start("uninstall", chain, queue=True)  # stored queued, answered at once
+    cancelled = engine.executions.start("uninstall", chain, queue=True)
+    assert [(e["workflow_id"], e["status"]) for e in engine.executions.list(chain)] == [
+        ("install", "started"), ("uninstall", "queued"), ("uninstall", "queued")]
+    assert engine.executions.cancel(cancelled["id"])["status"] == "cancelled"  # a queued one never runs
     (gate / "a.create").unlink()
-    worker.join()
-    queued.join()
-    assert result["value"]["status"] == "terminated" and waited["value"]["status"] == "terminated"
+    worker.join()  # the install's end started the queued uninstall, planned after install
+    assert result["value"]["status"] == "terminated"
+    assert [(e["workflow_id"], e["status"]) for e in engine.executions.list(chain)] == [
+        ("install", "terminated"), ("uninstall", "terminated"), ("uninstall", "cancelled")]
+    assert engine.executions.get(queued["id"])["status"] == "terminated"
     assert _trace(gate) == ["a.create", "a.start", "b.create", "b.start", "c.create", "c.start"]
     assert set(states(engine, chain).values()) == {"deleted"}  # planned after install: it undid all of it
 

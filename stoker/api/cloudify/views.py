@@ -25,13 +25,13 @@ NOT_FILTERS = {"_size", "_offset", "_sort", "_include", "_search", "_get_all_res
                "delete_logs", "_group_id", "_summary", "state"}
 
 
-def _common(project: str) -> dict:
+def common(project: str) -> dict:
     return {"tenant_name": tenant_of(project), "visibility": "tenant", "private_resource": False,
             "resource_availability": "tenant", "created_by": "admin"}
 
 
 def blueprint(record: dict, project: str, plan: dict | None = None) -> dict:
-    return {**_common(project), "id": record["id"], "description": record["description"],
+    return {**common(project), "id": record["id"], "description": record["description"],
             "main_file_name": record["main_file_name"], "created_at": record["created_at"],
             "updated_at": record["created_at"], "state": "uploaded", "error": None, "error_traceback": None,
             "is_hidden": False, "labels": record.get("labels", []),
@@ -51,7 +51,7 @@ def workflows(plan: dict) -> list[dict]:
 def deployment(record: dict, project: str, plan: dict, inputs: dict, latest: dict | None) -> dict:
     status = latest["status"] if latest else None
     installed = "active" if latest and latest["workflow_id"] == "install" and status == "terminated" else "inactive"
-    return {**_common(project), **record, "updated_at": record["created_at"], "inputs": inputs,
+    return {**common(project), **record, "updated_at": record["created_at"], "inputs": inputs,
             "outputs": plan.get("outputs", {}), "capabilities": plan.get("capabilities", {}),
             "workflows": workflows(plan), "groups": plan.get("groups", {}), "policies": plan.get("policies", {}),
             "scaling_groups": plan.get("scaling_groups", {}), "labels": record.get("labels", []),
@@ -64,7 +64,7 @@ def deployment(record: dict, project: str, plan: dict, inputs: dict, latest: dic
 
 
 def execution(record: dict, project: str) -> dict:
-    return {**_common(project), **record, "is_system_workflow": False, "blueprint_id": record.get("blueprint_id"),
+    return {**common(project), **record, "is_system_workflow": False, "blueprint_id": record.get("blueprint_id"),
             "total_operations": None, "finished_operations": None, "is_dry_run": False,
             "scheduled_for": None, "execution_group_id": None, "allow_custom_parameters": False,
             "resume": False, "token": None}
@@ -78,18 +78,18 @@ def event(record: dict) -> dict:
 
 
 def node(record: dict, project: str) -> dict:
-    return {**_common(project), **record, "plugins": [], "plugins_to_install": None, "actual_number_of_instances":
+    return {**common(project), **record, "plugins": [], "plugins_to_install": None, "actual_number_of_instances":
             record["number_of_instances"], "planned_number_of_instances": record["number_of_instances"],
             "actual_planned_number_of_instances": record["number_of_instances"], "is_hidden": False}
 
 
 def node_instance(record: dict, project: str) -> dict:
-    return {**_common(project), **record, "system_properties": {}, "has_configuration_drift": False,
+    return {**common(project), **record, "system_properties": {}, "has_configuration_drift": False,
             "is_status_check_ok": True, "index": record.get("index")}
 
 
 def secret(record: dict, project: str) -> dict:
-    return {**_common(project), "key": record["key"], "value": record.get("value"),
+    return {**common(project), "key": record["key"], "value": record.get("value"),
             "is_hidden_value": record["is_hidden_value"], "created_at": record["created_at"],
             "updated_at": record["updated_at"], "schema": None, "provider_name": None, "provider_options": None}
 

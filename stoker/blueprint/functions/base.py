@@ -70,6 +70,17 @@ def function_of(value: Any, table: dict) -> tuple[type, Any] | None:
     return found
 
 
+def holds_function(value: Any, table: dict) -> bool:
+    """Whether ``value`` is a function call or has one anywhere inside."""
+    if function_of(value, table):
+        return True
+    if isinstance(value, dict):
+        return any(holds_function(v, table) for v in value.values())
+    if isinstance(value, list):
+        return any(holds_function(v, table) for v in value)
+    return False
+
+
 def python_path(steps: list) -> str:
     """``['a', 'b', 7, 'c']`` -> ``a.b[7].c`` for messages."""
     if not steps:

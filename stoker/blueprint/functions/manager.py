@@ -1,5 +1,5 @@
-"""Functions answered by the manager's state: get_secret, get_capability,
-get_environment_capability, get_label and get_sys.  All are runtime-only."""
+"""Functions answered by the manager's state: get_secret, get_capability, get_group_capability,
+get_environment_capability, get_label, get_sys and get_consumers.  All are runtime-only."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from stoker.blueprint.errors import FunctionFailed
 from stoker.blueprint.functions.base import RUNTIME, Function, function_of, walk_path
 
 PARENT_LABEL = "csys-obj-parent"
+#: set on a shared deployment, once per deployment that consumes it (a SharedResource's)
+CONSUMER_LABEL = "csys-consumer-id"
 SYS_PROPERTIES = {("tenant", "name"): "tenant_name", ("deployment", "id"): "deployment_id",
                   ("deployment", "name"): "deployment_name", ("deployment", "blueprint"): "blueprint_id",
                   ("deployment", "owner"): "owner"}
@@ -164,3 +166,51 @@ class GetSys(Function):
         if key is None:
             raise FunctionFailed(self.name, f"unknown property: {self.entity} {self.property}", self.path)
         return handler.get_sys(self)[key]
+
+
+class GetConsumers(Function):
+    """The deployments consuming this one, from its ``csys-consumer-id`` labels."""
+
+    name = "get_consumers"
+    kind = RUNTIME
+    PROPERTIES = ("ids", "names", "count")
+
+    def parse_args(self, args: Any) -> None:
+        if args not in self.PROPERTIES:
+            raise self.fail(f"expected a property string (one of: {', '.join(self.PROPERTIES)}), but got {args!r}")
+        self.property = args
+
+    def evaluate(self, handler: Any) -> Any:
+        ids = handler.get_labels(self).get(CONSUMER_LABEL, [])
+        if self.property == "count":
+            return len(ids)
+        return handler.get_display_names(ids, self) if self.property == "names" else ids
+
+
+class GetGroupCapability(Function):
+    """``[group, capability or [capabilities] or deployment_id:capability, key or index...]`` of every
+    deployment of a deployment group."""
+
+    name = "get_group_capability"
+    kind = RUNTIME
+
+    def parse_args(self, args: Any) -> None:
+        if not isinstance(args, list) or len(args) < 2:
+            raise self.fail("the argument should be a list [group ID, capability ID, key or index ...] of at "
+                            f"least 2 items, but it is {args!r}")
+        _check_path_items(self, [a for index, a in enumerate(args) if not (index == 1 and isinstance(a, list))])
+        self.capability_path = args
+
+    def evaluate(self, handler: Any) -> Any:
+        group, wanted = self.capability_path[0], self.capability_path[1]
+        keyed = isinstance(wanted, str) and wanted.startswith("deployment_id:")
+        names = [wanted[len("deployment_id:"):]] if keyed else wanted if isinstance(wanted, list) else [wanted]
+        found = {}
+        for deployment in handler.get_group_deployments(group, self):
+            capabilities = handler.get_capabilities(deployment, self)
+            if all(name not in capabilities for name in names):
+                continue  # a deployment with none of them is left out, as in Cloudify
+            values = [walk_path(self, capabilities[name], self.capability_path, 2) if name in capabilities
+                      else None for name in names]
+            found[deployment] = values[0] if len(values) == 1 else values
+        return found if keyed else [found[d] for d in sorted(found)]

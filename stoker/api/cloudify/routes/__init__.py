@@ -4,7 +4,8 @@ from __future__ import annotations
 
 
 def routers() -> list:
-    from stoker.api.cloudify.routes import blueprints, deployments, executions, manager, nodes, secrets
+    from stoker.api.cloudify.routes import (blueprints, deployments, executions, manager, nodes, plugins, secrets,
+                                            standard_types)
 
     return [manager.unversioned, manager.routes, blueprints.routes, deployments.routes, executions.routes,
-            nodes.routes, secrets.routes, manager.unknown]
+            nodes.routes, plugins.routes, secrets.routes, standard_types.routes, manager.unknown]

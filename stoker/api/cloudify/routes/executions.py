@@ -49,8 +49,10 @@ def _in_background(request: Request, who: Caller, engine: Any, action: Any) -> d
     future = request.app.state.stoker.runner.pool(who.project, "action").submit(action, _Announcing(engine, started))
     future.add_done_callback(lambda f: started["event"].set())
     started["event"].wait(START_TIMEOUT)
-    if "id" not in started and future.done() and future.exception() is not None:
-        raise future.exception()  # type: ignore[misc]
+    if "id" not in started and future.done():
+        if future.exception() is not None:
+            raise future.exception()  # type: ignore[misc]
+        return views.execution(future.result(), who.project)  # queued: stored, not started
     if "id" not in started:
         raise ApiError(503, "the execution did not start in time; look for it with cfy executions list")
     return views.execution(engine.executions.get(started["id"]), who.project)
@@ -72,6 +74,12 @@ def _refuse_scripts(request: Request, who: Caller, engine: Any, deployment_id: s
                             f"are off for tenant {who.tenant!r} (turn them on with {LOCAL_SETTINGS})")
 
 
+def _flag(body: dict, name: str) -> bool:
+    """A boolean of the body: the rest client sends them as the strings "true"/"false"."""
+    value = body.get(name)
+    return value is True or (isinstance(value, str) and value.lower() == "true")
+
+
 @routes.post("/executions", status_code=201)
 async def start(request: Request, who: Caller = Depends(requiring("user"))) -> Response:
     body = await json_body(request)
@@ -86,8 +94,8 @@ async def start(request: Request, who: Caller = Depends(requiring("user"))) -> R
     def work(engine):
         _refuse_scripts(request, who, engine, body["deployment_id"])
         return _in_background(request, who, engine, lambda executions: executions.start(
-            body["workflow_id"], body["deployment_id"], parameters, force=bool(body.get("force")),
-            allow_custom_parameters=bool(body.get("allow_custom_parameters")), queue=bool(body.get("queue"))))
+            body["workflow_id"], body["deployment_id"], parameters, force=_flag(body, "force"),
+            allow_custom_parameters=_flag(body, "allow_custom_parameters"), queue=_flag(body, "queue")))
 
     return await run(request, who, work, 201)
 

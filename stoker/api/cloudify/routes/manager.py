@@ -1,4 +1,4 @@
-"""The manager itself: status, version, tenants, users, tokens, plugins (as far as ``cfy`` needs them)."""
+"""The manager itself: status, version, tenants, users, tokens (as far as ``cfy`` needs them)."""
 
 from __future__ import annotations
 
@@ -133,17 +133,6 @@ def token_delete(token_id: str, request: Request, who: Caller = Depends(requirin
     if not request.app.state.cloudify.tokens.revoke(token_id):
         raise ApiError(404, f"Token {token_id} not found", "not_found_error")
     return Response(status_code=204)
-
-
-# -- plugins (Stoker runs script operations only: the list is empty) --------------------------------
-@routes.get("/plugins")
-def plugins(request: Request, who: Caller = Depends(caller)) -> Response:
-    return reply(views.page(request, []))
-
-
-@routes.get("/plugins/{plugin_id}")
-def plugin(plugin_id: str, who: Caller = Depends(caller)) -> Response:
-    raise ApiError(404, f"Requested `Plugin` with ID `{plugin_id}` was not found", "not_found_error")
 
 
 #: registered last: any other path under /api answers in Cloudify's shape, naming what is not served

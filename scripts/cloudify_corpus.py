@@ -1,0 +1,129 @@
+"""Driver of scripts/cloudify-corpus: Cloudify's verdict and Stoker's on real blueprints, side by side.
+
+Runs in Stoker's .venv. Every blueprint (a YAML file with ``tosca_definitions_version:
+cloudify_dsl_``) under the folders given is validated by Stoker (``parse_file``) and by
+cloudify-common's ``dsl_parser`` (scripts/cloudify_corpus_cfy.py in its own virtualenv),
+both with the same plugin YAMLs (``--plugins DIR``: one folder per plugin, named as
+``plugin:NAME`` imports name it, uploaded into a scratch Stoker catalog) and the same
+standard types. Where both accept, both make the deployment plan (an input without a
+default gets its type's simplest value) and the node types, instance counts, relationships,
+output and capability names are compared. Prints the agreement per stage and each
+disagreement. Install/uninstall runs are not compared yet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def find_blueprints(roots: list[Path]) -> list[Path]:
+    found = []
+    for root in roots:
+        for path in sorted([root] if root.is_file() else root.rglob("*.y*ml")):
+            try:
+                head = path.read_text(errors="replace")[:4000]
+            except OSError:
+                continue
+            if "tosca_definitions_version: cloudify_dsl_" in head and not path.name.startswith("plugin"):
+                found.append(path.resolve())
+    return found
+
+
+def stoker_side(path: Path) -> dict:
+    from stoker.blueprint.deployment import prepare
+    from stoker.blueprint.parser import parse_file
+    from stoker.errors import ValidationFailed
+
+    result: dict = {"path": str(path)}
+    try:
+        plan = parse_file(path)
+    except ValidationFailed as exc:
+        return {**result, "ok": False, "error": str(exc.problems[0])[:300]}
+    except Exception as exc:  # noqa: BLE001  (a crash is a verdict too, and shown)
+        return {**result, "ok": False, "error": f"CRASH {type(exc).__name__}: {exc}"[:300]}
+    result["ok"] = True
+    simple = {"integer": 1, "float": 1.0, "boolean": True, "list": [], "dict": {}}
+    inputs = {name: simple.get(d.get("type"), "x") for name, d in plan["inputs"].items() if d.get("default") is None
+              and d.get("required", True)}
+    try:
+        dep = prepare(plan, inputs, secret_exists=lambda name: True)
+    except Exception as exc:  # noqa: BLE001
+        return {**result, "summary_error": f"{type(exc).__name__}: {exc}"[:300]}
+    counts: dict = {}
+    for instance in dep["node_instances"]:
+        counts[instance["node_id"]] = counts.get(instance["node_id"], 0) + 1
+    result["summary"] = {
+        "nodes": {n["name"]: [n["type"], counts.get(n["name"], 0)] for n in dep["nodes"]},
+        "relationships": sorted([n["name"], r["target_id"], r["type"]] for n in dep["nodes"] for r in n["relationships"]),
+        "outputs": sorted(dep["outputs"]), "capabilities": sorted(dep["capabilities"])}
+    return result
+
+
+def upload_plugins(plugins: Path) -> None:
+    from stoker.blueprint.plugin_catalog import PluginCatalog
+    from stoker.home import stoker_home
+
+    from stoker.blueprint.errors import BlueprintError
+
+    catalog = PluginCatalog(stoker_home(create=True) / "plugins")
+    for folder in sorted(p for p in plugins.iterdir() if p.is_dir()):
+        usable = []
+        for path in sorted(folder.glob("plugin*.yaml")):
+            try:
+                catalog.upload(folder, [path])  # each on its own: a broken one is left out, and said
+                usable.append(path)
+            except BlueprintError as exc:
+                print(f"plugin YAML left out: {exc}", file=sys.stderr)
+        if usable:
+            catalog.upload(folder, usable)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("paths", nargs="+", type=Path)
+    parser.add_argument("--cfy-python", required=True, help="python of a virtualenv with cloudify-common")
+    parser.add_argument("--types", type=Path, default=Path("/work/shared/cloudify_types"))
+    parser.add_argument("--plugins", type=Path, default=Path("/work/shared/cloudify_plugins"))
+    parser.add_argument("--show", type=int, default=40, help="disagreements to print per stage")
+    args = parser.parse_args()
+    os.environ["STOKER_HOME"] = tempfile.mkdtemp(prefix="cloudify-corpus-")
+    upload_plugins(args.plugins)
+    blueprints = find_blueprints(args.paths)
+    cfy = subprocess.run([args.cfy_python, str(HERE / "cloudify_corpus_cfy.py"), str(args.types), str(args.plugins)],
+                         input="\n".join(map(str, blueprints)), capture_output=True, text=True)
+    theirs = {r["path"]: r for r in map(json.loads, cfy.stdout.splitlines())}
+    ours = {str(p): stoker_side(p) for p in blueprints}
+    same_verdict, verdicts, plans, same_plan = 0, [], [], 0
+    for path in map(str, blueprints):
+        mine, cloudify = ours[path], theirs.get(path, {"ok": False, "error": "no answer"})
+        if mine["ok"] == cloudify["ok"]:
+            same_verdict += 1
+        else:
+            verdicts.append((path, cloudify.get("error", "accepted"), mine.get("error", "accepted")))
+        if mine["ok"] and cloudify["ok"] and "summary" in cloudify:
+            if mine.get("summary") == json.loads(json.dumps(cloudify["summary"])):
+                same_plan += 1
+            else:
+                plans.append((path, cloudify["summary"], mine.get("summary") or mine.get("summary_error")))
+    both = same_plan + len(plans)
+    print(f"blueprints: {len(blueprints)}")
+    print(f"validate: same verdict on {same_verdict}/{len(blueprints)} "
+          f"({100 * same_verdict / max(len(blueprints), 1):.1f}%)")
+    print(f"plan: same on {same_plan}/{both} ({100 * same_plan / max(both, 1):.1f}%) of those both accept")
+    for path, cloudify_says, stoker_says in verdicts[:args.show]:
+        print(f"\nVERDICT {path}\n  cloudify: {cloudify_says}\n  stoker:   {stoker_says}")
+    for path, cloudify_plan, stoker_plan in plans[:args.show]:
+        print(f"\nPLAN {path}\n  cloudify: {json.dumps(cloudify_plan)[:400]}\n  stoker:   {json.dumps(stoker_plan)[:400]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,110 @@
+"""``/plugins``: Cloudify's plugin routes on Stoker's plugin catalog (the one ``stoker plugin`` and
+``plugin:NAME`` imports use), so ``cfy plugins upload/list/get/delete`` act on what blueprints import.
+
+The catalog is the server's (``$STOKER_HOME/plugins``), shared by every tenant as a
+manager's ``global`` plugins are: any user reads it, a manager uploads and deletes.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+import zipfile
+from datetime import datetime, timezone
+from io import BytesIO
+from pathlib import Path
+
+from fastapi import Depends, Request
+from fastapi.responses import Response
+
+from stoker.api.body import read_body
+from stoker.api.cloudify import views
+from stoker.api.cloudify.identity import Caller, caller, requiring
+from stoker.api.cloudify.routing import router, run
+from stoker.api.context import reply
+from stoker.api.errors import ApiError
+from stoker.blueprint import archives
+from stoker.blueprint.plugin_catalog import Plugin, PluginCatalog
+from stoker.limits import limit
+
+routes = router("plugins")
+#: a plugin's id is derived from its name and version, so it is the same on every server and after restarts
+_IDS = uuid.UUID("6f1c1d1e-5b5e-4c1a-9d57-7b1f0c2a9e11")
+_PACKAGES = (".wgn", ".whl", ".tar.gz", ".tgz")
+
+
+def plugin_id(plugin: Plugin) -> str:
+    return str(uuid.uuid5(_IDS, f"{plugin.name}/{plugin.version}"))
+
+
+def _view(plugin: Plugin, project: str) -> dict:
+    uploaded = datetime.fromtimestamp(plugin.folder.stat().st_mtime, timezone.utc)
+    package = plugin.as_dict()["package"]
+    return {**views.common(project), "visibility": "global", "resource_availability": "global",
+            "id": plugin_id(plugin), "package_name": plugin.name, "package_version": plugin.version,
+            "archive_name": package, "package_source": None, "supported_platform": "any", "distribution": None,
+            "distribution_version": None, "distribution_release": None, "wheels": [], "excluded_wheels": [],
+            "supported_py_versions": [], "uploaded_at": uploaded.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+            "file_server_path": "", "yaml_url_path": f"plugin:{plugin.name}?version={plugin.version}",
+            "title": plugin.name, "installation_state": [], "blueprint_labels": {}, "labels": {},
+            "resource_tags": {}, "yaml_files": [p.name for p in plugin.yaml_files]}
+
+
+def _found(catalog: PluginCatalog, wanted: str) -> Plugin:
+    found = next((p for p in catalog.list() if plugin_id(p) == wanted), None)
+    if found is None:
+        raise ApiError(404, f"Requested `Plugin` with ID `{wanted}` was not found", "not_found_error")
+    return found
+
+
+@routes.get("/plugins")
+def plugin_list(request: Request, who: Caller = Depends(caller)) -> Response:
+    return reply(views.page(request, [_view(p, who.project) for p in PluginCatalog.at_home().list()]))
+
+
+@routes.get("/plugins/{wanted}")
+def plugin_get(wanted: str, who: Caller = Depends(caller)) -> Response:
+    return reply(_view(_found(PluginCatalog.at_home(), wanted), who.project))
+
+
+@routes.delete("/plugins/{wanted}")
+async def plugin_delete(wanted: str, request: Request, who: Caller = Depends(requiring("manager"))) -> Response:
+    def work(engine):
+        catalog = PluginCatalog.at_home()
+        found = _found(catalog, wanted)
+        catalog.delete(found.name, found.version)
+        return Response(status_code=204)
+
+    return await run(request, who, work)
+
+
+def _unpacked(data: bytes, into: Path) -> tuple[Path, list[Path]]:
+    """(package, plugin YAMLs) from the zip ``cfy plugins upload`` sends: the wagon (or wheel) and its YAMLs."""
+    if not zipfile.is_zipfile(BytesIO(data)):
+        raise ApiError(400, "a plugin upload is a zip of the wagon and its plugin YAML, as cfy plugins upload "
+                       "PLUGIN.wgn -y plugin.yaml sends it", "bad_parameters_error")
+    archives.unpack(data, into)
+    files = sorted(p for p in into.rglob("*") if p.is_file())
+    packages = [p for p in files if p.name.endswith(_PACKAGES)]
+    yamls = [p for p in files if p.suffix in (".yaml", ".yml")]
+    if len(packages) != 1 or not yamls:
+        raise ApiError(400, f"the plugin upload holds {len(packages)} packages (.wgn/.whl) and {len(yamls)} "
+                       "plugin YAMLs: it needs one package and its YAML (cfy plugins upload PLUGIN.wgn -y "
+                       "plugin.yaml)", "bad_parameters_error")
+    return packages[0], yamls
+
+
+@routes.post("/plugins", status_code=201)
+async def plugin_upload(request: Request, who: Caller = Depends(requiring("manager"))) -> Response:
+    if request.query_params.get("plugin_archive_url"):
+        raise ApiError(400, "uploading a plugin from a URL is not supported by Stoker: download the wagon and "
+                       "upload the file (cfy plugins upload PATH -y plugin.yaml)", "bad_parameters_error")
+    data = await read_body(request, limit("max_blueprint_size"), "max_blueprint_size", "plugin archive")
+
+    def work(engine):
+        with tempfile.TemporaryDirectory(prefix="stoker-plugin-") as folder:
+            package, yamls = _unpacked(data, Path(folder))
+            plugin = PluginCatalog.at_home(create=True).upload(package, yamls)
+        return reply(_view(plugin, who.project), 201)
+
+    return await run(request, who, work)

@@ -1,0 +1,68 @@
+"""Where an import that is not a relative path comes from: never the network.
+
+``plugin:NAME`` and ``plugin:NAME?version=V`` are the uploaded plugin's YAML for
+the blueprint's DSL version; a plugin's published URL (``getcloudify.org/spec/
+X-plugin/...``, a GitHub release or raw file of ``cloudify-X-plugin``) is the
+uploaded plugin of that name; ``[imports] rules`` in ``stoker.conf`` map other
+URL prefixes to local folders, one ``PREFIX FOLDER`` a line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+from stoker.blueprint.plugin_catalog import PluginCatalog
+from stoker.home import config, stoker_home
+
+_PLUGIN_URLS = (re.compile(r"getcloudify\.org/spec/(?P<short>[A-Za-z0-9_]+)-plugin/(?P<version>[^/]+)/"),
+                re.compile(r"/(?P<name>cloudify-[A-Za-z0-9_-]+-plugin)/(releases/download/)?(?P<version>[^/]+)/"))
+
+
+@dataclass
+class ImportResolver:
+    catalog: PluginCatalog
+    #: (URL prefix, local folder), longest prefix first
+    rules: list[tuple[str, Path]] = field(default_factory=list)
+
+    @classmethod
+    def from_home(cls) -> "ImportResolver":
+        """The catalog in ``$STOKER_HOME/plugins`` and the rules of ``stoker.conf``."""
+        rules = []
+        for line in config().get("imports", "rules", fallback="").splitlines():
+            parts = line.split(None, 1)
+            if len(parts) == 2:
+                rules.append((parts[0], Path(parts[1]).expanduser()))
+        return cls(PluginCatalog(stoker_home() / "plugins"), sorted(rules, key=lambda r: -len(r[0])))
+
+    def resolve(self, url: str, dsl_version: tuple[int, int] | None) -> tuple[Path | None, str]:
+        """``(local file, "")`` or ``(None, why not)``."""
+        if url.startswith("plugin:"):
+            return self._plugin(url, dsl_version)
+        for prefix, folder in self.rules:
+            if url.startswith(prefix):
+                path = folder / url[len(prefix):].lstrip("/")
+                return (path, "") if path.is_file() else (None, f"the rule for {prefix} gives {path}, "
+                                                                 "which does not exist")
+        for pattern in _PLUGIN_URLS:
+            found = pattern.search(url)
+            if found:
+                name = found.groupdict().get("name") or f"cloudify-{found['short']}-plugin"
+                plugin = self.catalog.find(name, found["version"]) or self.catalog.find(name)
+                if plugin is None:
+                    return None, f"plugin {name} is not uploaded (stoker plugin upload)"
+                return plugin.yaml_for(dsl_version, url.rsplit("/", 1)[-1]), ""
+        return None, "imports over the network are not fetched (use a relative path, the standard types URL, " \
+                     "plugin:NAME of an uploaded plugin, or an [imports] rule)"
+
+    def _plugin(self, url: str, dsl_version: tuple[int, int] | None) -> tuple[Path | None, str]:
+        parts = urlsplit(url[len("plugin:"):])
+        name, version = parts.path, (parse_qs(parts.query).get("version") or [None])[0]
+        plugin = self.catalog.find(name, version)
+        if plugin is None:
+            which = f"{name} {version}" if version else name
+            return None, f"plugin {which} is not uploaded (stoker plugin upload)"
+        found = plugin.yaml_for(dsl_version)
+        return (found, "") if found else (None, f"plugin {name} has no plugin YAML")

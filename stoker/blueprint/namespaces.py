@@ -1,0 +1,101 @@
+"""Namespaced imports: ``imports: [ns--other.yaml]`` puts everything the file defines under ``ns--``.
+
+As in Cloudify, the names a file defines (inputs, types, node templates,
+outputs, groups...) and its references to them (types, derived_from, targets,
+group members, get_input/get_property/get_attribute) take the prefix; the
+standard types keep their names. Namespaces nest: an import of a namespaced
+file is in the same namespace, ``outer--inner--`` if it has one of its own.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from stoker.blueprint.functions.base import NODE_REFS
+
+SEPARATOR = "--"
+_ENTRY = re.compile(r"^([A-Za-z0-9_.-]+?)--(.+)$")
+#: sections whose keys are names a file defines
+NAMED_SECTIONS = ("inputs", "data_types", "node_types", "relationships", "node_templates", "outputs",
+                  "capabilities", "groups", "policies", "policy_types", "workflows")
+NODE_FUNCTIONS = ("get_property", "get_attribute", "get_attributes_list", "get_attributes_dict")
+PRIMITIVE_TYPES = {"string", "integer", "float", "boolean", "list", "dict", "regex", "textarea",
+                   "blueprint_id", "deployment_id", "capability_value", "scaling_group", "node_id", "node_type",
+                   "node_instance", "secret_key", "operation_name"}
+
+
+def split(entry: str) -> tuple[str | None, str]:
+    """``("ns", "other.yaml")`` for ``ns--other.yaml``; no namespace for a URL with ``--`` in its path."""
+    found = _ENTRY.match(entry)
+    if not found or "/" in found.group(1) or ":" in found.group(1):
+        return None, entry
+    return found.group(1), found.group(2)
+
+
+def apply(document: dict, namespace: str, builtin: set[str]) -> None:
+    """Prefix the names ``document`` defines and its references to them, in place."""
+    rename = _Renamer(namespace + SEPARATOR, builtin)
+    for section in NAMED_SECTIONS:
+        if isinstance(document.get(section), dict):
+            document[section] = {rename.name(key): value for key, value in document[section].items()}
+    for section in ("node_types", "relationships", "data_types"):
+        for definition in _values(document.get(section)):
+            if "derived_from" in definition:
+                definition["derived_from"] = rename.type(definition["derived_from"])
+            for schema in _values(definition.get("properties")):
+                if "type" in schema:
+                    schema["type"] = rename.type(schema["type"])
+    for schema in _values(document.get("inputs")):
+        if "type" in schema:
+            schema["type"] = rename.type(schema["type"])
+    for template in _values(document.get("node_templates")):
+        if "type" in template:
+            template["type"] = rename.type(template["type"])
+        for relationship in template.get("relationships") or []:
+            if isinstance(relationship, dict):
+                relationship.update({key: rename.type(relationship[key]) if key == "type" else rename.name(
+                    relationship[key]) for key in ("type", "target") if key in relationship})
+    for group in _values(document.get("groups")):
+        if isinstance(group.get("members"), list):
+            group["members"] = [rename.name(m) for m in group["members"]]
+    for policy in _values(document.get("policies")):
+        if isinstance(policy.get("targets"), list):
+            policy["targets"] = [rename.name(t) for t in policy["targets"]]
+    for section in ("node_templates", "outputs", "capabilities", "node_types", "relationships", "inputs"):
+        rename.functions(document.get(section))
+
+
+class _Renamer:
+    def __init__(self, prefix: str, builtin: set[str]):
+        self.prefix = prefix
+        self.builtin = builtin
+
+    def name(self, value: Any) -> Any:
+        return self.prefix + value if isinstance(value, str) else value
+
+    def type(self, value: Any) -> Any:
+        if not isinstance(value, str) or value in self.builtin or value in PRIMITIVE_TYPES:
+            return value
+        return self.prefix + value
+
+    def functions(self, value: Any) -> None:
+        """get_input names and node names in functions, wherever they sit."""
+        if isinstance(value, list):
+            for item in value:
+                self.functions(item)
+            return
+        if not isinstance(value, dict):
+            return
+        if len(value) == 1:
+            (key, args), = value.items()
+            if key == "get_input":
+                value[key] = [self.name(args[0]), *args[1:]] if isinstance(args, list) and args else self.name(args)
+            elif key in NODE_FUNCTIONS and isinstance(args, list) and args and args[0] not in NODE_REFS:
+                args[0] = self.name(args[0])
+        for item in value.values():
+            self.functions(item)
+
+
+def _values(section: Any) -> list[dict]:
+    return [v for v in section.values() if isinstance(v, dict)] if isinstance(section, dict) else []

@@ -1,0 +1,209 @@
+"""The plugin catalog: uploaded Cloudify plugins (a wagon, a wheel or a source folder, plus its YAMLs).
+
+Each plugin version lives in ``$STOKER_HOME/plugins/<package_name>/<version>/``:
+its plugin YAML(s) as given and the package (``package/``) its operations will
+run from. The name is the YAML's ``package_name``, which ``plugin:NAME``
+imports name. Nothing is ever fetched from the network.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+import tarfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion
+
+from stoker.blueprint.errors import BlueprintError
+from stoker.errors import ValidationFailed
+from stoker.home import stoker_home
+from stoker.template.loader import load
+
+#: a plugin YAML, a wagon's package.json: bounds on what is read
+MAX_YAML_SIZE = 4 * 1024 * 1024
+MAX_PACKAGE_SIZE = 512 * 1024 * 1024
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+_VERSIONED_YAML = re.compile(r"_\d_\d+\.yaml$")
+#: an upload in progress (or cut short): never listed
+_STAGING = ".uploading"
+
+
+@dataclass
+class Plugin:
+    name: str
+    version: str
+    folder: Path
+
+    @property
+    def yaml_files(self) -> list[Path]:
+        return sorted(self.folder.glob("*.yaml"))
+
+    def as_dict(self) -> dict:
+        return {"package_name": self.name, "package_version": self.version,
+                "yaml_files": [p.name for p in self.yaml_files], "package": _package_kind(self.folder)}
+
+    def yaml_for(self, dsl_version: tuple[int, int] | None, wanted: str | None = None) -> Path | None:
+        """The YAML a blueprint of ``dsl_version`` imports, chosen as Cloudify's resolver does: the one
+        named for the version (``plugin_1_4.yaml``), else the first without a version in its name."""
+        files = self.yaml_files
+        if wanted and (self.folder / wanted) in files:
+            return self.folder / wanted
+        if len(files) <= 1:
+            return files[0] if files else None
+        if dsl_version:
+            named = [f for f in files if f.name.endswith(f"{dsl_version[0]}_{dsl_version[1]}.yaml")]
+            if named:
+                return named[0]
+        plain = [f for f in files if not _VERSIONED_YAML.search(f.name)]
+        return plain[0] if plain else files[-1]
+
+
+class PluginCatalog:
+    def __init__(self, root: Path):
+        self.root = root
+
+    @classmethod
+    def at_home(cls, create: bool = False) -> "PluginCatalog":
+        """The catalog every command, import and API request of this ``$STOKER_HOME`` shares."""
+        return cls(stoker_home(create=create) / "plugins")
+
+    # -- reading --------------------------------------------------------------------------------
+    def list(self) -> list[Plugin]:
+        if not self.root.is_dir():
+            return []
+        return [Plugin(name.name, version.name, version) for name in sorted(self.root.iterdir()) if name.is_dir()
+                for version in sorted(name.iterdir(), key=lambda p: _version_key(p.name))
+                if version.is_dir() and not version.name.endswith(_STAGING)]
+
+    def find(self, name: str, version: str | None = None) -> Plugin | None:
+        """The plugin called ``name``: that version (or the newest matching a specifier such as
+        ``>=1.2,<2``, as ``plugin:NAME?version=`` may give it), or the newest."""
+        return next((p for p in reversed(self.list()) if p.name == name and _matches(p.version, version)), None)
+
+    # -- uploading ------------------------------------------------------------------------------
+    def upload(self, package: Path, yamls: list[Path]) -> Plugin:
+        """Store ``package`` (.wgn, .whl or a folder) with its plugin YAML(s); a folder's own YAMLs are
+        taken when none are given. The same name and version again replaces the old one."""
+        if not package.exists():
+            raise BlueprintError(f"cannot upload {package}: no such file or folder", code="not-found")
+        if not yamls and package.is_dir():
+            yamls = sorted(package.glob("plugin*.yaml"))
+        if not yamls:
+            raise BlueprintError(f"cannot upload {package}: a plugin needs its plugin YAML (--yaml-path)",
+                                 code="no-plugin-yaml")
+        name, version = _identity(package, yamls)
+        folder = self.root / name / version
+        staging = folder.with_name(version + _STAGING)
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        try:
+            for path in yamls:
+                shutil.copyfile(path, staging / path.name)
+            if package.is_dir():
+                shutil.copytree(package, staging / "package", ignore=shutil.ignore_patterns(".git", "__pycache__",
+                                                                                             ".venv", "*.pyc"))
+            else:
+                (staging / "package").mkdir()
+                shutil.copyfile(package, staging / "package" / package.name)
+            shutil.rmtree(folder, ignore_errors=True)
+            staging.rename(folder)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return Plugin(name, version, folder)
+
+    def delete(self, name: str, version: str | None = None) -> Plugin:
+        plugin = self.find(name, version)
+        if plugin is None:
+            raise BlueprintError(f"plugin {name}{' ' + version if version else ''} is not uploaded", code="not-found")
+        shutil.rmtree(plugin.folder)
+        return plugin
+
+
+def _identity(package: Path, yamls: list[Path]) -> tuple[str, str]:
+    """``(package_name, package_version)``: from the plugin YAML, else from the package itself."""
+    name = version = None
+    for path in yamls:
+        if path.stat().st_size > MAX_YAML_SIZE:
+            raise BlueprintError(f"{path.name} is larger than {MAX_YAML_SIZE} bytes", code="too-large")
+        try:
+            document = load(path.read_text(encoding="utf-8"), path.name)
+        except (UnicodeDecodeError, OSError, ValidationFailed) as exc:
+            raise BlueprintError(f"{path.name} is not a readable plugin YAML: {exc}", code="invalid-plugin-yaml") \
+                from None
+        plugins = document.get("plugins") if isinstance(document, dict) else None
+        if not isinstance(plugins, dict) or not plugins:
+            raise BlueprintError(f"{path.name} declares no plugins", code="invalid-plugin-yaml")
+        for definition in plugins.values():
+            if isinstance(definition, dict):
+                name = name or definition.get("package_name")
+                version = version or definition.get("package_version")
+    package_name, package_version = _package_metadata(package)
+    name, version = str(name or package_name or ""), str(version or package_version or "")
+    for what, value in (("name", name), ("version", version)):
+        if not _NAME.match(value):
+            raise BlueprintError(f"cannot tell the plugin's {what} (package_{what} in its YAML): {value!r}",
+                                 code="invalid-plugin")
+    return name, version
+
+
+def _package_metadata(package: Path) -> tuple[str | None, str | None]:
+    if package.is_dir():
+        return None, None
+    if package.stat().st_size > MAX_PACKAGE_SIZE:
+        raise BlueprintError(f"{package.name} is larger than {MAX_PACKAGE_SIZE} bytes", code="too-large")
+    if package.suffix == ".whl":
+        parts = package.name.split("-")
+        if len(parts) < 5 or not zipfile.is_zipfile(package):
+            raise BlueprintError(f"{package.name} is not a wheel", code="invalid-plugin")
+        return parts[0].replace("_", "-"), parts[1]
+    if package.suffix == ".wgn" or package.name.endswith((".tar.gz", ".tgz")):
+        return _wagon_metadata(package)
+    raise BlueprintError(f"{package.name}: a plugin is a wagon (.wgn), a wheel (.whl) or a source folder",
+                         code="invalid-plugin")
+
+
+def _wagon_metadata(package: Path) -> tuple[str | None, str | None]:
+    """A wagon is a tar.gz of ``<name>/package.json`` and ``<name>/wheels/``."""
+    try:
+        with tarfile.open(package, "r:gz") as archive:
+            member = next((m for m in archive if m.isfile() and m.name.count("/") == 1
+                           and m.name.endswith("/package.json")), None)
+            if member is None or member.size > MAX_YAML_SIZE:
+                raise BlueprintError(f"{package.name} is not a wagon (no package.json)", code="invalid-plugin")
+            data: Any = json.load(io.BytesIO(archive.extractfile(member).read()))  # type: ignore[union-attr]
+    except (tarfile.TarError, OSError, ValueError) as exc:
+        raise BlueprintError(f"{package.name} is not a wagon: {exc}", code="invalid-plugin") from None
+    if not isinstance(data, dict):
+        raise BlueprintError(f"{package.name}: package.json is not a mapping", code="invalid-plugin")
+    return data.get("package_name"), data.get("package_version")
+
+
+def _package_kind(folder: Path) -> str:
+    package = folder / "package"
+    files = list(package.iterdir()) if package.is_dir() else []
+    if len(files) == 1 and files[0].suffix in (".whl", ".wgn"):
+        return files[0].name
+    return "source"
+
+
+def _matches(version: str, wanted: str | None) -> bool:
+    wanted = (wanted or "").replace(" ", "")
+    if not wanted or wanted == version:
+        return True
+    if wanted[0] not in "<>=!~":
+        return False
+    try:
+        return SpecifierSet(wanted).contains(version, prereleases=True)
+    except (InvalidSpecifier, InvalidVersion):
+        return False
+
+
+def _version_key(version: str) -> tuple:
+    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"[.+-]", version))

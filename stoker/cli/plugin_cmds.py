@@ -1,0 +1,47 @@
+"""``stoker plugin ...``: the plugin catalog that ``plugin:NAME`` imports read (as ``cfy plugins``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from stoker.blueprint.plugin_catalog import PluginCatalog
+from stoker.cli.formatting import format_option, show_list, show_record
+from stoker.cli.stack_cmds import run_guarded
+
+PLUGIN_COLUMNS = ["package_name", "package_version", "yaml_files", "package"]
+
+
+def catalog() -> PluginCatalog:
+    return PluginCatalog.at_home(create=True)
+
+
+@click.group()
+def plugin() -> None:
+    """Upload Cloudify plugins (wagons, wheels, source folders) for plugin: imports."""
+
+
+@plugin.command("upload")
+@click.argument("package", type=click.Path(exists=True, path_type=Path))
+@click.option("-y", "--yaml-path", "yamls", multiple=True, type=click.Path(exists=True, dir_okay=False,
+              path_type=Path), help="A plugin YAML (plugin.yaml, plugin_1_4.yaml, plugin_1_5.yaml); repeat for "
+              "several. A source folder's own plugin*.yaml are taken when none is given.")
+@format_option()
+def upload(package, yamls, fmt):
+    """Upload PACKAGE: a wagon (.wgn), a wheel (.whl) or a plugin's source folder."""
+    run_guarded(lambda: show_record(catalog().upload(package, list(yamls)).as_dict(), fmt), fmt)
+
+
+@plugin.command("list")
+@format_option()
+def list_(fmt):
+    show_list([p.as_dict() for p in catalog().list()], PLUGIN_COLUMNS, fmt)
+
+
+@plugin.command("delete")
+@click.argument("name")
+@click.option("--version", default=None, help="The version to delete (default: the newest).")
+@format_option()
+def delete(name, version, fmt):
+    run_guarded(lambda: show_record(catalog().delete(name, version).as_dict(), fmt), fmt)

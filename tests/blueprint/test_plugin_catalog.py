@@ -1,0 +1,121 @@
+"""The plugin catalog: `stoker plugin upload` and the imports it answers (plugin:, plugin URLs, rules)."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+import zipfile
+
+import pytest
+
+from stoker.blueprint.parser import parse_file
+from stoker.errors import ValidationFailed
+
+
+def _plugin_yaml(version: str, dsl: str, node_type: str, package: str = "my-plugin") -> str:
+    return (f"tosca_definitions_version: cloudify_dsl_{dsl}\n"
+            f"plugins:\n  mine:\n    executor: central_deployment_agent\n"
+            f"    package_name: {package}\n    package_version: '{version}'\n"
+            f"node_types:\n  {node_type}:\n    derived_from: cloudify.nodes.Root\n")
+
+
+@pytest.fixture
+def source(tmp_path):
+    """A plugin's source folder with the three YAMLs Cloudify plugins ship."""
+    folder = tmp_path / "my-plugin"
+    (folder / "my_plugin").mkdir(parents=True)
+    (folder / "my_plugin" / "__init__.py").write_text("")
+    for name, dsl, node_type in (("plugin.yaml", "1_3", "t.Plain"), ("plugin_1_4.yaml", "1_4", "t.V14"),
+                                 ("plugin_1_5.yaml", "1_5", "t.V15")):
+        (folder / name).write_text(_plugin_yaml("1.0", dsl, node_type))
+    return folder
+
+
+def _types(write, dsl: str, imports: str) -> set[str]:
+    """Which of the test plugins' node types a blueprint importing ``imports`` can use."""
+    found = set()
+    for node_type in ("t.Plain", "t.V14", "t.V15"):
+        text = (f"tosca_definitions_version: cloudify_dsl_{dsl}\nimports: [cloudify/types/types.yaml, '{imports}']\n"
+                f"node_templates:\n  n: {{type: {node_type}}}\n")
+        try:
+            parse_file(write("probe.yaml", text))
+            found.add(node_type)
+        except ValidationFailed:
+            pass
+    return found
+
+
+def test_a_source_folder_upload_answers_plugin_imports_by_dsl_version(cli, write, source):
+    uploaded = cli("plugin", "upload", source, "-f", "json")
+    assert uploaded.exit_code == 0, uploaded.stderr
+    assert json.loads(uploaded.stdout) == {"package_name": "my-plugin", "package_version": "1.0", "package": "source",
+                                           "yaml_files": ["plugin.yaml", "plugin_1_4.yaml", "plugin_1_5.yaml"]}
+    assert _types(write, "1_3", "plugin:my-plugin") == {"t.Plain"}
+    assert _types(write, "1_4", "plugin:my-plugin") == {"t.V14"}
+    assert _types(write, "1_5", "plugin:my-plugin?version=1.0") == {"t.V15"}
+    listed = json.loads(cli("plugin", "list", "-f", "json").stdout)
+    assert [(p["package_name"], p["package_version"]) for p in listed] == [("my-plugin", "1.0")]
+
+
+def _wheel(tmp_path, version: str):
+    path = tmp_path / f"my_plugin-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("my_plugin/__init__.py", "")
+    return path
+
+
+def _wagon(tmp_path, version: str):
+    path = tmp_path / f"my_plugin-{version}.wgn"
+    data = json.dumps({"package_name": "my-plugin", "package_version": version}).encode()
+    with tarfile.open(path, "w:gz") as archive:
+        info = tarfile.TarInfo("my_plugin/package.json")
+        info.size = len(data)
+        archive.addfile(info, io.BytesIO(data))
+    return path
+
+
+def test_wheels_and_wagons_and_versions(cli, write, tmp_path):
+    yaml_20 = write("y20/plugin.yaml", _plugin_yaml("2.0", "1_3", "t.V14"))
+    yaml_10 = write("y10/plugin.yaml", _plugin_yaml("1.0", "1_3", "t.Plain"))
+    assert cli("plugin", "upload", _wagon(tmp_path, "2.0"), "-y", yaml_20).exit_code == 0
+    wheel = cli("plugin", "upload", _wheel(tmp_path, "1.0"), "--yaml-path", yaml_10, "-f", "json")
+    assert json.loads(wheel.stdout)["package"] == "my_plugin-1.0-py3-none-any.whl"
+    assert _types(write, "1_4", "plugin:my-plugin") == {"t.V14"}  # the newest
+    assert _types(write, "1_4", "plugin:my-plugin?version=1.0") == {"t.Plain"}
+    assert _types(write, "1_4", "plugin:my-plugin?version= >=1.5") == {"t.V14"}  # specifiers, as Cloudify's
+    assert _types(write, "1_4", "plugin:my-plugin?version=<2,>0.9") == {"t.Plain"}
+    assert _types(write, "1_4", "plugin:my-plugin?version=>=3") == set()
+    assert cli("plugin", "delete", "my-plugin", "--version", "2.0").exit_code == 0
+    assert _types(write, "1_4", "plugin:my-plugin") == {"t.Plain"}
+
+
+def test_plugin_urls_and_import_rules_resolve_locally(cli, write, tmp_path, home):
+    yaml = write("aws/plugin.yaml", _plugin_yaml("3.1", "1_3", "t.Plain", package="cloudify-aws-plugin"))
+    assert cli("plugin", "upload", _wheel(tmp_path, "3.1"), "-y", yaml).exit_code == 0
+    for url in ("https://github.com/cloudify-cosmo/cloudify-aws-plugin/releases/download/3.1/plugin.yaml",
+                "http://www.getcloudify.org/spec/aws-plugin/1.4.1/plugin.yaml"):
+        assert _types(write, "1_4", url) == {"t.Plain"}
+    mirror = tmp_path / "mirror"
+    (mirror / "lib").mkdir(parents=True)
+    (mirror / "lib" / "common.yaml").write_text("tosca_definitions_version: cloudify_dsl_1_4\n"
+                                                "node_types:\n  t.V15: {derived_from: cloudify.nodes.Root}\n")
+    (home / "stoker.conf").write_text(f"[imports]\nrules =\n    https://example.com/blueprints/ {mirror}\n")
+    assert _types(write, "1_4", "https://example.com/blueprints/lib/common.yaml") == {"t.V15"}
+
+
+def test_what_cannot_be_resolved_or_uploaded_is_one_clear_error(cli, write, tmp_path, source):
+    with pytest.raises(ValidationFailed) as failure:
+        parse_file(write("b.yaml", "tosca_definitions_version: cloudify_dsl_1_4\n"
+                                   "imports: ['plugin:nobody', 'plugin:my-plugin?version=9', 'https://x.org/a.yaml']\n"))
+    assert [p.message for p in failure.value.problems] == [
+        "cannot import plugin:nobody: plugin nobody is not uploaded (stoker plugin upload)",
+        "cannot import plugin:my-plugin?version=9: plugin my-plugin 9 is not uploaded (stoker plugin upload)",
+        "cannot import https://x.org/a.yaml: imports over the network are not fetched (use a relative path, the "
+        "standard types URL, plugin:NAME of an uploaded plugin, or an [imports] rule)"]
+    no_yaml = cli("plugin", "upload", _wheel(tmp_path, "1.0"))
+    assert no_yaml.exit_code == 1 and "a plugin needs its plugin YAML (--yaml-path)" in no_yaml.stderr
+    bogus = tmp_path / "bogus.wgn"
+    bogus.write_bytes(b"not a tar")
+    bad = cli("plugin", "upload", bogus, "-y", source / "plugin.yaml")
+    assert bad.exit_code == 1 and "bogus.wgn is not a wagon" in bad.stderr and "Traceback" not in bad.stderr

@@ -1,0 +1,77 @@
+"""Cloudify's REST API with a broker: executions started through /api/v3.1 run on ``stoker worker``
+processes (where Cloudify runs them, its management workers), and a queued one starts at the end of the
+running one on the worker that ends it."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+import time
+from contextlib import contextmanager
+
+from .conftest import PLUGINS, SETTLE_LIMIT
+from .test_executions import OPERATION, blueprint
+
+API = "/api/v3.1"
+
+
+@contextmanager
+def cloudify_api(cluster, monkeypatch):
+    """A client of ``stoker api --broker --allow-local-resources`` (noauth: default_tenant)."""
+    from fastapi.testclient import TestClient
+
+    from stoker.api.app import create_app
+
+    monkeypatch.setenv("STOKER_QUEUE", cluster.queue)
+    monkeypatch.setenv("STOKER_HOME", str(cluster.tmp / "home"))
+    app = create_app(cluster.db_url, broker=cluster.broker, plugin_dirs=[str(PLUGINS)], allow_local_resources=True)
+    with TestClient(app) as client:
+        yield client
+
+
+def _archive(tmp_path, hold: float) -> bytes:
+    """The blueprint folder as ``cfy blueprints upload`` packs it: one top folder in a tar.gz."""
+    runs = tmp_path / "runs.log"
+    files = {"bp/blueprint.yaml": blueprint(runs, hold), "bp/scripts/op.sh": OPERATION}
+    data = io.BytesIO()
+    with tarfile.open(fileobj=data, mode="w:gz") as archive:
+        for name, text in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(text.encode())
+            archive.addfile(info, io.BytesIO(text.encode()))
+    return data.getvalue()
+
+
+def _ended(client, execution_id: str) -> dict:
+    deadline = time.monotonic() + SETTLE_LIMIT
+    while time.monotonic() < deadline:
+        found = client.get(f"{API}/executions/{execution_id}").json()
+        if found["status"] in ("terminated", "failed", "cancelled"):
+            return found
+        time.sleep(0.2)
+    raise AssertionError(f"execution {execution_id} did not end within {SETTLE_LIMIT} s")
+
+
+def test_cloudify_api_executions_run_on_the_workers_and_queued_ones_follow(cluster, monkeypatch, tmp_path):
+    for _ in range(2):
+        cluster.start_worker(concurrency=2)
+    with cloudify_api(cluster, monkeypatch) as client:
+        uploaded = client.put(f"{API}/blueprints/bp", params={"application_file_name": "blueprint.yaml"},
+                              content=_archive(tmp_path, 0.3))
+        assert uploaded.status_code == 201, uploaded.text
+        assert client.put(f"{API}/deployments/dep", json={"blueprint_id": "bp", "inputs": {}}).status_code == 201
+        install = client.post(f"{API}/executions", json={"deployment_id": "dep", "workflow_id": "install"})
+        assert install.status_code == 201, install.text
+        queued = client.post(f"{API}/executions", json={"deployment_id": "dep", "workflow_id": "uninstall",
+                                                         "queue": "true", "force": "false"})
+        assert queued.status_code == 201 and queued.json()["status"] == "queued", queued.text
+        assert _ended(client, install.json()["id"])["status"] == "terminated"
+        # the worker that ended the install started the queued uninstall on the workers
+        assert _ended(client, queued.json()["id"])["status"] == "terminated"
+        events = client.get(f"{API}/events", params={"execution_id": queued.json()["id"], "_size": 1000}).json()
+        assert events["items"][-1]["event_type"] == "workflow_succeeded"
+        instances = client.get(f"{API}/node-instances", params={"deployment_id": "dep"}).json()["items"]
+        assert {i["state"] for i in instances} == {"deleted"} and len(instances) == 4
+    pids = {line.split()[3] for line in (tmp_path / "runs.log").read_text().splitlines() if line.startswith("start")}
+    worker_pids = {str(w.pid) for w in cluster.workers}
+    assert pids and pids <= worker_pids  # every operation ran under a worker (its parent), none in the API

@@ -1,0 +1,162 @@
+"""Python plugin operations run unchanged: a plugin written here (a source folder and a wheel) is
+uploaded, imported with plugin:, and its tasks run in the plugin's own virtualenv with Cloudify's
+@operation keyword inputs, ctx and exceptions."""
+
+from __future__ import annotations
+
+import textwrap
+import zipfile
+
+from stoker.blueprint.plugin_catalog import PluginCatalog
+
+TASKS = '''
+import json, sys
+from cloudify import ctx as global_ctx
+from cloudify.decorators import operation
+from cloudify.exceptions import NonRecoverableError, OperationRetry
+from cloudify.state import ctx_parameters
+
+
+@operation
+def create(ctx, size, greeting="hello", **kwargs):
+    props = ctx.instance.runtime_properties
+    props["size"] = size * 2
+    props["greeting"] = greeting
+    props["node_port"] = ctx.node.properties["port"]
+    props["region"] = ctx.plugin.properties["region"]
+    props["plugin"] = [ctx.plugin.package_name, ctx.plugin.package_version]
+    props["operation"] = ctx.operation.name
+    props["deployment"] = ctx.deployment.id
+    props["parameters"] = sorted(ctx_parameters)
+    props["resource"] = ctx.get_resource("data/motd.txt").strip()
+    props["dirty"] = props.dirty
+    props["isolated"] = not any("stoker" in p and "site-packages" in p for p in sys.path)
+    ctx.instance.update()
+    ctx.logger.info("created %s", ctx.instance.id)
+    return {"made": size}
+
+
+@operation
+def configure(ctx, **kwargs):
+    if ctx.operation.retry_number < 2:
+        raise OperationRetry("not yet", retry_after=0)
+    ctx.instance.runtime_properties["tries"] = ctx.operation.retry_number
+
+
+def start(**kwargs):
+    global_ctx.instance.runtime_properties["started"] = True
+
+
+@operation
+def stop(ctx, **kwargs):
+    raise NonRecoverableError("cannot stop this")
+'''
+
+PLUGIN_YAML = """\
+tosca_definitions_version: cloudify_dsl_1_5
+plugins:
+  demo:
+    executor: central_deployment_agent
+    package_name: demo-plugin
+    package_version: '1.0'
+    properties:
+      region: {type: string, description: where}
+node_types:
+  demo.Thing:
+    derived_from: cloudify.nodes.Root
+    properties:
+      port: {default: 80}
+    interfaces:
+      cloudify.interfaces.lifecycle:
+        create:
+          implementation: demo.demo_plugin.tasks.create
+          inputs: {size: {default: 1}}
+        configure: demo.demo_plugin.tasks.configure
+        start: demo.demo_plugin.tasks.start
+        stop: demo.demo_plugin.tasks.stop
+"""
+
+BLUEPRINT = """\
+tosca_definitions_version: cloudify_dsl_1_5
+imports:
+  - cloudify/types/types.yaml
+  - plugin:demo-plugin:
+      region: eu-west
+node_templates:
+  thing:
+    type: demo.Thing
+    properties: {port: 8080}
+    interfaces:
+      cloudify.interfaces.lifecycle:
+        create:
+          inputs: {size: 21}
+"""
+
+
+def _source(tmp_path):
+    folder = tmp_path / "demo-plugin"
+    (folder / "demo_plugin").mkdir(parents=True)
+    (folder / "demo_plugin" / "__init__.py").write_text("")
+    (folder / "demo_plugin" / "tasks.py").write_text(textwrap.dedent(TASKS))
+    (folder / "plugin_1_5.yaml").write_text(PLUGIN_YAML)
+    return folder
+
+
+def _install(engine, tmp_path, blueprint=BLUEPRINT):
+    folder = tmp_path / "bp"
+    (folder / "data").mkdir(parents=True)
+    (folder / "data" / "motd.txt").write_text("welcome\n")
+    (folder / "blueprint.yaml").write_text(blueprint)
+    engine.blueprints.upload(folder / "blueprint.yaml", "bp")
+    engine.blueprints.deployments.create("dep", "bp")
+    return engine.executions.start("install", "dep", {"task_retries": 3, "task_retry_interval": 0})
+
+
+def _runtime(engine):
+    [instance] = engine.blueprints.deployments.node_instances("dep")
+    return instance["state"], instance["runtime_properties"]
+
+
+def test_a_plugin_task_runs_with_cloudify_ctx_inputs_and_exceptions(engine, tmp_path):
+    PluginCatalog(tmp_path / "home" / "plugins").upload(_source(tmp_path), [])
+    execution = _install(engine, tmp_path)
+    assert execution["status"] == "terminated", execution
+    state, props = _runtime(engine)
+    assert state == "started"
+    assert props == {"size": 42, "greeting": "hello", "node_port": 8080, "region": "eu-west",
+                     "plugin": ["demo-plugin", "1.0"], "operation": "cloudify.interfaces.lifecycle.create",
+                     "deployment": "dep", "parameters": ["size"], "resource": "welcome", "dirty": True,
+                     "isolated": True, "tries": 2, "started": True}
+    messages = [e["message"] for e in engine.executions.events(execution["id"], include_logs=True)]
+    assert any(m.startswith("created thing_") for m in messages)
+    failed = engine.executions.start("uninstall", "dep")
+    assert failed["status"] == "failed" and "cannot stop this" in failed["error"]
+
+
+def test_a_wheel_is_installed_into_the_plugin_virtualenv(engine, tmp_path):
+    source = _source(tmp_path)
+    wheel = tmp_path / "demo_plugin-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.write(source / "demo_plugin" / "__init__.py", "demo_plugin/__init__.py")
+        archive.write(source / "demo_plugin" / "tasks.py", "demo_plugin/tasks.py")
+        archive.writestr("demo_plugin-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: demo-plugin\n"
+                                                               "Version: 1.0\n")
+        archive.writestr("demo_plugin-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: test\n"
+                                                            "Root-Is-Purelib: true\nTag: py3-none-any\n")
+        archive.writestr("demo_plugin-1.0.dist-info/RECORD", "")
+    PluginCatalog(tmp_path / "home" / "plugins").upload(wheel, [source / "plugin_1_5.yaml"])
+    assert _install(engine, tmp_path)["status"] == "terminated"
+    site = next((tmp_path / "home" / "plugin-envs" / "demo-plugin" / "1.0").glob("lib/python*/site-packages"))
+    assert (site / "demo_plugin" / "tasks.py").is_file()
+    assert _runtime(engine)[1]["size"] == 42
+
+
+def test_an_operation_of_a_plugin_not_uploaded_fails_clearly(engine, tmp_path):
+    """The plugin YAML is beside the blueprint, the plugin itself was never uploaded."""
+    (tmp_path / "bp" / "plugin").mkdir(parents=True)
+    (tmp_path / "bp" / "plugin" / "plugin.yaml").write_text(PLUGIN_YAML.replace(
+        "    properties:\n      region: {type: string, description: where}\n", ""))
+    blueprint = BLUEPRINT.replace("  - plugin:demo-plugin:\n      region: eu-west\n", "  - plugin/plugin.yaml\n")
+    execution = _install(engine, tmp_path, blueprint)
+    assert execution["status"] == "failed"
+    assert "plugin demo-plugin 1.0 is not uploaded (stoker plugin upload)" in execution["error"]
