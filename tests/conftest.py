@@ -69,7 +69,12 @@ def db_url(request, tmp_path):
     schema = f"t_{uuid.uuid4().hex[:12]}"
     with database.connect() as conn:
         conn.execute(text(f"CREATE SCHEMA {schema}"))
-    url = database.url.update_query_dict({"options": f"-csearch_path={schema}"})
+    # named after the schema, so that the connections the test left open end with it: an engine made
+    # in-process (the CLI's, under CliRunner) is closed only once collected, and parallel workers
+    # keeping such idle pools would exhaust the server's connections
+    url = database.url.update_query_dict({"options": f"-csearch_path={schema}", "application_name": schema})
     yield url.render_as_string(hide_password=False)
     with database.connect() as conn:
+        conn.execute(text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = :name"),
+                     {"name": schema})
         conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))

@@ -60,6 +60,25 @@ class Cluster:
         self.workers.append(worker)
         return worker
 
+    def listening(self, count: int) -> None:
+        """Wait until ``count`` workers take messages from the test's queue (RabbitMQ counts its
+        consumers): a test that wants work spread over them must not start it while one still starts."""
+        from kombu import Connection
+
+        limit = time.monotonic() + SETTLE_LIMIT
+        with Connection(self.broker, connect_timeout=3) as conn:
+            while time.monotonic() < limit:
+                channel = conn.channel()
+                try:
+                    if channel.queue_declare(self.queue, passive=True).consumer_count >= count:
+                        return
+                except conn.channel_errors:  # no worker has declared the queue yet
+                    pass
+                finally:
+                    channel.close()
+                time.sleep(0.1)
+        raise AssertionError(f"fewer than {count} workers on {self.queue} after {SETTLE_LIMIT}s; logs in {self.tmp}")
+
     def kill(self, worker: subprocess.Popen) -> None:
         """SIGKILL the worker and its pool processes, as when its machine is lost."""
         os.killpg(worker.pid, signal.SIGKILL)
@@ -78,15 +97,11 @@ class Cluster:
         raise AssertionError(f"stack {stack_id} still in progress after {SETTLE_LIMIT}s; worker logs in {self.tmp}")
 
     def stop(self) -> None:
+        """End the workers at once: the test is over, and a graceful stop (each worker waiting for
+        its tasks) cost seconds a test; the tests of a worker's own shutdown signal it themselves."""
         for worker in self.workers:
             if worker.poll() is None:
-                os.killpg(worker.pid, signal.SIGTERM)
-        for worker in self.workers:
-            try:
-                worker.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(worker.pid, signal.SIGKILL)
-                worker.wait()
+                self.kill(worker)
         self.engine.close()
         from kombu import Connection, Queue
 

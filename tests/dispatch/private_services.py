@@ -16,8 +16,16 @@ from pathlib import Path
 
 import pytest
 
-PG_PORT = int(os.environ.get("STOKER_TEST_PRIVATE_PG_PORT", "18852"))
-REDIS_PORT = int(os.environ.get("STOKER_TEST_PRIVATE_REDIS_PORT", "18853"))
+
+def _worker_number() -> int:
+    """Which pytest-xdist worker runs this (``gw3`` is 3; 0 when not under xdist)."""
+    return int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+
+
+#: the configured ports are worker 0's; worker n adds 2n, so parallel workers never share a server
+#: (and the default pair, adjacent, never overlaps across workers)
+PG_PORT = int(os.environ.get("STOKER_TEST_PRIVATE_PG_PORT", "18852")) + 2 * _worker_number()
+REDIS_PORT = int(os.environ.get("STOKER_TEST_PRIVATE_REDIS_PORT", "18853")) + 2 * _worker_number()
 #: how long a server may take to start (a bound, not a measurement)
 START_LIMIT = 60
 

@@ -95,6 +95,7 @@ def expected(cluster, operations, relationship=()):
 
 def test_install_and_uninstall_run_each_operation_once_on_the_workers(cluster, tmp_path):
     first, second = cluster.start_worker(), cluster.start_worker()
+    cluster.listening(2)
     runs = deploy(cluster, tmp_path, hold=0.2)
     started = cluster.engine.executions.start("install", "dep")
     assert started["status"] == "started"  # the asking side only hands it over

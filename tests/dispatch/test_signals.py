@@ -38,8 +38,15 @@ def recorded(log, hold: float = 0) -> dict:
 def created(cluster, log, size: int = 1, **options) -> str:
     """The scaling stack, created on the workers; its id."""
     started = cluster.engine.create_stack("scaled", scaling_template(recorded(log, **options), size))
-    assert cluster.settle(started["id"])["stack_status"] == "CREATE_COMPLETE"
-    return started["id"]
+    return created_and_released(cluster, started["id"])
+
+
+def created_and_released(cluster, stack_id: str) -> str:
+    """``stack_id`` once CREATE_COMPLETE and unlocked (the create's traversal frees the lock just
+    after it writes the status): the state a signal must leave as it was."""
+    assert cluster.settle(stack_id)["stack_status"] == "CREATE_COMPLETE"
+    wait_for(lambda: cluster.engine.get_record(stack_id).lock_owner is None, "the create's lock released")
+    return stack_id
 
 
 def signal_events(cluster, policy: str = "up") -> list:
@@ -194,7 +201,7 @@ def waiting_in_vain(cluster, tmp_path, limit: float) -> str:
     present.touch()
     started = cluster.engine.create_stack("scaled", scaling_template(
         {"type": "Test::FileWaiter", "properties": {"path": str(present), "limit": limit}}))
-    assert cluster.settle(started["id"])["stack_status"] == "CREATE_COMPLETE"
+    created_and_released(cluster, started["id"])
     present.unlink()
     return started["id"]
 

@@ -7,7 +7,7 @@ from collections import Counter
 
 from stoker.resources.resource import POLL_KEY
 
-from .test_cancel import rows
+from .test_cancel import rows, wait_for
 from .test_workers import log_lines
 
 
@@ -306,6 +306,9 @@ def test_a_resource_paused_at_a_pre_update_hook_holds_no_worker_slot(cluster, tm
                             "other": recorded(log, "o")})
     hooked = Environment.from_dict({"resource_registry": {"resources": {"held": {"hooks": "pre-update"}}}})
     cluster.engine.update_stack("hookupd", after, environment=hooked)
+    # "held" and "other" are independent: either may take the only slot first
+    wait_for(lambda: cluster.engine.resource("hookupd", "held")["resource_status_reason"]
+             == "UPDATE paused until Hook pre-update is cleared", "the pre-update hook pause", limit=60)
     limit = time.monotonic() + 60
     while creates(log) != {"other": 1}:  # made while "held" stays paused in the only slot's worker
         assert time.monotonic() < limit, "the paused resource held the only worker slot"

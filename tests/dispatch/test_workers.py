@@ -39,6 +39,7 @@ def creates(log):
 
 def test_create_and_delete_spread_over_two_workers(cluster, tmp_path):
     first, second = cluster.start_worker(), cluster.start_worker()
+    cluster.listening(2)
     log = tmp_path / "made.log"
     template = recorded_template(log, 12, hold=0.3)
     template["resources"]["tail"] = {"type": "Test::Recorded", "depends_on": [f"r{i}" for i in range(12)],
