@@ -13,6 +13,7 @@ import socket
 import uuid
 from contextlib import contextmanager
 from datetime import timedelta
+from functools import lru_cache
 from typing import Any, Iterable, Iterator, Sequence
 
 from sqlalchemy import Connection, Engine, Table, bindparam, case, delete, func, insert, or_, select, text, update
@@ -20,7 +21,7 @@ from sqlalchemy.exc import IntegrityError
 
 from stoker.errors import Conflict, NotFound, StaleWrite
 from stoker.store import queries
-from stoker.store.bulk import execute_many
+from stoker.store.bulk import execute_many, insert_of
 from stoker.store.edits import DataEdits
 from stoker.store.locks import ENGINE_TIMEOUT, HANDED_BACK, LOCK_TIMEOUT, owner_is_dead, process_of
 from stoker.store.models import EngineProcess, Event, RawTemplate, Record, Resource, Stack, utcnow
@@ -253,8 +254,7 @@ class Store:
                 row["id"] = new_id
             for group in _by_keys(rows):
                 _check_fields(Resource, group[0])
-                execute_many(conn, insert(RESOURCES).values({k: bindparam(k) for k in group[0]}), group,
-                             RESOURCES.c.get)
+                execute_many(conn, insert_of(RESOURCES, tuple(group[0])), group, RESOURCES.c.get)
         return ids
 
     def update_resources_bulk(self, changes: Iterable[tuple[int, dict[str, Any]]]) -> None:
@@ -286,15 +286,9 @@ class Store:
         params = [{"v_updated_at": now} | {f"v_{k}": v for k, v in fields.items()} | {"v_id": resource_id}
                   for resource_id, fields in _data_edited(conn, list(changes))]
         for group in _by_keys(params):
-            columns = [name[2:] for name in group[0] if name != "v_id"]
+            columns = tuple(name[2:] for name in group[0] if name != "v_id")
             _check_fields(Resource, dict.fromkeys(columns))
-            stmt = (
-                update(RESOURCES)
-                .where(RESOURCES.c.id == bindparam("v_id"))
-                .values({c: bindparam(f"v_{c}", type_=RESOURCES.c[c].type) for c in columns})
-                .values(atomic_key=RESOURCES.c.atomic_key + 1)
-            )
-            execute_many(conn, stmt, group, _resource_column)
+            execute_many(conn, _resource_update(columns), group, _resource_column)
 
     # -- events -------------------------------------------------------------
 
@@ -312,7 +306,7 @@ class Store:
         rows = [row if "uuid" in row else {"uuid": str(uuid.uuid4())} | row for row in rows]
         for group in _by_keys(rows):
             _check_fields(Event, group[0])
-            execute_many(conn, insert(EVENTS).values({k: bindparam(k) for k in group[0]}), group, EVENTS.c.get)
+            execute_many(conn, insert_of(EVENTS, tuple(group[0])), group, EVENTS.c.get)
 
     def list_events(
         self,
@@ -483,6 +477,15 @@ def _check_fields(model: type[Record], fields: dict[str, Any]) -> None:
     unknown = fields.keys() - COLUMNS[model]
     if unknown:
         raise TypeError(f"{model.__name__} has no field(s) {', '.join(sorted(unknown))}")
+
+
+@lru_cache(maxsize=256)
+def _resource_update(columns: tuple[str, ...]) -> Any:
+    """The UPDATE of these resource columns by id, bumping ``atomic_key`` (built once per set of columns)."""
+    return (update(RESOURCES)
+            .where(RESOURCES.c.id == bindparam("v_id"))
+            .values({c: bindparam(f"v_{c}", type_=RESOURCES.c[c].type) for c in columns})
+            .values(atomic_key=RESOURCES.c.atomic_key + 1))
 
 
 def _resource_column(name: str) -> Any:
