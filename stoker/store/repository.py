@@ -149,7 +149,7 @@ class Store:
     def update_stack(self, stack_id: str, **fields: Any) -> None:
         _check_fields(Stack, fields)
         with self._write() as conn:
-            done = conn.execute(update(STACKS).where(STACKS.c.id == stack_id).values(**fields)).rowcount
+            done = _update_stack(conn, stack_id, fields)
         if not done:
             raise NotFound(f"Stack {stack_id} not found")
 
@@ -272,7 +272,7 @@ class Store:
             self._update_resources(conn, changes)
             for stack_id, fields in stacks:
                 _check_fields(Stack, fields)
-                conn.execute(update(STACKS).where(STACKS.c.id == stack_id).values(**fields))
+                _update_stack(conn, stack_id, fields)
             self._insert_events(conn, events)
 
     def write_changes(self, conn: Any, changes: Iterable[tuple[int, dict[str, Any]]],
@@ -468,9 +468,8 @@ class Store:
         return (bool(row[0]), bool(row[1])) if row else (False, True)
 
     def _set_lock(self, stack_id: str, owner: str, **values: Any) -> bool:
-        stmt = update(STACKS).where(STACKS.c.id == stack_id, STACKS.c.lock_owner == owner).values(**values)
         with self._write() as conn:
-            return bool(conn.execute(stmt).rowcount)
+            return bool(_update_stack(conn, stack_id, values, owner))
 
 
 def _check_fields(model: type[Record], fields: dict[str, Any]) -> None:
@@ -486,6 +485,23 @@ def _resource_update(columns: tuple[str, ...]) -> Any:
             .where(RESOURCES.c.id == bindparam("v_id"))
             .values({c: bindparam(f"v_{c}", type_=RESOURCES.c[c].type) for c in columns})
             .values(atomic_key=RESOURCES.c.atomic_key + 1))
+
+
+def _update_stack(conn: Connection, stack_id: str, fields: dict[str, Any], owner: str | None = None) -> int:
+    """Write ``fields`` of a stack (only while ``owner`` holds its lock, if given); rows changed."""
+    params = {f"v_{k}": v for k, v in fields.items()} | {"w_id": stack_id}
+    if owner is not None:
+        params["w_owner"] = owner
+    return conn.execute(_stack_update(tuple(fields), owner is not None), params).rowcount
+
+
+@lru_cache(maxsize=256)
+def _stack_update(columns: tuple[str, ...], owned: bool) -> Any:
+    """The UPDATE of these stack columns by id (and lock owner), built once per shape."""
+    where = [STACKS.c.id == bindparam("w_id")]
+    if owned:
+        where.append(STACKS.c.lock_owner == bindparam("w_owner"))
+    return update(STACKS).where(*where).values({c: bindparam(f"v_{c}", type_=STACKS.c[c].type) for c in columns})
 
 
 def _resource_column(name: str) -> Any:
