@@ -39,6 +39,11 @@ PROCESSES: Table = EngineProcess.__table__  # type: ignore[assignment]
 CLOCK = {"postgresql": text("SELECT extract(epoch FROM clock_timestamp())"),
          "sqlite": text("SELECT (julianday('now') - 2440587.5) * 86400.0")}
 COLUMNS = {model: frozenset(model.__table__.columns.keys()) for model in (Stack, Resource, Event)}
+# the most frequent reads, built once (building a statement costs more than SQLite running it)
+STACK_BY_ID = select(STACKS).where(STACKS.c.project_id == bindparam("project"), STACKS.c.id == bindparam("key"))
+LIVE_STACK_BY_NAME = select(STACKS).where(STACKS.c.project_id == bindparam("project"),
+                                          STACKS.c.name == bindparam("key"), STACKS.c.deleted_at.is_(None))
+RESOURCES_OF_STACK = select(RESOURCES).where(RESOURCES.c.stack_id == bindparam("stack")).order_by(RESOURCES.c.id)
 
 
 class Store:
@@ -97,12 +102,12 @@ class Store:
 
     def get_stack(self, id_or_name: str, project_id: str = DEFAULT_PROJECT, show_deleted: bool = False) -> Stack:
         """A stack by id, else by name among live stacks."""
-        in_project = select(STACKS).where(Stack.project_id == project_id)
+        params = {"project": project_id, "key": id_or_name}
         with self._read() as conn:
-            row = conn.execute(in_project.where(Stack.id == id_or_name)).first()
+            row = conn.execute(STACK_BY_ID, params).first()
             if row is not None and (show_deleted or row.deleted_at is None):
                 return opened_stack(Stack.from_row(row))
-            row = conn.execute(in_project.where(Stack.name == id_or_name, Stack.deleted_at.is_(None))).first()
+            row = conn.execute(LIVE_STACK_BY_NAME, params).first()
         if row is None:
             raise NotFound(f"Stack {id_or_name} not found")
         return opened_stack(Stack.from_row(row))
@@ -217,11 +222,13 @@ class Store:
 
     def get_resources(self, stack_id: str, names: Iterable[str] | None = None) -> list[Resource]:
         """The stack's resource rows (``names``: only the rows of those names), in id order."""
-        query = select(RESOURCES).where(Resource.stack_id == stack_id)
-        if names is not None:
-            query = query.where(Resource.name.in_(sorted(names)))
+        if names is None:
+            query, params = RESOURCES_OF_STACK, {"stack": stack_id}
+        else:
+            query = select(RESOURCES).where(Resource.stack_id == stack_id, Resource.name.in_(sorted(names)))
+            query, params = query.order_by(Resource.id), {}
         with self._read() as conn:
-            rows = conn.execute(query.order_by(Resource.id))
+            rows = conn.execute(query, params)
             return [opened_resource(resource) for resource in Resource.from_rows(rows)]
 
     def get_resource(self, resource_id: int) -> Resource:
