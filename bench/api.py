@@ -12,7 +12,9 @@ Measures, against a fresh server on a free local port (no authentication):
 * sustained one-resource creates: ``--sustained-clients`` (50) clients creating for
   ``--sustained-seconds``, each waiting for its stack to complete before the next: completed
   creates per second and the 201's p50/p99, with the server's threads and resident memory
-  (all its processes) before, and after it settles (``--settle`` seconds).
+  (all its processes) before, and after it settles (``--settle`` seconds), and the server's
+  CPU milliseconds per completed create (its polls included): the number other load on the
+  machine distorts least.
 Needs the test extra (httpx, to wait for the server).
 """
 
@@ -205,22 +207,34 @@ def sustained_creates(url: str, base: str, clients: int, seconds: float) -> dict
             "complete_p50_ms": round(pct(completed, 0.5), 1), "complete_p99_ms": round(pct(completed, 0.99), 1)}
 
 
-def server_usage(pid: int) -> tuple[int, float]:
-    """(threads, resident MB) of the server: the process and its worker processes."""
-    threads, rss_kb = 0, 0
+def server_processes(pid: int):
+    """The server's process and its worker processes, each as (/proc status fields, stat fields)."""
     pending = [pid]
     while pending:
         current = pending.pop()
         try:
             status = Path(f"/proc/{current}/status").read_text()
+            stat = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
             children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
         except OSError:
             continue
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        yield dict(line.split(":", 1) for line in status.splitlines() if ":" in line), stat
+        pending += [int(child) for child in children]
+
+
+def server_usage(pid: int) -> tuple[int, float]:
+    """(threads, resident MB) of the server: the process and its worker processes."""
+    threads, rss_kb = 0, 0
+    for fields, _ in server_processes(pid):
         threads += int(fields["Threads"])
         rss_kb += int(fields.get("VmRSS", "0 kB").split()[0])
-        pending += [int(child) for child in children]
     return threads, round(rss_kb / 1024, 1)
+
+
+def server_cpu(pid: int) -> float:
+    """CPU seconds (user + system) the server and its worker processes have used."""
+    ticks = sum(int(stat[11]) + int(stat[12]) for _, stat in server_processes(pid))
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def pct(values: list[float], p: float) -> float:
@@ -232,8 +246,9 @@ def run(url: str, args, pid: int) -> dict:
     base = "/v1/bench"
     Client(url).request("POST", f"{base}/stacks", {"stack_name": "warm", "template": ONE_RESOURCE})
     time.sleep(args.settle)
-    before = server_usage(pid)
+    before, cpu = server_usage(pid), server_cpu(pid)
     sustained = sustained_creates(url, base, args.sustained_clients, args.sustained_seconds)
+    sustained["server_cpu_ms_per_create"] = round(1000 * (server_cpu(pid) - cpu) / max(1, sustained["creates"]), 1)
     time.sleep(args.settle)
     after = server_usage(pid)
     made = creates(url, base, args.clients, args.creates, ten_resources())
@@ -296,7 +311,8 @@ def main() -> None:
     held = result["sustained"]
     print(f"  sustained 1-resource creates, {held['clients']} clients: {held['creates_per_s']:.1f} completed/s "
           f"({held['creates']} stacks); 201 p50 {held['create_201_p50_ms']} ms p99 {held['create_201_p99_ms']} ms; "
-          f"complete p50 {held['complete_p50_ms']} ms p99 {held['complete_p99_ms']} ms")
+          f"complete p50 {held['complete_p50_ms']} ms p99 {held['complete_p99_ms']} ms; "
+          f"server CPU {held['server_cpu_ms_per_create']} ms per create")
     print(f"  server threads {held['threads_before']} -> {held['threads_after']}, "
           f"resident {held['rss_mb_before']} -> {held['rss_mb_after']} MB (before -> after, settled)")
 

@@ -6,15 +6,18 @@ of 10,000 resources that cost more than the database's own work.  Here a
 statement is compiled once, each value is turned into what the driver takes
 by its column's type (JSON text, naive UTC times), Python-side column
 defaults are filled in, and the driver's executemany gets the rows as they are.
+What compiling a statement gives is kept (``_plan``): a statement built once
+(``insert_of``) costs its compile once, not once per group commit.
 """
 
 from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import Any, Callable
 
-from sqlalchemy import JSON, Column, Connection
+from sqlalchemy import JSON, Column, Connection, Dialect, Table, bindparam, insert
 from sqlalchemy.sql.expression import Executable
 
 from stoker.store.models import UTCDateTime
@@ -24,26 +27,38 @@ def execute_many(conn: Connection, stmt: Executable, rows: list[dict[str, Any]],
                  column_of: Callable[[str], Column | None]) -> None:
     """Run ``stmt`` once per row; a row's keys are the statement's parameter names and
     ``column_of(name)`` is the column a parameter writes (None: a constant of the statement)."""
-    compiled = stmt.compile(dialect=conn.dialect)
-    names = list(compiled.positiontup) if compiled.positional else list(compiled.binds)
-    given = set(rows[0])
-    fills = []
-    for name in names:
-        column = column_of(name)
-        convert = _converter(column, conn.dialect.name) if column is not None else None
-        if name in given:
-            fills.append((name, None, convert))
-        else:  # a constant of the statement, or a column the rows leave to its default
-            fills.append((name, _default(column, compiled.params.get(name)), convert))
+    string, positional, names, fills = _plan(stmt, conn.dialect, frozenset(rows[0]), column_of)
     params = [[row[name] if fill is None else fill() for name, fill, _ in fills] for row in rows]
     for index, (_, _, convert) in enumerate(fills):
         if convert is not None:
             for values in params:
                 values[index] = convert(values[index])
-    if compiled.positional:
-        conn.exec_driver_sql(compiled.string, [tuple(values) for values in params])
+    if positional:
+        conn.exec_driver_sql(string, [tuple(values) for values in params])
     else:
-        conn.exec_driver_sql(compiled.string, [dict(zip(names, values)) for values in params])
+        conn.exec_driver_sql(string, [dict(zip(names, values)) for values in params])
+
+
+@lru_cache(maxsize=256)
+def insert_of(table: Table, keys: tuple[str, ...]) -> Executable:
+    """The INSERT of rows with these keys (one object per kind of row, so its plan is kept)."""
+    return insert(table).values({k: bindparam(k) for k in keys})
+
+
+@lru_cache(maxsize=256)
+def _plan(stmt: Executable, dialect: Dialect, given: frozenset, column_of: Callable[[str], Column | None]) -> tuple:
+    """(SQL, positional?, parameter names, each one's (name, default or None, converter)) of ``stmt``."""
+    compiled = stmt.compile(dialect=dialect)
+    names = list(compiled.positiontup) if compiled.positional else list(compiled.binds)
+    fills = []
+    for name in names:
+        column = column_of(name)
+        convert = _converter(column, dialect.name) if column is not None else None
+        if name in given:
+            fills.append((name, None, convert))
+        else:  # a constant of the statement, or a column the rows leave to its default
+            fills.append((name, _default(column, compiled.params.get(name)), convert))
+    return compiled.string, compiled.positional, names, fills
 
 
 def _default(column: Column | None, constant: Any) -> Callable[[], Any]:

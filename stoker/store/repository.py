@@ -13,6 +13,7 @@ import socket
 import uuid
 from contextlib import contextmanager
 from datetime import timedelta
+from functools import lru_cache
 from typing import Any, Iterable, Iterator, Sequence
 
 from sqlalchemy import Connection, Engine, Table, bindparam, case, delete, func, insert, or_, select, text, update
@@ -20,7 +21,7 @@ from sqlalchemy.exc import IntegrityError
 
 from stoker.errors import Conflict, NotFound, StaleWrite
 from stoker.store import queries
-from stoker.store.bulk import execute_many
+from stoker.store.bulk import execute_many, insert_of
 from stoker.store.edits import DataEdits
 from stoker.store.locks import ENGINE_TIMEOUT, HANDED_BACK, LOCK_TIMEOUT, owner_is_dead, process_of
 from stoker.store.models import EngineProcess, Event, RawTemplate, Record, Resource, Stack, utcnow
@@ -38,6 +39,11 @@ PROCESSES: Table = EngineProcess.__table__  # type: ignore[assignment]
 CLOCK = {"postgresql": text("SELECT extract(epoch FROM clock_timestamp())"),
          "sqlite": text("SELECT (julianday('now') - 2440587.5) * 86400.0")}
 COLUMNS = {model: frozenset(model.__table__.columns.keys()) for model in (Stack, Resource, Event)}
+# the most frequent reads, built once (building a statement costs more than SQLite running it)
+STACK_BY_ID = select(STACKS).where(STACKS.c.project_id == bindparam("project"), STACKS.c.id == bindparam("key"))
+LIVE_STACK_BY_NAME = select(STACKS).where(STACKS.c.project_id == bindparam("project"),
+                                          STACKS.c.name == bindparam("key"), STACKS.c.deleted_at.is_(None))
+RESOURCES_OF_STACK = select(RESOURCES).where(RESOURCES.c.stack_id == bindparam("stack")).order_by(RESOURCES.c.id)
 
 
 class Store:
@@ -96,12 +102,12 @@ class Store:
 
     def get_stack(self, id_or_name: str, project_id: str = DEFAULT_PROJECT, show_deleted: bool = False) -> Stack:
         """A stack by id, else by name among live stacks."""
-        in_project = select(STACKS).where(Stack.project_id == project_id)
+        params = {"project": project_id, "key": id_or_name}
         with self._read() as conn:
-            row = conn.execute(in_project.where(Stack.id == id_or_name)).first()
+            row = conn.execute(STACK_BY_ID, params).first()
             if row is not None and (show_deleted or row.deleted_at is None):
                 return opened_stack(Stack.from_row(row))
-            row = conn.execute(in_project.where(Stack.name == id_or_name, Stack.deleted_at.is_(None))).first()
+            row = conn.execute(LIVE_STACK_BY_NAME, params).first()
         if row is None:
             raise NotFound(f"Stack {id_or_name} not found")
         return opened_stack(Stack.from_row(row))
@@ -148,7 +154,7 @@ class Store:
     def update_stack(self, stack_id: str, **fields: Any) -> None:
         _check_fields(Stack, fields)
         with self._write() as conn:
-            done = conn.execute(update(STACKS).where(STACKS.c.id == stack_id).values(**fields)).rowcount
+            done = _update_stack(conn, stack_id, fields)
         if not done:
             raise NotFound(f"Stack {stack_id} not found")
 
@@ -216,11 +222,13 @@ class Store:
 
     def get_resources(self, stack_id: str, names: Iterable[str] | None = None) -> list[Resource]:
         """The stack's resource rows (``names``: only the rows of those names), in id order."""
-        query = select(RESOURCES).where(Resource.stack_id == stack_id)
-        if names is not None:
-            query = query.where(Resource.name.in_(sorted(names)))
+        if names is None:
+            query, params = RESOURCES_OF_STACK, {"stack": stack_id}
+        else:
+            query = select(RESOURCES).where(Resource.stack_id == stack_id, Resource.name.in_(sorted(names)))
+            query, params = query.order_by(Resource.id), {}
         with self._read() as conn:
-            rows = conn.execute(query.order_by(Resource.id))
+            rows = conn.execute(query, params)
             return [opened_resource(resource) for resource in Resource.from_rows(rows)]
 
     def has_live_resource(self, project_id: str, type_name: str, physical_id: str) -> bool:
@@ -264,8 +272,7 @@ class Store:
                 row["id"] = new_id
             for group in _by_keys(rows):
                 _check_fields(Resource, group[0])
-                execute_many(conn, insert(RESOURCES).values({k: bindparam(k) for k in group[0]}), group,
-                             RESOURCES.c.get)
+                execute_many(conn, insert_of(RESOURCES, tuple(group[0])), group, RESOURCES.c.get)
         return ids
 
     def update_resources_bulk(self, changes: Iterable[tuple[int, dict[str, Any]]]) -> None:
@@ -283,7 +290,7 @@ class Store:
             self._update_resources(conn, changes)
             for stack_id, fields in stacks:
                 _check_fields(Stack, fields)
-                conn.execute(update(STACKS).where(STACKS.c.id == stack_id).values(**fields))
+                _update_stack(conn, stack_id, fields)
             self._insert_events(conn, events)
 
     def write_changes(self, conn: Any, changes: Iterable[tuple[int, dict[str, Any]]],
@@ -297,15 +304,9 @@ class Store:
         params = [{"v_updated_at": now} | {f"v_{k}": v for k, v in fields.items()} | {"v_id": resource_id}
                   for resource_id, fields in _data_edited(conn, list(changes))]
         for group in _by_keys(params):
-            columns = [name[2:] for name in group[0] if name != "v_id"]
+            columns = tuple(name[2:] for name in group[0] if name != "v_id")
             _check_fields(Resource, dict.fromkeys(columns))
-            stmt = (
-                update(RESOURCES)
-                .where(RESOURCES.c.id == bindparam("v_id"))
-                .values({c: bindparam(f"v_{c}", type_=RESOURCES.c[c].type) for c in columns})
-                .values(atomic_key=RESOURCES.c.atomic_key + 1)
-            )
-            execute_many(conn, stmt, group, _resource_column)
+            execute_many(conn, _resource_update(columns), group, _resource_column)
 
     # -- events -------------------------------------------------------------
 
@@ -323,7 +324,7 @@ class Store:
         rows = [row if "uuid" in row else {"uuid": str(uuid.uuid4())} | row for row in rows]
         for group in _by_keys(rows):
             _check_fields(Event, group[0])
-            execute_many(conn, insert(EVENTS).values({k: bindparam(k) for k in group[0]}), group, EVENTS.c.get)
+            execute_many(conn, insert_of(EVENTS, tuple(group[0])), group, EVENTS.c.get)
 
     def list_events(
         self,
@@ -485,15 +486,40 @@ class Store:
         return (bool(row[0]), bool(row[1])) if row else (False, True)
 
     def _set_lock(self, stack_id: str, owner: str, **values: Any) -> bool:
-        stmt = update(STACKS).where(STACKS.c.id == stack_id, STACKS.c.lock_owner == owner).values(**values)
         with self._write() as conn:
-            return bool(conn.execute(stmt).rowcount)
+            return bool(_update_stack(conn, stack_id, values, owner))
 
 
 def _check_fields(model: type[Record], fields: dict[str, Any]) -> None:
     unknown = fields.keys() - COLUMNS[model]
     if unknown:
         raise TypeError(f"{model.__name__} has no field(s) {', '.join(sorted(unknown))}")
+
+
+@lru_cache(maxsize=256)
+def _resource_update(columns: tuple[str, ...]) -> Any:
+    """The UPDATE of these resource columns by id, bumping ``atomic_key`` (built once per set of columns)."""
+    return (update(RESOURCES)
+            .where(RESOURCES.c.id == bindparam("v_id"))
+            .values({c: bindparam(f"v_{c}", type_=RESOURCES.c[c].type) for c in columns})
+            .values(atomic_key=RESOURCES.c.atomic_key + 1))
+
+
+def _update_stack(conn: Connection, stack_id: str, fields: dict[str, Any], owner: str | None = None) -> int:
+    """Write ``fields`` of a stack (only while ``owner`` holds its lock, if given); rows changed."""
+    params = {f"v_{k}": v for k, v in fields.items()} | {"w_id": stack_id}
+    if owner is not None:
+        params["w_owner"] = owner
+    return conn.execute(_stack_update(tuple(fields), owner is not None), params).rowcount
+
+
+@lru_cache(maxsize=256)
+def _stack_update(columns: tuple[str, ...], owned: bool) -> Any:
+    """The UPDATE of these stack columns by id (and lock owner), built once per shape."""
+    where = [STACKS.c.id == bindparam("w_id")]
+    if owned:
+        where.append(STACKS.c.lock_owner == bindparam("w_owner"))
+    return update(STACKS).where(*where).values({c: bindparam(f"v_{c}", type_=STACKS.c[c].type) for c in columns})
 
 
 def _resource_column(name: str) -> Any:

@@ -52,3 +52,30 @@ def test_resource_updates_read_back_as_sqlalchemy_writes_them(store, stack):
     stored = _rows(store, RESOURCES, RESOURCES.c.stack_id == stack.id)
     assert [(r["status"], r["data"], r["updated_at"], r["atomic_key"]) for r in stored] == [
         ("FAILED", {"k": i}, moment, 1) for i in range(4)]
+
+
+def test_a_group_commit_of_a_shape_seen_before_compiles_nothing(store, stack, monkeypatch):
+    """Each group commit (and lock write) built and compiled its statements again: most of a small action's CPU."""
+    from sqlalchemy.sql.dml import Insert, Update
+    from sqlalchemy.sql.elements import ClauseElement
+
+    compiled: list[str] = []  # statements built or compiled
+    for cls, method in ((ClauseElement, "compile"), (Insert, "__init__"), (Update, "__init__")):
+        original = getattr(cls, method)
+        monkeypatch.setattr(cls, method, lambda self, *a, _original=original, **k:
+                            compiled.append(type(self).__name__) or _original(self, *a, **k))
+
+    def commit(i: int) -> None:
+        [rid] = store.add_resources_bulk([{"stack_id": stack.id, "name": f"r{i}", "type": "OS::Heat::None"}])
+        store.write_batch([(rid, {"status": "COMPLETE", "status_reason": "done"})],
+                          [{"stack_id": stack.id, "resource_name": f"r{i}", "action": "CREATE",
+                            "status": "COMPLETE", "reason": "done"}],
+                          [(stack.id, {"status": "COMPLETE", "status_reason": f"done {i}"})])
+        store.heartbeat_lock(stack.id, "nobody")
+
+    commit(0)
+    compiled.clear()
+    commit(1)
+    assert compiled == []
+    assert [r["status"] for r in _rows(store, RESOURCES, RESOURCES.c.stack_id == stack.id)] == ["COMPLETE"] * 2
+    assert store.get_stack(stack.id).status_reason == "done 1"

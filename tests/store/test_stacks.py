@@ -179,3 +179,19 @@ def test_list_is_per_project(store, template_id, many):
     store.create_stack("foreign", template_id, project_id="other")
     assert names(store.list_stacks(project_id="other")) == ["foreign"]
     assert "foreign" not in names(store.list_stacks())
+
+
+def test_reading_a_stack_and_its_resources_builds_no_statement(store, stack, monkeypatch):
+    """Every API poll reads a stack (by id, else by name) and its resources: each read built its
+    SELECT again, which cost more than SQLite answering it."""
+    from sqlalchemy.sql.selectable import Select
+
+    store.add_resource(stack.id, name="r", type="OS::Heat::None")
+    built: list[str] = []
+    original = Select.__init__
+    monkeypatch.setattr(Select, "__init__", lambda self, *a, **k: built.append("select") or original(self, *a, **k))
+    assert store.get_stack(stack.id).name == store.get_stack(stack.name).name == stack.name
+    assert [r.name for r in store.get_resources(stack.id)] == ["r"]
+    with pytest.raises(NotFound):
+        store.get_stack(stack.id, "another-project")
+    assert built == []
