@@ -350,6 +350,7 @@ node_templates:
 
 
 def test_a_data_type_value_holding_functions_gets_its_defaults(write):
+    write("scripts/update.sh", "true\n")
     plan = parse_file(write("b.yaml", HEAD + """\
 inputs:
   key: {default: k}
