@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from stoker.errors import ResourcePending
 from stoker.template.context import StackContext
 
-if TYPE_CHECKING:  # pragma: no cover
-    from stoker.engine.stack import Stack
+
+class LiveStack(Protocol):
+    """What the context reads of a running stack (``engine/stack.py``'s ``Stack``)."""
+
+    definition: Any
+    resources: dict[str, Any]
 
 
 class EngineContext(StackContext):
     """Answers ``get_resource``/``get_attr`` from the live resources of ``stack``."""
 
-    def __init__(self, stack: "Stack", **kwargs: Any):
+    def __init__(self, stack: LiveStack, **kwargs: Any):
         super().__init__(**kwargs)
         self.runtime = stack
 

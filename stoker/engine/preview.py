@@ -16,24 +16,22 @@ may change may change too).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import Any, Iterable
 
 from stoker.engine import actions
 from stoker.engine.nested import NestedStackResource
+from stoker.engine.host import StackHost
 from stoker.engine.stack import Stack
 from stoker.errors import ResourcePending, StokerError
 from stoker.functions.base import functions_in
 from stoker.functions.references import GetAtt, GetResource
-
-if TYPE_CHECKING:  # pragma: no cover
-    from stoker.engine.engine import Engine
 
 KINDS = ("added", "deleted", "replaced", "updated", "unchanged")
 #: how a change of the resource read reaches its reader, by the function reading it
 REACHES = {GetAtt: ("replaced", "updated"), GetResource: ("replaced",)}
 
 
-def preview_update(engine: "Engine", old: Stack, probe: Stack, show_nested: bool = False) -> dict:
+def preview_update(engine: StackHost[Stack], old: Stack, probe: Stack, show_nested: bool = False) -> dict:
     """``probe`` is the stack defined with the new inputs; ``old``, the stack as it is."""
     plan: dict[str, list] = {kind: [] for kind in KINDS}
     _preview(engine, old, probe, plan, None, show_nested)
@@ -49,7 +47,7 @@ def _entry(stack: Stack, name: str, rtype: str, parent: str | None, reason: str 
     return entry
 
 
-def _preview(engine: "Engine", old: Stack, probe: Stack, plan: dict, parent: str | None,
+def _preview(engine: StackHost[Stack], old: Stack, probe: Stack, plan: dict, parent: str | None,
              show_nested: bool) -> None:
     new_names = set(probe.definition.enabled_resources())
     for name in sorted(new_names):
@@ -86,7 +84,7 @@ def _preview(engine: "Engine", old: Stack, probe: Stack, plan: dict, parent: str
             _deleted_below(resource, plan, show_nested)
 
 
-def _preview_child(engine: "Engine", current: NestedStackResource, new: NestedStackResource,
+def _preview_child(engine: StackHost[Stack], current: NestedStackResource, new: NestedStackResource,
                    plan: dict) -> None:
     child = current.child()
     if child is None:

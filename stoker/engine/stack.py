@@ -11,6 +11,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Iterable
 
 from stoker.engine.context import EngineContext
+from stoker.engine.host import StackHost
 from stoker.engine.recorder import Recorder, resource_fields
 from stoker.engine.sealing import stored_resource_fields
 from stoker.engine.unchanged import same_definitions
@@ -24,7 +25,6 @@ from stoker.template.template import Template
 from stoker.uuids import new_uuid
 
 if TYPE_CHECKING:  # pragma: no cover
-    from stoker.engine.engine import Engine
     from stoker.store.models import Stack as StackRecord
 
 STACK_RESOURCE_TYPE = "OS::Heat::Stack"
@@ -33,7 +33,7 @@ STACK_RESOURCE_TYPE = "OS::Heat::Stack"
 class Stack:
     """Runtime view of one stack for one action."""
 
-    def __init__(self, engine: "Engine", record: "StackRecord", parent: "Stack | None" = None):
+    def __init__(self, engine: "StackHost[Stack]", record: "StackRecord", parent: "Stack | None" = None):
         self.engine = engine
         self.record = record
         #: the stack whose resource owns this one (nested stacks), and how deep it is

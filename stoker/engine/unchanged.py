@@ -22,20 +22,31 @@ Anything else goes through the full update, as before.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from stoker.functions.references import GetAtt
+from stoker.template.environment import Environment
 
 if TYPE_CHECKING:  # pragma: no cover
-    from stoker.engine.stack import Stack
     from stoker.resources.resource import Resource
     from stoker.template.definition import StackDefinition
+
+
+class ComparedStack(Protocol):
+    """What the comparison reads of a stack (``engine/stack.py``'s ``Stack``)."""
+
+    definition: "StackDefinition | None"
+    environment: Environment
+    facade: dict
+    unchanged: frozenset[str]
+    left_alone: set[str]
 
 #: sections compared resource by resource, or not at all (they feed no resource)
 PER_ENTRY = frozenset({"resources", "outputs", "description"})
 
 
-def same_definitions(previous: "Stack", stack: "Stack", definition: "StackDefinition") -> frozenset[str]:
+def same_definitions(previous: ComparedStack, stack: ComparedStack,
+                     definition: "StackDefinition") -> frozenset[str]:
     """Resources of ``definition`` written and fed exactly as in ``previous`` (the stored stack)."""
     old = previous.definition
     if old is None or not _same_inputs(previous, old, stack, definition):
@@ -48,7 +59,8 @@ def same_definitions(previous: "Stack", stack: "Stack", definition: "StackDefini
                      and old_entries.get(name) == entry)
 
 
-def _same_inputs(previous: "Stack", old: "StackDefinition", stack: "Stack", new: "StackDefinition") -> bool:
+def _same_inputs(previous: ComparedStack, old: "StackDefinition", stack: ComparedStack,
+                 new: "StackDefinition") -> bool:
     old_hot, new_hot = old.template.hot, new.template.hot
     return (old.parameters == new.parameters
             and old.template.files == new.template.files
@@ -57,7 +69,7 @@ def _same_inputs(previous: "Stack", old: "StackDefinition", stack: "Stack", new:
             and all(old_hot.get(key) == new_hot.get(key) for key in {*old_hot, *new_hot} - PER_ENTRY))
 
 
-def may_leave_alone(stack: "Stack", resource: "Resource", definition: Any) -> bool:
+def may_leave_alone(stack: ComparedStack, resource: "Resource", definition: Any) -> bool:
     """At the resource's turn in the update walk: nothing it is made from changed."""
     return (resource.name in stack.unchanged
             and resource.leaves_unchanged_alone
