@@ -7,7 +7,7 @@ from urllib.parse import quote, urlencode
 
 from fastapi import Request
 
-from stoker.engine.engine import event_summary, resource_summary, stack_summary
+from stoker.engine.summaries import event_summary, resource_summary, stack_summary
 
 
 class Links:

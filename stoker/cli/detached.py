@@ -132,7 +132,7 @@ def _engine(request: dict):
 
 def _stack(engine: Any, id_or_name: str) -> dict:
     """The stack as the command shows it (JSON-ready)."""
-    from stoker.engine.engine import stack_summary
+    from stoker.engine.summaries import stack_summary
 
     return stack_summary(engine.get_record(id_or_name, show_deleted=True))
 

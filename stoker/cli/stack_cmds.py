@@ -137,7 +137,7 @@ def _running(info) -> bool:
 
 def _refreshed(engine, info: dict) -> dict:
     """The stack as stored now (with outputs if ``info`` had them and the stack is still there)."""
-    from stoker.engine.engine import stack_summary
+    from stoker.engine.summaries import stack_summary
 
     record = engine.get_record(info["id"], show_deleted=True)
     fresh = stack_summary(record)

@@ -23,26 +23,23 @@ from types import SimpleNamespace
 from typing import Any, Iterable, Iterator
 
 from stoker.dispatch.inprocess import InProcess
-from stoker.engine import actions, signals
+from stoker.engine import actions, reads, signals
 from stoker.engine.actions import HOOKS_CLEARED_KEY, ActionFailed
 from stoker.engine.fanout import Fanout, TooMany
 from stoker.engine.progress import Progress
 from stoker.engine.sealing import stored_inputs, stored_resource_fields
 from stoker.engine.stack import Stack
+from stoker.engine.summaries import output_entries, stack_summary
 from stoker.errors import (Conflict, FunctionError, NotFound, Problems, ResourcePending, StaleWrite, StokerError,
                            ValidationFailed)
-from stoker.functions.base import dependencies, resolve
 from stoker.functions.references import GetAtt
-from stoker.functions.sizes import check_stored
 from stoker.limits import limit
 from stoker.names import stack_name_error
 from stoker.resources import processes, registry
-from stoker.resources.openstack.shapes import ATTRIBUTES_KEY as SIMULATED_KEY  # present: a simulated row
 from stoker.resources.policy import NOT_ALLOWED
 from stoker.store.locks import HANDED_BACK, new_engine_id
 from stoker.template.environment import Environment, RegistryLoop, is_template_type, resolve_type
 from stoker.template.loader import check_nesting, frozen_gc, paused_gc
-from stoker.template.parameters import masked
 from stoker.template.definition import StackDefinition
 from stoker.template.verdict import check_attribute_names, check_conditions_in_use
 from stoker.template.template import Template
@@ -246,7 +243,7 @@ class Engine:
     def check_fanout(self, stack: Stack, definition, problems: Problems) -> bool:
         """Types and resource counts of the nested stacks to come, checked before any is made;
         False when the tree is over the resource limit (counted only that far)."""
-        walk = Fanout(stack.environment.resource_registry, definition.template.files, self._class_or_none,
+        walk = Fanout(stack.environment.resource_registry, definition.template.files, self.class_or_none,
                       self.type_refusal, self.max_nested_depth, most=self.max_resources)
         try:
             walk.count(definition.template.data, dict(definition.parameters))
@@ -262,7 +259,7 @@ class Engine:
                      f"more than the limit of {self.max_resources} ({self.max_resources_setting})")
         return False
 
-    def _class_or_none(self, type_name: str) -> type | None:
+    def class_or_none(self, type_name: str) -> type | None:
         return self.registry.get(type_name) if type_name in self.registry else None
 
     def type_refusal(self, type_names: Iterable[str], cls: type | None) -> str | None:
@@ -271,125 +268,19 @@ class Engine:
             return None
         return self.type_policy.refusal(type_names, cls, self.project_id)
 
-    # -- reading -------------------------------------------------------------------------
+    # -- reading (``reads.py``; the shapes clients see: ``summaries.py``) ----------------------
     def get_record(self, name_or_id: str, show_deleted: bool = False):
         return self.store.get_stack(name_or_id, self.project_id, show_deleted=show_deleted)
 
-    def list_stacks(self, **filters: Any) -> list[dict]:
-        return [stack_summary(r) for r in self.store.list_stacks(self.project_id, **filters)]
-
-    def show_stack(self, name_or_id: str, resolve_outputs: bool = True) -> dict:
-        record = self.get_record(name_or_id)
-        info = stack_summary(record)
-        template = self.stored_template(record.template_id)
-        stack = self._for_outputs(record)
-        info["description"] = (template.content or {}).get("description", "No description")
-        info["parameters"] = self._shown_parameters(stack)
-        info["tags"] = record.tags or []
-        info["timeout_mins"] = record.timeout_mins
-        info["disable_rollback"] = record.disable_rollback
-        if resolve_outputs:
-            info["outputs"] = self._outputs(stack)
-        simulated = self._simulated_resources(stack, template.content or {})
-        if simulated:
-            info["simulated_resources"] = simulated
-        return info
-
-    def _simulated_resources(self, stack: Stack, content: dict) -> list[str]:
-        """The resources whose type is simulated (resources/openstack), from the template's text:
-        no row is read and no resource parsed."""
-        found = []
-        for name, body in (content.get("resources") or content.get("Resources") or {}).items():
-            type_name = (body.get("type") or body.get("Type")) if isinstance(body, dict) else None
-            if isinstance(type_name, str):
-                cls = self._class_or_none(stack.effective_type(name, type_name))
-                if getattr(cls, "simulated", False):
-                    found.append(name)
-        return sorted(found)
-
-    def outputs(self, name_or_id: str) -> list[dict]:
-        return self._outputs(self._for_outputs(self.get_record(name_or_id)))
-
-    def _for_outputs(self, record) -> Stack:
-        """The stack with what its outputs read: its definition (resources parsed as asked) and the
-        resources the outputs name, with what those need in turn.  A client polling a big stack's
-        state costs a few rows, not a parse of every resource and a read of every row."""
-        stack = self.defined(record, lazy=True)
-        if stack.definition is not None:
-            stack.load_resources(self.store.get_resources(record.id, _read_by_outputs(stack.definition)))
-        return stack
-
-    def resources(self, name_or_id: str, nested_depth: int = 0) -> list[dict]:
-        """The stack's resources; with ``nested_depth`` N, those of nested stacks N levels down."""
-        return self._tree_rows(self.get_record(name_or_id), nested_depth,
-                               lambda record: [resource_summary(r, record) for r in self.store.get_resources(record.id)])
-
-    def _tree_rows(self, record, depth: int, rows_of) -> list[dict]:
-        rows = rows_of(record)
-        if depth > 0:
-            for child in self.store.children(record.id):
-                if child.deleted_at is None:
-                    for row in self._tree_rows(child, depth - 1, rows_of):
-                        row.setdefault("parent_resource", child.owner_resource)
-                        rows.append(row)
-        return rows
-
-    def failures(self, name_or_id: str) -> list[dict]:
-        """Root causes: failed resources, following failed nested stacks down to what broke."""
-        record = self.get_record(name_or_id)
-        return self._failures(record, prefix="")
-
-    def _failures(self, record, prefix: str) -> list[dict]:
-        children = {c.owner_resource: c for c in self.store.children(record.id) if c.deleted_at is None}
-        found = []
-        for row in self.store.get_resources(record.id):
-            if row.status != FAILED:
-                continue
-            path = f"{prefix}{row.name}"
-            nested = children.get(row.name)
-            deeper = self._failures(nested, path + ".") if nested is not None else []
-            if deeper:
-                found.extend(deeper)
-            else:
-                found.append({**resource_summary(row, record), "resource_name": path})
-        return found
-
-    def resource(self, name_or_id: str, resource_name: str) -> dict:
-        record = self.get_record(name_or_id)
-        stack = self.runtime(record)
-        resource = stack.resources.get(resource_name)
-        if resource is None:
-            raise NotFound(f"The Resource ({resource_name}) could not be found in Stack {record.name}.")
-        row = next(r for r in self.store.get_resources(record.id) if r.id == resource.id)
-        info = resource_summary(row, record)
-        info["attributes"] = _safe(lambda: resource.all_attributes(), {})
-        if getattr(resource, "simulated", False):
-            info["simulated"] = True
-        info["metadata"] = row.rsrc_metadata or {}
-        info["required_by"] = sorted(n for n, r in stack.resources.items() if resource_name in r.requires)
-        return info
-
-    def events(self, name_or_id: str, resource_name: str | None = None, nested_depth: int = 0,
-               **paging: Any) -> list[dict]:
-        """Events in the order they happened; ``nested_depth`` adds nested stacks' events."""
-        record = self.get_record(name_or_id, show_deleted=True)
-        rows = self._tree_rows(record, nested_depth, lambda r: [
-            event_summary(e, r) for e in self.store.list_events(r.id, resource_name=resource_name, **paging)])
-        if nested_depth:
-            rows.sort(key=lambda e: e["event_time"] or "")
-        return rows
-
-    def template(self, name_or_id: str) -> dict:
-        return self.stored_template(self.get_record(name_or_id).template_id).content
-
-    def environment(self, name_or_id: str) -> dict:
-        record = self.get_record(name_or_id)
-        env = dict(record.environment or {})
-        stack = self.runtime(record)
-        if stack.definition is not None:
-            for section in ("parameters", "parameter_defaults"):
-                env[section] = masked(stack.definition.parameter_schemas, env.get(section) or {})
-        return env
+    list_stacks = reads.list_stacks
+    show_stack = reads.show_stack
+    outputs = reads.outputs
+    resources = reads.resources
+    failures = reads.failures
+    resource = reads.resource
+    events = reads.events
+    template = reads.template
+    environment = reads.environment
 
     # -- actions ------------------------------------------------------------------------
     # -- stacks in the making ---------------------------------------------------------
@@ -510,7 +401,7 @@ class Engine:
     def _result(self, stack: Stack) -> dict:
         """What an action returns: the stack as stored, with outputs from the live stack."""
         info = stack_summary(self.store.get_stack(stack.id, self.project_id, show_deleted=True))
-        info["outputs"] = self._outputs(stack)
+        info["outputs"] = output_entries(stack)
         return info
 
     async def run_create(self, stack: Stack, timeout_mins, disable_rollback, action: str = "CREATE",
@@ -948,43 +839,6 @@ class Engine:
         self.store.heartbeat_lock(stack_id, self.engine_id)
         return self.store.cancel_requested(stack_id)
 
-    def _outputs(self, stack: Stack) -> list[dict]:
-        definition = stack.definition
-        if definition is None:
-            return []
-        result = []
-        for name, output in definition.outputs.items():
-            entry = {"output_key": name, "description": output.description or "No description given"}
-            try:
-                value = resolve(output.value) if definition.enabled(output.condition) else None
-                entry["output_value"] = check_stored(value, f"Output {name}")
-            except ResourcePending:
-                entry["output_value"] = None  # as Heat: a resource never created reads as null
-            except (StokerError, ValueError, TypeError) as exc:
-                entry["output_value"] = None
-                entry["output_error"] = str(exc)
-            result.append(entry)
-        return result
-
-    def _shown_parameters(self, stack: Stack) -> dict:
-        if stack.definition is None:
-            return {}
-        values = masked(stack.definition.parameter_schemas, stack.definition.parameters)
-        values.update(stack.definition.context.pseudo_parameters())
-        return {k: v if isinstance(v, str) else _json(v) for k, v in values.items()}
-
-
-def _read_by_outputs(definition: StackDefinition) -> set[str]:
-    """The resources the outputs name, and those these depend on, to the end of every chain."""
-    wanted = [name for output in definition.outputs.values() for name in dependencies(output.value)]
-    found: set[str] = set()
-    while wanted:
-        name = wanted.pop()
-        if name not in found and name in definition.resources:
-            found.add(name)
-            wanted.extend(definition.resources[name].dependencies())
-    return found
-
 
 def _found_by(check, name: str) -> Problems:
     """What one of a resource's checks finds wrong, each problem at its place."""
@@ -1000,19 +854,6 @@ def _found_by(check, name: str) -> Problems:
     except (StokerError, ValueError, TypeError) as exc:
         found.add(("resources", name), "resource-validation-failed", str(exc))
     return found
-
-
-def _json(value: Any) -> str:
-    import json
-
-    return json.dumps(value) if isinstance(value, (dict, list)) else str(value).lower() if isinstance(value, bool) else str(value)
-
-
-def _safe(fn, default):
-    try:
-        return fn()
-    except Exception:  # attribute resolution of a broken resource must not break `show`
-        return default
 
 
 def declared_only(template: Template, params: dict, environment: Environment) -> dict:
@@ -1047,55 +888,6 @@ def as_template(template: Template | dict | str | Path) -> Template:
         check_nesting(template)  # text is checked as it loads; data given as it is, here
         return Template(template)
     return Template.from_file(template)
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value else None
-
-
-def stack_summary(record) -> dict:
-    return {
-        "id": record.id,
-        "stack_name": record.name,
-        "stack_status": f"{record.action}_{record.status}",
-        "stack_status_reason": record.status_reason,
-        "creation_time": _iso(record.created_at),
-        "updated_time": _iso(record.updated_at),
-        "deletion_time": _iso(record.deleted_at),
-        "parent": record.parent_id,
-        "stack_owner": None,
-        "project": record.project_id,
-    }
-
-
-def resource_summary(row, record) -> dict:
-    return {
-        "resource_name": row.name,
-        "resource_type": row.type,
-        "resource_status": f"{row.action}_{row.status}",
-        "resource_status_reason": row.status_reason,
-        "physical_resource_id": row.physical_resource_id or "",
-        "logical_resource_id": row.name,
-        "creation_time": _iso(row.created_at),
-        "updated_time": _iso(row.updated_at),
-        "stack_name": record.name,
-        "replaces": row.replaces,
-        "replaced_by": row.replaced_by,
-        **({"simulated": True} if SIMULATED_KEY in (row.data or {}) else {}),
-    }
-
-
-def event_summary(event, record) -> dict:
-    return {
-        "id": event.uuid,
-        "resource_name": event.resource_name,
-        "resource_type": event.resource_type,
-        "physical_resource_id": event.physical_resource_id or "",
-        "resource_status": f"{event.action}_{event.status}",
-        "resource_status_reason": event.reason,
-        "event_time": _iso(event.created_at),
-        "stack_name": record.name,
-    }
 
 
 def default_engine(**kwargs: Any) -> Engine:

@@ -86,7 +86,7 @@ class Cluster:
 
     def settle(self, stack_id: str) -> dict:
         """Wait until the stack's action ends; returns the stack."""
-        from stoker.engine.engine import stack_summary
+        from stoker.engine.summaries import stack_summary
 
         limit = time.monotonic() + SETTLE_LIMIT
         while time.monotonic() < limit:

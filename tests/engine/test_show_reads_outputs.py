@@ -3,7 +3,7 @@ chain of dependencies to its end: the values shown are those the whole stack giv
 
 from __future__ import annotations
 
-from stoker.engine.engine import _read_by_outputs
+from stoker.engine.reads import _read_by_outputs
 from stoker.template.definition import build_definition
 from stoker.template.template import Template
 
