@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import difflib
 import json
 import os
 import re
@@ -23,20 +22,16 @@ from types import SimpleNamespace
 from typing import Any, Iterable, Iterator
 
 from stoker.dispatch.inprocess import InProcess
-from stoker.engine import actions, reads, signals
+from stoker.engine import actions, reads, signals, type_checks
 from stoker.engine.actions import HOOKS_CLEARED_KEY, ActionFailed
-from stoker.engine.fanout import Fanout, TooMany
 from stoker.engine.progress import Progress
 from stoker.engine.sealing import stored_inputs, stored_resource_fields
 from stoker.engine.stack import Stack
 from stoker.engine.summaries import output_entries, stack_summary
-from stoker.errors import (Conflict, FunctionError, NotFound, Problems, ResourcePending, StaleWrite, StokerError,
-                           ValidationFailed)
-from stoker.functions.references import GetAtt
+from stoker.errors import Conflict, NotFound, Problems, StaleWrite, ValidationFailed
 from stoker.limits import limit
 from stoker.names import stack_name_error
 from stoker.resources import processes, registry
-from stoker.resources.policy import NOT_ALLOWED
 from stoker.store.locks import HANDED_BACK, new_engine_id
 from stoker.template.environment import Environment, RegistryLoop, is_template_type, resolve_type
 from stoker.template.loader import check_nesting, frozen_gc, paused_gc
@@ -185,88 +180,10 @@ class Engine:
     def resource_class(self, type_name: str) -> type:
         return self.registry.get(type_name)
 
-    def validate_resources(self, stack: Stack, definition, problems: Problems) -> None:
-        """Checks that need resource types: unknown types, properties, attribute names."""
-        if stack.parent is None and not self.check_fanout(stack, definition, problems):
-            return  # nested stacks are not checked one by one: there are too many
-        instances = {}
-        unchecked: dict[str, list[tuple]] = {}  # service constraint -> the places of values it could not check
-        for name, rdef in definition.resources.items():
-            if not rdef.type or definition.switched_off(rdef):
-                continue  # the missing or broken type is reported already; Heat never builds a disabled one
-            refusal = self.type_refusal((rdef.type,), None)
-            if refusal:  # policy first, as Heat: a listed type is refused before it is looked up
-                problems.add(("resources", name, "type"), NOT_ALLOWED, refusal)
-                continue
-            try:
-                instances[name] = stack.instantiate(name, rdef)
-            except RegistryLoop as exc:
-                problems.add(("resources", name, "type"), "registry-loop",
-                             f"resource_registry mappings loop: {exc}")
-                continue
-            except StokerError as exc:
-                problems.add(("resources", name, "type"), getattr(exc, "code", "error"), str(exc))
-                continue
-            refusal = self.type_refusal((rdef.type, stack.effective_type(name, rdef.type)), type(instances[name]))
-            if refusal:
-                problems.add(("resources", name, "type"), NOT_ALLOWED, refusal)
-                continue
-            if name in stack.unchanged:
-                continue  # checked when stored, with the same definition and inputs
-            shape = _found_by(instances[name].validate_shape, name)
-            problems.extend(shape.items)
-            found = {(p.path, p.code) for p in shape.items}
-            values = [p for p in _found_by(instances[name].validate_template, name).items
-                      if (p.path, p.code) not in found]
-            if stack.at_validate:
-                problems.extend_as_create_time(values)
-            else:
-                problems.extend(values)
-            for place, constraint in getattr(instances[name], "unchecked_constraints", list)():
-                unchecked.setdefault(constraint, []).append(place)
-        for constraint, places in unchecked.items():
-            problems.warn(places[0], "unchecked-constraint",
-                          f'{len(places)} value(s) of "{constraint}" not checked: no cloud inventory '
-                          f"(--inventory) lists them; the first is here")
-        for fn in definition.resource_calls:
-            if isinstance(fn, GetAtt):
-                target = fn.static_resource_name()
-                attribute = fn.attribute_name()
-                instance = instances.get(target)
-                if instance is not None and attribute is not None and not instance.has_attribute(attribute):
-                    close = difflib.get_close_matches(str(attribute), list(instance.attribute_schemata()), n=1)
-                    problems.add(fn.path, "unknown-attribute",
-                                 f'The Referenced Attribute ({target} {attribute}) is incorrect: '
-                                 f"{definition.resources[target].type} has no attribute {attribute!r}"
-                                 + (f'; did you mean "{close[0]}"?' if close else ""))
-
-    def check_fanout(self, stack: Stack, definition, problems: Problems) -> bool:
-        """Types and resource counts of the nested stacks to come, checked before any is made;
-        False when the tree is over the resource limit (counted only that far)."""
-        walk = Fanout(stack.environment.resource_registry, definition.template.files, self.class_or_none,
-                      self.type_refusal, self.max_nested_depth, most=self.max_resources)
-        try:
-            walk.count(definition.template.data, dict(definition.parameters))
-            over = None
-        except TooMany as exc:
-            over = exc.at_least
-        for path, why in walk.refused:
-            problems.add(path, NOT_ALLOWED, f"in a nested stack: {why}")
-        if over is None:
-            return True
-        problems.add(("resources",), "too-many-resources",
-                     f"the stack and its nested stacks would hold at least {over} resources, "
-                     f"more than the limit of {self.max_resources} ({self.max_resources_setting})")
-        return False
-
-    def class_or_none(self, type_name: str) -> type | None:
-        return self.registry.get(type_name) if type_name in self.registry else None
-
-    def type_refusal(self, type_names: Iterable[str], cls: type | None) -> str | None:
-        """Why this engine's project may not use a resource type, if the policy says so."""
-        if self.type_policy is None:
-            return None
-        return self.type_policy.refusal(type_names, cls, self.project_id)
+    validate_resources = type_checks.validate_resources
+    check_fanout = type_checks.check_fanout
+    class_or_none = type_checks.class_or_none
+    type_refusal = type_checks.type_refusal
 
     # -- reading (``reads.py``; the shapes clients see: ``summaries.py``) ----------------------
     def get_record(self, name_or_id: str, show_deleted: bool = False):
@@ -838,22 +755,6 @@ class Engine:
     def _heartbeat(self, stack_id: str) -> tuple[bool, bool]:
         self.store.heartbeat_lock(stack_id, self.engine_id)
         return self.store.cancel_requested(stack_id)
-
-
-def _found_by(check, name: str) -> Problems:
-    """What one of a resource's checks finds wrong, each problem at its place."""
-    found = Problems()
-    try:
-        check()
-    except ResourcePending:
-        pass  # checked again at create time, when the value is known
-    except ValidationFailed as exc:
-        found.extend(exc.problems)
-    except FunctionError as exc:
-        found.add(exc.path or ("resources", name), exc.code, exc.message)
-    except (StokerError, ValueError, TypeError) as exc:
-        found.add(("resources", name), "resource-validation-failed", str(exc))
-    return found
 
 
 def declared_only(template: Template, params: dict, environment: Environment) -> dict:

@@ -1,0 +1,135 @@
+"""Type policy and the checks that need resource types, for ``Engine.validate_resources``.
+
+A stack being defined asks its host to check its resources against their plug-ins (unknown
+types, properties, attribute names), the project's type policy and the resource limit of the
+whole nested tree.  Each function takes the engine first and is bound onto ``Engine`` as a
+method of the same name, so the checks live here while callers keep one facade.
+"""
+
+from __future__ import annotations
+
+import difflib
+from functools import partial
+from typing import Any, Iterable, Protocol
+
+from stoker.engine.fanout import Fanout, TooMany
+from stoker.engine.stack import Stack
+from stoker.errors import FunctionError, Problems, ResourcePending, StokerError, ValidationFailed
+from stoker.functions.references import GetAtt
+from stoker.resources.policy import NOT_ALLOWED
+from stoker.template.environment import RegistryLoop
+
+
+class TypeHost(Protocol):
+    """What the checks read: the type registry, the policy, this project and the limits."""
+
+    registry: Any
+    type_policy: Any
+    project_id: str
+    max_nested_depth: int
+    max_resources: int
+    #: the setting a refusal over ``max_resources`` names
+    max_resources_setting: str
+
+
+def validate_resources(engine: TypeHost, stack: Stack, definition, problems: Problems) -> None:
+    """Checks that need resource types: unknown types, properties, attribute names."""
+    if stack.parent is None and not check_fanout(engine, stack, definition, problems):
+        return  # nested stacks are not checked one by one: there are too many
+    instances = {}
+    unchecked: dict[str, list[tuple]] = {}  # service constraint -> the places of values it could not check
+    for name, rdef in definition.resources.items():
+        if not rdef.type or definition.switched_off(rdef):
+            continue  # the missing or broken type is reported already; Heat never builds a disabled one
+        refusal = type_refusal(engine, (rdef.type,), None)
+        if refusal:  # policy first, as Heat: a listed type is refused before it is looked up
+            problems.add(("resources", name, "type"), NOT_ALLOWED, refusal)
+            continue
+        try:
+            instances[name] = stack.instantiate(name, rdef)
+        except RegistryLoop as exc:
+            problems.add(("resources", name, "type"), "registry-loop",
+                         f"resource_registry mappings loop: {exc}")
+            continue
+        except StokerError as exc:
+            problems.add(("resources", name, "type"), getattr(exc, "code", "error"), str(exc))
+            continue
+        refusal = type_refusal(engine, (rdef.type, stack.effective_type(name, rdef.type)), type(instances[name]))
+        if refusal:
+            problems.add(("resources", name, "type"), NOT_ALLOWED, refusal)
+            continue
+        if name in stack.unchanged:
+            continue  # checked when stored, with the same definition and inputs
+        shape = _found_by(instances[name].validate_shape, name)
+        problems.extend(shape.items)
+        found = {(p.path, p.code) for p in shape.items}
+        values = [p for p in _found_by(instances[name].validate_template, name).items
+                  if (p.path, p.code) not in found]
+        if stack.at_validate:
+            problems.extend_as_create_time(values)
+        else:
+            problems.extend(values)
+        for place, constraint in getattr(instances[name], "unchecked_constraints", list)():
+            unchecked.setdefault(constraint, []).append(place)
+    for constraint, places in unchecked.items():
+        problems.warn(places[0], "unchecked-constraint",
+                      f'{len(places)} value(s) of "{constraint}" not checked: no cloud inventory '
+                      f"(--inventory) lists them; the first is here")
+    for fn in definition.resource_calls:
+        if isinstance(fn, GetAtt):
+            target = fn.static_resource_name()
+            attribute = fn.attribute_name()
+            instance = instances.get(target)
+            if instance is not None and attribute is not None and not instance.has_attribute(attribute):
+                close = difflib.get_close_matches(str(attribute), list(instance.attribute_schemata()), n=1)
+                problems.add(fn.path, "unknown-attribute",
+                             f'The Referenced Attribute ({target} {attribute}) is incorrect: '
+                             f"{definition.resources[target].type} has no attribute {attribute!r}"
+                             + (f'; did you mean "{close[0]}"?' if close else ""))
+
+
+def check_fanout(engine: TypeHost, stack: Stack, definition, problems: Problems) -> bool:
+    """Types and resource counts of the nested stacks to come, checked before any is made;
+    False when the tree is over the resource limit (counted only that far)."""
+    walk = Fanout(stack.environment.resource_registry, definition.template.files, partial(class_or_none, engine),
+                  partial(type_refusal, engine), engine.max_nested_depth, most=engine.max_resources)
+    try:
+        walk.count(definition.template.data, dict(definition.parameters))
+        over = None
+    except TooMany as exc:
+        over = exc.at_least
+    for path, why in walk.refused:
+        problems.add(path, NOT_ALLOWED, f"in a nested stack: {why}")
+    if over is None:
+        return True
+    problems.add(("resources",), "too-many-resources",
+                 f"the stack and its nested stacks would hold at least {over} resources, "
+                 f"more than the limit of {engine.max_resources} ({engine.max_resources_setting})")
+    return False
+
+
+def class_or_none(engine: TypeHost, type_name: str) -> type | None:
+    return engine.registry.get(type_name) if type_name in engine.registry else None
+
+
+def type_refusal(engine: TypeHost, type_names: Iterable[str], cls: type | None) -> str | None:
+    """Why this engine's project may not use a resource type, if the policy says so."""
+    if engine.type_policy is None:
+        return None
+    return engine.type_policy.refusal(type_names, cls, engine.project_id)
+
+
+def _found_by(check, name: str) -> Problems:
+    """What one of a resource's checks finds wrong, each problem at its place."""
+    found = Problems()
+    try:
+        check()
+    except ResourcePending:
+        pass  # checked again at create time, when the value is known
+    except ValidationFailed as exc:
+        found.extend(exc.problems)
+    except FunctionError as exc:
+        found.add(exc.path or ("resources", name), exc.code, exc.message)
+    except (StokerError, ValueError, TypeError) as exc:
+        found.add(("resources", name), "resource-validation-failed", str(exc))
+    return found
