@@ -52,7 +52,6 @@ def validate(path, fmt):
 @pass_engine
 def upload(engine, path, blueprint_id, fmt):
     """Validate blueprint PATH and store it as BLUEPRINT_ID."""
-
     service = dsl(engine)
     record = service.upload(path, blueprint_id)
     _warn(service.plan(blueprint_id))
@@ -81,6 +80,5 @@ def get(engine, blueprint_id, fmt):
 @pass_engine
 def delete(engine, blueprint_id):
     """Delete a blueprint no deployment uses."""
-
     dsl(engine).delete(blueprint_id)
     click.echo(f"Blueprint {blueprint_id} deleted.")

@@ -73,9 +73,8 @@ def deployment() -> None:
 @pass_engine
 def create(engine, deployment_id, blueprint_id, inputs, labels, display_name, runtime_only_evaluation, fmt):
     """Create DEPLOYMENT_ID from a blueprint: inputs checked, node instances laid out."""
-
     record = dsl(engine).deployments.create(deployment_id, blueprint_id, parse_inputs(inputs),
-                                         parse_labels(labels), display_name, runtime_only_evaluation)
+                                            parse_labels(labels), display_name, runtime_only_evaluation)
     show_record(record, fmt)
 
 
@@ -140,8 +139,7 @@ def labels_list(engine, deployment_id, fmt):
 @pass_engine
 def labels_add(engine, labels, deployment_id, fmt):
     """Add labels (``stoker deployment labels add env:prod DEP``)."""
-    show_list(dsl(engine).deployments.add_labels(deployment_id, parse_labels(labels)),
-                                  ["key", "value"], fmt)
+    show_list(dsl(engine).deployments.add_labels(deployment_id, parse_labels(labels)), ["key", "value"], fmt)
 
 
 @labels.command("delete")
@@ -152,8 +150,7 @@ def labels_add(engine, labels, deployment_id, fmt):
 def labels_delete(engine, label, deployment_id, fmt):
     """Delete a label's value, or every value of a key."""
     key, _, value = label.partition(":")
-    show_list(dsl(engine).deployments.delete_label(deployment_id, key, value or None),
-                                  ["key", "value"], fmt)
+    show_list(dsl(engine).deployments.delete_label(deployment_id, key, value or None), ["key", "value"], fmt)
 
 
 @click.group()

@@ -297,7 +297,8 @@ def event_show(engine, name, resource_name, event_id, fmt):
 @click.option("--sort", "sort_key", default=None, metavar="KEY[:asc|desc]",
               help="Order by this field (openstack's --sort), e.g. event_time:desc.")
 @click.option("--limit", type=click.IntRange(min=0), default=None, help="At most this many events.")
-@click.option("--follow", "follow_on", is_flag=True, help="Print the events, then each new one until the stack's action ends.")
+@click.option("--follow", "follow_on", is_flag=True,
+              help="Print the events, then each new one until the stack's action ends.")
 @format_option()
 @pass_engine
 def event_list(engine, name, resource_name, nested_depth, sort_key, limit, follow_on, fmt):

@@ -72,7 +72,7 @@ def follow(engine, name: str, action, show) -> object:
 
 
 def in_background(settings, verb: str, name: str, inputs: tuple = (),
-                   options: dict | None = None) -> dict:
+                  options: dict | None = None) -> dict:
     """Start ``<verb>_stack`` and return the stack once the action shows (``*_IN_PROGRESS``):
     in a detached engine process when local (this command then opens neither an engine
     nor the database: the engine process reports the stack), in the server when remote."""
