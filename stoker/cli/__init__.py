@@ -8,6 +8,7 @@ import os
 
 import click
 
+from stoker.cli.group import StokerGroup
 from stoker.cli.resource_type_cmds import resource
 from stoker.cli.stack_cmds import stack
 from stoker.cli.template_cmds import template
@@ -43,7 +44,7 @@ class _Settings:
         return self._engine
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=StokerGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--db-url", envvar="STOKER_DB_URL", help="SQLAlchemy URL of the state database "
               "(default: SQLite in $STOKER_HOME).")
 @click.option("--plugin-dir", "plugin_dirs", multiple=True, type=click.Path(exists=True, file_okay=False),

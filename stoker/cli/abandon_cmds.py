@@ -9,7 +9,9 @@ from pathlib import Path
 import click
 
 from stoker.cli.formatting import format_option, show_document
-from stoker.cli.stack_cmds import _finish, _watch, engine_of, run_guarded, stack
+from stoker.cli.group import pass_engine
+from stoker.cli.stack_cmds import stack
+from stoker.cli.stack_progress import finish, watch
 
 
 def _write_or_show(data: dict, output_file: str | None, fmt: str) -> None:
@@ -24,10 +26,9 @@ def _data_command(verb: str, method: str, doc: str) -> None:
     @click.argument("name")
     @click.option("--output-file", default=None, help="Write the data to this file (JSON).")
     @format_option(default="json")
-    @click.pass_context
-    def command(ctx, name, output_file, fmt):
-        engine = engine_of(ctx)
-        _write_or_show(run_guarded(lambda: getattr(engine, method)(name), fmt), output_file, fmt)
+    @pass_engine
+    def command(engine, name, output_file, fmt):
+        _write_or_show(getattr(engine, method)(name), output_file, fmt)
 
     command.__doc__ = doc
 
@@ -43,16 +44,11 @@ _data_command("abandon", "abandon_stack", "Forget stack NAME, leaving what it ma
 @click.option("--timeout", type=int, help="Timeout in minutes.")
 @click.option("--wait", is_flag=True, help="Show progress; exit non-zero on failure.")
 @format_option()
-@click.pass_context
-def adopt_cmd(ctx, name, adopt_file, timeout, wait, fmt):
+@pass_engine
+def adopt_cmd(engine, name, adopt_file, timeout, wait, fmt):
     """Make stack NAME from abandon data, taking over the resources it lists."""
-    engine = engine_of(ctx)
-
-    def go():
-        action = lambda: engine.adopt_stack(name, Path(adopt_file).read_text(), timeout_mins=timeout)  # noqa: E731
-        _finish(_watch(engine, name, action, fmt) if wait else action(), fmt, wait)
-
-    run_guarded(go, fmt)
+    action = lambda: engine.adopt_stack(name, Path(adopt_file).read_text(), timeout_mins=timeout)  # noqa: E731
+    finish(watch(engine, name, action, fmt) if wait else action(), fmt, wait)
 
 
 @stack.group("file")
@@ -63,7 +59,6 @@ def file_group() -> None:
 @file_group.command("list")
 @click.argument("name")
 @format_option(default="yaml")
-@click.pass_context
-def file_list(ctx, name, fmt):
-    engine = engine_of(ctx)
-    show_document(run_guarded(lambda: engine.export_stack(name)["files"], fmt), fmt)
+@pass_engine
+def file_list(engine, name, fmt):
+    show_document(engine.export_stack(name)["files"], fmt)

@@ -10,21 +10,15 @@ from datetime import timedelta
 import click
 
 from stoker.cli.formatting import format_option, show_list, show_record
+from stoker.cli.group import pass_settings
 from stoker.store.api_tables import MAX_TOKEN_DAYS
 
 
-def _settings(ctx: click.Context) -> tuple[str | None, tuple[str, ...]]:
-    """The root command's --db-url and --plugin-dir (or the environment, run on its own)."""
-    obj = ctx.find_root().obj
-    db_url = getattr(obj, "db_url", None) or os.environ.get("STOKER_DB_URL")
-    plugin_dirs = tuple(getattr(obj, "plugin_dirs", ()) or ())
-    return db_url, plugin_dirs
-
-
-def _db_url(ctx: click.Context, given: str | None) -> str:
+def _db_url(settings, given: str | None) -> str:
+    """--db-url, else the root command's (or the environment's, run on its own), else the default."""
     from stoker.store.db import default_url
 
-    return given or _settings(ctx)[0] or default_url()
+    return given or getattr(settings, "db_url", None) or os.environ.get("STOKER_DB_URL") or default_url()
 
 
 @click.command("api")
@@ -53,8 +47,8 @@ def _db_url(ctx: click.Context, given: str | None) -> str:
               help="Let every project use resource types that act on this host (Stoker::Local::*); "
                    "off by default: they can read the database and run commands as the server. "
                    "[api] local_resource_projects in stoker.conf allows chosen projects only.")
-@click.pass_context
-def api(ctx, host, port, workers, auth_mode, db_url, max_body_size, header_timeout, body_timeout,
+@pass_settings
+def api(settings, host, port, workers, auth_mode, db_url, max_body_size, header_timeout, body_timeout,
         max_connections_per_address, log_level, debug, broker, allow_local_resources):
     """Serve OpenStack Heat's Orchestration API v1 (/v1/{tenant_id}/...) and Cloudify's REST API v3.1 (/api/v3.1).
 
@@ -70,10 +64,10 @@ def api(ctx, host, port, workers, auth_mode, db_url, max_body_size, header_timeo
     if mode == "noauth" and not is_loopback(host):
         click.echo(f"WARNING: serving {host} without authentication (--auth noauth): anyone who "
                    "can reach it acts on every project", err=True)
-    url = _db_url(ctx, db_url)
+    url = _db_url(settings, db_url)
     open_store(url).close()  # migrate once, before the workers start
-    plugin_dirs = _settings(ctx)[1]
-    broker = broker or getattr(ctx.find_root().obj, "broker", None)
+    plugin_dirs = tuple(getattr(settings, "plugin_dirs", ()) or ())
+    broker = broker or getattr(settings, "broker", None)
     _check_shared(url, broker)
     os.environ.update(settings_to_env(url, mode, plugin_dirs, max_body_size, debug=debug, broker=broker,
                                       allow_local_resources=allow_local_resources))
@@ -139,11 +133,11 @@ def token() -> None:
     """Tokens for `stoker api` (each belongs to one project)."""
 
 
-def _tokens(ctx: click.Context, db_url: str | None):
+def _tokens(settings, db_url: str | None):
     from stoker.api.auth import TokenStore
     from stoker.store.db import open_store
 
-    store = open_store(_db_url(ctx, db_url))
+    store = open_store(_db_url(settings, db_url))
     return TokenStore(store.engine)
 
 
@@ -154,12 +148,12 @@ def _tokens(ctx: click.Context, db_url: str | None):
               help="Expire after this many days (default: never).")
 @click.option("--db-url", "db_url", default=None, help="State database (default: the global --db-url).")
 @format_option(default="value")
-@click.pass_context
-def token_create(ctx, project, description, expires_in, db_url, fmt):
+@pass_settings
+def token_create(settings, project, description, expires_in, db_url, fmt):
     """Issue a token for PROJECT; it is printed once and stored only as a hash."""
     try:
-        issued = _tokens(ctx, db_url).create(project, description,
-                                             None if expires_in is None else timedelta(days=expires_in))
+        issued = _tokens(settings, db_url).create(project, description,
+                                                  None if expires_in is None else timedelta(days=expires_in))
     except ValueError as exc:
         click.echo(f"ERROR: {exc}", err=True)
         sys.exit(1)
@@ -175,20 +169,20 @@ def token_create(ctx, project, description, expires_in, db_url, fmt):
 @click.option("--project", default=None, help="Only this project's tokens.")
 @click.option("--db-url", "db_url", default=None)
 @format_option()
-@click.pass_context
-def token_list(ctx, project, db_url, fmt):
+@pass_settings
+def token_list(settings, project, db_url, fmt):
     """List tokens (never the tokens themselves)."""
-    rows = _tokens(ctx, db_url).list(project)
+    rows = _tokens(settings, db_url).list(project)
     show_list(rows, ["id", "project", "description", "created_at", "expires_at", "revoked"], fmt)
 
 
 @token.command("revoke")
 @click.argument("token_id")
 @click.option("--db-url", "db_url", default=None)
-@click.pass_context
-def token_revoke(ctx, token_id, db_url):
+@pass_settings
+def token_revoke(settings, token_id, db_url):
     """Revoke the token with id TOKEN_ID (servers refuse it from their next request on)."""
-    if not _tokens(ctx, db_url).revoke(token_id):
+    if not _tokens(settings, db_url).revoke(token_id):
         click.echo(f"ERROR: no active token with id {token_id}", err=True)
         sys.exit(1)
     click.echo(f"Token {token_id} revoked")
@@ -199,10 +193,10 @@ def user() -> None:
     """Users of Cloudify's REST API on `stoker api` (cfy profiles use ... -u NAME -p PASSWORD -t TENANT)."""
 
 
-def _users(ctx: click.Context, db_url: str | None):
+def _users(settings, db_url: str | None):
     from stoker.api.cloudify.users import UserStore
 
-    return UserStore(_tokens(ctx, db_url).engine)
+    return UserStore(_tokens(settings, db_url).engine)
 
 
 @user.command("create")
@@ -215,12 +209,12 @@ def _users(ctx: click.Context, db_url: str | None):
               help="viewer reads; user also runs workflows, manages blueprints and deployments; "
                    "manager also manages secrets and plugins.")
 @click.option("--db-url", "db_url", default=None)
-@click.pass_context
-def user_create(ctx, name, password_file, tenant, role, db_url):
+@pass_settings
+def user_create(settings, name, password_file, tenant, role, db_url):
     """Add user NAME to TENANT with ROLE (the password is stored hashed with scrypt)."""
     password = password_file.readline().rstrip("\r\n")
     try:
-        _users(ctx, db_url).create(name, password, tenant, role)
+        _users(settings, db_url).create(name, password, tenant, role)
     except ValueError as exc:
         click.echo(f"ERROR: {exc}", err=True)
         sys.exit(1)
@@ -230,20 +224,21 @@ def user_create(ctx, name, password_file, tenant, role, db_url):
 @user.command("list")
 @click.option("--db-url", "db_url", default=None)
 @format_option()
-@click.pass_context
-def user_list(ctx, db_url, fmt):
+@pass_settings
+def user_list(settings, db_url, fmt):
     """Users, with their tenants and roles (never their passwords)."""
-    rows = [{**r, "created_at": r["created_at"].strftime("%Y-%m-%dT%H:%M:%SZ")} for r in _users(ctx, db_url).rows()]
+    rows = [{**r, "created_at": r["created_at"].strftime("%Y-%m-%dT%H:%M:%SZ")}
+            for r in _users(settings, db_url).rows()]
     show_list(rows, ["name", "tenant", "role", "created_at"], fmt)
 
 
 @user.command("delete")
 @click.argument("name")
 @click.option("--db-url", "db_url", default=None)
-@click.pass_context
-def user_delete(ctx, name, db_url):
+@pass_settings
+def user_delete(settings, name, db_url):
     """Remove user NAME from every tenant."""
-    if not _users(ctx, db_url).delete(name):
+    if not _users(settings, db_url).delete(name):
         click.echo(f"ERROR: no user {name}", err=True)
         sys.exit(1)
     click.echo(f"User {name} deleted")

@@ -5,15 +5,15 @@ from __future__ import annotations
 import click
 
 from stoker.cli.formatting import format_option, show_list, show_record, show_warnings
-from stoker.cli.stack_cmds import engine_of, run_guarded
+from stoker.cli.group import pass_engine
 from stoker.errors import Problem, StokerError
 
 BLUEPRINT_COLUMNS = ["id", "description", "main_file_name", "created_at"]
 
 
-def dsl(ctx: click.Context):
-    """The blueprint service of the engine the command talks to."""
-    service = getattr(engine_of(ctx), "blueprints", None)
+def dsl(engine):
+    """The blueprint service of ``engine`` (a remote one has none yet)."""
+    service = getattr(engine, "blueprints", None)
     if service is None:
         raise StokerError("blueprints and deployments are not served over the REST API yet: "
                           "run this command without --url")
@@ -37,59 +37,48 @@ def validate(path, fmt):
     """Check blueprint PATH (and what it imports); every error at once, with its place."""
     from stoker.blueprint.parser import parse_file
 
-    def go():
-        plan = parse_file(path)
-        _warn(plan)
-        if fmt in ("json", "yaml"):
-            show_record({"valid": True, "warnings": plan.get("warnings", [])}, fmt)
-        else:
-            click.echo("Blueprint validated.")
-
-    run_guarded(go, fmt)
+    plan = parse_file(path)
+    _warn(plan)
+    if fmt in ("json", "yaml"):
+        show_record({"valid": True, "warnings": plan.get("warnings", [])}, fmt)
+    else:
+        click.echo("Blueprint validated.")
 
 
 @blueprint.command("upload")
 @click.argument("path", type=click.Path(dir_okay=False))
 @click.option("-b", "--blueprint-id", "blueprint_id", required=True, help="The id to upload it as.")
 @format_option()
-@click.pass_context
-def upload(ctx, path, blueprint_id, fmt):
+@pass_engine
+def upload(engine, path, blueprint_id, fmt):
     """Validate blueprint PATH and store it as BLUEPRINT_ID."""
-
-    def go():
-        service = dsl(ctx)
-        record = service.upload(path, blueprint_id)
-        _warn(service.plan(blueprint_id))
-        show_record({k: record[k] for k in BLUEPRINT_COLUMNS}, fmt)
-
-    run_guarded(go, fmt)
+    service = dsl(engine)
+    record = service.upload(path, blueprint_id)
+    _warn(service.plan(blueprint_id))
+    show_record({k: record[k] for k in BLUEPRINT_COLUMNS}, fmt)
 
 
 @blueprint.command("list")
 @format_option()
-@click.pass_context
-def list_(ctx, fmt):
+@pass_engine
+def list_(engine, fmt):
     """Uploaded blueprints."""
-    run_guarded(lambda: show_list(dsl(ctx).list(), BLUEPRINT_COLUMNS, fmt), fmt)
+    show_list(dsl(engine).list(), BLUEPRINT_COLUMNS, fmt)
 
 
 @blueprint.command("get")
 @click.argument("blueprint_id")
 @format_option()
-@click.pass_context
-def get(ctx, blueprint_id, fmt):
+@pass_engine
+def get(engine, blueprint_id, fmt):
     """One blueprint, with its inputs and labels."""
-    run_guarded(lambda: show_record(dsl(ctx).get(blueprint_id), fmt), fmt)
+    show_record(dsl(engine).get(blueprint_id), fmt)
 
 
 @blueprint.command("delete")
 @click.argument("blueprint_id")
-@click.pass_context
-def delete(ctx, blueprint_id):
+@pass_engine
+def delete(engine, blueprint_id):
     """Delete a blueprint no deployment uses."""
-
-    def go():
-        dsl(ctx).delete(blueprint_id)
-        click.echo(f"Blueprint {blueprint_id} deleted.")
-
-    run_guarded(go)
+    dsl(engine).delete(blueprint_id)
+    click.echo(f"Blueprint {blueprint_id} deleted.")

@@ -10,7 +10,7 @@ import click
 from stoker.cli.blueprint_cmds import dsl
 from stoker.cli.given_values import bounded, is_key_value, read_document
 from stoker.cli.formatting import format_option, show_list, show_record
-from stoker.cli.stack_cmds import run_guarded
+from stoker.cli.group import pass_engine
 from stoker.errors import StokerError
 from stoker.template.loader import load
 
@@ -70,44 +70,37 @@ def deployment() -> None:
 @click.option("--display-name", default=None)
 @click.option("--runtime-only-evaluation", is_flag=True, help="Leave every function for runtime.")
 @format_option()
-@click.pass_context
-def create(ctx, deployment_id, blueprint_id, inputs, labels, display_name, runtime_only_evaluation, fmt):
+@pass_engine
+def create(engine, deployment_id, blueprint_id, inputs, labels, display_name, runtime_only_evaluation, fmt):
     """Create DEPLOYMENT_ID from a blueprint: inputs checked, node instances laid out."""
-
-    def go():
-        record = dsl(ctx).deployments.create(deployment_id, blueprint_id, parse_inputs(inputs),
-                                             parse_labels(labels), display_name, runtime_only_evaluation)
-        show_record(record, fmt)
-
-    run_guarded(go, fmt)
+    record = dsl(engine).deployments.create(deployment_id, blueprint_id, parse_inputs(inputs),
+                                            parse_labels(labels), display_name, runtime_only_evaluation)
+    show_record(record, fmt)
 
 
 @deployment.command("list")
 @click.option("-b", "--blueprint-id", "blueprint_id", default=None)
 @format_option()
-@click.pass_context
-def list_(ctx, blueprint_id, fmt):
+@pass_engine
+def list_(engine, blueprint_id, fmt):
     """Deployments (of one blueprint with -b)."""
-    run_guarded(lambda: show_list(dsl(ctx).deployments.list(blueprint_id), DEPLOYMENT_COLUMNS, fmt), fmt)
+    show_list(dsl(engine).deployments.list(blueprint_id), DEPLOYMENT_COLUMNS, fmt)
 
 
 @deployment.command("get")
 @click.argument("deployment_id")
 @format_option()
-@click.pass_context
-def get(ctx, deployment_id, fmt):
-    run_guarded(lambda: show_record(dsl(ctx).deployments.get(deployment_id), fmt), fmt)
+@pass_engine
+def get(engine, deployment_id, fmt):
+    show_record(dsl(engine).deployments.get(deployment_id), fmt)
 
 
 @deployment.command("delete")
 @click.argument("deployment_id")
-@click.pass_context
-def delete(ctx, deployment_id):
-    def go():
-        dsl(ctx).deployments.delete(deployment_id)
-        click.echo(f"Deployment {deployment_id} deleted.")
-
-    run_guarded(go)
+@pass_engine
+def delete(engine, deployment_id):
+    dsl(engine).deployments.delete(deployment_id)
+    click.echo(f"Deployment {deployment_id} deleted.")
 
 
 def _document_command(name: str, read: str, summary: str) -> None:
@@ -116,9 +109,9 @@ def _document_command(name: str, read: str, summary: str) -> None:
     @deployment.command(name, help=summary)
     @click.argument("deployment_id")
     @format_option()
-    @click.pass_context
-    def command(ctx, deployment_id, fmt):
-        run_guarded(lambda: show_record(getattr(dsl(ctx).deployments, read)(deployment_id), fmt), fmt)
+    @pass_engine
+    def command(engine, deployment_id, fmt):
+        show_record(getattr(dsl(engine).deployments, read)(deployment_id), fmt)
 
 
 _document_command("outputs", "outputs", "The deployment's outputs, evaluated now.")
@@ -134,32 +127,30 @@ def labels() -> None:
 @labels.command("list")
 @click.argument("deployment_id")
 @format_option()
-@click.pass_context
-def labels_list(ctx, deployment_id, fmt):
-    run_guarded(lambda: show_list(dsl(ctx).deployments.labels(deployment_id), ["key", "value"], fmt), fmt)
+@pass_engine
+def labels_list(engine, deployment_id, fmt):
+    show_list(dsl(engine).deployments.labels(deployment_id), ["key", "value"], fmt)
 
 
 @labels.command("add")
 @click.argument("labels", nargs=-1, required=True, metavar="KEY:VALUE...")
 @click.argument("deployment_id")
 @format_option()
-@click.pass_context
-def labels_add(ctx, labels, deployment_id, fmt):
+@pass_engine
+def labels_add(engine, labels, deployment_id, fmt):
     """Add labels (``stoker deployment labels add env:prod DEP``)."""
-    run_guarded(lambda: show_list(dsl(ctx).deployments.add_labels(deployment_id, parse_labels(labels)),
-                                  ["key", "value"], fmt), fmt)
+    show_list(dsl(engine).deployments.add_labels(deployment_id, parse_labels(labels)), ["key", "value"], fmt)
 
 
 @labels.command("delete")
 @click.argument("label", metavar="KEY[:VALUE]")
 @click.argument("deployment_id")
 @format_option()
-@click.pass_context
-def labels_delete(ctx, label, deployment_id, fmt):
+@pass_engine
+def labels_delete(engine, label, deployment_id, fmt):
     """Delete a label's value, or every value of a key."""
     key, _, value = label.partition(":")
-    run_guarded(lambda: show_list(dsl(ctx).deployments.delete_label(deployment_id, key, value or None),
-                                  ["key", "value"], fmt), fmt)
+    show_list(dsl(engine).deployments.delete_label(deployment_id, key, value or None), ["key", "value"], fmt)
 
 
 @click.group()
@@ -170,9 +161,9 @@ def node() -> None:
 @node.command("list")
 @click.option("-d", "--deployment-id", "deployment_id", required=True)
 @format_option()
-@click.pass_context
-def node_list(ctx, deployment_id, fmt):
-    run_guarded(lambda: show_list(dsl(ctx).deployments.nodes(deployment_id), NODE_COLUMNS, fmt), fmt)
+@pass_engine
+def node_list(engine, deployment_id, fmt):
+    show_list(dsl(engine).deployments.nodes(deployment_id), NODE_COLUMNS, fmt)
 
 
 @click.group("node-instance")
@@ -184,23 +175,20 @@ def node_instance() -> None:
 @click.option("-d", "--deployment-id", "deployment_id", required=True)
 @click.option("--node-name", default=None, help="Only the instances of this node.")
 @format_option()
-@click.pass_context
-def instance_list(ctx, deployment_id, node_name, fmt):
-    def go():
-        rows = dsl(ctx).deployments.node_instances(deployment_id, node_name)
-        columns = INSTANCE_COLUMNS + (["runtime_properties"] if fmt in ("json", "yaml") else [])
-        show_list(rows, columns, fmt)
-
-    run_guarded(go, fmt)
+@pass_engine
+def instance_list(engine, deployment_id, node_name, fmt):
+    rows = dsl(engine).deployments.node_instances(deployment_id, node_name)
+    columns = INSTANCE_COLUMNS + (["runtime_properties"] if fmt in ("json", "yaml") else [])
+    show_list(rows, columns, fmt)
 
 
 @node_instance.command("get")
 @click.argument("instance_id")
 @click.option("-d", "--deployment-id", "deployment_id", default=None)
 @format_option()
-@click.pass_context
-def instance_get(ctx, instance_id, deployment_id, fmt):
-    run_guarded(lambda: show_record(dsl(ctx).deployments.node_instance(instance_id, deployment_id), fmt), fmt)
+@pass_engine
+def instance_get(engine, instance_id, deployment_id, fmt):
+    show_record(dsl(engine).deployments.node_instance(instance_id, deployment_id), fmt)
 
 
 @click.group()
@@ -211,13 +199,10 @@ def workflow() -> None:
 @workflow.command("list")
 @click.option("-d", "--deployment-id", "deployment_id", required=True)
 @format_option()
-@click.pass_context
-def workflow_list(ctx, deployment_id, fmt):
+@pass_engine
+def workflow_list(engine, deployment_id, fmt):
     """The workflows DEPLOYMENT_ID can run, with their parameters."""
-    def go():
-        declared = dsl(ctx).deployments.plan(deployment_id).get("workflows") or {}
-        rows = [{"name": name, "parameters": sorted((w or {}).get("parameters") or {})}
-                for name, w in sorted(declared.items())]
-        show_list(rows, ["name", "parameters"], fmt)
-
-    run_guarded(go, fmt)
+    declared = dsl(engine).deployments.plan(deployment_id).get("workflows") or {}
+    rows = [{"name": name, "parameters": sorted((w or {}).get("parameters") or {})}
+            for name, w in sorted(declared.items())]
+    show_list(rows, ["name", "parameters"], fmt)

@@ -17,7 +17,7 @@ import click
 
 from stoker.cli.deployment_cmds import parse_inputs
 from stoker.cli.formatting import format_option, show_list, show_record
-from stoker.cli.stack_cmds import engine_of, run_guarded
+from stoker.cli.group import pass_engine
 from stoker.errors import StokerError
 
 EXECUTION_COLUMNS = ["id", "workflow_id", "deployment_id", "status", "created_at", "error"]
@@ -32,30 +32,27 @@ STYLES = {"task_failed": "red", "workflow_failed": "red", "task_succeeded": "gre
           "workflow_succeeded": "green", "task_rescheduled": "yellow", "workflow_cancelled": "yellow"}
 
 
-def executions(ctx: click.Context):
-    engine = engine_of(ctx)
+def executions(engine):
+    """The execution service of ``engine`` (a remote one has none yet)."""
     if not hasattr(engine, "executions"):
         raise StokerError("executions are not served over the REST API yet: run this command without --url")
     return engine.executions
 
 
-def run_workflow(ctx: click.Context, workflow: str, deployment_id: str, parameters: dict, wait: bool, fmt: str,
+def run_workflow(engine, workflow: str, deployment_id: str, parameters: dict, wait: bool, fmt: str,
                  force: bool = False, allow_custom: bool = False, queue: bool = False) -> None:
-    _to_the_end(ctx, lambda service: deployment_id,
+    _to_the_end(engine, lambda service: deployment_id,
                 lambda service: service.start(workflow, deployment_id, parameters, force, allow_custom, queue),
                 wait, fmt)
 
 
-def _to_the_end(ctx: click.Context, deployment_of, run, wait: bool, fmt: str) -> None:
+def _to_the_end(engine, deployment_of, run, wait: bool, fmt: str) -> None:
     """Run an execution (``run(service)``), show how it ended; exit 1 unless it succeeded
     (or was queued behind the deployment's running execution)."""
-    def go():
-        service = executions(ctx)
-        record = _follow(service, deployment_of(service), lambda: run(service), wait)
-        show_record(record, fmt)
-        return record
-
-    if run_guarded(go, fmt)["status"] not in ("terminated", "queued"):
+    service = executions(engine)
+    record = _follow(service, deployment_of(service), lambda: run(service), wait)
+    show_record(record, fmt)
+    if record["status"] not in ("terminated", "queued"):
         sys.exit(1)
 
 
@@ -170,27 +167,27 @@ def execution() -> None:
 @click.option("--queue", is_flag=True, help="While the deployment runs another execution, queue this one: it starts when that one ends.")
 @click.option("--allow-custom-parameters", is_flag=True, help="Pass parameters the workflow does not declare.")
 @format_option()
-@click.pass_context
-def start(ctx, workflow, deployment_id, parameters, wait, force, queue, allow_custom_parameters, fmt):
+@pass_engine
+def start(engine, workflow, deployment_id, parameters, wait, force, queue, allow_custom_parameters, fmt):
     """Run WORKFLOW on a deployment, to its end."""
-    run_workflow(ctx, workflow, deployment_id, run_guarded(lambda: parse_inputs(parameters, "-p")), wait, fmt,
+    run_workflow(engine, workflow, deployment_id, parse_inputs(parameters, "-p"), wait, fmt,
                  force, allow_custom_parameters, queue)
 
 
 @execution.command("list")
 @click.option("-d", "--deployment-id", "deployment_id", default=None)
 @format_option()
-@click.pass_context
-def list_(ctx, deployment_id, fmt):
-    run_guarded(lambda: show_list(executions(ctx).list(deployment_id), EXECUTION_COLUMNS, fmt), fmt)
+@pass_engine
+def list_(engine, deployment_id, fmt):
+    show_list(executions(engine).list(deployment_id), EXECUTION_COLUMNS, fmt)
 
 
 @execution.command("get")
 @click.argument("execution_id")
 @format_option()
-@click.pass_context
-def get(ctx, execution_id, fmt):
-    run_guarded(lambda: show_record(executions(ctx).get(execution_id), fmt), fmt)
+@pass_engine
+def get(engine, execution_id, fmt):
+    show_record(executions(engine).get(execution_id), fmt)
 
 
 @execution.command("cancel")
@@ -198,20 +195,20 @@ def get(ctx, execution_id, fmt):
 @click.option("--force", "-k", "--kill", "force", is_flag=True,
               help="Kill the running scripts instead of letting them end.")
 @format_option()
-@click.pass_context
-def cancel(ctx, execution_id, force, fmt):
+@pass_engine
+def cancel(engine, execution_id, force, fmt):
     """Stop scheduling new operations (running scripts end, or are killed with --force)."""
-    run_guarded(lambda: show_record(executions(ctx).cancel(execution_id, force), fmt), fmt)
+    show_record(executions(engine).cancel(execution_id, force), fmt)
 
 
 @execution.command("resume")
 @click.argument("execution_id")
 @click.option("--wait", is_flag=True, help="Print events and logs as they happen.")
 @format_option()
-@click.pass_context
-def resume(ctx, execution_id, wait, fmt):
+@pass_engine
+def resume(engine, execution_id, wait, fmt):
     """Continue an interrupted, failed or cancelled execution; finished operations do not run again."""
-    _to_the_end(ctx, lambda service: service.get(execution_id)["deployment_id"],
+    _to_the_end(engine, lambda service: service.get(execution_id)["deployment_id"],
                 lambda service: service.resume(execution_id), wait, fmt)
 
 
@@ -227,35 +224,32 @@ def event() -> None:
               help="Also the operations' logs (script output, ctx logger); with --tail, on by default, as cfy.")
 @click.option("--tail", is_flag=True, help="Go on printing new events until the execution ends.")
 @format_option()
-@click.pass_context
-def event_list(ctx, execution_id_arg, execution_id, include_logs, tail, fmt):
+@pass_engine
+def event_list(engine, execution_id_arg, execution_id, include_logs, tail, fmt):
     """Events of EXECUTION_ID (or -e), as ``cfy events list``."""
     execution_id = execution_id or execution_id_arg
     if not execution_id:
         raise click.UsageError("name the execution: stoker events list EXECUTION_ID")
     include_logs = tail if include_logs is None else include_logs
 
-    def go():
-        service = executions(ctx)
-        rows = service.events(execution_id, include_logs)
-        if fmt == "table":
-            deployment_id = service.get(execution_id)["deployment_id"]
-            printed = 0
-            while True:
-                for row in rows[printed:]:
-                    click.echo(_line(row, deployment_id))
-                printed = len(rows)
-                if not tail or not _running(service.get(execution_id)):
-                    break
-                time.sleep(TAIL_POLL)
-                rows = service.events(execution_id, include_logs)
-            if tail:  # the execution ended between the last read and the check: its last events
-                for row in service.events(execution_id, include_logs)[printed:]:
-                    click.echo(_line(row, deployment_id))
-        else:
-            show_list(rows, list(rows[0]) if rows else EVENT_COLUMNS, fmt)
-
-    run_guarded(go, fmt)
+    service = executions(engine)
+    rows = service.events(execution_id, include_logs)
+    if fmt == "table":
+        deployment_id = service.get(execution_id)["deployment_id"]
+        printed = 0
+        while True:
+            for row in rows[printed:]:
+                click.echo(_line(row, deployment_id))
+            printed = len(rows)
+            if not tail or not _running(service.get(execution_id)):
+                break
+            time.sleep(TAIL_POLL)
+            rows = service.events(execution_id, include_logs)
+        if tail:  # the execution ended between the last read and the check: its last events
+            for row in service.events(execution_id, include_logs)[printed:]:
+                click.echo(_line(row, deployment_id))
+    else:
+        show_list(rows, list(rows[0]) if rows else EVENT_COLUMNS, fmt)
 
 
 def _shortcut(workflow: str):
@@ -265,9 +259,9 @@ def _shortcut(workflow: str):
     @click.option("-p", "--parameters", "parameters", multiple=True, metavar="FILE|KEY=VALUE")
     @click.option("--wait/--no-wait", default=True, help="Print events and logs as they happen (default).")
     @format_option()
-    @click.pass_context
-    def command(ctx, deployment_id, parameters, wait, fmt):
-        run_workflow(ctx, workflow, deployment_id, run_guarded(lambda: parse_inputs(parameters, "-p")), wait, fmt)
+    @pass_engine
+    def command(engine, deployment_id, parameters, wait, fmt):
+        run_workflow(engine, workflow, deployment_id, parse_inputs(parameters, "-p"), wait, fmt)
 
     return command
 
@@ -286,8 +280,8 @@ uninstall = _shortcut("uninstall")
 @click.option("-p", "--parameters", "parameters", multiple=True, metavar="FILE|KEY=VALUE")
 @click.option("--wait/--no-wait", default=True, help="Print events and logs as they happen (default).")
 @format_option()
-@click.pass_context
-def install(ctx, target, blueprint_id, deployment_id, inputs, parameters, wait, fmt):
+@pass_engine
+def install(engine, target, blueprint_id, deployment_id, inputs, parameters, wait, fmt):
     """Run the install workflow on DEPLOYMENT_ID; or, as ``cfy install``, upload BLUEPRINT_PATH, create
     its deployment and install it."""
     from pathlib import Path
@@ -299,11 +293,8 @@ def install(ctx, target, blueprint_id, deployment_id, inputs, parameters, wait, 
         blueprint_id = blueprint_id or path.resolve().parent.name
         deployment_id = deployment_id or blueprint_id
 
-        def prepare():
-            service = dsl(ctx)
-            service.upload(path, blueprint_id)
-            service.deployments.create(deployment_id, blueprint_id, parse_inputs(inputs))
-
-        run_guarded(prepare, fmt)
+        service = dsl(engine)
+        service.upload(path, blueprint_id)
+        service.deployments.create(deployment_id, blueprint_id, parse_inputs(inputs))
         target = deployment_id
-    run_workflow(ctx, "install", target, run_guarded(lambda: parse_inputs(parameters)), wait, fmt)
+    run_workflow(engine, "install", target, parse_inputs(parameters), wait, fmt)

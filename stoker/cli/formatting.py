@@ -16,6 +16,8 @@ from stoker.cli.plain_table import plain_table
 from stoker.names import shown
 
 FORMATS = ("table", "json", "yaml", "value")
+#: where ``-f`` is remembered in ``click.Context.meta`` (shared by the whole command line)
+FORMAT_META = "stoker.format"
 
 
 def format_option(default: str = "table"):
@@ -24,9 +26,14 @@ def format_option(default: str = "table"):
         command = click.option("-c", "--column", "columns", multiple=True, expose_value=False,
                                callback=_keep_columns, help="Show only this column (repeat for several).")(command)
         return click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default=default,
-                            show_default=True, help="Output format.")(command)
+                            show_default=True, callback=_remember_format, help="Output format.")(command)
 
     return decorate
+
+
+def _remember_format(ctx: click.Context, param: Any, value: str) -> str:
+    ctx.meta[FORMAT_META] = value  # errors are shown in it too (cli/group.py)
+    return value
 
 
 def _keep_columns(ctx: click.Context, param: Any, value: tuple) -> tuple:

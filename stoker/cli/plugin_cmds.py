@@ -8,7 +8,6 @@ import click
 
 from stoker.blueprint.plugin_catalog import PluginCatalog
 from stoker.cli.formatting import format_option, show_list, show_record
-from stoker.cli.stack_cmds import run_guarded
 
 PLUGIN_COLUMNS = ["package_name", "package_version", "yaml_files", "package"]
 
@@ -30,7 +29,7 @@ def plugin() -> None:
 @format_option()
 def upload(package, yamls, fmt):
     """Upload PACKAGE: a wagon (.wgn), a wheel (.whl) or a plugin's source folder."""
-    run_guarded(lambda: show_record(catalog().upload(package, list(yamls)).as_dict(), fmt), fmt)
+    show_record(catalog().upload(package, list(yamls)).as_dict(), fmt)
 
 
 @plugin.command("list")
@@ -44,4 +43,4 @@ def list_(fmt):
 @click.option("--version", default=None, help="The version to delete (default: the newest).")
 @format_option()
 def delete(name, version, fmt):
-    run_guarded(lambda: show_record(catalog().delete(name, version).as_dict(), fmt), fmt)
+    show_record(catalog().delete(name, version).as_dict(), fmt)

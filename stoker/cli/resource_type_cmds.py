@@ -7,6 +7,7 @@ from __future__ import annotations
 import click
 
 from stoker.cli.formatting import format_option, show_document, show_list
+from stoker.cli.group import pass_settings
 from stoker.errors import StokerError
 from stoker.resources import type_info
 
@@ -21,10 +22,10 @@ def resource_type() -> None:
     """Resource types: list them, show one's schema or a template using it."""
 
 
-def _registry(ctx: click.Context):
+def _registry(settings):
     from stoker.resources.registry import default_registry
 
-    return default_registry(ctx.find_root().obj.plugin_dirs)
+    return default_registry(settings.plugin_dirs)
 
 
 @resource_type.command("list")
@@ -32,8 +33,8 @@ def _registry(ctx: click.Context):
               help="name (a regular expression), support_status or version; repeat for several.")
 @click.option("--long", "long_", is_flag=True, help="Also show each type's description.")
 @format_option()
-@click.pass_context
-def type_list(ctx, filters, long_, fmt) -> None:
+@pass_settings
+def type_list(settings, filters, long_, fmt) -> None:
     """List the resource types (hidden ones left out, as Heat does)."""
     wanted = {}
     for item in filters:
@@ -42,7 +43,7 @@ def type_list(ctx, filters, long_, fmt) -> None:
             raise click.BadParameter(f"{item!r}: expected name=..., support_status=... or version=...",
                                      param_hint="--filter")
         wanted[key] = value
-    found = type_info.list_types(_registry(ctx), with_description=long_, **wanted)
+    found = type_info.list_types(_registry(settings), with_description=long_, **wanted)
     rows = found if long_ else [{"resource_type": name} for name in found]
     show_list(rows, ["resource_type", "description"] if long_ else ["resource_type"], fmt)
 
@@ -53,11 +54,11 @@ def type_list(ctx, filters, long_, fmt) -> None:
               help="Show a template using the type instead of its schema.")
 @click.option("--long", "long_", is_flag=True, help="Also show the type's description.")
 @format_option("yaml")
-@click.pass_context
-def type_show(ctx, type_name, template_type, long_, fmt) -> None:
+@pass_settings
+def type_show(settings, type_name, template_type, long_, fmt) -> None:
     """Show TYPE's properties, attributes and support status (or a template using it)."""
     try:
-        cls = _registry(ctx).get(type_name)
+        cls = _registry(settings).get(type_name)
     except StokerError as exc:
         raise click.ClickException(str(exc)) from None
     if template_type:

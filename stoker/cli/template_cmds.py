@@ -7,6 +7,7 @@ import sys
 import click
 
 from stoker.cli.formatting import format_option, show_document, show_list, show_problems, show_warnings
+from stoker.cli.group import pass_engine
 from stoker.cli.inputs import read_inputs, template_options
 from stoker.errors import Problems, ValidationFailed
 from stoker.template.evaluate import evaluate
@@ -47,11 +48,11 @@ def _placed(template_obj, problems, definition=None):
 @template.command("validate")
 @template_options
 @format_option()
-@click.pass_context
-def validate(ctx, template_file, environment_files, parameters, parameter_files, fmt) -> None:
+@pass_engine
+def validate(engine, template_file, environment_files, parameters, parameter_files, fmt) -> None:
     """Check a template; print its description and parameters, or every error."""
     try:
-        tmpl, definition, problems = _check(ctx.find_root().obj.engine(), template_file, environment_files,
+        tmpl, definition, problems = _check(engine, template_file, environment_files,
                                             parameters, parameter_files, missing_ok=True)
     except ValidationFailed as exc:
         _fail(exc.problems, fmt)
@@ -107,11 +108,11 @@ _NEEDS_INPUT = {"missing-parameter", "resource-pending"}
 @template.command("resolve")
 @template_options
 @format_option()
-@click.pass_context
-def resolve_cmd(ctx, template_file, environment_files, parameters, parameter_files, fmt) -> None:
+@pass_engine
+def resolve_cmd(engine, template_file, environment_files, parameters, parameter_files, fmt) -> None:
     """Evaluate parameters, conditions and every output that needs no resource."""
     try:
-        tmpl, definition, problems = _check(ctx.find_root().obj.engine(), template_file, environment_files,
+        tmpl, definition, problems = _check(engine, template_file, environment_files,
                                             parameters, parameter_files, missing_ok=False)
     except ValidationFailed as exc:
         _fail(exc.problems, fmt, wrap="errors")

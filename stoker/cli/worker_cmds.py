@@ -6,6 +6,8 @@ import os
 
 import click
 
+from stoker.cli.group import pass_settings
+
 
 @click.command("worker")
 @click.option("--db-url", "db_url", default=None, help="State database, PostgreSQL (default: the global --db-url).")
@@ -16,8 +18,8 @@ import click
 @click.option("--queues", default=None, help="Comma-separated queues to take work from (default: stoker).")
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]),
               default="warning", show_default=True)
-@click.pass_context
-def worker(ctx, db_url, broker, concurrency, queues, log_level):
+@pass_settings
+def worker(settings, db_url, broker, concurrency, queues, log_level):
     """Run resource actions of stacks started with a broker (`stoker --broker ... stack create`, `stoker api`).
 
     Start one or more on every machine; they share the PostgreSQL database and the broker.
@@ -27,13 +29,12 @@ def worker(ctx, db_url, broker, concurrency, queues, log_level):
     from stoker.dispatch.worker import make_worker_app
     from stoker.engine.engine import Engine
 
-    root = ctx.find_root().obj
-    url = db_url or getattr(root, "db_url", None) or os.environ.get("STOKER_DB_URL")
+    url = db_url or getattr(settings, "db_url", None) or os.environ.get("STOKER_DB_URL")
     broker = broker_url(broker)
     if not url or broker is None:
         raise click.UsageError("stoker worker needs --db-url (PostgreSQL) and --broker "
                                "(or $STOKER_DB_URL and $STOKER_BROKER_URL)")
-    plugin_dirs = tuple(getattr(root, "plugin_dirs", ()) or ())
+    plugin_dirs = tuple(getattr(settings, "plugin_dirs", ()) or ())
     probe = Engine(db_url=url, plugin_dirs=plugin_dirs)  # migrate once, before the processes fork
     try:
         check_database(probe)
