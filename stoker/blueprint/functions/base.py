@@ -31,7 +31,9 @@ class Function(abc.ABC):
     name = "function"
     kind = HYBRID
 
-    def __init__(self, args: Any, scope: str | None, context: dict, path: str, raw: dict):
+    def __init__(self, args: Any, scope: str | None, context: dict, path: str, raw: dict, table: dict):
+        #: the table of functions this call was recognised by (its arguments may hold more calls)
+        self.table = table
         self.scope = scope
         self.context = context
         self.path = path
@@ -41,8 +43,8 @@ class Function(abc.ABC):
     def parse_args(self, args: Any) -> None:
         """Check the arguments' shape (raise ``self.fail``)."""
 
-    def validate(self, plan: dict) -> None:
-        """Checks that need the whole blueprint, made once at upload."""
+    def validate(self, checker: Any) -> None:
+        """Checks that need the whole blueprint, made once at upload (``checker``: a PlanEvaluator of it)."""
 
     @abc.abstractmethod
     def evaluate(self, handler: Any) -> Any:

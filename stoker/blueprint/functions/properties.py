@@ -13,23 +13,17 @@ class GetProperty(Function):
     kind = HYBRID
 
     def parse_args(self, args: Any) -> None:
-        from stoker.blueprint.functions.table import FUNCTIONS
-
-        if not (isinstance(args, list) and len(args) >= 2 and all(is_path_item(a, FUNCTIONS) for a in args)):
+        if not (isinstance(args, list) and len(args) >= 2 and all(is_path_item(a, self.table) for a in args)):
             raise self.fail("expected [node_name, property_name, nested key or index, ...] "
                             f"but got {args!r}")
         self.node_name, self.property_path = args[0], args[1:]
 
-    def validate(self, plan: dict) -> None:
-        from stoker.blueprint.evaluation import PlanEvaluator
-        from stoker.blueprint.functions.table import FUNCTIONS
-
-        if any(function_of(a, FUNCTIONS) for a in [self.node_name, *self.property_path]):
+    def validate(self, checker: Any) -> None:
+        if any(function_of(a, self.table) for a in [self.node_name, *self.property_path]):
             return
-        evaluator = PlanEvaluator.for_checking(plan)
-        node = self.node_template(evaluator)
+        node = self.node_template(checker)
         if not node.get("broken"):  # a node whose type is unknown is reported already
-            self._lookup(node, evaluator)
+            self._lookup(node, checker)
 
     def node_template(self, handler: Any) -> dict:
         if self.node_name == SELF:
