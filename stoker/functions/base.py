@@ -16,14 +16,29 @@ from __future__ import annotations
 
 import abc
 import json
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, Protocol
 
-from stoker.errors import FunctionError
+from stoker.errors import FunctionError, Problems
 from stoker.functions.sizes import measure, remember, remembering
 
 if TYPE_CHECKING:  # pragma: no cover
     from stoker.template.context import StackContext
-    from stoker.template.parse import Parser
+
+
+class Parser(Protocol):
+    """What a call asks of the parser that read it (``template.parse.Parser``, which imports this module)."""
+
+    version: Any
+    problems: Problems
+    #: how many resource-naming calls were parsed so far (see ``Function.has_refs``)
+    references: int
+
+    @property
+    def stack(self) -> "StackContext": ...
+
+    def parse(self, value: Any, path: tuple = (), conditions: bool = False) -> Any: ...
+
+    def parse_condition(self, value: Any, path: tuple) -> Any: ...
 
 
 class Function(abc.ABC):
