@@ -15,9 +15,10 @@ import abc
 from typing import Any
 
 from stoker.blueprint.errors import BlueprintError, FunctionFailed
-from stoker.blueprint.functions.base import HYBRID, STATIC, Function, function_of
+from stoker.blueprint.functions.base import Function, function_of
 from stoker.blueprint.functions.table import FUNCTIONS
 from stoker.blueprint.scanning import each_value
+from stoker.functions.call import HYBRID, STATIC
 
 MAX_DEPTH = 50
 
@@ -104,7 +105,7 @@ class PlanEvaluator(Evaluator):
         return isinstance(name, str) and name in self._nodes
 
     def apply(self, function: Function) -> Any:
-        if not self.runtime_only and function.kind in (STATIC, HYBRID):
+        if not self.runtime_only and function.phase in (STATIC, HYBRID):
             return function.evaluate(self)
         return function.raw
 

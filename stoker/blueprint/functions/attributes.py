@@ -13,8 +13,9 @@ from collections import Counter
 from typing import Any
 
 from stoker.blueprint.errors import FunctionFailed
-from stoker.blueprint.functions.base import (NODE_REFS, NODE_SCOPE, OUTPUTS_SCOPE, RELATIONSHIP_SCOPE, RUNTIME, SELF,
-                                             SOURCE, TARGET, Function, follow_property, function_of, is_path_item)
+from stoker.blueprint.functions.base import (NODE_REFS, NODE_SCOPE, OUTPUTS_SCOPE, RELATIONSHIP_SCOPE, SELF, SOURCE,
+                                             TARGET, Function, follow_property, function_of, is_path_item)
+from stoker.functions.call import RUNTIME
 
 CONTAINED_IN = "cloudify.relationships.contained_in"
 #: which of SELF/SOURCE/TARGET each place forbids
@@ -49,7 +50,7 @@ def attribute_of(instance: dict, node: dict, path: list, handler: Any, context: 
 
 
 class _AttributeFunction(Function):
-    kind = RUNTIME
+    phase = RUNTIME
 
     def parse_args(self, args: Any) -> None:
         if not (isinstance(args, list) and len(args) >= 2 and all(is_path_item(a, self.table) for a in args)):

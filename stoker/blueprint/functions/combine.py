@@ -5,11 +5,12 @@ from __future__ import annotations
 import abc
 from typing import Any
 
-from stoker.blueprint.functions.base import HYBRID, Function, function_of
+from stoker.blueprint.functions.base import Function, function_of
+from stoker.functions.call import HYBRID
 
 
 class _Combining(Function):
-    kind = HYBRID
+    phase = HYBRID
     since = (1, 0)
 
     def parse_args(self, args: Any) -> None:

@@ -7,7 +7,8 @@ import json
 from typing import Any
 
 from stoker.blueprint.errors import FunctionFailed
-from stoker.blueprint.functions.base import RUNTIME, Function, function_of, walk_path
+from stoker.blueprint.functions.base import Function, function_of, walk_path
+from stoker.functions.call import RUNTIME
 
 PARENT_LABEL = "csys-obj-parent"
 #: set on a shared deployment, once per deployment that consumes it (a SharedResource's)
@@ -19,7 +20,7 @@ SYS_PROPERTIES = {("tenant", "name"): "tenant_name", ("deployment", "id"): "depl
 
 class GetSecret(Function):
     name = "get_secret"
-    kind = RUNTIME
+    phase = RUNTIME
 
     def parse_args(self, args: Any) -> None:
         if not ((isinstance(args, list) and len(args) > 1) or isinstance(args, str) or function_of(args, self.table)):
@@ -65,7 +66,7 @@ def capability_value(function: Function, handler: Any, path: list) -> Any:
 
 class GetCapability(Function):
     name = "get_capability"
-    kind = RUNTIME
+    phase = RUNTIME
 
     def parse_args(self, args: Any) -> None:
         if not isinstance(args, list):
@@ -82,7 +83,7 @@ class GetCapability(Function):
 
 class GetEnvironmentCapability(Function):
     name = "get_environment_capability"
-    kind = RUNTIME
+    phase = RUNTIME
 
     def parse_args(self, args: Any) -> None:
         if isinstance(args, str):
@@ -103,7 +104,7 @@ class GetEnvironmentCapability(Function):
 
 class GetLabel(Function):
     name = "get_label"
-    kind = RUNTIME
+    phase = RUNTIME
 
     def parse_args(self, args: Any) -> None:
         self.index = None
@@ -138,7 +139,7 @@ class GetLabel(Function):
 
 class GetSys(Function):
     name = "get_sys"
-    kind = RUNTIME
+    phase = RUNTIME
 
     def parse_args(self, args: Any) -> None:
         if not (isinstance(args, list) and len(args) >= 2
@@ -166,7 +167,7 @@ class GetConsumers(Function):
     """The deployments consuming this one, from its ``csys-consumer-id`` labels."""
 
     name = "get_consumers"
-    kind = RUNTIME
+    phase = RUNTIME
     PROPERTIES = ("ids", "names", "count")
 
     def parse_args(self, args: Any) -> None:
@@ -186,7 +187,7 @@ class GetGroupCapability(Function):
     deployment of a deployment group."""
 
     name = "get_group_capability"
-    kind = RUNTIME
+    phase = RUNTIME
 
     def parse_args(self, args: Any) -> None:
         if not isinstance(args, list) or len(args) < 2:

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
-from stoker.blueprint.functions.base import (HYBRID, NODE_REFS, NODE_SCOPE, RELATIONSHIP_SCOPE, SELF, SOURCE,
-                                             Function, follow_property, function_of, is_path_item)
+from stoker.blueprint.functions.base import (NODE_REFS, NODE_SCOPE, RELATIONSHIP_SCOPE, SELF, SOURCE, Function,
+                                             follow_property, function_of, is_literal_path, is_path_item)
+from stoker.functions.call import HYBRID
 
 
 class GetProperty(Function):
     name = "get_property"
-    kind = HYBRID
+    phase = HYBRID
 
     def parse_args(self, args: Any) -> None:
         if not (isinstance(args, list) and len(args) >= 2 and all(is_path_item(a, self.table) for a in args)):
@@ -24,6 +25,12 @@ class GetProperty(Function):
         node = self.node_template(checker)
         if not node.get("broken"):  # a node whose type is unknown is reported already
             self._lookup(node, checker)
+
+    def dependencies(self) -> Iterator[tuple]:
+        """``("node", name, *path)`` when the node (SELF: the one holding the call) and path are literal."""
+        owner = self.context.get("name") if self.node_name == SELF else self.node_name
+        if is_literal_path([self.node_name, *self.property_path]) and isinstance(owner, str):
+            yield ("node", owner, *self.property_path)
 
     def node_template(self, handler: Any) -> dict:
         if self.node_name == SELF:

@@ -10,11 +10,12 @@ from __future__ import annotations
 import abc
 from typing import Any
 
-from stoker.blueprint.functions.base import HYBRID, Function, function_of
+from stoker.blueprint.functions.base import Function, function_of
+from stoker.functions.call import HYBRID
 
 
 class _StringFunction(Function):
-    kind = HYBRID
+    phase = HYBRID
     #: (argument name, required type) in call order; trailing optional ones after ``required``
     arguments: tuple[tuple[str, type], ...] = ()
     required = 0
