@@ -15,10 +15,9 @@ import abc
 from typing import Any
 
 from stoker.blueprint.errors import BlueprintError, FunctionFailed
-from stoker.blueprint.functions.base import Function, function_of
+from stoker.blueprint.functions.base import HYBRID, STATIC, Function, function_of
 from stoker.blueprint.functions.table import FUNCTIONS
 from stoker.blueprint.scanning import each_value
-from stoker.functions.call import HYBRID, STATIC
 
 MAX_DEPTH = 50
 

@@ -30,12 +30,9 @@ class Parser(Protocol):
     """What a call asks of the parser that read it (``template.parse.Parser``, which imports this module)."""
 
     version: Any
+    stack: "StackContext"
     problems: Problems
-    #: how many resource-naming calls were parsed so far (see ``Function.has_refs``)
-    references: int
-
-    @property
-    def stack(self) -> "StackContext": ...
+    references: int  # resource-naming calls parsed so far (see ``Function.has_refs``)
 
     def parse(self, value: Any, path: tuple = (), conditions: bool = False) -> Any: ...
 

@@ -13,9 +13,8 @@ from collections import Counter
 from typing import Any
 
 from stoker.blueprint.errors import FunctionFailed
-from stoker.blueprint.functions.base import (NODE_REFS, NODE_SCOPE, OUTPUTS_SCOPE, RELATIONSHIP_SCOPE, SELF, SOURCE,
-                                             TARGET, Function, follow_property, function_of, is_path_item)
-from stoker.functions.call import RUNTIME
+from stoker.blueprint.functions.base import (NODE_REFS, NODE_SCOPE, OUTPUTS_SCOPE, RELATIONSHIP_SCOPE, RUNTIME, SELF,
+                                             SOURCE, TARGET, Function, follow_property, function_of, is_path_item)
 
 CONTAINED_IN = "cloudify.relationships.contained_in"
 #: which of SELF/SOURCE/TARGET each place forbids

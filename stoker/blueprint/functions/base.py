@@ -12,7 +12,7 @@ import abc
 from typing import Any
 
 from stoker.blueprint.errors import FunctionFailed
-from stoker.functions.call import FunctionCall
+from stoker.functions.call import HYBRID, RUNTIME, STATIC, FunctionCall  # noqa: F401 (the phases, for every function)
 
 SELF, SOURCE, TARGET = "SELF", "SOURCE", "TARGET"
 NODE_REFS = (SELF, SOURCE, TARGET)

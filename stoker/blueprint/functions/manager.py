@@ -7,8 +7,7 @@ import json
 from typing import Any
 
 from stoker.blueprint.errors import FunctionFailed
-from stoker.blueprint.functions.base import Function, function_of, walk_path
-from stoker.functions.call import RUNTIME
+from stoker.blueprint.functions.base import RUNTIME, Function, function_of, walk_path
 
 PARENT_LABEL = "csys-obj-parent"
 #: set on a shared deployment, once per deployment that consumes it (a SharedResource's)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from stoker.blueprint.functions.base import (NODE_REFS, NODE_SCOPE, RELATIONSHIP_SCOPE, SELF, SOURCE, Function,
+from stoker.blueprint.functions.base import (HYBRID, NODE_REFS, NODE_SCOPE, RELATIONSHIP_SCOPE, SELF, SOURCE, Function,
                                              follow_property, function_of, is_literal_path, is_path_item)
-from stoker.functions.call import HYBRID
 
 
 class GetProperty(Function):

@@ -10,8 +10,7 @@ from __future__ import annotations
 import abc
 from typing import Any
 
-from stoker.blueprint.functions.base import Function, function_of
-from stoker.functions.call import HYBRID
+from stoker.blueprint.functions.base import HYBRID, Function, function_of
 
 
 class _StringFunction(Function):
