@@ -31,7 +31,7 @@ def make_function(value: Any, scope: str | None, context: Any, path: str) -> Fun
     if found is None:
         return None
     cls, args = found
-    return cls(args, scope=scope, context=context, path=path, raw=value)
+    return cls(args, scope=scope, context=context, path=path, raw=value, table=FUNCTIONS)
 
 
 class Evaluator(abc.ABC):
@@ -100,22 +100,11 @@ class PlanEvaluator(Evaluator):
         self.runtime_only = runtime_only
         self._nodes = {node["name"]: node for node in plan["nodes"]}
 
-    @classmethod
-    def for_checking(cls, plan: dict) -> "PlanEvaluator":
-        """One evaluator for all the checks of one upload (its node index is built once).
-
-        The cached evaluator holds ``plan``, so no other plan can have its id meanwhile.
-        """
-        cached = getattr(cls, "_checking", None)
-        if cached is None or cached.plan is not plan:
-            cached = cls._checking = cls(plan)
-        return cached
-
     def has_node(self, name: Any) -> bool:
         return isinstance(name, str) and name in self._nodes
 
     def apply(self, function: Function) -> Any:
-        if not self.runtime_only and function.kind in (STATIC, HYBRID):
+        if not self.runtime_only and function.phase in (STATIC, HYBRID):
             return function.evaluate(self)
         return function.raw
 

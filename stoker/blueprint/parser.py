@@ -13,7 +13,7 @@ from typing import Any
 
 from stoker.blueprint import nodes as node_rules
 from stoker.blueprint.errors import BlueprintError
-from stoker.blueprint.evaluation import make_function
+from stoker.blueprint.evaluation import PlanEvaluator, make_function
 from stoker.blueprint.functions.base import function_of, holds_function
 from stoker.blueprint.functions.table import FUNCTIONS
 from stoker.blueprint.loader import DSL_VERSION, load_blueprint
@@ -302,12 +302,13 @@ class _Parser:
     # -- functions ----------------------------------------------------------------------------------
     def check_functions(self, plan: dict) -> None:
         """Every function call: arguments of the right shape, references to things that exist."""
+        checker = PlanEvaluator(plan)  # one node index for all the checks
 
         def check(value: Any, scope: str | None, context: Any, path: str) -> None:
             try:
                 function = make_function(value, scope, context, path)
                 if function is not None:
-                    function.validate(plan)
+                    function.validate(checker)
                 elif isinstance(value, dict) and len(value) == 1:
                     self.warn_look_alike(next(iter(value)), path)
             except BlueprintError as exc:

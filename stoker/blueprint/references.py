@@ -12,8 +12,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from stoker.blueprint.errors import BlueprintError
-from stoker.blueprint.functions.base import SELF, function_of
-from stoker.blueprint.functions.table import FUNCTIONS
+from stoker.blueprint.evaluation import make_function
 from stoker.cycles import find_cycles
 
 #: a place: ("node", name, *steps inside its properties) or ("input", name)
@@ -24,14 +23,11 @@ def reference_cycles(plan: dict) -> Iterator[BlueprintError]:
     """One error per cycle of references in ``plan``, placed at the cycle's first member."""
     reads: dict[Place, list[Place]] = {}
     for node in plan["nodes"]:
-        for steps, call in _calls(node.get("properties", {})):
-            target = _target(call, node["name"])
-            if target is not None:
-                reads.setdefault(("node", node["name"], *steps), []).append(target)
+        for steps, target in _reads(node.get("properties", {}), node):
+            reads.setdefault(("node", node["name"], *steps), []).append(target)
     for name, definition in plan["inputs"].items():
-        for _steps, call in _calls(definition.get("default")):
-            target = _target(call, None)
-            if target is not None and target[0] == "input":
+        for _steps, target in _reads(definition.get("default"), {}):
+            if target[0] == "input":
                 reads.setdefault(("input", name), []).append(target)
     by_owner: dict[Place, list[Place]] = {}
     for place in reads:
@@ -52,34 +48,24 @@ def check_reference_cycles(plan: dict) -> None:
         raise error
 
 
-def _calls(value: Any) -> Iterator[tuple[tuple, tuple]]:
-    """(steps from ``value``'s root, (name, args)) of every function call inside ``value``, in order."""
+def _reads(value: Any, context: dict) -> Iterator[tuple[tuple, Place]]:
+    """(steps from ``value``'s root, a place read) of every call inside ``value`` that reads a known place, in order.
+
+    ``context`` is the node holding ``value`` (SELF), or empty; a call with bad arguments reads nothing here.
+    """
     pending = [((), value)]
     while pending:
         steps, item = pending.pop()
-        found = function_of(item, FUNCTIONS)
-        if found is not None:
-            yield steps, (found[0].name, found[1])
+        try:
+            call = make_function(item, None, context, "")
+        except BlueprintError:
+            call = None
+        if call is not None:
+            yield from ((steps, target) for target in call.dependencies())
         if isinstance(item, dict):
             pending.extend(reversed([(steps + (key,), child) for key, child in item.items()]))
         elif isinstance(item, list):
             pending.extend(reversed([(steps + (index,), child) for index, child in enumerate(item)]))
-
-
-def _literal(args: Any) -> bool:
-    return isinstance(args, list) and all(isinstance(a, (str, int)) and not isinstance(a, bool) for a in args)
-
-
-def _target(call: tuple, node: str | None) -> Place | None:
-    """What a get_property (on a named node or SELF) or a get_input reads, when its arguments are literal."""
-    name, args = call
-    if name == "get_input":
-        args = [args] if isinstance(args, str) else args
-        return ("input", args[0]) if _literal(args) and args else None
-    if name == "get_property" and _literal(args) and len(args) >= 2:
-        owner = node if args[0] == SELF else args[0]
-        return ("node", owner, *args[1:]) if isinstance(owner, str) else None
-    return None
 
 
 def _overlapping(target: Place, places: list) -> Iterator[Place]:

@@ -16,18 +16,31 @@ from __future__ import annotations
 
 import abc
 import json
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, Protocol
 
-from stoker.errors import FunctionError
+from stoker.errors import FunctionError, Problems
+from stoker.functions.call import RUNTIME, FunctionCall
 from stoker.functions.sizes import measure, remember, remembering
 
 if TYPE_CHECKING:  # pragma: no cover
     from stoker.template.context import StackContext
-    from stoker.template.parse import Parser
 
 
-class Function(abc.ABC):
-    """One parsed call of an intrinsic function.
+class Parser(Protocol):
+    """What a call asks of the parser that read it (``template.parse.Parser``, which imports this module)."""
+
+    version: Any
+    stack: "StackContext"
+    problems: Problems
+    references: int  # resource-naming calls parsed so far (see ``Function.has_refs``)
+
+    def parse(self, value: Any, path: tuple = (), conditions: bool = False) -> Any: ...
+
+    def parse_condition(self, value: Any, path: tuple) -> Any: ...
+
+
+class Function(FunctionCall, abc.ABC):
+    """One parsed call of an intrinsic function (``phase`` RUNTIME: it names a resource).
 
     Not an ``abc.ABC``: ``isinstance(x, Function)`` runs for every node of
     every template walk, and an ABC's check costs several times a plain one.
@@ -38,8 +51,6 @@ class Function(abc.ABC):
     #: set by functions whose string arguments are condition names (``not``, ``and``,
     #: ``or``); ``equals`` parses conditions but its strings are plain values
     names_conditions = False
-    #: set by functions that name a resource (``get_resource``, ``get_attr``, ``Ref``)
-    refers_to_resources = False
     #: does this call, or one inside it, name a resource?  (lets graph building
     #: skip the many calls that cannot add a dependency)
     has_refs = False
@@ -54,8 +65,7 @@ class Function(abc.ABC):
 
     def __init__(self, parser: "Parser", name: str, args: Any, path: tuple, conditions: bool = False):
         self.parser = parser
-        self.name = name
-        self.path = path
+        FunctionCall.__init__(self, name, path)
         #: inside ``conditions`` every nested call is read with the condition table
         self.in_conditions = conditions or self.parses_conditions
         if parser is None:  # a hand-made node (tests, plug-ins): nothing to count
@@ -65,7 +75,7 @@ class Function(abc.ABC):
         before = parser.references
         self.args = self.parse_args(args)
         self.args_have_refs = parser.references > before
-        self.has_refs = self.refers_to_resources or self.args_have_refs
+        self.has_refs = self.phase is RUNTIME or self.args_have_refs
 
     # -- construction -------------------------------------------------------
     def parse_args(self, args: Any) -> Any:
@@ -91,9 +101,6 @@ class Function(abc.ABC):
     # -- helpers ------------------------------------------------------------------
     def error(self, message: str, code: str = "invalid-function-arguments") -> FunctionError:
         return FunctionError(message, code=code, path=self.path)
-
-    def __repr__(self) -> str:
-        return f"{{{self.name}: {self.args!r}}}"
 
     def __eq__(self, other: object) -> bool:
         # Two parsed templates compare equal when they say the same thing; this

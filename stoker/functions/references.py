@@ -6,6 +6,7 @@ from typing import Any, Iterator
 
 from stoker.errors import FunctionError
 from stoker.functions.base import Function, resolve
+from stoker.functions.call import RUNTIME
 
 
 def select_path(value: Any, path: list) -> Any:
@@ -96,8 +97,7 @@ class _ResourceFunction(Function):
     """Shared by functions whose first argument names a resource."""
 
     passes_through = True
-
-    refers_to_resources = True
+    phase = RUNTIME  # it names a resource: computed once that exists
 
     def resource_name_arg(self) -> Any:
         return self.args[0] if isinstance(self.args, list) and self.args else self.args

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from stoker.errors import FunctionError, Problems
 from stoker.functions.base import SCALAR_TYPES, Function
+from stoker.functions.call import RUNTIME
 
 if TYPE_CHECKING:  # pragma: no cover
     from stoker.template.context import StackContext
@@ -84,7 +85,7 @@ class Parser:
         self._depth += 1
         try:
             fn = cls(self, name, args, path, conditions)
-            if fn.refers_to_resources:
+            if fn.phase is RUNTIME:
                 self.references += 1
             fn.validate()
         except FunctionError as exc:
@@ -98,7 +99,7 @@ class Parser:
             return _Broken(self, name, exc, path)
         finally:
             self._depth -= 1
-        if fn.refers_to_resources:
+        if fn.phase is RUNTIME:
             self.resource_calls.append(fn)
         if fn.has_refs and not self._depth:
             self.reference_roots.append(fn)

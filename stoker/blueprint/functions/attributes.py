@@ -22,16 +22,13 @@ _FORBIDDEN_REFS = {OUTPUTS_SCOPE: NODE_REFS, "capabilities": NODE_REFS, RELATION
                    NODE_SCOPE: (SOURCE, TARGET)}
 
 
-def _check_node_ref(function: Function, node_name: Any, paths: list, plan: dict) -> None:
-    from stoker.blueprint.evaluation import PlanEvaluator
-    from stoker.blueprint.functions.table import FUNCTIONS
-
-    if any(function_of(x, FUNCTIONS) for x in [node_name, *paths]):
+def _check_node_ref(function: Function, node_name: Any, paths: list, checker: Any) -> None:
+    if any(function_of(x, function.table) for x in [node_name, *paths]):
         return
     if node_name in NODE_REFS:
         if node_name in _FORBIDDEN_REFS.get(function.scope, ()):
             raise function.fail(f"{node_name} cannot be used with {function.name} in {function.path}")
-    elif not PlanEvaluator.for_checking(plan).has_node(node_name):
+    elif not checker.has_node(node_name):
         raise function.fail(f"node reference '{node_name}' does not exist")
 
 
@@ -52,18 +49,16 @@ def attribute_of(instance: dict, node: dict, path: list, handler: Any, context: 
 
 
 class _AttributeFunction(Function):
-    kind = RUNTIME
+    phase = RUNTIME
 
     def parse_args(self, args: Any) -> None:
-        from stoker.blueprint.functions.table import FUNCTIONS
-
-        if not (isinstance(args, list) and len(args) >= 2 and all(is_path_item(a, FUNCTIONS) for a in args)):
+        if not (isinstance(args, list) and len(args) >= 2 and all(is_path_item(a, self.table) for a in args)):
             raise self.fail("expected [node_name, attribute_name, nested key or index, ...] "
                             f"but got {args!r}")
         self.node_name, self.attribute_path = args[0], list(args[1:])
 
-    def validate(self, plan: dict) -> None:
-        _check_node_ref(self, self.node_name, self.attribute_path, plan)
+    def validate(self, checker: Any) -> None:
+        _check_node_ref(self, self.node_name, self.attribute_path, checker)
 
     def _node_of_reference(self, handler: Any) -> str:
         """get_attributes_*: SELF/SOURCE/TARGET name what the context holds."""
@@ -192,14 +187,12 @@ class GetAttributesDict(_AttributeFunction):
     name = "get_attributes_dict"
 
     def parse_args(self, args: Any) -> None:
-        from stoker.blueprint.functions.table import FUNCTIONS
-
         if not isinstance(args, list) or len(args) < 2:
             raise self.fail(f"expected [node_name, attribute or [attribute, key, ...], ...] but got {args!r}")
         self.node_name = args[0]
         self.attribute_paths = [p if isinstance(p, list) else [p] for p in args[1:]]
         for path in self.attribute_paths:
-            if not path or not all(is_path_item(a, FUNCTIONS) for a in [self.node_name, *path]):
+            if not path or not all(is_path_item(a, self.table) for a in [self.node_name, *path]):
                 raise self.fail(f"expected [node_name, attribute or [attribute, key, ...], ...] but got {args!r}")
         counts = Counter(self._key(p) for p in self.attribute_paths)
         clashes = [key for key, n in counts.items() if n > 1]

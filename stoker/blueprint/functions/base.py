@@ -1,4 +1,4 @@
-"""What every blueprint function shares: its kind, how it is recognised, how it reads paths.
+"""What every blueprint function shares (over ``functions.call``): how it is recognised, how it reads paths.
 
 A function is a mapping with one key naming it (plus, optionally, ``type``).
 Its arguments are evaluated before it (the evaluator walks inside out), so
@@ -12,9 +12,8 @@ import abc
 from typing import Any
 
 from stoker.blueprint.errors import FunctionFailed
+from stoker.functions.call import HYBRID, RUNTIME, STATIC, FunctionCall  # noqa: F401 (the phases, for every function)
 
-#: static: deployment creation only; hybrid: whenever its arguments allow; runtime: at runtime only
-STATIC, HYBRID, RUNTIME = "static", "hybrid", "runtime"
 SELF, SOURCE, TARGET = "SELF", "SOURCE", "TARGET"
 NODE_REFS = (SELF, SOURCE, TARGET)
 
@@ -25,24 +24,24 @@ OUTPUTS_SCOPE = "outputs"
 CAPABILITIES_SCOPE = "capabilities"
 
 
-class Function(abc.ABC):
+class Function(FunctionCall, abc.ABC):
     """One function call found at ``path`` in ``scope``; ``context`` is the node (or instance ids)."""
 
-    name = "function"
-    kind = HYBRID
-
-    def __init__(self, args: Any, scope: str | None, context: dict, path: str, raw: dict):
+    def __init__(self, args: Any, scope: str | None, context: dict, path: str, raw: dict, table: dict):
+        super().__init__(self.name, path)
+        #: the table of functions this call was recognised by (its arguments may hold more calls)
+        self.table = table
         self.scope = scope
         self.context = context
-        self.path = path
         self.raw = raw
+        self.args = args
         self.parse_args(args)
 
     def parse_args(self, args: Any) -> None:
         """Check the arguments' shape (raise ``self.fail``)."""
 
-    def validate(self, plan: dict) -> None:
-        """Checks that need the whole blueprint, made once at upload."""
+    def validate(self, checker: Any) -> None:
+        """Checks that need the whole blueprint, made once at upload (``checker``: a PlanEvaluator of it)."""
 
     @abc.abstractmethod
     def evaluate(self, handler: Any) -> Any:
@@ -113,6 +112,11 @@ def walk_path(function: Function, value: Any, path: list, start: int, where: str
         else:
             raise function.fail(f"'{so_far}'{where} has no attribute {step}")
     return value
+
+
+def is_literal_path(steps: Any) -> bool:
+    """Whether ``steps`` is a list of plain keys and indexes, so where it leads is known without evaluating."""
+    return isinstance(steps, list) and all(isinstance(a, (str, int)) and not isinstance(a, bool) for a in steps)
 
 
 def is_path_item(item: Any, table: dict) -> bool:

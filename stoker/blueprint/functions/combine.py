@@ -9,7 +9,7 @@ from stoker.blueprint.functions.base import HYBRID, Function, function_of
 
 
 class _Combining(Function):
-    kind = HYBRID
+    phase = HYBRID
     since = (1, 0)
 
     def parse_args(self, args: Any) -> None:
@@ -17,7 +17,8 @@ class _Combining(Function):
             raise self.fail(f"expected a list [arg1, arg2, ...] but got {args!r}")
         self.items = args
 
-    def validate(self, plan: dict) -> None:
+    def validate(self, checker: Any) -> None:
+        plan = checker.plan
         if tuple(plan["version"]) < self.since:
             raise self.fail(f"needs tosca_definitions_version cloudify_dsl_{self.since[0]}_{self.since[1]} "
                             f"or later, but the blueprint uses {plan['version_name']}")
@@ -44,8 +45,8 @@ class Merge(_Combining):
     name = "merge"
     since = (1, 3)
 
-    def validate(self, plan: dict) -> None:
-        super().validate(plan)
+    def validate(self, checker: Any) -> None:
+        super().validate(checker)
         for item in self.items:
             if not isinstance(item, dict):
                 raise self.fail(f"encountered a non-dict element: {item!r}")

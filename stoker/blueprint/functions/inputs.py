@@ -2,34 +2,35 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
 from stoker.blueprint.errors import FunctionFailed
-from stoker.blueprint.functions.base import HYBRID, Function, function_of, is_path_item, walk_path
+from stoker.blueprint.functions.base import HYBRID, Function, function_of, is_literal_path, is_path_item, walk_path
 
 
 class GetInput(Function):
     name = "get_input"
-    kind = HYBRID
+    phase = HYBRID
 
     def parse_args(self, args: Any) -> None:
-        from stoker.blueprint.functions.table import FUNCTIONS
-
-        valid_list = isinstance(args, list) and args and all(is_path_item(a, FUNCTIONS) for a in args)
-        if not (isinstance(args, str) or function_of(args, FUNCTIONS) or valid_list):
+        valid_list = isinstance(args, list) and args and all(is_path_item(a, self.table) for a in args)
+        if not (isinstance(args, str) or function_of(args, self.table) or valid_list):
             raise self.fail("expected an input name, a function, or a list [input_name, key or index, ...], "
                             f"but got {args!r}")
-        self.args = args
 
     def _name(self) -> Any:
         return self.args[0] if isinstance(self.args, list) else self.args
 
-    def validate(self, plan: dict) -> None:
-        from stoker.blueprint.functions.table import FUNCTIONS
-
+    def validate(self, checker: Any) -> None:
         name = self._name()
-        if not function_of(name, FUNCTIONS) and name not in plan["inputs"]:
+        if not function_of(name, self.table) and name not in checker.plan["inputs"]:
             raise FunctionFailed(self.name, f"references an unknown input '{name}'", self.path)
+
+    def dependencies(self) -> Iterator[tuple]:
+        """``("input", name)`` when the name and path are literal (``references`` finds cycles with it)."""
+        steps = self.args if isinstance(self.args, list) else [self.args]
+        if is_literal_path(steps):
+            yield ("input", steps[0])
 
     def evaluate(self, handler: Any) -> Any:
         steps = self.args if isinstance(self.args, list) else [self.args]

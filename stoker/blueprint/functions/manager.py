@@ -17,18 +17,12 @@ SYS_PROPERTIES = {("tenant", "name"): "tenant_name", ("deployment", "id"): "depl
                   ("deployment", "owner"): "owner"}
 
 
-def _table() -> dict:
-    from stoker.blueprint.functions.table import FUNCTIONS
-
-    return FUNCTIONS
-
-
 class GetSecret(Function):
     name = "get_secret"
-    kind = RUNTIME
+    phase = RUNTIME
 
     def parse_args(self, args: Any) -> None:
-        if not ((isinstance(args, list) and len(args) > 1) or isinstance(args, str) or function_of(args, _table())):
+        if not ((isinstance(args, list) and len(args) > 1) or isinstance(args, str) or function_of(args, self.table)):
             raise self.fail("the argument should be a secret name, a list [name, key or index, ...] of at "
                             f"least 2 items, or a function; got {type(args).__name__} {args!r}")
         self.secret = args
@@ -55,7 +49,7 @@ class GetSecret(Function):
 
 def _check_path_items(function: Function, args: list) -> None:
     for index, arg in enumerate(args):
-        if not (isinstance(arg, (str, int)) and not isinstance(arg, bool)) and not function_of(arg, _table()):
+        if not (isinstance(arg, (str, int)) and not isinstance(arg, bool)) and not function_of(arg, function.table):
             raise function.fail("arguments can't be complex values; only strings/ints/functions are "
                                 f"accepted, but item {index} is {arg!r} of type {type(arg).__name__}")
 
@@ -71,7 +65,7 @@ def capability_value(function: Function, handler: Any, path: list) -> Any:
 
 class GetCapability(Function):
     name = "get_capability"
-    kind = RUNTIME
+    phase = RUNTIME
 
     def parse_args(self, args: Any) -> None:
         if not isinstance(args, list):
@@ -88,7 +82,7 @@ class GetCapability(Function):
 
 class GetEnvironmentCapability(Function):
     name = "get_environment_capability"
-    kind = RUNTIME
+    phase = RUNTIME
 
     def parse_args(self, args: Any) -> None:
         if isinstance(args, str):
@@ -109,20 +103,20 @@ class GetEnvironmentCapability(Function):
 
 class GetLabel(Function):
     name = "get_label"
-    kind = RUNTIME
+    phase = RUNTIME
 
     def parse_args(self, args: Any) -> None:
         self.index = None
         if isinstance(args, list) and len(args) == 2:
             key, index = args
-            if not (isinstance(key, str) or function_of(key, _table())):
+            if not (isinstance(key, str) or function_of(key, self.table)):
                 raise self.fail(f"the label key should be a string or a function, but it is {key!r}")
             if not ((isinstance(index, int) and not isinstance(index, bool))
                     or (isinstance(index, str) and index.isdigit())):
                 raise self.fail("the label-values list index should be a number (in string or int form), "
                                 f"but it is {type(index).__name__} {index!r}")
             self.key, self.index = key, int(index)
-        elif isinstance(args, str) or function_of(args, _table()):
+        elif isinstance(args, str) or function_of(args, self.table):
             self.key = args
         else:
             raise self.fail("the argument should be a label key, a list [label key, values list index] or a "
@@ -144,21 +138,21 @@ class GetLabel(Function):
 
 class GetSys(Function):
     name = "get_sys"
-    kind = RUNTIME
+    phase = RUNTIME
 
     def parse_args(self, args: Any) -> None:
         if not (isinstance(args, list) and len(args) >= 2
-                and all(isinstance(a, str) or function_of(a, _table()) for a in args)):
+                and all(isinstance(a, str) or function_of(a, self.table) for a in args)):
             raise self.fail("expected a 2-item list naming an entity and its property (e.g. [tenant, name] or "
                             f"[deployment, id]) but got {args!r}")
         self.entity, self.property = args[0], args[1]
 
-    def validate(self, plan: dict) -> None:
-        if function_of(self.entity, _table()):
+    def validate(self, checker: Any) -> None:
+        if function_of(self.entity, self.table):
             return
         if self.entity not in {entity for entity, _ in SYS_PROPERTIES}:
             raise self.fail(f"unknown entity: {self.entity}")
-        if not function_of(self.property, _table()) and (self.entity, self.property) not in SYS_PROPERTIES:
+        if not function_of(self.property, self.table) and (self.entity, self.property) not in SYS_PROPERTIES:
             raise self.fail(f"unknown property: {self.entity} {self.property}")
 
     def evaluate(self, handler: Any) -> Any:
@@ -172,7 +166,7 @@ class GetConsumers(Function):
     """The deployments consuming this one, from its ``csys-consumer-id`` labels."""
 
     name = "get_consumers"
-    kind = RUNTIME
+    phase = RUNTIME
     PROPERTIES = ("ids", "names", "count")
 
     def parse_args(self, args: Any) -> None:
@@ -192,7 +186,7 @@ class GetGroupCapability(Function):
     deployment of a deployment group."""
 
     name = "get_group_capability"
-    kind = RUNTIME
+    phase = RUNTIME
 
     def parse_args(self, args: Any) -> None:
         if not isinstance(args, list) or len(args) < 2:

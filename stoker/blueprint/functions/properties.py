@@ -2,34 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
-from stoker.blueprint.functions.base import (HYBRID, NODE_REFS, NODE_SCOPE, RELATIONSHIP_SCOPE, SELF, SOURCE,
-                                             Function, follow_property, function_of, is_path_item)
+from stoker.blueprint.functions.base import (HYBRID, NODE_REFS, NODE_SCOPE, RELATIONSHIP_SCOPE, SELF, SOURCE, Function,
+                                             follow_property, function_of, is_literal_path, is_path_item)
 
 
 class GetProperty(Function):
     name = "get_property"
-    kind = HYBRID
+    phase = HYBRID
 
     def parse_args(self, args: Any) -> None:
-        from stoker.blueprint.functions.table import FUNCTIONS
-
-        if not (isinstance(args, list) and len(args) >= 2 and all(is_path_item(a, FUNCTIONS) for a in args)):
+        if not (isinstance(args, list) and len(args) >= 2 and all(is_path_item(a, self.table) for a in args)):
             raise self.fail("expected [node_name, property_name, nested key or index, ...] "
                             f"but got {args!r}")
         self.node_name, self.property_path = args[0], args[1:]
 
-    def validate(self, plan: dict) -> None:
-        from stoker.blueprint.evaluation import PlanEvaluator
-        from stoker.blueprint.functions.table import FUNCTIONS
-
-        if any(function_of(a, FUNCTIONS) for a in [self.node_name, *self.property_path]):
+    def validate(self, checker: Any) -> None:
+        if any(function_of(a, self.table) for a in [self.node_name, *self.property_path]):
             return
-        evaluator = PlanEvaluator.for_checking(plan)
-        node = self.node_template(evaluator)
+        node = self.node_template(checker)
         if not node.get("broken"):  # a node whose type is unknown is reported already
-            self._lookup(node, evaluator)
+            self._lookup(node, checker)
+
+    def dependencies(self) -> Iterator[tuple]:
+        """``("node", name, *path)`` when the node (SELF: the one holding the call) and path are literal."""
+        owner = self.context.get("name") if self.node_name == SELF else self.node_name
+        if is_literal_path([self.node_name, *self.property_path]) and isinstance(owner, str):
+            yield ("node", owner, *self.property_path)
 
     def node_template(self, handler: Any) -> dict:
         if self.node_name == SELF:

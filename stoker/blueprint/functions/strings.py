@@ -14,7 +14,7 @@ from stoker.blueprint.functions.base import HYBRID, Function, function_of
 
 
 class _StringFunction(Function):
-    kind = HYBRID
+    phase = HYBRID
     #: (argument name, required type) in call order; trailing optional ones after ``required``
     arguments: tuple[tuple[str, type], ...] = ()
     required = 0
@@ -27,13 +27,11 @@ class _StringFunction(Function):
         self.values = dict(zip((name for name, _ in self.arguments), args))
 
     def _check(self, checking: bool) -> None:
-        from stoker.blueprint.functions.table import FUNCTIONS
-
         for name, wanted in self.arguments:
             if name not in self.values:
                 continue
             value = self.values[name]
-            if function_of(value, FUNCTIONS):
+            if function_of(value, self.table):
                 if checking:
                     continue
                 raise self.fail(f"argument `{name}` can only be known at runtime ({value}), "
@@ -42,7 +40,7 @@ class _StringFunction(Function):
                 raise self.fail(f"argument `{name}` should be of type {wanted.__name__} but is "
                                 f"{type(value).__name__} ({value!r})")
 
-    def validate(self, plan: dict) -> None:
+    def validate(self, checker: Any) -> None:
         self._check(checking=True)
 
     def evaluate(self, handler: Any) -> Any:
