@@ -125,7 +125,7 @@ def _found_by(check, name: str) -> Problems:
     try:
         check()
     except ResourcePending:
-        pass  # checked again at create time, when the value is known
+        return found  # the value waits for another resource: create checks it once it is known
     except ValidationFailed as exc:
         found.extend(exc.problems)
     except FunctionError as exc:

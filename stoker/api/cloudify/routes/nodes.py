@@ -21,24 +21,24 @@ def _deployments(engine: Any, request: Request) -> list[str]:
     return [wanted] if wanted else [d["id"] for d in engine.blueprints.deployments.list()]
 
 
-@routes.get("/nodes")
-async def nodes(request: Request, who: Caller = Depends(caller)) -> Response:
+async def _listed(request: Request, who: Caller, read: str, view) -> Response:
+    """A page of ``deployments.<read>(id)`` over the asked deployment (or every one), shown by ``view``."""
     def work(engine):
         deployments = engine.blueprints.deployments
-        return views.page(request, [views.node(n, who.project) for d in _deployments(engine, request)
-                                    for n in deployments.nodes(d)])
+        return views.page(request, [view(item, who.project) for d in _deployments(engine, request)
+                                    for item in getattr(deployments, read)(d)])
 
     return await run(request, who, work)
+
+
+@routes.get("/nodes")
+async def nodes(request: Request, who: Caller = Depends(caller)) -> Response:
+    return await _listed(request, who, "nodes", views.node)
 
 
 @routes.get("/node-instances")
 async def node_instances(request: Request, who: Caller = Depends(caller)) -> Response:
-    def work(engine):
-        deployments = engine.blueprints.deployments
-        return views.page(request, [views.node_instance(i, who.project) for d in _deployments(engine, request)
-                                    for i in deployments.node_instances(d)])
-
-    return await run(request, who, work)
+    return await _listed(request, who, "node_instances", views.node_instance)
 
 
 @routes.get("/node-instances/{instance_id}")
