@@ -77,7 +77,7 @@ class CeleryDispatch(InProcess):
         """An action running on the stack (on the workers, its nested stacks' too) is cancelled
         first, as in-process; the delete starts once it has let the stack go."""
         check_database(engine)
-        record = engine._stop_running_action(record)
+        record = engine.stop_running_action(record)
         lifecycle.start_delete(engine, self.app, self.queue, record, "DELETE")
 
     def update(self, engine: Any, record: Any, prepare: Callable[[], tuple[Any, Any]], rollback: bool) -> Any:

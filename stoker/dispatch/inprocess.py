@@ -16,18 +16,18 @@ class InProcess:
         """``action`` is CREATE, or ADOPT for a stack adopting existing resources."""
         engine.store.acquire_lock(stack.id, engine.engine_id, action)
         with engine.holding(stack.id):
-            engine._run(engine.run_create(stack, timeout_mins, disable_rollback, action))
+            engine.run(engine.run_create(stack, timeout_mins, disable_rollback, action))
 
     def delete(self, engine: Any, record: Any) -> None:
-        record = engine._stop_running_action(record)  # a running create is cancelled first, as in Heat
-        with engine._locked(record, "DELETE"):
-            engine._run(engine.run_delete(engine.runtime(record), "DELETE"))
+        record = engine.stop_running_action(record)  # a running create is cancelled first, as in Heat
+        with engine.locked(record, "DELETE"):
+            engine.run(engine.run_delete(engine.runtime(record), "DELETE"))
 
     def update(self, engine: Any, record: Any, prepare: Callable[[], tuple[Any, Any]], rollback: bool) -> Any:
         """``prepare`` checks and stores the new definition once the lock is held; returns the new stack."""
-        with engine._locked(record, "UPDATE"):
+        with engine.locked(record, "UPDATE"):
             stack, old = prepare()
-            engine._run(engine.run_update(stack, old, rollback))
+            engine.run(engine.run_update(stack, old, rollback))
         return stack
 
     def execute(self, executions: Any, row: dict, deployment_row: dict, model: Any, graph: Any, done: frozenset,
@@ -43,5 +43,5 @@ class InProcess:
 
     def simple(self, engine: Any, record: Any, action: str) -> None:
         """SUSPEND, RESUME or CHECK."""
-        with engine._locked(record, action):
-            engine._run(engine.run_simple(engine.runtime(record), action))
+        with engine.locked(record, action):
+            engine.run(engine.run_simple(engine.runtime(record), action))

@@ -137,8 +137,6 @@ KINDS = {
 }
 #: the traversal that follows a successful one within the same stack action
 CLEANUP = {"UPDATE": "UPDATE_CLEANUP", "UPDATE_ROLLBACK": "ROLLBACK_CLEANUP"}
-#: traversals whose failure rolls an update back (when rollback is on)
-UPDATING = ("UPDATE", "UPDATE_CLEANUP")
 
 
 def stack_action(traversal_action: str) -> str:

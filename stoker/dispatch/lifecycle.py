@@ -4,9 +4,10 @@ The start does what is quick and must happen once: take the stack's lock
 for the traversal, record the stack IN_PROGRESS, give new resources their
 rows, store the traversal and enqueue what is ready.  The end is decided by
 the worker that saw the last resource end, from the stored state: why the
-traversal stopped (or that it did not), its action, and what follows: a
-failed create or update rolls back, an update's (or its rollback's)
-resources done, the delete of what it replaced (``kinds``).
+traversal stopped (or that it did not) and its action; how the stack
+action ends, and whether a rollback follows, is ``engine/outcomes.py``'s
+(the in-process driver's too); an update's (or its rollback's) resources
+done, the delete of what it replaced follows (``kinds.CLEANUP``).
 """
 
 from __future__ import annotations
@@ -23,15 +24,14 @@ from sqlalchemy.exc import IntegrityError
 
 from stoker.dispatch import celery_app, kinds, traversal
 from stoker.dispatch.step import DirectRecorder
-from stoker.engine import actions
+from stoker.engine import actions, outcomes
 from stoker.engine.graph import Graph
 from stoker.engine.stack import STACK_RESOURCE_TYPE, Stack
 from stoker.errors import Conflict, StokerError
+from stoker.lease import StackLease
 from stoker.store.models import utcnow
 
 IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
-#: traversals whose failure rolls their stack action back (unless rollback is off)
-ROLLS_BACK = ("CREATE", "ADOPT", *kinds.UPDATING)
 #: the namespace of ids derived from a traversal's: the traversal that follows it, its failure's event
 DERIVED = uuid.UUID("6f1d6c2e-5b0a-4f43-9a57-2d8e0c4b7a31")
 LOG = logging.getLogger("stoker.dispatch")
@@ -348,23 +348,20 @@ def end_traversal(engine: Any, app: Any, queue: str, traversal_id: str, record: 
                 traversal.given(store, traversal_id), disable_rollback)
         traversal.mark_ended(store, traversal_id)
         return
-    if stopping is None:
-        asyncio.run(stack.set_state(shown, COMPLETE, f"Stack {shown} completed successfully"))
-        if action == "DELETE":
-            store.soft_delete_stack(record.id)
-    elif action in ROLLS_BACK and (_rolls_back(store, record.id, action, disable_rollback)
-                                   or _began_following(store, record, traversal_id)):
-        _record_failure(store, record, traversal_id, shown, stack.redact(stopping))
-        if action in kinds.UPDATING:
-            _roll_update_back(engine, app, queue, record, traversal_id, traversal.given(store, traversal_id))
-        else:
-            start_delete(engine, app, queue, store.get_stack(record.id, record.project_id), "ROLLBACK",
-                         traversal_id)
+    if stopping is not None and outcomes.OUTCOMES[shown].rollback and _began_following(store, record, traversal_id):
+        follows = outcomes.OUTCOMES[shown].rollback  # decided by an earlier run of this end
+    else:
+        follows = asyncio.run(outcomes.end_action(stack, shown, stopping, disable_rollback,
+                                                  StackLease(store, record.id).cancel_request()))
+    if follows is None:
+        store.release_lock(record.id, owner)
         traversal.mark_ended(store, traversal_id)
         return
+    _record_failure(store, record, traversal_id, shown, stack.redact(stopping))
+    if follows == outcomes.UPDATE_BACK:
+        _roll_update_back(engine, app, queue, record, traversal_id, traversal.given(store, traversal_id))
     else:
-        asyncio.run(stack.set_state(shown, FAILED, stopping))
-    store.release_lock(record.id, owner)
+        start_delete(engine, app, queue, store.get_stack(record.id, record.project_id), follows, traversal_id)
     traversal.mark_ended(store, traversal_id)
 
 
@@ -383,12 +380,12 @@ def _record_failure(store: Any, record: Any, traversal_id: str, shown: str, reas
 def fail_at_once(engine: Any, stack_id: str, action: str, reason: str) -> None:
     """The stack FAILED while its traversal winds down (a cancel without rollback); the traversal's
     end records the same state again, which makes no second event."""
-    engine.store.update_stack(stack_id, cancel_requested=False)  # taken: another request stops the rest
     if not kinds.KINDS[action].stack_state:
+        StackLease(engine.store, stack_id).heard()  # taken: another request stops the rest
         return
     stack = engine.defined(engine.store.get_stack(stack_id, engine.project_id))
     stack.recorder = DirectRecorder(engine)
-    asyncio.run(stack.set_state(kinds.stack_action(action), FAILED, reason))
+    asyncio.run(outcomes.fail_at_once(stack, kinds.stack_action(action), reason))
 
 
 def _check_failures(store: Any, stack_id: str) -> str | None:
@@ -402,13 +399,3 @@ def _began_following(store: Any, record: Any, traversal_id: str) -> bool:
     traversal stored): the cancel request that decided it is gone since."""
     follower = _follower(traversal_id)
     return record.lock_owner == traversal_owner(follower) or traversal.status(store, follower) is not None
-
-
-def _rolls_back(store: Any, stack_id: str, action: str, disable_rollback: bool) -> bool:
-    """As in-process: a failure rolls back unless rollback is off; a cancel asked without rollback
-    (``stack cancel --no-rollback``) leaves the action FAILED; a cancel of an update with rollback
-    (Heat's cancel_update) rolls it back even when rollback is off."""
-    requested, rollback = store.cancel_requested(stack_id)
-    if requested and action in kinds.UPDATING:
-        return rollback
-    return not disable_rollback and (rollback or not requested)

@@ -7,34 +7,32 @@ for the walk, persist everything through the store, and release the lock.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import json
 import os
 import re
 import threading
-import time
 import uuid
-from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
 from stoker.dispatch.inprocess import InProcess
-from stoker.engine import actions, reads, signals, type_checks
-from stoker.engine.actions import HOOKS_CLEARED_KEY, ActionFailed
+from stoker.engine import actions, reads, running, signals, type_checks
+from stoker.engine.actions import HOOKS_CLEARED_KEY
 from stoker.engine.progress import Progress
 from stoker.engine.sealing import stored_inputs, stored_resource_fields
 from stoker.engine.stack import Stack
 from stoker.engine.summaries import output_entries, stack_summary
+from stoker.lease import StackLease
 from stoker.errors import Conflict, NotFound, Problems, StaleWrite, ValidationFailed
 from stoker.limits import limit
 from stoker.names import stack_name_error
-from stoker.resources import processes, registry
-from stoker.store.locks import HANDED_BACK, new_engine_id
+from stoker.resources import registry
+from stoker.store.locks import new_engine_id
 from stoker.template.environment import Environment, RegistryLoop, is_template_type, resolve_type
-from stoker.template.loader import check_nesting, frozen_gc, paused_gc
+from stoker.template.loader import check_nesting, paused_gc
 from stoker.template.definition import StackDefinition
 from stoker.template.verdict import check_attribute_names, check_conditions_in_use
 from stoker.template.template import Template
@@ -45,8 +43,6 @@ NIL_UUID = "00000000-0000-0000-0000-000000000000"
 _OPENING = threading.Lock()
 #: how often a hook's clear is tried again when the resource's row changed under it
 HOOK_CLEAR_ATTEMPTS = 10
-#: how often a running action refreshes its lock and looks for a cancel request
-WATCH_INTERVAL = 0.5
 #: as Heat's convergence, an update takes over from these actions (stopped, not rolled back)
 PREEMPTED_BY_UPDATE = ("CREATE", "UPDATE")
 
@@ -321,21 +317,6 @@ class Engine:
         info["outputs"] = output_entries(stack)
         return info
 
-    async def run_create(self, stack: Stack, timeout_mins, disable_rollback, action: str = "CREATE",
-                         resume: bool = False) -> None:
-        """Create (or, ``resume``, go on with a create a stopped server handed back)."""
-        await stack.set_state(action, IN_PROGRESS, f"Stack {action} {'resumed' if resume else 'started'}")
-        try:
-            await (actions.resume_create if resume else actions.create)(stack, _seconds(timeout_mins))
-        except ActionFailed as exc:
-            await stack.set_state(action, FAILED, str(exc))
-            if not disable_rollback and stack.rollback_on_cancel:
-                stack.cancel_reason = None  # the cancel that stopped the create must not stop its rollback too
-                await self._take_cancel_request(stack)
-                await self.run_delete(stack, "ROLLBACK")
-            return
-        await stack.set_state(action, COMPLETE, f"Stack {action} completed successfully")
-
     def delete_stack(self, name_or_id: str) -> dict:
         """Delete the stack; an action running on it (a create, say) is cancelled first, as in Heat,
         and its snapshots go first (as Heat's delete_all_snapshots)."""
@@ -344,42 +325,15 @@ class Engine:
         self.dispatch.delete(self, record)
         return stack_summary(self.store.get_stack(record.id, self.project_id, show_deleted=True))
 
-    async def run_delete(self, stack: Stack, action: str) -> bool:
-        await stack.set_state(action, IN_PROGRESS, f"Stack {action} started")
-        everything = list(stack.resources.values()) + stack.retired
-        try:
-            await actions.delete_all(stack, everything, action, _seconds(stack.record.timeout_mins))
-        except ActionFailed as exc:
-            await stack.set_state(action, FAILED, str(exc))
-            return False
-        await stack.set_state(action, COMPLETE, f"Stack {action} completed successfully")
-        if action == "DELETE":
-            self.store.soft_delete_stack(stack.id)
-            stack.record.deleted_at = datetime.now(timezone.utc)
-        return True
-
-    def _stop_running_action(self, record):
+    def stop_running_action(self, record):
         """Cancel (without rollback) the action a live engine runs on the stack, and wait
         until it has let the stack go; returns the stack as it is then."""
-        if not self._held_by_another(record):
-            return record
-        deadline = time.monotonic() + self.stop_timeout
-        while time.monotonic() < deadline:
-            # asked again until it lets go: a second request stops the resources still running
-            self.store.request_cancel(record.id, rollback=False)
-            time.sleep(WATCH_INTERVAL / 5)
-            record = self.get_record(record.id)
-            if not self._held_by_another(record):
-                return record
-        raise Conflict(f"Stack {record.name} already has an action ({record.lock_action}) in progress, "
-                       f"and it did not stop within {self.stop_timeout:g} seconds of being cancelled")
-
-    def _held_by_another(self, record) -> bool:
-        """Is the stack's lock held by another engine that is alive (its heartbeat fresh)?"""
-        owner, beat = record.lock_owner, record.lock_time
-        if owner is None or owner == self.engine_id or self.store.owner_gone(owner):
-            return False
-        return beat is None or (datetime.now(timezone.utc) - beat).total_seconds() < self.store.lock_timeout
+        stopped = StackLease(self.store, record.id).stop_holder(
+            record, self.engine_id, lambda: self.get_record(record.id), self.stop_timeout)
+        if stopped is None:
+            raise Conflict(f"Stack {record.name} already has an action ({record.lock_action}) in progress, "
+                           f"and it did not stop within {self.stop_timeout:g} seconds of being cancelled")
+        return stopped
 
     def suspend_stack(self, name_or_id: str) -> dict:
         return self._simple(name_or_id, "SUSPEND")
@@ -394,15 +348,6 @@ class Engine:
         record = self.get_record(name_or_id)
         self.dispatch.simple(self, record, action)
         return self.show_stack(record.id, resolve_outputs=False)
-
-    async def run_simple(self, stack: Stack, action: str) -> None:
-        await stack.set_state(action, IN_PROGRESS, f"Stack {action} started")
-        try:
-            await actions.simple_action(stack, action, _seconds(stack.record.timeout_mins))
-        except ActionFailed as exc:
-            await stack.set_state(action, FAILED, str(exc))
-            return
-        await stack.set_state(action, COMPLETE, f"Stack {action} completed successfully")
 
     def update_stack(self, name_or_id: str, template: Template | dict | str | Path | None = None,
                      environment: Environment | None = None, parameters: dict | None = None,
@@ -441,7 +386,7 @@ class Engine:
             return self._preview_update(record, template, environment, params, show_nested)
         rollback = not (record.disable_rollback if disable_rollback is None else disable_rollback)
         if record.lock_action in PREEMPTED_BY_UPDATE:
-            record = self._stop_running_action(record)
+            record = self.stop_running_action(record)
         stack = self.dispatch.update(self, record, lambda: self.prepare_update(
             record, template, environment, params, disable_rollback=not rollback, timeout_mins=timeout_mins),
             rollback)
@@ -477,38 +422,6 @@ class Engine:
         return self.prepare_update(record, template, environment, params, disable_rollback=True,
                                    parent=child.parent, facade=child.facade)
 
-    async def run_update(self, stack: Stack, old: Stack, rollback: bool, action: str = "UPDATE") -> None:
-        """``action``: UPDATE, or RESTORE for an update back to a snapshot."""
-        await stack.set_state(action, IN_PROGRESS, f"Stack {action} started")
-        try:
-            await actions.update(stack, _seconds(stack.record.timeout_mins))
-        except ActionFailed as exc:
-            await stack.set_state(action, FAILED, str(exc))
-            # as Heat, a cancel_update rolls back even a stack whose rollback is disabled
-            if (rollback or stack.rollback_requested) and stack.rollback_on_cancel:
-                await self._rollback_update(stack, old)
-            return
-        await stack.set_state(action, COMPLETE, f"Stack {action} completed successfully")
-
-    async def _rollback_update(self, stack: Stack, old: Stack) -> None:
-        """Return to the previous template and parameters (an update the other way)."""
-        record = stack.record
-        back = Stack(self, record, stack.parent)
-        back.definition, back.environment = old.definition, old.environment
-        old.definition.context.runtime = back
-        back.adopt_resources(stack)
-        # the cancel that stopped the update must not stop its rollback too
-        parameters, environment = stored_inputs(back, record.parameters, record.environment)
-        self.store.update_stack(record.id, template_id=record.template_id, parameters=parameters,
-                                environment=environment, files=record.files, cancel_requested=False)
-        await back.set_state("ROLLBACK", IN_PROGRESS, "Stack ROLLBACK started")
-        try:
-            await actions.update(back, _seconds(record.timeout_mins), rollback=True)
-        except ActionFailed as exc:
-            await back.set_state("ROLLBACK", FAILED, str(exc))
-            return
-        await back.set_state("ROLLBACK", COMPLETE, "Stack ROLLBACK completed successfully")
-
     def _preview_update(self, record, template: Template, environment: Environment, params: dict,
                         show_nested: bool = False) -> dict:
         from stoker.engine.preview import add_knock_on_changes, preview_update
@@ -526,14 +439,14 @@ class Engine:
                        reason: str = "") -> None:
         """CHECK_FAILED (the next update replaces it), or back to CHECK_COMPLETE."""
         record = self.get_record(name_or_id)
-        with self._locked(record, "CHECK"):
+        with self.locked(record, "CHECK"):
             stack = self.runtime(record)
             resource = stack.resources.get(resource_name)
             if resource is None:
                 raise NotFound(f"The Resource ({resource_name}) could not be found in Stack {record.name}.")
             status = FAILED if unhealthy else COMPLETE
             reason = reason or ("marked unhealthy by user" if unhealthy else "marked healthy by user")
-            self._run(self._set_and_flush(resource, resource.CHECK, status, reason))
+            self.run(self._set_and_flush(resource, resource.CHECK, status, reason))
 
     @staticmethod
     async def _set_and_flush(resource, action: str, status: str, reason: str) -> None:
@@ -593,19 +506,6 @@ class Engine:
                            + (" (the process running it has died)" if record.lock_owner else ""))
         self.store.request_cancel(record.id, rollback)
 
-    def stop_dead_commands(self, record) -> None:
-        """Kill the commands a dead engine left running in this stack and its nested ones,
-        before anyone acts on them (``processes.stop_orphan`` says which)."""
-        for row in self.store.get_resources(record.id):
-            processes.stop_orphan((row.data or {}).get(processes.PROCESS_KEY))
-        for child in self.store.children(record.id):
-            self.stop_dead_commands(child)
-
-    # -- running ------------------------------------------------------------------------
-    def _run(self, coroutine) -> None:
-        with frozen_gc():
-            asyncio.run(coroutine)
-
     def runtime(self, record, parent: Stack | None = None, facade: dict | None = None,
                 strict: bool = False, provider_template: str | None = None) -> Stack:
         """A runtime stack from the store: definition (when it still checks) and resources;
@@ -654,108 +554,9 @@ class Engine:
             return None
         return effective if is_template_type(effective) else None
 
-    @contextmanager
-    def _locked(self, record, action: str) -> Iterator[None]:
-        self.store.acquire_lock(record.id, self.engine_id, action)
-        if record.status == IN_PROGRESS:  # taken over from an engine that died
-            self.stop_dead_commands(record)
-        with self.holding(record.id):
-            yield
-
-    @contextmanager
-    def holding(self, stack_id: str) -> Iterator[None]:
-        """Around an action that holds the stack's lock: released at the end, or, when the
-        server stops meanwhile (the action cancelled, in progress), handed back for the
-        next server to resume."""
-        try:
-            yield
-        except asyncio.CancelledError:
-            if not self.stopping.is_set():
-                raise
-            self.store.hand_back_lock(stack_id, self.engine_id)
-        finally:
-            self.store.release_lock(stack_id, self.engine_id)  # not ours any more once handed back
-
-    # -- a server's stop, and the next one's start ------------------------------------------
-    def resume_abandoned(self, record) -> bool:
-        """Go on with the action a stopped server handed back, or a dead one left (``record``
-        as read when its holder was found gone); False if another engine took it first.
-
-        Creates (and their rollbacks) and deletes go on where they stood; an
-        update or another action cannot be picked up halfway: it is marked FAILED.
-        """
-        if not self.store.take_over(record.id, record.lock_owner, self.engine_id):
-            return False
-        with self.holding(record.id):
-            if record.status != IN_PROGRESS:  # it died between the action's end and the lock's release
-                return True
-            if record.lock_owner != HANDED_BACK:  # its commands outlived it, unwatched
-                self.stop_dead_commands(record)
-            self._run(self._resume(self.runtime(record), record.lock_action))
-        return True
-
-    async def _resume(self, stack: Stack, lock_action: str | None) -> None:
-        record = stack.record
-        if lock_action in ("CREATE", "ADOPT") and stack.action == lock_action and stack.definition is not None:
-            await self.run_create(stack, record.timeout_mins, record.disable_rollback, lock_action, resume=True)
-        elif lock_action in ("CREATE", "ADOPT", "DELETE") and stack.action in ("ROLLBACK", "DELETE"):
-            await self.run_delete(stack, stack.action)
-        else:
-            await self._fail_interrupted(stack)
-
-    async def _fail_interrupted(self, stack: Stack) -> None:
-        """Mark the stack (its nested stacks too) and its resources still in progress FAILED."""
-        reason = f"Stack {stack.action} interrupted: the server stopped while it ran"
-        for child in self.store.children(stack.id):
-            if child.status == IN_PROGRESS:
-                await self._fail_interrupted(self.runtime(child, parent=stack))
-        for resource in stack.resources.values():
-            if resource.status == IN_PROGRESS:
-                resource.forget_poll()
-                await resource.set_state(resource.action, FAILED, reason)
-        await stack.set_state(stack.action, FAILED, reason)
-        await stack.recorder.flush()
-
-    async def watch(self, stack: Stack, task: asyncio.Future) -> None:
-        """While an action runs: keep its lock fresh, stop it on a cancel request, and
-        hand it back when the server stops."""
-        loop = asyncio.get_running_loop()
-        while not task.done():
-            await asyncio.sleep(WATCH_INTERVAL)
-            if self.stopping.is_set():
-                stack.handing_back = True
-                task.cancel()
-                return
-            requested, rollback = await loop.run_in_executor(None, self._heartbeat, stack.id)
-            if not requested:
-                continue
-            if stack.cancel_reason is None and not rollback:
-                await self._stop_gracefully(stack)
-                continue
-            if stack.cancel_reason is None:
-                stack.cancel_reason = f"Stack {stack.action} cancelled"
-                stack.rollback_on_cancel = rollback
-                stack.rollback_requested = rollback
-            task.cancel()
-
-    async def _stop_gracefully(self, stack: Stack) -> None:
-        """Heat's cancel_without_rollback: the stack fails at once and nothing new starts
-        (in nested stacks too), but the resources already running finish as they would.
-        The request is acknowledged, so that another one (a delete's) stops them as well."""
-        stack.cancel_reason = f"Stack {stack.action} cancelled"
-        stack.rollback_on_cancel = False
-        await self._take_cancel_request(stack)
-        await stack.set_state(stack.action, FAILED, stack.cancel_reason)
-
-    async def _take_cancel_request(self, stack: Stack) -> None:
-        """The cancel request is acted on: a later one is another's."""
-        await asyncio.get_running_loop().run_in_executor(
-            None, lambda: self.store.update_stack(stack.id, cancel_requested=False))
-
-    def _heartbeat(self, stack_id: str) -> tuple[bool, bool]:
-        self.store.heartbeat_lock(stack_id, self.engine_id)
-        return self.store.cancel_requested(stack_id)
-
+    def holding(self, stack_id: str):
+        """Around an action that holds the stack's lease (``StackLease.held``)."""
+        return StackLease(self.store, stack_id).held(self.engine_id, self.stopping)
 
 def declared_only(template: Template, params: dict, environment: Environment) -> dict:
     """As Heat's PATCH update: the parameter values (kept from before or given) that the
@@ -776,10 +577,6 @@ def _check_immutable(old: Stack, new: Stack) -> None:
         raise ValidationFailed.single(("parameters",), "immutable-parameter",
                                       "The following parameters are immutable and may not be updated: "
                                       + ", ".join(changed))
-
-
-def _seconds(timeout_mins: int | None) -> float | None:
-    return timeout_mins * 60 if timeout_mins else None
 
 
 def as_template(template: Template | dict | str | Path) -> Template:

@@ -81,7 +81,7 @@ def act(engine: Any, record: Any, resource_name: str, details: Any) -> None:
         stack = engine.runtime(record)
         resource = stack.resources[resource_name]
         outcome: dict = {}
-        engine._run(_acting(engine, stack, resource, details, outcome))
+        engine.run(_acting(engine, stack, resource, details, outcome))
     finally:
         engine.store.release_lock(record.id, engine.engine_id)
     if "ignored" in outcome:

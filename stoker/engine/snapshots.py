@@ -57,8 +57,8 @@ class Snapshots:
         engine = self.engine
         record = engine.get_record(stack_id)
         try:
-            with engine._locked(record, "SNAPSHOT"):
-                engine._run(engine.run_simple(engine.runtime(record), "SNAPSHOT"))
+            with engine.locked(record, "SNAPSHOT"):
+                engine.run(engine.run_simple(engine.runtime(record), "SNAPSHOT"))
         except Exception as exc:  # noqa: BLE001 - the snapshot row says why, whatever it was
             self.rows.set(snapshot_id, status="FAILED", status_reason=str(exc))
             raise
@@ -97,10 +97,10 @@ class Snapshots:
         data = unseal(self.restorable(record.id, snapshot_id)["data"])
         template = Template(data["template"], data.get("files") or {})
         environment = Environment.from_dict(data.get("environment") or {})
-        with engine._locked(record, "RESTORE"):
+        with engine.locked(record, "RESTORE"):
             stack, old = engine.prepare_update(record, template, environment, {},
                                                disable_rollback=record.disable_rollback)
-            engine._run(self._restore(stack, old, data.get("resources") or {}))
+            engine.run(self._restore(stack, old, data.get("resources") or {}))
         return engine.show_stack(record.id)
 
     async def _restore(self, stack: Any, old: Any, kept: dict) -> None:

@@ -16,6 +16,7 @@ from stoker.engine.recorder import Recorder, resource_fields
 from stoker.engine.sealing import stored_resource_fields
 from stoker.engine.unchanged import same_definitions
 from stoker.errors import GivenUp, Problems, ValidationFailed
+from stoker.lease import Cancel
 from stoker.resources.resource import Resource
 from stoker.template.definition import ResourceDefinition, StackDefinition, build_definition
 from stoker.template.environment import Environment, is_template_type, resolve_type
@@ -71,10 +72,8 @@ class Stack:
         # one writer per tree of stacks: nested stacks share the root's
         self.recorder = parent.recorder if parent is not None else Recorder(engine, self.id)
         self.cancel_reason: str | None = None
-        #: False when the user cancelled with cancel_without_rollback
-        self.rollback_on_cancel = True
-        #: True when the user cancelled asking for a rollback (Heat's cancel_update)
-        self.rollback_requested = False
+        #: the user's cancel request that stopped the action (with rollback or without), if one did
+        self.cancel: Cancel | None = None
         #: set on the top stack when its server stops: running resources stay in progress
         self.handing_back = False
         #: for an adopt: resource name -> {"data", "metadata"} they had before

@@ -21,6 +21,7 @@ from stoker.blueprint.state import tenant_of
 from stoker.dispatch.inprocess import InProcess
 from stoker.engine.graph import WalkFailed
 from stoker.errors import NotFound, StokerError
+from stoker import lease
 from stoker.store.execution_records import ACTIVE, ExecutionRecords, ModificationRecords
 from stoker.store.locks import execution_gone
 from stoker.store.models import utcnow
@@ -34,9 +35,6 @@ from stoker.workflows.operations import RetryPolicy
 from stoker.workflows.parameters import workflow_parameters
 from stoker.workflows.runner import Runner, first_failure
 from stoker.workflows.writer import BatchWriter
-
-#: how often a running execution refreshes its heartbeat and looks for a cancel request
-WATCH_INTERVAL = 0.5
 
 
 class Executions:
@@ -254,26 +252,15 @@ class Executions:
                                       owner=None, cancel_request=None)
 
     async def watched(self, row: dict, runner: Runner, work: Awaitable) -> Any:
-        """``work``'s result, while the execution's heartbeat goes on and a cancel request reaches it
-        (graceful: nothing new starts; force: ``work`` is cancelled, its scripts killed)."""
-        working = asyncio.ensure_future(work)
-        watcher = asyncio.ensure_future(self._watch(row, runner, working))
-        try:
-            return await working
-        finally:
-            watcher.cancel()
-            await asyncio.gather(watcher, return_exceptions=True)
+        """``work``'s result, while the execution's lease is kept and a cancel request reaches it
+        (graceful: nothing new starts; force, or the server's stop: ``work`` is cancelled, its
+        scripts killed)."""
+        async def heard(request: lease.Cancel) -> bool:
+            runner.stop_requested = runner.stop_requested or request.graceful
+            return not request.graceful
 
-    async def _watch(self, row: dict, runner: Runner, walking: asyncio.Future) -> None:
-        loop = asyncio.get_running_loop()
-        while not walking.done():
-            await asyncio.sleep(WATCH_INTERVAL)
-            request = await loop.run_in_executor(None, self.records.heartbeat, row["pk"], self.owner)
-            if request == "graceful":
-                runner.stop_requested = True
-            elif request == "force" or (self.stopping is not None and self.stopping.is_set()):
-                walking.cancel()
-                return
+        return await lease.watched(lease.ExecutionLease(self.records, row["pk"]), self.owner, work, heard,
+                                   self.stopping)
 
 
 def stop_scripts_left(row: dict) -> None:
