@@ -10,18 +10,25 @@ resource polls), and workflow executions, one step per task (``execution_steps``
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from stoker.dispatch import celery_app, execution_steps, lifecycle
 from stoker.dispatch.inprocess import InProcess
 from stoker.errors import StokerError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from celery import Celery
+
+    from stoker.engine.host import ActionHost
+    from stoker.engine.stack import Stack
+    from stoker.store.models import Stack as StackRecord
 
 
 class NeedsServerDatabase(StokerError):
     code = "needs-server-database"
 
 
-def check_database(engine: Any) -> None:
+def check_database(engine: ActionHost) -> None:
     """Workers on several machines share one PostgreSQL database; SQLite cannot be shared."""
     check_store(engine.store)
 
@@ -40,56 +47,57 @@ class CeleryDispatch(InProcess):
 
     runs_here = False
 
-    def __init__(self, broker_url: str, queue: str = celery_app.DEFAULT_QUEUE, app: Any = None):
+    def __init__(self, broker_url: str, queue: str = celery_app.DEFAULT_QUEUE, app: Celery | None = None):
         self.broker_url = broker_url
         self.queue = queue
         self.app = app or celery_app.make_app(broker_url)
 
-    def create(self, engine: Any, stack: Any, timeout_mins: int | None, disable_rollback: bool,
+    def create(self, engine: ActionHost, stack: Stack, timeout_mins: int | None, disable_rollback: bool,
                action: str = "CREATE") -> None:
         check_database(engine)
         lifecycle.start_create(engine, self.app, self.queue, stack, timeout_mins, disable_rollback, action)
 
-    async def create_nested(self, engine: Any, stack: Any, traversal_id: str) -> None:
+    async def create_nested(self, engine: ActionHost, stack: Stack, traversal_id: str) -> None:
         """Start a nested stack's create on the workers as traversal ``traversal_id`` (its owner
         resource polls it; the id is chosen by the owner first, so that a worker lost meanwhile
         leaves its successor what it started: ``nested_begun``)."""
         await lifecycle.start_nested_create(engine, self.app, self.queue, stack, traversal_id)
 
-    async def delete_nested(self, engine: Any, stack: Any, traversal_id: str) -> None:
+    async def delete_nested(self, engine: ActionHost, stack: Stack, traversal_id: str) -> None:
         """Start a nested stack's delete on the workers (as ``create_nested``)."""
         await lifecycle.start_nested_delete(engine, self.app, self.queue, stack, traversal_id)
 
-    async def update_nested(self, engine: Any, stack: Any, previous: dict, traversal_id: str) -> None:
+    async def update_nested(self, engine: ActionHost, stack: Stack, previous: dict, traversal_id: str) -> None:
         """Start a nested stack's update (its new definition stored; ``previous``: its inputs as
         they were) on the workers (as ``create_nested``)."""
         await lifecycle.start_nested_update(engine, self.app, self.queue, stack, previous, traversal_id)
 
-    async def simple_nested(self, engine: Any, stack: Any, action: str, traversal_id: str) -> None:
+    async def simple_nested(self, engine: ActionHost, stack: Stack, action: str, traversal_id: str) -> None:
         """Start a nested stack's suspend, resume or check on the workers (as ``create_nested``)."""
         await lifecycle.start_nested_simple(engine, self.app, self.queue, stack, action, traversal_id)
 
-    def nested_begun(self, engine: Any, traversal_id: str) -> bool:
+    def nested_begun(self, engine: ActionHost, traversal_id: str) -> bool:
         """Whether a nested stack's traversal a lost worker was starting was stored (it then runs)."""
         return lifecycle.nested_begun(engine, self.app, self.queue, traversal_id)
 
-    def delete(self, engine: Any, record: Any) -> None:
+    def delete(self, engine: ActionHost, record: StackRecord) -> None:
         """An action running on the stack (on the workers, its nested stacks' too) is cancelled
         first, as in-process; the delete starts once it has let the stack go."""
         check_database(engine)
         record = engine.stop_running_action(record)
         lifecycle.start_delete(engine, self.app, self.queue, record, "DELETE")
 
-    def update(self, engine: Any, record: Any, prepare: Callable[[], tuple[Any, Any]], rollback: bool) -> Any:
+    def update(self, engine: ActionHost, record: StackRecord, prepare: Callable[[], tuple[Stack, Stack]],
+               rollback: bool) -> Stack:
         check_database(engine)
         return lifecycle.start_update(engine, self.app, self.queue, record, prepare, rollback)
 
-    def signal(self, engine: Any, record: Any, resource_name: str, details: Any) -> None:
+    def signal(self, engine: ActionHost, record: StackRecord, resource_name: str, details: Any) -> None:
         """A signal whose handler acts (a scaling policy's): the workers act on it; answered at once."""
         check_database(engine)
         lifecycle.start_signal(engine, self.app, self.queue, record, resource_name, details)
 
-    def simple(self, engine: Any, record: Any, action: str) -> None:
+    def simple(self, engine: ActionHost, record: StackRecord, action: str) -> None:
         check_database(engine)
         lifecycle.start_simple(engine, self.app, self.queue, record, action)
 

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stoker.engine.host import ActionHost
+    from stoker.engine.stack import Stack
+    from stoker.store.models import Stack as StackRecord
 
 
 class InProcess:
@@ -11,19 +16,20 @@ class InProcess:
     #: actions run in this process (their events can be pushed to a display here)
     runs_here = True
 
-    def create(self, engine: Any, stack: Any, timeout_mins: int | None, disable_rollback: bool,
+    def create(self, engine: ActionHost, stack: Stack, timeout_mins: int | None, disable_rollback: bool,
                action: str = "CREATE") -> None:
         """``action`` is CREATE, or ADOPT for a stack adopting existing resources."""
         engine.store.acquire_lock(stack.id, engine.engine_id, action)
         with engine.holding(stack.id):
             engine.run(engine.run_create(stack, timeout_mins, disable_rollback, action))
 
-    def delete(self, engine: Any, record: Any) -> None:
+    def delete(self, engine: ActionHost, record: StackRecord) -> None:
         record = engine.stop_running_action(record)  # a running create is cancelled first, as in Heat
         with engine.locked(record, "DELETE"):
             engine.run(engine.run_delete(engine.runtime(record), "DELETE"))
 
-    def update(self, engine: Any, record: Any, prepare: Callable[[], tuple[Any, Any]], rollback: bool) -> Any:
+    def update(self, engine: ActionHost, record: StackRecord, prepare: Callable[[], tuple[Stack, Stack]],
+               rollback: bool) -> Stack:
         """``prepare`` checks and stores the new definition once the lock is held; returns the new stack."""
         with engine.locked(record, "UPDATE"):
             stack, old = prepare()
@@ -35,13 +41,13 @@ class InProcess:
         """A workflow execution's graph, walked here to its end; the execution as it ended."""
         return executions.run_here(row, deployment_row, model, graph, done, memo, resumed)
 
-    def signal(self, engine: Any, record: Any, resource_name: str, details: Any) -> None:
+    def signal(self, engine: ActionHost, record: StackRecord, resource_name: str, details: Any) -> None:
         """A signal whose handler acts (a scaling policy's): here, to its end."""
         from stoker.engine import signals
 
         signals.act(engine, record, resource_name, details)
 
-    def simple(self, engine: Any, record: Any, action: str) -> None:
+    def simple(self, engine: ActionHost, record: StackRecord, action: str) -> None:
         """SUSPEND, RESUME or CHECK."""
         with engine.locked(record, action):
             engine.run(engine.run_simple(engine.runtime(record), action))

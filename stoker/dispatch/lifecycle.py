@@ -18,7 +18,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import timedelta
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from sqlalchemy.exc import IntegrityError
 
@@ -30,6 +30,13 @@ from stoker.engine.stack import STACK_RESOURCE_TYPE, Stack
 from stoker.errors import Conflict, StokerError
 from stoker.lease import StackLease
 from stoker.store.models import utcnow
+
+if TYPE_CHECKING:  # pragma: no cover
+    from celery import Celery
+
+    from stoker.engine.host import ActionHost
+    from stoker.store.models import Stack as StackRecord
+    from stoker.store.repository import Store
 
 IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
 #: the namespace of ids derived from a traversal's: the traversal that follows it, its failure's event
@@ -54,7 +61,7 @@ def _follower(traversal_id: str) -> str:
     return str(uuid.uuid5(DERIVED, traversal_id))
 
 
-def _hand_over(store: Any, stack_id: str, follows: str, action: str) -> str | None:
+def _hand_over(store: Store, stack_id: str, follows: str, action: str) -> str | None:
     """The id of the traversal that follows ``follows``, the stack lock now its own (the cancel
     request ``follows`` answered gone with it); None if it ran and ended before (nothing to start
     again)."""
@@ -65,7 +72,7 @@ def _hand_over(store: Any, stack_id: str, follows: str, action: str) -> str | No
     return traversal_id
 
 
-def start_create(engine: Any, app: Any, queue: str, stack: Stack, timeout_mins: int | None,
+def start_create(engine: ActionHost, app: Celery, queue: str, stack: Stack, timeout_mins: int | None,
                  disable_rollback: bool, action: str = "CREATE") -> None:
     """Create a stored new stack's resources through the workers (or ADOPT them: the adopted
     resources' data goes with the traversal)."""
@@ -77,7 +84,7 @@ def start_create(engine: Any, app: Any, queue: str, stack: Stack, timeout_mins: 
               stack.adopted_data if action == "ADOPT" else None)
 
 
-async def start_nested_create(engine: Any, app: Any, queue: str, stack: Stack, traversal_id: str) -> None:
+async def start_nested_create(engine: ActionHost, app: Celery, queue: str, stack: Stack, traversal_id: str) -> None:
     """Create a stored new nested stack's resources through the workers (its owner resource, on a
     worker, polls it instead of running it to its end there).  ``traversal_id``, chosen by the
     owner, is the lock's owner: a start a lost worker left half done is made again under it."""
@@ -87,19 +94,19 @@ async def start_nested_create(engine: Any, app: Any, queue: str, stack: Stack, t
     await asyncio.to_thread(begin, engine, app, queue, traversal_id, stack.id, "CREATE", graph, None, True)
 
 
-async def start_nested_delete(engine: Any, app: Any, queue: str, stack: Stack, traversal_id: str) -> None:
+async def start_nested_delete(engine: ActionHost, app: Celery, queue: str, stack: Stack, traversal_id: str) -> None:
     """Delete a nested stack's resources through the workers (its owner resource polls it)."""
     await start_nested_on_stored(engine, app, queue, stack, "DELETE", _delete_graph, traversal_id)
 
 
-async def start_nested_simple(engine: Any, app: Any, queue: str, stack: Stack, action: str,
+async def start_nested_simple(engine: ActionHost, app: Celery, queue: str, stack: Stack, action: str,
                               traversal_id: str) -> None:
     """Suspend, resume or check a nested stack's resources through the workers (its owner polls it)."""
     await start_nested_on_stored(engine, app, queue, stack, action, lambda nested: actions.simple_graph(nested, action),
                                  traversal_id)
 
 
-async def start_nested_on_stored(engine: Any, app: Any, queue: str, stack: Stack, action: str,
+async def start_nested_on_stored(engine: ActionHost, app: Celery, queue: str, stack: Stack, action: str,
                                  graph_of: Callable[[Stack], Graph], traversal_id: str) -> None:
     """``_start_on_stored`` from a worker's step: the nested stack's state is set on this loop,
     the traversal begins on a thread (an empty one ends at once, on an event loop of its own)."""
@@ -109,7 +116,7 @@ async def start_nested_on_stored(engine: Any, app: Any, queue: str, stack: Stack
                             stack.record.timeout_mins, True)
 
 
-async def start_nested_update(engine: Any, app: Any, queue: str, stack: Stack, previous: dict,
+async def start_nested_update(engine: ActionHost, app: Celery, queue: str, stack: Stack, previous: dict,
                               traversal_id: str) -> None:
     """Update a nested stack (its new definition stored by ``Engine.prepare_child_update``) through
     the workers; its owner resource polls it.  Its rollback is off, as in-process: the parent's
@@ -120,7 +127,7 @@ async def start_nested_update(engine: Any, app: Any, queue: str, stack: Stack, p
                             stack.record.timeout_mins, True, previous)
 
 
-def nested_begun(engine: Any, app: Any, queue: str, traversal_id: str) -> bool:
+def nested_begun(engine: ActionHost, app: Celery, queue: str, traversal_id: str) -> bool:
     """Whether a nested stack's traversal was stored.  The worker that stored it may have been lost
     before it enqueued the nodes ready at its start: while it runs, those still waiting to start
     are enqueued again (a second task of a node finds it taken, or its step stale).  An empty one,
@@ -137,7 +144,7 @@ def nested_begun(engine: Any, app: Any, queue: str, traversal_id: str) -> bool:
     return True
 
 
-def _end_lost_empty(engine: Any, app: Any, queue: str, traversal_id: str, stack_id: str) -> None:
+def _end_lost_empty(engine: ActionHost, app: Celery, queue: str, traversal_id: str, stack_id: str) -> None:
     """End a nested stack's empty traversal under its end lock, on a thread of its own: the caller
     (the owner resource's step) runs on an event loop, and the end runs one of its own."""
     def end() -> None:
@@ -159,7 +166,8 @@ async def _prepare_create(stack: Stack, action: str = "CREATE") -> Graph:
 
 
 @contextmanager
-def _failing_start(engine: Any, stack: Any, action: str, traversal_id: str, state: bool = True) -> Iterator[None]:
+def _failing_start(engine: ActionHost, stack: Stack | StackRecord, action: str, traversal_id: str,
+                   state: bool = True) -> Iterator[None]:
     """A start that fails (the broker or the database is down) leaves the stack FAILED (without
     ``state``, as it was: a signal's, whose ``stack`` may be its record) and unlocked."""
     try:
@@ -181,19 +189,19 @@ def by_id(stack: Stack, graph: Graph) -> Graph:
     return Graph({ids[name]: {ids[r] for r in reqs if r in ids} for name, reqs in graph.requires.items()})
 
 
-def start_delete(engine: Any, app: Any, queue: str, record: Any, action: str,
+def start_delete(engine: ActionHost, app: Celery, queue: str, record: StackRecord, action: str,
                  follows: str | None = None) -> None:
     """Delete (or roll back, following the traversal ``follows``) every resource of the stack
     through the workers."""
     _start_on_stored(engine, app, queue, record, action, follows, _delete_graph)
 
 
-def start_simple(engine: Any, app: Any, queue: str, record: Any, action: str) -> None:
+def start_simple(engine: ActionHost, app: Celery, queue: str, record: StackRecord, action: str) -> None:
     """Suspend, resume or check every resource through the workers."""
     _start_on_stored(engine, app, queue, record, action, None, lambda stack: actions.simple_graph(stack, action))
 
 
-def _start_on_stored(engine: Any, app: Any, queue: str, record: Any, action: str, follows: str | None,
+def _start_on_stored(engine: ActionHost, app: Celery, queue: str, record: StackRecord, action: str, follows: str | None,
                      graph_of: Callable[[Stack], Graph]) -> None:
     """An action on the stored resources (no new rows), over the graph ``graph_of`` the stack."""
     if follows is None:
@@ -209,7 +217,8 @@ def _start_on_stored(engine: Any, app: Any, queue: str, record: Any, action: str
         begin(engine, app, queue, traversal_id, record.id, action, graph_of(stack), record.timeout_mins, True)
 
 
-def start_signal(engine: Any, app: Any, queue: str, record: Any, resource_name: str, details: Any) -> None:
+def start_signal(engine: ActionHost, app: Celery, queue: str, record: StackRecord, resource_name: str,
+                 details: Any) -> None:
     """Have the workers act on a signal (``kinds``' SIGNAL: one node, the signalled resource); the
     caller is answered at once.  The stack lock is the traversal's, its state left alone (a signal
     is no stack action); while another action holds the lock the signal is ignored, as in-process."""
@@ -225,7 +234,7 @@ def start_signal(engine: Any, app: Any, queue: str, record: Any, resource_name: 
               {"resource": resource_name, "details": details})
 
 
-def _current_row(store: Any, stack_id: str, name: str) -> int:
+def _current_row(store: Store, stack_id: str, name: str) -> int:
     """The id of the resource row that is ``name`` now (not one it replaced): read, not parsed."""
     return [row.id for row in store.get_resources(stack_id, [name]) if row.replaced_by is None][-1]
 
@@ -240,8 +249,8 @@ def _delete_graph(stack: Stack) -> Graph:
     return actions.stored_graph(list(stack.resources.values()) + stack.retired).reversed()
 
 
-def start_update(engine: Any, app: Any, queue: str, record: Any, prepare: Callable[[], tuple[Stack, Stack]],
-                 rollback: bool) -> Stack:
+def start_update(engine: ActionHost, app: Celery, queue: str, record: StackRecord,
+                 prepare: Callable[[], tuple[Stack, Stack]], rollback: bool) -> Stack:
     """Update the stack through the workers; ``prepare`` checks and stores the new definition
     (``Engine.prepare_update``) once the lock is held.  Returns the new stack."""
     traversal_id = str(uuid.uuid4())
@@ -256,7 +265,7 @@ def start_update(engine: Any, app: Any, queue: str, record: Any, prepare: Callab
     return stack
 
 
-def _begin_update(engine: Any, app: Any, queue: str, stack: Stack, traversal_id: str, action: str,
+def _begin_update(engine: ActionHost, app: Celery, queue: str, stack: Stack, traversal_id: str, action: str,
                   previous: dict | None, disable_rollback: bool) -> None:
     """An update traversal (or its rollback's): one node per resource of the definition, keyed by
     the resource's row; a new name gets a row (INIT) to key it."""
@@ -280,7 +289,7 @@ async def _prepare_update(stack: Stack, action: str) -> Graph:
     return by_id(stack, actions.dependency_graph(stack, names))
 
 
-def _follow(engine: Any, app: Any, queue: str, record: Any, follows: str, action: str,
+def _follow(engine: ActionHost, app: Celery, queue: str, record: StackRecord, follows: str, action: str,
             previous: dict | None, disable_rollback: bool) -> None:
     """The next traversal of the same stack action (after the traversal ``follows``): the lock
     goes over to it."""
@@ -297,7 +306,8 @@ def _follow(engine: Any, app: Any, queue: str, record: Any, follows: str, action
     _begin_update(engine, app, queue, stack, traversal_id, action, previous, disable_rollback)
 
 
-def _roll_update_back(engine: Any, app: Any, queue: str, record: Any, follows: str, previous: dict) -> None:
+def _roll_update_back(engine: ActionHost, app: Celery, queue: str, record: StackRecord, follows: str,
+                      previous: dict) -> None:
     """Back to the inputs before the update (an update the other way); the cancel that stopped
     the update must not stop its rollback too."""
     engine.store.update_stack(record.id, template_id=previous["template_id"], parameters=previous["parameters"],
@@ -305,7 +315,7 @@ def _roll_update_back(engine: Any, app: Any, queue: str, record: Any, follows: s
     _follow(engine, app, queue, record, follows, "UPDATE_ROLLBACK", None, True)
 
 
-def begin(engine: Any, app: Any, queue: str, traversal_id: str, stack_id: str, action: str, graph: Graph,
+def begin(engine: ActionHost, app: Celery, queue: str, traversal_id: str, stack_id: str, action: str, graph: Graph,
           timeout_mins: int | None, disable_rollback: bool, given: dict | None = None) -> None:
     """Store the traversal and enqueue what is ready; an empty one ends at once."""
     deadline = utcnow() + timedelta(minutes=timeout_mins) if timeout_mins else None
@@ -318,7 +328,7 @@ def begin(engine: Any, app: Any, queue: str, traversal_id: str, stack_id: str, a
     celery_app.publish(app, queue, traversal_id, ready, kinds.KINDS[action].batched)
 
 
-def end_traversal(engine: Any, app: Any, queue: str, traversal_id: str, record: Any) -> None:
+def end_traversal(engine: ActionHost, app: Celery, queue: str, traversal_id: str, record: StackRecord) -> None:
     """Record the stack's end state and give the lock up, or start what follows (a rollback, an
     update's cleanup), then mark the traversal ended.
 
@@ -365,7 +375,7 @@ def end_traversal(engine: Any, app: Any, queue: str, traversal_id: str, record: 
     traversal.mark_ended(store, traversal_id)
 
 
-def _record_failure(store: Any, record: Any, traversal_id: str, shown: str, reason: str) -> None:
+def _record_failure(store: Store, record: StackRecord, traversal_id: str, shown: str, reason: str) -> None:
     """The failure that starts a rollback is an event; the stack goes on IN_PROGRESS (a ROLLBACK
     now), so no one watching it takes CREATE_FAILED (UPDATE_FAILED) for the end.  Once, however
     often the end runs: the event's uuid is derived from the traversal's id."""
@@ -377,7 +387,7 @@ def _record_failure(store: Any, record: Any, traversal_id: str, shown: str, reas
         pass
 
 
-def fail_at_once(engine: Any, stack_id: str, action: str, reason: str) -> None:
+def fail_at_once(engine: ActionHost, stack_id: str, action: str, reason: str) -> None:
     """The stack FAILED while its traversal winds down (a cancel without rollback); the traversal's
     end records the same state again, which makes no second event."""
     if not kinds.KINDS[action].stack_state:
@@ -388,13 +398,14 @@ def fail_at_once(engine: Any, stack_id: str, action: str, reason: str) -> None:
     asyncio.run(outcomes.fail_at_once(stack, kinds.stack_action(action), reason))
 
 
-def _check_failures(store: Any, stack_id: str) -> str | None:
+def _check_failures(store: Store, stack_id: str) -> str | None:
     """A check stops for nothing: what it found wrong is in its resources' CHECK_FAILED states."""
-    found = [row.status_reason for row in store.get_resources(stack_id) if (row.action, row.status) == ("CHECK", FAILED)]
+    found = [row.status_reason for row in store.get_resources(stack_id)
+             if (row.action, row.status) == ("CHECK", FAILED)]
     return "Resource CHECK failed: " + "; ".join(found) if found else None
 
 
-def _began_following(store: Any, record: Any, traversal_id: str) -> bool:
+def _began_following(store: Store, record: StackRecord, traversal_id: str) -> bool:
     """Whether an earlier run of the end began the rollback (the lock handed over to it, or its
     traversal stored): the cancel request that decided it is gone since."""
     follower = _follower(traversal_id)

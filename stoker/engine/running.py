@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import asyncio
 from contextlib import contextmanager
-from typing import Any, Awaitable, Iterator
+from typing import Any, Awaitable, ContextManager, Iterator
 
 from stoker.engine import actions
 from stoker.engine.actions import ActionFailed
 from stoker.engine.outcomes import DELETE_BACK, end_action, fail_at_once
 from stoker.engine.sealing import stored_inputs
 from stoker.engine.stack import Stack
+from stoker.errors import Conflict
 from stoker.lease import Cancel, StackLease, keep
 from stoker.resources import processes
 from stoker.store.locks import HANDED_BACK
@@ -44,6 +45,11 @@ def locked(engine: Any, record: Any, action: str) -> Iterator[None]:
         yield
 
 
+def holding(engine: Any, stack_id: str) -> ContextManager[None]:
+    """Around an action that holds the stack's lease (``StackLease.held``)."""
+    return StackLease(engine.store, stack_id).held(engine.engine_id, engine.stopping)
+
+
 def stop_dead_commands(engine: Any, record: Any) -> None:
     """Kill the commands a dead engine left running in this stack and its nested ones,
     before anyone acts on them (``processes.stop_orphan`` says which)."""
@@ -51,6 +57,30 @@ def stop_dead_commands(engine: Any, record: Any) -> None:
         processes.stop_orphan((row.data or {}).get(processes.PROCESS_KEY))
     for child in engine.store.children(record.id):
         stop_dead_commands(engine, child)
+
+
+def stop_running_action(engine: Any, record: Any) -> Any:
+    """Cancel (without rollback) the action a live engine runs on the stack, and wait
+    until it has let the stack go; returns the stack as it is then."""
+    stopped = StackLease(engine.store, record.id).stop_holder(
+        record, engine.engine_id, lambda: engine.get_record(record.id), engine.stop_timeout)
+    if stopped is None:
+        raise Conflict(f"Stack {record.name} already has an action ({record.lock_action}) in progress, "
+                       f"and it did not stop within {engine.stop_timeout:g} seconds of being cancelled")
+    return stopped
+
+
+def cancel_stack(engine: Any, name_or_id: str, rollback: bool = True) -> None:
+    """Ask the engine running the stack's action to stop it (``watch`` hears it), with or
+    without rollback; Conflict when no live engine runs one."""
+    record = engine.get_record(name_or_id)
+    gone = record.lock_owner is not None and engine.store.owner_gone(record.lock_owner)
+    if gone:
+        stop_dead_commands(engine, record)
+    if record.status != IN_PROGRESS or record.lock_owner is None or gone:
+        raise Conflict(f"Stack {record.name} has no action in progress to cancel"
+                       + (" (the process running it has died)" if record.lock_owner else ""))
+    engine.store.request_cancel(record.id, rollback)
 
 
 def _seconds(timeout_mins: int | None) -> float | None:

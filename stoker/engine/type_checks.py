@@ -1,4 +1,5 @@
-"""Type policy and the checks that need resource types, for ``Engine.validate_resources``.
+"""Type policy and the checks that need resource types, for ``Engine.validate_resources``; and
+``Engine.validate_template``/``check_template``: every check a create makes, with no database.
 
 A stack being defined asks its host to check its resources against their plug-ins (unknown
 types, properties, attribute names), the project's type policy and the resource limit of the
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 from functools import partial
+from pathlib import Path
 from typing import Any, Iterable, Protocol
 
 from stoker.engine.fanout import Fanout, TooMany
@@ -17,7 +19,14 @@ from stoker.engine.stack import Stack
 from stoker.errors import FunctionError, Problems, ResourcePending, StokerError, ValidationFailed
 from stoker.functions.references import GetAtt
 from stoker.resources.policy import NOT_ALLOWED
-from stoker.template.environment import RegistryLoop
+from stoker.template.definition import StackDefinition
+from stoker.template.environment import Environment, RegistryLoop
+from stoker.template.template import Template, as_template
+from stoker.template.verdict import check_attribute_names, check_conditions_in_use
+
+
+#: the fixed stack id of a template being checked (its pseudo parameters need one)
+NIL_UUID = "00000000-0000-0000-0000-000000000000"
 
 
 class TypeHost(Protocol):
@@ -30,6 +39,41 @@ class TypeHost(Protocol):
     max_resources: int
     #: the setting a refusal over ``max_resources`` names
     max_resources_setting: str
+
+
+def validate_template(engine: Any, template: Template | dict | str | Path,
+                      environment: Environment | None = None, parameters: dict | None = None,
+                      missing_parameters_ok: bool = True, at_validate: bool = False) -> StackDefinition:
+    """Every check a create would make, plug-ins included, without touching the database."""
+    definition, problems = check_template(engine, template, environment, parameters, missing_parameters_ok,
+                                               at_validate)
+    if definition is None or problems.errors:
+        raise ValidationFailed(problems.items)
+    return definition
+
+def check_template(engine: Any, template: Template | dict | str | Path,
+                   environment: Environment | None = None, parameters: dict | None = None,
+                   missing_parameters_ok: bool = True,
+                   at_validate: bool = False) -> tuple[StackDefinition | None, Problems]:
+    """Like ``validate_template``, but returns what it found instead of raising.
+
+    The definition comes back even when there are errors, when the
+    template was good enough to build one (``resolve`` still evaluates it).
+    ``at_validate`` gives Heat's verdict: what Heat checks only at create
+    (resources' property values, their plug-ins' own checks) is a warning.
+    """
+    stack = engine.new_stack("stack")
+    stack.id = stack.record.id = NIL_UUID  # checking has no stack yet: fixed pseudo parameters
+    stack.at_validate = at_validate
+    try:
+        definition = stack.define(as_template(template), environment or Environment(),
+                                  dict(parameters or {}), missing_parameters_ok=missing_parameters_ok)
+    except ValidationFailed as exc:
+        return stack.definition, Problems(exc.problems + exc.warnings)
+    if at_validate:
+        check_conditions_in_use(definition, definition.problems)
+        check_attribute_names(definition, definition.problems)
+    return definition, definition.problems
 
 
 def validate_resources(engine: TypeHost, stack: Stack, definition, problems: Problems) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 from stoker.errors import Problems, ValidationFailed
 from stoker.names import hidden_characters, shown
 from stoker.template import cfn_format
-from stoker.template.loader import Source, load, read_file
+from stoker.template.loader import Source, check_nesting, load, read_file
 from stoker.template.versions import CFN_VERSIONS, VERSIONS, Version, template_version
 
 #: what each top-level section must hold, for the structure check
@@ -120,3 +120,13 @@ class Template:
             elif isinstance(value, dict) and name in NAMED_SECTIONS:
                 _check_names(name, value, problems)
         return version
+
+
+def as_template(template: Template | dict | str | Path) -> Template:
+    """A template given as one, as its data, or as a file's path."""
+    if isinstance(template, Template):
+        return template
+    if isinstance(template, dict):
+        check_nesting(template)  # text is checked as it loads; data given as it is, here
+        return Template(template)
+    return Template.from_file(template)

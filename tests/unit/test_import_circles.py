@@ -70,7 +70,7 @@ def test_the_import_graph_is_read():
     assert "stoker.blueprint.functions.table" in modules and "stoker" in modules
     table = imported_by("stoker.blueprint.functions.table", modules["stoker.blueprint.functions.table"], modules)
     assert "stoker.blueprint.functions.attributes" in table
-    assert "stoker.engine.stack" in imported_by("stoker.engine.engine", modules["stoker.engine.engine"], modules)
+    assert "stoker.engine.stack" in imported_by("stoker.engine.running", modules["stoker.engine.running"], modules)
 
 
 def test_no_import_circle():

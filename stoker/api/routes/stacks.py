@@ -14,7 +14,7 @@ from stoker.api.body import extract_bool, extract_int, extract_tags, json_object
 from stoker.api.context import Ctx, context, empty, in_project_pool, reply
 from stoker.api.errors import ApiError, bad_request, not_found
 from stoker.api.views import stack_record_view, stack_view, with_query
-from stoker.engine.engine import declared_only
+from stoker.engine.updates import declared_only
 from stoker.engine.snapshots import view as snapshot_view
 from stoker.errors import Conflict, NotFound
 from stoker.home import config
