@@ -7,6 +7,7 @@ import threading
 
 import pytest
 
+from stoker.engine import resource_marks
 from stoker.errors import Conflict
 
 from .helpers import (
@@ -302,12 +303,12 @@ def test_check_of_a_half_created_stack_is_not_healthy(engine):
     assert "CREATE_FAILED" in resources_by_name(engine, "half")["cmd"]["resource_status_reason"]
 
 
-def test_clearing_a_hook_keeps_a_data_write_that_raced_with_it(engine):
+def test_clearing_a_hook_keeps_a_data_write_that_raced_with_it(engine, monkeypatch):
     engine.create_stack("hooked", {"heat_template_version": "2018-08-31",
                                    "resources": {"held": {"type": "OS::Heat::None"}}})
     row, = engine.store.get_resources(engine.get_record("hooked").id)
     engine.store.update_resource(row.id, status_reason="CREATE paused until Hook pre-create is cleared")
-    read = engine._hook_to_clear
+    read = resource_marks._hook_to_clear
 
     def read_then_another_writes(*args):
         found = read(*args)
@@ -315,6 +316,6 @@ def test_clearing_a_hook_keeps_a_data_write_that_raced_with_it(engine):
             engine.store.update_resource(row.id, data={"other": "kept"})
         return found
 
-    engine._hook_to_clear = read_then_another_writes
+    monkeypatch.setattr(resource_marks, "_hook_to_clear", read_then_another_writes)
     assert engine.clear_hook("hooked", "held") == "pre-create"
     assert engine.store.get_resource(row.id).data == {"other": "kept", "stoker:hooks_cleared": ["pre-create"]}
