@@ -87,8 +87,10 @@ def _seconds(timeout_mins: int | None) -> float | None:
     return timeout_mins * 60 if timeout_mins else None
 
 
-async def _failure(walk: Awaitable[Any]) -> str | None:
-    """Why the walk failed (timed out, cancelled, a resource failed), or None."""
+async def _walked(stack: Stack, action: str, walk: Awaitable[Any], verb: str = "started") -> str | None:
+    """The stack IN_PROGRESS while ``walk`` runs; why it failed (timed out, cancelled, a resource
+    failed), or None."""
+    await stack.set_state(action, IN_PROGRESS, f"Stack {action} {verb}")
     try:
         await walk
     except ActionFailed as exc:
@@ -99,31 +101,29 @@ async def _failure(walk: Awaitable[Any]) -> str | None:
 async def run_create(engine: Any, stack: Stack, timeout_mins: int | None, disable_rollback: bool,
                      action: str = "CREATE", resume: bool = False) -> None:
     """Create (or, ``resume``, go on with a create a stopped server handed back)."""
-    await stack.set_state(action, IN_PROGRESS, f"Stack {action} {'resumed' if resume else 'started'}")
-    failure = await _failure((actions.resume_create if resume else actions.create)(stack, _seconds(timeout_mins)))
+    walk = (actions.resume_create if resume else actions.create)(stack, _seconds(timeout_mins))
+    failure = await _walked(stack, action, walk, "resumed" if resume else "started")
     await _end(engine, stack, action, failure, disable_rollback, None)
 
 
 async def run_delete(engine: Any, stack: Stack, action: str) -> bool:
     """Delete every resource (``action``: DELETE, or the ROLLBACK of a create); False if it failed."""
-    await stack.set_state(action, IN_PROGRESS, f"Stack {action} started")
     everything = list(stack.resources.values()) + stack.retired
-    failure = await _failure(actions.delete_all(stack, everything, action, _seconds(stack.record.timeout_mins)))
+    failure = await _walked(stack, action, actions.delete_all(stack, everything, action,
+                                                              _seconds(stack.record.timeout_mins)))
     await end_action(stack, action, failure, True, None)
     return failure is None
 
 
 async def run_simple(engine: Any, stack: Stack, action: str) -> None:
     """SUSPEND, RESUME, CHECK or SNAPSHOT every resource."""
-    await stack.set_state(action, IN_PROGRESS, f"Stack {action} started")
-    failure = await _failure(actions.simple_action(stack, action, _seconds(stack.record.timeout_mins)))
+    failure = await _walked(stack, action, actions.simple_action(stack, action, _seconds(stack.record.timeout_mins)))
     await end_action(stack, action, failure, True, None)
 
 
 async def run_update(engine: Any, stack: Stack, old: Stack, rollback: bool, action: str = "UPDATE") -> None:
     """``action``: UPDATE, or RESTORE for an update back to a snapshot."""
-    await stack.set_state(action, IN_PROGRESS, f"Stack {action} started")
-    failure = await _failure(actions.update(stack, _seconds(stack.record.timeout_mins)))
+    failure = await _walked(stack, action, actions.update(stack, _seconds(stack.record.timeout_mins)))
     await _end(engine, stack, action, failure, not rollback, old)
 
 
@@ -136,7 +136,7 @@ async def _end(engine: Any, stack: Stack, action: str, failure: str | None, disa
     await stack.set_state(action, FAILED, failure)
     if follows == DELETE_BACK:
         stack.cancel_reason = None  # the cancel that stopped the create must not stop its rollback too
-        await _take_cancel_request(engine, stack)
+        await asyncio.to_thread(StackLease(engine.store, stack.id).heard)
         await run_delete(engine, stack, "ROLLBACK")
     else:
         await _rollback_update(engine, stack, old)
@@ -153,8 +153,7 @@ async def _rollback_update(engine: Any, stack: Stack, old: Stack) -> None:
     parameters, environment = stored_inputs(back, record.parameters, record.environment)
     engine.store.update_stack(record.id, template_id=record.template_id, parameters=parameters,
                               environment=environment, files=record.files, cancel_requested=False)
-    await back.set_state("ROLLBACK", IN_PROGRESS, "Stack ROLLBACK started")
-    failure = await _failure(actions.update(back, _seconds(record.timeout_mins), rollback=True))
+    failure = await _walked(back, "ROLLBACK", actions.update(back, _seconds(record.timeout_mins), rollback=True))
     await end_action(back, "ROLLBACK", failure, True, None)
 
 
@@ -174,11 +173,6 @@ async def watch(engine: Any, stack: Stack, task: asyncio.Future) -> None:
         return True
 
     await keep(StackLease(engine.store, stack.id), engine.engine_id, task, heard, engine.stopping)
-
-
-async def _take_cancel_request(engine: Any, stack: Stack) -> None:
-    """The cancel request is acted on: a later one is another's."""
-    await asyncio.to_thread(StackLease(engine.store, stack.id).heard)
 
 
 # -- a server's stop, and the next one's start ------------------------------------------------
