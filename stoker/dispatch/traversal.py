@@ -24,13 +24,17 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from sqlalchemy import ARRAY, Integer, and_, any_, bindparam, or_, select, text, update
 from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.engine import Connection
 
 from stoker.engine.graph import Graph
 from stoker.store.models import DispatchNode, DispatchTraversal, Stack, utcnow
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stoker.store.repository import Store
 
 TRAVERSALS = DispatchTraversal.__table__
 NODES = DispatchNode.__table__
@@ -83,7 +87,7 @@ class Node:
     dependents: list
 
 
-def start(store: Any, traversal_id: str, stack_id: str, action: str, graph: Graph,
+def start(store: Store, traversal_id: str, stack_id: str, action: str, graph: Graph,
           deadline: datetime | None, disable_rollback: bool, given: dict | None = None,
           execution_pk: int | None = None) -> list:
     """Store a traversal of ``graph`` (nodes are resource ids); returns the nodes ready now.
@@ -133,7 +137,7 @@ WHERE s.id = :stack AND t.status = 'IN_PROGRESS' AND t.stopping IS NOT NULL AND 
 FOR SHARE OF t""")
 
 
-def inherit_stop(store: Any, traversal_id: str, stack_id: str) -> None:
+def inherit_stop(store: Store, traversal_id: str, stack_id: str) -> None:
     """A nested stack's traversal, stored (committed) already, stops as its parent's does.
 
     A stop of the parent takes the parent's traversal row for update and
@@ -149,7 +153,7 @@ def inherit_stop(store: Any, traversal_id: str, stack_id: str) -> None:
 
 
 @contextmanager
-def resource_locks(store: Any) -> Iterator[Any]:
+def resource_locks(store: Store) -> Iterator[Connection]:
     """An autocommit connection to take resources' advisory locks on (``try_locks``; a round's
     ``advance`` is a transaction on it too); whatever it still holds is released when the block ends."""
     with store.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
@@ -164,7 +168,7 @@ def resource_locks(store: Any) -> Iterator[Any]:
 _SPACE = "COALESCE((SELECT -execution_pk FROM dispatch_traversal WHERE id = :traversal), :space)"
 
 
-def try_locks(conn: Any, traversal_id: str, resource_ids: Iterable[int]) -> set:
+def try_locks(conn: Connection, traversal_id: str, resource_ids: Iterable[int]) -> set:
     """Take the advisory locks of those of the traversal's nodes no other session holds; returns their ids.
 
     A worker that dies loses its locks with its connection, so a
@@ -178,18 +182,18 @@ def try_locks(conn: Any, traversal_id: str, resource_ids: Iterable[int]) -> set:
                             {"ids": ids, "traversal": traversal_id, "space": LOCK_SPACE}).scalars())
 
 
-def release(conn: Any, traversal_id: str, resource_ids: Iterable[int]) -> None:
+def release(conn: Connection, traversal_id: str, resource_ids: Iterable[int]) -> None:
     ids = sorted(resource_ids)
     if ids:
         conn.execute(text(f"SELECT pg_advisory_unlock({_SPACE}, k) FROM unnest(CAST(:ids AS integer[])) AS k"),
                      {"ids": ids, "traversal": traversal_id, "space": LOCK_SPACE})
 
 
-def release_all(conn: Any) -> None:
+def release_all(conn: Connection) -> None:
     conn.execute(text("SELECT pg_advisory_unlock_all()"))
 
 
-def in_progress(conn: Any, traversal_ids: Iterable[str]) -> set:
+def in_progress(conn: Connection, traversal_ids: Iterable[str]) -> set:
     """Those of the traversals (a worker's few kept ones) still IN_PROGRESS."""
     ids = list(traversal_ids)
     if not ids:
@@ -198,7 +202,7 @@ def in_progress(conn: Any, traversal_ids: Iterable[str]) -> set:
                                                           TRAVERSALS.c.status == IN_PROGRESS)).scalars())
 
 
-def ready_unstarted(store: Any, traversal_id: str) -> tuple[str, list] | None:
+def ready_unstarted(store: Store, traversal_id: str) -> tuple[str, list] | None:
     """(action, nodes waiting on nothing and not started) of a stored traversal (none once it
     ended); None if it was never stored."""
     with store.engine.connect() as conn:
@@ -209,7 +213,7 @@ def ready_unstarted(store: Any, traversal_id: str) -> tuple[str, list] | None:
         return row.action, _ready(conn, traversal_id)
 
 
-def unended_empty(store: Any, traversal_id: str) -> str | None:
+def unended_empty(store: Store, traversal_id: str) -> str | None:
     """The stack of this traversal when it has no nodes and was never marked ended: its start
     ends such a traversal at once, so the worker starting it was lost in between."""
     with store.engine.connect() as conn:
@@ -217,14 +221,14 @@ def unended_empty(store: Any, traversal_id: str) -> str | None:
             TRAVERSALS.c.id == traversal_id, TRAVERSALS.c.total == 0, TRAVERSALS.c.status != ENDED)).scalar()
 
 
-def _ready(conn: Any, traversal_id: str) -> list:
+def _ready(conn: Connection, traversal_id: str) -> list:
     """The traversal's nodes waiting on nothing and not started (none once it stopped running)."""
     return list(conn.execute(select(NODES.c.resource_id).join(TRAVERSALS, TRAVERSALS.c.id == NODES.c.traversal_id)
                              .where(NODES.c.traversal_id == traversal_id, NODES.c.state == PENDING,
                                     NODES.c.waiting == 0, TRAVERSALS.c.status == IN_PROGRESS)).scalars())
 
 
-def read(conn: Any, traversal_id: str, resource_ids: Iterable[int] = ()) -> tuple[View | None, dict[int, Node]]:
+def read(conn: Connection, traversal_id: str, resource_ids: Iterable[int] = ()) -> tuple[View | None, dict[int, Node]]:
     """The traversal and those of its nodes named, in one query; (None, {}) when it is gone (an
     execution's traversal has no stack: no project, no cancel request here)."""
     ids = list(resource_ids)
@@ -246,7 +250,7 @@ def read(conn: Any, traversal_id: str, resource_ids: Iterable[int] = ()) -> tupl
                   for row in rows if row.resource_id is not None}
 
 
-def begin_nodes(conn: Any, traversal_id: str, resource_ids: Iterable[int], stack_id: str, owner: str) -> set:
+def begin_nodes(conn: Connection, traversal_id: str, resource_ids: Iterable[int], stack_id: str, owner: str) -> set:
     """PENDING -> RUNNING unless the traversal stops; returns the nodes that moved.
 
     One statement: the nodes move only while a share lock on the traversal
@@ -270,7 +274,7 @@ def begin_nodes(conn: Any, traversal_id: str, resource_ids: Iterable[int], stack
 
 
 @contextmanager
-def _autocommit(store: Any, conn: Any = None) -> Iterator[Any]:
+def _autocommit(store: Store, conn: Connection | None = None) -> Iterator[Connection]:
     """A connection whose every statement commits by itself (one round trip, no BEGIN/COMMIT):
     ``conn`` when the caller has one (the one ``resource_locks`` gives), saving a checkout and its ping."""
     if conn is not None:
@@ -281,7 +285,7 @@ def _autocommit(store: Any, conn: Any = None) -> Iterator[Any]:
 
 
 @contextmanager
-def _transaction(store: Any, conn: Any = None) -> Iterator[Any]:
+def _transaction(store: Store, conn: Connection | None = None) -> Iterator[Connection]:
     """One transaction: on ``conn`` when the caller has one (``resource_locks``' connection, whose
     statements commit by themselves around it), saving a checkout and its ping."""
     if conn is None:
@@ -313,7 +317,7 @@ def _beat_due(stack_id: str) -> bool:
     return True
 
 
-def _heartbeat(conn: Any, stack_id: str, owner: str) -> None:
+def _heartbeat(conn: Connection, stack_id: str, owner: str) -> None:
     """Renew the stack lock when its time is older than ``LOCK_FRESH``: every worker writing the one stack
     row at every step would queue them all behind its row lock."""
     now = utcnow()
@@ -322,7 +326,7 @@ def _heartbeat(conn: Any, stack_id: str, owner: str) -> None:
                  .values(lock_time=now))
 
 
-def stop(store: Any, traversal_id: str, reason: str, interrupt: bool, first_prefix: str = "") -> None:
+def stop(store: Store, traversal_id: str, reason: str, interrupt: bool, first_prefix: str = "") -> None:
     """The traversal stops: no node starts any more; ``interrupt`` stops running ones too.
 
     A failure's reason joins the ones before it (the first after
@@ -344,7 +348,7 @@ def stop(store: Any, traversal_id: str, reason: str, interrupt: bool, first_pref
             _stop_nested(conn, row.stack_id, reason, interrupt=True)
 
 
-def cancel_gracefully(store: Any, traversal_id: str, reason: str) -> bool:
+def cancel_gracefully(store: Store, traversal_id: str, reason: str) -> bool:
     """Heat's cancel without rollback: nothing starts any more (in nested stacks neither), what
     runs finishes, and no rollback follows.  False when the traversal was stopping already."""
     with store.engine.begin() as conn:
@@ -371,7 +375,7 @@ SET stopping = CASE WHEN :interrupt OR stopping IS NULL THEN :reason ELSE stoppi
 WHERE stack_id IN (SELECT id FROM tree) AND status = 'IN_PROGRESS' AND NOT interrupt""")
 
 
-def _stop_nested(conn: Any, stack_id: str | None, reason: str, interrupt: bool) -> None:
+def _stop_nested(conn: Connection, stack_id: str | None, reason: str, interrupt: bool) -> None:
     if stack_id is not None:
         conn.execute(_STOP_NESTED, {"stack": stack_id, "reason": reason, "interrupt": interrupt})
 
@@ -396,8 +400,9 @@ WHERE n.traversal_id = :traversal AND n.resource_id = c.id
 RETURNING n.resource_id, n.waiting""")
 
 
-def advance(store: Any, traversal_id: str, ended: dict[int, tuple[list, bool]], parked: Iterable[int] = (),
-            writes: tuple[list, list] = ([], []), beat: tuple[str, str] | None = None, conn: Any = None) -> Advance:
+def advance(store: Store, traversal_id: str, ended: dict[int, tuple[list, bool]], parked: Iterable[int] = (),
+            writes: tuple[list, list] = ([], []), beat: tuple[str, str] | None = None,
+            conn: Connection | None = None) -> Advance:
     """In one transaction: ``writes`` (resource changes and events not committed yet), the ``ended``
     nodes (id -> (dependents, succeeded)) DONE, their dependents' counters lowered, the ``parked``
     nodes moved to their next step (tasks of older steps are stale), and, now and then, the stack
@@ -439,7 +444,7 @@ def advance(store: Any, traversal_id: str, ended: dict[int, tuple[list, bool]], 
     return Advance(ready, steps)
 
 
-def end_if_done(store: Any, traversal_id: str, conn: Any = None) -> bool:
+def end_if_done(store: Store, traversal_id: str, conn: Connection | None = None) -> bool:
     """Whether this caller ends the traversal: nothing is left to run (every node done, or, when
     it stops, none running), and no other caller took the end first.
 
@@ -473,7 +478,7 @@ WHERE n.state <> 'DONE' AND n.waiting = 0
 ORDER BY n.resource_id""")
 
 
-def left_behind(store: Any, traversal_id: str, done: Iterable[int]) -> dict[int, int]:
+def left_behind(store: Store, traversal_id: str, done: Iterable[int]) -> dict[int, int]:
     """Of the nodes past ``done`` ones (DONE nodes of a redelivered task), those ready and not
     DONE (id -> step): their task may have been lost in a crash; a live holder's are safe to
     name again (its lock keeps them its own)."""
@@ -484,7 +489,7 @@ def left_behind(store: Any, traversal_id: str, done: Iterable[int]) -> dict[int,
         return dict(conn.execute(_LEFT_BEHIND, {"traversal": traversal_id, "ids": ids}).all())
 
 
-def take_end(conn: Any, traversal_id: str) -> bool:
+def take_end(conn: Connection, traversal_id: str) -> bool:
     """Take the lock of the traversal's end for ``conn``'s session (autocommit: ``resource_locks``);
     False when another session holds it: its end runs there.  A worker lost while it runs the end
     gives the lock up with its connection, so a task coming back takes the end over."""
@@ -492,13 +497,13 @@ def take_end(conn: Any, traversal_id: str) -> bool:
                              {"space": END_SPACE, "traversal": traversal_id}).scalar())
 
 
-def status(store: Any, traversal_id: str) -> str | None:
+def status(store: Store, traversal_id: str) -> str | None:
     """The traversal's status (None if it was never stored)."""
     with store.engine.connect() as conn:
         return conn.execute(select(TRAVERSALS.c.status).where(TRAVERSALS.c.id == traversal_id)).scalar()
 
 
-def outcome(store: Any, traversal_id: str) -> tuple[str, str | None, bool]:
+def outcome(store: Store, traversal_id: str) -> tuple[str, str | None, bool]:
     """(action, why it stopped or None, disable_rollback) of a traversal."""
     with store.engine.connect() as conn:
         row = conn.execute(select(TRAVERSALS.c.action, TRAVERSALS.c.stopping, TRAVERSALS.c.disable_rollback)
@@ -506,13 +511,13 @@ def outcome(store: Any, traversal_id: str) -> tuple[str, str | None, bool]:
     return row.action, row.stopping, bool(row.disable_rollback)
 
 
-def given(store: Any, traversal_id: str) -> dict | None:
+def given(store: Store, traversal_id: str) -> dict | None:
     """What the traversal's action was given (``start``'s ``given``)."""
     with store.engine.connect() as conn:
         return conn.execute(select(TRAVERSALS.c.given).where(TRAVERSALS.c.id == traversal_id)).scalar()
 
 
-def mark_ended(store: Any, traversal_id: str) -> None:
+def mark_ended(store: Store, traversal_id: str) -> None:
     """The traversal ENDED, its nodes deleted with it: nothing decides from them any more (a task
     arriving late finds the traversal not IN_PROGRESS and does nothing), and a stack acted on
     round after round would otherwise keep every round's rows."""
