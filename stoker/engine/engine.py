@@ -19,6 +19,7 @@ from typing import Any, Iterable
 
 from stoker.dispatch.inprocess import InProcess
 from stoker.engine import actions, reads, resource_marks, running, signals, stored_stacks, type_checks, updates
+from stoker.engine.host import Dispatcher
 from stoker.engine.progress import Progress
 from stoker.engine.summaries import action_result, stack_summary
 from stoker.errors import ValidationFailed
@@ -38,10 +39,10 @@ class Engine:
     """Runs stacks on one database (SQLite by default, PostgreSQL by URL)."""
 
     def __init__(self, db_url: str | None = None, plugin_dirs: Iterable[str] = (),
-                 project_id: str = "default", store: Any = None, dispatch: Any = None):
+                 project_id: str = "default", store: Any = None, dispatch: Dispatcher | None = None):
         self._store = store
         #: where actions run: here (``InProcess``) or on workers (``stoker.dispatch``)
-        self.dispatch = dispatch or InProcess()
+        self.dispatch: Dispatcher = dispatch or InProcess()
         self._db_url = db_url
         self.project_id = project_id
         self.engine_id = new_engine_id()
