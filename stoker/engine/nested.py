@@ -25,7 +25,8 @@ from stoker.resources import attributes
 from stoker.resources.exceptions import InvalidTemplateAttribute, ResourceFailure, UnknownResourceType
 from stoker.resources.policy import NOT_ALLOWED
 from stoker.resources.properties import Properties, schemata
-from stoker.resources.resource import POLL_FIRST, Resource, UpdatePlan
+from stoker.resources.resource import Resource, UpdatePlan
+from stoker.resources.stepper import POLL_FIRST
 from stoker.template.environment import (Environment, RegistryLoop, child_registry, is_template_type,
                                           resolve_type)
 from stoker.template.parameters import parse_parameters

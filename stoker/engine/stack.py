@@ -17,6 +17,7 @@ from stoker.engine.sealing import stored_resource_fields
 from stoker.engine.unchanged import same_definitions
 from stoker.errors import GivenUp, Problems, ValidationFailed
 from stoker.resources.resource import Resource
+from stoker.resources.stepper import RUN_TO_END, Driver
 from stoker.template.definition import ResourceDefinition, StackDefinition, build_definition
 from stoker.template.environment import Environment, is_template_type, resolve_type
 from stoker.template.loader import paused_gc
@@ -77,6 +78,8 @@ class Stack:
         self.rollback_requested = False
         #: set on the top stack when its server stops: running resources stay in progress
         self.handing_back = False
+        #: what takes the steps of its resources' actions (a worker's takes one per task)
+        self.driver: Driver = RUN_TO_END
         #: for an adopt: resource name -> {"data", "metadata"} they had before
         self.adopted_data: dict = {}
         #: for a signal a worker acts on: (its traversal's id, what the signal carried)
