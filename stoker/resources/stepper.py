@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from contextlib import AsyncExitStack
 from typing import Any, Callable, Protocol
 
 from stoker.resources.exceptions import PollDelay
@@ -78,21 +77,27 @@ class ActionStepper:
         self.begun = False
         #: the token is known (the handler returned, or a kept poll was picked up)
         self.started = False
+        #: the first step picked up a poll kept earlier (it is in the resource's data already)
+        self.picked_up = False
 
     async def run(self) -> None:
         """The action driven by the stack's driver; its end recorded (COMPLETE, or FAILED as the
         exception says), its kept poll forgotten, unless it parked or its server hands it back."""
-        async with AsyncExitStack() as ending:
-            if self.records_state:
-                await ending.enter_async_context(self.resource.acting(self.action, self.pass_through))
-            try:
-                await self.driver.drive(self)
-            except Parked:
-                raise
-            except BaseException as exc:
-                self._stopped(exc)
-                raise
-            self.resource.forget_poll()
+        if not self.records_state:
+            await self._driven()
+            return
+        async with self.resource.acting(self.action, self.pass_through):
+            await self._driven()
+
+    async def _driven(self) -> None:
+        try:
+            await self.driver.drive(self)
+        except Parked:
+            raise
+        except BaseException as exc:
+            self._stopped(exc)
+            raise
+        self.resource.forget_poll()
 
     async def step(self) -> float | None:
         """Begin (the first step), then check once: None when done, else seconds until the next step."""
@@ -123,7 +128,7 @@ class ActionStepper:
             result = await resource._loop.run_in_executor(None, fn, *args)
         else:
             result = fn(*args)
-        return await result if inspect.isawaitable(result) else result
+        return await result if inspect.iscoroutine(result) else result  # (a lambda over an async handler)
 
     async def _begin(self) -> None:
         """Pick up the kept poll (what it polls begun: ``Resource.poll_begun``), or start the action."""
@@ -135,6 +140,7 @@ class ActionStepper:
         self.begun = True
         if begun and (polling or unpolled):
             self.token, self.delay, self.started = token, float(polling.get("delay", POLL_FIRST)), True
+            self.picked_up = bool(polling)
             return
         if begun and self.records_state:  # (a start cut short is IN_PROGRESS already)
             await resource.set_state(self.action, resource.IN_PROGRESS, "state changed")
@@ -170,13 +176,12 @@ class RunToEnd:
     async def drive(self, stepper: ActionStepper) -> None:
         """An action not done at its first check has its poll kept at once (with the next batch): a
         server killed meanwhile cannot hand it back, and the next one picks it up from there."""
-        kept = stepper.resource.stored_poll(stepper.action) is not None
-        while (seconds := await stepper.step()) is not None:
-            if not kept:
-                kept = True
-                if stepper.keep():
-                    stepper.resource.stack.persist_soon(stepper.resource)
+        seconds = await stepper.step()
+        if seconds is not None and not stepper.picked_up and stepper.keep():
+            stepper.resource.stack.persist_soon(stepper.resource)
+        while seconds is not None:
             await asyncio.sleep(seconds)
+            seconds = await stepper.step()
 
     async def pause(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
