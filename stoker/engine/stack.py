@@ -180,7 +180,7 @@ class Stack:
         """The plug-in object for a resource, after the environment's registry mappings."""
         effective = self.effective_type(name, definition.type)
         if is_template_type(effective):
-            from stoker.engine.nested import TemplateResource
+            from stoker.resources.template_resource import TemplateResource
 
             return TemplateResource(name, definition, self, effective)
         return self.engine.resource_class(effective)(name, definition, self)
