@@ -1,15 +1,13 @@
 """How a resource polls: one action as a stepper, driven the same way here and on the workers.
 
-As Heat's ``action_handler_task`` (one generator its legacy and convergence
-engines both drive), ``ActionStepper.step`` starts the action, or picks up
-the poll a stopped process kept, checks it once and answers: done (None),
-or the seconds to wait before the next step.  What drives the steps is the
-stack's ``driver``: ``RunToEnd`` here (``Resource.run_action``: step, sleep,
-step), or on a worker one step per task, the wait parked with a countdown
-(``dispatch.step.StepPerTask``).  The poll (token, delay) is kept in the
-resource's data once the action waits, so that whoever takes the next step
-(this loop, a later task, a server taking over) goes on from there instead
-of acting again.
+As Heat's ``action_handler_task`` (one generator both its engines drive),
+``ActionStepper.step`` starts the action or picks up the poll a stopped
+process kept, checks once, and says: done (None), or the seconds to wait.
+The stack's ``driver`` takes the steps: ``RunToEnd`` here (step, sleep,
+step), or ``dispatch.step.StepPerTask`` on a worker (one step per task,
+the wait parked with a countdown).  The poll (token, delay) is kept in the
+resource's data once the action waits, so whoever takes the next step goes
+on from there instead of acting again.
 """
 
 from __future__ import annotations
@@ -28,11 +26,8 @@ LOG = logging.getLogger("stoker.resources")
 
 
 class Parked(BaseException):
-    """The action waits; a later step goes on with it in ``seconds``.
-
-    Not an ``Exception``: it passes through the resource's failure handling
-    and leaves the state IN_PROGRESS.
-    """
+    """The action waits; a later step goes on with it in ``seconds``.  Not an ``Exception``: it
+    passes through the resource's failure handling and leaves the state IN_PROGRESS."""
 
     def __init__(self, seconds: float):
         super().__init__(seconds)
@@ -74,15 +69,12 @@ class ActionStepper:
         #: what the handler returned (the plug-in's token): what each check is given
         self.token: Any = None
         self.delay = POLL_FIRST
-        self.begun = False
-        #: the token is known (the handler returned, or a kept poll was picked up)
-        self.started = False
-        #: the first step picked up a poll kept earlier (it is in the resource's data already)
-        self.picked_up = False
+        #: the first step ran; the token is known (the handler returned, or a kept poll was picked up);
+        #: that poll was kept earlier (it is in the resource's data already)
+        self.begun = self.started = self.picked_up = False
 
     async def run(self) -> None:
-        """The action driven by the stack's driver; its end recorded (COMPLETE, or FAILED as the
-        exception says), its kept poll forgotten, unless it parked or its server hands it back."""
+        """The action, driven by the stack's driver, its end recorded (``Resource.acting``)."""
         if not self.records_state:
             await self._driven()
             return
