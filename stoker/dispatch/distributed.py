@@ -10,7 +10,7 @@ resource polls), and workflow executions, one step per task (``execution_steps``
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from stoker.dispatch import celery_app, execution_steps, lifecycle
 from stoker.dispatch.inprocess import InProcess
@@ -56,6 +56,11 @@ class CeleryDispatch(InProcess):
                action: str = "CREATE") -> None:
         check_database(engine)
         lifecycle.start_create(engine, self.app, self.queue, stack, timeout_mins, disable_rollback, action)
+
+    async def nested_action(self, here: Callable[[], Awaitable[Any]], apart: Callable[[], Awaitable[Any]]) -> Any:
+        """A nested stack's action (``InProcess.nested_action``): started on the workers, returning
+        what its owner's check polls, so that the owner holds no worker slot its nested resources need."""
+        return await apart()
 
     async def create_nested(self, engine: ActionHost, stack: Stack, traversal_id: str) -> None:
         """Start a nested stack's create on the workers as traversal ``traversal_id`` (its owner

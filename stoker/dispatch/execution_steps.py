@@ -33,7 +33,7 @@ from sqlalchemy.exc import InterfaceError, OperationalError
 
 from stoker.dispatch import celery_app, traversal
 from stoker.dispatch.lifecycle import StartFailed, traversal_owner
-from stoker.dispatch.step import park
+from stoker.dispatch.step import STEP_PER_TASK
 from stoker.engine.graph import Graph
 from stoker.store.models import Execution, utcnow
 from stoker.workflows.runner import StepFailed
@@ -157,7 +157,7 @@ class StepWorker:
         step = self._steps_of(traversal_id, executions, row, deployment_row)[number]
         runner = executions.runner(row, deployment_row, executions.model_of(deployment_row),
                                    frozenset(records.finished_tasks(row["pk"])))
-        runner.retrying, runner.pause = {step.key: retry}, park
+        runner.retrying, runner.pause = {step.key: retry}, STEP_PER_TASK.pause
         try:
             asyncio.run(executions.watched(row, runner, runner.run_one(step)))
         except (OperationalError, InterfaceError):

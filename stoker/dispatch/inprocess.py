@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 if TYPE_CHECKING:  # pragma: no cover
     from stoker.engine.host import ActionHost
@@ -35,6 +35,11 @@ class InProcess:
             stack, old = prepare()
             engine.run(engine.run_update(stack, old, rollback))
         return stack
+
+    async def nested_action(self, here: Callable[[], Awaitable[Any]], apart: Callable[[], Awaitable[Any]]) -> Any:
+        """A nested stack's action, its owner resource offering both ways (as an httpx client hands
+        its request to whichever transport it holds): here, run to its end, nothing to poll (None)."""
+        return await here()
 
     def execute(self, executions: Any, row: dict, deployment_row: dict, model: Any, graph: Any, done: frozenset,
                 memo: dict, resumed: bool) -> dict:

@@ -12,11 +12,10 @@ signalled resource, that leaves the stack's state alone.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Iterator
+from typing import Any, Awaitable, Callable
 
-from stoker.dispatch.step import drive_by_steps, step_signal
+from stoker.dispatch.step import step_signal
 from stoker.engine import actions
 from stoker.errors import StokerError
 from stoker.resources.exceptions import ResourceFailure
@@ -64,8 +63,6 @@ def _update(rollback: bool) -> Callable[[Any, Any], Awaitable[None]]:
     resource, a replacement) or an update in place that parked goes on where it stood instead of
     being planned again."""
     async def run(stack: Any, resource: Any) -> None:
-        for loaded in [*stack.resources.values(), *stack.retired]:
-            drive_by_steps(loaded)
         live = stack.resources.get(resource.name)
         if live is not None and _creating(live):
             await actions.create_resource(live)
@@ -73,11 +70,10 @@ def _update(rollback: bool) -> Callable[[Any, Any], Awaitable[None]]:
         parked = live is not None and live.stored_poll(live.UPDATE) is not None
         if live is not None and not parked and live.state == (live.UPDATE, live.IN_PROGRESS):
             await _fail_lost_update(live)
-        with _new_ones_by_steps(stack):  # (a parked update the plug-in then turns down is replaced)
-            if parked:
-                await actions.go_on_updating(stack, live)
-            else:
-                await actions.update_resource(stack, resource.name, rollback)
+        if parked:  # (a parked update the plug-in then turns down is replaced)
+            await actions.go_on_updating(stack, live)
+        else:
+            await actions.update_resource(stack, resource.name, rollback)
     return run
 
 
@@ -102,23 +98,6 @@ def _creating(resource: Any) -> bool:
     """A create that parked, or whose worker was lost after the plug-in stored its physical id."""
     return resource.state == (resource.CREATE, resource.IN_PROGRESS) and (
         POLL_KEY in resource._data or resource.resource_id is not None)
-
-
-@contextmanager
-def _new_ones_by_steps(stack: Any) -> Iterator[None]:
-    """Resources the update makes meanwhile act one step per task too."""
-    made_by = stack.instantiate
-
-    def instantiate(name: str, definition: Any) -> Any:
-        resource = made_by(name, definition)
-        drive_by_steps(resource)
-        return resource
-
-    stack.instantiate = instantiate
-    try:
-        yield
-    finally:
-        del stack.instantiate  # the class's again
 
 
 KINDS = {

@@ -33,8 +33,9 @@ from stoker.dispatch import celery_app, lifecycle, traversal
 from stoker.dispatch.execution_steps import StepWorker
 from stoker.dispatch.heartbeat import beating
 from stoker.dispatch.kinds import KINDS, stack_action
-from stoker.dispatch.step import DirectRecorder, Parked, drive_by_steps
+from stoker.dispatch.step import STEP_PER_TASK, DirectRecorder
 from stoker.errors import StokerError
+from stoker.resources.stepper import Parked
 from stoker.store.models import Resource as ResourceRow
 from stoker.template.loader import frozen_gc
 
@@ -126,6 +127,7 @@ class Worker:
             self._stacks.popitem(last=False)
         stack.resources, stack.retired, stack.cancel_reason = {}, [], None
         stack.recorder = DirectRecorder(self.engine)
+        stack.driver = STEP_PER_TASK  # every action here (an update's new resources' too) one step per task
         updating = KINDS[view.action].updating
         stack.load_resources(_update_rows(conn, stack, resource_ids[0]) if updating else
                              _rows(conn, view.stack_id, resource_ids))
@@ -135,13 +137,12 @@ class Worker:
                 resources[loaded.id] = loaded
             elif loaded.properties_data:  # as applied: their own requirements need not be loaded
                 loaded._properties = loaded.stored_properties()
-        if updating:  # the update plans the resource by its name; what it makes acts by steps
+        if updating:  # the update plans the resource by its name
             _leave_out_unmade(stack)
             return stack, resources
         for resource in resources.values():
             if resource in stack.retired and resource.properties_data:  # replaced or removed: as it was made
                 resource._properties = resource.stored_properties()
-            drive_by_steps(resource)
         stack.recorder.defer = not any(resource.acts_outside for resource in resources.values())
         return stack, resources
 

@@ -131,3 +131,7 @@ class Dispatcher(Protocol):
     def execute(self, executions: Any, row: dict, deployment_row: dict, model: Any, graph: Any,
                 done: frozenset, memo: dict, resumed: bool) -> dict:
         """Walk a workflow execution's graph; the execution as it is then."""
+
+    async def nested_action(self, here: Callable[[], Awaitable[Any]], apart: Callable[[], Awaitable[Any]]) -> Any:
+        """A nested stack's action: ``here`` run to its end, or ``apart`` started where the
+        stack's actions run (what its owner's check polls)."""

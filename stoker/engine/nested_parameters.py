@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stoker.engine.nested import NestedStackResource
+from stoker.resources.nested_stack import NestedStackResource
 from stoker.errors import StokerError
 from stoker.template.environment import Environment
 from stoker.template.template import Template

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from stoker.engine import actions
-from stoker.engine.nested import NestedStackResource
+from stoker.resources.nested_stack import NestedStackResource
 from stoker.engine.host import StackHost
 from stoker.engine.stack import Stack
 from stoker.errors import ResourcePending, StokerError

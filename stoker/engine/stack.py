@@ -18,6 +18,7 @@ from stoker.engine.unchanged import same_definitions
 from stoker.errors import GivenUp, Problems, ValidationFailed
 from stoker.lease import Cancel
 from stoker.resources.resource import Resource
+from stoker.resources.stepper import RUN_TO_END, Driver
 from stoker.template.definition import ResourceDefinition, StackDefinition, build_definition
 from stoker.template.environment import Environment, is_template_type, resolve_type
 from stoker.template.loader import paused_gc
@@ -76,6 +77,8 @@ class Stack:
         self.cancel: Cancel | None = None
         #: set on the top stack when its server stops: running resources stay in progress
         self.handing_back = False
+        #: what takes the steps of its resources' actions (a worker's takes one per task)
+        self.driver: Driver = RUN_TO_END
         #: for an adopt: resource name -> {"data", "metadata"} they had before
         self.adopted_data: dict = {}
         #: for a signal a worker acts on: (its traversal's id, what the signal carried)
@@ -176,7 +179,7 @@ class Stack:
         """The plug-in object for a resource, after the environment's registry mappings."""
         effective = self.effective_type(name, definition.type)
         if is_template_type(effective):
-            from stoker.engine.nested import TemplateResource
+            from stoker.resources.template_resource import TemplateResource
 
             return TemplateResource(name, definition, self, effective)
         return self.engine.resource_class(effective)(name, definition, self)

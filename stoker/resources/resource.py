@@ -4,8 +4,8 @@ A plug-in overrides ``handle_<action>`` (start the work, return a token) and
 optionally ``check_<action>_complete(token)`` (is it done yet?).  The base
 class drives them: it records ``(action, status, reason)``, persists every
 change through the stack it belongs to, and polls ``check_*`` without
-blocking other resources (an ``asyncio`` sleep between polls, never a thread
-per waiting resource).
+blocking other resources, as the steps of one ``ActionStepper``
+(``resources/stepper.py``: how a resource polls, here and on the workers).
 
 Plug-in methods are plain synchronous methods, as in Heat.  Built-in types
 whose handlers never block run on the event loop; other plug-ins run their
@@ -29,18 +29,15 @@ from stoker.store.edits import DELETED, DataEdits
 from stoker.resources import attributes as attributes_mod
 from stoker.resources.exceptions import (
     InvalidTemplateAttribute,
-    PollDelay,
     ResourceFailure,
     UpdateReplace,
 )
 from stoker.resources.properties import Properties
+from stoker.resources.stepper import ActionStepper
 
 if TYPE_CHECKING:  # pragma: no cover
     from stoker.template.definition import ResourceDefinition
 
-#: how long to wait between two polls of check_*_complete: starts short so
-#: quick resources finish quickly, grows so slow ones cost little
-POLL_FIRST, POLL_FACTOR, POLL_MAX = 0.002, 2.0, 0.1
 #: where a resource's data keeps the action being polled, its token and the next delay,
 #: so that another process picks the action up instead of starting it again
 POLL_KEY = "stoker:polling"
@@ -390,16 +387,9 @@ class Resource:
         self._metadata = self._resolve(definition.metadata)
         self.dirty.update(("properties_data", "rsrc_metadata"))
 
-        if asyncio.iscoroutinefunction(self.handle_update):
-            async def handler() -> Any:
-                return await self.handle_update(definition, tmpl_diff, prop_diff)
-        else:
-            def handler() -> Any:
-                return self.handle_update(definition, tmpl_diff, prop_diff)
-
         try:
-            await self.run_action(self.UPDATE, handler, self.check_update_complete,
-                            pass_through=(UpdateReplace,))
+            await self.run_action(self.UPDATE, lambda: self.handle_update(definition, tmpl_diff, prop_diff),
+                                  self.check_update_complete, pass_through=(UpdateReplace,))
         except UpdateReplace:
             self.t, self._properties, self.properties_data, self._metadata = old
             raise
@@ -431,39 +421,11 @@ class Resource:
 
     async def run_action(self, action: str, handler: Callable, checker: Callable,
                          pass_through: tuple = ()) -> None:
-        """Record IN_PROGRESS, call ``handler``, poll ``checker``, record the end.
-
-        An action a stopped server handed back (its poll stored) is polled
-        again where it stood, without calling ``handler`` a second time.  The
-        poll of an action not done at its first check is stored at once (with
-        the next batch): a server killed meanwhile cannot hand it back, and the
-        next one picks it up from there instead of acting again.
-        """
-        async with self.acting(action, pass_through):
-            polling = self.stored_poll(action)
-            if polling is not None:
-                token, delay = polling.get("token"), float(polling.get("delay", POLL_FIRST))
-            else:
-                await self.set_state(action, self.IN_PROGRESS, "state changed")
-                token, delay = await self._call(handler), POLL_FIRST
-            kept = polling is not None
-            try:
-                while (wait := await self.check_once(checker, token, delay)) is not None:
-                    if not kept:
-                        kept = True
-                        if self.keep_poll(action, token, delay):
-                            self.stack.persist_soon(self)
-                    seconds, backoff = wait
-                    await asyncio.sleep(seconds)
-                    if backoff:
-                        delay = min(delay * POLL_FACTOR, POLL_MAX)
-            except BaseException as exc:
-                if isinstance(exc, asyncio.CancelledError) and self.stack.root.handing_back:
-                    self.keep_poll(action, token, delay)
-                else:  # the action ends here: nothing is left to pick up
-                    self.forget_poll()
-                raise
-            self.forget_poll()
+        """Record IN_PROGRESS, call ``handler``, poll ``checker``, record the end: one stepper's
+        steps, as the stack's driver takes them (``resources/stepper.py``).  An action a stopped
+        server handed back (its poll stored) is polled again where it stood, without calling
+        ``handler`` a second time."""
+        await ActionStepper(self, action, handler, checker, pass_through).run()
 
     async def pick_up(self, action: str) -> bool:
         """Go on with ``action``, interrupted in progress when a server stopped; False when
@@ -515,20 +477,8 @@ class Resource:
 
     async def wait_a_while(self, seconds: float) -> None:
         """Wait before looking again at what this resource waits for (a paused hook): here, a sleep;
-        on a worker, the step parks with a countdown instead (``dispatch.step``)."""
-        await asyncio.sleep(seconds)
-
-    async def check_once(self, checker: Callable, token: Any, delay: float) -> tuple[float, bool] | None:
-        """Ask ``checker`` once: None when done, else (seconds to wait, whether ``delay`` grows)."""
-        try:
-            if await self._call(checker, token):
-                return None
-        except PollDelay as wait:
-            return delay * wait.period, False
-        hint = self.poll_delay(token)
-        if hint is not None:
-            return max(0.0, hint), False
-        return delay, True
+        on a worker, the step parks with a countdown instead (the stack's driver)."""
+        await self.stack.driver.pause(seconds)
 
     @asynccontextmanager
     async def acting(self, action: str, pass_through: tuple = ()) -> AsyncIterator[None]:
@@ -556,14 +506,6 @@ class Resource:
 
     async def _record_failure(self, action: str, reason: str) -> None:
         await asyncio.shield(self.set_state(action, self.FAILED, reason))
-
-    async def _call(self, fn: Callable, *args: Any) -> Any:
-        if asyncio.iscoroutinefunction(fn):  # engine-side types (nested stacks) act async
-            return await fn(*args)
-        if self.run_in_thread:
-            self._loop = asyncio.get_running_loop()
-            return await self._loop.run_in_executor(None, fn, *args)
-        return fn(*args)
 
     # -- validation ---------------------------------------------------------------------
     def validate_shape(self) -> None:

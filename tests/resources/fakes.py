@@ -13,6 +13,7 @@ from typing import Any
 
 from stoker.resources.exceptions import UpdateReplace
 from stoker.resources.resource import Resource
+from stoker.resources.stepper import RUN_TO_END
 from stoker.template.definition import ResourceDefinition
 
 
@@ -23,6 +24,7 @@ class FakeStack:
         self.cancel_reason: str | None = None
         self.handing_back = False
         self.root = self  # a top stack, as the real one's ``root``
+        self.driver = RUN_TO_END  # its resources' actions run to their end, as in-process
         #: (resource name, action, status, reason) of every persisted state
         self.states: list[tuple[str, str, str, str]] = []
         self.soon: list[str] = []

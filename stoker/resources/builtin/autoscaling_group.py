@@ -19,7 +19,7 @@ import secrets
 from typing import Any
 
 from stoker.constraints import Range
-from stoker.engine.nested import NESTED_INVALID, NestedStackResource, template_from_data
+from stoker.resources.nested_stack import NESTED_INVALID, NestedStackResource, template_from_data
 from stoker.errors import ResourcePending, ValidationFailed
 from stoker.functions.base import resolve
 from stoker.functions.references import select_path
@@ -183,19 +183,19 @@ class AutoScalingGroup(staged.StagedNested, NestedStackResource):
         return scaling.new_capacity(current, self._desired() or current, scaling.EXACT_CAPACITY, None,
                                     self.properties["min_size"], self.properties["max_size"])
 
-    async def apply_stage(self, members: list[tuple[str, Any]], create: bool = False, apart: bool = False) -> Any:
+    async def apply_stage(self, members: list[tuple[str, Any]], create: bool = False) -> Any:
         self._planned = members
         self.data_set(MEMBERS_KEY, [name for name, _ in members])
         try:
-            return await (self.create_child(apart) if create else self.update_child(apart))
+            return await (self.create_child() if create else self.update_child())
         finally:
             self._planned = None
 
-    async def resize(self, size: int, apart: bool = False) -> Any:
-        """Grow with new members, or shrink by removing the oldest; the others are kept (``apart``:
-        on the workers, returning the id to poll, as ``apply_stage``)."""
+    async def resize(self, size: int) -> Any:
+        """Grow with new members, or shrink by removing the oldest; the others are kept (on the
+        workers: the id to poll is returned, as ``apply_stage``)."""
         return await self.apply_stage(scaling.next_members(self.members(), self.properties["resource"], size, 0,
-                                                           new_member_name), apart=apart)
+                                                           new_member_name))
 
     def _rolling_stages(self) -> list[staged.Stage]:
         """Every member given the new definition, batch by batch, as Heat does."""
@@ -219,7 +219,7 @@ class AutoScalingGroup(staged.StagedNested, NestedStackResource):
         size = self._desired()
         size = self.properties["min_size"] if size is None else size
         await self.apply_stage([(new_member_name(), self.properties["resource"]) for _ in range(size)],
-                               create=True, apart=not self.stack.engine.dispatch.runs_here)
+                               create=True)
         self._finished_scaling(scaling.EXACT_CAPACITY_REASON.format(size=size))
 
     async def handle_update(self, json_snippet: Any, tmpl_diff: dict, prop_diff: dict) -> Any:
@@ -287,7 +287,7 @@ class AutoScalingGroup(staged.StagedNested, NestedStackResource):
             begun, child_id = self.poll_begun(starting) if starting is not None else (False, None)
             if begun:
                 return child_id
-        return await self.resize(planned["size"], apart=True)
+        return await self.resize(planned["size"])
 
     async def scaling_ended(self, child_id: str) -> bool:
         """Whether the signal's resize on the workers (the nested update of ``child_id``) ended; once

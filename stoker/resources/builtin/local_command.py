@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -131,13 +130,13 @@ class LocalCommand(Resource):
 
     _process: subprocess.Popen | None = None  # the command running now, if any
 
-    async def run_action(self, *args: Any, **kwargs: Any) -> None:
-        try:
-            await super().run_action(*args, **kwargs)
-        except asyncio.CancelledError:  # the stack action was cancelled or timed out
-            if self._process is not None:
-                kill_group(self._process)
-            raise
+    def handle_create_cancel(self, token: Any) -> None:
+        """The stack action was cancelled or timed out (Heat's ``handle_<action>_cancel``): the
+        command running is killed, so the handler waiting for it ends."""
+        if self._process is not None:
+            kill_group(self._process)
+
+    handle_update_cancel = handle_delete_cancel = handle_create_cancel
 
     def _run(self, command: str, which: str) -> None:
         env = dict(os.environ)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stoker.engine.nested import NestedStackResource, template_from_data
+from stoker.resources.nested_stack import NestedStackResource, template_from_data
 from stoker.resources import attributes, properties
 from stoker.resources.builtin.resource_group import member_attribute
 from stoker.resources.support import SupportStatus

@@ -12,7 +12,7 @@ import copy
 import itertools
 from typing import Any
 
-from stoker.engine.nested import NestedStackResource, nested_resource_attribute, template_from_data
+from stoker.resources.nested_stack import NestedStackResource, nested_resource_attribute, template_from_data
 from stoker.functions.references import select_path
 from stoker.resources import attributes, properties
 from stoker.resources.builtin.staged import StagedNested
@@ -205,11 +205,11 @@ class ResourceGroup(StagedNested, NestedStackResource):
                   for start in range(0, len(changed), size)]
         return await self.run_stages(stages or [(0, list(new.items()))])
 
-    async def apply_stage(self, members: list, create: bool = False, apart: bool = False) -> Any:
+    async def apply_stage(self, members: list, create: bool = False) -> Any:
         data = {"heat_template_version": "2015-04-30", "resources": dict(members)}
         self._fixed_template = template_from_data(data, self.stack.definition.template.files, self.name)
         try:
-            return await (self.create_child(apart) if create else self.update_child(apart))
+            return await (self.create_child() if create else self.update_child())
         finally:
             self._fixed_template = None
 

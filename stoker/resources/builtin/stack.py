@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from stoker.engine.nested import OUTPUTS_KEY, NestedStackFailed, NestedStackResource
+from stoker.resources.nested_stack import OUTPUTS_KEY, NestedStackFailed, NestedStackResource
 from stoker.engine.regions import HeatEndpoint, RegionError, local_region, region
 from stoker.errors import ResourcePending, ValidationFailed
 from stoker.heat_words import REGION_CODE, heat_words

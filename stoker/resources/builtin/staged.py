@@ -35,26 +35,31 @@ class StagedNested(abc.ABC):
     """Mixed into a group (before ``NestedStackResource``) whose nested stack changes in stages."""
 
     @abc.abstractmethod
-    async def apply_stage(self, members: Members, create: bool = False, apart: bool = False) -> Any:
-        """Make the nested stack (``create``: a new one) hold exactly ``members``; ``apart``: on
-        the workers, returning the id to poll (as ``create_child`` / ``update_child``)."""
+    async def apply_stage(self, members: Members, create: bool = False) -> Any:
+        """Make the nested stack (``create``: a new one) hold exactly ``members``; on the workers,
+        returning the id to poll (as ``create_child`` / ``update_child``)."""
 
     async def stages_ended(self) -> None:
         """What the group records once its last stage has ended."""
 
     async def run_stages(self, stages: list[Stage], create: bool = False) -> Any:
         """All ``stages`` (the first a create when ``create``): here, one after the other; on the
-        workers, the first started and the plan stored, returning the id to poll."""
+        workers, the first started and the plan stored, returning the id to poll (the dispatcher
+        chooses, ``nested_action``)."""
         self.forget_stages()
-        if self.stack.engine.dispatch.runs_here:
+
+        async def here() -> None:
             for number, (pause, members) in enumerate(stages):
                 if pause:
                     await asyncio.sleep(pause)
                 await self.apply_stage(members, create and number == 0)
             await self.stages_ended()
-            return None
-        self.data_set(STAGES_KEY, _plan(stages))
-        return await self.apply_stage(stages[0][1], create, apart=True)
+
+        async def apart() -> Any:
+            self.data_set(STAGES_KEY, _plan(stages))
+            return await self.apply_stage(stages[0][1], create)
+
+        return await self.stack.engine.dispatch.nested_action(here, apart)
 
     def forget_stages(self) -> None:
         """Drop the plan left by a run that failed; writes nothing when there is none (in-process)."""
@@ -81,7 +86,7 @@ class StagedNested(abc.ABC):
             await self.stages_ended()
             return ended(self.resource_id)
         if not self._paused(plan, number):
-            await self.apply_stage(_members(plan, number), apart=True)
+            await self.apply_stage(_members(plan, number))
             self.data_set(STAGES_KEY, {**plan, "next": number + 1})
         return False
 

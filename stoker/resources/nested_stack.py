@@ -1,4 +1,4 @@
-"""Resources that own a nested stack: provider templates, ``OS::Heat::Stack``, groups.
+"""The base of resources that own a nested stack (``OS::Heat::Stack``, groups, provider templates).
 
 A nested stack is a real stack (its own row, resources and events, with
 ``parent_id`` set) that runs inside its parent's action, on the same event
@@ -10,25 +10,20 @@ deletes it, and a failure inside names the failing nested resource.
 
 from __future__ import annotations
 
-import copy
 import json
 import uuid
 from datetime import datetime, timezone
 from abc import abstractmethod
-from contextlib import contextmanager
 from typing import Any
 
-from stoker.errors import (FunctionError, NotFound, Problem, Problems, ResourcePending, StokerError,
-                           ValidationFailed)
+from stoker.errors import FunctionError, Problem, ResourcePending, StokerError, ValidationFailed
 from stoker.functions.base import resolve
-from stoker.resources import attributes
 from stoker.resources.exceptions import InvalidTemplateAttribute, ResourceFailure, UnknownResourceType
 from stoker.resources.policy import NOT_ALLOWED
-from stoker.resources.properties import Properties, schemata
-from stoker.resources.resource import POLL_FIRST, Resource, UpdatePlan
-from stoker.template.environment import (Environment, RegistryLoop, child_registry, is_template_type,
-                                          resolve_type)
-from stoker.template.parameters import parse_parameters
+from stoker.resources.properties import Properties
+from stoker.resources.resource import Resource, UpdatePlan
+from stoker.resources.stepper import POLL_FIRST
+from stoker.template.environment import Environment, child_registry
 from stoker.template.template import Template
 
 IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
@@ -56,6 +51,8 @@ class NestedStackResource(Resource):
     def __init__(self, name: str, definition: Any, stack: Any):
         super().__init__(name, definition, stack)
         self._child = None
+        #: the nested stack's action ran to its end here, in this process: its check polls nothing
+        self._ended_here = False
 
     # -- what subclasses provide ----------------------------------------------------------
     @abstractmethod
@@ -213,30 +210,39 @@ class NestedStackResource(Resource):
         return values, errors
 
     async def handle_create(self) -> Any:
-        return await self.create_child(apart=not self.stack.engine.dispatch.runs_here)
+        return await self.create_child()
 
-    async def create_child(self, apart: bool) -> Any:
-        """Store the nested stack and create it: here, to its end; or, ``apart`` (this resource runs
-        on a worker), on the workers, returning the id ``check_create_complete`` polls, so that
-        this resource holds no worker slot its nested resources need."""
+    async def create_child(self) -> Any:
+        """Store the nested stack and create it, as the dispatcher runs it (``nested_action``): here,
+        to its end; or on the workers, returning the id ``check_create_complete`` polls."""
         engine = self.stack.engine
-        starting = self._starting(self.CREATE) if apart else None
+        starting = self._starting(self.CREATE)
         if starting is not None:  # stored by a worker lost before the create began: that one goes on
             child = self.child()
             child.adopted_data = self._adopted_inside()
         else:
             child = await self._new_child()
-        if apart:
-            if starting is None:
+
+        async def here() -> None:
+            self.resource_id_set(child.id)
+            await engine.run_create(child, timeout_mins=None, disable_rollback=True)
+            self._ended_with(child)
+
+        async def apart() -> Any:
+            intent = starting
+            if intent is None:
                 self.resource_id = child.id  # written with the start's intent: one without the other is never seen
-                starting = await self._intend(self.CREATE, child.id)
-            await engine.dispatch.create_nested(engine, child, starting[STARTING])
+                intent = await self._intend(self.CREATE, child.id)
+            await engine.dispatch.create_nested(engine, child, intent[STARTING])
             return child.id
-        self.resource_id_set(child.id)
-        await engine.run_create(child, timeout_mins=None, disable_rollback=True)
+
+        return await engine.dispatch.nested_action(here, apart)
+
+    def _ended_with(self, child: Any) -> None:
+        """The nested stack's action ended here: its failure is this resource's, its outputs kept."""
         self._raise_if_failed(child)
         self._cache_outputs()
-        return None
+        self._ended_here = True
 
     async def _new_child(self) -> Any:
         """The nested stack, defined from this resource and stored (no resources yet)."""
@@ -289,7 +295,7 @@ class NestedStackResource(Resource):
     def check_create_complete(self, token: Any) -> bool:
         """Created here: done.  On the workers (or picked up by another worker, with no token):
         done when the nested stack's create has ended."""
-        if token is None and self.stack.engine.dispatch.runs_here:
+        if token is None and self._ended_here:
             return True
         record = self.stack.engine.store.get_stack(str(self.resource_id), self.stack.project_id,
                                                    show_deleted=True)
@@ -315,29 +321,38 @@ class NestedStackResource(Resource):
         child = self.child()
         if child is None:
             return await self.handle_create()
-        return await self.update_child(apart=not self.stack.engine.dispatch.runs_here)
+        return await self.update_child()
 
-    async def update_child(self, apart: bool) -> Any:
-        """Update the nested stack to this resource's definition: here, to its end; or, ``apart``,
-        on the workers, returning the id ``check_update_complete`` polls (as ``create_child``).
+    async def update_child(self) -> Any:
+        """Update the nested stack to this resource's definition: here, to its end; or on the
+        workers, returning the id ``check_update_complete`` polls (as ``create_child``).
         A group's batches, each waiting for the one before, are updated here."""
         child = self.child()
         engine = self.stack.engine
-        starting = self._starting(self.UPDATE) if apart else None
-        if apart and starting is None:  # (else a lost worker's: its inputs before are the ones to go back to)
-            before = engine.store.get_stack(child.id, self.stack.project_id, show_deleted=True)
-            starting = await self._intend(self.UPDATE, child.id, previous=before.inputs())
-        updated, old = engine.prepare_child_update(child, self.child_template(),
-                                                   self.child_environment(), self.child_parameters())
-        updated.facade = self.facade_data()
-        self._child = updated
-        if apart:
+
+        async def here() -> None:
+            updated, old = self._updated_child(child)
+            await engine.run_update(updated, old, rollback=False)
+            self._ended_with(updated)
+
+        async def apart() -> Any:
+            starting = self._starting(self.UPDATE)
+            if starting is None:  # (else a lost worker's: its inputs before are the ones to go back to)
+                before = engine.store.get_stack(child.id, self.stack.project_id, show_deleted=True)
+                starting = await self._intend(self.UPDATE, child.id, previous=before.inputs())
+            updated, _old = self._updated_child(child)
             await engine.dispatch.update_nested(engine, updated, starting["previous"], starting[STARTING])
             return child.id
-        await engine.run_update(updated, old, rollback=False)
-        self._raise_if_failed(updated)
-        self._cache_outputs()
-        return None
+
+        return await engine.dispatch.nested_action(here, apart)
+
+    def _updated_child(self, child: Any) -> tuple[Any, Any]:
+        """(the nested stack with this resource's new definition stored, the one it replaces)."""
+        updated, old = self.stack.engine.prepare_child_update(child, self.child_template(),
+                                                              self.child_environment(), self.child_parameters())
+        updated.facade = self.facade_data()
+        self._child = updated
+        return updated, old
 
     def check_update_complete(self, token: Any) -> bool:
         """Updated here: done.  On the workers: done when the nested stack's action has ended."""
@@ -360,21 +375,26 @@ class NestedStackResource(Resource):
         return True
 
     async def handle_delete(self) -> Any:
-        """Here, to its end; on a worker, on the workers, returning the id ``check_delete_complete``
-        polls (as ``create_child``)."""
+        """Here, to its end; or on the workers, returning the id ``check_delete_complete`` polls
+        (as ``create_child``)."""
         child = self.child()
         if child is None or child.record.deleted_at is not None:
             return None
         engine = self.stack.engine
-        if not engine.dispatch.runs_here:
+
+        async def here() -> None:
+            if not await engine.run_delete(child, "DELETE"):
+                raise NestedStackFailed(f"nested stack {child.name} failed to delete: {child.status_reason}")
+            self._ended_here = True
+
+        async def apart() -> Any:
             await engine.dispatch.delete_nested(engine, child, await self._traversal_for(self.DELETE, child.id))
             return child.id
-        if not await engine.run_delete(child, "DELETE"):
-            raise NestedStackFailed(f"nested stack {child.name} failed to delete: {child.status_reason}")
-        return None
+
+        return await engine.dispatch.nested_action(here, apart)
 
     def check_delete_complete(self, token: Any) -> bool:
-        if token is None and (self.stack.engine.dispatch.runs_here or self.resource_id is None):
+        if token is None and (self._ended_here or self.resource_id is None):
             return True
         record = self.stack.engine.store.get_stack(str(self.resource_id), self.stack.project_id,
                                                    show_deleted=True)
@@ -411,17 +431,21 @@ class NestedStackResource(Resource):
         return self._child_action_ended(token)
 
     async def _simple(self, action: str) -> Any:
-        """Here, to its end; on a worker, on the workers, returning the id the check polls."""
+        """Here, to its end; or on the workers, returning the id the check polls."""
         child = self.child()
         if child is None:
             return None
         engine = self.stack.engine
-        if not engine.dispatch.runs_here:
+
+        async def here() -> None:
+            await engine.run_simple(child, action)
+            self._raise_if_failed(child)
+
+        async def apart() -> Any:
             await engine.dispatch.simple_nested(engine, child, action, await self._traversal_for(action, child.id))
             return child.id
-        await engine.run_simple(child, action)
-        self._raise_if_failed(child)
-        return None
+
+        return await engine.dispatch.nested_action(here, apart)
 
     def _cache_outputs(self) -> None:
         """Keep the outputs with the resource, so reading them later loads no nested stack."""
@@ -480,286 +504,6 @@ def nested_resource_attribute(owner: NestedStackResource, key: str, path: tuple)
         raise InvalidTemplateAttribute(resource=owner.name, key=key)
     names = parts[2:] + list(path)
     return member.FnGetAtt(names[0], *names[1:]) if names else member.FnGetRefId()
-
-
-class TemplateResource(NestedStackResource):
-    """A resource whose type is a template (``type: server.yaml`` or a registry mapping).
-
-    Its properties are the template's parameters; its attributes, the
-    template's outputs (plus ``OS::stack_id``).
-    """
-
-    def __init__(self, name: str, definition: Any, stack: Any, template_name: str):
-        super().__init__(name, definition, stack)
-        self.template_name = template_name
-        self._template: Template | None = None
-        self._template_problem: str | None = None
-        self._load_schemas()
-
-    def _load_schemas(self) -> None:
-        """Properties from the template's parameters, attributes from its outputs."""
-        template = self._load_template()
-        if template is None:
-            return
-        self.properties_schema, self.attributes_schema = self._interface(template, self.template_name)
-
-    def _interface(self, template: Template, name: str) -> tuple[dict, dict]:
-        """(properties, attributes) schemas of a provider template: its parameters, its outputs."""
-        schemas = parse_parameters(template.section("parameters"), template.version or _any_version(),
-                                   Problems())
-        # as Heat: a parameter the environment's parameter_defaults set is not required
-        for key, value in self.stack.environment.parameter_defaults.items():
-            if key in schemas and schemas[key].default is None:
-                schemas[key].default = value
-        outputs = template.section("outputs")
-        return (Properties.schema_from_params(schemas),
-                {key: attributes.Schema(f"output {key} of {name}") for key in (outputs if isinstance(outputs, dict) else {})})
-
-    def _facade(self) -> tuple[dict, set] | None:
-        """(properties schema, attribute names) of the type this template stands in for, as
-        Heat's facade: what the type resolves to apart from the mapping this resource took
-        (the global one under a per-resource mapping; else the built-in type itself)."""
-        registry = self.stack.environment.resource_registry
-        common = {key: value for key, value in registry.items() if key != "resources"}
-        try:
-            facade = resolve_type(common, self.name, self.t.type, inside=self.stack.provider_template)
-        except RegistryLoop:
-            return None
-        if facade == self.template_name:
-            facade = self.t.type
-        if facade == self.template_name:
-            return None
-        if is_template_type(facade):
-            text = _files_of(self.stack).get(facade)
-            if text is None:
-                return None
-            try:
-                properties, attrs = self._interface(Template.from_text(text, facade), facade)
-            except ValidationFailed:
-                return None
-            return schemata(properties), set(attrs) | {attributes.SHOW}
-        try:
-            cls = self.stack.engine.resource_class(facade)
-        except StokerError:
-            return None  # not a type Stoker knows: nothing to compare with
-        return schemata(cls.properties_schema), set(cls.attributes_schema) | {attributes.SHOW}
-
-    def _check_facade(self) -> None:
-        """The template must offer what its facade promises (Heat's own messages)."""
-        facade = self._facade()
-        if facade is None:
-            return
-        properties, attrs = facade
-        kind = self.t.type
-        for name, schema in properties.items():
-            if schema.required and name not in self.properties_schema:
-                _facade_error(f"Required property {name} for facade {kind} missing in provider")
-        for name, schema in self.properties_schema.items():
-            if schema.required and name not in properties:
-                _facade_error(f"Provider requires property {name} unknown in facade {kind}")
-        for name in sorted(attrs):
-            if not self._provides(name):
-                _facade_error(f"Attribute {name} for facade {kind} missing in provider")
-
-    def build_properties(self, data: Any, resolved: bool = False) -> Properties:
-        # an update may bring a new version of the template (the files map changed):
-        # the new properties are read against the parameters it declares now
-        if not resolved and self._template is not None:
-            text = _files_of(self.stack).get(self.template_name)
-            if text is not None and self._template.source is not None and text != self._template.source.text:
-                self._load_schemas()
-        return super().build_properties(data, resolved)
-
-    def stored_properties(self) -> Properties:
-        """As last applied, read against the parameters the template declares now: those it
-        dropped are left out, those it added since (required or not) are simply absent."""
-        kept = {k: v for k, v in (self.properties_data or {}).items() if k in self.properties_schema}
-        schema = dict(self.properties_schema)
-        for name in schema.keys() - kept.keys():
-            schema[name] = copy.copy(schema[name])
-            schema[name].required = False
-        return Properties(schema, kept, path=("resources", self.name, "properties"), resolver=None)
-
-    def type(self) -> str:
-        return self.t.type
-
-    def implementation(self) -> Any:
-        return self.template_name
-
-    def made_from(self) -> str | None:
-        return self.template_name
-
-    def _load_template(self) -> Template | None:
-        files = _files_of(self.stack)
-        text = files.get(self.template_name)
-        if text is None:
-            text = self._template_of_existing_child()
-        if text is None:
-            self._template_problem = (f'the provider template "{self.template_name}" is not in the files map '
-                                      "(give its path relative to the template or environment that names it)")
-            return None
-        try:
-            self._template = Template.from_text(text, self.template_name, files=files)
-        except ValidationFailed as exc:
-            self._template_problem = f'the provider template "{self.template_name}" is invalid: {exc}'
-            return None
-        return self._template
-
-    def _template_of_existing_child(self) -> str | None:
-        """As Heat: a provider template gone from the files map is read from the nested stack
-        this resource already has (a group member a rolling update has not reached yet)."""
-        store = self.stack.store
-        try:
-            rows = [row for row in store.get_resources(self.stack.id)
-                    if row.name == self.name and row.physical_resource_id and row.replaced_by is None]
-            if not rows:
-                return None
-            child = store.get_stack(rows[-1].physical_resource_id, self.stack.project_id, show_deleted=True)
-        except NotFound:
-            return None
-        return json.dumps(store.get_template(child.template_id).content)
-
-    def validate_shape(self) -> None:
-        self._check_template_usable()
-        with self._naming_template():
-            super().validate_shape()
-
-    def validate_template(self) -> None:
-        self._check_template_usable()
-        self._check_facade()
-        with self._naming_template():
-            super().validate_template()
-
-    def nested_label(self) -> str:
-        return self.template_name
-
-    @contextmanager
-    def _naming_template(self):
-        """Problems with the properties say they are the template's parameters."""
-        try:
-            yield
-        except ValidationFailed as exc:
-            for problem in exc.problems:
-                if problem.code == NESTED_INVALID:
-                    continue  # inside the template: placed in Heat's words already
-                problem.message += f' (the parameters of provider template "{self.template_name}")'
-            raise
-
-    def _check_template_usable(self) -> None:
-        """The template loads, and nests no deeper than the limit."""
-        if self._template_problem:
-            raise ValidationFailed.single(("resources", self.name, "type"), "invalid-provider-template",
-                                          self._template_problem)
-        depth = self.stack.depth + 1 + _template_depth(self.template_name, _files_of(self.stack),
-                                                       self.stack.environment.resource_registry,
-                                                       self.stack.engine.max_nested_depth)
-        if depth > self.stack.engine.max_nested_depth:
-            raise ValidationFailed.single(("resources", self.name, "type"), "nesting-too-deep",
-                                          f"Recursion depth exceeds {self.stack.engine.max_nested_depth} "
-                                          f'(max_nested_stack_depth) through "{self.template_name}"')
-
-    def _provides(self, name: str) -> bool:
-        return name in self.attributes_schema or name in ("OS::stack_id", attributes.SHOW)
-
-    def has_attribute(self, name: str) -> bool:
-        """What the template's outputs give; or, as Heat, what its facade promises or what the
-        nested stack it has now gives (an update is checked against the existing resource;
-        an attribute gone by then becomes its output's error)."""
-        if self._provides(name) or name.startswith("resource."):
-            return True
-        facade = self._facade()
-        if facade is not None and name in facade[1]:
-            return True
-        existing = self._template_of_existing_child()
-        if existing is None:
-            return False
-        outputs = Template.from_text(existing, self.template_name).section("outputs")
-        return isinstance(outputs, dict) and name in outputs
-
-    def FnGetAtt(self, key: str, *path: Any) -> Any:  # noqa: N802 - Heat's name
-        if key.startswith("resource.") and key not in self.attributes_schema:
-            return nested_resource_attribute(self, key, path)
-        return super().FnGetAtt(key, *path)
-
-    def get_reference_id(self) -> Any:
-        """The nested stack's ARN, as Heat (unless the template has an ``OS::stack_id`` output)."""
-        override = self.child_outputs().get("OS::stack_id") if self.overrides_stack_id() else None
-        if override is not None or self.resource_id is None:
-            return override if override is not None else self.name
-        return (f"arn:openstack:heat::{self.stack.project_id}:stacks/"
-                f"{self.child_stack_name()}/{self.resource_id}")
-
-    def overrides_stack_id(self) -> bool:
-        return "OS::stack_id" in self.attributes_schema
-
-    def child_template(self) -> Template:
-        if self._template is None:
-            raise NestedStackFailed(self._template_problem or "no provider template")
-        return Template(self._template.data, self._template.files, self._template.source)
-
-    def child_parameters(self) -> dict:
-        """The properties the template gives (typed; a null one as its type's empty value, as
-        Heat passes it); the rest keep the nested defaults."""
-        given = resolve(self.t.properties) if self.t.properties else {}
-        values = self.properties.resolved()
-        return {k: values[k] for k in given if k in values}
-
-    def _resolve_attribute(self, name: str) -> Any:
-        if name == "OS::stack_id":
-            return self.resource_id
-        error = self.child_output_errors().get(name)
-        if error is not None:  # as Heat's TemplateOutputError
-            raise StokerError(f"Error in {self.name} output {name}: {error}")
-        return self.child_outputs().get(name)
-
-    def _show_resource(self) -> Any:
-        return self.child_outputs()
-
-
-def _facade_error(message: str) -> None:
-    """Heat's words exactly: the message names the facade and what is missing; it is about two
-    templates at once, so no file place is added (``file=""`` keeps the loader from placing it)."""
-    raise ValidationFailed([Problem((), "facade-mismatch", message, file="")])
-
-
-def _template_depth(name: str, files: dict, registry: dict, limit: int, seen: int = 0) -> int:
-    """How deep the provider templates under template ``name`` nest (stops past ``limit``)."""
-    if seen > limit:
-        return seen
-    try:
-        data = json.loads(files[name]) if files.get(name, "").startswith("{") else None
-    except ValueError:
-        data = None
-    if data is None:
-        from stoker.template.loader import load
-
-        try:
-            data = load(files.get(name, ""), name)
-        except ValidationFailed:
-            return 0
-    deepest = 0
-    resources = data.get("resources") if isinstance(data, dict) else None
-    for rname, rdef in (resources or {}).items():
-        rtype = rdef.get("type") if isinstance(rdef, dict) else None
-        if not isinstance(rtype, str):
-            continue
-        try:
-            effective = resolve_type(registry, rname, rtype, inside=name)
-        except RegistryLoop:
-            continue
-        if is_template_type(effective) and effective in files:
-            deepest = max(deepest, 1 + _template_depth(effective, files, registry, limit, seen + 1))
-    return deepest
-
-
-def _files_of(stack) -> dict:
-    return stack.definition.template.files if stack.definition is not None else {}
-
-
-def _any_version():
-    from stoker.template.versions import VERSIONS
-
-    return VERSIONS[-1]
 
 
 def template_from_data(data: dict, files: dict, name: str) -> Template:
