@@ -299,7 +299,7 @@ def _to_boolean(schema: Schema, value: Any) -> bool:
 
 
 def _to_map(schema: Schema, value: Any) -> dict | str:
-    if isinstance(value, Mapping):
+    if type(value) is dict or isinstance(value, Mapping):  # an ABC's check costs several plain ones
         return dict(value)
     if schema.allow_conversion and isinstance(value, str):
         return value
@@ -309,6 +309,8 @@ def _to_map(schema: Schema, value: Any) -> dict | str:
 
 
 def _to_list(schema: Schema, value: Any) -> list:
+    if type(value) is list:
+        return list(value)
     if schema.allow_conversion and isinstance(value, str):
         return value.split(",") if value else []
     if isinstance(value, Sequence) and not isinstance(value, str):
@@ -390,7 +392,7 @@ class _Reader:
         """``data`` (a map, or a function giving one) as a map whose values are
         still to be resolved; ``_SKIP`` when pending or not a map."""
         data = self.resolve(data, path, children_later=True)
-        if data is _SKIP or isinstance(data, Mapping):
+        if data is _SKIP or type(data) is dict or isinstance(data, Mapping):
             return data
         self.problems.add(path, "invalid-property-value", f'"{data}" is not a map')
         return _SKIP
@@ -440,9 +442,10 @@ class _Reader:
         return self.convert(schema, value, path + (key,))
 
     def resolve(self, raw: Any, path: tuple, children_later: bool) -> Any:
-        if type(raw) in SCALAR_TYPES:  # most values: no function to look for
+        kind = type(raw)
+        if kind in SCALAR_TYPES:  # most values: no function to look for
             return raw
-        if children_later and isinstance(raw, (Mapping, list)):
+        if children_later and (kind is dict or kind is list or isinstance(raw, Mapping)):
             return raw
         if self.validating and waits_for_resources(raw):
             return _SKIP  # checked when the resource it needs exists, as Heat does
