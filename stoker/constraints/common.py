@@ -43,9 +43,18 @@ def _ip_address(value: Any) -> None:
         raise ValueError(f"'{text}' is not a valid IP address") from None
 
 
+#: an IPv4 CIDR already in canonical form (no leading zeros), the common case: checked without
+#: building an ``ipaddress`` object (a template may hold hundreds of subnets)
+_CANONICAL_IPV4_CIDR = re.compile(r"(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})\."
+                                  r"(0|[1-9][0-9]{0,2})/(0|[1-9][0-9]?)")
+
+
 def _subnet(value: Any) -> None:
     """``address/prefix``; an IPv4 one must be written in its canonical form."""
     text = _string(value, "a CIDR")
+    canonical = _CANONICAL_IPV4_CIDR.fullmatch(text)
+    if canonical and all(int(octet) <= 255 for octet in canonical.groups()[:4]) and int(canonical[5]) <= 32:
+        return
     try:
         if _BAD_IP_CHARS.search(text) or "/" not in text:
             raise ValueError

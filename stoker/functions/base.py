@@ -231,6 +231,10 @@ def waits_for_resources(value: Any) -> bool:
     Heat does not check such a value while validating: it is checked when
     the resource is created.  (An ``if`` needs what its chosen branch needs.)
     """
+    kind = type(value)
+    if kind in SCALAR_TYPES or (kind is not dict and kind is not list and isinstance(value, Function)
+                                and not value.has_refs):
+        return False  # most values: plain, or a call that names no resource (no walk needed)
     return any(call.parser is not None and not all(map(call.stack.resource_ready, call.dependencies()))
                for call in _referring_calls(value))
 

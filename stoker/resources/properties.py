@@ -33,6 +33,7 @@ from stoker.constraints import (
 )
 from stoker.errors import FunctionError, Problem, Problems, ResourcePending
 from stoker.functions.base import SCALAR_TYPES, resolve, waits_for_resources
+from stoker.functions.sizes import remembering
 from stoker.resources.exceptions import InvalidSchemaError
 from stoker.resources.support import SupportStatus
 
@@ -223,6 +224,12 @@ class Schemata(dict):
     checked_when_absent: tuple | None = None
     #: name -> its place (validation reads properties in the schema's order)
     order: dict | None = None
+    #: the keys a resource gives -> the keys validation reads (see ``_validated_keys``)
+    validated_keys: dict | None = None
+
+
+#: how many sets of given keys one schema remembers (a template cannot grow it without bound)
+_KEY_SETS_KEPT = 256
 
 
 def _checked_when_absent(schemas: Mapping) -> tuple:
@@ -237,17 +244,27 @@ def _checked_when_absent(schemas: Mapping) -> tuple:
     return found
 
 
-def _validated_keys(schemas: Mapping, data: Mapping) -> list:
+def _validated_keys(schemas: Mapping, data: Mapping) -> tuple:
     """The keys validation reads, in the schema's order: those given and those checked when absent
-    (a type has dozens of properties, a resource gives a few)."""
-    keys = [key for key in data if key in schemas]
+    (a type has dozens of properties, a resource gives a few).  A ``Schemata`` keeps the answer for
+    each set of keys given (resources of one type mostly give the same few), up to a bound."""
+    known = getattr(schemas, "validated_keys", None)
+    given = tuple(data)
+    if known is not None and given in known:
+        return known[given]
+    keys = [key for key in given if key in schemas]
     keys.extend(key for key in _checked_when_absent(schemas) if key not in data)
     if len(keys) > 1 and isinstance(schemas, Schemata):
         order = schemas.order
         if order is None:
             order = schemas.order = {key: i for i, key in enumerate(schemas)}
         keys.sort(key=order.__getitem__)
-    return keys
+    if isinstance(schemas, Schemata):
+        if known is None:
+            known = schemas.validated_keys = {}
+        if len(known) < _KEY_SETS_KEPT:
+            known[given] = tuple(keys)
+    return tuple(keys)
 
 
 def schemata(schema: Mapping[Any, "Schema | Mapping"]) -> dict[Any, Schema]:
@@ -299,7 +316,7 @@ def _to_boolean(schema: Schema, value: Any) -> bool:
 
 
 def _to_map(schema: Schema, value: Any) -> dict | str:
-    if isinstance(value, Mapping):
+    if type(value) is dict or isinstance(value, Mapping):  # an ABC's check costs several plain ones
         return dict(value)
     if schema.allow_conversion and isinstance(value, str):
         return value
@@ -309,6 +326,8 @@ def _to_map(schema: Schema, value: Any) -> dict | str:
 
 
 def _to_list(schema: Schema, value: Any) -> list:
+    if type(value) is list:
+        return list(value)
     if schema.allow_conversion and isinstance(value, str):
         return value.split(",") if value else []
     if isinstance(value, Sequence) and not isinstance(value, str):
@@ -390,7 +409,7 @@ class _Reader:
         """``data`` (a map, or a function giving one) as a map whose values are
         still to be resolved; ``_SKIP`` when pending or not a map."""
         data = self.resolve(data, path, children_later=True)
-        if data is _SKIP or isinstance(data, Mapping):
+        if data is _SKIP or type(data) is dict or isinstance(data, Mapping):
             return data
         self.problems.add(path, "invalid-property-value", f'"{data}" is not a map')
         return _SKIP
@@ -440,9 +459,10 @@ class _Reader:
         return self.convert(schema, value, path + (key,))
 
     def resolve(self, raw: Any, path: tuple, children_later: bool) -> Any:
-        if type(raw) in SCALAR_TYPES:  # most values: no function to look for
+        kind = type(raw)
+        if kind in SCALAR_TYPES:  # most values: no function to look for
             return raw
-        if children_later and isinstance(raw, (Mapping, list)):
+        if children_later and (kind is dict or kind is list or isinstance(raw, Mapping)):
             return raw
         if self.validating and waits_for_resources(raw):
             return _SKIP  # checked when the resource it needs exists, as Heat does
@@ -552,8 +572,12 @@ class Properties(Mapping):
         Values not known yet (``ResourcePending``) are not checked; with
         ``with_value=False`` no value is, only which properties are given.
         """
+        if not with_value and type(self.data) is dict and all(
+                key in self.schema and self.schema[key].implemented for key in self.data):
+            return  # the shape check finds nothing (the common case): no reader needed
         reader = self._reader(validating=True, with_value=with_value)
-        reader.read_all(self.schema, self.data, self.path)
+        with remembering():  # one scope for every value: sizes and the limit are read once
+            reader.read_all(self.schema, self.data, self.path)
         reader.problems.raise_if_errors()
 
     def resolved(self) -> dict:

@@ -62,12 +62,12 @@ class Registry:
     def get(self, type_name: str) -> type:
         """The class registered for ``type_name``; else, for a type Heat registers, its simulated
         class (any plug-in registering the name wins over it)."""
-        try:
-            return self._types[type_name]
-        except KeyError:
-            if self._simulates(type_name):
-                return simulated.simulated_class(type_name)
-            raise UnknownResourceType(type_name, self._hint(type_name)) from None
+        found = self._types.get(type_name)  # no KeyError raised and caught for each simulated resource
+        if found is not None:
+            return found
+        if self._simulates(type_name):
+            return simulated.simulated_class(type_name)
+        raise UnknownResourceType(type_name, self._hint(type_name))
 
     def _hint(self, type_name: str) -> str:
         names = self.types()

@@ -317,7 +317,8 @@ def test_net_cidr_valid(value):
 
 
 @pytest.mark.parametrize("value", ["10.0.0.0", "10/8", "10.0.0.0/33", "10.0.0.0/255.255.255.0",
-                                   "10.0.0.0/024", "10.0.0.0/ 24", "10.00.0.0/24"])
+                                   "10.0.0.0/024", "10.0.0.0/ 24", "10.00.0.0/24", "256.0.0.0/8",
+                                   "10.0.0.300/24", "10.0.0.0/40", "10.0.0.0/24\n"])
 def test_net_cidr_invalid(value):
     assert check("net_cidr", value) == (f"Error validating value '{value}': "
                                         f"'{value}' is not a valid IP subnet")
