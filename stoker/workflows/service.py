@@ -29,6 +29,7 @@ from stoker.workflows.errors import WorkflowError
 from stoker.blueprint.secrets import masker, secret_values
 from stoker.resources import processes
 from stoker.workflows.evaluate import LiveEvaluator, LiveState
+from stoker.workflows.manager import LocalManager
 from stoker.workflows.model import Deployment, Instance
 from stoker.workflows.operations import RetryPolicy
 from stoker.workflows.parameters import workflow_parameters
@@ -42,6 +43,7 @@ WATCH_INTERVAL = 0.5
 class Executions:
     def __init__(self, store: Any, project_id: str, owner: str, dispatch: Any = None):
         self.records = ExecutionRecords(store)
+        self.store = store
         self.project_id = project_id
         self.owner = owner
         #: where the steps run: here (``InProcess``) or on workers (``stoker.dispatch``)
@@ -228,6 +230,7 @@ class Executions:
         runner = Runner(model, writer, LiveEvaluator(state), row["id"], row["workflow_id"], policy, done, mask,
                         operation_kwargs(declaration, params), tenant_of(self.project_id))
         runner.marker = self.commands(row)["marker"]
+        runner.manager = LocalManager(self.store, self.project_id, self)
         return runner
 
     async def _execute(self, row: dict, graph, runner: Runner, resumed: bool) -> None:
