@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from stoker import secretbox
 from stoker.cli import main
+from stoker.engine.engine import Engine
 
 from .conftest import HEADER, write_blueprint
 
@@ -136,7 +138,8 @@ def test_an_existing_blueprint_is_reused_and_auto_inc_suffix_numbers_the_child(t
     assert _run(env, "blueprint", "upload", str(path), "-b", "app").exit_code == 0
     for name in ("p1", "p2"):
         assert _run(env, "deployment", "create", name, "-b", "app").exit_code == 0
-        assert _run(env, "install", name).exit_code == 0
+        done = _run(env, "install", name)
+        assert done.exit_code == 0, done.output[-3000:]
     ids = sorted(d["id"] for d in _json(env, "deployment", "list") if d["id"].startswith("child"))
     assert ids == ["child-0", "child-1"]
     [shop] = _json(env, "node-instance", "list", "-d", "p2")
@@ -161,3 +164,150 @@ def test_a_missing_external_blueprint_and_a_url_archive_are_refused(tmp_path, en
     [execution] = _json(env, "execution", "list", "-d", "parent2")
     assert "is a URL: Stoker fetches nothing over the network" in execution["error"]
     assert "Traceback" not in execution["error"]
+
+
+SHARED = """
+node_templates:
+  cluster:
+    type: cloudify.nodes.Root
+capabilities:
+  endpoint: {value: k8s.local}
+  consumers: {value: {get_consumers: ids}}
+"""
+
+CONSUMER = """
+node_templates:
+  k8s:
+    type: cloudify.nodes.SharedResource
+    properties:
+      resource_config: {deployment: {id: shared}}
+  app:
+    type: cloudify.nodes.Root
+    relationships:
+      - type: cloudify.relationships.connected_to_shared_resource
+        target: k8s
+        target_interfaces:
+          cloudify.interfaces.relationship_lifecycle:
+            establish: {inputs: {workflow_id: scale_up, parameters: {by: 2}}}
+            unlink: {inputs: {workflow_id: scale_up, parameters: {by: -2}}}
+outputs:
+  endpoint: {value: {get_attribute: [k8s, capabilities, endpoint]}}
+"""
+
+
+def test_a_shared_resource_links_an_installed_deployment_and_lists_its_consumers(tmp_path, env):
+    shared = write_blueprint(tmp_path / "shared", SHARED + """
+workflows:
+  scale_up:
+    mapping: scripts/scale.sh
+    parameters: {by: {type: integer}}
+""", {"scripts/scale.sh": f'echo "$by" >> {tmp_path / "scaled"}\n'})
+    assert _run(env, "blueprint", "upload", str(shared), "-b", "shared").exit_code == 0
+    assert _run(env, "deployment", "create", "shared", "-b", "shared").exit_code == 0
+    consumer = write_blueprint(tmp_path / "consumer", CONSUMER)
+    assert _run(env, "blueprint", "upload", str(consumer), "-b", "consumer").exit_code == 0
+    assert _run(env, "deployment", "create", "c1", "-b", "consumer").exit_code == 0
+    refused = _run(env, "install", "c1")  # not installed, not on-demand: refused as Cloudify does
+    assert refused.exit_code == 1
+    [execution] = _json(env, "execution", "list", "-d", "c1")
+    assert 'deployment "shared" is in an inactive state and isn\'t labeled as `csys-obj-type: on-demand-resource`' \
+        in execution["error"]
+
+    assert _run(env, "install", "shared").exit_code == 0
+    assert _run(env, "uninstall", "c1").exit_code == 0
+    done = _run(env, "install", "c1")
+    assert done.exit_code == 0, done.output
+    assert _json(env, "deployment", "outputs", "c1") == {"endpoint": "k8s.local"}
+    [k8s] = [i for i in _json(env, "node-instance", "list", "-d", "c1") if i["node_id"] == "k8s"]
+    assert k8s["runtime_properties"]["deployment"] == {"id": "shared"}
+    assert k8s["runtime_properties"]["capabilities"]["endpoint"] == "k8s.local"
+    # the consumer is labelled on the shared deployment, where get_consumers reads it
+    assert {"key": "csys-consumer-id", "value": "c1"} in _json(env, "deployment", "get", "shared")["labels"]
+    assert _json(env, "deployment", "capabilities", "shared")["consumers"] == ["c1"]
+    # the relationship ran the shared deployment's workflow with its parameters
+    assert (tmp_path / "scaled").read_text().split() == ["2"]
+
+    assert _run(env, "uninstall", "c1").exit_code == 0
+    assert (tmp_path / "scaled").read_text().split() == ["2", "-2"]
+    assert _json(env, "deployment", "capabilities", "shared")["consumers"] == []
+    assert _json(env, "deployment", "get", "shared")["id"] == "shared"  # a link: the shared one stays
+
+
+def test_an_on_demand_shared_resource_is_installed_by_its_first_consumer_and_uninstalled_after_the_last(
+        tmp_path, env):
+    shared = write_blueprint(tmp_path / "shared", SHARED)
+    assert _run(env, "blueprint", "upload", str(shared), "-b", "shared").exit_code == 0
+    assert _run(env, "deployment", "create", "shared", "-b", "shared", "--label",
+                "csys-obj-type:on-demand-resource").exit_code == 0
+    consumer = write_blueprint(tmp_path / "consumer", CONSUMER.split("        target_interfaces:")[0].replace(
+        "connected_to_shared_resource", "depends_on") + """
+outputs:
+  endpoint: {value: {get_attribute: [k8s, capabilities, endpoint]}}
+""")
+    assert _run(env, "blueprint", "upload", str(consumer), "-b", "consumer").exit_code == 0
+    for name in ("c1", "c2"):
+        assert _run(env, "deployment", "create", name, "-b", "consumer").exit_code == 0
+        done = _run(env, "install", name)
+        assert done.exit_code == 0, done.output[-3000:]
+    [instance] = _json(env, "node-instance", "list", "-d", "shared")
+    assert instance["state"] == "started"
+    assert sorted(_json(env, "deployment", "capabilities", "shared")["consumers"]) == ["c1", "c2"]
+    assert _run(env, "uninstall", "c1").exit_code == 0
+    [instance] = _json(env, "node-instance", "list", "-d", "shared")
+    assert instance["state"] == "started"  # c2 still consumes it
+    assert _run(env, "uninstall", "c2").exit_code == 0
+    [instance] = _json(env, "node-instance", "list", "-d", "shared")
+    assert instance["state"] == "deleted"
+
+
+PASSWORD = """
+node_templates:
+  db_password:
+    type: cloudify.nodes.PasswordSecret
+    properties: {length: 24, uppercase: 2, digits: 3, symbols: -1}
+outputs:
+  password: {value: {get_secret: {get_attribute: [db_password, secret_name]}}}
+  name: {value: {get_attribute: [db_password, secret_name]}}
+"""
+
+
+def test_a_password_secret_is_generated_hidden_and_deleted_at_uninstall(tmp_path, env, monkeypatch):
+    path = write_blueprint(tmp_path / "pw", PASSWORD)
+    assert _run(env, "blueprint", "upload", str(path), "-b", "pw").exit_code == 0
+    assert _run(env, "deployment", "create", "pw", "-b", "pw").exit_code == 0
+    installed = _run(env, "install", "pw")
+    assert installed.exit_code == 0, installed.output
+    [instance] = _json(env, "node-instance", "list", "-d", "pw")
+    name = instance["runtime_properties"]["secret_name"]
+    assert name == f"ps_pw_{instance['id']}"
+    assert instance["runtime_properties"]["password"] == {"get_secret": name}
+    outputs = _json(env, "deployment", "outputs", "pw")
+    assert outputs == {"password": "******", "name": name}
+    shown = _json(env, "secret", "get", name)
+    assert shown["is_hidden_value"] is True and shown["value"] == "******"
+    monkeypatch.setenv("STOKER_HOME", env["STOKER_HOME"])  # the value itself, as an operation would read it
+    engine = Engine(db_url=env["STOKER_DB_URL"])
+    try:
+        value = secretbox.decrypt(engine.blueprints.records.get_secret(engine.project_id, name)["value"])
+    finally:
+        engine.close()
+    assert len(value) == 24 and sum(c.isupper() for c in value) >= 2 and sum(c.isdigit() for c in value) >= 3
+    assert not any(not c.isalnum() for c in value)  # symbols: -1 leaves them out
+    for execution in _json(env, "execution", "list", "-d", "pw"):
+        events = _run(env, "event", "list", "-e", execution["id"], "--include-logs")
+        assert events.exit_code == 0 and "Created password secret." in events.output and value not in events.output
+    assert _run(env, "uninstall", "pw").exit_code == 0
+    assert _run(env, "secret", "get", name).exit_code == 1
+    [instance] = _json(env, "node-instance", "list", "-d", "pw")
+    assert "password" not in instance["runtime_properties"]
+
+
+def test_a_password_secret_refuses_impossible_requirements(tmp_path, env):
+    path = write_blueprint(tmp_path / "pw", PASSWORD.replace("length: 24", "length: 4"))
+    assert _run(env, "blueprint", "upload", str(path), "-b", "pw").exit_code == 0
+    assert _run(env, "deployment", "create", "pw", "-b", "pw").exit_code == 0
+    done = _run(env, "execution", "start", "execute_operation", "-d", "pw", "-p",
+                "operation=cloudify.interfaces.validation.create")
+    assert done.exit_code == 1
+    [execution] = _json(env, "execution", "list", "-d", "pw")
+    assert "Password length is required to be at least 6 characters" in execution["error"]
