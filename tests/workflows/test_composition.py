@@ -101,6 +101,9 @@ def test_component_installs_its_child_and_uninstalls_it(tmp_path, env):
     assert shop["runtime_properties"]["capabilities"] == {"endpoint": "db-3", "made": "yes"}
     assert shop["runtime_properties"]["deployment"] == {"id": "child"}
     assert shop["runtime_properties"]["blueprint"]["id"] == "child-bp"
+    # check_status through the parent: the child's own check_status ran, and it is installed and well
+    assert _json(env, "execution", "start", "check_status", "-d", "parent")["status"] == "terminated"
+    assert [e["workflow_id"] for e in _json(env, "execution", "list", "-d", "child")] == ["install", "check_status"]
 
     uninstalled = _run(env, "uninstall", "parent")
     assert uninstalled.exit_code == 0, uninstalled.output

@@ -197,6 +197,35 @@ def refresh(call: Call) -> None:
     copy_capabilities(call, deployment_id_of(call))
 
 
+def check_status(call: Call) -> None:
+    """Run ``check_status`` on the child, then judge it as Cloudify's ``validate_deployment_status``."""
+    deployment_id = deployment_id_of(call)
+    timeout = _number(call.ctx.operation.inputs, "timeout", EXECUTIONS_TIMEOUT)
+    run_child(call, deployment_id, "check_status", {}, timeout, POLLING_INTERVAL, "check_status")
+    check_deployment(call, deployment_id)
+
+
+def installed(call: Call, deployment_id: str) -> bool:
+    """Cloudify's installation_status ``active``: an install ended well and no uninstall since."""
+    ended = [e for e in call.manager.executions.list(deployment_id)
+             if e["workflow_id"] in ("install", "uninstall") and e["status"] == "terminated"]
+    return bool(ended) and ended[-1]["workflow_id"] == "install"
+
+
+def check_deployment(call: Call, deployment_id: str) -> None:
+    """Refused unless the deployment is installed, its latest execution did not fail and every
+    instance is started (Cloudify's ``validate_deployment_status``)."""
+    if not installed(call, deployment_id):
+        raise Refused(f"Expected deployment '{deployment_id}' to be installed, but got installation status: "
+                      "'inactive'")
+    executions = [e for e in call.manager.executions.list(deployment_id) if e["status"] != "queued"]
+    if executions and executions[-1]["status"] == "failed":
+        raise Refused(f"The latest execution for '{deployment_id}' failed")
+    unavailable = [i for i in call.manager.deployments.node_instances(deployment_id) if i["state"] != "started"]
+    if unavailable:
+        raise Refused(f"There are {len(unavailable)} unavailable instances in deployment '{deployment_id}'")
+
+
 def set_secrets(call: Call) -> None:
     """The ``secrets`` property: created before the child exists, refused if one already does."""
     secrets = call.input("secrets") or {}

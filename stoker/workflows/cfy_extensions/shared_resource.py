@@ -13,7 +13,7 @@ relationship's establish/unlink) runs a workflow on the target's deployment.
 from __future__ import annotations
 
 from stoker.workflows.cfy_extensions.call import Call, Refused
-from stoker.workflows.cfy_extensions.component import copy_capabilities, run_child
+from stoker.workflows.cfy_extensions.component import check_deployment, copy_capabilities, installed, run_child
 
 CONSUMER_LABEL = "csys-consumer-id"
 TYPE_LABEL = "csys-obj-type"
@@ -34,13 +34,6 @@ def _values(labels: list[dict], key: str) -> list[str]:
     return [label["value"] for label in labels if label["key"] == key]
 
 
-def _installed(call: Call, deployment_id: str) -> bool:
-    """Cloudify's installation_status ``active``: its last install ran and no uninstall since."""
-    ended = [e for e in call.manager.executions.list(deployment_id)
-             if e["workflow_id"] in ("install", "uninstall") and e["status"] == "terminated"]
-    return bool(ended) and ended[-1]["workflow_id"] == "install"
-
-
 def connect_deployment(call: Call) -> bool:
     deployment_id = _target_id(call)
     call.log(f'Validating that "{deployment_id}" SharedResource\'s deployment exists on tenant '
@@ -50,7 +43,7 @@ def connect_deployment(call: Call) -> bool:
                       f'"{call.ctx.tenant_name}", please verify the given ID.')
     call.runtime["deployment"] = {"id": deployment_id}
     copy_capabilities(call, deployment_id)
-    if not _installed(call, deployment_id):
+    if not installed(call, deployment_id):
         if ON_DEMAND not in _values(call.manager.labels(deployment_id), TYPE_LABEL):
             raise Refused(f'SharedResource\'s deployment "{deployment_id}" is in an inactive state and isn\'t '
                           f"labeled as `{TYPE_LABEL}: {ON_DEMAND}`. Please install the deployment first")
@@ -76,7 +69,7 @@ def disconnect_deployment(call: Call) -> bool:
     types = _values(labels, TYPE_LABEL)
     consumers = _values(call.manager.labels(deployment_id), CONSUMER_LABEL)
     if ON_DEMAND in types and "on-demand-uninstall-off" not in types and not consumers \
-            and _installed(call, deployment_id):
+            and installed(call, deployment_id):
         run_child(call, deployment_id, "uninstall", {}, WORKFLOW_EXECUTION_TIMEOUT, POLLING_INTERVAL,
                   "disconnect_deployment")
     return True
@@ -108,3 +101,7 @@ def execute_workflow(call: Call) -> bool:
 
 def refresh(call: Call) -> None:
     copy_capabilities(call, _target_id(call))
+
+
+def check_status(call: Call) -> None:
+    check_deployment(call, str((call.runtime.get("deployment") or {}).get("id") or _target_id(call)))

@@ -21,10 +21,12 @@ OPERATIONS: dict[str, Callable[[Call], Any]] = {
     "cloudify_types.component.execute_start": component.execute_start,
     "cloudify_types.component.delete": component.delete,
     "cloudify_types.component.refresh": component.refresh,
+    "cloudify_types.component.check_status": component.check_status,
     "cloudify_types.shared_resource.connect_deployment": shared_resource.connect_deployment,
     "cloudify_types.shared_resource.disconnect_deployment": shared_resource.disconnect_deployment,
     "cloudify_types.shared_resource.execute_workflow": shared_resource.execute_workflow,
     "cloudify_types.shared_resource.refresh": shared_resource.refresh,
+    "cloudify_types.shared_resource.check_status": shared_resource.check_status,
     "cloudify_types.blueprint.upload": blueprint_node.upload_blueprint,
     "cloudify_types.blueprint.delete": blueprint_node.delete,
     "cloudify_types.password_secret.create": password_secret.create,
@@ -39,7 +41,7 @@ async def run_manager_operation(ctx: OperationContext, implementation: str) -> A
     operation = OPERATIONS.get(task)
     if operation is None:
         raise Refused(f"{implementation} is one of the Cloudify manager's own operations that Stoker does not run "
-                      "(drift, status and heal of components need a manager's deployment statuses)")
+                      "(check_drift, heal and update: a manager's drift records and deployment updates)")
     if ctx.manager is None:
         raise Refused(f"{implementation} needs the project's manager, which this execution does not have")
     call = Call(ctx, ctx.manager, asyncio.get_running_loop())
