@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stoker.blueprint.namespaces import script_root
+
 LIFECYCLE = "cloudify.interfaces.lifecycle"
 RELATIONSHIP_LIFECYCLE = "cloudify.interfaces.relationship_lifecycle"
 CONTAINED_IN = "cloudify.relationships.contained_in"
@@ -40,6 +42,20 @@ class Deployment:
     scaling_groups: dict[str, Any] = field(default_factory=dict)
     #: plugin name -> its definition in the plan (package_name, package_version, properties...)
     plugins: dict[str, dict] = field(default_factory=dict)
+    #: namespace -> the files of the blueprint imported under it (``ns--blueprint:ID``): its scripts
+    imported_roots: dict[str, Path] = field(default_factory=dict)
+
+    def script_home(self, implementation: str, inputs: dict) -> tuple[Path, str, dict]:
+        """(folder, implementation, inputs) of an operation: an imported blueprint's ``ns--`` script path
+        (the implementation or the ``script_path`` input) made a path in that blueprint's files."""
+        root, local = script_root(self.resource_root, self.imported_roots, implementation)
+        if local != implementation:
+            return root, local, inputs
+        script = inputs.get("script_path")
+        if isinstance(script, str):
+            root, local = script_root(self.resource_root, self.imported_roots, script)
+            return root, implementation, {**inputs, "script_path": local}
+        return root, implementation, inputs
 
     def node_of(self, instance: Instance) -> dict:
         return self.nodes[instance.node_id]

@@ -32,6 +32,8 @@ class OperationSpec:
     timeout_recoverable: bool = False
     #: a plugin operation's plugin (its definition in the plan, with its name); None for scripts
     plugin: dict | None = None
+    #: the folder its script is read from (the deployment's, or an imported blueprint's files); None: the deployment's
+    root: Path | None = None
 
     @property
     def is_noop(self) -> bool:

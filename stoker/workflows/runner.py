@@ -140,10 +140,11 @@ class Runner:
 
     async def operate(self, step: Step, instance: Instance) -> Any:
         found = self._spec(step, instance)
-        spec = OperationSpec(step.operation, found["implementation"], {**(found.get("inputs") or {}),
-                                                                        **self.operation_kwargs.get(step.phase, {})},
-                             found.get("max_retries"), found.get("retry_interval"), found.get("timeout"),
-                             bool(found.get("timeout_recoverable")), self._plugin(found))
+        root, implementation, inputs = self.deployment.script_home(
+            found["implementation"], {**(found.get("inputs") or {}), **self.operation_kwargs.get(step.phase, {})})
+        spec = OperationSpec(step.operation, implementation, inputs, found.get("max_retries"),
+                             found.get("retry_interval"), found.get("timeout"), bool(found.get("timeout_recoverable")),
+                             self._plugin(found), root)
         task = {"task": step.key}
         self.writer.event(self.row("cloudify_event", f"Task started '{step.operation}'", instance, step.operation,
                                    "task_started", context=task))
@@ -210,7 +211,7 @@ class Runner:
             deployment_id=self.deployment.id, blueprint_id=self.deployment.blueprint_id,
             operation=OperationInfo(step.operation, inputs, retry_number,
                                     self.policy.task_retries if spec.max_retries is None else spec.max_retries),
-            resource_root=self.deployment.resource_root, log=log, persist=self._persist,
+            resource_root=spec.root or self.deployment.resource_root, log=log, persist=self._persist,
             execution_id=self.execution_id, workflow_id=self.workflow_id, tenant_name=self.tenant_name,
             plugin=spec.plugin, manager=self.manager)
         if target is None:

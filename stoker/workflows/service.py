@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from pathlib import Path
 from typing import Any, Awaitable
 
 from stoker import secretbox
-from stoker.blueprint import archives
+from stoker.blueprint.service import BlueprintService
 from stoker.blueprint.state import tenant_of
 from stoker.dispatch.inprocess import InProcess
 from stoker.engine.graph import WalkFailed
@@ -173,6 +172,7 @@ class Executions:
 
     # -- running --------------------------------------------------------------------------------
     def model_of(self, deployment_row: dict) -> Deployment:
+        blueprints = BlueprintService(self.store, self.project_id)
         blueprint = self.records.get_blueprint(self.project_id, deployment_row["blueprint_id"])
         nodes = {row["id"]: secretbox.unseal(row["definition"]) for row in self.records.nodes(deployment_row["pk"])}
         instances = {row["id"]: Instance(row["id"], row["node_id"], row["index"], row["state"],
@@ -180,15 +180,10 @@ class Executions:
                                          row["host_id"], list(row["scaling_groups"] or []))
                      for row in self.records.node_instances(deployment_row["pk"])}
         plan = secretbox.unseal(deployment_row["plan"])
-        return Deployment(deployment_row["id"], deployment_row["blueprint_id"], self._folder(blueprint), nodes,
-                          instances, plan.get("scaling_groups") or {}, plan.get("plugins") or {})
-
-    def _folder(self, blueprint: dict) -> Path:
-        """Where the blueprint's scripts are read: its kept files, else (stored before files were kept) its folder."""
-        if blueprint.get("archive_sha256"):
-            return archives.materialise(blueprint["archive_sha256"],
-                                        lambda: self.records.blueprint_archive(blueprint["pk"]))
-        return Path(blueprint.get("source_dir") or ".")
+        imported = {namespace: blueprints.folder(self.records.get_blueprint(self.project_id, blueprint_id))
+                    for namespace, blueprint_id in (plan.get("namespaces_mapping") or {}).items()}
+        return Deployment(deployment_row["id"], deployment_row["blueprint_id"], blueprints.folder(blueprint), nodes,
+                          instances, plan.get("scaling_groups") or {}, plan.get("plugins") or {}, imported)
 
     def modify(self, deployment_row: dict, memo: dict, when: str) -> None:
         """Apply what a scale decided: instances added and rewired before it runs, removed after it ran."""

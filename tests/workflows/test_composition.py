@@ -314,3 +314,58 @@ def test_a_password_secret_refuses_impossible_requirements(tmp_path, env):
     assert done.exit_code == 1
     [execution] = _json(env, "execution", "list", "-d", "pw")
     assert "Password length is required to be at least 6 characters" in execution["error"]
+
+
+LIBRARY = """
+inputs:
+  port: {type: integer, default: 80}
+node_types:
+  web.Server:
+    derived_from: cloudify.nodes.Root
+    properties:
+      port: {type: integer}
+    interfaces:
+      cloudify.interfaces.lifecycle:
+        create: scripts/serve.sh
+node_templates:
+  server:
+    type: web.Server
+    properties: {port: {get_input: port}}
+"""
+
+USER = """
+imports:
+  - lib--blueprint:library
+node_templates:
+  app:
+    type: lib--web.Server
+    properties: {port: 8080}
+outputs:
+  served: {value: {get_attribute: [app, served]}}
+  library_server: {value: {get_attribute: [lib--server, served]}}
+"""
+
+
+def test_blueprint_imports_read_an_uploaded_blueprint_into_its_namespace_and_run_its_scripts(tmp_path, env):
+    library = write_blueprint(tmp_path / "library", LIBRARY, {
+        "scripts/serve.sh": 'ctx instance runtime-properties served "port-$(ctx node properties port)"\n'})
+    assert _run(env, "blueprint", "upload", str(library), "-b", "library").exit_code == 0
+    user = write_blueprint(tmp_path / "user", USER)  # no scripts of its own: they are the library's
+    uploaded = _run(env, "blueprint", "upload", str(user), "-b", "user")
+    assert uploaded.exit_code == 0, uploaded.output
+    assert _run(env, "deployment", "create", "user", "-b", "user", "-i", "lib--port=81").exit_code == 0
+    installed = _run(env, "install", "user")
+    assert installed.exit_code == 0, installed.output
+    assert _json(env, "deployment", "outputs", "user") == {"served": "port-8080", "library_server": "port-81"}
+
+
+def test_blueprint_imports_need_a_namespace_and_an_uploaded_blueprint(tmp_path, env):
+    bare = write_blueprint(tmp_path / "bare", USER.replace("lib--blueprint:library", "blueprint:library"))
+    refused = _run(env, "blueprint", "upload", str(bare), "-b", "bare")
+    assert refused.exit_code == 1
+    assert "Invalid blueprint:library: blueprint import cannot be used without namespace" in refused.output
+    missing = write_blueprint(tmp_path / "missing", USER)
+    refused = _run(env, "blueprint", "upload", str(missing), "-b", "missing")
+    assert refused.exit_code == 1
+    assert "Requested blueprint import `library` was not found, please first upload the blueprint" in refused.output
+    assert "Traceback" not in refused.output
