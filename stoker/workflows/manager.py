@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from stoker.blueprint.service import BlueprintService
-from stoker.errors import NotFound
+from stoker.errors import NotFound, StokerError
+from stoker.resources.policy import LOCAL_SETTINGS
 from stoker.store.execution_records import ACTIVE
+from stoker.workflows.model import runs_on_host
 
 
 class ExecutionTimedOut(Exception):
@@ -84,7 +86,11 @@ class LocalManager:
 
     def run_workflow(self, deployment_id: str, workflow_id: str, parameters: dict | None, timeout: float,
                      interval: float, allow_custom_parameters: bool = True, queue: bool = False) -> dict:
-        """Start ``workflow_id`` on the deployment and return the execution once it ended."""
+        """Start ``workflow_id`` on the deployment and return the execution once it ended; refused when
+        it would run processes on this host and the project may not (as the API refuses it)."""
+        if not self.executions.local_allowed and runs_on_host(self.deployments.nodes(deployment_id)):
+            raise StokerError(f"deployment {deployment_id} has script operations, which run on the server host and "
+                            f"are off for this tenant (turn them on with {LOCAL_SETTINGS})")
         execution = self.executions.start(workflow_id, deployment_id, parameters or {},
                                           allow_custom_parameters=allow_custom_parameters, queue=queue)
         latest = [execution]  # on workers (or queued) it is still running when start returns

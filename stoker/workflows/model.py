@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from stoker.blueprint.namespaces import script_root
+from stoker.workflows.cfy_extensions import PLUGIN as MANAGER_PLUGIN
 
 LIFECYCLE = "cloudify.interfaces.lifecycle"
 RELATIONSHIP_LIFECYCLE = "cloudify.interfaces.relationship_lifecycle"
@@ -99,3 +100,16 @@ class Deployment:
 
 def has_implementation(operation: dict | None) -> bool:
     return bool(operation and operation.get("implementation"))
+
+
+def runs_on_host(definitions: Iterable[dict]) -> bool:
+    """Whether nodes (their plan definitions) have operations that run as processes on this host: any
+    with an implementation but the manager's own (``cfy_extensions``, run in the engine)."""
+    for definition in definitions:
+        operations = [definition.get("operations") or {}] + [
+            rel.get(side) or {} for rel in definition.get("relationships") or ()
+            for side in ("source_operations", "target_operations")]
+        if any((op or {}).get("implementation") and (op or {}).get("plugin") != MANAGER_PLUGIN
+               for ops in operations for op in ops.values()):
+            return True
+    return False

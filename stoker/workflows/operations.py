@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from stoker.workflows.context import AbortRequested, OperationContext, OperationFailed, RetryRequested
-from stoker.workflows.cfy_extensions.table import PLUGIN as MANAGER_PLUGIN, run_manager_operation
+from stoker.workflows.cfy_extensions import PLUGIN as MANAGER_PLUGIN
+from stoker.workflows.cfy_extensions.table import run_manager_operation
 from stoker.workflows.ctx_server import CtxServer
 from stoker.workflows.plugin_envs import task_command
 from stoker.workflows.scripts import Script, run_script, script_for

@@ -40,9 +40,12 @@ WATCH_INTERVAL = 0.5
 
 
 class Executions:
-    def __init__(self, store: Any, project_id: str, owner: str, dispatch: Any = None):
+    def __init__(self, store: Any, project_id: str, owner: str, dispatch: Any = None, local_allowed: bool = True):
         self.records = ExecutionRecords(store)
         self.store = store
+        #: whether operations may run as processes on this host (the API's policy for the project): the
+        #: executions the manager's own operations start (a Component's child) are held to it too
+        self.local_allowed = local_allowed
         self.project_id = project_id
         self.owner = owner
         #: where the steps run: here (``InProcess``) or on workers (``stoker.dispatch``)

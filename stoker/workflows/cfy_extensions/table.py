@@ -12,9 +12,6 @@ from stoker.workflows.cfy_extensions.call import Call, Refused
 from stoker.errors import StokerError
 from stoker.workflows.context import OperationContext, OperationFailed
 
-#: the plugin the standard types name for these operations
-PLUGIN = "cfy_extensions"
-
 OPERATIONS: dict[str, Callable[[Call], Any]] = {
     "cloudify_types.component.upload_blueprint": component.upload_blueprint,
     "cloudify_types.component.create": component.create,
