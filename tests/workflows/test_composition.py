@@ -41,7 +41,7 @@ CHILD_SCRIPT = {"scripts/create.sh": """
 
 PARENT = """
 inputs:
-  fail: {type: boolean, default: false}
+  fail: {type: boolean, default: false, description: the child's create fails}
 node_templates:
   shop:
     type: cloudify.nodes.Component
