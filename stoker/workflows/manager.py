@@ -33,6 +33,8 @@ class LocalManager:
         self.secrets = self.blueprints.secrets
         #: the ``Executions`` of this project (its dispatch: in process or on workers)
         self.executions = executions
+        #: the deployments this execution's operations ran workflows on (a cancel reaches them)
+        self.children: set[str] = set()
 
     # -- blueprints -----------------------------------------------------------------------------
     def blueprint_exists(self, blueprint_id: str) -> bool:
@@ -91,6 +93,7 @@ class LocalManager:
         if not self.executions.local_allowed and runs_on_host(self.deployments.nodes(deployment_id)):
             raise StokerError(f"deployment {deployment_id} has script operations, which run on the server host and "
                             f"are off for this tenant (turn them on with {LOCAL_SETTINGS})")
+        self.children.add(deployment_id)
         execution = self.executions.start(workflow_id, deployment_id, parameters or {},
                                           allow_custom_parameters=allow_custom_parameters, queue=queue)
         latest = [execution]  # on workers (or queued) it is still running when start returns
@@ -102,6 +105,17 @@ class LocalManager:
         if _running(execution) and not _poll(ended, timeout, interval):
             raise ExecutionTimedOut(f"Execution timed out after: {timeout} seconds.")
         return latest[0]
+
+    def cancel_children(self) -> None:
+        """Force-cancel what runs on the deployments this execution started workflows on (its own
+        cancel was forced: the child's scripts are killed as its own are)."""
+        for deployment_id in sorted(self.children):
+            for execution in self.executions.list(deployment_id):
+                if execution["status"] in ACTIVE:
+                    try:
+                        self.executions.cancel(execution["id"], force=True)
+                    except StokerError:
+                        pass  # it ended meanwhile
 
     # -- secrets --------------------------------------------------------------------------------
     def secret_exists(self, key: str) -> bool:

@@ -369,3 +369,31 @@ def test_blueprint_imports_need_a_namespace_and_an_uploaded_blueprint(tmp_path, 
     assert refused.exit_code == 1
     assert "Requested blueprint import `library` was not found, please first upload the blueprint" in refused.output
     assert "Traceback" not in refused.output
+
+
+def test_a_forced_cancel_of_the_parent_cancels_the_child_it_runs(tmp_path, engine):
+    import threading
+
+    write_blueprint(tmp_path / "app" / "child", CHILD, {"scripts/create.sh": "sleep 120\n"})
+    engine.blueprints.upload(write_blueprint(tmp_path / "app", PARENT), "app")
+    engine.blueprints.deployments.create("parent", "app")
+    ended: dict = {}
+    running = threading.Thread(target=lambda: ended.update(engine.executions.start("install", "parent")))
+    running.start()
+    try:
+        for _ in range(600):  # until the child's script runs
+            made = "child" in [d["id"] for d in engine.blueprints.deployments.list()]
+            states = [i["state"] for i in engine.blueprints.deployments.node_instances("child")] if made else []
+            if states == ["creating"]:
+                break
+            running.join(0.1)
+        assert states == ["creating"]
+        [parent] = engine.executions.list("parent")
+        engine.executions.cancel(parent["id"], force=True)
+        running.join(60)
+        assert not running.is_alive()
+    finally:
+        running.join(150)
+    assert ended["status"] == "cancelled"
+    [child_execution] = engine.executions.list("child")
+    assert child_execution["status"] == "cancelled"

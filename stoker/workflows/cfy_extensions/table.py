@@ -44,6 +44,9 @@ async def run_manager_operation(ctx: OperationContext, implementation: str) -> A
     call = Call(ctx, ctx.manager, asyncio.get_running_loop())
     try:
         return await asyncio.to_thread(operation, call)
+    except asyncio.CancelledError:  # the execution was force-cancelled: so are the ones it started
+        await asyncio.to_thread(call.manager.cancel_children)
+        raise
     except OperationFailed:
         raise
     except (StokerError, OSError, ValueError) as exc:  # as Cloudify's errors_nonrecoverable words it
