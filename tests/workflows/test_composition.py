@@ -397,3 +397,27 @@ def test_a_forced_cancel_of_the_parent_cancels_the_child_it_runs(tmp_path, engin
     assert ended["status"] == "cancelled"
     [child_execution] = engine.executions.list("child")
     assert child_execution["status"] == "cancelled"
+
+
+def test_components_sharing_a_blueprint_upload_it_once_and_the_last_deletes_it(tmp_path, env):
+    """Four Components of one blueprint id install at once: one uploads it, the others use it (as
+    Cloudify does when an upload finds it exists); at uninstall it goes once no child uses it."""
+    components = "".join(f"""
+  shop{i}:
+    type: cloudify.nodes.Component
+    properties:
+      resource_config:
+        blueprint: {{id: child-bp, blueprint_archive: child}}
+        deployment: {{id: child{i}, inputs: {{size: {i}}}}}
+""" for i in range(4))
+    path = _parent_folder(tmp_path, "node_templates:" + components)
+    assert _run(env, "blueprint", "upload", str(path), "-b", "app").exit_code == 0
+    assert _run(env, "deployment", "create", "parent", "-b", "app").exit_code == 0
+    installed = _run(env, "install", "parent")
+    assert installed.exit_code == 0, installed.output[-2000:]
+    assert sorted(d["id"] for d in _json(env, "deployment", "list")) == ["child0", "child1", "child2", "child3",
+                                                                          "parent"]
+    assert _json(env, "deployment", "capabilities", "child2")["endpoint"] == "db-2"
+    uninstalled = _run(env, "uninstall", "parent")
+    assert uninstalled.exit_code == 0, uninstalled.output[-2000:]
+    assert [b["id"] for b in _json(env, "blueprint", "list")] == ["app"]

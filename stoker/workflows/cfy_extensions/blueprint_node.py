@@ -4,7 +4,7 @@ blueprint itself (id, blueprint_archive, main_file_name)."""
 
 from __future__ import annotations
 
-from stoker.errors import Conflict
+from stoker.errors import Conflict, NotFound
 from stoker.workflows.cfy_extensions.call import Call
 from stoker.workflows.cfy_extensions.component import EXTERNAL_RESOURCE, delete_secrets, set_secrets, upload
 
@@ -23,7 +23,7 @@ def delete(call: Call) -> bool:
             call.log(f'Deleting blueprint "{blueprint_id}"')
             try:
                 call.manager.delete_blueprint(blueprint_id)
-            except Conflict as exc:
+            except (Conflict, NotFound) as exc:  # still used, or deleted meanwhile
                 call.log(f'Could not delete blueprint "{blueprint_id}": {exc}', "warning")
         else:
             call.log(f'Blueprint "{blueprint_id}" was already deleted. Skipping.', "warning")

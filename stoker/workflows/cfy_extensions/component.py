@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from stoker.errors import Conflict, StokerError
+from stoker.errors import Conflict, NotFound, StokerError
 from stoker.workflows.cfy_extensions.call import Call, Refused
 from stoker.workflows.manager import ExecutionTimedOut
 from stoker.workflows.resources import ResourceRefused, resource_path
@@ -53,7 +53,11 @@ def upload(call: Call, blueprint: dict) -> str:
     if not archive:
         raise Refused(f"No blueprint_archive supplied, but {EXTERNAL_RESOURCE} is False")
     check_labels(labels, "labels")
-    call.manager.upload_blueprint(blueprint_id, archive_path(call, str(archive)), str(main_file_name))
+    try:
+        call.manager.upload_blueprint(blueprint_id, archive_path(call, str(archive)), str(main_file_name))
+    except Conflict:  # another Component uploaded it meanwhile: used as it is, as Cloudify does
+        call.log(f'Blueprint "{blueprint_id}" exists, will use the existing one.')
+        return blueprint_id
     call.log(f'Uploaded blueprint "{blueprint_id}"')
     return blueprint_id
 
@@ -185,7 +189,7 @@ def delete(call: Call) -> bool:
         call.log(f'Delete component\'s blueprint "{blueprint_id}".')
         try:
             call.manager.delete_blueprint(blueprint_id)
-        except Conflict as exc:  # another deployment still uses it
+        except (Conflict, NotFound) as exc:  # another deployment still uses it, or another Component deleted it
             call.log(f'Could not delete blueprint "{blueprint_id}": {exc}', "warning")
     delete_secrets(call)
     for key in ("deployment", "blueprint", "plugins", "_component_create_deployment_id"):
