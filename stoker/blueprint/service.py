@@ -13,7 +13,7 @@ from stoker.blueprint.errors import BlueprintError
 from stoker.blueprint.import_resolver import UPLOADED_BLUEPRINTS
 from stoker.blueprint.parser import parse_file
 from stoker.blueprint.secrets import Secrets
-from stoker.errors import NotFound
+from stoker.errors import Conflict, NotFound
 from stoker.store.blueprint_records import BlueprintRecords
 
 
@@ -120,4 +120,10 @@ class BlueprintService:
         return [self._view(row) for row in self.records.list_blueprints(self.project_id)]
 
     def delete(self, blueprint_id: str) -> None:
+        """Delete the blueprint; refused while deployments use it or another blueprint imports it (as Cloudify)."""
+        importers = [row["id"] for row in self.records.list_blueprints(self.project_id)
+                     if blueprint_id in (row["plan"].get("imported_blueprints") or [])]
+        if importers:
+            raise Conflict(f"Blueprint {blueprint_id} is currently in use: blueprint {', '.join(importers)} imports "
+                           f"it (blueprint:{blueprint_id}); delete that one first")
         self.records.delete_blueprint(self.project_id, blueprint_id)

@@ -357,6 +357,13 @@ def test_blueprint_imports_read_an_uploaded_blueprint_into_its_namespace_and_run
     installed = _run(env, "install", "user")
     assert installed.exit_code == 0, installed.output
     assert _json(env, "deployment", "outputs", "user") == {"served": "port-8080", "library_server": "port-81"}
+    refused = _run(env, "blueprint", "delete", "library")  # as Cloudify: not while another blueprint imports it
+    assert refused.exit_code == 1 and "Blueprint library is currently in use: blueprint user imports it" in \
+        refused.output
+    assert _run(env, "uninstall", "user").exit_code == 0
+    assert _run(env, "deployment", "delete", "user").exit_code == 0
+    assert _run(env, "blueprint", "delete", "user").exit_code == 0
+    assert _run(env, "blueprint", "delete", "library").exit_code == 0
 
 
 def test_blueprint_imports_need_a_namespace_and_an_uploaded_blueprint(tmp_path, env):
