@@ -19,7 +19,8 @@ from stoker.resources import processes
 
 #: what a deployment row keeps of its plan (nodes and instances have tables of their own)
 PLAN_KEYS = ("version", "version_name", "description", "outputs", "capabilities", "groups", "policies",
-             "scaling_groups", "workflows", "labels", "deployment_settings", "input_definitions", "resource_tags", "plugins")
+             "scaling_groups", "workflows", "labels", "deployment_settings", "input_definitions", "resource_tags", "plugins",
+             "namespaces_mapping")
 
 
 def _seal_if(value: Any, hidden: bool) -> Any:

@@ -4,18 +4,27 @@
 the blueprint's DSL version; a plugin's published URL (``getcloudify.org/spec/
 X-plugin/...``, a GitHub release or raw file of ``cloudify-X-plugin``) is the
 uploaded plugin of that name; ``[imports] rules`` in ``stoker.conf`` map other
-URL prefixes to local folders, one ``PREFIX FOLDER`` a line.
+URL prefixes to local folders, one ``PREFIX FOLDER`` a line; ``blueprint:ID`` is the
+main file of blueprint ID as uploaded to the project (``UPLOADED_BLUEPRINTS``, set by
+whoever parses for a project: the loader knows no store).
 """
 
 from __future__ import annotations
 
 import re
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 from urllib.parse import parse_qs, urlsplit
 
 from stoker.blueprint.plugin_catalog import PluginCatalog
 from stoker.home import config, stoker_home
+
+BLUEPRINT_PREFIX = "blueprint:"
+#: blueprint id -> the uploaded blueprint's main file (its files on disk), or None when there is none
+UPLOADED_BLUEPRINTS: ContextVar[Callable[[str], Path | None] | None] = ContextVar("uploaded_blueprints",
+                                                                                 default=None)
 
 _PLUGIN_URLS = (re.compile(r"getcloudify\.org/spec/(?P<short>[A-Za-z0-9_]+)-plugin/(?P<version>[^/]+)/"),
                 re.compile(r"/(?P<name>cloudify-[A-Za-z0-9_-]+-plugin)/(releases/download/)?(?P<version>[^/]+)/"))
@@ -41,6 +50,8 @@ class ImportResolver:
         """``(local file, "")`` or ``(None, why not)``."""
         if url.startswith("plugin:"):
             return self._plugin(url, dsl_version)
+        if url.startswith(BLUEPRINT_PREFIX):
+            return self._blueprint(url[len(BLUEPRINT_PREFIX):].strip())
         for prefix, folder in self.rules:
             if url.startswith(prefix):
                 path = folder / url[len(prefix):].lstrip("/")
@@ -56,6 +67,16 @@ class ImportResolver:
                 return plugin.yaml_for(dsl_version, url.rsplit("/", 1)[-1]), ""
         return None, "imports over the network are not fetched (use a relative path, the standard types URL, " \
                      "plugin:NAME of an uploaded plugin, or an [imports] rule)"
+
+    @staticmethod
+    def _blueprint(blueprint_id: str) -> tuple[Path | None, str]:
+        find = UPLOADED_BLUEPRINTS.get()
+        main = find(blueprint_id) if find is not None and blueprint_id else None
+        if main is None:
+            return None, (f"Requested blueprint import `{blueprint_id}` was not found, please first upload the "
+                          "blueprint with that id" + ("" if find else " (blueprint: imports need a blueprint "
+                                                                      "upload, not a validation of a file)"))
+        return main, ""
 
     def _plugin(self, url: str, dsl_version: tuple[int, int] | None) -> tuple[Path | None, str]:
         parts = urlsplit(url[len("plugin:"):])

@@ -4,7 +4,9 @@ Blueprint text must be ASCII (inputs may carry any Unicode), as in Cloudify.
 An import is a path relative to the importing file, or the well-known
 standard-types URL, which resolves to Stoker's built-in definition; ``plugin:``
 and other URLs resolve locally (``import_resolver``): nothing is ever fetched
-over the network. ``ns--file.yaml`` imports into a namespace (``namespaces``).
+over the network. ``ns--file.yaml`` imports into a namespace (``namespaces``);
+``ns--blueprint:ID`` imports an uploaded blueprint, always into a namespace of its own,
+its script paths prefixed ``ns--`` (run from that blueprint's files).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from stoker.blueprint import import_properties, namespaces, versions
-from stoker.blueprint.import_resolver import ImportResolver
+from stoker.blueprint.import_resolver import BLUEPRINT_PREFIX, ImportResolver
 from stoker.errors import Problem, ValidationFailed
 from stoker.template.loader import Source, load
 
@@ -52,6 +54,8 @@ class Loaded:
     version: tuple[int, int] | None = None
     #: where plugin: and URL imports come from (made when the first one is met)
     resolver: ImportResolver | None = None
+    #: ``blueprint:`` imports: namespace -> (blueprint id, its folder)
+    blueprints: dict[str, tuple[str, Path]] = field(default_factory=dict)
 
 
 def _ascii_problem(text: str, name: str) -> Problem | None:
@@ -124,7 +128,7 @@ def _read_import(entry: str, base: Path | None, importer: str, loaded: Loaded) -
     """``(key, folder, problem)``: the file an import names (its path is its key) and its folder."""
     if _WELL_KNOWN.match(entry):
         return str(BUILTIN_TYPES), BUILTIN_TYPES.parent, None
-    if entry.startswith("plugin:") or re.match(r"^[a-z][a-z0-9+.-]*://", entry):
+    if entry.startswith(("plugin:", BLUEPRINT_PREFIX)) or re.match(r"^[a-z][a-z0-9+.-]*://", entry):
         if loaded.resolver is None:
             loaded.resolver = ImportResolver.from_home()
         path, why = loaded.resolver.resolve(entry, loaded.version)
@@ -154,7 +158,13 @@ def _merge_imports(loaded: Loaded, document: dict, name: str, base: Path | None,
             continue
         own, entry = namespaces.split(entry)
         inner = namespaces.SEPARATOR.join(n for n in (namespace, own) if n) or None
+        if entry.startswith(BLUEPRINT_PREFIX) and not inner:  # its scripts are found by its namespace
+            loaded.problems.append(Problem(("imports",), "blueprint-import-namespace", f"Invalid {entry}: blueprint "
+                                           f"import cannot be used without namespace (ns--{entry})", name))
+            continue
         key, folder, problem = _read_import(entry, base, name, loaded)
+        if not problem and entry.startswith(BLUEPRINT_PREFIX):
+            problem = _blueprint_import(loaded, str(inner), entry, folder, name)
         if problem:
             loaded.problems.append(problem)
             continue
@@ -177,8 +187,22 @@ def _merge_imports(loaded: Loaded, document: dict, name: str, base: Path | None,
             loaded.problems.extend([mismatch] if mismatch else versions.version_problems(data, loaded.version, key))
         if inner and not builtin:
             namespaces.apply(data, inner, builtin_names())
+        if entry.startswith(BLUEPRINT_PREFIX) and inner:
+            namespaces.prefix_scripts(data, inner)
         _merge_imports(loaded, data, key, folder, seen, depth + 1, None if builtin else inner)
         _merge_document(loaded, data, key)
+
+
+def _blueprint_import(loaded: Loaded, namespace: str, entry: str, folder: Path | None,
+                      importer: str) -> Problem | None:
+    """Record a ``blueprint:`` import's namespace; one blueprint a namespace, as in Cloudify."""
+    blueprint_id = entry[len(BLUEPRINT_PREFIX):].strip()
+    if namespace in loaded.blueprints and loaded.blueprints[namespace][0] != blueprint_id:
+        return Problem(("imports",), "blueprint-import-namespace",
+                       f"Import failed {namespace}: can not use the same namespace for importing blueprints",
+                       importer)
+    loaded.blueprints[namespace] = (blueprint_id, folder or Path("."))
+    return None
 
 
 def _merge_document(loaded: Loaded, imported: dict, name: str) -> None:

@@ -10,6 +10,7 @@ file is in the same namespace, ``outer--inner--`` if it has one of its own.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from stoker.blueprint.functions.base import NODE_REFS
@@ -64,6 +65,48 @@ def apply(document: dict, namespace: str, builtin: set[str]) -> None:
             policy["targets"] = [rename.name(t) for t in policy["targets"]]
     for section in ("node_templates", "outputs", "capabilities", "node_types", "relationships", "inputs"):
         rename.functions(document.get(section))
+
+
+#: an operation implementation naming a script (not ``plugin.module.task``)
+_SCRIPT = re.compile(r"(/|\.(sh|py|bash|ps1|pl|rb)$)")
+
+
+def prefix_scripts(document: dict, namespace: str) -> None:
+    """Script paths (implementations and ``script_path`` inputs) of an imported blueprint's operations
+    as ``ns--path``: they are read from that blueprint's files."""
+    prefix = namespace + SEPARATOR
+    holders = [*_values(document.get("node_types")), *_values(document.get("node_templates")),
+               *_values(document.get("relationships"))]
+    holders += [rel for template in _values(document.get("node_templates"))
+                for rel in template.get("relationships") or [] if isinstance(rel, dict)]
+    for holder in holders:
+        for key in ("interfaces", "source_interfaces", "target_interfaces"):
+            for interface in _values(holder.get(key)):
+                for name, operation in list(interface.items()):
+                    if isinstance(operation, str) and _SCRIPT.search(operation):
+                        interface[name] = prefix + operation
+                    elif isinstance(operation, dict):
+                        _prefix_operation(operation, prefix)
+
+
+def script_root(base: Path, imported: dict[str, Path], script: str) -> tuple[Path, str]:
+    """(folder, path in it) of a script: ``ns--path`` in an imported blueprint's folder, else ``base``."""
+    namespace, rest = split(script)
+    if namespace is not None and namespace in imported:
+        return imported[namespace], rest
+    return base, script
+
+
+def _prefix_operation(operation: dict, prefix: str) -> None:
+    implementation = operation.get("implementation")
+    if isinstance(implementation, str) and _SCRIPT.search(implementation):
+        operation["implementation"] = prefix + implementation
+    inputs = operation.get("inputs")
+    if isinstance(inputs, dict) and isinstance(inputs.get("script_path"), str):
+        inputs["script_path"] = prefix + inputs["script_path"]
+    elif isinstance(inputs, dict) and isinstance(inputs.get("script_path"), dict) \
+            and isinstance(inputs["script_path"].get("default"), str):
+        inputs["script_path"]["default"] = prefix + inputs["script_path"]["default"]
 
 
 class _Renamer:

@@ -11,7 +11,7 @@ import difflib
 from pathlib import Path
 from typing import Any
 
-from stoker.blueprint import nodes as node_rules
+from stoker.blueprint import namespaces, nodes as node_rules
 from stoker.blueprint.errors import BlueprintError
 from stoker.blueprint.evaluation import PlanEvaluator, make_function
 from stoker.blueprint.functions.base import function_of, holds_function
@@ -52,8 +52,11 @@ def parse_blueprint(text: str, name: str = "blueprint.yaml", base: Path | None =
     plan = None
     if not problems.errors:
         plan = _Parser(loaded.document, problems).plan()
+    if plan is not None and loaded.blueprints:  # as Cloudify's plan records blueprint imports
+        plan["imported_blueprints"] = sorted({blueprint_id for blueprint_id, _ in loaded.blueprints.values()})
+        plan["namespaces_mapping"] = {ns: blueprint_id for ns, (blueprint_id, _) in loaded.blueprints.items()}
     if plan is not None and base is not None:
-        _check_scripts(plan, base, problems)
+        _check_scripts(plan, base, problems, {ns: folder for ns, (_, folder) in loaded.blueprints.items()})
     for problem in problems.items:
         loaded.main.place(problem)
     if problems.errors:
@@ -62,9 +65,10 @@ def parse_blueprint(text: str, name: str = "blueprint.yaml", base: Path | None =
     return plan
 
 
-def _check_scripts(plan: dict, base: Path, problems: Problems) -> None:
+def _check_scripts(plan: dict, base: Path, problems: Problems, imported: dict[str, Path]) -> None:
     """A script operation whose file is missing or outside the blueprint's folder would be refused when it
-    runs: refuse it now (as Cloudify refuses the upload), once per script, at the first operation using it."""
+    runs: refuse it now (as Cloudify refuses the upload), once per script, at the first operation using it.
+    ``ns--path`` of a ``blueprint:`` import (``imported``: namespace -> folder) is in that blueprint's."""
     refused: dict[str, tuple[str, list[tuple]]] = {}
     found: set[str] = set()
     for node in plan["nodes"]:
@@ -80,7 +84,7 @@ def _check_scripts(plan: dict, base: Path, problems: Problems) -> None:
                     continue
                 if script not in refused:
                     try:
-                        resource_path(base, script)
+                        resource_path(*namespaces.script_root(base, imported, script))
                         found.add(script)
                         continue
                     except ResourceRefused as exc:

@@ -40,7 +40,14 @@ def masker(values: list[str]):
 
 
 def shows_any(value: Any, mask) -> bool:
-    """Whether ``value`` (any JSON value) holds something ``mask`` would hide."""
+    """Whether ``value`` (any JSON value) holds something ``mask`` would hide: in one of its strings as
+    they are (JSON would escape a quote or backslash of the secret), or in its JSON text."""
+    if isinstance(value, str) and mask(value) != value:
+        return True
+    if isinstance(value, dict) and any(shows_any(k, mask) or shows_any(v, mask) for k, v in value.items()):
+        return True
+    if isinstance(value, list) and any(shows_any(item, mask) for item in value):
+        return True
     text = json.dumps(value, default=str)
     return mask(text) != text
 

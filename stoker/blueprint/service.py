@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from stoker.blueprint import archives
 from stoker.blueprint.deployments import Deployments
 from stoker.blueprint.errors import BlueprintError
+from stoker.blueprint.import_resolver import UPLOADED_BLUEPRINTS
 from stoker.blueprint.parser import parse_file
 from stoker.blueprint.secrets import Secrets
+from stoker.errors import Conflict, NotFound
 from stoker.store.blueprint_records import BlueprintRecords
 
 
@@ -31,8 +34,32 @@ class BlueprintService:
     def upload(self, path: str | Path, blueprint_id: str) -> dict:
         """Store blueprint ``path`` with a copy of its folder's files (scripts run from the copy)."""
         path = Path(path).resolve()
-        plan = parse_file(path)
+        with self.importing():
+            plan = parse_file(path)
         return self._add(blueprint_id, plan, path.name, archives.pack(path.parent))
+
+    @contextmanager
+    def importing(self) -> Iterator[None]:
+        """While parsing: ``blueprint:ID`` imports read this project's uploaded blueprints."""
+        token = UPLOADED_BLUEPRINTS.set(self.main_file)
+        try:
+            yield
+        finally:
+            UPLOADED_BLUEPRINTS.reset(token)
+
+    def main_file(self, blueprint_id: str) -> Path | None:
+        """The uploaded blueprint's main file, its files on disk (None when there is no such blueprint)."""
+        try:
+            row = self.records.get_blueprint(self.project_id, blueprint_id)
+        except NotFound:
+            return None
+        return self.folder(row) / row["main_file_name"]
+
+    def folder(self, row: dict) -> Path:
+        """Where a stored blueprint's files are: its kept archive, else (stored before files were kept) its folder."""
+        if row.get("archive_sha256"):
+            return archives.materialise(row["archive_sha256"], lambda: self.records.blueprint_archive(row["pk"]))
+        return Path(row.get("source_dir") or ".")
 
     def upload_archive(self, data: bytes, blueprint_id: str, application_file_name: str = "blueprint.yaml") -> dict:
         """Store a blueprint sent as an archive (tar or zip) whose folder holds ``application_file_name``."""
@@ -45,8 +72,7 @@ class BlueprintService:
         """The plan of an archive's blueprint, nothing stored (``ValidationFailed`` with every problem)."""
         return self._from_archive(data, application_file_name, lambda plan, main, root: plan)
 
-    @staticmethod
-    def _from_archive(data: bytes, application_file_name: str, then: Any) -> Any:
+    def _from_archive(self, data: bytes, application_file_name: str, then: Any) -> Any:
         with tempfile.TemporaryDirectory(prefix="stoker-blueprint-") as scratch:
             archives.unpack(data, Path(scratch))
             root = archives.root_of(Path(scratch))
@@ -54,7 +80,9 @@ class BlueprintService:
             if not main.is_file():
                 raise BlueprintError(f"the archive has no file {application_file_name!r} (application_file_name)",
                                      code="invalid-archive")
-            return then(parse_file(main), main, root)
+            with self.importing():
+                plan = parse_file(main)
+            return then(plan, main, root)
 
     @staticmethod
     def _check_id(blueprint_id: Any) -> None:
@@ -92,4 +120,10 @@ class BlueprintService:
         return [self._view(row) for row in self.records.list_blueprints(self.project_id)]
 
     def delete(self, blueprint_id: str) -> None:
+        """Delete the blueprint; refused while deployments use it or another blueprint imports it (as Cloudify)."""
+        importers = [row["id"] for row in self.records.list_blueprints(self.project_id)
+                     if blueprint_id in (row["plan"].get("imported_blueprints") or [])]
+        if importers:
+            raise Conflict(f"Blueprint {blueprint_id} is currently in use: blueprint {', '.join(importers)} imports "
+                           f"it (blueprint:{blueprint_id}); delete that one first")
         self.records.delete_blueprint(self.project_id, blueprint_id)

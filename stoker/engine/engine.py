@@ -106,7 +106,8 @@ class Engine:
         """Workflow executions on this project's deployments (install, uninstall, scale, heal, ...)."""
         from stoker.workflows.service import Executions
 
-        return Executions(self.store, self.project_id, self.engine_id, self.dispatch)
+        return Executions(self.store, self.project_id, self.engine_id, self.dispatch,
+                          self.type_policy is None or self.type_policy.allows_local(self.project_id))
 
     def for_project(self, project_id: str) -> "Engine":
         """The same engine (store, plug-ins) acting for another project."""

@@ -60,6 +60,10 @@ class TypePolicy:
     #: True: every project may use local types; else the projects listed
     local_projects: bool | frozenset = frozenset()
 
+    def allows_local(self, project: str) -> bool:
+        """Whether ``project`` may run what acts on the server host (local types, script operations)."""
+        return self.local_projects is True or project in self.local_projects
+
     def rule_for(self, type_name: str) -> str:
         """The exact rule for a type, else the longest matching wildcard, else allow."""
         if type_name in self.rules:
@@ -84,7 +88,7 @@ class TypePolicy:
             if rule == ADMIN and project not in self.admin_projects:
                 return (f"resource type {shown} is for admin projects only ([resource_types] rule:project_admin; "
                         "[api] admin_projects in stoker.conf)")
-            if rule == LOCAL and not (self.local_projects is True or project in self.local_projects):
+            if rule == LOCAL and not self.allows_local(project):
                 return (f"resource type {shown} acts on the server host and is off for project {project!r} "
                         f"(turn it on with {LOCAL_SETTINGS})")
         return None

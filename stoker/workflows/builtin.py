@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Callable
 
 from stoker.engine.graph import Graph
+from stoker.workflows import maintenance
 from stoker.workflows.errors import WorkflowError
-from stoker.workflows.lifecycle import (Chains, Step, install_graph, intact_links, link_steps, operation_graph, then,
-                                       uninstall_graph)
+from stoker.workflows.lifecycle import Chains, Step, install_graph, operation_graph, then, uninstall_graph
+from stoker.workflows.maintenance import reinstall_graph
 from stoker.workflows.model import LIFECYCLE, Deployment
 from stoker.workflows.scaling import scale
 
@@ -89,27 +90,13 @@ def _restart(deployment: Deployment, params: dict, memo: dict) -> Graph:
 
 
 def _heal(deployment: Deployment, params: dict, memo: dict) -> Graph:
-    """Reinstall the instance and everything contained in it: uninstall them, then install them
-    (instances outside connected to them unlink first and establish again at the end)."""
+    """Reinstall the instance and everything contained in it (instances outside connected to them
+    unlink first and establish again at the end)."""
     target = params.get("node_instance_id")
     if target not in deployment.instances:
         raise WorkflowError(f"heal needs node_instance_id, an instance of deployment {deployment.id}; "
                             f"{target!r} is not one")
-    ids = deployment.contained(target)
-    links = intact_links(deployment, ids)  # instances outside connected to those: unlink, then establish
-    down = uninstall_graph(deployment, ids, phase="heal-uninstall")
-    link_steps(deployment, down, links, "unlink", "heal-unlink")
-    # the install half starts from scratch: the instances are deleted by then
-    states = {i: deployment.instances[i].state for i in ids}
-    for i in ids:
-        deployment.instances[i].state = "deleted"
-    try:
-        up = install_graph(deployment, ids, phase="heal-install")
-        link_steps(deployment, up, links, "establish", "heal-establish")
-    finally:
-        for i, state in states.items():
-            deployment.instances[i].state = state
-    return then(down, up)
+    return reinstall_graph(deployment, deployment.contained(target), "heal")
 
 
 def _script_workflow(path: str) -> Builder:
@@ -129,6 +116,7 @@ BUILTIN: dict[str, Builder] = {
     "restart": _restart,
     "auto_heal_reinstall_node_subgraph": _heal,
     "scale_entity": scale,
+    **maintenance.workflows(_chosen),
 }
 
 
@@ -139,7 +127,7 @@ def operation_kwargs(declaration: str | dict, params: dict) -> dict[str, dict]:
     name = mapping[len(BUILTIN_PREFIX):] if isinstance(mapping, str) and mapping.startswith(BUILTIN_PREFIX) else None
     chosen = {"execute_operation": {"operation": "operation_kwargs"}, "start": {"start": "operation_parms"},
               "stop": {"stop": "operation_parms"},
-              "restart": {"stop": "stop_parms", "start": "start_parms"}}.get(name)
+              "restart": {"stop": "stop_parms", "start": "start_parms"}, "pull": {"pull": "operation_parms"}}.get(name)
     if chosen is not None:
         return {phase: dict(params.get(key) or {}) for phase, key in chosen.items()}
     if name is None:  # a script workflow: its parameters are its inputs

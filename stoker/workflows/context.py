@@ -105,6 +105,8 @@ class OperationContext:
     tenant_name: str = "default_tenant"
     #: a plugin operation's plugin: name, package_name, package_version, properties, workdir
     plugin: dict | None = None
+    #: the project's manager (``workflows.manager.LocalManager``), for the manager's own operations
+    manager: Any = None
     #: what the script reported: ``ctx returns``, a retry or an abort (only one of them, once)
     returned: Any = None
     outcome: OperationOutcome | None = None

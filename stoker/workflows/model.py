@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
+
+from stoker.blueprint.namespaces import script_root
+from stoker.workflows.cfy_extensions import PLUGIN as MANAGER_PLUGIN
 
 LIFECYCLE = "cloudify.interfaces.lifecycle"
 RELATIONSHIP_LIFECYCLE = "cloudify.interfaces.relationship_lifecycle"
@@ -40,6 +43,20 @@ class Deployment:
     scaling_groups: dict[str, Any] = field(default_factory=dict)
     #: plugin name -> its definition in the plan (package_name, package_version, properties...)
     plugins: dict[str, dict] = field(default_factory=dict)
+    #: namespace -> the files of the blueprint imported under it (``ns--blueprint:ID``): its scripts
+    imported_roots: dict[str, Path] = field(default_factory=dict)
+
+    def script_home(self, implementation: str, inputs: dict) -> tuple[Path, str, dict]:
+        """(folder, implementation, inputs) of an operation: an imported blueprint's ``ns--`` script path
+        (the implementation or the ``script_path`` input) made a path in that blueprint's files."""
+        root, local = script_root(self.resource_root, self.imported_roots, implementation)
+        if local != implementation:
+            return root, local, inputs
+        script = inputs.get("script_path")
+        if isinstance(script, str):
+            root, local = script_root(self.resource_root, self.imported_roots, script)
+            return root, implementation, {**inputs, "script_path": local}
+        return root, implementation, inputs
 
     def node_of(self, instance: Instance) -> dict:
         return self.nodes[instance.node_id]
@@ -83,3 +100,16 @@ class Deployment:
 
 def has_implementation(operation: dict | None) -> bool:
     return bool(operation and operation.get("implementation"))
+
+
+def runs_on_host(definitions: Iterable[dict]) -> bool:
+    """Whether nodes (their plan definitions) have operations that run as processes on this host: any
+    with an implementation but the manager's own (``cfy_extensions``, run in the engine)."""
+    for definition in definitions:
+        operations = [definition.get("operations") or {}] + [
+            rel.get(side) or {} for rel in definition.get("relationships") or ()
+            for side in ("source_operations", "target_operations")]
+        if any((op or {}).get("implementation") and (op or {}).get("plugin") != MANAGER_PLUGIN
+               for ops in operations for op in ops.values()):
+            return True
+    return False

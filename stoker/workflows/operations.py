@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from stoker.workflows.context import AbortRequested, OperationContext, OperationFailed, RetryRequested
+from stoker.workflows.cfy_extensions import PLUGIN as MANAGER_PLUGIN
+from stoker.workflows.cfy_extensions.table import run_manager_operation
 from stoker.workflows.ctx_server import CtxServer
 from stoker.workflows.plugin_envs import task_command
 from stoker.workflows.scripts import Script, run_script, script_for
@@ -31,6 +33,8 @@ class OperationSpec:
     timeout_recoverable: bool = False
     #: a plugin operation's plugin (its definition in the plan, with its name); None for scripts
     plugin: dict | None = None
+    #: the folder its script is read from (the deployment's, or an imported blueprint's files); None: the deployment's
+    root: Path | None = None
 
     @property
     def is_noop(self) -> bool:
@@ -62,6 +66,8 @@ async def run_operation(server: CtxServer, spec: OperationSpec, make_ctx: Callab
     while True:
         ctx = make_ctx(attempt)
         try:
+            if spec.plugin is not None and spec.plugin.get("name") == MANAGER_PLUGIN:
+                return await run_manager_operation(ctx, spec.implementation)
             if spec.plugin is not None:
                 command = await asyncio.to_thread(task_command, spec.plugin, spec.implementation)
                 script = Script(Path(command[0]), command=command)

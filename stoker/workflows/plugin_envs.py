@@ -29,15 +29,16 @@ RUNNER_MODULE = "_stoker_operation"
 #: making a virtualenv and installing a wagon's wheels: beyond this, it is stuck
 INSTALL_TIMEOUT = 600
 _READY = ".stoker-ready"
-#: plugins the standard types name whose operations are the manager's own (Component, SharedResource...)
-MANAGER_PLUGINS = ("cfy_extensions", "agent", "default_workflows")
+#: plugins the standard types name whose operations are the manager's agents and workflows (its
+#: ``cfy_extensions`` run natively: ``workflows.cfy_extensions``)
+MANAGER_PLUGINS = ("agent", "default_workflows")
 
 
 def task_command(plugin: dict, implementation: str) -> list[str]:
     """``[python, -m, runner, module.function]`` for the operation ``plugin_name.module.function``."""
     if plugin.get("name") in MANAGER_PLUGINS:
-        raise OperationFailed(f"{implementation} is one of the Cloudify manager's own operations (service "
-                              "composition), which Stoker does not run yet", recoverable=False)
+        raise OperationFailed(f"{implementation} is one of the Cloudify manager's own operations (agents, "
+                              "workflows), which Stoker does not run", recoverable=False)
     name, version = plugin.get("package_name") or plugin.get("name"), plugin.get("package_version")
     found = PluginCatalog(stoker_home() / "plugins").find(str(name), str(version) if version else None)
     if found is None:

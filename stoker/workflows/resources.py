@@ -12,8 +12,9 @@ class ResourceRefused(ValueError):
     """The path names nothing inside the blueprint's folder."""
 
 
-def resource_path(root: Path, relative: str) -> Path:
-    """``relative`` inside ``root``, with symbolic links followed; refused when it leaves ``root``."""
+def resource_path(root: Path, relative: str, folder_too: bool = False) -> Path:
+    """``relative`` inside ``root``, with symbolic links followed; refused when it leaves ``root``
+    (a file, or with ``folder_too`` a folder as well)."""
     if not isinstance(relative, str) or not relative or "\0" in relative:
         raise ResourceRefused(f"not a resource path: {relative!r}")
     if os.path.isabs(relative):
@@ -22,7 +23,7 @@ def resource_path(root: Path, relative: str) -> Path:
     target = (base / relative).resolve()
     if target != base and base not in target.parents:
         raise ResourceRefused(f"resource {relative} is outside the blueprint's folder")
-    if not target.is_file():
+    if not (target.is_file() or (folder_too and target.is_dir())):
         raise ResourceRefused(f"resource {relative} not found in the blueprint's folder")
     return target
 

@@ -73,6 +73,8 @@ class Runner:
         self.retrying: dict[str, int] = {}
         #: how the interval before an operation's retry passes (a worker parks the step instead)
         self.pause: Callable[[float], Awaitable[Any]] = asyncio.sleep
+        #: the project's manager, for the manager's own operations (Component, SharedResource, ...)
+        self.manager: Any = None
 
     async def run(self, graph: Graph) -> bool:
         """Walk ``graph``; False when a graceful cancel left steps unstarted.  Raises ``WalkFailed``."""
@@ -138,10 +140,11 @@ class Runner:
 
     async def operate(self, step: Step, instance: Instance) -> Any:
         found = self._spec(step, instance)
-        spec = OperationSpec(step.operation, found["implementation"], {**(found.get("inputs") or {}),
-                                                                        **self.operation_kwargs.get(step.phase, {})},
-                             found.get("max_retries"), found.get("retry_interval"), found.get("timeout"),
-                             bool(found.get("timeout_recoverable")), self._plugin(found))
+        root, implementation, inputs = self.deployment.script_home(
+            found["implementation"], {**(found.get("inputs") or {}), **self.operation_kwargs.get(step.phase, {})})
+        spec = OperationSpec(step.operation, implementation, inputs, found.get("max_retries"),
+                             found.get("retry_interval"), found.get("timeout"), bool(found.get("timeout_recoverable")),
+                             self._plugin(found), root)
         task = {"task": step.key}
         self.writer.event(self.row("cloudify_event", f"Task started '{step.operation}'", instance, step.operation,
                                    "task_started", context=task))
@@ -208,9 +211,9 @@ class Runner:
             deployment_id=self.deployment.id, blueprint_id=self.deployment.blueprint_id,
             operation=OperationInfo(step.operation, inputs, retry_number,
                                     self.policy.task_retries if spec.max_retries is None else spec.max_retries),
-            resource_root=self.deployment.resource_root, log=log, persist=self._persist,
+            resource_root=spec.root or self.deployment.resource_root, log=log, persist=self._persist,
             execution_id=self.execution_id, workflow_id=self.workflow_id, tenant_name=self.tenant_name,
-            plugin=spec.plugin)
+            plugin=spec.plugin, manager=self.manager)
         if target is None:
             ctx.node, ctx.instance = self._node_view(instance), self._instance_view(instance)
         else:
@@ -234,10 +237,16 @@ class Runner:
 
 
 def setting(properties: dict, path: str | list) -> Callable[[dict], None]:
-    """An edit setting ``path`` in stored properties to its value in ``properties``; where the
+    """An edit setting ``path`` in stored properties to its value in ``properties`` (a top-level
+    property no longer in ``properties`` is removed); where the
     stored ones have another shape on the way (another operation changed it meanwhile), the
     whole top-level property as this operation sees it."""
     keys = dotted.steps(path)
+    if len(keys) == 1 and keys[0] not in properties:  # removed from the view: removed from the stored ones
+
+        def remove(stored: dict) -> None:
+            stored.pop(keys[0], None)
+        return remove
     value, top = copy.deepcopy(dotted.get(properties, keys)), copy.deepcopy(properties[keys[0]])
 
     def edit(stored: dict) -> None:

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from pathlib import Path
 from typing import Any, Awaitable
 
 from stoker import secretbox
-from stoker.blueprint import archives
+from stoker.blueprint.service import BlueprintService
 from stoker.blueprint.state import tenant_of
 from stoker.dispatch.inprocess import InProcess
 from stoker.engine.graph import WalkFailed
@@ -30,6 +29,7 @@ from stoker.workflows.errors import WorkflowError
 from stoker.blueprint.secrets import masker, secret_values
 from stoker.resources import processes
 from stoker.workflows.evaluate import LiveEvaluator, LiveState
+from stoker.workflows.manager import LocalManager
 from stoker.workflows.model import Deployment, Instance
 from stoker.workflows.operations import RetryPolicy
 from stoker.workflows.parameters import workflow_parameters
@@ -38,8 +38,12 @@ from stoker.workflows.writer import BatchWriter
 
 
 class Executions:
-    def __init__(self, store: Any, project_id: str, owner: str, dispatch: Any = None):
+    def __init__(self, store: Any, project_id: str, owner: str, dispatch: Any = None, local_allowed: bool = True):
         self.records = ExecutionRecords(store)
+        self.store = store
+        #: whether operations may run as processes on this host (the API's policy for the project): the
+        #: executions the manager's own operations start (a Component's child) are held to it too
+        self.local_allowed = local_allowed
         self.project_id = project_id
         self.owner = owner
         #: where the steps run: here (``InProcess``) or on workers (``stoker.dispatch``)
@@ -169,6 +173,7 @@ class Executions:
 
     # -- running --------------------------------------------------------------------------------
     def model_of(self, deployment_row: dict) -> Deployment:
+        blueprints = BlueprintService(self.store, self.project_id)
         blueprint = self.records.get_blueprint(self.project_id, deployment_row["blueprint_id"])
         nodes = {row["id"]: secretbox.unseal(row["definition"]) for row in self.records.nodes(deployment_row["pk"])}
         instances = {row["id"]: Instance(row["id"], row["node_id"], row["index"], row["state"],
@@ -176,15 +181,10 @@ class Executions:
                                          row["host_id"], list(row["scaling_groups"] or []))
                      for row in self.records.node_instances(deployment_row["pk"])}
         plan = secretbox.unseal(deployment_row["plan"])
-        return Deployment(deployment_row["id"], deployment_row["blueprint_id"], self._folder(blueprint), nodes,
-                          instances, plan.get("scaling_groups") or {}, plan.get("plugins") or {})
-
-    def _folder(self, blueprint: dict) -> Path:
-        """Where the blueprint's scripts are read: its kept files, else (stored before files were kept) its folder."""
-        if blueprint.get("archive_sha256"):
-            return archives.materialise(blueprint["archive_sha256"],
-                                        lambda: self.records.blueprint_archive(blueprint["pk"]))
-        return Path(blueprint.get("source_dir") or ".")
+        imported = {namespace: blueprints.folder(self.records.get_blueprint(self.project_id, blueprint_id))
+                    for namespace, blueprint_id in (plan.get("namespaces_mapping") or {}).items()}
+        return Deployment(deployment_row["id"], deployment_row["blueprint_id"], blueprints.folder(blueprint), nodes,
+                          instances, plan.get("scaling_groups") or {}, plan.get("plugins") or {}, imported)
 
     def modify(self, deployment_row: dict, memo: dict, when: str) -> None:
         """Apply what a scale decided: instances added and rewired before it runs, removed after it ran."""
@@ -226,6 +226,7 @@ class Executions:
         runner = Runner(model, writer, LiveEvaluator(state), row["id"], row["workflow_id"], policy, done, mask,
                         operation_kwargs(declaration, params), tenant_of(self.project_id))
         runner.marker = self.commands(row)["marker"]
+        runner.manager = LocalManager(self.store, self.project_id, self)
         return runner
 
     async def _execute(self, row: dict, graph, runner: Runner, resumed: bool) -> None:

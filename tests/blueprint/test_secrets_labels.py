@@ -173,3 +173,12 @@ def test_environment_capabilities_are_checked_at_creation(cli, write):
     assert "requested capability `zone` is not declared in deployment `env`" in lacking.stderr
     assert "Traceback" not in lacking.stderr
     assert [d["id"] for d in cli("deployment", "list", "-f", "json").expect(0).json] == ["env"]
+
+
+@pytest.mark.parametrize("secret", ['pa"ss\\word', "back\\slash", 'quo"te'])
+def test_a_secret_with_characters_json_escapes_is_still_masked(secret):
+    from stoker.blueprint.secrets import MASK, masked_values, masker
+
+    mask = masker([secret])
+    shown = masked_values({"plain": secret, "inside": {"list": ["x", f"pre-{secret}"]}, "other": "fine"}, mask)
+    assert shown == {"plain": MASK, "inside": MASK, "other": "fine"}

@@ -24,6 +24,7 @@ from stoker.api.cloudify.routing import router, run
 from stoker.api.errors import ApiError
 from stoker.api.runner import START_TIMEOUT
 from stoker.resources.policy import LOCAL_SETTINGS
+from stoker.workflows.model import runs_on_host
 from stoker.workflows.service import Executions
 
 routes = router("executions")
@@ -33,7 +34,8 @@ class _Announcing(Executions):
     """Executions telling ``started`` the id of the execution once its row is stored."""
 
     def __init__(self, engine: Any, started: dict):
-        super().__init__(engine.store, engine.project_id, engine.engine_id, engine.dispatch)
+        super().__init__(engine.store, engine.project_id, engine.engine_id, engine.dispatch,
+                         engine.executions.local_allowed)
         self.started = started
         self.stopping = engine.stopping  # the server stopping cancels it (resumable), not waits for it
 
@@ -60,18 +62,13 @@ def _in_background(request: Request, who: Caller, engine: Any, action: Any) -> d
 
 def _refuse_scripts(request: Request, who: Caller, engine: Any, deployment_id: str) -> None:
     policy = request.app.state.stoker.engine.type_policy
-    if policy.local_projects is True or who.project in policy.local_projects:
+    if policy.allows_local(who.project):
         return
     records = engine.executions.records
     row = records.get_deployment(who.project, deployment_id)
-    for node in records.nodes(row["pk"]):
-        definition = secretbox.unseal(node["definition"])
-        operations = [definition.get("operations") or {}] + [
-            rel.get(side) or {} for rel in definition.get("relationships") or ()
-            for side in ("source_operations", "target_operations")]
-        if any((op or {}).get("implementation") for ops in operations for op in ops.values()):
-            raise forbidden(f"deployment {deployment_id} has script operations, which run on the server host and "
-                            f"are off for tenant {who.tenant!r} (turn them on with {LOCAL_SETTINGS})")
+    if runs_on_host(secretbox.unseal(node["definition"]) for node in records.nodes(row["pk"])):
+        raise forbidden(f"deployment {deployment_id} has script operations, which run on the server host and "
+                        f"are off for tenant {who.tenant!r} (turn them on with {LOCAL_SETTINGS})")
 
 
 def _flag(body: dict, name: str) -> bool:
