@@ -82,6 +82,8 @@ class Chains:
 def _relationship_groups(deployment: Deployment, instance: Instance, phase: str, operation: str,
                          reverse: bool = False) -> list[list[Step]]:
     full = f"{RELATIONSHIP_LIFECYCLE}.{operation}"
+    if not deployment.implements_between(instance, full):
+        return []
     groups = []
     indexed = list(enumerate(instance.relationships))
     for _target, members in itertools.groupby(indexed, key=lambda item: item[1].get("target_name")):
@@ -98,7 +100,7 @@ def _optional(deployment: Deployment, instance: Instance, phase: str, name: str,
     """The step of lifecycle operation ``name``, none when the node does not implement it: a no-op's
     states are skipped anyway, so its step would do nothing (a no-op instance is one step)."""
     full = f"{LIFECYCLE}.{name}"
-    if not has_implementation(deployment.operation(instance, full)):
+    if not deployment.implements(instance, full):
         return []
     return [[Step(phase, instance.id, name, full, before=before, after=after)]]
 

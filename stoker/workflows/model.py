@@ -40,9 +40,27 @@ class Deployment:
     scaling_groups: dict[str, Any] = field(default_factory=dict)
     #: plugin name -> its definition in the plan (package_name, package_version, properties...)
     plugins: dict[str, dict] = field(default_factory=dict)
+    #: (node id, operation name) -> whether the node implements it: asked per instance, answered per node
+    _implements: dict = field(default_factory=dict, repr=False, compare=False)
 
     def node_of(self, instance: Instance) -> dict:
         return self.nodes[instance.node_id]
+
+    def implements(self, instance: Instance, name: str) -> bool:
+        """Has the instance's node an implementation of operation ``name``?"""
+        key = (instance.node_id, name)
+        if key not in self._implements:
+            self._implements[key] = has_implementation(self.operation(instance, name))
+        return self._implements[key]
+
+    def implements_between(self, instance: Instance, name: str) -> bool:
+        """Has any relationship of the instance's node an implementation of ``name`` on either side?"""
+        key = (instance.node_id, name, "relationships")
+        if key not in self._implements:
+            self._implements[key] = any(has_implementation((rel.get(f"{side}_operations") or {}).get(name))
+                                        for rel in self.node_of(instance).get("relationships") or []
+                                        for side in ("source", "target"))
+        return self._implements[key]
 
     def operation(self, instance: Instance, name: str) -> dict | None:
         """The node's operation ``name`` (full, or ``interface.op`` shortened to ``op`` for lifecycle)."""

@@ -11,7 +11,6 @@ reader finds the owner gone and marks the execution interrupted, and
 from __future__ import annotations
 
 import asyncio
-import copy
 from pathlib import Path
 from typing import Any, Awaitable
 
@@ -174,7 +173,7 @@ class Executions:
         blueprint = self.records.get_blueprint(self.project_id, deployment_row["blueprint_id"])
         nodes = {row["id"]: secretbox.unseal(row["definition"]) for row in self.records.nodes(deployment_row["pk"])}
         instances = {row["id"]: Instance(row["id"], row["node_id"], row["index"], row["state"],
-                                         copy.deepcopy(row["runtime_properties"] or {}), list(row["relationships"] or []),
+                                         row["runtime_properties"] or {}, list(row["relationships"] or []),
                                          row["host_id"], list(row["scaling_groups"] or []))
                      for row in self.records.node_instances(deployment_row["pk"])}
         plan = secretbox.unseal(deployment_row["plan"])
