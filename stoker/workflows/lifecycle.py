@@ -12,7 +12,7 @@ state) is not done again, so running install after a failure continues.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable
 
 from stoker.engine.graph import Graph
@@ -22,7 +22,7 @@ CREATED_OR_LATER = {"created", "configuring", "configured", "starting", "started
 NOT_RUNNING = {"stopped", "deleting", "deleted", "uninitialized", "configured"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one or more per instance: no __dict__ each
 class Step:
     phase: str  # install, uninstall, operation...: the same instance may take part in two phases
     instance: str
@@ -35,6 +35,7 @@ class Step:
     #: set the states even when the operation is a no-op (stopping/stopped); otherwise, as in
     #: Cloudify, a no-op's states are skipped (a no-op instance goes uninitialized -> started)
     sure: bool = False
+    _hash: int = field(init=False, repr=False, compare=False, default=0)
 
     def __post_init__(self) -> None:
         # the walker hashes each step a dozen times (graph sets, its counters): hashed once here

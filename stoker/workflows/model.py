@@ -16,7 +16,7 @@ RELATIONSHIP_LIFECYCLE = "cloudify.interfaces.relationship_lifecycle"
 CONTAINED_IN = "cloudify.relationships.contained_in"
 
 
-@dataclass
+@dataclass(slots=True)  # 100,000 of them in a large deployment's execution: no __dict__ each
 class Instance:
     id: str
     node_id: str

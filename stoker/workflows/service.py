@@ -36,6 +36,8 @@ from stoker.workflows.writer import BatchWriter
 
 #: how often a running execution refreshes its heartbeat and looks for a cancel request
 WATCH_INTERVAL = 0.5
+#: an event's fields a followed execution's line shows (``Executions.event_lines``)
+LINE_FIELDS = ("timestamp", "type", "event_type", "level", "node_instance_id", "operation", "message")
 
 
 class Executions:
@@ -62,6 +64,15 @@ class Executions:
         """The execution's events (from the ``since``-th on, at most ``limit``: what a follower has not seen)."""
         row = self._fresh(self.records.get_execution(self.project_id, execution_id))
         return [event_view(e, row) for e in self.records.events(row["pk"], include_logs, since, limit)]
+
+    def event_lines(self, execution_id: str, since: int = 0, limit: int | None = None) -> list[dict]:
+        """What a follower prints of the execution's events and logs (from the ``since``-th on, at most
+        ``limit``): a line's fields only, the rest not read, so following costs less than the execution."""
+        row = self._fresh(self.records.get_execution(self.project_id, execution_id))
+        lines = self.records.events(row["pk"], True, since, limit, columns=LINE_FIELDS)
+        for line in lines:
+            line["timestamp"] = _iso(line["timestamp"])
+        return lines
 
     def count_events(self, execution_id: str, include_logs: bool = False) -> int:
         return self.records.count_events(self.records.get_execution(self.project_id, execution_id)["pk"], include_logs)
@@ -317,4 +328,4 @@ def event_view(event: dict, execution: dict) -> dict:
 
 
 def _iso(value) -> str | None:
-    return value.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z" if value else None
+    return value.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z" if value else None
