@@ -212,11 +212,15 @@ class Engine:
                                            timeout_mins=timeout_mins, deleted_at=None), parent)
 
     def save_new_stack(self, stack: Stack, tags: Iterable[str] = (), timeout_mins: int | None = None,
-                       disable_rollback: bool = True) -> None:
+                       disable_rollback: bool = True, locked_for: str | None = None) -> None:
+        """Store a new stack (a top one with its template, in one transaction); ``locked_for``: the
+        action this engine runs on it next, whose lock is taken with the row."""
         template = stack.definition.template
         parameters, environment = stored_inputs(stack, stack.user_parameters, stack.environment.as_dict())
-        stack.record = self.store.create_stack(
-            stack.name, self._template_id(stack, template), self.project_id, id=stack.id,
+        stored = (template.data, template.files) if stack.parent is None else self._template_id(stack, template)
+        lock = {"lock_owner": self.engine_id, "lock_action": locked_for} if locked_for else {}
+        stack.record = self.store.create_stack_with_template(
+            stack.name, stored, self.project_id, id=stack.id, **lock,
             parent_id=stack.parent.id if stack.parent else None,
             owner_resource=stack.owner_name, environment=environment,
             files=template.files if stack.parent is None else {}, parameters=parameters,
@@ -276,8 +280,9 @@ class Engine:
             return {"stack_name": name, "resources": [
                 {"resource_name": n, "resource_type": definition.resources[n].type, "action": "CREATE"}
                 for n in order]}
-        self.save_new_stack(stack, tags, timeout_mins, disable_rollback)
         action = "CREATE" if adopted_data is None else "ADOPT"
+        self.save_new_stack(stack, tags, timeout_mins, disable_rollback,
+                            locked_for=action if self.dispatch.runs_here else None)
         self.dispatch.create(self, stack, timeout_mins, disable_rollback, action)
         return self._result(stack)
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import (Column, Connection, Engine, MetaData, PrimaryKeyConstraint, String, Table, create_engine,
                         event, inspect, text)
@@ -112,10 +114,49 @@ def _tune_sqlite(engine: Engine) -> None:
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
 
+    lock = _WRITE_LOCKS.setdefault(str(engine.url.database), threading.RLock())
+
     @event.listens_for(engine, "begin")
     def on_begin(conn: Connection) -> None:
-        write = conn.get_execution_options().get("stoker_write")
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+        if not conn.get_execution_options().get("stoker_write"):
+            conn.exec_driver_sql("BEGIN")
+            return
+        lock.acquire()
+        try:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        except BaseException:
+            lock.release()
+            raise
+        _HOLDING.add(id(conn.connection.dbapi_connection))
+
+    _release_after(engine.dialect, "do_commit", lock)
+    _release_after(engine.dialect, "do_rollback", lock)
+
+
+#: one write transaction at a time per SQLite file in this process, queued on a lock: SQLite's own
+#: busy handler lets waiting writers sleep 1, 2, 5 ... 100 ms between tries, so with many threads
+#: writing a free database waited, and the last in line waited longest; other processes still meet
+#: at SQLite's lock (with one waiter per process)
+_WRITE_LOCKS: dict[str, threading.RLock] = {}
+#: the (ids of the) SQLite connections whose write transaction holds its file's lock
+_HOLDING: set[int] = set()
+
+
+def _release_after(dialect: Any, method: str, lock: threading.RLock) -> None:
+    """Release the write lock once the transaction's COMMIT (or ROLLBACK) is done, not before
+    (SQLAlchemy's commit event comes before it)."""
+    ends = getattr(dialect, method)
+
+    def ended(dbapi_connection: Any) -> None:
+        try:
+            ends(dbapi_connection)
+        finally:
+            held = id(dbapi_connection.dbapi_connection)
+            if held in _HOLDING:
+                _HOLDING.discard(held)
+                lock.release()
+
+    setattr(dialect, method, ended)
 
 
 def head_revision() -> str:
