@@ -85,7 +85,12 @@ class _SignallingStore:
     create_stack = create_stack_with_template  # same arguments; the store's own would not signal
 
     def update_stack(self, stack_id: str, **fields: Any) -> None:
-        self._store.update_stack(stack_id, **fields)
+        """A stack's row changes; before the action shows, only while its request still waits (an
+        update stores its new definition here: one the request gave up on stops and stores nothing)."""
+        with self._started.lock:
+            if self._started.stack_id is None and self._started.given_up.is_set():
+                raise GivenUp("the request gave up waiting for this action to start")
+            self._store.update_stack(stack_id, **fields)
         if fields.get("status") == "IN_PROGRESS":
             self._show(stack_id)
 

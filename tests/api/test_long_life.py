@@ -166,6 +166,41 @@ def test_an_action_the_request_gave_up_on_stops_and_stores_nothing(tmp_path, mon
     runner.shutdown()
 
 
+def test_an_update_the_request_gave_up_on_stops_and_stores_nothing(tmp_path, monkeypatch):
+    """The request gives up while the update is checking its new definition (as a slow check of a
+    big template would): the update stops before storing it, and the stack is as it was."""
+    import stoker.engine.engine as engine_module
+    from stoker.api.runner import Runner
+    from stoker.engine.engine import Engine
+    from stoker.errors import GivenUp
+
+    monkeypatch.setenv("STOKER_HOME", str(tmp_path / "home"))
+    engine = Engine(db_url=f"sqlite:///{tmp_path / 's.db'}")
+    engine.create_stack("s", ONE)
+    checking, gave_up = threading.Event(), threading.Event()
+    real_check = engine_module._check_immutable
+
+    def slow_check(old, new):
+        checking.set()
+        gave_up.wait(30)
+        real_check(old, new)
+
+    monkeypatch.setattr(engine_module, "_check_immutable", slow_check)
+    two = {**ONE, "resources": {**ONE["resources"], "r2": {"type": "OS::Heat::None"}}}
+    runner = Runner()
+    started = runner.start(engine, lambda worker: worker.update_stack("s", two), timeout=3)
+    gave_up.set()
+    assert checking.is_set() and started.given_up.is_set()
+    with pytest.raises(GivenUp):
+        started.future.result(timeout=30)
+    runner.shutdown()
+    shown = engine.show_stack("s")
+    assert (shown["stack_status"], [r["resource_name"] for r in engine.resources("s")]) == ("CREATE_COMPLETE", ["r"])
+    assert engine.get_record("s").lock_owner is None
+    engine.update_stack("s", two)  # nothing was left held: the next update goes ahead
+    assert sorted(r["resource_name"] for r in engine.resources("s")) == ["r", "r2"]
+
+
 def _connect(server: Server) -> socket.socket:
     host, port = server.url.removeprefix("http://").split(":")
     sock = socket.create_connection((host, int(port)), timeout=SETTLE_BOUND)
