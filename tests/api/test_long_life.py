@@ -86,6 +86,34 @@ def test_stack_actions_leave_no_thread_behind(server):
         assert _settled(server, start) <= start
 
 
+def test_threads_return_to_their_start_after_a_burst_over_several_projects(server):
+    """Concurrent actions in five projects start action, request and endpoint threads; once
+    the server is idle they end, so however many projects and bursts, the count goes back."""
+    with httpx.Client(base_url=server.endpoint("p0"), timeout=30, follow_redirects=True) as client:
+        _create_and_delete(client, "warm")
+    start = threads_of(server)
+
+    failures: list[BaseException] = []
+
+    def burst(client_number: int) -> None:
+        project = f"p{client_number % 5}"
+        try:
+            with httpx.Client(base_url=server.endpoint(project), timeout=60, follow_redirects=True) as client:
+                for number in range(4):
+                    _create_and_delete(client, f"c{client_number}-{number}")
+        except BaseException as exc:  # raised below, in the test's thread
+            failures.append(exc)
+
+    workers = [threading.Thread(target=burst, args=(i,)) for i in range(10)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert not failures, failures[0]
+    assert threads_of(server) > start  # the burst did start threads
+    assert _settled(server, start) <= start
+
+
 JSON_PARAM = {"heat_template_version": "2018-08-31", "parameters": {"j": {"type": "json"}},
               "outputs": {"o": {"value": {"get_param": "j"}}}}
 
