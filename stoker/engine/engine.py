@@ -49,6 +49,8 @@ HOOK_CLEAR_ATTEMPTS = 10
 WATCH_INTERVAL = 0.5
 #: as Heat's convergence, an update takes over from these actions (stopped, not rolled back)
 PREEMPTED_BY_UPDATE = ("CREATE", "UPDATE")
+#: stored templates kept in memory at most (``Engine.stored_template``)
+TEMPLATE_CACHE_SIZE = 256
 
 
 class Engine:
@@ -233,9 +235,13 @@ class Engine:
         await stack.recorder.call(self.save_new_stack, stack, (), stack.parent.record.timeout_mins)
 
     def stored_template(self, template_id: int):
-        """A stored template; they never change once stored, so each is read once."""
+        """A stored template; they never change once stored, so each is read once (while the
+        cache, shared by every copy of the engine, holds fewer than ``TEMPLATE_CACHE_SIZE``: a
+        server creating stacks for days would otherwise keep every template it ever showed)."""
         found = self._templates.get(template_id)
         if found is None:
+            if len(self._templates) >= TEMPLATE_CACHE_SIZE:
+                self._templates.clear()
             found = self._templates[template_id] = self.store.get_template(template_id)
         return found
 

@@ -114,6 +114,22 @@ def test_threads_return_to_their_start_after_a_burst_over_several_projects(serve
     assert _settled(server, start) <= start
 
 
+def test_the_templates_a_server_shows_are_not_all_kept(tmp_path, monkeypatch):
+    """Every create stores a template and every show reads it: the engine's cache of them (shared
+    by all its per-request copies) stays bounded, so a server's memory does not grow with them."""
+    import stoker.engine.engine as engine_module
+    from stoker.engine.engine import Engine
+
+    monkeypatch.setenv("STOKER_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(engine_module, "TEMPLATE_CACHE_SIZE", 3)
+    engine = Engine(db_url=f"sqlite:///{tmp_path / 's.db'}")
+    for number in range(10):
+        request = engine.for_project("p")
+        request.create_stack(f"s{number}", {**ONE, "description": f"stack {number}"})
+        assert request.show_stack(f"s{number}")["description"] == f"stack {number}"
+        assert len(engine._templates) <= 3
+
+
 JSON_PARAM = {"heat_template_version": "2018-08-31", "parameters": {"j": {"type": "json"}},
               "outputs": {"o": {"value": {"get_param": "j"}}}}
 
