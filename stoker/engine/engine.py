@@ -22,7 +22,7 @@ from types import SimpleNamespace
 from typing import Any, Iterable, Iterator
 
 from stoker.dispatch.inprocess import InProcess
-from stoker.engine import actions, reads, signals, type_checks
+from stoker.engine import actions, drift, reads, signals, type_checks
 from stoker.engine.actions import HOOKS_CLEARED_KEY, ActionFailed
 from stoker.engine.progress import Progress
 from stoker.engine.sealing import stored_inputs, stored_resource_fields
@@ -409,10 +409,11 @@ class Engine:
                      existing: bool = False, disable_rollback: bool | None = None,
                      timeout_mins: int | None = None, dry_run: bool = False,
                      show_nested: bool = False, clear_parameters: Iterable[str] = (),
-                     tags: Iterable[str] | None = None) -> dict:
+                     tags: Iterable[str] | None = None, converge: bool = False) -> dict:
         """Update a stack; ``dry_run`` only previews it (nested stacks too with ``show_nested``).
         With ``existing``, ``clear_parameters`` go back to their defaults (Heat's PATCH);
-        ``tags``, when given, replace the stack's."""
+        ``tags``, when given, replace the stack's; ``converge`` also puts right the resources
+        whose live state drifted from what was applied (``engine/drift.py``)."""
         record = self.get_record(name_or_id)
         if (record.action, record.status) == ("SUSPEND", COMPLETE):
             raise Conflict(f"Updating stack {record.name} while it is suspended is not supported; "
@@ -443,16 +444,18 @@ class Engine:
         if record.lock_action in PREEMPTED_BY_UPDATE:
             record = self._stop_running_action(record)
         stack = self.dispatch.update(self, record, lambda: self.prepare_update(
-            record, template, environment, params, disable_rollback=not rollback, timeout_mins=timeout_mins),
-            rollback)
+            record, template, environment, params, disable_rollback=not rollback, timeout_mins=timeout_mins,
+            converge=converge), rollback)
         if tags is not None:  # the update was taken (a refused one raised)
             self.store.update_stack(record.id, tags=list(tags))
         return self._result(stack)
 
     def prepare_update(self, record, template: Template, environment: Environment, params: dict,
                        disable_rollback: bool, timeout_mins: int | None = None,
-                       parent: Stack | None = None, facade: dict | None = None) -> tuple[Stack, Stack]:
-        """Check the new definition against the old stack and store it; returns (new, old)."""
+                       parent: Stack | None = None, facade: dict | None = None,
+                       converge: bool = False) -> tuple[Stack, Stack]:
+        """Check the new definition against the old stack and store it; returns (new, old).
+        ``converge``: every resource goes through the update, its live state observed first."""
         old = self.runtime(record, parent=parent, facade=facade)
         stack = Stack(self, record, parent)
         stack.facade = facade or {}
@@ -460,6 +463,9 @@ class Engine:
         stack.define(template, environment, params, previous=old)
         _check_immutable(old, stack)
         stack.adopt_resources(old)
+        if converge:
+            stack.unchanged = frozenset()
+            drift.observe(self.store, stack.resources)
         stored_params, stored_env = stored_inputs(stack, params, environment.as_dict())
         self.store.update_stack(record.id, template_id=self._template_id(stack, template),
                                 previous_template_id=record.template_id,

@@ -329,7 +329,7 @@ def _update(ctx: Ctx, record: Any, body: dict, patch: bool, dry_run: bool) -> An
                                        show_nested=show_nested, **kwargs)
 
     def action(engine: Any) -> Any:
-        return engine.update_stack(record.id, template, environment, params, **kwargs)
+        return engine.update_stack(record.id, template, environment, params, converge=data.converge, **kwargs)
 
     ctx.state.runner.start(ctx.engine, action)
     # as Heat: a PUT without tags clears them, a PATCH keeps them
