@@ -23,11 +23,13 @@ class InProcess:
         with engine._locked(record, "DELETE"):
             engine._run(engine.run_delete(engine.runtime(record), "DELETE"))
 
-    def update(self, engine: Any, record: Any, prepare: Callable[[], tuple[Any, Any]], rollback: bool) -> Any:
-        """``prepare`` checks and stores the new definition once the lock is held; returns the new stack."""
-        with engine._locked(record, "UPDATE"):
+    def update(self, engine: Any, record: Any, prepare: Callable[[], tuple[Any, Any]], rollback: bool,
+               action: str = "UPDATE", given: dict | None = None) -> Any:
+        """``prepare`` checks and stores the new definition once the lock is held; returns the new stack.
+        ``action``: UPDATE, or RESTORE (to a snapshot: ``given`` names it, for the workers' end)."""
+        with engine._locked(record, action):
             stack, old = prepare()
-            engine._run(engine.run_update(stack, old, rollback))
+            engine._run(engine.run_update(stack, old, rollback, action))
         return stack
 
     def execute(self, executions: Any, row: dict, deployment_row: dict, model: Any, graph: Any, done: frozenset,
@@ -42,6 +44,6 @@ class InProcess:
         signals.act(engine, record, resource_name, details)
 
     def simple(self, engine: Any, record: Any, action: str) -> None:
-        """SUSPEND, RESUME or CHECK."""
+        """SUSPEND, RESUME, CHECK or SNAPSHOT."""
         with engine._locked(record, action):
             engine._run(engine.run_simple(engine.runtime(record), action))

@@ -534,7 +534,7 @@ def delete_snapshot(stack_name: str, stack_id: str, snapshot_id: str, ctx: Ctx =
 def restore_snapshot(stack_name: str, stack_id: str, snapshot_id: str, ctx: Ctx = Depends(context)) -> Response:
     record = extras.identify(ctx.engine, stack_name, stack_id)
     _snapshot_request(lambda: ctx.engine.snapshots.restorable(record.id, snapshot_id))
-    ctx.state.runner.start(ctx.engine, lambda engine: engine.snapshots.restore(record.id, snapshot_id))
+    ctx.state.runner.start(ctx.engine, lambda engine: engine.snapshots.restore(record.id, snapshot_id, wait=False))
     return empty(202)
 
 
