@@ -129,6 +129,7 @@ COLLECTIONS = {
     "heat-templates": ("https://opendev.org/openstack/heat-templates", "master"),
     "magnum": ("https://opendev.org/openstack/magnum", "yoga-eol"),
     "rally-openstack": ("https://opendev.org/openstack/rally-openstack", "master"),
+    "senlin": ("https://opendev.org/openstack/senlin", "zed-eom"),  # retired since: its last tag
 }
 
 
