@@ -129,6 +129,25 @@ def simulated_types() -> list[str]:
     return [name for name in types.types() if getattr(types.get(name), "simulated", False)]
 
 
+#: public template collections the script knows by name (``--collection NAME``): the repository
+#: and the tag or branch cloned (magnum's Heat drivers were removed after yoga)
+COLLECTIONS = {
+    "heat-templates": ("https://opendev.org/openstack/heat-templates", "master"),
+    "magnum": ("https://opendev.org/openstack/magnum", "yoga-eol"),
+    "rally-openstack": ("https://opendev.org/openstack/rally-openstack", "master"),
+    "senlin": ("https://opendev.org/openstack/senlin", "zed-eom"),  # retired since: its last tag
+}
+
+
+def from_collection(name: str, work: Path) -> Path:
+    """A known collection, cloned (``git clone --depth 1``) into ``work``."""
+    url, ref = COLLECTIONS[name]
+    target = work / name
+    if not target.exists():
+        subprocess.run(["git", "clone", "--quiet", "--depth", "1", "--branch", ref, url, str(target)], check=True)
+    return target
+
+
 def none_environment(templates: list[Path], work: Path, simulated: bool = False) -> Path:
     """One environment mapping every type the corpus uses that Stoker does not ship to None: Heat's
     OpenStack types Stoker only simulates too, unless ``simulated`` (Heat runs them with its real
@@ -443,6 +462,8 @@ def report_creates(rows: list[dict], roots: list[Path], shown: int) -> bool:
               "compared by whether they resolve")
     print(f"create: {len(rows) - len(differing)}/{len(rows)} agree" +
           "".join(f"; {n} {kind}" for kind, n in kinds.most_common()))
+    differing_templates = {row["template"] for row, _ in differing}
+    _per_corpus("create", rows, lambda row: row["template"] not in differing_templates)
     return not differing
 
 
@@ -461,7 +482,19 @@ def report(action: str, rows: list[dict], roots: list[Path], shown: int) -> bool
     agree = len(pairs) - len(refused) - len(accepted)
     print(f"{action}: {agree}/{len(pairs)} agree; Stoker refuses {len(refused)} that Heat accepts, "
           f"accepts {len(accepted)} that Heat refuses")
+    differing = {p[0] for p in refused + accepted}
+    _per_corpus(action, rows, lambda row: row["template"] not in differing)
     return agree == len(pairs)
+
+
+def _per_corpus(action: str, rows: list[dict], agrees) -> None:
+    """One figure per corpus (the directory or package each template came from), when there are several."""
+    corpora = Counter(row.get("corpus", "") for row in rows)
+    if len(corpora) < 2:
+        return
+    agreeing = Counter(row.get("corpus", "") for row in rows if agrees(row))
+    for corpus, total in sorted(corpora.items()):
+        print(f"  {action} {corpus}: {agreeing[corpus]}/{total} agree ({100 * agreeing[corpus] / total:.1f}%)")
 
 
 def _verdict(verdict: dict) -> str:
@@ -480,6 +513,8 @@ def main() -> int:
     parser.add_argument("paths", nargs="*", type=Path, help="directories (or files) of templates")
     parser.add_argument("--package", action="append", default=[],
                         help="also the templates of this published package's sdist (e.g. tripleo-heat-templates)")
+    parser.add_argument("--collection", action="append", default=[], choices=sorted(COLLECTIONS),
+                        help="also this public collection of templates, cloned with git (repeat for several)")
     parser.add_argument("--heat-python", help="python of a virtualenv with openstack-heat (else: Stoker only)")
     parser.add_argument("--sample", type=int, help="validate a random sample of this many templates")
     parser.add_argument("--seed", type=int, default=12)
@@ -506,10 +541,15 @@ def main() -> int:
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser, work: Path) -> int:
-    roots = list(args.paths) + [from_package(name, work / "packages") for name in args.package]
+    roots = (list(args.paths) + [from_package(name, work / "packages") for name in args.package]
+             + [from_collection(name, work / "collections") for name in args.collection])
     if not roots:
-        parser.error("give a directory of templates or --package NAME")
-    templates = find_templates(roots, work / "inline")
+        parser.error("give a directory of templates, --package NAME or --collection NAME")
+    corpus_of = {}
+    for number, root in enumerate(roots):
+        for path in find_templates([root], work / "inline" / str(number)):
+            corpus_of.setdefault(path, root.name)
+    templates = list(corpus_of)
     if args.sample and args.sample < len(templates):
         templates = sorted(random.Random(args.seed).sample(templates, args.sample))
     environment = none_environment(templates, work, args.simulated)
@@ -520,7 +560,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser, work: Path) -
     simulated = simulated_types() if args.simulated and args.create else []
     heat_run = start_heat(args.heat_python, shares, work, simulated) if args.heat_python else None
     with ProcessPoolExecutor(args.jobs, initializer=_own_home, initargs=(work,)) as pool:
-        rows = [{"template": job["template"], "stoker": verdicts, "opaque": sorted(opaque_outputs(Path(job["template"]))),
+        rows = [{"template": job["template"], "corpus": corpus_of[Path(job["template"])], "stoker": verdicts,
+                 "opaque": sorted(opaque_outputs(Path(job["template"]))),
                  "loose": sorted(simulated_outputs(Path(job["template"]), set(simulated)))}
                 for job, verdicts in zip(jobs, pool.map(stoker_verdicts, jobs))]
     heat = heat_verdicts(heat_run, len(jobs)) if heat_run else None

@@ -37,6 +37,8 @@ class Inputs:
     disable_rollback: bool | None = None
     tags: list[str] | None = None
     clear_parameters: list[str] = field(default_factory=list)
+    #: Heat's converge: an update that also puts right what drifted (``engine/drift.py``)
+    converge: bool = False
     environment_given: bool = False
     raw_environment: dict | None = None
 
@@ -72,6 +74,8 @@ def parse(body: dict, patch: bool = False, template_required: bool = True) -> In
     if not isinstance(clear, list) or not all(isinstance(c, str) for c in clear):
         raise bad_request("clear_parameters must be a list of parameter names")
     inputs.clear_parameters = clear
+    if body.get("converge") is not None:
+        inputs.converge = extract_bool("converge", body["converge"])
     return inputs
 
 

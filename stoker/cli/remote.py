@@ -126,9 +126,9 @@ class RemoteEngine:
     def outputs(self, name_or_id: str) -> list[dict]:
         return self.show_stack(name_or_id).get("outputs") or []
 
-    def resources(self, name_or_id: str, nested_depth: int = 0) -> list[dict]:
-        query = {"nested_depth": nested_depth} if nested_depth else None
-        rows = self.request("GET", self._stack_path(name_or_id) + "/resources", query=query)[2]["resources"]
+    def resources(self, name_or_id: str, nested_depth: int = 0, filters: dict | None = None) -> list[dict]:
+        query = {**(filters or {}), **({"nested_depth": nested_depth} if nested_depth else {})}
+        rows = self.request("GET", self._stack_path(name_or_id) + "/resources", query=query or None)[2]["resources"]
         return [_plain(r) for r in rows]
 
     def failures(self, name_or_id: str) -> list[dict]:
@@ -137,9 +137,9 @@ class RemoteEngine:
         parents = {r.get("parent_resource") for r in failed}
         return [r for r in failed if r["resource_name"] not in parents]
 
-    def resource(self, name_or_id: str, resource_name: str) -> dict:
+    def resource(self, name_or_id: str, resource_name: str, with_attr: Iterable[str] = ()) -> dict:
         path = self._stack_path(name_or_id) + f"/resources/{quote(resource_name, safe='')}"
-        return _plain(self._get(path)["resource"])
+        return _plain(self._get(path, **({"with_attr": list(with_attr)} if with_attr else {}))["resource"])
 
     def events(self, name_or_id: str, resource_name: str | None = None, nested_depth: int = 0,
                **paging: Any) -> list[dict]:
@@ -185,9 +185,12 @@ class RemoteEngine:
                      parameters: dict | None = None, existing: bool = False,
                      disable_rollback: bool | None = None, timeout_mins: int | None = None,
                      dry_run: bool = False, wait: bool = True, show_nested: bool = False,
-                     clear_parameters: Iterable[str] = (), tags: Iterable[str] | None = None) -> dict:
+                     clear_parameters: Iterable[str] = (), tags: Iterable[str] | None = None,
+                     converge: bool = False) -> dict:
         path = self._stack_path(name_or_id)
         body = _instantiation(template, environment, parameters)
+        if converge:
+            body["converge"] = True
         if clear_parameters:
             body["clear_parameters"] = list(clear_parameters)
         if tags is not None:

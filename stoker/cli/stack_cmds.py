@@ -13,9 +13,27 @@ from stoker.cli.formatting import dump, format_option, show_list, show_record
 from stoker.cli.group import pass_engine, pass_settings
 from stoker.cli.inputs import load_inputs, template_options
 from stoker.cli.stack_progress import FOLLOW_INTERVAL, EventPrinter, finish, follow, in_background, watch
+from stoker.engine.resource_filters import FILTERS
+
+
+def _key_values(ctx: click.Context, param: click.Parameter, given: tuple) -> dict:
+    """``--filter key=value`` repeated: each key's values, a list when given more than once; a key
+    Heat does not filter on is refused, naming the ones it does."""
+    found: dict = {}
+    for item in given:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param=param)
+        if key not in FILTERS:
+            raise click.BadParameter(f"{key!r} is not a filter; the filters are: {', '.join(FILTERS)}", param=param)
+        found.setdefault(key, []).append(value)
+    return {key: values[0] if len(values) == 1 else values for key, values in found.items()}
+
 
 STACK_COLUMNS = ["id", "stack_name", "stack_status", "creation_time", "updated_time"]
 RESOURCE_COLUMNS = ["resource_name", "physical_resource_id", "resource_type", "resource_status", "updated_time"]
+#: openstack stack create --poll's interval when none is given
+POLL_DEFAULT = 5.0
 EVENT_COLUMNS = ["resource_name", "id", "resource_status", "resource_status_reason", "event_time"]
 
 
@@ -31,23 +49,28 @@ def stack() -> None:
 @click.option("--enable-rollback", is_flag=True, help="Delete what was created if the create fails.")
 @click.option("--tags", default="", help="Comma-separated tags.")
 @click.option("--wait", is_flag=True, help="Show progress; exit non-zero on failure.")
+@click.option("--poll", type=click.FloatRange(min=0.1), is_flag=False, flag_value=POLL_DEFAULT, default=None,
+              metavar="[SECONDS]", help=f"Wait as --wait does, reading new events every SECONDS "
+                                        f"(default {POLL_DEFAULT:g}) when another process runs the create.")
 @click.option("--dry-run", is_flag=True, help="Only show what would be created.")
 @format_option()
 @pass_settings
 def create(settings, name, template_file, environment_files, parameters, parameter_files, timeout,
-           enable_rollback, tags, wait, dry_run, fmt):
+           enable_rollback, tags, wait, poll, dry_run, fmt):
     """Create stack NAME from a template."""
     options = {"timeout_mins": timeout, "disable_rollback": not enable_rollback,
                "tags": [t for t in tags.split(",") if t]}
     _run_action(settings, "create", name, (template_file, environment_files, parameters, parameter_files),
-                options, wait, dry_run, fmt,
-                lambda plan: show_list(plan["resources"], ["resource_name", "resource_type", "action"], fmt))
+                options, wait or poll is not None, dry_run, fmt,
+                lambda plan: show_list(plan["resources"], ["resource_name", "resource_type", "action"], fmt),
+                poll or FOLLOW_INTERVAL)
 
 
 def _run_action(settings, verb: str, name: str, inputs: tuple, options: dict, wait: bool, dry_run: bool, fmt: str,
-                show_plan) -> None:
+                show_plan, interval: float = FOLLOW_INTERVAL) -> None:
     """``create|update NAME``: started in the background, or run here (``--wait``: its events shown as they
-    land; ``--dry-run``: ``show_plan`` given what it would do)."""
+    land, read every ``interval`` seconds when another process runs it; ``--dry-run``: ``show_plan`` given
+    what it would do)."""
     if not (wait or dry_run):
         show_record(in_background(settings, verb, name, inputs, options), fmt)
         return
@@ -58,7 +81,7 @@ def _run_action(settings, verb: str, name: str, inputs: tuple, options: dict, wa
     if dry_run:
         show_plan(action())
         return
-    finish(watch(engine, name, action, fmt) if wait else action(), fmt, wait)
+    finish(watch(engine, name, action, fmt, interval) if wait else action(), fmt, wait)
 
 
 @stack.command("update")
@@ -77,13 +100,17 @@ def _run_action(settings, verb: str, name: str, inputs: tuple, options: dict, wa
 @click.option("--wait", is_flag=True)
 @click.option("--dry-run", is_flag=True, help="Show what would be added, updated, replaced, deleted.")
 @click.option("--show-nested", is_flag=True, help="With --dry-run: nested stacks' changes too.")
+@click.option("--converge", is_flag=True,
+              help="Also put right the resources whose live state drifted from what the stack applied.")
 @format_option()
 @pass_settings
 def update(settings, name, template_file, environment_files, parameters, parameter_files, existing,
-           rollback, clear_parameters, tags, timeout, wait, dry_run, show_nested, fmt):
+           rollback, clear_parameters, tags, timeout, wait, dry_run, show_nested, converge, fmt):
     """Update stack NAME to a new template and/or parameters."""
     options = {"existing": existing, "timeout_mins": timeout,
                "disable_rollback": None if rollback in (None, "keep") else rollback == "disabled"}
+    if converge and not dry_run:
+        options["converge"] = True
     if clear_parameters:
         options["clear_parameters"] = list(clear_parameters)
     if tags is not None:
@@ -230,12 +257,16 @@ def resource() -> None:
 @resource.command("list")
 @click.argument("name")
 @click.option("-n", "--nested-depth", type=int, default=0, help="Also list nested stacks' resources, this deep.")
+@click.option("--long", "long_listing", is_flag=True, help="More columns: the stack each resource is in.")
+@click.option("--filter", "filters", multiple=True, metavar="KEY=VALUE", callback=_key_values,
+              help=f"Only resources with this {'|'.join(FILTERS)} (repeat for several; one key given "
+                   "several values keeps any of them).")
 @format_option()
 @pass_engine
-def resource_list(engine, name, nested_depth, fmt):
+def resource_list(engine, name, nested_depth, long_listing, filters, fmt):
     """The resources of stack NAME."""
-    columns = RESOURCE_COLUMNS + (["stack_name"] if nested_depth else [])
-    rows = engine.resources(name, nested_depth)
+    columns = RESOURCE_COLUMNS + (["stack_name"] if nested_depth or long_listing else [])
+    rows = engine.resources(name, nested_depth, filters=filters)
     if any(row.get("simulated") for row in rows):  # OpenStack types run offline: say so
         columns.append("simulated")
     show_list(rows, columns, fmt)
@@ -244,10 +275,13 @@ def resource_list(engine, name, nested_depth, fmt):
 @resource.command("show")
 @click.argument("name")
 @click.argument("resource_name")
+@click.option("--with-attr", "with_attr", multiple=True, metavar="ATTRIBUTE",
+              help="Also resolve this attribute into the attributes shown (repeat for several).")
 @format_option()
 @pass_engine
-def resource_show(engine, name, resource_name, fmt):
-    show_record(engine.resource(name, resource_name), fmt)
+def resource_show(engine, name, resource_name, with_attr, fmt):
+    """RESOURCE of stack NAME, with its attributes."""
+    show_record(engine.resource(name, resource_name, with_attr), fmt)
 
 
 @resource.command("mark-unhealthy")

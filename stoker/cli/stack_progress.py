@@ -25,12 +25,13 @@ def _stack_id(engine, name: str) -> str | None:
         return None
 
 
-def watch(engine, name: str, action, fmt: str):
-    """Run ``action``, printing the stack's events (not its nested stacks') as they are committed."""
+def watch(engine, name: str, action, fmt: str, interval: float = FOLLOW_INTERVAL):
+    """Run ``action``, printing the stack's events (not its nested stacks') as they are committed
+    (read every ``interval`` seconds when another process runs it)."""
     show = EventPrinter()
     progress = getattr(engine, "progress", None)
     if progress is None or not engine.dispatch.runs_here:  # a server or workers run it: follow its events
-        return follow(engine, name, action, show)
+        return follow(engine, name, action, show, interval)
 
     def pushed(root_stack_id: str, events: list[dict]) -> None:
         show([e for e in events if e["stack_id"] == root_stack_id])
@@ -39,7 +40,7 @@ def watch(engine, name: str, action, fmt: str):
         return action()  # this process runs it: the engine hands each event over
 
 
-def follow(engine, name: str, action, show) -> object:
+def follow(engine, name: str, action, show, interval: float = FOLLOW_INTERVAL) -> object:
     """Run ``action`` in a thread, reading only the events newer than the last one shown."""
     result: dict = {}
 
@@ -65,7 +66,7 @@ def follow(engine, name: str, action, show) -> object:
             if "error" in result or not _running(result.get("value")):
                 break
             result["value"] = _refreshed(engine, result["value"])  # workers run it (a broker is set)
-        time.sleep(FOLLOW_INTERVAL)
+        time.sleep(interval)
     if "error" in result:
         raise result["error"]
     return result.get("value")

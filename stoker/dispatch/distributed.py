@@ -1,7 +1,7 @@
 """Stack actions started here, run by ``stoker worker`` processes through Celery.
 
 Every stack action (create, adopt, delete, update with its rollback,
-suspend, resume, check) and every signal whose handler acts is spread over
+suspend, resume, check, a snapshot and its restore) and every signal whose handler acts is spread over
 the workers, batches of ready resources per task (``lifecycle`` starts
 them, ``worker`` runs them); so are the actions of nested stacks that
 resources on the workers own (each a traversal of its own, which the owner
@@ -93,9 +93,9 @@ class CeleryDispatch(InProcess):
         lifecycle.start_delete(engine, self.app, self.queue, record, "DELETE")
 
     def update(self, engine: ActionHost, record: StackRecord, prepare: Callable[[], tuple[Stack, Stack]],
-               rollback: bool) -> Stack:
+               rollback: bool, action: str = "UPDATE", given: dict | None = None) -> Stack:
         check_database(engine)
-        return lifecycle.start_update(engine, self.app, self.queue, record, prepare, rollback)
+        return lifecycle.start_update(engine, self.app, self.queue, record, prepare, rollback, action, given)
 
     def signal(self, engine: ActionHost, record: StackRecord, resource_name: str, details: Any) -> None:
         """A signal whose handler acts (a scaling policy's): the workers act on it; answered at once."""

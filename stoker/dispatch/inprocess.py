@@ -30,11 +30,12 @@ class InProcess:
             engine.run(engine.run_delete(engine.runtime(record), "DELETE"))
 
     def update(self, engine: ActionHost, record: StackRecord, prepare: Callable[[], tuple[Stack, Stack]],
-               rollback: bool) -> Stack:
-        """``prepare`` checks and stores the new definition once the lock is held; returns the new stack."""
-        with engine.locked(record, "UPDATE"):
+               rollback: bool, action: str = "UPDATE", given: dict | None = None) -> Stack:
+        """``prepare`` checks and stores the new definition once the lock is held; returns the new stack.
+        ``action``: UPDATE, or RESTORE (to a snapshot: ``given`` names it, for the workers' end)."""
+        with engine.locked(record, action):
             stack, old = prepare()
-            engine.run(engine.run_update(stack, old, rollback))
+            engine.run(engine.run_update(stack, old, rollback, action))
         return stack
 
     async def nested_action(self, here: Callable[[], Awaitable[Any]], apart: Callable[[], Awaitable[Any]]) -> Any:
@@ -54,6 +55,6 @@ class InProcess:
         signals.act(engine, record, resource_name, details)
 
     def simple(self, engine: ActionHost, record: StackRecord, action: str) -> None:
-        """SUSPEND, RESUME or CHECK."""
+        """SUSPEND, RESUME, CHECK or SNAPSHOT."""
         with engine.locked(record, action):
             engine.run(engine.run_simple(engine.runtime(record), action))

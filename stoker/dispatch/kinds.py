@@ -108,14 +108,18 @@ KINDS = {
     "SUSPEND": Kind("SUSPEND", "SUSPEND", _simple("SUSPEND")),
     "RESUME": Kind("RESUME", "RESUME", _simple("RESUME")),
     "CHECK": Kind("CHECK", "CHECK", _simple("CHECK")),
+    "SNAPSHOT": Kind("SNAPSHOT", "SNAPSHOT", _simple("SNAPSHOT")),
     "UPDATE": Kind("UPDATE", "UPDATE", _update(False), updating=True),
     "SIGNAL": Kind("SIGNAL", "SIGNAL", _signal, stack_state=False, winds_down=True),
     "UPDATE_CLEANUP": Kind("UPDATE", "DELETE", _delete),
     "UPDATE_ROLLBACK": Kind("ROLLBACK", "UPDATE", _update(True), updating=True),
     "ROLLBACK_CLEANUP": Kind("ROLLBACK", "DELETE", _delete),
+    # a snapshot's restore: an update back to the snapshot's definition, shown as RESTORE
+    "RESTORE": Kind("RESTORE", "UPDATE", _update(False), updating=True),
+    "RESTORE_CLEANUP": Kind("RESTORE", "DELETE", _delete),
 }
 #: the traversal that follows a successful one within the same stack action
-CLEANUP = {"UPDATE": "UPDATE_CLEANUP", "UPDATE_ROLLBACK": "ROLLBACK_CLEANUP"}
+CLEANUP = {"UPDATE": "UPDATE_CLEANUP", "UPDATE_ROLLBACK": "ROLLBACK_CLEANUP", "RESTORE": "RESTORE_CLEANUP"}
 
 
 def stack_action(traversal_action: str) -> str:

@@ -24,7 +24,7 @@ from sqlalchemy.exc import IntegrityError
 
 from stoker.dispatch import celery_app, kinds, traversal
 from stoker.dispatch.step import DirectRecorder
-from stoker.engine import actions, outcomes
+from stoker.engine import actions, outcomes, snapshots
 from stoker.engine.graph import Graph
 from stoker.engine.stack import STACK_RESOURCE_TYPE, Stack
 from stoker.errors import Conflict, StokerError
@@ -250,18 +250,21 @@ def _delete_graph(stack: Stack) -> Graph:
 
 
 def start_update(engine: ActionHost, app: Celery, queue: str, record: StackRecord,
-                 prepare: Callable[[], tuple[Stack, Stack]], rollback: bool) -> Stack:
+                 prepare: Callable[[], tuple[Stack, Stack]], rollback: bool, action: str = "UPDATE",
+                 given: dict | None = None) -> Stack:
     """Update the stack through the workers; ``prepare`` checks and stores the new definition
-    (``Engine.prepare_update``) once the lock is held.  Returns the new stack."""
+    (``Engine.prepare_update``) once the lock is held.  Returns the new stack.  ``action``: UPDATE
+    or RESTORE (``given``, kept with the traversal, names the snapshot for ``end_traversal``)."""
     traversal_id = str(uuid.uuid4())
-    engine.store.acquire_lock(record.id, traversal_owner(traversal_id), "UPDATE")
+    engine.store.acquire_lock(record.id, traversal_owner(traversal_id), action)
     try:
         stack, _old = prepare()
     except BaseException:  # an invalid template changes nothing
         engine.store.release_lock(record.id, traversal_owner(traversal_id))
         raise
     # kept even when rollback is off: a cancel_update rolls back all the same (as Heat)
-    _begin_update(engine, app, queue, stack, traversal_id, "UPDATE", record.inputs(), not rollback)
+    _begin_update(engine, app, queue, stack, traversal_id, action, {**record.inputs(), **(given or {})},
+                  not rollback)
     return stack
 
 
@@ -358,6 +361,8 @@ def end_traversal(engine: ActionHost, app: Celery, queue: str, traversal_id: str
                 traversal.given(store, traversal_id), disable_rollback)
         traversal.mark_ended(store, traversal_id)
         return
+    if shown in ("SNAPSHOT", "RESTORE"):  # the snapshot stored, or its data given back, before the stack ends
+        snapshots.after_traversal(engine, record, shown, traversal.given(store, traversal_id), stopping)
     if stopping is not None and outcomes.OUTCOMES[shown].rollback and _began_following(store, record, traversal_id):
         follows = outcomes.OUTCOMES[shown].rollback  # decided by an earlier run of this end
     else:

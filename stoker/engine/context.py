@@ -21,6 +21,9 @@ class EngineContext(StackContext):
     def __init__(self, stack: LiveStack, **kwargs: Any):
         super().__init__(**kwargs)
         self.runtime = stack
+        #: a create preview: ``get_resource`` of a resource not made yet gives its name, as in Heat
+        #: (a resource without a physical id is referred to by its name)
+        self.previewing = False
 
     def resource_enabled(self, name: str) -> bool:
         definition = self.runtime.definition
@@ -38,6 +41,8 @@ class EngineContext(StackContext):
         return self.runtime.resources[name]
 
     def resource_reference(self, name: str) -> Any:
+        if self.previewing and not self.resource_ready(name):
+            return name
         return self._resource(name).FnGetRefId()
 
     def resource_attribute(self, name: str, attribute: str, path: list | tuple = ()) -> Any:

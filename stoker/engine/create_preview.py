@@ -2,7 +2,8 @@
 
 Each resource, in the order a create would start them, with its properties
 resolved as far as they can be before anything exists (defaults filled in;
-what waits for another resource is null), its attributes (all null: nothing
+``get_resource`` of another resource gives its name, as Heat's preview does; an attribute
+of one is null), its attributes (all null: nothing
 exists yet) and what it requires and is required by.  As in Heat, a nested
 stack's place holds the list of its own resources, previewed the same way
 under the name ``<stack>-<resource>``.
@@ -22,6 +23,7 @@ from stoker.resources import attributes
 def preview_resources(stack: Stack, parent_resource: str | None = None) -> list:
     """The entries of ``stack`` (defined, not stored); a nested stack's are a list in its place."""
     definition = stack.definition
+    definition.context.previewing = True
     enabled = definition.enabled_resources()
     order = actions.dependency_graph(stack, set(enabled)).order()
     requires = {name: sorted(d for d in enabled[name].dependencies() if d in enabled) for name in enabled}

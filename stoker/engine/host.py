@@ -119,11 +119,12 @@ class Dispatcher(Protocol):
         """Delete the stack (an action running on it cancelled first)."""
 
     def update(self, engine: ActionHost, record: Any, prepare: Callable[[], tuple[Any, Any]],
-               rollback: bool) -> Any:
-        """Update the stack (``prepare`` stores the new definition once the lease is held); the new stack."""
+               rollback: bool, action: str = "UPDATE", given: dict | None = None) -> Any:
+        """Update the stack (``prepare`` stores the new definition once the lease is held); the new stack.
+        ``action``: UPDATE, or RESTORE to a snapshot (``given`` names it)."""
 
     def simple(self, engine: ActionHost, record: Any, action: str) -> None:
-        """Suspend, resume or check the stack."""
+        """Suspend, resume, check or snapshot the stack."""
 
     def signal(self, engine: ActionHost, record: Any, resource_name: str, details: Any) -> None:
         """Act on a signal whose handler acts."""

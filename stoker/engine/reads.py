@@ -7,8 +7,9 @@ stack is written here, apart from running one.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Iterable, Protocol
 
+from stoker.engine import resource_filters
 from stoker.engine.stack import Stack
 from stoker.engine.summaries import event_summary, output_entries, resource_summary, shown_parameters, stack_summary
 from stoker.errors import NotFound
@@ -83,10 +84,13 @@ def _for_outputs(engine: ReadHost, record) -> Stack:
     return stack
 
 
-def resources(engine: ReadHost, name_or_id: str, nested_depth: int = 0) -> list[dict]:
-    """The stack's resources; with ``nested_depth`` N, those of nested stacks N levels down."""
+def resources(engine: ReadHost, name_or_id: str, nested_depth: int = 0, filters: dict | None = None) -> list[dict]:
+    """The stack's resources; with ``nested_depth`` N, those of nested stacks N levels down;
+    ``filters``: only those Heat's resource-list filters keep (``resource_filters``)."""
+    wanted = resource_filters.checked(filters or {})
     return _tree_rows(engine, engine.get_record(name_or_id), nested_depth,
-                           lambda record: [resource_summary(r, record) for r in engine.store.get_resources(record.id)])
+                      lambda record: [resource_summary(r, record) for r in engine.store.get_resources(record.id)
+                                      if resource_filters.matches(r, wanted)])
 
 
 def _tree_rows(engine: ReadHost, record, depth: int, rows_of) -> list[dict]:
@@ -122,7 +126,10 @@ def _failures(engine: ReadHost, record, prefix: str) -> list[dict]:
     return found
 
 
-def resource(engine: ReadHost, name_or_id: str, resource_name: str) -> dict:
+def resource(engine: ReadHost, name_or_id: str, resource_name: str, with_attr: Iterable[str] = ()) -> dict:
+    """One resource, its attributes resolved; ``with_attr`` names more of them to show (Heat's
+    ``resource show --with-attr``: any name ``get_attr`` could ask for; one that cannot be
+    resolved shows as null)."""
     record = engine.get_record(name_or_id)
     stack = engine.runtime(record)
     resource = stack.resources.get(resource_name)
@@ -131,6 +138,9 @@ def resource(engine: ReadHost, name_or_id: str, resource_name: str) -> dict:
     row = next(r for r in engine.store.get_resources(record.id) if r.id == resource.id)
     info = resource_summary(row, record)
     info["attributes"] = _safe(lambda: resource.all_attributes(), {})
+    for name in with_attr:
+        if name not in info["attributes"]:
+            info["attributes"][name] = _safe(lambda name=name: resource.FnGetAtt(name), None)
     if getattr(resource, "simulated", False):
         info["simulated"] = True
     info["metadata"] = row.rsrc_metadata or {}

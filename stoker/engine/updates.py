@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
-from stoker.engine import actions
+from stoker.engine import actions, drift
 from stoker.engine.sealing import stored_inputs
 from stoker.engine.stack import Stack
 from stoker.engine.stored_stacks import template_id
@@ -33,10 +33,11 @@ def update_stack(engine: Any, name_or_id: str, template: Template | dict | str |
                  existing: bool = False, disable_rollback: bool | None = None,
                  timeout_mins: int | None = None, dry_run: bool = False,
                  show_nested: bool = False, clear_parameters: Iterable[str] = (),
-                 tags: Iterable[str] | None = None) -> dict:
+                 tags: Iterable[str] | None = None, converge: bool = False) -> dict:
     """Update a stack; ``dry_run`` only previews it (nested stacks too with ``show_nested``).
     With ``existing``, ``clear_parameters`` go back to their defaults (Heat's PATCH);
-    ``tags``, when given, replace the stack's."""
+    ``tags``, when given, replace the stack's; ``converge`` also puts right the resources
+    whose live state drifted from what was applied (``engine/drift.py``)."""
     record = engine.get_record(name_or_id)
     if (record.action, record.status) == ("SUSPEND", COMPLETE):
         raise Conflict(f"Updating stack {record.name} while it is suspended is not supported; "
@@ -67,8 +68,8 @@ def update_stack(engine: Any, name_or_id: str, template: Template | dict | str |
     if record.lock_action in PREEMPTED_BY_UPDATE:
         record = engine.stop_running_action(record)
     stack = engine.dispatch.update(engine, record, lambda: engine.prepare_update(
-        record, template, environment, params, disable_rollback=not rollback, timeout_mins=timeout_mins),
-        rollback)
+        record, template, environment, params, disable_rollback=not rollback, timeout_mins=timeout_mins,
+        converge=converge), rollback)
     if tags is not None:  # the update was taken (a refused one raised)
         engine.store.update_stack(record.id, tags=list(tags))
     return action_result(engine.store, stack)
@@ -76,8 +77,10 @@ def update_stack(engine: Any, name_or_id: str, template: Template | dict | str |
 
 def prepare_update(engine: Any, record, template: Template, environment: Environment, params: dict,
                    disable_rollback: bool, timeout_mins: int | None = None,
-                   parent: Stack | None = None, facade: dict | None = None) -> tuple[Stack, Stack]:
-    """Check the new definition against the old stack and store it; returns (new, old)."""
+                   parent: Stack | None = None, facade: dict | None = None,
+                   converge: bool = False) -> tuple[Stack, Stack]:
+    """Check the new definition against the old stack and store it; returns (new, old).
+    ``converge``: every resource goes through the update, its live state observed first."""
     old = engine.runtime(record, parent=parent, facade=facade)
     stack = Stack(engine, record, parent)
     stack.facade = facade or {}
@@ -85,6 +88,9 @@ def prepare_update(engine: Any, record, template: Template, environment: Environ
     stack.define(template, environment, params, previous=old)
     check_immutable(old, stack)
     stack.adopt_resources(old)
+    if converge:
+        stack.unchanged = frozenset()
+        drift.observe(engine.store, stack.resources)
     stored_params, stored_env = stored_inputs(stack, params, environment.as_dict())
     engine.store.update_stack(record.id, template_id=template_id(engine, stack, template),
                               previous_template_id=record.template_id,

@@ -316,6 +316,12 @@ class Resource:
     def _resolve_attribute(self, name: str) -> Any:
         return None
 
+    def get_live_state(self, resource_properties: dict) -> dict | None:
+        """What the physical resource's properties are now, for ``stack update --converge``
+        (Heat's name and argument: the properties as last applied).  None: this type cannot
+        tell, and the resource is taken to be as applied."""
+        return None
+
     def _show_resource(self) -> Any:
         return {}
 

@@ -87,3 +87,23 @@ def test_refusals_start_with_heats_words(noauth_server):
     with pytest.raises(exc.HTTPBadRequest) as refused:
         client.stacks.validate(template=TEMPLATE.replace("2016-10-14", "invalid"))
     assert "The template version is invalid" in str(refused.value)
+
+
+def test_a_preview_refers_to_resources_not_made_yet_by_name_and_expands_a_group_reading_one(noauth_server):
+    # as Heat's preview: get_resource of a resource without a physical id gives its name, so a
+    # group whose members read one is expanded too (heat-tempest-plugin's preview of a group)
+    client = heat(noauth_server, f"p-{uuid.uuid4().hex[:8]}")
+    main = ("heat_template_version: 2015-04-30\nresources:\n  net: {type: OS::Neutron::Net}\n"
+            "  rg:\n    type: OS::Heat::ResourceGroup\n    properties:\n      count: 1\n"
+            "      resource_def: {type: nested.yaml, properties: {net_id: {get_resource: net}}}\n")
+    nested = ("heat_template_version: 2015-04-30\nparameters:\n  net_id: {type: string}\n"
+              "resources:\n  port: {type: OS::Heat::TestResource, properties: {value: {get_param: net_id}}}\n")
+    stack = client.stacks.preview(stack_name="grp", template=main, files={"nested.yaml": nested})
+
+    def flat(entries):
+        for entry in entries:
+            yield from (flat(entry) if isinstance(entry, list) else [entry])
+
+    found = {entry["resource_name"]: entry for entry in flat(stack.resources)}
+    assert {"net", "port"} <= set(found)
+    assert found["port"]["properties"]["value"] == "net"

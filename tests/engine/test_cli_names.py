@@ -101,3 +101,77 @@ def test_event_list_follow_prints_the_events_of_a_stack_that_has_settled(cli, tm
     lines = followed.stderr.splitlines()
     assert lines[0].endswith("[f]: CREATE_IN_PROGRESS Stack CREATE started")
     assert lines[-1].endswith("[f]: CREATE_COMPLETE Stack CREATE completed successfully")
+
+
+NESTED = ("heat_template_version: 2018-08-31\nresources:\n  inner: {type: OS::Heat::None}\n"
+          "outputs:\n  greeting: {value: hello}\n")
+OUTER = ("heat_template_version: 2018-08-31\nresources:\n"
+         "  word: {type: OS::Heat::RandomString, properties: {length: 6}}\n"
+         "  plain: {type: OS::Heat::None}\n"
+         "  child: {type: nested.yaml}\n")
+
+
+def test_resource_show_with_attr_and_resource_list_long_and_filter(cli, tmp_path):
+    (tmp_path / "nested.yaml").write_text(NESTED)
+    path = tmp_path / "outer.yaml"
+    path.write_text(OUTER)
+    cli("stack", "create", "--poll", "0.2", "web", "-t", path).expect(0)  # --poll waits, as --wait
+
+    # --with-attr: attributes resolved into the answer, those get_attr cannot give as null
+    shown = cli("stack", "resource", "show", "web", "child", "--with-attr", "greeting", "--with-attr", "nosuch",
+                "-c", "attributes", "-f", "json").expect(0).json["attributes"]
+    assert shown["greeting"] == "hello" and shown["nosuch"] is None
+    plain = cli("stack", "resource", "show", "web", "child", "-c", "attributes", "-f", "json").expect(0).json
+    assert "greeting" not in plain["attributes"]
+
+    # --long: the stack each resource is in; --filter: Heat's filters (one key twice: either value)
+    rows = cli("stack", "resource", "list", "web", "--long", "-n", "1", "-f", "json").expect(0).json
+    assert {(r["resource_name"], r["stack_name"] == "web") for r in rows} == {
+        ("word", True), ("plain", True), ("child", True), ("inner", False)}
+    assert "stack_name" in cli("stack", "resource", "list", "web", "--long", "-f", "json").expect(0).json[0]
+    nones = cli("stack", "resource", "list", "web", "-n", "1", "--filter", "type=OS::Heat::None", "-f", "json")
+    assert sorted(r["resource_name"] for r in nones.expect(0).json) == ["inner", "plain"]
+    either = cli("stack", "resource", "list", "web", "--filter", "name=word", "--filter", "name=plain",
+                 "--filter", "status=CREATE_COMPLETE", "-f", "json").expect(0).json
+    assert sorted(r["resource_name"] for r in either) == ["plain", "word"]
+    assert cli("stack", "resource", "list", "web", "--filter", "status=FAILED", "-f", "json").expect(0).json == []
+    wrong = cli("stack", "resource", "list", "web", "--filter", "colour=red")
+    assert wrong.exit_code == 2 and "'colour' is not a filter; the filters are: type, status" in wrong.stderr
+    assert "is not KEY=VALUE" in cli("stack", "resource", "list", "web", "--filter", "red").stderr
+
+
+def test_create_poll_prints_the_events_and_fails_as_wait_does(cli, tmp_path):
+    path = tmp_path / "t.yaml"
+    path.write_text("heat_template_version: 2018-08-31\nresources:\n"
+                    "  bad: {type: OS::Heat::TestResource, properties: {fail: true}}\n")
+    failed = cli("stack", "create", "broken", "-t", path, "--poll")
+    assert failed.exit_code == 1
+    assert "[bad]: CREATE_FAILED" in failed.stderr and "[broken]: CREATE_FAILED" in failed.stderr
+    assert "Invalid value for '--poll'" in cli("stack", "create", "x", "-t", path, "--poll", "0").stderr
+
+
+def test_update_converge_puts_right_a_resource_that_drifted(cli, tmp_path):
+    target = tmp_path / "out" / "motd.txt"
+    path = tmp_path / "t.yaml"
+    path.write_text("heat_template_version: 2018-08-31\nresources:\n"
+                    f"  motd: {{type: Stoker::Local::File, properties: {{path: '{target}', content: welcome}}}}\n"
+                    "  other: {type: OS::Heat::None}\n")
+    cli("stack", "create", "host", "-t", path, "--wait").expect(0)
+    target.write_text("edited by hand")
+    target.chmod(0o600)
+
+    # an ordinary update of an unchanged template leaves it as it is
+    cli("stack", "update", "host", "--existing", "--wait").expect(0)
+    assert target.read_text() == "edited by hand"
+    # --converge finds the drift and updates the resource back to the template's
+    cli("stack", "update", "host", "--existing", "--converge", "--wait").expect(0)
+    assert target.read_text() == "welcome" and target.stat().st_mode & 0o777 == 0o644
+    events = cli("stack", "event", "list", "host", "-f", "json").expect(0).json
+    assert [e["resource_status"] for e in events if e["resource_name"] == "motd"][-1] == "UPDATE_COMPLETE"
+    assert [e["resource_status"] for e in events if e["resource_name"] == "other"] == [
+        "CREATE_IN_PROGRESS", "CREATE_COMPLETE"]  # nothing drifted there: not touched
+
+    # a file that is gone is made again
+    target.unlink()
+    cli("stack", "update", "host", "--existing", "--converge", "--wait").expect(0)
+    assert target.read_text() == "welcome"

@@ -13,31 +13,10 @@ from stoker.api.body import extract_bool, extract_int, json_body, json_object, q
 from stoker.api.context import Ctx, context, in_project_pool, reply, signal_context
 from stoker.api.errors import ApiError, bad_request
 from stoker.api.views import current_rows, required_by_map, resource_view
+from stoker.engine.resource_filters import FILTERS, matches
 from stoker.errors import Conflict, NotFound
 
 router = APIRouter(prefix="/v1/{tenant_id}/stacks/{stack_name}/{stack_id}", tags=["resources"])
-
-FILTERS = ("type", "status", "name", "action", "id", "physical_resource_id")
-
-
-def _matches(row: Any, filters: dict) -> bool:
-    for key, wanted in filters.items():
-        values = wanted if isinstance(wanted, list) else [wanted]
-        if key == "type":
-            have = [row.type]
-        elif key == "status":
-            have = [row.status, f"{row.action}_{row.status}"]
-        elif key == "name":
-            have = [row.name]
-        elif key == "action":
-            have = [row.action]
-        elif key == "id":
-            have = [str(row.id)]
-        else:
-            have = [row.physical_resource_id]
-        if not any(v in have for v in values):
-            return False
-    return True
 
 
 @router.get("/resources", summary="List a stack's resources")
@@ -55,7 +34,7 @@ def list_resources(stack_name: str, stack_id: str, ctx: Ctx = Depends(context)) 
         rows = current_rows(rows)
         needed = required_by_map(rows)
         for row in rows:
-            if not _matches(row, filters):
+            if not matches(row, filters):
                 continue
             entry = resource_view(ctx.links, row, stack, needed.get(row.name), kids.get(row.name),
                                   parent_resource)
@@ -83,7 +62,8 @@ def _description(ctx: Ctx, record: Any, resource_name: str) -> str:
 @router.get("/resources/{resource_name}", summary="Show a resource")
 def show_resource(stack_name: str, stack_id: str, resource_name: str, ctx: Ctx = Depends(context)) -> Response:
     record = extras.identify(ctx.engine, stack_name, stack_id)
-    info = ctx.engine.resource(record.id, resource_name)
+    # Heat's with_attr: more attributes to resolve into the answer (repeatable)
+    info = ctx.engine.resource(record.id, resource_name, ctx.request.query_params.getlist("with_attr"))
     rows = current_rows(ctx.engine.store.get_resources(record.id))
     row = next((r for r in rows if r.name == resource_name), None)
     if row is None:

@@ -329,7 +329,7 @@ def _update(ctx: Ctx, record: Any, body: dict, patch: bool, dry_run: bool) -> An
                                        show_nested=show_nested, **kwargs)
 
     def action(engine: Any) -> Any:
-        return engine.update_stack(record.id, template, environment, params, **kwargs)
+        return engine.update_stack(record.id, template, environment, params, converge=data.converge, **kwargs)
 
     if ctx.state.runner.start(ctx.engine, action).given_up.is_set():
         raise ApiError(503, "The stack update did not start in time; try again later", "ServiceUnavailable")
@@ -535,7 +535,7 @@ def delete_snapshot(stack_name: str, stack_id: str, snapshot_id: str, ctx: Ctx =
 def restore_snapshot(stack_name: str, stack_id: str, snapshot_id: str, ctx: Ctx = Depends(context)) -> Response:
     record = extras.identify(ctx.engine, stack_name, stack_id)
     _snapshot_request(lambda: ctx.engine.snapshots.restorable(record.id, snapshot_id))
-    ctx.state.runner.start(ctx.engine, lambda engine: engine.snapshots.restore(record.id, snapshot_id))
+    ctx.state.runner.start(ctx.engine, lambda engine: engine.snapshots.restore(record.id, snapshot_id, wait=False))
     return empty(202)
 
 

@@ -165,6 +165,21 @@ class LocalFile(Resource):
         if not os.path.isfile(self._path()):
             raise FileNotFoundError(f"{self._path()} does not exist")
 
+    def get_live_state(self, resource_properties: dict) -> dict:
+        """The file as it is now, for ``stack update --converge``: its mode, and its content when it
+        is still what was written (None when it changed or is gone: the content is not read into
+        the store)."""
+        try:
+            with open(self._path(), "rb") as f:
+                same = f.read(len(str(resource_properties.get(CONTENT) or "").encode("utf-8")) + 1) == \
+                    str(resource_properties.get(CONTENT) or "").encode("utf-8")
+            mode = os.stat(self._path()).st_mode & 0o7777
+        except (FileNotFoundError, NotADirectoryError):
+            return {CONTENT: None}
+        applied = str(resource_properties.get(MODE) or "0644")
+        return {CONTENT: resource_properties.get(CONTENT) if same else None,
+                MODE: applied if int(applied, 8) == mode else f"{mode:04o}"}
+
     def _resolve_attribute(self, name: str) -> Any:
         if name == PATH:
             return self._path()

@@ -1,5 +1,5 @@
 """``Test::Recorded``: a resource whose every physical action (create, delete, an update in
-place of ``tag``, suspend, resume) is a line in a log file.
+place of ``tag``, suspend, resume, snapshot, restore) is a line in a log file.
 
 It behaves as a careful cloud plug-in: the physical id is stored before the
 thing is made, and ``check_create_complete`` makes it if a worker died in
@@ -59,6 +59,13 @@ class Recorded(Resource):
 
     def handle_resume(self):
         self._write("resume")
+
+    def handle_snapshot(self):
+        self._write("snapshot")
+        self.data_set("tag_at_snapshot", self.properties["tag"])
+
+    def handle_restore(self, kept):
+        self._write(f"restore:{kept['resource_data'].get('tag_at_snapshot', '')}")
 
     def handle_delete(self):
         if self.resource_id is not None:
