@@ -105,6 +105,8 @@ class OperationContext:
     tenant_name: str = "default_tenant"
     #: a plugin operation's plugin: name, package_name, package_version, properties, workdir
     plugin: dict | None = None
+    #: the side a relationship operation runs on: source (``source_interfaces``) or target
+    acting_side: str = "source"
     #: what the script reported: ``ctx returns``, a retry or an abort (only one of them, once)
     returned: Any = None
     outcome: OperationOutcome | None = None

@@ -210,7 +210,7 @@ class Runner:
                                     self.policy.task_retries if spec.max_retries is None else spec.max_retries),
             resource_root=self.deployment.resource_root, log=log, persist=self._persist,
             execution_id=self.execution_id, workflow_id=self.workflow_id, tenant_name=self.tenant_name,
-            plugin=spec.plugin)
+            plugin=spec.plugin, acting_side=step.side or "source")
         if target is None:
             ctx.node, ctx.instance = self._node_view(instance), self._instance_view(instance)
         else:
@@ -236,8 +236,11 @@ class Runner:
 def setting(properties: dict, path: str | list) -> Callable[[dict], None]:
     """An edit setting ``path`` in stored properties to its value in ``properties``; where the
     stored ones have another shape on the way (another operation changed it meanwhile), the
-    whole top-level property as this operation sees it."""
+    whole top-level property as this operation sees it; a top-level key gone from ``properties`` is
+    removed."""
     keys = dotted.steps(path)
+    if keys[0] not in properties:
+        return lambda stored: stored.pop(keys[0], None)
     value, top = copy.deepcopy(dotted.get(properties, keys)), copy.deepcopy(properties[keys[0]])
 
     def edit(stored: dict) -> None:

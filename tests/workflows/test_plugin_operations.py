@@ -11,6 +11,7 @@ from stoker.blueprint.plugin_catalog import PluginCatalog
 
 TASKS = '''
 import json, sys
+import cloudify, cloudify.dispatch
 from cloudify import ctx as global_ctx
 from cloudify.decorators import operation
 from cloudify.exceptions import NonRecoverableError, OperationRetry
@@ -28,9 +29,11 @@ def create(ctx, size, greeting="hello", **kwargs):
     props["operation"] = ctx.operation.name
     props["deployment"] = ctx.deployment.id
     props["parameters"] = sorted(ctx_parameters)
-    props["resource"] = ctx.get_resource("data/motd.txt").strip()
+    props["resource"] = ctx.get_resource("data/motd.txt").decode().strip()
     props["dirty"] = props.dirty
     props["isolated"] = not any("stoker" in p and "site-packages" in p for p in sys.path)
+    props["real_cloudify"] = "plugin-envs" in cloudify.__file__ and hasattr(cloudify, "dispatch")
+    props["scratch"] = "gone at update"
     ctx.instance.update()
     ctx.logger.info("created %s", ctx.instance.id)
     return {"made": size}
@@ -41,6 +44,7 @@ def configure(ctx, **kwargs):
     if ctx.operation.retry_number < 2:
         raise OperationRetry("not yet", retry_after=0)
     ctx.instance.runtime_properties["tries"] = ctx.operation.retry_number
+    del ctx.instance.runtime_properties["scratch"]
 
 
 def start(**kwargs):
@@ -117,7 +121,7 @@ def _runtime(engine):
     return instance["state"], instance["runtime_properties"]
 
 
-def test_a_plugin_task_runs_with_cloudify_ctx_inputs_and_exceptions(engine, tmp_path):
+def test_a_plugin_task_runs_with_cloudify_ctx_inputs_and_exceptions(engine, tmp_path, plugin_wheels):
     PluginCatalog(tmp_path / "home" / "plugins").upload(_source(tmp_path), [])
     execution = _install(engine, tmp_path)
     assert execution["status"] == "terminated", execution
@@ -125,15 +129,15 @@ def test_a_plugin_task_runs_with_cloudify_ctx_inputs_and_exceptions(engine, tmp_
     assert state == "started"
     assert props == {"size": 42, "greeting": "hello", "node_port": 8080, "region": "eu-west",
                      "plugin": ["demo-plugin", "1.0"], "operation": "cloudify.interfaces.lifecycle.create",
-                     "deployment": "dep", "parameters": ["size"], "resource": "welcome", "dirty": True,
-                     "isolated": True, "tries": 2, "started": True}
+                     "deployment": "dep", "parameters": ["ctx", "size"], "resource": "welcome", "dirty": True,
+                     "isolated": True, "real_cloudify": True, "tries": 2, "started": True}
     messages = [e["message"] for e in engine.executions.events(execution["id"], include_logs=True)]
     assert any(m.startswith("created thing_") for m in messages)
     failed = engine.executions.start("uninstall", "dep")
     assert failed["status"] == "failed" and "cannot stop this" in failed["error"]
 
 
-def test_a_wheel_is_installed_into_the_plugin_virtualenv(engine, tmp_path):
+def test_a_wheel_is_installed_into_the_plugin_virtualenv(engine, tmp_path, plugin_wheels):
     source = _source(tmp_path)
     wheel = tmp_path / "demo_plugin-1.0-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w") as archive:
