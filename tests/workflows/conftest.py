@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-import tempfile
 import textwrap
 from pathlib import Path
 
 import pytest
 
 from stoker.engine.engine import Engine
-from stoker.workflows import plugin_envs
-from stoker.workflows.context import OperationFailed
-
-#: plugin virtualenvs take their wheels from here, kept between runs (cloudify-common is built once)
-PLUGIN_WHEELS = Path(tempfile.gettempdir()) / "stoker-test-plugin-wheels"
 
 
 @pytest.fixture
@@ -31,23 +25,6 @@ def any_engine(db_url, tmp_path, monkeypatch):
     engine = Engine(db_url=db_url)
     yield engine
     engine.close()
-
-
-def fill_plugin_wheels(monkeypatch, *requirements: str) -> None:
-    """Plugin virtualenvs take their wheels from the kept cache, holding ``requirements`` (built from the
-    package index the first time); the test is skipped, saying why, when the index cannot be reached."""
-    monkeypatch.setenv(plugin_envs.WHEELS_VARIABLE, str(PLUGIN_WHEELS))
-    try:
-        plugin_envs.fill_cache(list(requirements))
-    except OperationFailed as exc:
-        pytest.skip(f"the package index is unreachable, so {' '.join(requirements)} cannot be installed into "
-                    f"a plugin virtualenv: {str(exc)[-300:]}")
-
-
-@pytest.fixture
-def plugin_wheels(monkeypatch):
-    """Plugin virtualenvs with the real cloudify-common, from the kept wheel cache."""
-    fill_plugin_wheels(monkeypatch, plugin_envs.CLOUDIFY_COMMON)
 
 
 #: what every test blueprint starts with (``write_blueprint`` adds it)
