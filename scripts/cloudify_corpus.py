@@ -146,7 +146,8 @@ def main() -> int:
     blueprints = find_blueprints(args.paths)
     cfy = subprocess.run([args.cfy_python, str(HERE / "cloudify_corpus_cfy.py"), str(args.types), str(args.plugins)],
                          input="\n".join(map(str, blueprints)), capture_output=True, text=True)
-    theirs = {r["path"]: r for r in map(json.loads, cfy.stdout.splitlines())}
+    theirs = {r["path"]: r for r in map(json.loads, (line for line in cfy.stdout.splitlines()
+                                                      if line.startswith('{"path"')))}
     ours = {str(p): stoker_side(p) for p in blueprints}
     same_verdict, verdicts, plans, same_plan = 0, [], [], 0
     for path in map(str, blueprints):

@@ -11,6 +11,7 @@ to clouds and hosts), the script runner records which operation each node instan
 got instead, in order; the states after each workflow are recorded too.
 """
 
+import contextlib
 import json
 import os
 import re
@@ -101,7 +102,8 @@ def run(path, resolver, plan):
     for workflow in ("install", "uninstall"):
         _calls.clear()
         try:
-            env.execute(workflow, task_retries=0, task_retry_interval=0)
+            with contextlib.redirect_stdout(sys.stderr):  # its events and logs: stdout is for the results
+                env.execute(workflow, task_retries=0, task_retry_interval=0)
             status = "terminated"
         except Exception as exc:  # noqa: BLE001  (a failed workflow is a result too)
             status = f"failed: {type(exc).__name__}: {exc}"[:200]
