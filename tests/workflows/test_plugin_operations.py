@@ -54,6 +54,19 @@ def start(**kwargs):
 @operation
 def stop(ctx, **kwargs):
     raise NonRecoverableError("cannot stop this")
+
+
+@operation
+def link(ctx, **kwargs):
+    """A relationship's source side: both ends' instances, written from here."""
+    ctx.source.instance.runtime_properties["linked_to"] = [ctx.target.node.id, ctx.target.instance.id]
+    ctx.target.instance.runtime_properties["linked_from"] = ctx.source.node.id
+
+
+@operation
+def linked(ctx, **kwargs):
+    """...and its target side."""
+    ctx.target.instance.runtime_properties["established"] = [ctx.type, ctx.source.node.properties["port"]]
 '''
 
 PLUGIN_YAML = """\
@@ -87,6 +100,8 @@ imports:
   - plugin:demo-plugin:
       region: eu-west
 node_templates:
+  peer:
+    type: cloudify.nodes.Root
   thing:
     type: demo.Thing
     properties: {port: 8080}
@@ -94,6 +109,15 @@ node_templates:
       cloudify.interfaces.lifecycle:
         create:
           inputs: {size: 21}
+    relationships:
+      - type: cloudify.relationships.connected_to
+        target: peer
+        source_interfaces:
+          cloudify.interfaces.relationship_lifecycle:
+            preconfigure: demo.demo_plugin.tasks.link
+        target_interfaces:
+          cloudify.interfaces.relationship_lifecycle:
+            establish: demo.demo_plugin.tasks.linked
 """
 
 
@@ -116,9 +140,13 @@ def _install(engine, tmp_path, blueprint=BLUEPRINT):
     return engine.executions.start("install", "dep", {"task_retries": 3, "task_retry_interval": 0})
 
 
-def _runtime(engine):
-    [instance] = engine.blueprints.deployments.node_instances("dep")
+def _runtime(engine, node="thing"):
+    [instance] = [i for i in engine.blueprints.deployments.node_instances("dep") if i["node_id"] == node]
     return instance["state"], instance["runtime_properties"]
+
+
+def _instance_id(engine, node):
+    return next(i["id"] for i in engine.blueprints.deployments.node_instances("dep") if i["node_id"] == node)
 
 
 def test_a_plugin_task_runs_with_cloudify_ctx_inputs_and_exceptions(engine, tmp_path, plugin_wheels):
@@ -130,7 +158,10 @@ def test_a_plugin_task_runs_with_cloudify_ctx_inputs_and_exceptions(engine, tmp_
     assert props == {"size": 42, "greeting": "hello", "node_port": 8080, "region": "eu-west",
                      "plugin": ["demo-plugin", "1.0"], "operation": "cloudify.interfaces.lifecycle.create",
                      "deployment": "dep", "parameters": ["ctx", "size"], "resource": "welcome", "dirty": True,
-                     "isolated": True, "real_cloudify": True, "tries": 2, "started": True}
+                     "isolated": True, "real_cloudify": True, "tries": 2, "started": True,
+                     "linked_to": ["peer", _instance_id(engine, "peer")]}
+    assert _runtime(engine, "peer") == ("started", {"linked_from": "thing",
+                                                   "established": ["relationship-instance", 8080]})
     messages = [e["message"] for e in engine.executions.events(execution["id"], include_logs=True)]
     assert any(m.startswith("created thing_") for m in messages)
     failed = engine.executions.start("uninstall", "dep")
