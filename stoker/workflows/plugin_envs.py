@@ -97,14 +97,16 @@ def _make(plugin: Plugin, folder: Path) -> None:
         if len(files) == 1 and files[0].suffix == ".whl":
             requirements = [str(files[0])]
         elif len(files) == 1 and files[0].suffix == ".wgn":
-            requirements = [str(wheel) for wheel in _wagon_wheels(files[0], Path(scratch))]
+            # all but the cloudify-common it was built with: every virtualenv has CLOUDIFY_COMMON
+            requirements = [str(wheel) for wheel in _wagon_wheels(files[0], Path(scratch))
+                            if not wheel.name.lower().startswith("cloudify_common-")]
             links = [Path(scratch)]
         elif (package / "setup.py").is_file() or (package / "pyproject.toml").is_file():
             requirements = [str(package)]
         else:  # a folder of modules: on the path as it was uploaded
             requirements = []
-            site = _run([str(folder / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                        what).strip()
+            site = _run([str(folder / "bin" / "python"), "-c",
+                         "import sysconfig; print(sysconfig.get_path('purelib'))"], what).strip()
             (Path(site) / "stoker-plugin-source.pth").write_text(f"{package}\n")
         install([CLOUDIFY_COMMON, *requirements], folder / "bin" / "python", links, plugin)
     (folder / _READY).write_text(plugin.version)

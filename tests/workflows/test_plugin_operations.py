@@ -4,6 +4,9 @@ uploaded, imported with plugin:, and its tasks run in the plugin's own virtualen
 
 from __future__ import annotations
 
+import io
+import json
+import tarfile
 import textwrap
 import zipfile
 
@@ -168,22 +171,51 @@ def test_a_plugin_task_runs_with_cloudify_ctx_inputs_and_exceptions(engine, tmp_
     assert failed["status"] == "failed" and "cannot stop this" in failed["error"]
 
 
+def _wheel(folder, name, version, files):
+    wheel = folder / f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
+    info = f"{name.replace('-', '_')}-{version}.dist-info"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for inside, text in files.items():
+            archive.writestr(inside, text)
+        archive.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+        archive.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
+                                          "Tag: py3-none-any\n")
+        archive.writestr(f"{info}/RECORD", "")
+    return wheel
+
+
+def _demo_wheel(tmp_path, source):
+    return _wheel(tmp_path, "demo-plugin", "1.0", {"demo_plugin/__init__.py": "",
+                                                   "demo_plugin/tasks.py": (source / "demo_plugin" / "tasks.py").read_text()})
+
+
 def test_a_wheel_is_installed_into_the_plugin_virtualenv(engine, tmp_path, plugin_wheels):
     source = _source(tmp_path)
-    wheel = tmp_path / "demo_plugin-1.0-py3-none-any.whl"
-    with zipfile.ZipFile(wheel, "w") as archive:
-        archive.write(source / "demo_plugin" / "__init__.py", "demo_plugin/__init__.py")
-        archive.write(source / "demo_plugin" / "tasks.py", "demo_plugin/tasks.py")
-        archive.writestr("demo_plugin-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: demo-plugin\n"
-                                                               "Version: 1.0\n")
-        archive.writestr("demo_plugin-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: test\n"
-                                                            "Root-Is-Purelib: true\nTag: py3-none-any\n")
-        archive.writestr("demo_plugin-1.0.dist-info/RECORD", "")
-    PluginCatalog(tmp_path / "home" / "plugins").upload(wheel, [source / "plugin_1_5.yaml"])
+    PluginCatalog(tmp_path / "home" / "plugins").upload(_demo_wheel(tmp_path, source), [source / "plugin_1_5.yaml"])
     assert _install(engine, tmp_path)["status"] == "terminated"
     site = next((tmp_path / "home" / "plugin-envs" / "demo-plugin" / "1.0").glob("lib/python*/site-packages"))
     assert (site / "demo_plugin" / "tasks.py").is_file()
     assert _runtime(engine)[1]["size"] == 42
+
+
+def test_a_wagon_runs_from_its_wheels_with_the_virtualenv_s_cloudify_common(engine, tmp_path, plugin_wheels):
+    """A wagon bundles the cloudify-common it was built with: the virtualenv keeps its own (7.0.5)."""
+    source = _source(tmp_path)
+    (tmp_path / "wheels").mkdir()
+    wheels = [_demo_wheel(tmp_path / "wheels", source),
+              _wheel(tmp_path / "wheels", "cloudify-common", "6.0.0", {"cloudify/__init__.py": "raise ImportError"})]
+    wagon = tmp_path / "demo_plugin-1.0-py311-none-linux_x86_64.wgn"
+    with tarfile.open(wagon, "w:gz") as archive:
+        data = json.dumps({"package_name": "demo-plugin", "package_version": "1.0"}).encode()
+        info = tarfile.TarInfo("demo_plugin/package.json")
+        info.size = len(data)
+        archive.addfile(info, io.BytesIO(data))
+        for wheel in wheels:
+            archive.add(wheel, f"demo_plugin/wheels/{wheel.name}")
+    PluginCatalog(tmp_path / "home" / "plugins").upload(wagon, [source / "plugin_1_5.yaml"])
+    assert _install(engine, tmp_path)["status"] == "terminated"
+    state, props = _runtime(engine)
+    assert (state, props["size"], props["real_cloudify"]) == ("started", 42, True)
 
 
 def test_an_operation_of_a_plugin_not_uploaded_fails_clearly(engine, tmp_path):
