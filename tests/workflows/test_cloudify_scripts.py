@@ -9,13 +9,16 @@ import pytest
 from stoker.errors import ValidationFailed
 from .conftest import deploy, runtime, write_blueprint
 
-BLUEPRINT = """
+#: one node, ``app``, whose lifecycle operations follow
+APP = """
 node_templates:
   app:
     type: cloudify.nodes.Root
     interfaces:
       cloudify.interfaces.lifecycle:
-        create:
+"""
+
+BLUEPRINT = APP + """        create:
           implementation: |
             import os
             from cloudify import ctx
@@ -60,13 +63,7 @@ def test_inline_scripts_get_their_inputs_as_cloudify_gives_them(engine, tmp_path
 
 
 def test_script_source_given_to_the_script_runner_and_eval_python(engine, tmp_path):
-    deploy(engine, tmp_path / "bp", """
-node_templates:
-  app:
-    type: cloudify.nodes.Root
-    interfaces:
-      cloudify.interfaces.lifecycle:
-        create:
+    deploy(engine, tmp_path / "bp", APP + """        create:
           implementation: script.script_runner.tasks.run
           inputs:
             script_source: 'ctx instance runtime-properties via "$how"'
@@ -78,13 +75,7 @@ node_templates:
 
 
 def test_a_script_implementation_with_script_path_in_its_inputs_is_refused(engine, tmp_path):
-    path = write_blueprint(tmp_path / "bp", """
-node_templates:
-  app:
-    type: cloudify.nodes.Root
-    interfaces:
-      cloudify.interfaces.lifecycle:
-        create:
+    path = write_blueprint(tmp_path / "bp", APP + """        create:
           implementation: |
             echo one
             echo two
