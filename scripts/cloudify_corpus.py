@@ -7,8 +7,11 @@ both with the same plugin YAMLs (``--plugins DIR``: one folder per plugin, named
 ``plugin:NAME`` imports name it, uploaded into a scratch Stoker catalog) and the same
 standard types. Where both accept, both make the deployment plan (an input without a
 default gets its type's simplest value) and the node types, instance counts, relationships,
-output and capability names are compared. Prints the agreement per stage and each
-disagreement. Install/uninstall runs are not compared yet.
+output and capability names are compared. Where every operation is a no-op or a script,
+install then uninstall run on both sides (``cloudify.workflows.local`` and Stoker's
+engine), scripts recorded rather than run, and the outcome, the instances' states after
+each workflow and the operations each instance got, in order, are compared. Prints the
+agreement per stage and each disagreement.
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from cloudify_corpus_runs import sequences, simple_inputs  # noqa: E402
 
 
 def find_blueprints(roots: list[Path]) -> list[Path]:
@@ -50,9 +56,7 @@ def stoker_side(path: Path) -> dict:
     except Exception as exc:  # noqa: BLE001  (a crash is a verdict too, and shown)
         return {**result, "ok": False, "error": f"CRASH {type(exc).__name__}: {exc}"[:300]}
     result["ok"] = True
-    simple = {"integer": 1, "float": 1.0, "boolean": True, "list": [], "dict": {}}
-    inputs = {name: simple.get(d.get("type"), "x") for name, d in plan["inputs"].items() if d.get("default") is None
-              and d.get("required", True)}
+    inputs = simple_inputs(plan["inputs"], lambda d: d.get("default") is None and d.get("required", True))
     try:
         dep = prepare(plan, inputs, secret_exists=lambda name: True)
     except Exception as exc:  # noqa: BLE001
@@ -65,6 +69,49 @@ def stoker_side(path: Path) -> dict:
         "relationships": sorted([n["name"], r["target_id"], r["type"]] for n in dep["nodes"] for r in n["relationships"]),
         "outputs": sorted(dep["outputs"]), "capabilities": sorted(dep["capabilities"])}
     return result
+
+
+class StokerRuns:
+    """install then uninstall on Stoker's engine, scripts recorded rather than run (as on Cloudify's side)."""
+
+    def __init__(self) -> None:
+        from stoker.engine.engine import Engine
+        from stoker.workflows import operations
+
+        self.engine = Engine(db_url=f"sqlite:///{os.environ['STOKER_HOME']}/corpus.db")
+        self.calls: list = []
+        operations.run_script = self._record
+        self.count = 0
+
+    async def _record(self, server, ctx, script, timeout=None, timeout_recoverable=False):
+        if ctx.source is not None:
+            self.calls.append([ctx.source.instance.id, ctx.source.node.id,
+                               f"{ctx.operation.name}@{ctx.acting_side}->{ctx.target.node.id}"])
+        else:
+            self.calls.append([ctx.instance.id, ctx.node.id, ctx.operation.name])
+
+    def run(self, path: Path, inputs: dict) -> dict:
+        self.count += 1
+        name = f"corpus-{self.count}"
+        try:
+            self.engine.blueprints.upload(path, name)
+            self.engine.blueprints.deployments.create(name, name, inputs)
+        except Exception as exc:  # noqa: BLE001  (refused where Cloudify ran: a disagreement, shown)
+            return {"error": f"{type(exc).__name__}: {exc}"[:300]}
+        result: dict = {}
+        for workflow in ("install", "uninstall"):
+            self.calls.clear()
+            try:
+                status = self.engine.executions.start(workflow, name, {"task_retries": 0,
+                                                                       "task_retry_interval": 0})["status"]
+            except Exception as exc:  # noqa: BLE001
+                status = f"failed: {type(exc).__name__}: {exc}"[:200]
+            states: dict = {}
+            for instance in self.engine.blueprints.deployments.node_instances(name):
+                states.setdefault(instance["node_id"], []).append(instance["state"])
+            result[workflow] = {"status": status.split(":")[0], "states": {k: sorted(v) for k, v in states.items()},
+                                "operations": sequences(self.calls)}
+        return result
 
 
 def upload_plugins(plugins: Path) -> None:
@@ -99,7 +146,8 @@ def main() -> int:
     blueprints = find_blueprints(args.paths)
     cfy = subprocess.run([args.cfy_python, str(HERE / "cloudify_corpus_cfy.py"), str(args.types), str(args.plugins)],
                          input="\n".join(map(str, blueprints)), capture_output=True, text=True)
-    theirs = {r["path"]: r for r in map(json.loads, cfy.stdout.splitlines())}
+    theirs = {r["path"]: r for r in map(json.loads, (line for line in cfy.stdout.splitlines()
+                                                      if line.startswith('{"path"')))}
     ours = {str(p): stoker_side(p) for p in blueprints}
     same_verdict, verdicts, plans, same_plan = 0, [], [], 0
     for path in map(str, blueprints):
@@ -114,14 +162,28 @@ def main() -> int:
             else:
                 plans.append((path, cloudify["summary"], mine.get("summary") or mine.get("summary_error")))
     both = same_plan + len(plans)
+    runner, same_run, runs = StokerRuns(), 0, []
+    for path in map(str, blueprints):
+        cloudify = theirs.get(path, {})
+        if ours[path]["ok"] and "run" in cloudify:
+            mine = runner.run(Path(path), cloudify["run"].pop("inputs"))
+            if mine == cloudify["run"]:
+                same_run += 1
+            else:
+                runs.append((path, cloudify["run"], mine))
+    ran = same_run + len(runs)
     print(f"blueprints: {len(blueprints)}")
     print(f"validate: same verdict on {same_verdict}/{len(blueprints)} "
           f"({100 * same_verdict / max(len(blueprints), 1):.1f}%)")
     print(f"plan: same on {same_plan}/{both} ({100 * same_plan / max(both, 1):.1f}%) of those both accept")
+    print(f"install+uninstall: same on {same_run}/{ran} ({100 * same_run / max(ran, 1):.1f}%) of those both can "
+          "run (every operation a no-op or a script)")
     for path, cloudify_says, stoker_says in verdicts[:args.show]:
         print(f"\nVERDICT {path}\n  cloudify: {cloudify_says}\n  stoker:   {stoker_says}")
     for path, cloudify_plan, stoker_plan in plans[:args.show]:
         print(f"\nPLAN {path}\n  cloudify: {json.dumps(cloudify_plan)[:400]}\n  stoker:   {json.dumps(stoker_plan)[:400]}")
+    for path, cloudify_run, stoker_run in runs[:args.show]:
+        print(f"\nRUN {path}\n  cloudify: {json.dumps(cloudify_run)[:600]}\n  stoker:   {json.dumps(stoker_run)[:600]}")
     return 0
 
 

@@ -4,15 +4,26 @@
 blueprint path read: ``{"path", "ok", "error"}`` and, when it parses, the plan's summary
 (``summary`` below, the same shape Stoker's side makes). The standard types URL and
 ``plugin:NAME`` imports resolve to the same local files Stoker is given.
+
+Where every operation is a no-op or a script, install then uninstall run with
+``cloudify.workflows.local`` (``run``): scripts are not run (corpus scripts reach out
+to clouds and hosts), the script runner records which operation each node instance
+got instead, in order; the states after each workflow are recorded too.
 """
 
+import contextlib
 import json
 import os
 import re
 import sys
 
+import script_runner.tasks
+from cloudify.state import current_ctx
+from cloudify.workflows import local
 from dsl_parser import parser, tasks
 from dsl_parser.import_resolver.default_import_resolver import DefaultImportResolver
+
+from cloudify_corpus_runs import sequences, simple_inputs
 
 TYPES_URL = re.compile(r"(getcloudify\.org|cloudify\.co)/spec/cloudify/[^/]+/types\.yaml$|cloudify/types/types\.yaml$")
 
@@ -58,10 +69,54 @@ def summary(plan):
             "outputs": sorted(deployment.get("outputs", {})), "capabilities": sorted(deployment.get("capabilities", {}))}
 
 
+SCRIPT_TASK = "script_runner.tasks.run"
+_calls = []
+
+
+def _record(*_args, **_kwargs):
+    """The script runner, as the comparison runs it: which operation ran on which instance."""
+    ctx = current_ctx.get_ctx()
+    if ctx.type == "relationship-instance":
+        side = "source" if ctx._context["related"]["is_target"] else "target"
+        _calls.append([ctx.source.instance.id, ctx.source.node.id,
+                       f"{ctx.operation.name}@{side}->{ctx.target.node.id}"])
+    else:
+        _calls.append([ctx.instance.id, ctx.node.id, ctx.operation.name])
+
+
+script_runner.tasks.run = _record
+
+
+def runnable(plan):
+    """Every operation a no-op or a script: both sides can run it without plugins or hosts."""
+    operations = [op for node in plan["nodes"] for op in node.get("operations", {}).values()]
+    operations += [op for node in plan["nodes"] for rel in node.get("relationships", [])
+                   for side in ("source_operations", "target_operations") for op in rel.get(side, {}).values()]
+    return all(not op.get("operation") or op["operation"] == SCRIPT_TASK for op in operations)
+
+
+def run(path, resolver, plan):
+    """install then uninstall with cloudify.workflows.local: status, instance states, operations per node."""
+    env = local.init_env(path, name="corpus", inputs=_inputs(plan), resolver=resolver)
+    result = {"inputs": _inputs(plan)}
+    for workflow in ("install", "uninstall"):
+        _calls.clear()
+        try:
+            with contextlib.redirect_stdout(sys.stderr):  # its events and logs: stdout is for the results
+                env.execute(workflow, task_retries=0, task_retry_interval=0)
+            status = "terminated"
+        except Exception as exc:  # noqa: BLE001  (a failed workflow is a result too)
+            status = f"failed: {type(exc).__name__}: {exc}"[:200]
+        states = {}
+        for instance in env.storage.get_node_instances():
+            states.setdefault(instance.node_id, []).append(instance.state)
+        result[workflow] = {"status": status.split(":")[0], "states": {k: sorted(v) for k, v in states.items()},
+                            "operations": sequences(_calls)}
+    return result
+
+
 def _inputs(plan):
-    """A value for each input without a default: its type's simplest value."""
-    simple = {"integer": 1, "float": 1.0, "boolean": True, "list": [], "dict": {}}
-    return {name: simple.get(d.get("type"), "x") for name, d in plan["inputs"].items() if "default" not in d}
+    return simple_inputs(plan["inputs"], lambda d: "default" not in d)
 
 
 def main():
@@ -76,6 +131,11 @@ def main():
                 result["summary"] = summary(plan)
             except Exception as exc:  # noqa: BLE001  (a plan that cannot be made is a verdict too)
                 result["summary_error"] = f"{type(exc).__name__}: {exc}"[:300]
+            if "summary" in result and runnable(plan):
+                try:
+                    result["run"] = run(path, resolver, plan)
+                except Exception as exc:  # noqa: BLE001  (cannot run: not compared)
+                    result["run_error"] = f"{type(exc).__name__}: {exc}"[:300]
         except Exception as exc:  # noqa: BLE001
             result.update(ok=False, error=f"{type(exc).__name__}: {exc}"[:300])
         print(json.dumps(result, default=list), flush=True)

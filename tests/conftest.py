@@ -8,8 +8,10 @@ cannot be reached, the tests that need it skip, saying why.
 from __future__ import annotations
 
 import os
+import tempfile
 import uuid
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -78,3 +80,29 @@ def db_url(request, tmp_path):
         conn.execute(text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = :name"),
                      {"name": schema})
         conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+
+
+#: plugin virtualenvs take their wheels from here, kept between runs (cloudify-common is built once)
+PLUGIN_WHEELS = Path(tempfile.gettempdir()) / "stoker-test-plugin-wheels"
+
+
+@pytest.fixture
+def plugin_wheels(monkeypatch):
+    """Plugin virtualenvs (with the real cloudify-common) take their wheels from a cache kept between
+    runs; ``plugin_wheels(*requirements)`` puts more in it. What the cache lacks is built from the package
+    index the first time: the test is skipped, saying why, when the index cannot be reached."""
+    from stoker.workflows import plugin_envs
+    from stoker.workflows.context import OperationFailed
+
+    monkeypatch.setenv(plugin_envs.WHEELS_VARIABLE, str(PLUGIN_WHEELS))
+
+    def fill(*requirements: str) -> Path:
+        try:
+            plugin_envs.fill_cache(list(requirements))
+        except OperationFailed as exc:
+            pytest.skip(f"the package index is unreachable, so {' '.join(requirements)} cannot be installed "
+                        f"into a plugin virtualenv: {str(exc)[-300:]}")
+        return PLUGIN_WHEELS
+
+    fill(plugin_envs.CLOUDIFY_COMMON)
+    return fill

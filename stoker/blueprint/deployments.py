@@ -16,6 +16,7 @@ from stoker.blueprint.secrets import MASK, masked_values, masker, secret_values
 from stoker.blueprint.state import StoredState, instance_view, tenant_of
 from stoker.errors import NotFound
 from stoker.resources import processes
+from stoker.workflows import workdirs
 
 #: what a deployment row keeps of its plan (nodes and instances have tables of their own)
 PLAN_KEYS = ("version", "version_name", "description", "outputs", "capabilities", "groups", "policies",
@@ -147,6 +148,7 @@ class Deployments:
         """Delete the deployment, killing first the scripts its dead executions left running."""
         processes.stop_orphans(self.records.execution_commands(self._row(deployment_id)["pk"]))
         self.records.delete_deployment(self.project_id, deployment_id)
+        workdirs.remove(tenant_of(self.project_id), deployment_id)
 
     def state(self, deployment_id: str) -> StoredState:
         return StoredState(self.records, self.project_id, self._row(deployment_id))

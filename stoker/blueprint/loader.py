@@ -33,6 +33,8 @@ MERGED_SECTIONS = ("inputs", "data_types", "node_types", "relationships", "plugi
 #: sections where the first definition of a name wins, as Cloudify keeps it (every plugin YAML of
 #: DSL 1.4/1.5 declares its labels): a later one is no conflict
 FIRST_WINS = ("plugins", "labels", "blueprint_labels", "resource_tags")
+#: names Cloudify lets any file define again (dsl_parser's check_if_overridable_cloudify_type)
+CLOUDIFY_PREFIX = "cloudify."
 #: sections that belong to their own file (YAML anchors): never merged into the importer
 PER_FILE = ("tosca_definitions_version", "dsl_definitions")
 DSL_VERSION = re.compile(r"^cloudify_dsl_1_([0-5])$")
@@ -222,7 +224,9 @@ def _merge_document(loaded: Loaded, imported: dict, name: str) -> None:
         if not isinstance(merged, dict):
             continue
         for key, definition in value.items():
-            if key in merged and merged[key] != definition and section not in FIRST_WINS:
+            if key.startswith(CLOUDIFY_PREFIX) and key in merged:
+                merged[key] = definition  # Cloudify's own names may be defined again: the import's wins
+            elif key in merged and merged[key] != definition and section not in FIRST_WINS:
                 loaded.problems.append(Problem((section, key), "import-conflict",
                                                f"{section} '{key}' is defined both here and in {name}"))
             else:

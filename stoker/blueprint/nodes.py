@@ -20,6 +20,8 @@ OPERATION_KEYS = {"implementation", "inputs", "executor", "max_retries", "retry_
                   "timeout_recoverable"}
 SCRIPT_PLUGIN = "script"
 SCRIPT_TASK = "script.script_runner.tasks.run"
+#: the script runner's inputs naming the script: a path beside the blueprint, or the script itself
+SCRIPT_INPUTS = ("script_path", "script_source")
 
 
 def typed_properties(owner: tuple, given: Any, schema: dict, data_types: dict, problems: Problems) -> dict:
@@ -108,16 +110,22 @@ def _operation(place: tuple, definition: Any, plugins: dict, problems: Problems)
         return None
     if not from_template:  # a type's inputs are schemas: their defaults are the values
         inputs = {k: (v.get("default") if isinstance(v, dict) else v) for k, v in inputs.items()}
-    plugin = implementation.split(".", 1)[0] if "." in implementation else ""
+    inline = isinstance(implementation, str) and "\n" in implementation.strip()
+    plugin = implementation.split(".", 1)[0] if "." in implementation and not inline else ""
     operation = {"implementation": implementation, "inputs": copy.deepcopy(inputs) if inputs else {},
                  "executor": definition.get("executor"), "max_retries": definition.get("max_retries"),
                  "retry_interval": definition.get("retry_interval"), "timeout": definition.get("timeout"),
                  "plugin": plugin if plugin in plugins else None}
-    if implementation and plugin not in plugins:  # a path to a script beside the blueprint
+    if implementation and plugin not in plugins:  # a script beside the blueprint, or written in place
+        given = [name for name in SCRIPT_INPUTS if isinstance(operation["inputs"], dict)
+                 and name in operation["inputs"]]
+        if given:  # Cloudify's error 60
+            problems.add(place + ("inputs", given[0]), "script-input-given",
+                         f"Cannot define '{given[0]}' property in an operation whose implementation is a script")
         operation["plugin"] = SCRIPT_PLUGIN
         operation["implementation"] = SCRIPT_TASK
         if isinstance(operation["inputs"], dict):
-            operation["inputs"] = {**operation["inputs"], "script_path": implementation}
+            operation["inputs"] = {**operation["inputs"], SCRIPT_INPUTS[inline]: implementation}
     return operation
 
 

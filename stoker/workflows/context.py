@@ -107,6 +107,8 @@ class OperationContext:
     plugin: dict | None = None
     #: the project's manager (``workflows.manager.LocalManager``), for the manager's own operations
     manager: Any = None
+    #: the side a relationship operation runs on: source (``source_interfaces``) or target
+    acting_side: str = "source"
     #: what the script reported: ``ctx returns``, a retry or an abort (only one of them, once)
     returned: Any = None
     outcome: OperationOutcome | None = None

@@ -270,6 +270,10 @@ class _Ctx:
         """A blueprint resource's content."""
         return request(["get-resource", resource_path])
 
+    def local_deployment_workdir(self) -> str:
+        """The deployment's own work folder, kept between operations (gone with the deployment)."""
+        return request(["local-deployment-workdir"])
+
     def __call__(self, *args):
         """``ctx('instance', 'runtime-properties', 'port')``: any request, as the command takes it."""
         return request(list(args))

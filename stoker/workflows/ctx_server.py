@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from stoker.resources import processes
-from stoker.workflows import ctx_client
+from stoker.workflows import ctx_client, workdirs
 from stoker.workflows.context import OperationContext
 from stoker.workflows.ctx_verbs import CtxRequestError, StopOperation, handle
 
@@ -76,14 +76,20 @@ class CtxServer:
     def unregister(self, token: str) -> None:
         self._contexts.pop(token, None)
 
-    def environment(self, token: str, base: dict) -> dict:
+    def environment(self, token: str, base: dict, shim: bool = True) -> dict:
         """``base`` with what a script needs to reach its context: the socket, its token, ``ctx`` first
-        on PATH, Cloudify's ``cloudify`` module first on PYTHONPATH."""
+        on PATH, Stoker's ``cloudify`` module first on PYTHONPATH (``shim``; a plugin task's virtualenv has
+        the real one, and no PYTHONPATH of ours)."""
         env = dict(base)
         env[ctx_client.SOCKET_VARIABLE] = f"unix://{self.socket_path}"
         env[ctx_client.TOKEN_VARIABLE] = token
         env["PATH"] = os.pathsep.join([str(self.bin_dir)] + ([env["PATH"]] if env.get("PATH") else []))
-        env["PYTHONPATH"] = os.pathsep.join([SHIM] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        if shim:
+            env["PYTHONPATH"] = os.pathsep.join([SHIM] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        else:
+            env.pop("PYTHONPATH", None)
+            env.pop("PYTHONHOME", None)
+        env.setdefault(workdirs.RESOURCES_ROOT_VARIABLE, str(workdirs.resources_root()))
         if self.marker:
             env[processes.MARKER_VARIABLE] = self.marker
         return env

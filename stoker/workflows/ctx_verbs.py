@@ -7,9 +7,10 @@ never reaches an arbitrary attribute of the engine's objects.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
-from stoker.workflows import dotted
+from stoker.workflows import dotted, plugin_task, workdirs
 from stoker.workflows.context import AbortRequested, InstanceView, NodeView, OperationContext
 from stoker.workflows.resources import download, resource_path
 
@@ -206,6 +207,27 @@ async def _get_resource(ctx: OperationContext, args: list) -> Any:
         raise CtxRequestError(str(exc)) from None
 
 
+async def _local_deployment_workdir(ctx: OperationContext, args: list) -> Any:
+    _only(args, 0, "local-deployment-workdir")
+    return str(await asyncio.to_thread(workdirs.deployment_workdir, ctx.tenant_name, ctx.deployment_id))
+
+
+async def _plugin_task(ctx: OperationContext, args: list) -> Any:
+    _only(args, 0, "plugin-task")
+    if ctx.plugin is None:
+        raise CtxRequestError("plugin-task: this operation is not a plugin's")
+    return await asyncio.to_thread(plugin_task.task_context, ctx)
+
+
+async def _update_instance(ctx: OperationContext, args: list) -> Any:
+    if len(args) != 2:
+        raise CtxRequestError("usage: update-instance INSTANCE_ID RUNTIME_PROPERTIES")
+    try:
+        await plugin_task.update_instance(ctx, args[0], args[1])
+    except plugin_task.TaskRefused as exc:
+        raise CtxRequestError(str(exc)) from None
+
+
 async def _plain(ctx: OperationContext, args: list, value: Any) -> Any:
     _only(args, 0, "")
     return value
@@ -221,6 +243,9 @@ _TOP = {
     "retry-operation": _retry_operation,
     "download-resource": _download,
     "get-resource": _get_resource,
+    "local-deployment-workdir": _local_deployment_workdir,
+    "plugin-task": _plugin_task,
+    "update-instance": _update_instance,
     "plugin": lambda ctx, args: _plain(ctx, args, ctx.plugin or {}),
     "execution-id": lambda ctx, args: _plain(ctx, args, ctx.execution_id),
     "workflow-id": lambda ctx, args: _plain(ctx, args, ctx.workflow_id),

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from stoker import secretbox
 from stoker.blueprint.runtime import evaluate_node_properties, evaluate_operation_inputs
 from stoker.blueprint.state import StoredState
 from stoker.workflows.model import Deployment, Instance

@@ -70,7 +70,7 @@ async def run_operation(server: CtxServer, spec: OperationSpec, make_ctx: Callab
                 return await run_manager_operation(ctx, spec.implementation)
             if spec.plugin is not None:
                 command = await asyncio.to_thread(task_command, spec.plugin, spec.implementation)
-                script = Script(Path(command[0]), command=command)
+                script = Script(Path(spec.implementation), command=command)  # named by its task in logs
             else:
                 script = script_for(spec.implementation, ctx.operation.inputs, ctx.resource_root)
             return await run_script(server, ctx, script, spec.timeout, spec.timeout_recoverable)

@@ -1,19 +1,21 @@
 """Python plugin operations: the plugin's own virtualenv and the command that runs one task in it.
 
-Each uploaded plugin version gets a virtualenv of its own under
-``$STOKER_HOME/plugin-envs/<name>/<version>``, made once (under a file lock, so
-concurrent operations wait for the first): a wheel or a wagon's wheels are
-installed into it from the catalog (``--no-index``: never from the network), a
-source folder is put on its path. Stoker's own packages are never in it; the
-operation runs there through ``_stoker_operation`` (the ``shim`` folder), which
-gives it Cloudify's ``ctx`` and ``@operation`` keyword inputs.
+As on a Cloudify manager, each uploaded plugin version gets a virtualenv of its
+own (``$STOKER_HOME/plugin-envs/<name>/<version>``, made once, under a file lock
+so concurrent operations wait for the first) holding the real cloudify-common
+(``CLOUDIFY_COMMON``), the plugin (its wheel, a wagon's wheels, or a source
+folder: installed when it has a ``setup.py``/``pyproject.toml``, else put on the
+path) and the plugin's own dependencies.  Everything installed comes from the
+wheel cache (``STOKER_PLUGIN_WHEELS``, default ``$STOKER_HOME/plugin-wheels``)
+and a wagon's own wheels; what is missing there is built into the cache from the
+package index first, so a second virtualenv is made offline.  Stoker's own
+packages are never in it: a task runs through ``plugin_runner/stoker_operation.py``.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
-import re
 import subprocess
 import sys
 import tarfile
@@ -23,11 +25,16 @@ from pathlib import Path
 from stoker.blueprint.plugin_catalog import Plugin, PluginCatalog
 from stoker.home import stoker_home
 from stoker.workflows.context import OperationFailed
+from stoker.workflows.workdirs import plugin_workdir
 
-#: the module in ``shim`` that imports and calls the task
-RUNNER_MODULE = "_stoker_operation"
-#: making a virtualenv and installing a wagon's wheels: beyond this, it is stuck
-INSTALL_TIMEOUT = 600
+#: runs one task in the plugin's virtualenv (by path: nothing of Stoker's is importable there)
+RUNNER = Path(__file__).with_name("plugin_runner") / "stoker_operation.py"
+#: the cloudify-common every plugin virtualenv gets (the version Stoker's blueprints and REST API follow)
+CLOUDIFY_COMMON = "cloudify-common==7.0.5"
+#: where built wheels are kept between virtualenvs (else ``$STOKER_HOME/plugin-wheels``)
+WHEELS_VARIABLE = "STOKER_PLUGIN_WHEELS"
+#: making a virtualenv and installing into it: beyond this, it is stuck
+INSTALL_TIMEOUT = 900
 _READY = ".stoker-ready"
 #: plugins the standard types name whose operations are the manager's agents and workflows (its
 #: ``cfy_extensions`` run natively: ``workflows.cfy_extensions``)
@@ -35,7 +42,7 @@ MANAGER_PLUGINS = ("agent", "default_workflows")
 
 
 def task_command(plugin: dict, implementation: str) -> list[str]:
-    """``[python, -m, runner, module.function]`` for the operation ``plugin_name.module.function``."""
+    """``[python, -s, runner, module.function]`` for the operation ``plugin_name.module.function``."""
     if plugin.get("name") in MANAGER_PLUGINS:
         raise OperationFailed(f"{implementation} is one of the Cloudify manager's own operations (agents, "
                               "workflows), which Stoker does not run", recoverable=False)
@@ -48,23 +55,17 @@ def task_command(plugin: dict, implementation: str) -> list[str]:
     task = implementation.split(".", 1)[1] if "." in implementation else ""
     if "." not in task:
         raise OperationFailed(f"{implementation} names no module.function of plugin {name}", recoverable=False)
-    return [str(environment(found) / "bin" / "python"), "-m", RUNNER_MODULE, task]
+    return [str(environment(found) / "bin" / "python"), "-s", str(RUNNER), task]
 
 
 def plugin_view(name: str, definition: dict, deployment_id: str) -> dict:
     """What ``ctx.plugin`` shows: names, the properties set on import, a work folder of its own."""
     properties = definition.get("properties") if isinstance(definition.get("properties"), dict) else {}
-    workdir = stoker_home(create=True) / "plugin-workdirs" / _safe(deployment_id) / _safe(name)
-    workdir.mkdir(parents=True, exist_ok=True)
+    workdir = plugin_workdir(deployment_id, name)
     return {"name": name, "package_name": definition.get("package_name") or name,
             "package_version": definition.get("package_version"), "workdir": str(workdir),
             "properties": {key: (value.get("value", value.get("default")) if isinstance(value, dict) else value)
                            for key, value in properties.items()}}
-
-
-def _safe(name: str) -> str:
-    """A name as one path component (ids may hold anything)."""
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", name).lstrip(".") or "_"
 
 
 def environment(plugin: Plugin) -> Path:
@@ -80,26 +81,59 @@ def environment(plugin: Plugin) -> Path:
     return folder
 
 
+def wheel_cache() -> Path:
+    configured = os.environ.get(WHEELS_VARIABLE)
+    folder = Path(configured) if configured else stoker_home(create=True) / "plugin-wheels"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def _make(plugin: Plugin, folder: Path) -> None:
-    _run([sys.executable, "-m", "venv", "--clear", "--without-pip", str(folder)], plugin)
-    site = Path(_run([str(folder / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                     plugin).strip())
+    what = f"plugin {plugin.name} {plugin.version}"
+    _run([sys.executable, "-m", "venv", "--clear", "--without-pip", str(folder)], what)
     package = plugin.folder / "package"
     files = list(package.iterdir()) if package.is_dir() else []
-    if len(files) == 1 and files[0].suffix == ".whl":
-        _install([files[0]], site, plugin)
-    elif len(files) == 1 and files[0].suffix == ".wgn":
-        with tempfile.TemporaryDirectory(prefix="stoker-wagon-") as scratch:
-            _install(_wagon_wheels(files[0], Path(scratch)), site, plugin)
-    else:  # a source folder: on the path as it was uploaded
-        (site / "stoker-plugin-source.pth").write_text(f"{package}\n")
+    with tempfile.TemporaryDirectory(prefix="stoker-wagon-") as scratch:
+        links: list[Path] = []
+        if len(files) == 1 and files[0].suffix == ".whl":
+            requirements = [str(files[0])]
+        elif len(files) == 1 and files[0].suffix == ".wgn":
+            # all but the cloudify-common it was built with: every virtualenv has CLOUDIFY_COMMON
+            requirements = [str(wheel) for wheel in _wagon_wheels(files[0], Path(scratch))
+                            if not wheel.name.lower().startswith("cloudify_common-")]
+            links = [Path(scratch)]
+        elif (package / "setup.py").is_file() or (package / "pyproject.toml").is_file():
+            requirements = [str(package)]
+        else:  # a folder of modules: on the path as it was uploaded
+            requirements = []
+            site = _run([str(folder / "bin" / "python"), "-c",
+                         "import sysconfig; print(sysconfig.get_path('purelib'))"], what).strip()
+            (Path(site) / "stoker-plugin-source.pth").write_text(f"{package}\n")
+        install([CLOUDIFY_COMMON, *requirements], folder / "bin" / "python", links, plugin)
     (folder / _READY).write_text(plugin.version)
 
 
-def _install(wheels: list[Path], site: Path, plugin: Plugin) -> None:
-    if wheels:
-        _run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-index",
-              "--no-deps", "--target", str(site), *map(str, wheels)], plugin)
+def install(requirements: list[str], python: Path, links: list[Path], plugin: Plugin) -> None:
+    """Install ``requirements`` for ``python`` from the wheel cache (filled first where it lacks some)."""
+    finds = fill_cache(requirements, links, f"plugin {plugin.name} {plugin.version}")
+    _run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--disable-pip-version-check",
+          "--no-compile", "--no-index", *finds, *requirements], f"plugin {plugin.name} {plugin.version}")
+
+
+def fill_cache(requirements: list[str], links: list[Path] = (), what: str = "the plugin wheel cache") -> list[str]:
+    """Build into the wheel cache what ``requirements`` need and it lacks (from the package index);
+    the ``--find-links`` arguments that install them from it."""
+    cache = wheel_cache()
+    finds = [arg for link in [cache, *links] for arg in ("--find-links", str(link))]
+    build = [sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check", "--wheel-dir",
+             str(cache), *finds, *requirements]
+    try:
+        _run([*build[:4], "--no-index", *build[4:]], what)
+    except OperationFailed:  # something is not in the cache yet
+        with open(cache / ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            _run(build, what)
+    return finds
 
 
 def _wagon_wheels(wagon: Path, scratch: Path) -> list[Path]:
@@ -117,14 +151,13 @@ def _wagon_wheels(wagon: Path, scratch: Path) -> list[Path]:
     return wheels
 
 
-def _run(command: list[str], plugin: Plugin) -> str:
+def _run(command: list[str], what: str) -> str:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=INSTALL_TIMEOUT, env=env)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise OperationFailed(f"cannot prepare plugin {plugin.name} {plugin.version}: {exc}", recoverable=False) \
-            from None
+        raise OperationFailed(f"cannot prepare {what}: {exc}", recoverable=False) from None
     if done.returncode != 0:
-        raise OperationFailed(f"cannot prepare plugin {plugin.name} {plugin.version}: "
-                              f"{(done.stderr or done.stdout).strip()[-2000:]}", recoverable=False)
+        raise OperationFailed(f"cannot prepare {what}: {(done.stderr or done.stdout).strip()[-2000:]}",
+                              recoverable=False)
     return done.stdout

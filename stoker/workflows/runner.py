@@ -214,7 +214,7 @@ class Runner:
                                     self.policy.task_retries if spec.max_retries is None else spec.max_retries),
             resource_root=spec.root or self.deployment.resource_root, log=log, persist=self._persist,
             execution_id=self.execution_id, workflow_id=self.workflow_id, tenant_name=self.tenant_name,
-            plugin=spec.plugin, manager=self.manager)
+            plugin=spec.plugin, manager=self.manager, acting_side=step.side or "source")
         if target is None:
             ctx.node, ctx.instance = self._node_view(instance), self._instance_view(instance)
         else:
@@ -238,16 +238,13 @@ class Runner:
 
 
 def setting(properties: dict, path: str | list) -> Callable[[dict], None]:
-    """An edit setting ``path`` in stored properties to its value in ``properties`` (a top-level
-    property no longer in ``properties`` is removed); where the
+    """An edit setting ``path`` in stored properties to its value in ``properties``; where the
     stored ones have another shape on the way (another operation changed it meanwhile), the
-    whole top-level property as this operation sees it."""
+    whole top-level property as this operation sees it; a top-level key gone from ``properties`` is
+    removed."""
     keys = dotted.steps(path)
-    if len(keys) == 1 and keys[0] not in properties:  # removed from the view: removed from the stored ones
-
-        def remove(stored: dict) -> None:
-            stored.pop(keys[0], None)
-        return remove
+    if keys[0] not in properties:
+        return lambda stored: stored.pop(keys[0], None)
     value, top = copy.deepcopy(dotted.get(properties, keys)), copy.deepcopy(properties[keys[0]])
 
     def edit(stored: dict) -> None:

@@ -1,8 +1,11 @@
 """Script operations: run a blueprint's script as a local process that talks back through ``ctx``.
 
-As Cloudify's script plug-in: the operation's inputs become environment
-variables (dicts, lists and booleans as JSON, anything else as ``str``),
-``process`` may give ``env``, ``cwd``, ``args`` and ``command_prefix``.  The
+As Cloudify's script plug-in: a Python script (``.py``, or ``process.eval_python``)
+reads its inputs as ``cloudify.state.ctx_parameters`` (and ``ctx``), any other
+script as environment variables (dicts, lists and booleans as JSON, anything
+else as ``str``); ``process`` may give ``env`` (for both), ``cwd``, ``args`` and
+``command_prefix``.  The script is a file beside the blueprint (``script_path``)
+or written in place (``script_source``: Python if it parses as Python).  The
 script runs in its own process group, so a timeout or a forced cancel kills
 it and everything it started that is still in the group; it may leave a
 daemon behind on purpose (started in the background, output redirected).
@@ -12,6 +15,7 @@ the error when the script fails.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import collections
 import json
@@ -19,7 +23,9 @@ import os
 import shlex
 import signal
 import sys
-from dataclasses import dataclass, field
+import tempfile
+import textwrap
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +36,7 @@ from stoker.workflows.resources import ResourceRefused, resource_path
 
 SCRIPT_RUNNER_TASKS = frozenset({"script.script_runner.tasks.run", "script_runner.tasks.run"})
 #: inputs the script runner itself consumes: they are not passed on as environment variables
-RUNNER_INPUTS = ("script_path", "process")
+RUNNER_INPUTS = ("script_path", "script_source", "process")
 STDERR_TAIL_LINES = 20
 MAX_LINE = 64 * 1024
 MAX_LOGGED_LINES = 10_000
@@ -47,21 +53,37 @@ class Script:
     process: dict = field(default_factory=dict)
     #: the whole command, when it is not the script's own (a plugin task run in its virtualenv)
     command: list[str] | None = None
+    #: the script itself (``script_source``), written to ``path``'s name in a folder of its own when it runs
+    source: str | None = None
+
+    @property
+    def is_python(self) -> bool:
+        """Run as Cloudify evaluates Python scripts: inputs through ``ctx_parameters``, not the environment."""
+        eval_python = self.process.get("eval_python")
+        return self.command is None and (eval_python is True or (self.path.suffix.lower() == ".py"
+                                                                  and eval_python is not False))
 
 
 def script_for(implementation: str, inputs: dict, root: Path) -> Script:
-    """The script an operation runs: a path in the blueprint's folder, or the script runner with ``script_path``."""
+    """The script an operation runs: a path in the blueprint's folder, or the script runner with
+    ``script_path`` or ``script_source``."""
     inputs = dict(inputs or {})
-    if implementation in SCRIPT_RUNNER_TASKS:
-        relative = inputs.get("script_path")
-        if not relative:
-            raise OperationFailed(f"{implementation} needs the input script_path", recoverable=False)
-    else:
-        relative = implementation
     process = inputs.get("process") or {}
     if not isinstance(process, dict):
         raise OperationFailed("the input process must be a dict (env, cwd, args, command_prefix)",
                               recoverable=False)
+    given = {k: v for k, v in inputs.items() if k not in RUNNER_INPUTS}
+    if implementation in SCRIPT_RUNNER_TASKS:
+        relative, source = inputs.get("script_path"), inputs.get("script_source")
+        if relative and source:
+            raise OperationFailed("Only provide script_path or script_source, not both", recoverable=False)
+        if source:
+            return _inline(source, given, process)
+        if not relative:
+            raise OperationFailed(f"{implementation} needs the input script_path or script_source",
+                                  recoverable=False)
+    else:
+        relative = implementation
     try:
         path = resource_path(root, relative)
     except ResourceRefused as exc:
@@ -70,7 +92,22 @@ def script_for(implementation: str, inputs: dict, root: Path) -> Script:
                                   "runner: plug-in operations (plugin.module.task) cannot run in Stoker",
                                   recoverable=False) from None
         raise OperationFailed(f"script {relative}: {exc}", recoverable=False) from None
-    return Script(path, {k: v for k, v in inputs.items() if k not in RUNNER_INPUTS}, process)
+    return Script(path, given, process)
+
+
+def _inline(source: object, inputs: dict, process: dict) -> Script:
+    """``script_source``: Python when ``eval_python`` says so or it parses as Python, else a shell script."""
+    if not isinstance(source, str):
+        raise OperationFailed("the input script_source must be a string (the script)", recoverable=False)
+    source = textwrap.dedent(source)
+    python = process.get("eval_python") is True
+    if not python and process.get("eval_python") is not False:
+        try:
+            ast.parse(source)
+            python = True
+        except (SyntaxError, ValueError):
+            python = False
+    return Script(Path("script.py" if python else "script.sh"), inputs, process, source=source)
 
 
 def _looks_like_a_task(implementation: str) -> bool:
@@ -95,10 +132,9 @@ def command_for(script: Script) -> list[str]:
         return list(script.command)
     path, process = script.path, script.process
     prefix = process.get("command_prefix")
-    eval_python = process.get("eval_python")
     if prefix:
         command = shlex.split(str(prefix)) + [str(path)]
-    elif eval_python is True or (path.suffix.lower() == ".py" and eval_python is not False):
+    elif script.is_python:
         command = [sys.executable, str(path)]
     elif path.suffix.lower() == ".sh":
         command = ["bash", str(path)]
@@ -123,15 +159,24 @@ def _shebang(path: Path) -> list[str]:
 async def run_script(server: CtxServer, ctx: OperationContext, script: Script, timeout: float | None = None,
                      timeout_recoverable: bool = False) -> Any:
     """Run ``script`` for ``ctx``; what it ``ctx returns``.  Raises ``OperationFailed`` or ``RetryRequested``."""
+    if script.source is not None:
+        with tempfile.TemporaryDirectory(prefix="stoker-script-") as folder:
+            written = Path(folder) / script.path.name
+            written.write_text(script.source, encoding="utf-8")
+            written.chmod(0o700)
+            return await run_script(server, ctx, replace(script, path=written, source=None), timeout,
+                                    timeout_recoverable)
     env = dict(os.environ)
-    env.update(environment_values(script.inputs))
+    if not script.is_python:
+        env.update(environment_values(script.inputs))
     env.update(environment_values(script.process.get("env") or {}))
     command = command_for(script)
     token = server.register(ctx)
     tail: collections.deque = collections.deque(maxlen=STDERR_TAIL_LINES)
     try:
         try:
-            process = await spawn.start(command, server.environment(token, env), script.process.get("cwd") or None)
+            process = await spawn.start(command, server.environment(token, env, shim=script.command is None),
+                                        script.process.get("cwd") or None)
         except OSError as exc:
             raise OperationFailed(f"cannot run {shlex.join(command)}: {exc}", recoverable=False) from None
         ctx.log("info", f"Executing: {shlex.join(command)} (pid {process.pid})")

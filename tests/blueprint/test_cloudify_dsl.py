@@ -30,6 +30,23 @@ def test_labels_from_several_imports_keep_the_first(write):
     assert plan["blueprint_labels"] == {"obj-type": {"values": ["aws"]}}
 
 
+def test_a_cloudify_name_defined_again_takes_the_imported_definition(write):
+    """As dsl_parser does for names under ``cloudify.``: a blueprint re-declaring a plugin's type
+    (blueprint-examples' kube_app does) is no conflict, the imported definition wins; other names
+    still conflict."""
+    write("plugin_1_4.yaml", HEAD + "node_types:\n  cloudify.nodes.x.Claim:\n    derived_from: cloudify.nodes.Root\n"
+                                    "    properties: {size: {default: 1}}\n"
+                                    "  my.Claim:\n    derived_from: cloudify.nodes.Root\n")
+    again = ("node_types:\n  cloudify.nodes.x.Claim:\n    derived_from: cloudify.nodes.Root\n"
+             "    properties: {size: {default: 2}}\n")
+    plan = parse_file(write("b.yaml", HEAD + TYPES.replace("]", ", plugin_1_4.yaml]") + again
+                            + "node_templates:\n  c: {type: cloudify.nodes.x.Claim}\n"))
+    assert plan["nodes"][0]["properties"]["size"] == 1
+    clash = write("c.yaml", HEAD + TYPES.replace("]", ", plugin_1_4.yaml]")
+                  + "node_types:\n  my.Claim:\n    derived_from: cloudify.nodes.Compute\n")
+    assert ("node_types.my.Claim", "import-conflict") in _problems(clash)
+
+
 def test_dsl_definitions_belong_to_their_file(write):
     write("common.yaml", HEAD + "dsl_definitions:\n  conf: &conf {port: 1}\n"
                                 "node_types:\n  t:\n    properties:\n      conf: {default: *conf}\n")

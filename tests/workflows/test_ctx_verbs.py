@@ -197,7 +197,9 @@ def test_python_scripts_use_from_stoker_import_ctx(tmp_path):
     script = Script(write_script(tmp_path, "op.py", """
 import os
 from stoker import ctx
-ctx.logger.info("%s from %s", os.environ["greeting"], ctx.instance.id)
+from cloudify.state import ctx_parameters as inputs
+assert "greeting" not in os.environ  # Cloudify gives a Python script its inputs as ctx_parameters only
+ctx.logger.info("%s from %s", inputs["greeting"], ctx.instance.id)
 props = ctx.instance.runtime_properties
 props["a.b"] = {"n": ctx.node.properties["port"] + 1}
 props["index"] = ctx.instance.index

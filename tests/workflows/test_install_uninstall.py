@@ -62,9 +62,10 @@ SCRIPTS = {
     "scripts/app_create.py": """
         import os
         from stoker import ctx
+        from cloudify.state import ctx_parameters as inputs
         ctx.instance.runtime_properties["bound"] = "0.0.0.0"
-        ctx.instance.runtime_properties["db_url"] = os.environ["db_url"]
-        ctx.logger.info("%s from %s on port %s", os.environ["greeting"], ctx.node.name, ctx.node.properties["port"])
+        ctx.instance.runtime_properties["db_url"] = inputs["db_url"]
+        ctx.logger.info("%s from %s on port %s", inputs["greeting"], ctx.node.name, ctx.node.properties["port"])
         with open(os.environ["TRACE"], "a") as trace:
             trace.write("app_create\\n")
     """,

@@ -4,6 +4,9 @@ uploaded, imported with plugin:, and its tasks run in the plugin's own virtualen
 
 from __future__ import annotations
 
+import io
+import json
+import tarfile
 import textwrap
 import zipfile
 
@@ -11,6 +14,7 @@ from stoker.blueprint.plugin_catalog import PluginCatalog
 
 TASKS = '''
 import json, sys
+import cloudify, cloudify.dispatch
 from cloudify import ctx as global_ctx
 from cloudify.decorators import operation
 from cloudify.exceptions import NonRecoverableError, OperationRetry
@@ -28,9 +32,11 @@ def create(ctx, size, greeting="hello", **kwargs):
     props["operation"] = ctx.operation.name
     props["deployment"] = ctx.deployment.id
     props["parameters"] = sorted(ctx_parameters)
-    props["resource"] = ctx.get_resource("data/motd.txt").strip()
+    props["resource"] = ctx.get_resource("data/motd.txt").decode().strip()
     props["dirty"] = props.dirty
     props["isolated"] = not any("stoker" in p and "site-packages" in p for p in sys.path)
+    props["real_cloudify"] = "plugin-envs" in cloudify.__file__ and hasattr(cloudify, "dispatch")
+    props["scratch"] = "gone at update"
     ctx.instance.update()
     ctx.logger.info("created %s", ctx.instance.id)
     return {"made": size}
@@ -41,6 +47,7 @@ def configure(ctx, **kwargs):
     if ctx.operation.retry_number < 2:
         raise OperationRetry("not yet", retry_after=0)
     ctx.instance.runtime_properties["tries"] = ctx.operation.retry_number
+    del ctx.instance.runtime_properties["scratch"]
 
 
 def start(**kwargs):
@@ -50,6 +57,19 @@ def start(**kwargs):
 @operation
 def stop(ctx, **kwargs):
     raise NonRecoverableError("cannot stop this")
+
+
+@operation
+def link(ctx, **kwargs):
+    """A relationship's source side: both ends' instances, written from here."""
+    ctx.source.instance.runtime_properties["linked_to"] = [ctx.target.node.id, ctx.target.instance.id]
+    ctx.target.instance.runtime_properties["linked_from"] = ctx.source.node.id
+
+
+@operation
+def linked(ctx, **kwargs):
+    """...and its target side."""
+    ctx.target.instance.runtime_properties["established"] = [ctx.type, ctx.source.node.properties["port"]]
 '''
 
 PLUGIN_YAML = """\
@@ -83,6 +103,8 @@ imports:
   - plugin:demo-plugin:
       region: eu-west
 node_templates:
+  peer:
+    type: cloudify.nodes.Root
   thing:
     type: demo.Thing
     properties: {port: 8080}
@@ -90,6 +112,15 @@ node_templates:
       cloudify.interfaces.lifecycle:
         create:
           inputs: {size: 21}
+    relationships:
+      - type: cloudify.relationships.connected_to
+        target: peer
+        source_interfaces:
+          cloudify.interfaces.relationship_lifecycle:
+            preconfigure: demo.demo_plugin.tasks.link
+        target_interfaces:
+          cloudify.interfaces.relationship_lifecycle:
+            establish: demo.demo_plugin.tasks.linked
 """
 
 
@@ -112,12 +143,16 @@ def _install(engine, tmp_path, blueprint=BLUEPRINT):
     return engine.executions.start("install", "dep", {"task_retries": 3, "task_retry_interval": 0})
 
 
-def _runtime(engine):
-    [instance] = engine.blueprints.deployments.node_instances("dep")
+def _runtime(engine, node="thing"):
+    [instance] = [i for i in engine.blueprints.deployments.node_instances("dep") if i["node_id"] == node]
     return instance["state"], instance["runtime_properties"]
 
 
-def test_a_plugin_task_runs_with_cloudify_ctx_inputs_and_exceptions(engine, tmp_path):
+def _instance_id(engine, node):
+    return next(i["id"] for i in engine.blueprints.deployments.node_instances("dep") if i["node_id"] == node)
+
+
+def test_a_plugin_task_runs_with_cloudify_ctx_inputs_and_exceptions(engine, tmp_path, plugin_wheels):
     PluginCatalog(tmp_path / "home" / "plugins").upload(_source(tmp_path), [])
     execution = _install(engine, tmp_path)
     assert execution["status"] == "terminated", execution
@@ -125,30 +160,62 @@ def test_a_plugin_task_runs_with_cloudify_ctx_inputs_and_exceptions(engine, tmp_
     assert state == "started"
     assert props == {"size": 42, "greeting": "hello", "node_port": 8080, "region": "eu-west",
                      "plugin": ["demo-plugin", "1.0"], "operation": "cloudify.interfaces.lifecycle.create",
-                     "deployment": "dep", "parameters": ["size"], "resource": "welcome", "dirty": True,
-                     "isolated": True, "tries": 2, "started": True}
+                     "deployment": "dep", "parameters": ["ctx", "size"], "resource": "welcome", "dirty": True,
+                     "isolated": True, "real_cloudify": True, "tries": 2, "started": True,
+                     "linked_to": ["peer", _instance_id(engine, "peer")]}
+    assert _runtime(engine, "peer") == ("started", {"linked_from": "thing",
+                                                   "established": ["relationship-instance", 8080]})
     messages = [e["message"] for e in engine.executions.events(execution["id"], include_logs=True)]
     assert any(m.startswith("created thing_") for m in messages)
     failed = engine.executions.start("uninstall", "dep")
     assert failed["status"] == "failed" and "cannot stop this" in failed["error"]
 
 
-def test_a_wheel_is_installed_into_the_plugin_virtualenv(engine, tmp_path):
-    source = _source(tmp_path)
-    wheel = tmp_path / "demo_plugin-1.0-py3-none-any.whl"
+def _wheel(folder, name, version, files):
+    wheel = folder / f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
+    info = f"{name.replace('-', '_')}-{version}.dist-info"
     with zipfile.ZipFile(wheel, "w") as archive:
-        archive.write(source / "demo_plugin" / "__init__.py", "demo_plugin/__init__.py")
-        archive.write(source / "demo_plugin" / "tasks.py", "demo_plugin/tasks.py")
-        archive.writestr("demo_plugin-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: demo-plugin\n"
-                                                               "Version: 1.0\n")
-        archive.writestr("demo_plugin-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: test\n"
-                                                            "Root-Is-Purelib: true\nTag: py3-none-any\n")
-        archive.writestr("demo_plugin-1.0.dist-info/RECORD", "")
-    PluginCatalog(tmp_path / "home" / "plugins").upload(wheel, [source / "plugin_1_5.yaml"])
+        for inside, text in files.items():
+            archive.writestr(inside, text)
+        archive.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+        archive.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
+                                          "Tag: py3-none-any\n")
+        archive.writestr(f"{info}/RECORD", "")
+    return wheel
+
+
+def _demo_wheel(tmp_path, source):
+    return _wheel(tmp_path, "demo-plugin", "1.0", {"demo_plugin/__init__.py": "",
+                                                   "demo_plugin/tasks.py": (source / "demo_plugin" / "tasks.py").read_text()})
+
+
+def test_a_wheel_is_installed_into_the_plugin_virtualenv(engine, tmp_path, plugin_wheels):
+    source = _source(tmp_path)
+    PluginCatalog(tmp_path / "home" / "plugins").upload(_demo_wheel(tmp_path, source), [source / "plugin_1_5.yaml"])
     assert _install(engine, tmp_path)["status"] == "terminated"
     site = next((tmp_path / "home" / "plugin-envs" / "demo-plugin" / "1.0").glob("lib/python*/site-packages"))
     assert (site / "demo_plugin" / "tasks.py").is_file()
     assert _runtime(engine)[1]["size"] == 42
+
+
+def test_a_wagon_runs_from_its_wheels_with_the_virtualenv_s_cloudify_common(engine, tmp_path, plugin_wheels):
+    """A wagon bundles the cloudify-common it was built with: the virtualenv keeps its own (7.0.5)."""
+    source = _source(tmp_path)
+    (tmp_path / "wheels").mkdir()
+    wheels = [_demo_wheel(tmp_path / "wheels", source),
+              _wheel(tmp_path / "wheels", "cloudify-common", "6.0.0", {"cloudify/__init__.py": "raise ImportError"})]
+    wagon = tmp_path / "demo_plugin-1.0-py311-none-linux_x86_64.wgn"
+    with tarfile.open(wagon, "w:gz") as archive:
+        data = json.dumps({"package_name": "demo-plugin", "package_version": "1.0"}).encode()
+        info = tarfile.TarInfo("demo_plugin/package.json")
+        info.size = len(data)
+        archive.addfile(info, io.BytesIO(data))
+        for wheel in wheels:
+            archive.add(wheel, f"demo_plugin/wheels/{wheel.name}")
+    PluginCatalog(tmp_path / "home" / "plugins").upload(wagon, [source / "plugin_1_5.yaml"])
+    assert _install(engine, tmp_path)["status"] == "terminated"
+    state, props = _runtime(engine)
+    assert (state, props["size"], props["real_cloudify"]) == ("started", 42, True)
 
 
 def test_an_operation_of_a_plugin_not_uploaded_fails_clearly(engine, tmp_path):

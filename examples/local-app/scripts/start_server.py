@@ -4,15 +4,16 @@ import socket
 import subprocess
 import sys
 
+from cloudify.state import ctx_parameters as inputs
 from stoker import ctx
 
 props = ctx.instance.runtime_properties
-port = int(os.environ["port"])
+port = int(inputs["port"])
 if "pid" not in props:  # the first attempt starts it; retries only wait for it
-    with open(os.path.join(os.environ["folder"], "server.log"), "ab") as log:
+    with open(os.path.join(inputs["folder"], "server.log"), "ab") as log:
         server = subprocess.Popen(
             [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
-             "--directory", os.environ["folder"]],
+             "--directory", inputs["folder"]],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
     props["pid"] = server.pid
     props["port"] = port

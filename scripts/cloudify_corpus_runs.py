@@ -1,0 +1,20 @@
+"""What both sides of scripts/cloudify-corpus share (standard library only: it runs in both virtualenvs)."""
+
+SIMPLE_VALUES = {"integer": 1, "float": 1.0, "boolean": True, "list": [], "dict": {}}
+
+
+def simple_inputs(definitions, needs_value):
+    """A value for each input ``needs_value(definition)`` says has none: its type's simplest value."""
+    return {name: SIMPLE_VALUES.get(d.get("type"), "x") for name, d in definitions.items() if needs_value(d)}
+
+
+def sequences(calls):
+    """Per node: each of its instances' operations in the order they ran, from ``[instance, node,
+    operation]`` calls (instance ids differ between the sides, so only their sequences are compared)."""
+    runs = {}
+    for instance, node, operation in calls:
+        runs.setdefault((node, instance), []).append(operation)
+    nodes = {}
+    for (node, _), operations in runs.items():
+        nodes.setdefault(node, []).append(operations)
+    return {node: sorted(found) for node, found in sorted(nodes.items())}

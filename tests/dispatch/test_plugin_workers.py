@@ -1,0 +1,93 @@
+"""Plugin operations of an execution run on real ``stoker worker`` processes: the worker that takes
+the step makes the plugin's virtualenv (cloudify-common and the plugin) and runs the task there."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+
+from stoker.blueprint.plugin_catalog import PluginCatalog
+from stoker.workflows import plugin_envs
+
+from .test_executions import finish
+
+TASKS = '''
+import os
+
+from cloudify import ctx
+from cloudify.decorators import operation
+
+
+@operation
+def create(port, **kwargs):
+    props = ctx.instance.runtime_properties
+    props["port"] = port
+    props["worker"] = os.getpgid(os.getppid())  # the worker runs in a process group of its own
+    props["cloudify"] = __import__("cloudify").__file__
+
+
+@operation
+def delete(**kwargs):
+    ctx.logger.info("deleting %s on port %s", ctx.instance.id, ctx.instance.runtime_properties["port"])
+'''
+
+PLUGIN_YAML = """\
+tosca_definitions_version: cloudify_dsl_1_5
+plugins:
+  net:
+    executor: central_deployment_agent
+    package_name: net-plugin
+    package_version: '2.0'
+node_types:
+  net.Port:
+    derived_from: cloudify.nodes.Root
+    interfaces:
+      cloudify.interfaces.lifecycle:
+        create: {implementation: net.net_plugin.tasks.create, inputs: {port: {default: 0}}}
+        delete: net.net_plugin.tasks.delete
+"""
+
+BLUEPRINT = """\
+tosca_definitions_version: cloudify_dsl_1_5
+imports: [cloudify/types/types.yaml, plugin:net-plugin]
+node_templates:
+  port:
+    type: net.Port
+    capabilities: {scalable: {properties: {default_instances: 2}}}
+    interfaces:
+      cloudify.interfaces.lifecycle:
+        create: {inputs: {port: 8443}}
+"""
+
+
+def test_plugin_operations_run_on_the_workers_in_a_virtualenv_they_make(cluster, tmp_path, monkeypatch,
+                                                                       plugin_wheels):
+    home = cluster.tmp / "home"
+    monkeypatch.setenv("STOKER_HOME", str(home))
+    source = tmp_path / "net-plugin"
+    (source / "net_plugin").mkdir(parents=True)
+    (source / "net_plugin" / "__init__.py").write_text("")
+    (source / "net_plugin" / "tasks.py").write_text(textwrap.dedent(TASKS))
+    (source / "plugin_1_5.yaml").write_text(PLUGIN_YAML)
+    PluginCatalog(home / "plugins").upload(source, [])
+    (tmp_path / "bp").mkdir()
+    (tmp_path / "bp" / "blueprint.yaml").write_text(BLUEPRINT)
+    cluster.engine.blueprints.upload(tmp_path / "bp" / "blueprint.yaml", "bp")
+    cluster.engine.blueprints.deployments.create("dep", "bp", {})
+    cluster.env[plugin_envs.WHEELS_VARIABLE] = os.environ[plugin_envs.WHEELS_VARIABLE]
+    worker = cluster.start_worker(concurrency=2)
+    cluster.listening(1)
+
+    installed = finish(cluster, cluster.engine.executions.start("install", "dep"))
+    assert installed["status"] == "terminated", installed["error"]
+    instances = cluster.engine.blueprints.deployments.node_instances("dep")
+    env = home / "plugin-envs" / "net-plugin" / "2.0"
+    assert [(i["state"], i["runtime_properties"]) for i in instances] == [
+        ("started", {"port": 8443, "worker": worker.pid, "cloudify": next(env.glob(
+            "lib/python*/site-packages/cloudify/__init__.py")).as_posix()})] * 2
+
+    removed = finish(cluster, cluster.engine.executions.start("uninstall", "dep"))
+    assert removed["status"] == "terminated", removed["error"]
+    logs = [e["message"] for e in cluster.engine.executions.events(removed["id"], include_logs=True)]
+    assert sorted(m for m in logs if m.startswith("deleting")) == sorted(
+        f"deleting {i['id']} on port 8443" for i in instances)
