@@ -102,7 +102,7 @@ def main() -> None:
     request = json.loads(sys.stdin.buffer.read())
     if os.fork() > 0:  # the command reaps this one; the grandchild goes on alone
         os._exit(0)
-    from stoker.api.runner import Runner
+    from stoker.api.background import Runner
 
     runner = Runner(action_threads=1)
     try:

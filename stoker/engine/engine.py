@@ -66,7 +66,7 @@ class Engine:
         self.type_policy = None
         #: set when the server stops: running actions are handed back (shared by copies)
         self.stopping = threading.Event()
-        #: set when the request waiting for this copy's action stopped waiting (``api/runner.py``):
+        #: set when the request waiting for this copy's action stopped waiting (``api/background.py``):
         #: the action stops at its next template check
         self.given_up = threading.Event()
 

@@ -11,7 +11,7 @@ from typing import Any, Callable
 from fastapi import Header, Query, Request
 from fastapi.responses import JSONResponse, Response
 
-from stoker.api.errors import ApiError
+from stoker.api.error_bodies import ApiError
 from stoker.api.views import Links
 from stoker.errors import NotFound
 from stoker.resources.builtin.scaling_policy import signature_matches
