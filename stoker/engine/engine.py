@@ -104,7 +104,7 @@ class Engine:
     @property
     def executions(self):
         """Workflow executions on this project's deployments (install, uninstall, scale, heal, ...)."""
-        from stoker.workflows.service import Executions
+        from stoker.workflows.executions import Executions
 
         return Executions(self.store, self.project_id, self.engine_id, self.dispatch,
                           self.type_policy is None or self.type_policy.allows_local(self.project_id))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from stoker.workflows import dotted
-from stoker.workflows.context import AbortRequested, InstanceView, NodeView, OperationContext
+from stoker.workflows.operation_context import AbortRequested, InstanceView, NodeView, OperationContext
 from stoker.workflows.resources import download, resource_path
 
 LEVELS = ("debug", "info", "warning", "error")

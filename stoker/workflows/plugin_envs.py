@@ -22,7 +22,7 @@ from pathlib import Path
 
 from stoker.blueprint.plugin_catalog import Plugin, PluginCatalog
 from stoker.home import stoker_home
-from stoker.workflows.context import OperationFailed
+from stoker.workflows.operation_context import OperationFailed
 
 #: the module in ``shim`` that imports and calls the task
 RUNNER_MODULE = "_stoker_operation"

@@ -15,7 +15,7 @@ from stoker.dispatch import execution_steps, lifecycle, traversal
 from stoker.engine.stack import STACK_RESOURCE_TYPE
 from stoker.store.execution_records import ExecutionRecords
 from stoker.store.repository import Store
-from stoker.workflows.service import ENDED_EVENT
+from stoker.workflows.executions import ENDED_EVENT
 
 from .losing import lose_once
 

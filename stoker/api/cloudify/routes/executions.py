@@ -25,7 +25,7 @@ from stoker.api.error_bodies import ApiError
 from stoker.api.background import START_TIMEOUT
 from stoker.resources.policy import LOCAL_SETTINGS
 from stoker.workflows.model import runs_on_host
-from stoker.workflows.service import Executions
+from stoker.workflows.executions import Executions
 
 routes = router("executions")
 
