@@ -140,7 +140,7 @@ def _stack(engine: Any, id_or_name: str) -> dict:
 def _action(request: dict):
     """``engine -> result`` for the request; its inputs are loaded in the action, so that
     their errors come back as the command's own would."""
-    from stoker.cli.inputs import load_inputs
+    from stoker.cli.template_options import load_inputs
 
     verb, name, options = request["verb"], request["name"], request["options"]
 
