@@ -90,7 +90,7 @@ class Engine:
     @property
     def blueprints(self):
         """Blueprints of this project; ``.deployments`` and ``.secrets`` hang off it."""
-        from stoker.blueprint.service import BlueprintService
+        from stoker.blueprint.blueprints import BlueprintService
 
         return BlueprintService(self.store, self.project_id)
 

@@ -15,7 +15,7 @@ import copy
 from typing import Any, Awaitable
 
 from stoker import secretbox
-from stoker.blueprint.service import BlueprintService
+from stoker.blueprint.blueprints import BlueprintService
 from stoker.blueprint.state import tenant_of
 from stoker.dispatch.inprocess import InProcess
 from stoker.engine.graph import WalkFailed
