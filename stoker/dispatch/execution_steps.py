@@ -32,7 +32,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import InterfaceError, OperationalError
 
 from stoker.dispatch import celery_app, traversal
-from stoker.dispatch.lifecycle import StartFailed, traversal_owner
+from stoker.dispatch.stack_actions import StartFailed, traversal_owner
 from stoker.dispatch.step import STEP_PER_TASK
 from stoker.engine.graph import Graph
 from stoker.store.models import Execution, utcnow
