@@ -322,6 +322,33 @@ def thread_case(server: Server, creates: int = 200) -> Outcome:
                    f"threads {before} -> {after} after {creates} creates", after <= before, cpu)
 
 
+def burst_thread_case(server: Server, projects: int = 5, clients: int = 10, settle: float = 20.0) -> Outcome:
+    """Concurrent one-resource creates over several projects: the server's threads before, and once
+    idle (pool threads end after 5 s idle, anyio's endpoint threads within 15 s)."""
+    body = {"template": {"heat_template_version": "2018-08-31", "resources": {"r": {"type": "OS::Heat::None"}}}}
+    httpx.post(server.url + "/v1/p0/stacks", json={**body, "stack_name": "warm"}, timeout=60)
+    time.sleep(settle)
+    before, started, cpu = threads_of(server.process.pid), time.monotonic(), server.cpu()
+
+    def creates(number: int) -> None:
+        with httpx.Client(base_url=f"{server.url}/v1/p{number % projects}", timeout=60) as client:
+            for count in range(20):
+                client.post("/stacks", json={**body, "stack_name": f"c{number}-{count}"})
+
+    workers = [threading.Thread(target=creates, args=(number,)) for number in range(clients)]
+    for worker in workers:
+        worker.start()
+    peak = before
+    while any(worker.is_alive() for worker in workers):
+        peak = max(peak, threads_of(server.process.pid))
+        time.sleep(0.05)
+    seconds, cpu = time.monotonic() - started, server.cpu() - cpu
+    time.sleep(settle)
+    after = threads_of(server.process.pid)
+    return Outcome(f"{clients * 20} creates, {projects} projects", "api", seconds, server.peak_mb(),
+                   f"threads {before} -> {peak} (busy) -> {after} (idle)", after <= before, cpu)
+
+
 def slow_header_case(server: Server) -> Outcome:
     """A client sending one header line a second, never ending its headers."""
     host, port = server.url.removeprefix("http://").split(":")
@@ -391,6 +418,9 @@ def cases(tmp: Path, port: int, instances: int = 100_000) -> list[tuple[str, Cal
     cli("control characters in names", "error", "template", "validate", "-t", str(_write(
         tmp / "names.json", json.dumps({"heat_template_version": "2018-08-31",
                                         "resources": {"r\x07\u202e": {"type": "OS::Heat::None"}}}))))
+    missing = str(tmp / "missing" / "folder" / "s.db")
+    made.append(("--db-url into a missing folder", lambda: cli_case(
+        "--db-url into a missing folder", home, db, "error", "--db-url", f"sqlite:///{missing}", "stack", "list")))
     made.append(("STOKER_MAX_RESOURCES=abc", lambda: cli_case("STOKER_MAX_RESOURCES=abc", home, db, "error",
                                                               "stack", "list", env={"STOKER_MAX_RESOURCES": "abc"})))
     conf_home = tmp / "conf-home"
@@ -436,6 +466,7 @@ def cases(tmp: Path, port: int, instances: int = 100_000) -> list[tuple[str, Cal
         {"stack_name": "j", "template": json_parameter_template(), "parameters": {"j": DEEP_JSON_TEXT}})
     api("provider bomb, distinct properties", "POST", "/v1/a/stacks", provider_bomb())
     on_server("200 creates: threads", thread_case)
+    on_server("burst over 5 projects: threads", burst_thread_case)
 
     def slow_server() -> Outcome:
         server = Server(Path(tempfile.mkdtemp(prefix="api-", dir=tmp)), port, "--header-timeout", "3")

@@ -171,6 +171,12 @@ class Problems:
                     else p for p in problems)
 
 
+class DatabaseUnavailable(StokerError):
+    """The state database cannot be opened (a bad URL, a missing folder or driver, a server away)."""
+
+    code = "database-unavailable"
+
+
 class StaleWrite(StokerError):
     """A resource changed since the writer read it: another worker got there first."""
 

@@ -17,6 +17,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+import anyio.to_thread
 from fastapi import FastAPI
 
 from stoker.api.auth import Authenticator, TokenStore
@@ -76,8 +77,10 @@ def create_app(db_url: str | None = None, auth_mode: str = "noauth", plugin_dirs
         process = this_process()
         await asyncio.to_thread(engine.store.register_process, process)
         await asyncio.to_thread(state.runner.resume_abandoned, engine)
+        pruning = asyncio.create_task(_prune_request_threads())
         with beating(lambda: _beat(state, process), every=ENGINE_BEAT):
             yield
+        pruning.cancel()
         await asyncio.to_thread(state.runner.stop, engine)
         await asyncio.to_thread(engine.store.unregister_process, process)
 
@@ -95,6 +98,23 @@ def create_app(db_url: str | None = None, auth_mode: str = "noauth", plugin_dirs
 
     install_cloudify(app, auth_mode, tokens)
     return app
+
+
+#: seconds between two looks at the request threads (anyio ends those idle for 10 s)
+PRUNE_EVERY = 5.0
+
+
+async def _prune_request_threads() -> None:
+    """End the request threads left idle after a burst.  The routes that are plain functions run in
+    anyio's threads, which end only when a later call finds them idle for 10 s: after a burst of
+    requests and silence, a server kept them all.  A call every few seconds lets them go."""
+    while True:
+        await asyncio.sleep(PRUNE_EVERY)
+        await anyio.to_thread.run_sync(_nothing)
+
+
+def _nothing() -> None:
+    """What a pruning call runs."""
 
 
 def _beat(state: State, process: str) -> None:

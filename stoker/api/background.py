@@ -12,8 +12,9 @@ raised to the request, so they become a 400 or a 409 as in Heat.
 copy that runs the action: no polling, and no confusion between two
 requests racing for the same stack name.
 
-Every project has pools of its own, each bounded: one for its actions, one
-for its requests' heavy work (parsing and validating templates, previews).
+Every project has pools of its own, each bounded, whose threads end once
+idle: one for its actions, one for its requests' heavy work (parsing and
+validating templates, previews).
 A project sending many big requests waits behind itself; another project's
 requests find their own threads free, and the server's request threads are
 never the ones doing the work (``call`` is awaited by ``async`` routes).
@@ -24,9 +25,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import Any, Callable
 
+from stoker.engine.group_commit import LingeringThreads
 from stoker.errors import GivenUp
 from stoker.store.locks import new_engine_id
 
@@ -34,6 +36,8 @@ LOG = logging.getLogger("stoker.api")
 
 #: how long a request waits for its action to start before answering anyway
 START_TIMEOUT = 60.0
+#: seconds a project's idle pool thread waits for more work before it ends
+POOL_LINGER = 5.0
 
 
 class Started:
@@ -74,16 +78,23 @@ class _SignallingStore:
     def _show(self, stack_id: str) -> None:
         self._started.show(stack_id)
 
-    def create_stack(self, *args: Any, **kwargs: Any) -> Any:
+    def create_stack_with_template(self, *args: Any, **kwargs: Any) -> Any:
         with self._started.lock:
             if self._started.given_up.is_set():  # the request answered already: nothing is stored
                 raise GivenUp("the request gave up waiting for the create to start")
-            record = self._store.create_stack(*args, **kwargs)
+            record = self._store.create_stack_with_template(*args, **kwargs)
             self._show(record.id)  # the first stack created is the top one; nested ones come later
         return record
 
+    create_stack = create_stack_with_template  # same arguments; the store's own would not signal
+
     def update_stack(self, stack_id: str, **fields: Any) -> None:
-        self._store.update_stack(stack_id, **fields)
+        """A stack's row changes; before the action shows, only while its request still waits (an
+        update stores its new definition here: one the request gave up on stops and stores nothing)."""
+        with self._started.lock:
+            if self._started.stack_id is None and self._started.given_up.is_set():
+                raise GivenUp("the request gave up waiting for this action to start")
+            self._store.update_stack(stack_id, **fields)
         if fields.get("status") == "IN_PROGRESS":
             self._show(stack_id)
 
@@ -102,19 +113,18 @@ class Runner:
 
     def __init__(self, action_threads: int = 4, request_threads: int = 2):
         self.sizes = {"action": action_threads, "request": request_threads}
-        self._pools: dict[tuple[str, str], ThreadPoolExecutor] = {}
+        self._pools: dict[tuple[str, str], LingeringThreads] = {}
         self._making = threading.Lock()
 
-    def pool(self, project: str, kind: str) -> ThreadPoolExecutor:
-        """The project's pool of this kind (threads start on first use and stay)."""
+    def pool(self, project: str, kind: str) -> LingeringThreads:
+        """The project's pool of this kind (threads start on demand and end once idle)."""
         key = (project, kind)
         found = self._pools.get(key)
         if found is None:
             with self._making:
                 found = self._pools.get(key)
                 if found is None:
-                    found = self._pools[key] = ThreadPoolExecutor(
-                        max_workers=self.sizes[kind], thread_name_prefix=f"stoker-{kind}")
+                    found = self._pools[key] = LingeringThreads(f"stoker-{kind}", self.sizes[kind], POOL_LINGER)
         return found
 
     async def call(self, project: str, work: Callable[[], Any]) -> Any:

@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from fastapi import Header, Query, Request
 from fastapi.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
 
 from stoker.api.error_bodies import ApiError
 from stoker.api.views import Links
@@ -29,8 +30,17 @@ class Ctx:
     state: Any
 
 
-def context(request: Request, tenant_id: str,
-            x_auth_token: str | None = Header(default=None, include_in_schema=False)) -> Ctx:
+async def context(request: Request, tenant_id: str,
+                  x_auth_token: str | None = Header(default=None, include_in_schema=False)) -> Ctx:
+    """The caller and its engine.  Without authentication nothing here waits, so it runs on the
+    event loop (a plain-function dependency would cost every request a hop to a thread and back);
+    a token is looked up in the database, in a thread."""
+    if request.app.state.stoker.auth_mode == "noauth":
+        return _authorised(request, tenant_id, x_auth_token)
+    return await run_in_threadpool(_authorised, request, tenant_id, x_auth_token)
+
+
+def _authorised(request: Request, tenant_id: str, x_auth_token: str | None) -> Ctx:
     state = request.app.state.stoker
     about_stack = "stack_name" in request.path_params
     project = state.auth.project(tenant_id, x_auth_token, about_stack=about_stack)
@@ -45,7 +55,7 @@ def signal_context(request: Request, tenant_id: str, stack_id: str, resource_nam
     wait condition handle's own token (its ``curl_cli``), as Heat's token handles, and the
     ``signature`` of a scaling policy's ``alarm_url``."""
     try:
-        return context(request, tenant_id, x_auth_token)
+        return _authorised(request, tenant_id, x_auth_token)
     except ApiError:
         if not (x_auth_token or signature):
             raise

@@ -85,7 +85,7 @@ def _follow(service, deployment_id: str, action, wait: bool) -> dict:
                     _skip_note(console, behind - FOLLOW_PAGE, execution_id)
                     printed += behind - FOLLOW_PAGE
             while wait and execution_id is not None:  # only what is new, a page at a time, one write a page
-                events = service.events(execution_id, include_logs=True, since=printed, limit=FOLLOW_PAGE)
+                events = service.event_lines(execution_id, since=printed, limit=FOLLOW_PAGE)
                 _print_events(console, events, deployment_id)
                 printed += len(events)
                 if len(events) < FOLLOW_PAGE:

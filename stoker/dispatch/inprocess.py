@@ -19,7 +19,8 @@ class InProcess:
     def create(self, engine: ActionHost, stack: Stack, timeout_mins: int | None, disable_rollback: bool,
                action: str = "CREATE") -> None:
         """``action`` is CREATE, or ADOPT for a stack adopting existing resources."""
-        engine.store.acquire_lock(stack.id, engine.engine_id, action)
+        if stack.record.lock_owner != engine.engine_id:  # taken with the row (``Engine.save_new_stack``)
+            engine.store.acquire_lock(stack.id, engine.engine_id, action)
         with engine.holding(stack.id):
             engine.run(engine.run_create(stack, timeout_mins, disable_rollback, action))
 

@@ -181,8 +181,9 @@ class Engine:
             return {"stack_name": name, "resources": [
                 {"resource_name": n, "resource_type": definition.resources[n].type, "action": "CREATE"}
                 for n in order]}
-        self.save_new_stack(stack, tags, timeout_mins, disable_rollback)
         action = "CREATE" if adopted_data is None else "ADOPT"
+        self.save_new_stack(stack, tags, timeout_mins, disable_rollback,
+                            locked_for=action if self.dispatch.runs_here else None)
         self.dispatch.create(self, stack, timeout_mins, disable_rollback, action)
         return action_result(self.store, stack)
 

@@ -29,20 +29,25 @@ FLUSH_DELAY = 0.05
 LINGER = 1.0
 
 
-class WriterThread(Executor):
-    """One thread running what it is given in order, which ends once idle for ``LINGER`` seconds.
+class LingeringThreads(Executor):
+    """Up to ``size`` threads running what they are given (in order, with one), each ending once
+    idle for ``linger`` seconds; the next ``submit`` starts one again.
 
-    Every stack action and execution has a writer; a thread kept until the
-    writer is closed would outlive the many actions nobody closes, and a
-    long-running server would grow by one thread per action.  The next
-    ``submit`` starts a new thread.
+    Every stack action and execution has a writer, and a server has pools per
+    project: threads kept until their owner is closed would outlive the many
+    writers nobody closes and the projects that stopped calling, and a
+    long-running server would grow by a thread per action or project.
     """
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, size: int = 1, linger: float = LINGER):
         self._name = name
+        self._size = size
+        self._linger = linger
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
+        self._threads: set[threading.Thread] = set()
+        #: threads waiting for work (or about to)
+        self._idle = 0
         self._closed = False
 
     def submit(self, fn, /, *args: Any, **kwargs: Any) -> Future:
@@ -51,40 +56,54 @@ class WriterThread(Executor):
             if self._closed:
                 raise RuntimeError(f"{self._name} is closed")
             self._queue.put((future, fn, args, kwargs))
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._work, name=self._name, daemon=True)
-                self._thread.start()
+            if len(self._threads) < self._size and self._queue.qsize() > self._idle:
+                thread = threading.Thread(target=self._work, name=self._name, daemon=True)
+                self._threads.add(thread)
+                self._idle += 1
+                thread.start()
         return future
 
     def _work(self) -> None:
         while True:
             try:
-                item = self._queue.get(timeout=LINGER)
+                item = self._queue.get(timeout=self._linger)
             except queue.Empty:
                 with self._lock:  # a submit either came before this (and is seen) or starts a thread
                     if self._queue.empty():
-                        self._thread = None
+                        self._idle -= 1
+                        self._threads.discard(threading.current_thread())
                         return
                 continue
             if item is None:  # closed
+                self._queue.put(None)  # for the next thread
                 return
+            with self._lock:
+                self._idle -= 1
             future, fn, args, kwargs = item
-            if not future.set_running_or_notify_cancel():
-                continue
-            try:
-                result = fn(*args, **kwargs)
-            except BaseException as exc:
-                future.set_exception(exc)
-            else:
-                future.set_result(result)
+            if future.set_running_or_notify_cancel():
+                try:
+                    result = fn(*args, **kwargs)
+                except BaseException as exc:
+                    future.set_exception(exc)
+                else:
+                    future.set_result(result)
+            with self._lock:
+                self._idle += 1
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         with self._lock:
             self._closed = True
-            thread = self._thread
+            threads = list(self._threads)
+            if cancel_futures:
+                while not self._queue.empty():
+                    item = self._queue.get_nowait()
+                    if item is not None:
+                        item[0].cancel()
             self._queue.put(None)
-        if wait and thread is not None and thread is not threading.current_thread():
-            thread.join()
+        if wait:
+            for thread in threads:
+                if thread is not threading.current_thread():
+                    thread.join()
 
 
 class GroupCommit(abc.ABC):
@@ -94,7 +113,7 @@ class GroupCommit(abc.ABC):
         self._timer: asyncio.TimerHandle | None = None
         #: a failed commit no waiter heard of yet
         self._failure: BaseException | None = None
-        self._thread = WriterThread(thread_name)
+        self._thread = LingeringThreads(thread_name)
 
     @abc.abstractmethod
     def _pending(self) -> bool:

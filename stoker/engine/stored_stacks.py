@@ -19,6 +19,8 @@ from stoker.template.loader import paused_gc
 from stoker.template.template import Template
 
 IN_PROGRESS = "IN_PROGRESS"
+#: stored templates kept in memory at most (``stored_template``)
+TEMPLATE_CACHE_SIZE = 256
 
 
 def new_stack(engine: Any, name: str, parent: Stack | None = None, timeout_mins: int | None = None) -> Stack:
@@ -33,12 +35,16 @@ def new_stack(engine: Any, name: str, parent: Stack | None = None, timeout_mins:
 
 
 def save_new_stack(engine: Any, stack: Stack, tags: Iterable[str] = (), timeout_mins: int | None = None,
-                   disable_rollback: bool = True) -> None:
-    """Store a defined new stack (its template once per action: ``template_id``)."""
+                   disable_rollback: bool = True, locked_for: str | None = None) -> None:
+    """Store a defined new stack (a top one with its template, in one transaction; a nested one's
+    template once per action: ``template_id``); ``locked_for``: the action this engine runs on it
+    next, whose lock is taken with the row."""
     template = stack.definition.template
     parameters, environment = stored_inputs(stack, stack.user_parameters, stack.environment.as_dict())
-    stack.record = engine.store.create_stack(
-        stack.name, template_id(engine, stack, template), engine.project_id, id=stack.id,
+    stored = (template.data, template.files) if stack.parent is None else template_id(engine, stack, template)
+    lock = {"lock_owner": engine.engine_id, "lock_action": locked_for} if locked_for else {}
+    stack.record = engine.store.create_stack_with_template(
+        stack.name, stored, engine.project_id, id=stack.id, **lock,
         parent_id=stack.parent.id if stack.parent else None,
         owner_resource=stack.owner_name, environment=environment,
         files=template.files if stack.parent is None else {}, parameters=parameters,
@@ -53,9 +59,13 @@ async def save_nested_stack(engine: Any, stack: Stack) -> None:
 
 
 def stored_template(engine: Any, template_id: int):
-    """A stored template; they never change once stored, so each is read once."""
+    """A stored template; they never change once stored, so each is read once (while the
+    cache, shared by every copy of the engine, holds fewer than ``TEMPLATE_CACHE_SIZE``: a
+    server creating stacks for days would otherwise keep every template it ever showed)."""
     found = engine.templates_read.get(template_id)
     if found is None:
+        if len(engine.templates_read) >= TEMPLATE_CACHE_SIZE:
+            engine.templates_read.clear()
         found = engine.templates_read[template_id] = engine.store.get_template(template_id)
     return found
 

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import (Column, Connection, Engine, MetaData, PrimaryKeyConstraint, String, Table, create_engine,
                         event, inspect, text)
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 from sqlalchemy.pool import StaticPool
 
+from stoker.errors import DatabaseUnavailable
 from stoker.home import private_file, stoker_home
 from stoker.store.models import partial_indexes_for
 from stoker.store.repository import Store
@@ -26,10 +30,37 @@ def default_url() -> str:
 
 
 def open_store(url: str | None = None, lock_timeout: float = 60.0) -> Store:
-    """Connect, bring the schema up to date, and return the repository."""
-    engine = make_engine(url or default_url())
-    upgrade(engine)
+    """Connect, bring the schema up to date, and return the repository; a database that cannot
+    be opened is one ``DatabaseUnavailable`` naming the URL (password hidden) and the cause."""
+    url = url or default_url()
+    try:
+        engine = make_engine(url)
+        upgrade(engine)
+    except (ArgumentError, NoSuchModuleError, ImportError, DBAPIError, OSError, ValueError) as exc:
+        raise DatabaseUnavailable(f"cannot open the database {_shown_url(url)}: {_cause(url, exc)}") from None
     return Store(engine, lock_timeout=lock_timeout)
+
+
+def _shown_url(url: str) -> str:
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return repr(url[:200])  # not a URL at all: shown as given, bounded
+
+
+def _cause(url: str, exc: Exception) -> str:
+    """The first line of what went wrong, in words a user can act on."""
+    if isinstance(exc, (ArgumentError, NoSuchModuleError)):
+        return "not a SQLAlchemy database URL of a known dialect (e.g. sqlite:///path or postgresql+psycopg://...)"
+    if isinstance(exc, ImportError):
+        return f"its driver is not installed ({exc.name or exc})"
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite" and parsed.database and not parsed.database.startswith("file:"):
+        folder = Path(parsed.database).parent
+        if not folder.is_dir():
+            return f"the folder {folder} does not exist"
+    cause = getattr(exc, "orig", None) or exc
+    return str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
 
 
 def _json_loads(text: str | bytes):
@@ -83,10 +114,49 @@ def _tune_sqlite(engine: Engine) -> None:
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
 
+    lock = _WRITE_LOCKS.setdefault(str(engine.url.database), threading.RLock())
+
     @event.listens_for(engine, "begin")
     def on_begin(conn: Connection) -> None:
-        write = conn.get_execution_options().get("stoker_write")
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+        if not conn.get_execution_options().get("stoker_write"):
+            conn.exec_driver_sql("BEGIN")
+            return
+        lock.acquire()
+        try:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        except BaseException:
+            lock.release()
+            raise
+        _HOLDING.add(id(conn.connection.dbapi_connection))
+
+    _release_after(engine.dialect, "do_commit", lock)
+    _release_after(engine.dialect, "do_rollback", lock)
+
+
+#: one write transaction at a time per SQLite file in this process, queued on a lock: SQLite's own
+#: busy handler lets waiting writers sleep 1, 2, 5 ... 100 ms between tries, so with many threads
+#: writing a free database waited, and the last in line waited longest; other processes still meet
+#: at SQLite's lock (with one waiter per process)
+_WRITE_LOCKS: dict[str, threading.RLock] = {}
+#: the (ids of the) SQLite connections whose write transaction holds its file's lock
+_HOLDING: set[int] = set()
+
+
+def _release_after(dialect: Any, method: str, lock: threading.RLock) -> None:
+    """Release the write lock once the transaction's COMMIT (or ROLLBACK) is done, not before
+    (SQLAlchemy's commit event comes before it)."""
+    ends = getattr(dialect, method)
+
+    def ended(dbapi_connection: Any) -> None:
+        try:
+            ends(dbapi_connection)
+        finally:
+            held = id(dbapi_connection.dbapi_connection)
+            if held in _HOLDING:
+                _HOLDING.discard(held)
+                lock.release()
+
+    setattr(dialect, method, ended)
 
 
 def head_revision() -> str:

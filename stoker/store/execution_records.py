@@ -201,9 +201,11 @@ class ExecutionRecords(BlueprintRecords):
         return edited
 
     def events(self, execution_pk: int, include_logs: bool = False, since: int = 0,
-               limit: int | None = None) -> list[dict]:
-        """The execution's events in order, from the ``since``-th on (at most ``limit``: a follower's page)."""
-        query = select(EVENTS).where(EVENTS.c.execution_pk == execution_pk)
+               limit: int | None = None, columns: tuple[str, ...] = ()) -> list[dict]:
+        """The execution's events in order, from the ``since``-th on (at most ``limit``: a follower's page);
+        only ``columns`` when given."""
+        query = (select(*(EVENTS.c[name] for name in columns)) if columns else select(EVENTS)).where(
+            EVENTS.c.execution_pk == execution_pk)
         if not include_logs:
             query = query.where(EVENTS.c.type == "cloudify_event")
         with self._read() as conn:

@@ -70,6 +70,12 @@ def heartbeat_expired(row: dict, seconds: float) -> bool:
 
 
 def execution_gone(row: dict) -> bool:
-    """Has the process running this execution died, or stopped beating?"""
+    """Has the process running this execution died, or (on another host) stopped beating?
+
+    On this host the process table decides, as for stack locks: a live process on a busy
+    machine may beat late, and its execution must not be failed under it."""
     owner = row.get("owner")
-    return not owner or owner_is_dead(owner) or heartbeat_expired(row, EXECUTION_TIMEOUT)
+    if not owner or owner_is_dead(owner):
+        return True
+    process = process_of(owner)
+    return (process is None or process[0] != socket.gethostname()) and heartbeat_expired(row, EXECUTION_TIMEOUT)

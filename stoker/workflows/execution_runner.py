@@ -111,7 +111,8 @@ class Runner:
             return
         if step.before and (runs or step.sure) and instance.state != step.before:
             self.set_state(instance, step.before)
-            await self.writer.flush()  # on disk before the operation acts (a crash then shows where it was)
+            if runs:  # on disk before the operation acts (a crash then shows where it was)
+                await self.writer.flush()
         if runs:
             await self.operate(step, instance)
         if step.after and (runs or step.sure or step.operation is None) and instance.state != step.after:

@@ -12,7 +12,7 @@ state) is not done again, so running install after a failure continues.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable
 
 from stoker.engine.graph import Graph
@@ -22,7 +22,7 @@ CREATED_OR_LATER = {"created", "configuring", "configured", "starting", "started
 NOT_RUNNING = {"stopped", "deleting", "deleted", "uninitialized", "configured"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one or more per instance: no __dict__ each
 class Step:
     phase: str  # install, uninstall, operation...: the same instance may take part in two phases
     instance: str
@@ -35,6 +35,14 @@ class Step:
     #: set the states even when the operation is a no-op (stopping/stopped); otherwise, as in
     #: Cloudify, a no-op's states are skipped (a no-op instance goes uninitialized -> started)
     sure: bool = False
+    _hash: int = field(init=False, repr=False, compare=False, default=0)
+
+    def __post_init__(self) -> None:
+        # the walker hashes each step a dozen times (graph sets, its counters): hashed once here
+        object.__setattr__(self, "_hash", hash((self.phase, self.instance, self.name, self.relationship, self.side)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @property
     def key(self) -> str:
@@ -75,6 +83,8 @@ class Chains:
 def _relationship_groups(deployment: Deployment, instance: Instance, phase: str, operation: str,
                          reverse: bool = False) -> list[list[Step]]:
     full = f"{RELATIONSHIP_LIFECYCLE}.{operation}"
+    if not deployment.implements_between(instance, full):
+        return []
     groups = []
     indexed = list(enumerate(instance.relationships))
     for _target, members in itertools.groupby(indexed, key=lambda item: item[1].get("target_name")):
@@ -86,11 +96,14 @@ def _relationship_groups(deployment: Deployment, instance: Instance, phase: str,
     return groups[::-1] if reverse else groups
 
 
-def _optional(deployment: Deployment, instance: Instance, phase: str, name: str, before: str | None = None) -> list:
+def _optional(deployment: Deployment, instance: Instance, phase: str, name: str, before: str | None = None,
+              after: str | None = None) -> list:
+    """The step of lifecycle operation ``name``, none when the node does not implement it: a no-op's
+    states are skipped anyway, so its step would do nothing (a no-op instance is one step)."""
     full = f"{LIFECYCLE}.{name}"
-    if not has_implementation(deployment.operation(instance, full)):
+    if not deployment.implements(instance, full):
         return []
-    return [[Step(phase, instance.id, name, full, before=before)]]
+    return [[Step(phase, instance.id, name, full, before=before, after=after)]]
 
 
 def install_steps(deployment: Deployment, instance: Instance, phase: str = "install") -> list[list[Step]]:
@@ -98,13 +111,13 @@ def install_steps(deployment: Deployment, instance: Instance, phase: str = "inst
     if state not in CREATED_OR_LATER:
         if state != "creating":
             groups += _optional(deployment, instance, phase, "precreate")
-        groups.append([Step(phase, instance.id, "create", f"{LIFECYCLE}.create", "creating", "created")])
+        groups += _optional(deployment, instance, phase, "create", "creating", "created")
     if state not in ("started", "starting", "configured"):
         groups += _relationship_groups(deployment, instance, phase, "preconfigure")
-        groups.append([Step(phase, instance.id, "configure", f"{LIFECYCLE}.configure", "configuring", "configured")])
+        groups += _optional(deployment, instance, phase, "configure", "configuring", "configured")
     if state != "started":
         groups += _relationship_groups(deployment, instance, phase, "postconfigure")
-        groups.append([Step(phase, instance.id, "start", f"{LIFECYCLE}.start", "starting")])
+        groups += _optional(deployment, instance, phase, "start", "starting")
         groups += _optional(deployment, instance, phase, "poststart")
         groups += _relationship_groups(deployment, instance, phase, "establish")
     groups.append([Step(phase, instance.id, "started", after="started")])
@@ -122,7 +135,7 @@ def uninstall_steps(deployment: Deployment, instance: Instance, phase: str = "un
         groups.append([Step(phase, instance.id, "stopped", after="stopped")])
     if state not in ("deleted", "uninitialized"):
         groups += _relationship_groups(deployment, instance, phase, "unlink", reverse=True)
-        groups.append([Step(phase, instance.id, "delete", f"{LIFECYCLE}.delete", "deleting")])
+        groups += _optional(deployment, instance, phase, "delete", "deleting")
         groups += _optional(deployment, instance, phase, "postdelete")
     groups.append([Step(phase, instance.id, "deleted", after="deleted")])
     return groups

@@ -86,6 +86,50 @@ def test_stack_actions_leave_no_thread_behind(server):
         assert _settled(server, start) <= start
 
 
+def test_threads_return_to_their_start_after_a_burst_over_several_projects(server):
+    """Concurrent actions in five projects start action, request and endpoint threads; once
+    the server is idle they end, so however many projects and bursts, the count goes back."""
+    with httpx.Client(base_url=server.endpoint("p0"), timeout=30, follow_redirects=True) as client:
+        _create_and_delete(client, "warm")
+    start = threads_of(server)
+
+    failures: list[BaseException] = []
+
+    def burst(client_number: int) -> None:
+        project = f"p{client_number % 5}"
+        try:
+            with httpx.Client(base_url=server.endpoint(project), timeout=60, follow_redirects=True) as client:
+                for number in range(4):
+                    _create_and_delete(client, f"c{client_number}-{number}")
+        except BaseException as exc:  # raised below, in the test's thread
+            failures.append(exc)
+
+    workers = [threading.Thread(target=burst, args=(i,)) for i in range(10)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert not failures, failures[0]
+    assert threads_of(server) > start  # the burst did start threads
+    assert _settled(server, start) <= start
+
+
+def test_the_templates_a_server_shows_are_not_all_kept(tmp_path, monkeypatch):
+    """Every create stores a template and every show reads it: the engine's cache of them (shared
+    by all its per-request copies) stays bounded, so a server's memory does not grow with them."""
+    import stoker.engine.stored_stacks as stored_stacks
+    from stoker.engine.engine import Engine
+
+    monkeypatch.setenv("STOKER_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(stored_stacks, "TEMPLATE_CACHE_SIZE", 3)
+    engine = Engine(db_url=f"sqlite:///{tmp_path / 's.db'}")
+    for number in range(10):
+        request = engine.for_project("p")
+        request.create_stack(f"s{number}", {**ONE, "description": f"stack {number}"})
+        assert request.show_stack(f"s{number}")["description"] == f"stack {number}"
+        assert len(engine.templates_read) <= 3
+
+
 JSON_PARAM = {"heat_template_version": "2018-08-31", "parameters": {"j": {"type": "json"}},
               "outputs": {"o": {"value": {"get_param": "j"}}}}
 
@@ -164,6 +208,41 @@ def test_an_action_the_request_gave_up_on_stops_and_stores_nothing(tmp_path, mon
         started.future.result(timeout=30)
     assert engine.list_stacks() == []
     runner.shutdown()
+
+
+def test_an_update_the_request_gave_up_on_stops_and_stores_nothing(tmp_path, monkeypatch):
+    """The request gives up while the update is checking its new definition (as a slow check of a
+    big template would): the update stops before storing it, and the stack is as it was."""
+    import stoker.engine.updates as updates
+    from stoker.api.runner import Runner
+    from stoker.engine.engine import Engine
+    from stoker.errors import GivenUp
+
+    monkeypatch.setenv("STOKER_HOME", str(tmp_path / "home"))
+    engine = Engine(db_url=f"sqlite:///{tmp_path / 's.db'}")
+    engine.create_stack("s", ONE)
+    checking, gave_up = threading.Event(), threading.Event()
+    real_check = updates.check_immutable
+
+    def slow_check(old, new):
+        checking.set()
+        gave_up.wait(30)
+        real_check(old, new)
+
+    monkeypatch.setattr(updates, "check_immutable", slow_check)
+    two = {**ONE, "resources": {**ONE["resources"], "r2": {"type": "OS::Heat::None"}}}
+    runner = Runner()
+    started = runner.start(engine, lambda worker: worker.update_stack("s", two), timeout=3)
+    gave_up.set()
+    assert checking.is_set() and started.given_up.is_set()
+    with pytest.raises(GivenUp):
+        started.future.result(timeout=30)
+    runner.shutdown()
+    shown = engine.show_stack("s")
+    assert (shown["stack_status"], [r["resource_name"] for r in engine.resources("s")]) == ("CREATE_COMPLETE", ["r"])
+    assert engine.get_record("s").lock_owner is None
+    engine.update_stack("s", two)  # nothing was left held: the next update goes ahead
+    assert sorted(r["resource_name"] for r in engine.resources("s")) == ["r", "r2"]
 
 
 def _connect(server: Server) -> socket.socket:

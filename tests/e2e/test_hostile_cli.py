@@ -76,6 +76,18 @@ def test_a_database_made_at_a_db_url_path_is_private(stoker, home, tmp_path):
     assert (tmp_path / "mine.db").stat().st_mode & 0o777 == 0o600
 
 
+@pytest.mark.parametrize("url, expected", [
+    ("sqlite:///{tmp}/missing/folder/s.db", "the folder {tmp}/missing/folder does not exist"),
+    ("nosuchdialect://x/y", "not a SQLAlchemy database URL"),
+    ("postgresql+psycopg://someone:sekrit@127.0.0.1:1/db", "postgresql+psycopg://someone:***@127.0.0.1:1/db"),
+], ids=["missing-folder", "unknown-dialect", "server-away"])
+def test_a_database_that_cannot_be_opened_is_one_line_naming_the_url(stoker, home, tmp_path, url, expected):
+    run = stoker("--db-url", url.format(tmp=tmp_path), "stack", "list")
+    _clean_failure(run, "ERROR: cannot open the database ", expected.format(tmp=tmp_path))
+    assert len(run.output.strip().splitlines()) == 1 and "sekrit" not in run.output
+    assert not (tmp_path / "missing").exists()
+
+
 def _value_template(value: object, extra: str = "") -> str:
     return ("heat_template_version: 2018-08-31\n" + extra + "resources:\n  v:\n    type: OS::Heat::Value\n"
             "    properties:\n      value: " + json.dumps(value) + "\n")

@@ -8,7 +8,7 @@ from datetime import timedelta
 from sqlalchemy import update
 
 from stoker.store.execution_records import EXECUTIONS
-from stoker.store.locks import execution_gone
+from stoker.store.locks import execution_gone, new_engine_id
 from stoker.store.models import utcnow
 
 from .conftest import deploy
@@ -48,3 +48,17 @@ def test_an_owner_beating_again_after_the_look_keeps_its_execution(any_engine, t
 
     kept = records.get_execution(any_engine.project_id, row["id"])
     assert (kept["status"], kept["owner"]) == ("started", OWNER)
+
+
+def test_a_live_process_of_this_host_beating_late_keeps_its_execution(any_engine, tmp_path):
+    """On a loaded machine a live owner may miss beats: on its own host the process table decides."""
+    deploy(any_engine, tmp_path, "node_templates: {}")
+    records = any_engine.executions.records
+    pk = records.get_deployment(any_engine.project_id, "dep")["pk"]
+    row = records.start_execution(any_engine.project_id, pk, "install", {}, new_engine_id(), is_gone=lambda _row: False)
+    with records._write() as conn:
+        conn.execute(update(EXECUTIONS).where(EXECUTIONS.c.pk == row["pk"])
+                     .values(heartbeat_at=utcnow() - timedelta(hours=2)))
+
+    assert not execution_gone(records.get_execution(any_engine.project_id, row["id"]))
+    assert any_engine.executions.get(row["id"])["status"] == "started"

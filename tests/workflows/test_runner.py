@@ -129,6 +129,25 @@ def test_noop_operations_skip_their_states_as_cloudify_does(tmp_path):
     assert _states(store, "db_1") == ["started"]
 
 
+def test_a_noop_instance_is_one_install_step_and_keeps_its_order_and_uninstall_states(tmp_path):
+    deployment = _deployment(tmp_path, {"app": ["create"]})
+    graph = install_graph(deployment, deployment.instances).graph
+    steps = {}
+    for step in graph.requires:
+        steps.setdefault(step.instance, []).append(step.name)
+    assert steps == {"host_1": ["started"], "db_1": ["started"], "app_1": ["create", "started"]}
+    create = next(step for step in graph.requires if step.name == "create")
+    assert {step.instance for step in graph.requires[create]} == {"host_1", "db_1"}  # still after its targets
+    _complete, store = _run(deployment, graph)
+    assert _trace(tmp_path) == ["create app"]
+    assert _states(store, "app_1") == ["creating", "created", "started"]
+
+    uninstall = uninstall_graph(deployment, deployment.instances).graph
+    assert sorted(step.name for step in uninstall.requires if step.instance == "db_1") == ["deleted", "stop"]
+    _complete, store = _run(deployment, uninstall)
+    assert _states(store, "db_1") == ["stopping", "stopped", "deleted"]  # as Cloudify: stop's states are sure
+
+
 def test_uninstall_runs_in_reverse_order(tmp_path):
     ops = ["stop", "delete"]
     deployment = _deployment(tmp_path, {"host": ops, "db": ops, "app": ops}, ["unlink"])

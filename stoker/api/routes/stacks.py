@@ -331,7 +331,8 @@ def _update(ctx: Ctx, record: Any, body: dict, patch: bool, dry_run: bool) -> An
     def action(engine: Any) -> Any:
         return engine.update_stack(record.id, template, environment, params, **kwargs)
 
-    ctx.state.runner.start(ctx.engine, action)
+    if ctx.state.runner.start(ctx.engine, action).given_up.is_set():
+        raise ApiError(503, "The stack update did not start in time; try again later", "ServiceUnavailable")
     # as Heat: a PUT without tags clears them, a PATCH keeps them
     tags = data.tags if data.tags is not None else (None if patch else [])
     if tags is not None:
