@@ -118,7 +118,7 @@ def upload_plugins(plugins: Path) -> None:
     from stoker.blueprint.plugin_catalog import PluginCatalog
     from stoker.home import stoker_home
 
-    from stoker.blueprint.errors import BlueprintError
+    from stoker.blueprint.blueprint_errors import BlueprintError
 
     catalog = PluginCatalog(stoker_home(create=True) / "plugins")
     for folder in sorted(p for p in plugins.iterdir() if p.is_dir()):

@@ -22,8 +22,8 @@ from fastapi import FastAPI
 
 from stoker.api.auth import Authenticator, TokenStore
 from stoker.api.body import MAX_JSON_BODY_SIZE
-from stoker.api.errors import install_handlers
-from stoker.api.runner import Runner
+from stoker.api.error_bodies import install_handlers
+from stoker.api.background import Runner
 from stoker.dispatch.heartbeat import beating
 from stoker.store.locks import ENGINE_BEAT, this_process
 from stoker.store.software import SoftwareStore

@@ -23,7 +23,7 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.engine import Engine as SAEngine
 
-from stoker.api.errors import ApiError
+from stoker.api.error_bodies import ApiError
 from stoker.store.api_tables import MAX_TOKEN_DAYS, TOKENS, iso, utcnow
 
 AUTH_MODES = ("auto", "token", "noauth")

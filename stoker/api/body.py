@@ -12,7 +12,7 @@ from typing import Any, Iterable
 
 from fastapi import Request
 
-from stoker.api.errors import ApiError, bad_request
+from stoker.api.error_bodies import ApiError, bad_request
 from stoker.errors import ValidationFailed
 from stoker.limits import limit
 from stoker.template.loader import check_nesting

@@ -19,7 +19,7 @@ import zipfile
 from pathlib import Path, PurePosixPath
 from typing import Callable, Iterator
 
-from stoker.blueprint.errors import BlueprintError
+from stoker.blueprint.blueprint_errors import BlueprintError
 from stoker.home import stoker_home
 from stoker.limits import limit
 

@@ -10,10 +10,10 @@ import copy
 from typing import Any, Callable
 
 from stoker.blueprint import nodes as node_rules
-from stoker.blueprint.errors import BlueprintError
+from stoker.blueprint.blueprint_errors import BlueprintError
 from stoker.blueprint.evaluation import PlanEvaluator, make_function
 from stoker.blueprint.functions.manager import GetSecret
-from stoker.blueprint.inputs import deployment_inputs
+from stoker.blueprint.deployment_inputs import deployment_inputs
 from stoker.blueprint.instances import create_instances
 from stoker.blueprint.references import check_reference_cycles
 from stoker.blueprint.scanning import walk_plan

@@ -8,7 +8,7 @@ from typing import Any, Iterable
 from stoker import secretbox
 from stoker.blueprint import runtime
 from stoker.blueprint.deployment import prepare
-from stoker.blueprint.errors import BlueprintError
+from stoker.blueprint.blueprint_errors import BlueprintError
 from stoker.blueprint.evaluation import PlanEvaluator, RuntimeEvaluator, scan
 from stoker.blueprint.functions.manager import PARENT_LABEL
 from stoker.blueprint.instances import node_hosts

@@ -14,7 +14,7 @@ from __future__ import annotations
 import abc
 from typing import Any
 
-from stoker.blueprint.errors import BlueprintError, FunctionFailed
+from stoker.blueprint.blueprint_errors import BlueprintError, FunctionFailed
 from stoker.blueprint.functions.base import HYBRID, STATIC, Function, function_of
 from stoker.blueprint.functions.table import FUNCTIONS
 from stoker.blueprint.scanning import each_value

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import random
 import string
-from stoker.blueprint.errors import BlueprintError
+from stoker.blueprint.blueprint_errors import BlueprintError
 
 CONTAINED_IN = "cloudify.relationships.contained_in"
 COMPUTE = "cloudify.nodes.Compute"

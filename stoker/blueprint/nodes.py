@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from stoker.blueprint.errors import BlueprintError
+from stoker.blueprint.blueprint_errors import BlueprintError
 from stoker.blueprint.functions.base import function_of
 from stoker.blueprint.functions.table import FUNCTIONS
 from stoker.blueprint.values import schema_default, typed_value

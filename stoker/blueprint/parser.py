@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from stoker.blueprint import namespaces, nodes as node_rules
-from stoker.blueprint.errors import BlueprintError
+from stoker.blueprint.blueprint_errors import BlueprintError
 from stoker.blueprint.evaluation import PlanEvaluator, make_function
 from stoker.blueprint.functions.base import function_of, holds_function
 from stoker.blueprint.functions.table import FUNCTIONS

@@ -21,7 +21,7 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion
 
-from stoker.blueprint.errors import BlueprintError
+from stoker.blueprint.blueprint_errors import BlueprintError
 from stoker.errors import ValidationFailed
 from stoker.home import stoker_home
 from stoker.template.loader import load

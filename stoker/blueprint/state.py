@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from stoker import secretbox
-from stoker.blueprint.errors import BlueprintError
+from stoker.blueprint.blueprint_errors import BlueprintError
 
 DEFAULT_TENANT = "default_tenant"
 #: how many deployments a chain of get_capability may cross (a loop of capabilities ends here)

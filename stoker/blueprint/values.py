@@ -6,7 +6,7 @@ import copy
 import re
 from typing import Any, Callable
 
-from stoker.blueprint.errors import BlueprintError
+from stoker.blueprint.blueprint_errors import BlueprintError
 from stoker.blueprint.functions.base import function_of
 from stoker.blueprint.functions.table import FUNCTIONS
 

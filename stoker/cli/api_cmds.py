@@ -89,7 +89,7 @@ def _check_shared(url: str, broker: str | None) -> None:
 
 
 #: seconds a stopping server gives requests in flight before it cancels them (its running
-#: actions are handed back to the next server meanwhile, see stoker/api/runner.py)
+#: actions are handed back to the next server meanwhile, see stoker/api/background.py)
 SHUTDOWN_GRACE = 5
 
 

@@ -102,7 +102,7 @@ def main() -> None:
     request = json.loads(sys.stdin.buffer.read())
     if os.fork() > 0:  # the command reaps this one; the grandchild goes on alone
         os._exit(0)
-    from stoker.api.runner import Runner
+    from stoker.api.background import Runner
 
     runner = Runner(action_threads=1)
     try:
@@ -140,7 +140,7 @@ def _stack(engine: Any, id_or_name: str) -> dict:
 def _action(request: dict):
     """``engine -> result`` for the request; its inputs are loaded in the action, so that
     their errors come back as the command's own would."""
-    from stoker.cli.inputs import load_inputs
+    from stoker.cli.template_options import load_inputs
 
     verb, name, options = request["verb"], request["name"], request["options"]
 

@@ -11,7 +11,7 @@ import click
 
 from stoker.cli.formatting import dump, format_option, show_list, show_record
 from stoker.cli.group import pass_engine, pass_settings
-from stoker.cli.inputs import load_inputs, template_options
+from stoker.cli.template_options import load_inputs, template_options
 from stoker.cli.stack_progress import FOLLOW_INTERVAL, EventPrinter, finish, follow, in_background, watch
 from stoker.engine.resource_filters import FILTERS
 

@@ -10,7 +10,7 @@ import time
 from stoker.cli import detached
 from stoker.cli.formatting import show_record
 from stoker.cli.group import current_settings
-from stoker.cli.inputs import load_inputs
+from stoker.cli.template_options import load_inputs
 from stoker.errors import NotFound
 from stoker.names import shown
 

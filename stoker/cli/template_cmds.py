@@ -8,9 +8,9 @@ import click
 
 from stoker.cli.formatting import format_option, show_document, show_list, show_problems, show_warnings
 from stoker.cli.group import pass_engine
-from stoker.cli.inputs import read_inputs, template_options
+from stoker.cli.template_options import read_inputs, template_options
 from stoker.errors import Problems, ValidationFailed
-from stoker.template.evaluate import evaluate
+from stoker.template.resolve import evaluate
 from stoker.template.parse import RESULT_TIME_CODES, warn_output_error
 from stoker.template.parameters import redact
 from stoker.template.versions import find_version, function_rows, listed_versions

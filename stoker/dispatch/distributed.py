@@ -2,7 +2,7 @@
 
 Every stack action (create, adopt, delete, update with its rollback,
 suspend, resume, check, a snapshot and its restore) and every signal whose handler acts is spread over
-the workers, batches of ready resources per task (``lifecycle`` starts
+the workers, batches of ready resources per task (``stack_actions`` starts
 them, ``worker`` runs them); so are the actions of nested stacks that
 resources on the workers own (each a traversal of its own, which the owner
 resource polls), and workflow executions, one step per task (``execution_steps``).
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
-from stoker.dispatch import celery_app, execution_steps, lifecycle
+from stoker.dispatch import celery_app, execution_steps, stack_actions
 from stoker.dispatch.inprocess import InProcess
 from stoker.errors import StokerError
 
@@ -55,7 +55,7 @@ class CeleryDispatch(InProcess):
     def create(self, engine: ActionHost, stack: Stack, timeout_mins: int | None, disable_rollback: bool,
                action: str = "CREATE") -> None:
         check_database(engine)
-        lifecycle.start_create(engine, self.app, self.queue, stack, timeout_mins, disable_rollback, action)
+        stack_actions.start_create(engine, self.app, self.queue, stack, timeout_mins, disable_rollback, action)
 
     async def nested_action(self, here: Callable[[], Awaitable[Any]], apart: Callable[[], Awaitable[Any]]) -> Any:
         """A nested stack's action (``InProcess.nested_action``): started on the workers, returning
@@ -66,45 +66,45 @@ class CeleryDispatch(InProcess):
         """Start a nested stack's create on the workers as traversal ``traversal_id`` (its owner
         resource polls it; the id is chosen by the owner first, so that a worker lost meanwhile
         leaves its successor what it started: ``nested_begun``)."""
-        await lifecycle.start_nested_create(engine, self.app, self.queue, stack, traversal_id)
+        await stack_actions.start_nested_create(engine, self.app, self.queue, stack, traversal_id)
 
     async def delete_nested(self, engine: ActionHost, stack: Stack, traversal_id: str) -> None:
         """Start a nested stack's delete on the workers (as ``create_nested``)."""
-        await lifecycle.start_nested_delete(engine, self.app, self.queue, stack, traversal_id)
+        await stack_actions.start_nested_delete(engine, self.app, self.queue, stack, traversal_id)
 
     async def update_nested(self, engine: ActionHost, stack: Stack, previous: dict, traversal_id: str) -> None:
         """Start a nested stack's update (its new definition stored; ``previous``: its inputs as
         they were) on the workers (as ``create_nested``)."""
-        await lifecycle.start_nested_update(engine, self.app, self.queue, stack, previous, traversal_id)
+        await stack_actions.start_nested_update(engine, self.app, self.queue, stack, previous, traversal_id)
 
     async def simple_nested(self, engine: ActionHost, stack: Stack, action: str, traversal_id: str) -> None:
         """Start a nested stack's suspend, resume or check on the workers (as ``create_nested``)."""
-        await lifecycle.start_nested_simple(engine, self.app, self.queue, stack, action, traversal_id)
+        await stack_actions.start_nested_simple(engine, self.app, self.queue, stack, action, traversal_id)
 
     def nested_begun(self, engine: ActionHost, traversal_id: str) -> bool:
         """Whether a nested stack's traversal a lost worker was starting was stored (it then runs)."""
-        return lifecycle.nested_begun(engine, self.app, self.queue, traversal_id)
+        return stack_actions.nested_begun(engine, self.app, self.queue, traversal_id)
 
     def delete(self, engine: ActionHost, record: StackRecord) -> None:
         """An action running on the stack (on the workers, its nested stacks' too) is cancelled
         first, as in-process; the delete starts once it has let the stack go."""
         check_database(engine)
         record = engine.stop_running_action(record)
-        lifecycle.start_delete(engine, self.app, self.queue, record, "DELETE")
+        stack_actions.start_delete(engine, self.app, self.queue, record, "DELETE")
 
     def update(self, engine: ActionHost, record: StackRecord, prepare: Callable[[], tuple[Stack, Stack]],
                rollback: bool, action: str = "UPDATE", given: dict | None = None) -> Stack:
         check_database(engine)
-        return lifecycle.start_update(engine, self.app, self.queue, record, prepare, rollback, action, given)
+        return stack_actions.start_update(engine, self.app, self.queue, record, prepare, rollback, action, given)
 
     def signal(self, engine: ActionHost, record: StackRecord, resource_name: str, details: Any) -> None:
         """A signal whose handler acts (a scaling policy's): the workers act on it; answered at once."""
         check_database(engine)
-        lifecycle.start_signal(engine, self.app, self.queue, record, resource_name, details)
+        stack_actions.start_signal(engine, self.app, self.queue, record, resource_name, details)
 
     def simple(self, engine: ActionHost, record: StackRecord, action: str) -> None:
         check_database(engine)
-        lifecycle.start_simple(engine, self.app, self.queue, record, action)
+        stack_actions.start_simple(engine, self.app, self.queue, record, action)
 
     def execute(self, executions: Any, row: dict, deployment_row: dict, model: Any, graph: Any, done: frozenset,
                 memo: dict, resumed: bool) -> dict:

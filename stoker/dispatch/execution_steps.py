@@ -32,12 +32,12 @@ from sqlalchemy import select
 from sqlalchemy.exc import InterfaceError, OperationalError
 
 from stoker.dispatch import celery_app, traversal
-from stoker.dispatch.lifecycle import StartFailed, traversal_owner
+from stoker.dispatch.stack_actions import StartFailed, traversal_owner
 from stoker.dispatch.step import STEP_PER_TASK
 from stoker.engine.graph import Graph
 from stoker.store.models import Execution, utcnow
-from stoker.workflows.runner import StepFailed
-from stoker.workflows.service import ENDED_EVENT, Executions, ended_event, started_message
+from stoker.workflows.execution_runner import StepFailed
+from stoker.workflows.executions import ENDED_EVENT, Executions, ended_event, started_message
 
 #: the traversal action of an execution's steps
 EXECUTION = "EXECUTION"

@@ -29,7 +29,7 @@ from typing import Any
 from sqlalchemy import ARRAY, String, any_, cast, func, select, union
 from sqlalchemy.exc import InterfaceError, OperationalError
 
-from stoker.dispatch import celery_app, lifecycle, traversal
+from stoker.dispatch import celery_app, stack_actions, traversal
 from stoker.dispatch.execution_steps import StepWorker
 from stoker.dispatch.heartbeat import beating
 from stoker.dispatch.kinds import KINDS, stack_action
@@ -237,7 +237,7 @@ class Worker:
     def _resource_steps(self, view: Any, nodes: dict, acting: list, queue: str, conn: Any) -> tuple:
         """Start or continue the resources' actions: (ended: id -> (dependents, succeeded), parked:
         id -> seconds, the writes not committed yet, the stack lock's heartbeat)."""
-        owner = lifecycle.traversal_owner(view.traversal_id)
+        owner = stack_actions.traversal_owner(view.traversal_id)
         stack, resources = self.stack_for(view, acting, conn)
         if len(resources) > 1:  # resources acting outside Stoker may take long: the others need not wait
             alone = sorted(rid for rid, resource in resources.items() if resource.acts_outside)
@@ -259,7 +259,7 @@ class Worker:
         parks until then (its node's step is the retry it goes on at)."""
         number = acting[0]
         node = nodes[number]
-        owner = lifecycle.traversal_owner(view.traversal_id)
+        owner = stack_actions.traversal_owner(view.traversal_id)
         began = node.state == traversal.RUNNING or bool(
             traversal.begin_nodes(conn, view.traversal_id, [number], None, owner))
         try:
@@ -370,7 +370,7 @@ class Worker:
             reason = f"Stack {stack_action(view.action)} cancelled"
             if not view.cancel_rollback and view.stopping is None:
                 if traversal.cancel_gracefully(self.engine.store, view.traversal_id, reason):
-                    lifecycle.fail_at_once(self.engine.for_project(view.project_id), view.stack_id, view.action, reason)
+                    stack_actions.fail_at_once(self.engine.for_project(view.project_id), view.stack_id, view.action, reason)
                 return True
         elif view.deadline is not None and datetime.now(timezone.utc) >= view.deadline:
             reason = f"{stack_action(view.action)} timed out"
@@ -395,7 +395,7 @@ class Worker:
             return
         engine = self.engine.for_project(view.project_id)
         record = engine.store.get_stack(view.stack_id, view.project_id, show_deleted=True)
-        lifecycle.end_traversal(engine, self.app, queue, view.traversal_id, record)
+        stack_actions.end_traversal(engine, self.app, queue, view.traversal_id, record)
 
 
 def _batched(view: Any) -> bool:

@@ -66,7 +66,7 @@ class Engine:
         self.type_policy = None
         #: set when the server stops: running actions are handed back (shared by copies)
         self.stopping = threading.Event()
-        #: set when the request waiting for this copy's action stopped waiting (``api/runner.py``):
+        #: set when the request waiting for this copy's action stopped waiting (``api/background.py``):
         #: the action stops at its next template check
         self.given_up = threading.Event()
 
@@ -90,7 +90,7 @@ class Engine:
     @property
     def blueprints(self):
         """Blueprints of this project; ``.deployments`` and ``.secrets`` hang off it."""
-        from stoker.blueprint.service import BlueprintService
+        from stoker.blueprint.blueprints import BlueprintService
 
         return BlueprintService(self.store, self.project_id)
 
@@ -104,7 +104,7 @@ class Engine:
     @property
     def executions(self):
         """Workflow executions on this project's deployments (install, uninstall, scale, heal, ...)."""
-        from stoker.workflows.service import Executions
+        from stoker.workflows.executions import Executions
 
         return Executions(self.store, self.project_id, self.engine_id, self.dispatch,
                           self.type_policy is None or self.type_policy.allows_local(self.project_id))

@@ -1,7 +1,7 @@
 """What happens when a stack action ends or fails: one table, one function, two drivers.
 
 An action walked here (``engine/running.py``) and one spread over the
-workers (``dispatch/lifecycle.end_traversal``) both end through
+workers (``dispatch/stack_actions.end_traversal``) both end through
 ``end_action``: COMPLETE (a delete then forgets the stack), or FAILED, or,
 when the table says a rollback follows and the cancel (if any) allows it,
 the rollback's name for the driver to start.  As in Heat, a failed create

@@ -1,4 +1,4 @@
-"""A stack action driven here, in this process, to its end (the workers' driver is ``dispatch/lifecycle``).
+"""A stack action driven here, in this process, to its end (the workers' driver is ``dispatch/stack_actions``).
 
 Each ``run_*`` records the stack IN_PROGRESS, walks its graph (``actions``)
 and ends through ``outcomes.end_action``, which both drivers share; what

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from functools import partial
 from typing import TYPE_CHECKING, Any, Iterable
 
-from stoker.engine.context import EngineContext
+from stoker.engine.live_context import EngineContext
 from stoker.engine.host import StackHost
 from stoker.engine.recorder import Recorder, resource_fields
 from stoker.engine.sealing import stored_resource_fields

@@ -23,7 +23,7 @@ from stoker.functions.call import RUNTIME, FunctionCall
 from stoker.functions.sizes import measure, remember, remembering
 
 if TYPE_CHECKING:  # pragma: no cover
-    from stoker.template.context import StackContext
+    from stoker.template.stack_context import StackContext
 
 
 class Parser(Protocol):

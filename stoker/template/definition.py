@@ -16,7 +16,7 @@ from stoker.cycles import find_cycles
 from stoker.errors import FunctionError, Problems, StokerError
 from stoker.functions.base import Function, dependencies, resolve
 from stoker.template.conditions import Conditions
-from stoker.template.context import StackContext
+from stoker.template.stack_context import StackContext
 from stoker.template.loader import paused_gc
 from stoker.template.parameters import (
     ParameterSchema,

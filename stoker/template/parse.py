@@ -18,7 +18,7 @@ from stoker.functions.base import SCALAR_TYPES, Function
 from stoker.functions.call import RUNTIME
 
 if TYPE_CHECKING:  # pragma: no cover
-    from stoker.template.context import StackContext
+    from stoker.template.stack_context import StackContext
     from stoker.template.versions import Version
 
 _FUNCTION_LIKE = re.compile(r"^(?:[a-z]+(?:_[a-z]+)*|Fn::\w+|Ref)$")

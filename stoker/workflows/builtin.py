@@ -11,7 +11,7 @@ from typing import Callable
 
 from stoker.engine.graph import Graph
 from stoker.workflows import maintenance
-from stoker.workflows.errors import WorkflowError
+from stoker.workflows.workflow_error import WorkflowError
 from stoker.workflows.lifecycle import Chains, Step, install_graph, operation_graph, then, uninstall_graph
 from stoker.workflows.maintenance import reinstall_graph
 from stoker.workflows.model import LIFECYCLE, Deployment

@@ -22,7 +22,7 @@ from typing import Any
 
 from stoker.resources import processes
 from stoker.workflows import ctx_client, workdirs
-from stoker.workflows.context import OperationContext
+from stoker.workflows.operation_context import OperationContext
 from stoker.workflows.ctx_verbs import CtxRequestError, StopOperation, handle
 
 #: the longest request a script may send (a runtime property of a few megabytes is fine)

@@ -11,7 +11,7 @@ import asyncio
 from typing import Any
 
 from stoker.workflows import dotted, plugin_task, workdirs
-from stoker.workflows.context import AbortRequested, InstanceView, NodeView, OperationContext
+from stoker.workflows.operation_context import AbortRequested, InstanceView, NodeView, OperationContext
 from stoker.workflows.resources import download, resource_path
 
 LEVELS = ("debug", "info", "warning", "error")

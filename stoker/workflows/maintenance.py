@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Callable
 
 from stoker.engine.graph import Graph
-from stoker.workflows.errors import WorkflowError
+from stoker.workflows.workflow_error import WorkflowError
 from stoker.workflows.lifecycle import install_graph, intact_links, link_steps, operation_graph, then, uninstall_graph
 from stoker.workflows.model import LIFECYCLE, Deployment
 

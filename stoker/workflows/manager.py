@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from stoker.blueprint.service import BlueprintService
+from stoker.blueprint.blueprints import BlueprintService
 from stoker.errors import NotFound, StokerError
 from stoker.resources.policy import LOCAL_SETTINGS
 from stoker.store.execution_records import ACTIVE

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
-from stoker.workflows.context import AbortRequested, OperationContext, OperationFailed, RetryRequested
+from stoker.workflows.operation_context import AbortRequested, OperationContext, OperationFailed, RetryRequested
 from stoker.workflows.cfy_extensions import PLUGIN as MANAGER_PLUGIN
 from stoker.workflows.cfy_extensions.table import run_manager_operation
 from stoker.workflows.ctx_server import CtxServer

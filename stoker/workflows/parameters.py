@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stoker.workflows.errors import WorkflowError
+from stoker.workflows.workflow_error import WorkflowError
 
 #: execution settings every workflow takes (``cfy local``'s --task-retries / --task-retry-interval)
 EXECUTION_SETTINGS = {"task_retries": {"type": "integer", "default": 0},

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from stoker.blueprint.plugin_catalog import Plugin, PluginCatalog
 from stoker.home import stoker_home
-from stoker.workflows.context import OperationFailed
+from stoker.workflows.operation_context import OperationFailed
 from stoker.workflows.workdirs import plugin_workdir
 
 #: runs one task in the plugin's virtualenv (by path: nothing of Stoker's is importable there)

@@ -19,7 +19,7 @@ import string
 
 from stoker.blueprint.instances import MAX_INSTANCES
 from stoker.engine.graph import Graph
-from stoker.workflows.errors import WorkflowError
+from stoker.workflows.workflow_error import WorkflowError
 from stoker.workflows.lifecycle import install_graph, link_steps, uninstall_graph
 from stoker.workflows.model import CONTAINED_IN, Deployment, Instance
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from stoker.workflows import spawn
-from stoker.workflows.context import AbortRequested, OperationContext, OperationFailed, RetryRequested
+from stoker.workflows.operation_context import AbortRequested, OperationContext, OperationFailed, RetryRequested
 from stoker.workflows.ctx_server import CtxServer
 from stoker.workflows.resources import ResourceRefused, resource_path
 

@@ -14,7 +14,7 @@ with warnings.catch_warnings():  # starlette's notice about httpx versions
 
 from stoker.api.app import app_from_env, create_app, settings_to_env
 from stoker.api.auth import Authenticator, resolve_mode
-from stoker.api.errors import ApiError
+from stoker.api.error_bodies import ApiError
 from stoker.cli.api_cmds import api
 
 

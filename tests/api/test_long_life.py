@@ -185,7 +185,7 @@ def test_a_provider_fan_out_bomb_is_refused_by_counting_only_to_the_limit(api):
 
 
 def test_an_action_the_request_gave_up_on_stops_and_stores_nothing(tmp_path, monkeypatch):
-    from stoker.api.runner import Runner
+    from stoker.api.background import Runner
     from stoker.engine.engine import Engine
     from stoker.errors import GivenUp
 
@@ -214,7 +214,7 @@ def test_an_update_the_request_gave_up_on_stops_and_stores_nothing(tmp_path, mon
     """The request gives up while the update is checking its new definition (as a slow check of a
     big template would): the update stops before storing it, and the stack is as it was."""
     import stoker.engine.updates as updates
-    from stoker.api.runner import Runner
+    from stoker.api.background import Runner
     from stoker.engine.engine import Engine
     from stoker.errors import GivenUp
 

@@ -70,7 +70,7 @@ def test_reference_cycles_are_named_at_validate_and_create(sqlite_url, write, te
 PREPARE = """
 import sys
 from stoker.blueprint.deployment import prepare
-from stoker.blueprint.errors import BlueprintError
+from stoker.blueprint.blueprint_errors import BlueprintError
 from stoker.blueprint.parser import parse_blueprint
 plan = parse_blueprint(sys.argv[1])
 plan["nodes"][0]["properties"].update(p={"get_property": ["SELF", "q"]}, q={"get_property": ["SELF", "p"]})

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from stoker.blueprint.deployment import prepare
-from stoker.blueprint.errors import BlueprintError
+from stoker.blueprint.blueprint_errors import BlueprintError
 from stoker.blueprint.parser import parse_blueprint
 
 HEAD = """\

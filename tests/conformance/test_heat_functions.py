@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from stoker.errors import FunctionError, ValidationFailed
-from stoker.template.evaluate import resolve_template
+from stoker.template.resolve import resolve_template
 
 CASES_FILE = Path(__file__).with_name("data") / "heat-functions.jsonl"
 

@@ -241,7 +241,7 @@ def test_a_delete_while_a_signal_resizes_stops_it_first(cluster, tmp_path):
 
 def test_a_signal_the_broker_cannot_take_fails_clearly_and_leaves_the_stack_as_it_was(cluster, tmp_path):
     from stoker.dispatch.distributed import CeleryDispatch
-    from stoker.dispatch.lifecycle import StartFailed
+    from stoker.dispatch.stack_actions import StartFailed
     from stoker.engine.engine import Engine
 
     from .conftest import PLUGINS

@@ -183,7 +183,7 @@ def test_the_api_enqueues_and_the_workers_run(cluster, tmp_path, monkeypatch):
 
 
 def test_an_unreachable_broker_fails_the_stack_with_a_clear_error(new_pg_database):
-    from stoker.dispatch.lifecycle import StartFailed
+    from stoker.dispatch.stack_actions import StartFailed
 
     with new_pg_database("stoker_dispatch") as database:
         engine = Engine(db_url=database.url.render_as_string(hide_password=False),

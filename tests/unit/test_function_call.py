@@ -6,7 +6,7 @@ from stoker.blueprint.evaluation import make_function
 from stoker.blueprint.functions.table import FUNCTIONS
 from stoker.blueprint.references import reference_cycles
 from stoker.functions.call import HYBRID, RUNTIME, FunctionCall
-from stoker.template.context import StackContext
+from stoker.template.stack_context import StackContext
 from stoker.template.parse import Parser
 from stoker.template.versions import get_version
 

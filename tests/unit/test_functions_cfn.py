@@ -6,7 +6,7 @@ import pytest
 
 from stoker.errors import FunctionError, ResourcePending, ValidationFailed
 from stoker.functions.base import dependencies, resolve
-from stoker.template.context import StackContext
+from stoker.template.stack_context import StackContext
 from stoker.template.parse import Parser
 from stoker.template.versions import get_version
 

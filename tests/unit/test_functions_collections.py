@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from stoker.errors import FunctionError, ValidationFailed
 from stoker.functions import collections as coll
 from stoker.functions.base import resolve
-from stoker.template.context import StackContext
+from stoker.template.stack_context import StackContext
 from stoker.template.parse import Parser
 from stoker.template.versions import get_version
 

@@ -9,7 +9,7 @@ import pytest
 from stoker.errors import FunctionError, ValidationFailed
 from stoker.functions import yaql_function
 from stoker.functions.base import resolve
-from stoker.template.context import StackContext
+from stoker.template.stack_context import StackContext
 from stoker.template.parse import Parser
 from stoker.template.versions import get_version
 

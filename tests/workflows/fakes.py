@@ -6,7 +6,7 @@ import asyncio
 import copy
 from pathlib import Path
 
-from stoker.workflows.context import InstanceView, NodeView, OperationContext, OperationInfo, Side
+from stoker.workflows.operation_context import InstanceView, NodeView, OperationContext, OperationInfo, Side
 from stoker.workflows.ctx_server import CtxServer
 from stoker.workflows.scripts import Script, run_script
 

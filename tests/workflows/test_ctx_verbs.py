@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from stoker.workflows.context import AbortRequested, OperationFailed, RetryRequested
+from stoker.workflows.operation_context import AbortRequested, OperationFailed, RetryRequested
 from stoker.workflows.scripts import Script
 
 from .fakes import Recorder, node_context, relationship_context, run, write_script

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from stoker.blueprint.archives import digest, materialise, pack, unpack
-from stoker.blueprint.errors import BlueprintError
+from stoker.blueprint.blueprint_errors import BlueprintError
 
 from .conftest import deploy, runtime
 

@@ -10,7 +10,7 @@ from stoker.engine.graph import WalkFailed
 from stoker.workflows.lifecycle import install_graph, operation_graph, then, uninstall_graph
 from stoker.workflows.model import Deployment, Instance
 from stoker.workflows.operations import RetryPolicy
-from stoker.workflows.runner import Runner, StepFailed, first_failure
+from stoker.workflows.execution_runner import Runner, StepFailed, first_failure
 from stoker.workflows.writer import BatchWriter
 
 LC = "cloudify.interfaces.lifecycle"

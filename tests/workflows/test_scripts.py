@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from stoker.workflows.context import OperationFailed
+from stoker.workflows.operation_context import OperationFailed
 from stoker.workflows.ctx_server import CtxServer
 from stoker.workflows.operations import OperationSpec, RetryPolicy, run_operation
 from stoker.workflows.scripts import Script, command_for, run_script, script_for

@@ -20,7 +20,7 @@ from fastapi import Request
 
 from stoker.api.auth import digest
 from stoker.api.cloudify.users import UserStore, may, project_of
-from stoker.api.errors import ApiError
+from stoker.api.error_bodies import ApiError
 from stoker.blueprint.state import DEFAULT_TENANT, tenant_of
 
 #: seconds a checked password or token is remembered (a revoked token stops within this)

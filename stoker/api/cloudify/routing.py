@@ -15,8 +15,8 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 
 from stoker.api.cloudify.identity import Caller
-from stoker.api.context import reply
-from stoker.api.errors import ApiError, from_stoker_error
+from stoker.api.request_context import reply
+from stoker.api.error_bodies import ApiError, from_stoker_error
 from stoker.errors import Conflict, NotFound, StaleWrite, StokerError
 from stoker.store.locks import new_engine_id
 

@@ -13,7 +13,7 @@ from typing import Any, Iterable
 
 from fastapi import Request
 
-from stoker.api.errors import ApiError
+from stoker.api.error_bodies import ApiError
 from stoker.blueprint.state import tenant_of
 
 #: the largest page a list returns (Cloudify's default ``max_results``)

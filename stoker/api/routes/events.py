@@ -9,8 +9,8 @@ from fastapi.responses import Response
 
 from stoker.api import extras
 from stoker.api.body import extract_int, query_mixed
-from stoker.api.context import Ctx, context, reply
-from stoker.api.errors import bad_request, not_found
+from stoker.api.request_context import Ctx, context, reply
+from stoker.api.error_bodies import bad_request, not_found
 from stoker.api.views import event_view
 from stoker.errors import NotFound
 

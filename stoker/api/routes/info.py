@@ -7,7 +7,7 @@ from importlib import metadata
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
-from stoker.api.context import Ctx, context, reply
+from stoker.api.request_context import Ctx, context, reply
 
 router = APIRouter(tags=["info"])
 

@@ -10,8 +10,8 @@ from fastapi.responses import Response
 
 from stoker.api import extras
 from stoker.api.body import extract_bool, extract_int, json_body, json_object, query_mixed
-from stoker.api.context import Ctx, context, in_project_pool, reply, signal_context
-from stoker.api.errors import ApiError, bad_request
+from stoker.api.request_context import Ctx, context, in_project_pool, reply, signal_context
+from stoker.api.error_bodies import ApiError, bad_request
 from stoker.api.views import current_rows, required_by_map, resource_view
 from stoker.engine.resource_filters import FILTERS, matches
 from stoker.errors import Conflict, NotFound

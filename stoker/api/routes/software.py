@@ -8,8 +8,8 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import Response
 
 from stoker.api.body import extract_int, json_object
-from stoker.api.context import Ctx, context, empty, reply
-from stoker.api.errors import bad_request
+from stoker.api.request_context import Ctx, context, empty, reply
+from stoker.api.error_bodies import bad_request
 from stoker.store.software import outcome
 
 router = APIRouter(prefix="/v1/{tenant_id}", tags=["software"])

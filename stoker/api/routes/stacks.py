@@ -9,10 +9,10 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import Response
 from sqlalchemy import select
 
-from stoker.api import extras, inputs
+from stoker.api import extras, stack_request
 from stoker.api.body import extract_bool, extract_int, extract_tags, json_object, query_mixed
-from stoker.api.context import Ctx, context, empty, in_project_pool, reply
-from stoker.api.errors import ApiError, bad_request, not_found
+from stoker.api.request_context import Ctx, context, empty, in_project_pool, reply
+from stoker.api.error_bodies import ApiError, bad_request, not_found
 from stoker.api.views import stack_record_view, stack_view, with_query
 from stoker.engine.updates import declared_only
 from stoker.engine.snapshots import view as snapshot_view
@@ -116,10 +116,10 @@ def detail(ctx: Ctx = Depends(context)) -> Response:
 @router.post("/stacks", status_code=201, summary="Create (or adopt) a stack")
 @in_project_pool
 def create_stack(ctx: Ctx = Depends(context), body: dict = Depends(json_object)) -> Response:
-    name = inputs.stack_name(body)
+    name = stack_request.stack_name(body)
     if body.get("adopt_stack_data") is not None:
         return _adopt(ctx, name, body)
-    data = inputs.parse(body)
+    data = stack_request.parse(body)
 
     def action(engine: Any) -> Any:
         return engine.create_stack(name, data.template, data.environment, data.parameters,
@@ -144,7 +144,7 @@ def _adopt(ctx: Ctx, name: str, body: dict) -> Response:
     body.setdefault("files", adopt.get("files") or {})
     if not body.get("environment") and not body.get("environment_files"):
         body["environment"] = adopt.get("environment") or {}
-    data = inputs.parse(body)
+    data = stack_request.parse(body)
 
     def action(engine: Any) -> Any:
         return engine.create_stack(name, data.template, data.environment, data.parameters,
@@ -159,8 +159,8 @@ def _adopt(ctx: Ctx, name: str, body: dict) -> Response:
 @router.post("/stacks/preview", summary="Preview a stack create")
 @in_project_pool
 def preview_create(ctx: Ctx = Depends(context), body: dict = Depends(json_object)) -> Response:
-    name = inputs.stack_name(body)
-    data = inputs.parse(body)
+    name = stack_request.stack_name(body)
+    data = stack_request.parse(body)
     previewed = ctx.engine.preview_stack(name, data.template, data.environment, data.parameters)
     template = data.template.data if isinstance(data.template.data, dict) else {}
     description = template.get("description") or "No description"
@@ -302,7 +302,7 @@ def show_stack(stack_name: str, stack_id: str, ctx: Ctx = Depends(context)) -> R
 
 
 def _update(ctx: Ctx, record: Any, body: dict, patch: bool, dry_run: bool) -> Any:
-    data = inputs.parse(body, patch=patch)
+    data = stack_request.parse(body, patch=patch)
     files = dict(data.files)
     if patch:
         old = ctx.engine.store.get_template(record.template_id)

@@ -8,10 +8,10 @@ from typing import Any
 from fastapi import APIRouter, Depends
 from fastapi.responses import Response
 
-from stoker.api import inputs
+from stoker.api import stack_request
 from stoker.api.body import extract_bool, json_object
-from stoker.api.context import Ctx, context, in_project_pool, reply
-from stoker.api.errors import ApiError, bad_request, not_found
+from stoker.api.request_context import Ctx, context, in_project_pool, reply
+from stoker.api.error_bodies import ApiError, bad_request, not_found
 from stoker.errors import Problems, StokerError, ValidationFailed
 from stoker.resources import type_info
 from stoker.template.definition import build_definition
@@ -30,7 +30,7 @@ def validate(ctx: Ctx = Depends(context), body: dict = Depends(json_object)) -> 
     query = ctx.request.query_params
     ignored = {c.strip() for c in (query.get("ignore_errors") or "").split(",") if c.strip()}
     show_nested = bool(query.get("show_nested")) and extract_bool("show_nested", query["show_nested"])
-    data = inputs.parse(body)
+    data = stack_request.parse(body)
     template, environment = data.template, data.environment or Environment()
     declared = template.section("parameters")
     declared = set(declared) if isinstance(declared, dict) else set()

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from stoker.blueprint.errors import FunctionFailed
+from stoker.blueprint.blueprint_errors import FunctionFailed
 from stoker.blueprint.functions.base import (NODE_REFS, NODE_SCOPE, OUTPUTS_SCOPE, RELATIONSHIP_SCOPE, RUNTIME, SELF,
                                              SOURCE, TARGET, Function, follow_property, function_of, is_path_item)
 

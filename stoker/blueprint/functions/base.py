@@ -11,7 +11,7 @@ from __future__ import annotations
 import abc
 from typing import Any
 
-from stoker.blueprint.errors import FunctionFailed
+from stoker.blueprint.blueprint_errors import FunctionFailed
 from stoker.functions.call import HYBRID, RUNTIME, STATIC, FunctionCall  # noqa: F401 (the phases, for every function)
 
 SELF, SOURCE, TARGET = "SELF", "SOURCE", "TARGET"

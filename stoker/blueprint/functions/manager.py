@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from stoker.blueprint.errors import FunctionFailed
+from stoker.blueprint.blueprint_errors import FunctionFailed
 from stoker.blueprint.functions.base import RUNTIME, Function, function_of, walk_path
 
 PARENT_LABEL = "csys-obj-parent"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from stoker.blueprint.functions.attributes import GetAttribute, GetAttributesDict, GetAttributesList
 from stoker.blueprint.functions.combine import Concat, Merge
-from stoker.blueprint.functions.inputs import GetInput
+from stoker.blueprint.functions.get_input import GetInput
 from stoker.blueprint.functions.manager import (GetCapability, GetConsumers, GetEnvironmentCapability,
                                                GetGroupCapability, GetLabel, GetSecret, GetSys)
 from stoker.blueprint.functions.properties import GetProperty

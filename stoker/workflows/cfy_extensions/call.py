@@ -12,7 +12,7 @@ import asyncio
 import copy
 from typing import Any
 
-from stoker.workflows.context import InstanceView, OperationContext, OperationFailed
+from stoker.workflows.operation_context import InstanceView, OperationContext, OperationFailed
 from stoker.workflows.manager import LocalManager
 
 

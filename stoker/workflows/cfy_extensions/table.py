@@ -10,7 +10,7 @@ from typing import Any, Callable
 from stoker.workflows.cfy_extensions import blueprint_node, component, password_secret, shared_resource
 from stoker.workflows.cfy_extensions.call import Call, Refused
 from stoker.errors import StokerError
-from stoker.workflows.context import OperationContext, OperationFailed
+from stoker.workflows.operation_context import OperationContext, OperationFailed
 
 OPERATIONS: dict[str, Callable[[Call], Any]] = {
     "cloudify_types.component.upload_blueprint": component.upload_blueprint,

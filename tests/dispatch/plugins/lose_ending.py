@@ -11,11 +11,11 @@ is written (its status not yet).  Once: FILE, made then, says it happened.
 
 import os
 
-from stoker.dispatch import execution_steps, lifecycle, traversal
+from stoker.dispatch import execution_steps, stack_actions, traversal
 from stoker.engine.stack import STACK_RESOURCE_TYPE
 from stoker.store.execution_records import ExecutionRecords
 from stoker.store.repository import Store
-from stoker.workflows.service import ENDED_EVENT
+from stoker.workflows.executions import ENDED_EVENT
 
 from .losing import lose_once
 
@@ -67,7 +67,7 @@ def _losing_event(add_event):
 
 if WHEN:
     Store.add_event = _losing_event(Store.add_event)
-    lifecycle.end_traversal = _losing_end(lifecycle.end_traversal)
-    lifecycle.begin = _losing_begin(lifecycle.begin)
+    stack_actions.end_traversal = _losing_end(stack_actions.end_traversal)
+    stack_actions.begin = _losing_begin(stack_actions.begin)
     execution_steps.end = _losing_execution_end(execution_steps.end)
     ExecutionRecords.write_batch = _losing_ended_event(ExecutionRecords.write_batch)

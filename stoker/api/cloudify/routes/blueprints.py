@@ -15,7 +15,7 @@ from stoker.api.body import read_body
 from stoker.api.cloudify import views
 from stoker.api.cloudify.identity import Caller, caller, requiring
 from stoker.api.cloudify.routing import router, run
-from stoker.api.errors import ApiError
+from stoker.api.error_bodies import ApiError
 from stoker.limits import limit
 
 routes = router("blueprints")

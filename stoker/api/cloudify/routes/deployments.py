@@ -12,7 +12,7 @@ from stoker.api.body import json_body
 from stoker.api.cloudify import views
 from stoker.api.cloudify.identity import Caller, caller, requiring
 from stoker.api.cloudify.routing import router, run
-from stoker.api.errors import ApiError
+from stoker.api.error_bodies import ApiError
 from stoker.errors import NotFound
 
 routes = router("deployments")

@@ -21,11 +21,11 @@ from stoker.api.body import json_body
 from stoker.api.cloudify import views
 from stoker.api.cloudify.identity import Caller, caller, forbidden, requiring
 from stoker.api.cloudify.routing import router, run
-from stoker.api.errors import ApiError
-from stoker.api.runner import START_TIMEOUT
+from stoker.api.error_bodies import ApiError
+from stoker.api.background import START_TIMEOUT
 from stoker.resources.policy import LOCAL_SETTINGS
 from stoker.workflows.model import runs_on_host
-from stoker.workflows.service import Executions
+from stoker.workflows.executions import Executions
 
 routes = router("executions")
 

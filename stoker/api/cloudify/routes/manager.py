@@ -11,8 +11,8 @@ from stoker.api.body import json_body
 from stoker.api.cloudify import views
 from stoker.api.cloudify.identity import Caller, caller, forbidden, requiring
 from stoker.api.cloudify.routing import CloudifyRoute, router
-from stoker.api.context import reply
-from stoker.api.errors import ApiError
+from stoker.api.request_context import reply
+from stoker.api.error_bodies import ApiError
 from stoker.api.routes.info import _version
 
 #: the Cloudify release whose REST API this serves

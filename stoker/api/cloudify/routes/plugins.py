@@ -21,8 +21,8 @@ from stoker.api.body import read_body
 from stoker.api.cloudify import views
 from stoker.api.cloudify.identity import Caller, caller, requiring
 from stoker.api.cloudify.routing import router, run
-from stoker.api.context import reply
-from stoker.api.errors import ApiError
+from stoker.api.request_context import reply
+from stoker.api.error_bodies import ApiError
 from stoker.blueprint import archives
 from stoker.blueprint.plugin_catalog import Plugin, PluginCatalog
 from stoker.limits import limit

@@ -21,7 +21,7 @@ from fastapi import APIRouter
 from fastapi.responses import Response
 
 from stoker.api.cloudify.routing import CloudifyRoute
-from stoker.api.errors import ApiError
+from stoker.api.error_bodies import ApiError
 from stoker.blueprint.loader import BUILTIN_TYPES
 
 routes = APIRouter(prefix="/resources", route_class=CloudifyRoute, tags=["cloudify: standard types"])

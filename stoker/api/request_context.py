@@ -12,7 +12,7 @@ from fastapi import Header, Query, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from stoker.api.errors import ApiError
+from stoker.api.error_bodies import ApiError
 from stoker.api.views import Links
 from stoker.errors import NotFound
 from stoker.resources.builtin.scaling_policy import signature_matches

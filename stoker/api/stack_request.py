@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stoker.api.body import check_depth, extract_bool, extract_int, extract_tags
-from stoker.api.errors import ApiError, bad_request
+from stoker.api.error_bodies import ApiError, bad_request
 from stoker.errors import Problems, ValidationFailed
 from stoker.limits import limit
 from stoker.names import stack_name_error

@@ -14,7 +14,7 @@ import asyncio
 from typing import Any, Awaitable
 
 from stoker import secretbox
-from stoker.blueprint.service import BlueprintService
+from stoker.blueprint.blueprints import BlueprintService
 from stoker.blueprint.state import tenant_of
 from stoker.dispatch.inprocess import InProcess
 from stoker.engine.graph import WalkFailed
@@ -24,15 +24,15 @@ from stoker.store.execution_records import ACTIVE, ExecutionRecords, Modificatio
 from stoker.store.locks import execution_gone
 from stoker.store.models import utcnow
 from stoker.workflows.builtin import graph_builder, operation_kwargs
-from stoker.workflows.errors import WorkflowError
+from stoker.workflows.workflow_error import WorkflowError
 from stoker.blueprint.secrets import masker, secret_values
 from stoker.resources import processes
-from stoker.workflows.evaluate import LiveEvaluator, LiveState
+from stoker.workflows.live_evaluator import LiveEvaluator, LiveState
 from stoker.workflows.manager import LocalManager
 from stoker.workflows.model import Deployment, Instance
 from stoker.workflows.operations import RetryPolicy
 from stoker.workflows.parameters import workflow_parameters
-from stoker.workflows.runner import Runner, first_failure
+from stoker.workflows.execution_runner import Runner, first_failure
 from stoker.workflows.writer import BatchWriter
 
 #: an event's fields a followed execution's line shows (``Executions.event_lines``)

@@ -20,7 +20,7 @@ from stoker.blueprint.secrets import shows_any
 from stoker.blueprint.nodes import SCRIPT_PLUGIN
 from stoker.engine.graph import Graph, WalkFailed, walk
 from stoker.workflows import dotted
-from stoker.workflows.context import InstanceView, NodeView, OperationContext, OperationFailed, OperationInfo, Side
+from stoker.workflows.operation_context import InstanceView, NodeView, OperationContext, OperationFailed, OperationInfo, Side
 from stoker.workflows.ctx_server import CtxServer
 from stoker.workflows.lifecycle import Step
 from stoker.workflows.model import Deployment, Instance, has_implementation

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from stoker.blueprint.errors import FunctionFailed
+from stoker.blueprint.blueprint_errors import FunctionFailed
 from stoker.blueprint.functions.base import HYBRID, Function, function_of, is_literal_path, is_path_item, walk_path
 
 

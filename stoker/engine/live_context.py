@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from stoker.errors import ResourcePending
-from stoker.template.context import StackContext
+from stoker.template.stack_context import StackContext
 
 
 class LiveStack(Protocol):

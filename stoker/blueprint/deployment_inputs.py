@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from stoker.blueprint.errors import BlueprintError, InputError
+from stoker.blueprint.blueprint_errors import BlueprintError, InputError
 from stoker.blueprint.functions.base import holds_function
 from stoker.blueprint.functions.table import FUNCTIONS
 from stoker.blueprint.values import check_constraints, typed_value

@@ -9,7 +9,7 @@ from typing import Any, Iterator
 
 from stoker.blueprint import archives
 from stoker.blueprint.deployments import Deployments
-from stoker.blueprint.errors import BlueprintError
+from stoker.blueprint.blueprint_errors import BlueprintError
 from stoker.blueprint.import_resolver import UPLOADED_BLUEPRINTS
 from stoker.blueprint.parser import parse_file
 from stoker.blueprint.secrets import Secrets

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stoker.blueprint.errors import BlueprintError
+from stoker.blueprint.blueprint_errors import BlueprintError
 
 
 class WorkflowError(BlueprintError):
