@@ -92,7 +92,7 @@ def plugin_wheels(monkeypatch):
     runs; ``plugin_wheels(*requirements)`` puts more in it. What the cache lacks is built from the package
     index the first time: the test is skipped, saying why, when the index cannot be reached."""
     from stoker.workflows import plugin_envs
-    from stoker.workflows.context import OperationFailed
+    from stoker.workflows.operation_context import OperationFailed
 
     monkeypatch.setenv(plugin_envs.WHEELS_VARIABLE, str(PLUGIN_WHEELS))
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from stoker.workflows.context import InstanceView, NodeView, OperationContext
+from stoker.workflows.operation_context import InstanceView, NodeView, OperationContext
 from stoker.workflows.workdirs import deployment_plugins_workdir
 
 #: cloudify-common's names of the operation's kinds (``cloudify.constants``)
