@@ -177,6 +177,10 @@ class DatabaseUnavailable(StokerError):
     code = "database-unavailable"
 
 
+class DatabaseAway(DatabaseUnavailable):
+    """The database server did not answer: a worker retries its task until it is back."""
+
+
 class StaleWrite(StokerError):
     """A resource changed since the writer read it: another worker got there first."""
 

@@ -34,7 +34,7 @@ from stoker.dispatch.execution_steps import StepWorker
 from stoker.dispatch.heartbeat import beating
 from stoker.dispatch.kinds import KINDS, stack_action
 from stoker.dispatch.step import STEP_PER_TASK, DirectRecorder
-from stoker.errors import StokerError
+from stoker.errors import DatabaseAway, StokerError
 from stoker.resources.stepper import Parked
 from stoker.store.models import Resource as ResourceRow
 from stoker.template.loader import frozen_gc
@@ -465,8 +465,8 @@ def make_worker_app(broker_url: str, db_url: str, plugin_dirs: tuple[str, ...] =
     app = celery_app.make_app(broker_url)
     worker = Worker(app, db_url, plugin_dirs)
 
-    @app.task(name=celery_app.RUN_NODES, autoretry_for=(OperationalError, InterfaceError), retry_backoff=0.5,
-              retry_backoff_max=10, max_retries=None, bind=True)
+    @app.task(name=celery_app.RUN_NODES, autoretry_for=(OperationalError, InterfaceError, DatabaseAway),
+              retry_backoff=0.5, retry_backoff_max=10, max_retries=None, bind=True)
     def run_nodes(task: Any, traversal_id: str, nodes: list, queue: str) -> None:
         redelivered = bool((task.request.delivery_info or {}).get("redelivered"))
         worker.run_nodes(traversal_id, nodes, queue, redelivered)

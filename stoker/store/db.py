@@ -14,7 +14,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 from sqlalchemy.pool import StaticPool
 
-from stoker.errors import DatabaseUnavailable
+from stoker.errors import DatabaseAway, DatabaseUnavailable
 from stoker.home import private_file, stoker_home
 from stoker.store.models import partial_indexes_for
 from stoker.store.repository import Store
@@ -37,7 +37,8 @@ def open_store(url: str | None = None, lock_timeout: float = 60.0) -> Store:
         engine = make_engine(url)
         upgrade(engine)
     except (ArgumentError, NoSuchModuleError, ImportError, DBAPIError, OSError, ValueError) as exc:
-        raise DatabaseUnavailable(f"cannot open the database {_shown_url(url)}: {_cause(url, exc)}") from None
+        unavailable = DatabaseAway if isinstance(exc, DBAPIError) else DatabaseUnavailable
+        raise unavailable(f"cannot open the database {_shown_url(url)}: {_cause(url, exc)}") from None
     return Store(engine, lock_timeout=lock_timeout)
 
 
