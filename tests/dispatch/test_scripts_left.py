@@ -67,6 +67,23 @@ def operation(tmp_path):
                     pass
 
 
+def deploy_one(tmp_path, command, cluster):
+    """Deployment ``dep``: one node whose create runs ``command``."""
+    folder = tmp_path / "bp"
+    (folder / "scripts").mkdir(parents=True)
+    (folder / "scripts" / "op.sh").write_text(f"exec {command}\n")
+    (folder / "blueprint.yaml").write_text(HEADER + """\
+node_templates:
+  app:
+    type: cloudify.nodes.Root
+    interfaces:
+      cloudify.interfaces.lifecycle:
+        create: scripts/op.sh
+""")
+    cluster.engine.blueprints.upload(folder / "blueprint.yaml", "bp")
+    cluster.engine.blueprints.deployments.create("dep", "bp", {})
+
+
 def kill_the_worker_once_running(cluster, log):
     """Start a worker, wait for its operation to start, start another, and SIGKILL the first: its
     task goes to the second.  The group of the first run."""
@@ -100,22 +117,28 @@ def test_a_command_a_dead_worker_left_is_killed_before_the_resource_runs_again(c
 
 def test_a_script_a_dead_worker_left_is_killed_before_the_operation_runs_again(cluster, tmp_path):
     with operation(tmp_path) as (command, log):
-        folder = tmp_path / "bp"
-        (folder / "scripts").mkdir(parents=True)
-        (folder / "scripts" / "op.sh").write_text(f"exec {command}\n")
-        (folder / "blueprint.yaml").write_text(HEADER + """\
-node_templates:
-  app:
-    type: cloudify.nodes.Root
-    interfaces:
-      cloudify.interfaces.lifecycle:
-        create: scripts/op.sh
-""")
-        cluster.engine.blueprints.upload(folder / "blueprint.yaml", "bp")
-        cluster.engine.blueprints.deployments.create("dep", "bp", {})
+        deploy_one(tmp_path, command, cluster)
         started = cluster.engine.executions.start("install", "dep")
         first = kill_the_worker_once_running(cluster, log)
 
         done = finish(cluster, started)
         assert done["status"] == "terminated", done["error"]
         assert_ran_again_alone(log, first)
+
+
+def test_a_cancel_after_the_only_worker_died_kills_the_scripts_it_left(cluster, tmp_path):
+    """No worker takes the step over: the process asking for the cancel kills the dead worker's script."""
+    with operation(tmp_path) as (command, log):
+        deploy_one(tmp_path, command, cluster)
+        started = cluster.engine.executions.start("install", "dep")
+        worker = cluster.start_worker()
+        limit = time.monotonic() + SETTLE_LIMIT
+        while not runs(log):
+            assert time.monotonic() < limit, "the script never started"
+            time.sleep(0.05)
+        cluster.kill(worker)
+        first = int(runs(log)[0][1])
+        assert running(first)
+
+        cluster.engine.executions.cancel(started["id"], force=True)
+        assert not running(first)
