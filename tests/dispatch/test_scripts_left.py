@@ -15,6 +15,8 @@ import sys
 import time
 from contextlib import contextmanager
 
+import pytest
+
 from .conftest import SETTLE_LIMIT
 from .test_executions import HEADER, finish
 
@@ -84,16 +86,17 @@ node_templates:
     cluster.engine.blueprints.deployments.create("dep", "bp", {})
 
 
-def kill_the_worker_once_running(cluster, log):
-    """Start a worker, wait for its operation to start, start another, and SIGKILL the first: its
-    task goes to the second.  The group of the first run."""
+def kill_the_worker_once_running(cluster, log, another=True):
+    """Start a worker, wait for its operation to start, start ``another`` (its task then goes to
+    that one), and SIGKILL the first.  The group of the first run."""
     doomed = cluster.start_worker()
     limit = time.monotonic() + SETTLE_LIMIT
     while not runs(log):
         assert time.monotonic() < limit, "the operation never started"
         time.sleep(0.05)
-    cluster.start_worker()
-    cluster.listening(2)
+    if another:
+        cluster.start_worker()
+        cluster.listening(2)
     cluster.kill(doomed)
     return int(runs(log)[0][1])
 
@@ -103,26 +106,35 @@ def assert_ran_again_alone(log, first):
     assert not running(first), f"the dead worker's command (group {first}) still runs"
 
 
-def test_a_command_a_dead_worker_left_is_killed_before_the_resource_runs_again(cluster, tmp_path):
-    with operation(tmp_path) as (command, log):
-        template = {"heat_template_version": "2018-08-31",
-                    "resources": {"cmd": {"type": "Stoker::Local::Command", "properties": {"create": command}}}}
-        started = cluster.engine.create_stack("left", template)
-        first = kill_the_worker_once_running(cluster, log)
+def command_stack(cluster, tmp_path, command):
+    """A stack whose ``Stoker::Local::Command`` creates with ``command``; what checks it ended well."""
+    template = {"heat_template_version": "2018-08-31",
+                "resources": {"cmd": {"type": "Stoker::Local::Command", "properties": {"create": command}}}}
+    started = cluster.engine.create_stack("left", template)
 
+    def created():
         done = cluster.settle(started["id"])
         assert done["stack_status"] == "CREATE_COMPLETE", done["stack_status_reason"]
-        assert_ran_again_alone(log, first)
+    return created
 
 
-def test_a_script_a_dead_worker_left_is_killed_before_the_operation_runs_again(cluster, tmp_path):
-    with operation(tmp_path) as (command, log):
-        deploy_one(tmp_path, command, cluster)
-        started = cluster.engine.executions.start("install", "dep")
-        first = kill_the_worker_once_running(cluster, log)
+def script_install(cluster, tmp_path, command):
+    """An install whose one operation's script runs ``command``; what checks it ended well."""
+    deploy_one(tmp_path, command, cluster)
+    started = cluster.engine.executions.start("install", "dep")
 
+    def installed():
         done = finish(cluster, started)
         assert done["status"] == "terminated", done["error"]
+    return installed
+
+
+@pytest.mark.parametrize("start", [command_stack, script_install])
+def test_what_a_dead_worker_left_running_is_killed_before_the_operation_runs_again(cluster, tmp_path, start):
+    with operation(tmp_path) as (command, log):
+        ended_well = start(cluster, tmp_path, command)
+        first = kill_the_worker_once_running(cluster, log)
+        ended_well()
         assert_ran_again_alone(log, first)
 
 
@@ -131,13 +143,7 @@ def test_a_cancel_after_the_only_worker_died_kills_the_scripts_it_left(cluster, 
     with operation(tmp_path) as (command, log):
         deploy_one(tmp_path, command, cluster)
         started = cluster.engine.executions.start("install", "dep")
-        worker = cluster.start_worker()
-        limit = time.monotonic() + SETTLE_LIMIT
-        while not runs(log):
-            assert time.monotonic() < limit, "the script never started"
-            time.sleep(0.05)
-        cluster.kill(worker)
-        first = int(runs(log)[0][1])
+        first = kill_the_worker_once_running(cluster, log, another=False)
         assert running(first)
 
         cluster.engine.executions.cancel(started["id"], force=True)
