@@ -35,9 +35,10 @@ from stoker.dispatch import celery_app, traversal
 from stoker.dispatch.stack_actions import StartFailed, traversal_owner
 from stoker.dispatch.step import STEP_PER_TASK
 from stoker.engine.graph import Graph
+from stoker.store.blueprint_records import recorded_commands
 from stoker.store.models import Execution, utcnow
 from stoker.workflows.execution_runner import StepFailed
-from stoker.workflows.executions import ENDED_EVENT, Executions, ended_event, started_message
+from stoker.workflows.executions import ENDED_EVENT, Executions, ended_event, started_message, stop_scripts_left
 
 #: the traversal action of an execution's steps
 EXECUTION = "EXECUTION"
@@ -132,11 +133,15 @@ class StepWorker:
             return True
         return False
 
-    def run(self, view: Any, number: int, retry: int) -> bool:
+    def run(self, view: Any, number: int, retry: int, taken_over: bool = False) -> bool:
         """Run the step's operation with the deployment as it is now (the execution's heartbeat going
         on, a forced cancel killing its scripts); False when it failed.  An operation to retry later
-        parks the step (``Parked``): the task that comes back goes on at its ``retry``."""
+        parks the step (``Parked``): the task that comes back goes on at its ``retry``.  A step
+        ``taken_over`` (begun by another task, perhaps of a lost worker) first has the scripts that
+        dead processes left running for the execution killed, so that it never runs beside them."""
         executions, row = self._execution(view)
+        if taken_over:
+            stop_scripts_left(row)
         return self._run(view.traversal_id, number, retry, executions, row)
 
     def end(self, view: Any) -> None:
@@ -158,6 +163,7 @@ class StepWorker:
         runner = executions.runner(row, deployment_row, executions.model_of(deployment_row),
                                    frozenset(records.finished_tasks(row["pk"])))
         runner.retrying, runner.pause = {step.key: retry}, STEP_PER_TASK.pause
+        runner.marker = self._recorded(executions, row)["marker"]
         try:
             asyncio.run(executions.watched(row, runner, runner.run_one(step)))
         except (OperationalError, InterfaceError):
@@ -172,6 +178,14 @@ class StepWorker:
         finally:
             runner.writer.close()
         return True
+
+    def _recorded(self, executions: Executions, row: dict) -> dict:
+        """The record of the scripts this worker process runs for the execution, kept in the execution
+        (once) before any of them starts: whoever acts on it after this process died kills them."""
+        commands = executions.commands(row, self.worker.engine.engine_id)
+        if commands not in recorded_commands(row.get("resume_data")):
+            executions.records.add_commands(row["pk"], commands)
+        return commands
 
     def _steps_of(self, traversal_id: str, executions: Executions, row: dict, deployment_row: dict) -> list:
         """The execution's steps by number, built once per worker process."""

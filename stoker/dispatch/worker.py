@@ -35,6 +35,7 @@ from stoker.dispatch.heartbeat import beating
 from stoker.dispatch.kinds import KINDS, stack_action
 from stoker.dispatch.step import STEP_PER_TASK, DirectRecorder
 from stoker.errors import DatabaseAway, StokerError
+from stoker.resources import processes
 from stoker.resources.stepper import Parked
 from stoker.store.models import Resource as ResourceRow
 from stoker.template.loader import frozen_gc
@@ -263,7 +264,8 @@ class Worker:
         began = node.state == traversal.RUNNING or bool(
             traversal.begin_nodes(conn, view.traversal_id, [number], None, owner))
         try:
-            succeeded = began and not view.interrupt and self.steps.run(view, number, node.step)
+            succeeded = began and not view.interrupt and self.steps.run(view, number, node.step,
+                                                                        taken_over=node.state == traversal.RUNNING)
         except Parked as parked:
             return {}, {number: parked.seconds}, ([], []), None
         return {number: (node.dependents, succeeded)}, {}, ([], []), None
@@ -308,6 +310,8 @@ class Worker:
             return False, None
         if _ended_before(view, node, resource, kind.resource_action):
             return resource.status == resource.COMPLETE, None  # ended before its worker was lost
+        if resource.status == resource.IN_PROGRESS:  # perhaps its worker was lost mid-command
+            processes.stop_orphan(resource.data().get(processes.PROCESS_KEY))
         try:
             with watch:
                 await kind.run(stack, resource)

@@ -453,6 +453,12 @@ class Resource:
         workers) says no when that process was lost in between: the action starts again."""
         return True, token
 
+    def handler_cut_short(self) -> bool:
+        """Did the process running this resource's handler die before the handler returned?  A type
+        that knows (a command it was running is still recorded) says so: its create then starts
+        again rather than going on as if its handler had ended (``ActionStepper``)."""
+        return False
+
     def stored_poll(self, action: str) -> dict | None:
         """The poll of ``action`` kept when it was interrupted in progress, if any (acting for a
         signal: that signal's poll, whatever the resource's state)."""

@@ -128,7 +128,8 @@ class ActionStepper:
         polling = resource.stored_poll(self.action) or {}
         begun, token = resource.poll_begun(polling.get("token")) if polling else (True, None)
         unpolled = (self.driver.resumes_unpolled_create and self.action == resource.CREATE
-                    and resource.state == (resource.CREATE, resource.IN_PROGRESS) and resource.resource_id is not None)
+                    and resource.state == (resource.CREATE, resource.IN_PROGRESS) and resource.resource_id is not None
+                    and not resource.handler_cut_short())
         self.begun = True
         if begun and (polling or unpolled):
             self.token, self.delay, self.started = token, float(polling.get("delay", POLL_FIRST)), True

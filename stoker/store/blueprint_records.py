@@ -24,6 +24,17 @@ NODES: Table = Node.__table__  # type: ignore[assignment]
 INSTANCES: Table = NodeInstance.__table__  # type: ignore[assignment]
 LABELS: Table = DeploymentLabel.__table__  # type: ignore[assignment]
 SECRETS: Table = Secret.__table__  # type: ignore[assignment]
+#: an execution's ``resume_data`` key: the records of the scripts worker processes run for it, one per process
+WORKER_COMMANDS = "worker_commands"
+
+
+def recorded_commands(resume_data: Any) -> list[dict]:
+    """The script records an execution keeps (``processes.marked_record``): the one of the process
+    that started or resumed it, and one per worker process that ran its steps."""
+    if not isinstance(resume_data, dict):
+        return []
+    started = [resume_data["commands"]] if resume_data.get("commands") else []
+    return started + [r for r in resume_data.get(WORKER_COMMANDS) or [] if isinstance(r, dict)]
 
 
 class BlueprintRecords:
@@ -151,7 +162,7 @@ class BlueprintRecords:
         with self._read() as conn:
             rows = conn.execute(select(executions.c.resume_data).where(
                 executions.c.deployment_pk == deployment_pk, executions.c.status != "terminated")).scalars()
-            return [data["commands"] for data in rows if isinstance(data, dict) and data.get("commands")]
+            return [record for data in rows for record in recorded_commands(data)]
 
     # -- nodes and node instances ---------------------------------------------------------------
     def nodes(self, deployment_pk: int) -> list[dict]:

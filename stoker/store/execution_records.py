@@ -14,7 +14,7 @@ from typing import Any, Callable
 from sqlalchemy import Connection, Table, bindparam, func, insert, select, update
 
 from stoker.errors import Conflict, NotFound
-from stoker.store.blueprint_records import BlueprintRecords
+from stoker.store.blueprint_records import WORKER_COMMANDS, BlueprintRecords
 from stoker.store.models import ACTIVE_EXECUTION, Deployment, Execution, ExecutionEvent, Node, NodeInstance, utcnow
 
 EXECUTIONS: Table = Execution.__table__  # type: ignore[assignment]
@@ -140,6 +140,19 @@ class ExecutionRecords(BlueprintRecords):
             where.append(EXECUTIONS.c.owner == by_owner)
         with self._write() as conn:
             return bool(conn.execute(update(EXECUTIONS).where(*where).values(**fields)).rowcount)
+
+    def add_commands(self, pk: int, record: dict) -> None:
+        """Keep the record of the scripts one more process runs for the execution (a worker's:
+        ``recorded_commands`` reads them all), unless it is kept already; the row is locked
+        (``FOR UPDATE``; SQLite's writers begin IMMEDIATE) so that workers adding theirs at once
+        keep each other's."""
+        with self._write() as conn:
+            data = conn.execute(select(EXECUTIONS.c.resume_data).where(EXECUTIONS.c.pk == pk)
+                                .with_for_update()).scalar() or {}
+            kept = list(data.get(WORKER_COMMANDS) or [])
+            if record not in kept:
+                conn.execute(update(EXECUTIONS).where(EXECUTIONS.c.pk == pk)
+                             .values(resume_data={**data, WORKER_COMMANDS: [*kept, record]}))
 
     def heartbeat(self, pk: int, owner: str) -> str | None:
         """Show the owner is alive; the cancel request waiting for it, if any."""

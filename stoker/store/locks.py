@@ -61,7 +61,17 @@ def owner_is_dead(owner: str) -> bool:
         return True
     except PermissionError:  # alive, but another user's
         return False
-    return False
+    return _zombie(process[1])
+
+
+def _zombie(pid: int) -> bool:
+    """Has the process ended, its exit not yet collected?  (A worker's pool process killed with its
+    parent waits so until init reaps it, which may take a while.)"""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except (OSError, IndexError):  # gone meanwhile, or no /proc here
+        return False
 
 
 def heartbeat_expired(row: dict, seconds: float) -> bool:

@@ -20,6 +20,7 @@ from stoker.dispatch.inprocess import InProcess
 from stoker.engine.graph import WalkFailed
 from stoker.errors import NotFound, StokerError
 from stoker import lease
+from stoker.store.blueprint_records import recorded_commands
 from stoker.store.execution_records import ACTIVE, ExecutionRecords, ModificationRecords
 from stoker.store.locks import execution_gone
 from stoker.store.models import utcnow
@@ -178,9 +179,11 @@ class Executions:
             raise WorkflowError(f"Execution {execution_id} is {row['status']}: there is nothing to cancel")
         return self.get(execution_id)
 
-    def commands(self, row: dict) -> dict:
-        """The record of the scripts this process runs for execution ``row`` (one for all of them)."""
-        return processes.marked_record(self.owner, f"execution:{row['id']}:{self.owner}")
+    def commands(self, row: dict, owner: str | None = None) -> dict:
+        """The record of the scripts ``owner`` (this process's engine by default) runs for execution
+        ``row`` (one for all of them)."""
+        owner = owner or self.owner
+        return processes.marked_record(owner, f"execution:{row['id']}:{owner}")
 
     # -- running --------------------------------------------------------------------------------
     def model_of(self, deployment_row: dict) -> Deployment:
@@ -277,7 +280,7 @@ class Executions:
 
 def stop_scripts_left(row: dict) -> None:
     """Kill the scripts execution ``row``'s dead owner left running, before anyone acts on it."""
-    processes.stop_orphans([(row.get("resume_data") or {}).get("commands")])
+    processes.stop_orphans(recorded_commands(row.get("resume_data")))
 
 
 def started_message(row: dict, resumed: bool) -> str:

@@ -29,6 +29,17 @@ def test_owner_liveness():
     assert not owner_is_dead("garbage")
 
 
+def test_an_ended_process_not_yet_reaped_is_dead():
+    """A worker's pool process SIGKILLed with its parent stays a zombie until init reaps it."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    try:
+        while open(f"/proc/{child.pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z":
+            pass  # ends at once; not reaped until the wait below
+        assert owner_is_dead(f"{socket.gethostname()}:{child.pid}:zombie")
+    finally:
+        child.wait()
+
+
 def test_acquire_conflict_release(store, stack):
     me, other = new_engine_id(), new_engine_id()
     store.acquire_lock(stack.id, me, "CREATE")

@@ -161,6 +161,10 @@ class LocalCommand(Resource):
         self._process = proc
         self.data_set(processes.PROCESS_KEY, record)
 
+    def handler_cut_short(self) -> bool:
+        """A command still recorded: its handler's process died while it ran (``_run`` forgets it)."""
+        return processes.PROCESS_KEY in self.data()
+
     def handle_create(self) -> None:
         self.resource_id_set(self.physical_resource_name())
         self._run(self.properties[CREATE_CMD], CREATE_CMD)
