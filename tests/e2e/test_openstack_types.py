@@ -3,6 +3,8 @@ checked against Heat's own schemas, with no cloud."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from stoker.resources.openstack import inventory
@@ -193,3 +195,57 @@ resources:
     assert [(e["path"], e["code"]) for e in errors] == [("resources.group.update_policy.RolingUpdate",
                                                          "unknown-property")]
     assert 'did you mean "RollingUpdate"?' in errors[0]["message"]
+
+
+
+def _physical_ids(stoker, stack: str) -> dict:
+    rows = stoker("stack", "resource", "list", stack, "-f", "json").expect(0).json
+    return {row["resource_name"]: row["physical_resource_id"] for row in rows}
+
+
+def test_heats_deprecated_property_names_create_and_read_under_their_new_names(stoker, monkeypatch, tmp_path):
+    """As Heat's translation rules: ``network_id``, ``fixed_ips``' ``subnet_id``, ``router_id``,
+    ``floating_network_id``, a server network's ``uuid`` are taken for their new names."""
+    monkeypatch.delenv("STOKER_DB_URL", raising=False)
+    template = "openstack/old_names.yaml"
+    warnings = stoker("template", "validate", "-t", template, "-f", "json").expect(0).json["Warnings"]
+    assert {w["code"] for w in warnings} == {"unchecked-constraint"}
+    stoker("stack", "create", "-t", template, "old", "--wait").expect(0)
+    values = {o["output_key"]: o["output_value"]
+              for o in stoker("stack", "output", "show", "old", "--all", "-f", "json").expect(0).json}
+    net, subnet = values["net_id"], values["subnet_id"]
+    assert values["port_network"] == values["port_network_attr"] == values["subnet_network"] == net
+    assert [ip["subnet_id"] for ip in values["fixed_ips"]] == [subnet]
+    assert values["fixed_ips"][0]["ip_address"].startswith("10.1.2.")
+    assert values["floating_network"] == "public"
+    assert list(values["server_networks"]) == [net, "private"]
+
+    # the same template with the new names is the same stack: nothing is updated or replaced
+    ids = _physical_ids(stoker, "old")
+    renamed = tmp_path / "new_names.yaml"
+    text = Path(template).read_text()  # the fixture runs in tests/templates
+    for old, new in (("network_id:", "network:"), ("subnet_id:", "subnet:"), ("router_id:", "router:"),
+                     ("floating_network_id:", "floating_network:"), ("uuid:", "network:")):
+        text = text.replace(old, new)
+    renamed.write_text(text)
+    events = stoker("stack", "update", "-t", str(renamed), "old", "--wait").expect(0).output
+    assert "UPDATE_COMPLETE Stack UPDATE completed" in events and "[port]" not in events
+    assert _physical_ids(stoker, "old") == ids
+
+
+def test_an_old_and_a_new_name_both_given_are_refused_as_heat_does(stoker, tmp_path):
+    template = tmp_path / "both.yaml"
+    template.write_text("""
+heat_template_version: 2021-04-16
+resources:
+  net: {type: OS::Neutron::Net}
+  port:
+    type: OS::Neutron::Port
+    properties:
+      network: {get_resource: net}
+      fixed_ips: [{subnet: a}, {subnet: b, subnet_id: c}]
+""")
+    errors = stoker.validate_errors(str(template))
+    assert [(e["path"], e["code"], e["message"]) for e in errors] == [
+        ("resources.port.properties.fixed_ips.1", "property-conflict",
+         "Cannot define the following properties at the same time: fixed_ips.subnet, fixed_ips.subnet_id")]
