@@ -249,3 +249,27 @@ resources:
     assert [(e["path"], e["code"], e["message"]) for e in errors] == [
         ("resources.port.properties.fixed_ips.1", "property-conflict",
          "Cannot define the following properties at the same time: fixed_ips.subnet, fixed_ips.subnet_id")]
+
+
+def test_a_map_left_out_whose_keys_are_required_is_no_error_as_in_heat(stoker, monkeypatch, tmp_path):
+    """A router with no ``external_gateway_info`` (its ``network`` is required only when it is given)."""
+    monkeypatch.delenv("STOKER_DB_URL", raising=False)
+    template = tmp_path / "router.yaml"
+    template.write_text("""
+heat_template_version: 2021-04-16
+resources:
+  router: {type: OS::Neutron::Router}
+  gateway:
+    type: OS::Neutron::Router
+    properties: {external_gateway_info: {enable_snat: true}}
+outputs:
+  info: {value: {get_attr: [router, external_gateway_info]}}
+""")
+    # given without its network: an error at create (a warning of validate, as Heat's verdict)
+    warnings = stoker.validate_warnings(str(template))
+    assert [(w["path"], w["message"]) for w in warnings if w["code"] == "required-property"] == [
+        ("resources.gateway.properties.external_gateway_info", "Property network not assigned (an error at create)")]
+    stoker("stack", "create", "-t", str(template), "gateway", "--wait").expect(1)
+    template.write_text(template.read_text().replace("{enable_snat: true}", "{network: public}"))
+    stoker("stack", "create", "-t", str(template), "router", "--wait").expect(0)
+    assert stoker("stack", "output", "show", "router", "info", "-f", "json").expect(0).json["output_value"] == {}
