@@ -3,6 +3,7 @@ checked against Heat's own schemas, with no cloud."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -235,16 +236,9 @@ def test_heats_deprecated_property_names_create_and_read_under_their_new_names(s
 
 def test_an_old_and_a_new_name_both_given_are_refused_as_heat_does(stoker, tmp_path):
     template = tmp_path / "both.yaml"
-    template.write_text("""
-heat_template_version: 2021-04-16
-resources:
-  net: {type: OS::Neutron::Net}
-  port:
-    type: OS::Neutron::Port
-    properties:
-      network: {get_resource: net}
-      fixed_ips: [{subnet: a}, {subnet: b, subnet_id: c}]
-""")
+    port = {"type": "OS::Neutron::Port", "properties": {"network": "n", "fixed_ips": [
+        {"subnet": "a"}, {"subnet": "b", "subnet_id": "c"}]}}
+    template.write_text(json.dumps({"heat_template_version": "2021-04-16", "resources": {"port": port}}))
     errors = stoker.validate_errors(str(template))
     assert [(e["path"], e["code"], e["message"]) for e in errors] == [
         ("resources.port.properties.fixed_ips.1", "property-conflict",
