@@ -3,14 +3,18 @@
 Runs inside .openstack-schemas-venv (the openstack-heat package).  Imports Heat's resource
 registry in-process (no service, no database, no configuration file) and writes one JSON
 document: ``{"heat_version", "types": {name: {"service", "support_status", "snapshot",
-"placeholder", "dynamic_attributes", "properties", "update_policy", "attributes"}}}``.  A property is ``{"type", "required", "default", "update_allowed",
+"placeholder", "dynamic_attributes", "properties", "update_policy", "attributes", "renames"}}}``.  A property is ``{"type", "required", "default", "update_allowed",
 "immutable", "implemented", "constraints", "schema", "support_status"}`` with the keys at
 their default value left out; an attribute is ``{"type", "support_status"}``.  Descriptions are
-left out on purpose: Stoker ships names, types and constraints, not Heat's prose.
+left out on purpose: Stoker ships names, types and constraints, not Heat's prose.  ``renames``
+lists the type's translation rules that move a deprecated property's value to its new name
+(REPLACE with a value path), as ``{"from": old path, "to": new path}``; the two paths differ only
+in their last keys (a list on the way applies the rule to every item).
 """
 
 from __future__ import annotations
 
+import collections
 import json
 import logging
 import sys
@@ -29,6 +33,7 @@ except (ImportError, AttributeError):
 
 from heat.common import config  # noqa: E402,F401 - registers Heat's options
 from heat.engine import attributes, constraints, environment, properties, resource, resources, support  # noqa: E402
+from heat.engine import translation  # noqa: E402
 from heat.engine.resources.openstack.heat import none_resource  # noqa: E402
 
 
@@ -121,7 +126,42 @@ def type_entry(cls) -> dict:
     attrs = dict(cls.attributes_schema)
     attrs.update(getattr(cls, "base_attributes_schema", {}) or {})
     entry["attributes"] = {name: attribute_schema(s) for name, s in sorted(attrs.items())}
+    moved = renames(cls)
+    if moved:
+        entry["renames"] = moved
     return entry
+
+
+class _NoClient:
+    """What a plug-in's ``translation_rules`` gets for ``client_plugin``: only RESOLVE rules use it."""
+
+    def __getattr__(self, name):
+        return self
+
+    def __call__(self, *args, **kwargs):
+        return self
+
+
+def renames(cls) -> list[dict]:
+    """The REPLACE rules of ``cls`` that move an old property's value to a new one, as paths.
+
+    The rules are built by an instance's ``translation_rules(props)``, given no property (a rule
+    that only a value turns on, as OS::Heat::RandomString's ``sequence``, replaces by a fixed value
+    and is no rename); an instance never initialised (no stack, no client) builds them."""
+    if cls.translation_rules is resource.Resource.translation_rules:
+        return []
+    plugin = object.__new__(cls)
+    plugin.client_plugin = plugin.client = _NoClient()
+    found = []
+    for rule in cls.translation_rules(plugin, collections.defaultdict(lambda: None)) or ():
+        if rule.rule != translation.TranslationRule.REPLACE or rule.value is not None:
+            continue  # RESOLVE/ADD/DELETE, and a REPLACE by a fixed value, rename nothing
+        new = [str(key) for key in rule.translation_path]
+        old = [str(key) for key in rule.get_value_absolute_path(full_value_name=True)]
+        if old[:len(new) - 1] != new[:-1]:
+            raise ValueError(f"{cls.__name__}: rename {old} -> {new} crosses maps")
+        found.append({"from": old, "to": new})
+    return sorted(found, key=lambda item: (item["to"], item["from"]))
 
 
 def registered_classes() -> dict:
@@ -146,8 +186,9 @@ def main(output: str) -> None:
         out.write("\n")
     hidden = sum(1 for t in document["types"].values()
                  if (t.get("support_status") or {}).get("status") in ("HIDDEN", "UNSUPPORTED"))
-    print(f"{output}: {len(document['types'])} types ({hidden} hidden or unsupported) "
-          f"from openstack-heat {document['heat_version']}")
+    moved = sum(len(t.get("renames", ())) for t in document["types"].values())
+    print(f"{output}: {len(document['types'])} types ({hidden} hidden or unsupported, "
+          f"{moved} property renames) from openstack-heat {document['heat_version']}")
 
 
 if __name__ == "__main__":

@@ -452,8 +452,10 @@ class _Reader:
             elif schema.required:
                 self.problems.add(path, "required-property", f"Property {key} not assigned")
                 return _SKIP
-            elif schema.type == Schema.MAP and schema.schema is not None:
+            elif schema.type == Schema.MAP and schema.schema is not None \
+                    and not any(item.required for item in schema.schema.values()):
                 value = {}  # an absent map reads as an empty one, nested defaults filled in
+                # (not one with required keys: absent, it is no error, as in Heat)
             else:
                 return schema.empty()
         return self.convert(schema, value, path + (key,))

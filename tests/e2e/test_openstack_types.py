@@ -3,6 +3,9 @@ checked against Heat's own schemas, with no cloud."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from stoker.resources.openstack import inventory
@@ -193,3 +196,74 @@ resources:
     assert [(e["path"], e["code"]) for e in errors] == [("resources.group.update_policy.RolingUpdate",
                                                          "unknown-property")]
     assert 'did you mean "RollingUpdate"?' in errors[0]["message"]
+
+
+
+def _physical_ids(stoker, stack: str) -> dict:
+    rows = stoker("stack", "resource", "list", stack, "-f", "json").expect(0).json
+    return {row["resource_name"]: row["physical_resource_id"] for row in rows}
+
+
+def test_heats_deprecated_property_names_create_and_read_under_their_new_names(stoker, monkeypatch, tmp_path):
+    """As Heat's translation rules: ``network_id``, ``fixed_ips``' ``subnet_id``, ``router_id``,
+    ``floating_network_id``, a server network's ``uuid`` are taken for their new names."""
+    monkeypatch.delenv("STOKER_DB_URL", raising=False)
+    template = "openstack/old_names.yaml"
+    warnings = stoker("template", "validate", "-t", template, "-f", "json").expect(0).json["Warnings"]
+    assert {w["code"] for w in warnings} == {"unchecked-constraint"}
+    stoker("stack", "create", "-t", template, "old", "--wait").expect(0)
+    values = {o["output_key"]: o["output_value"]
+              for o in stoker("stack", "output", "show", "old", "--all", "-f", "json").expect(0).json}
+    net, subnet = values["net_id"], values["subnet_id"]
+    assert values["port_network"] == values["port_network_attr"] == values["subnet_network"] == net
+    assert [ip["subnet_id"] for ip in values["fixed_ips"]] == [subnet]
+    assert values["fixed_ips"][0]["ip_address"].startswith("10.1.2.")
+    assert values["floating_network"] == "public"
+    assert list(values["server_networks"]) == [net, "private"]
+
+    # the same template with the new names is the same stack: nothing is updated or replaced
+    ids = _physical_ids(stoker, "old")
+    renamed = tmp_path / "new_names.yaml"
+    text = Path(template).read_text()  # the fixture runs in tests/templates
+    for old, new in (("network_id:", "network:"), ("subnet_id:", "subnet:"), ("router_id:", "router:"),
+                     ("floating_network_id:", "floating_network:"), ("uuid:", "network:")):
+        text = text.replace(old, new)
+    renamed.write_text(text)
+    events = stoker("stack", "update", "-t", str(renamed), "old", "--wait").expect(0).output
+    assert "UPDATE_COMPLETE Stack UPDATE completed" in events and "[port]" not in events
+    assert _physical_ids(stoker, "old") == ids
+
+
+def test_an_old_and_a_new_name_both_given_are_refused_as_heat_does(stoker, tmp_path):
+    template = tmp_path / "both.yaml"
+    port = {"type": "OS::Neutron::Port", "properties": {"network": "n", "fixed_ips": [
+        {"subnet": "a"}, {"subnet": "b", "subnet_id": "c"}]}}
+    template.write_text(json.dumps({"heat_template_version": "2021-04-16", "resources": {"port": port}}))
+    errors = stoker.validate_errors(str(template))
+    assert [(e["path"], e["code"], e["message"]) for e in errors] == [
+        ("resources.port.properties.fixed_ips.1", "property-conflict",
+         "Cannot define the following properties at the same time: fixed_ips.subnet, fixed_ips.subnet_id")]
+
+
+def test_a_map_left_out_whose_keys_are_required_is_no_error_as_in_heat(stoker, monkeypatch, tmp_path):
+    """A router with no ``external_gateway_info`` (its ``network`` is required only when it is given)."""
+    monkeypatch.delenv("STOKER_DB_URL", raising=False)
+    template = tmp_path / "router.yaml"
+    template.write_text("""
+heat_template_version: 2021-04-16
+resources:
+  router: {type: OS::Neutron::Router}
+  gateway:
+    type: OS::Neutron::Router
+    properties: {external_gateway_info: {enable_snat: true}}
+outputs:
+  info: {value: {get_attr: [router, external_gateway_info]}}
+""")
+    # given without its network: an error at create (a warning of validate, as Heat's verdict)
+    warnings = stoker.validate_warnings(str(template))
+    assert [(w["path"], w["message"]) for w in warnings if w["code"] == "required-property"] == [
+        ("resources.gateway.properties.external_gateway_info", "Property network not assigned (an error at create)")]
+    stoker("stack", "create", "-t", str(template), "gateway", "--wait").expect(1)
+    template.write_text(template.read_text().replace("{enable_snat: true}", "{network: public}"))
+    stoker("stack", "create", "-t", str(template), "router", "--wait").expect(0)
+    assert stoker("stack", "output", "show", "router", "info", "-f", "json").expect(0).json["output_value"] == {}

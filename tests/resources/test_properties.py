@@ -337,13 +337,15 @@ def test_schema_from_params_builds_the_facade_of_a_provider_template():
     assert Properties.schema_from_params(None) == {}
 
 
-def test_validation_checks_nothing_of_a_property_left_out_but_reading_it_does():
-    """As Heat's validate: an absent map's nested required key is a create-time error only."""
+def test_validation_checks_nothing_of_a_property_left_out_and_reading_it_fills_defaults():
+    """As Heat: a map left out is no error, even when its keys are required (they are only when
+    it is given); one whose keys are all optional reads with its nested defaults."""
     schema = {"opts": Schema(Schema.MAP, schema={"key": Schema(Schema.STRING, required=True)}),
-              "mode": Schema(Schema.STRING, default="a", constraints=[AllowedValues(["a", "b"])])}
+              "mode": Schema(Schema.STRING, default="a", constraints=[AllowedValues(["a", "b"])]),
+              "tune": Schema(Schema.MAP, schema={"level": Schema(Schema.INTEGER, default=3)})}
     props = Properties(schema, {}, path=PATH)
     props.validate()
-    with pytest.raises(ValidationFailed, match="Property key not assigned"):
-        props.resolved()
+    assert props.resolved() == {"opts": {}, "mode": "a", "tune": {"level": 3}}
     assert messages(schema, {"opts": {}}) == ["resources.web.properties.opts: Property key not assigned"]
-    assert Properties(schema, {"opts": {"key": "k"}}, path=PATH).resolved() == {"opts": {"key": "k"}, "mode": "a"}
+    assert Properties(schema, {"opts": {"key": "k"}}, path=PATH).resolved() == {
+        "opts": {"key": "k"}, "mode": "a", "tune": {"level": 3}}

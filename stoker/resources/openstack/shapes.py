@@ -234,7 +234,7 @@ def _fixed_ips(resource: Any, props: dict, purpose: str) -> list[dict]:
     result = []
     for index, entry in enumerate(wanted):
         entry = entry or {}
-        subnet = entry.get("subnet") or entry.get("subnet_id") or props.get("subnet") \
+        subnet = entry.get("subnet") or props.get("subnet") \
             or _subnet_of_network(resource, props.get("network"))
         cidr, subnet_id = _subnet_cidr(resource, subnet)
         address = entry.get("ip_address") or _address(resource, cidr, f"{purpose}/{index}")
@@ -279,8 +279,8 @@ def _server(resource: Any, props: dict) -> dict:
             network_id, mac = port_values.get("network_id"), port_values.get("mac_address")
             ips = [f["ip_address"] for f in port_values.get("fixed_ips") or []]
         else:
-            network_id = _network_id(resource, entry.get("network") or entry.get("uuid"))
-            subnet = entry.get("subnet") or _subnet_of_network(resource, entry.get("network") or entry.get("uuid"))
+            network_id = _network_id(resource, entry.get("network"))
+            subnet = entry.get("subnet") or _subnet_of_network(resource, entry.get("network"))
             cidr = _subnet_cidr(resource, subnet)[0]
             ips = [entry.get("fixed_ip") or _address(resource, cidr, f"server/{index}")]
             mac = mac_address(resource)
@@ -306,7 +306,7 @@ def _volume(resource: Any, props: dict) -> dict:
 
 def _floating_ip(resource: Any, props: dict) -> dict:
     """An address in the floating network's subnet, the port's own address as the fixed one."""
-    network = props.get("floating_network") or props.get("floating_network_id")
+    network = props.get("floating_network")
     subnet = props.get("floating_subnet") or _subnet_of_network(resource, network)
     port = peer(resource, props.get("port_id"))
     fixed = (attributes_of(port).get("fixed_ips") or [{}])[0].get("ip_address") if port is not None else None

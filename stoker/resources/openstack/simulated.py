@@ -19,7 +19,7 @@ from stoker.functions.base import resolve
 from stoker.resources import attributes as attributes_mod
 from stoker.resources.builtin.none import NoneResource
 from stoker.resources.exceptions import NotSupported, UnknownResourceType
-from stoker.resources.openstack import catalogue, faults, inventory, schemas, shapes
+from stoker.resources.openstack import catalogue, faults, inventory, renames, schemas, shapes
 from stoker.resources.properties import Properties
 from stoker.resources.resource import Resource, UpdatePlan
 
@@ -41,11 +41,17 @@ class SimulatedResource(Resource):
     heat_type = ""
     #: the properties whose value (or a value inside) a service constraint checks
     service_properties: frozenset = frozenset()
+    #: Heat's renames of deprecated properties (old path, new path), applied before reading
+    renames: tuple = ()
 
     def build_properties(self, data: Any, resolved: bool = False) -> Properties:
-        """Properties whose service constraints see this resource (its stack's simulated ones join
-        the cloud inventory)."""
-        return Properties(self.properties_schema, data, path=("resources", self.name, "properties"),
+        """Properties under their new names (as Heat translates them; stored values, resolved,
+        are so already), whose service constraints see this resource (its stack's simulated ones
+        join the cloud inventory)."""
+        path = ("resources", self.name, "properties")
+        if self.renames and not resolved:
+            data = renames.renamed(self.renames, data, path)
+        return Properties(self.properties_schema, data, path=path,
                           resolver=None if resolved else resolve, context=self)
 
     def unchecked_constraints(self) -> list[tuple[tuple, str]]:
@@ -166,6 +172,7 @@ def simulated_class(type_name: str) -> type:
         "default_client_name": entry.get("service"),
         "service_properties": frozenset(name for name, data in entry.get("properties", {}).items()
                                         if '"custom_constraint"' in json.dumps(data)),
+        "renames": renames.from_entries(entry.get("renames", ())),
     }
     if entry.get("snapshot"):
         namespace["handle_snapshot_delete"] = _snapshot_delete
