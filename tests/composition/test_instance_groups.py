@@ -43,7 +43,8 @@ def cfn(group: dict, policies: dict | None = None) -> dict:
     return {"AWSTemplateFormatVersion": "2010-09-09",
             "Parameters": {"user_data": {"Type": "String", "Default": "v1"}},
             "Resources": {"LaunchConfig": LAUNCH_CONFIG, "Group": group, **(policies or {})},
-            "Outputs": {"InstanceList": {"Value": {"Fn::GetAtt": ["Group", "InstanceList"]}}}}
+            "Outputs": {"InstanceList": {"Value": {"Fn::GetAtt": ["Group", "InstanceList"]}},
+                        "ConfigRef": {"Value": {"Ref": "LaunchConfig"}}}}
 
 
 def policy(adjustment: int, kind: str = "ChangeInCapacity") -> dict:
@@ -113,6 +114,8 @@ def test_aws_group_creates_simulated_instances_from_the_launch_configuration(cli
     # the launch configuration's metadata is every member's
     assert all(m["metadata"] == {"role": "web"} for m in got.values())
     assert output(cli, "InstanceList").split(",") == ["0.0.0.0"] * 3  # simulated instances have no address
+    # as Heat: a launch configuration's reference is its physical resource name
+    assert re.fullmatch("s-LaunchConfig-[0-9a-f]{12}", output(cli, "ConfigRef"))
 
 
 def test_aws_group_members_get_the_launch_configurations_properties(cli, files):
@@ -137,9 +140,10 @@ def test_scaling_policy_signals_resize_within_the_bounds(cli, files):
 def test_a_new_launch_configuration_replaces_the_members_in_batches(cli, files):
     args = files(cfn(aws_group(DesiredCapacity=4)), mapped=True)
     ok(cli("stack", "create", "s", "--wait", *args))
-    before = set(members(cli))
+    before, first_config = set(members(cli)), output(cli, "ConfigRef")
     ok(cli("stack", "update", "s", "--wait", *args, "-P", "user_data=v2"))
     assert output(cli, "InstanceList") == "v2,v2,v2,v2"
+    assert output(cli, "ConfigRef") != first_config  # replaced, so the group's LaunchConfigurationName changed
     assert set(members(cli)) == before  # as in Heat: the same members, given the new definition
     assert nested_updates(cli) == 3  # two batches of two, then the resize
 
