@@ -24,7 +24,7 @@ import logging
 from typing import Any
 
 from stoker.engine.sealing import stored_resource_fields
-from stoker.errors import Conflict, NotFound, StaleWrite
+from stoker.errors import Conflict, NotFound, StaleWrite, StokerError
 from stoker.resources.exceptions import NoActionRequired
 
 LOG = logging.getLogger("stoker.engine")
@@ -96,6 +96,7 @@ async def _acting(engine: Any, stack: Any, resource: Any, details: Any, outcome:
     watcher = asyncio.ensure_future(engine.watch(stack, task))
     try:
         outcome["said"] = await task
+        _refresh_metadata(stack, resource.name)
     except NoActionRequired as exc:
         outcome["ignored"] = str(exc)
     except asyncio.CancelledError:
@@ -104,6 +105,20 @@ async def _acting(engine: Any, stack: Any, resource: Any, details: Any, outcome:
         watcher.cancel()
         await asyncio.gather(watcher, return_exceptions=True)
         await stack.recorder.flush()
+
+
+def _refresh_metadata(stack: Any, signalled: str) -> None:
+    """As Heat once a signal acted: the provider-template resources resolve their template metadata
+    again, as it may read what the signal changed (a scaled group's ``InstanceList``)."""
+    for other in stack.resources.values():
+        if other.name == signalled or other.action == other.INIT or not other.t.metadata:
+            continue
+        if getattr(other, "template_name", None) is None:
+            continue  # Heat's other types keep the metadata they were given
+        try:
+            other.metadata_set(other._resolve(other.t.metadata))
+        except StokerError as exc:
+            LOG.info("metadata of %s not refreshed after the signal: %s", other.name, exc)
 
 
 def _event(engine: Any, record: Any, resource: Any, details: Any, said: Any) -> None:

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from stoker.resources.openstack import inventory
+
 LAUNCH_CONFIG = {
     "Type": "AWS::AutoScaling::LaunchConfiguration",
     "Metadata": {"role": "web"},
@@ -64,6 +66,12 @@ INSTANCE_TEMPLATE = {
                 **{name: {"value": ""} for name in ("AvailabilityZone", "PrivateDnsName", "PrivateIp",
                                                     "PublicDnsName")}},
 }
+
+
+@pytest.fixture(autouse=True)
+def no_inventory(monkeypatch):
+    """No inventory from the outside (``--inventory`` sets the variable: restored after the test)."""
+    monkeypatch.setenv(inventory.ENVIRONMENT_VARIABLE, "")
 
 
 @pytest.fixture
@@ -196,3 +204,22 @@ def test_a_bad_image_in_the_launch_configuration_is_refused_by_the_inventory(cli
     inventory.write_text(yaml.safe_dump({"images": ["fedora"], "flavors": ["m1.small"]}))
     run = cli("--inventory", inventory, "stack", "create", "s", *files(cfn(aws_group())))
     assert run.code == 1 and "The Image (cirros) could not be found." in run.output, run.output
+
+
+def test_a_signal_refreshes_the_metadata_of_provider_template_resources(cli, tree):
+    """As Heat: once a signal acted, provider-template resources resolve their metadata again."""
+    template = cfn(aws_group(DesiredCapacity=2), {"Up": policy(1)})
+    template["Resources"]["custom_lb"] = {
+        "Type": "AWS::EC2::Instance", "Metadata": {"IPs": {"Fn::GetAtt": ["Group", "InstanceList"]}},
+        "Properties": {"ImageId": "cirros", "InstanceType": "m1.small", "UserData": "lb", "SecurityGroups": [],
+                       "Tags": []}}
+    root = tree({"top.yaml": template, "instance.yaml": INSTANCE_TEMPLATE,
+                 "env.yaml": {"resource_registry": {"AWS::EC2::Instance": "instance.yaml"}}})
+    ok(cli("stack", "create", "s", "--wait", "-t", root / "top.yaml", "-e", root / "env.yaml"))
+
+    def ips() -> str:
+        return json.loads(ok(cli("stack", "resource", "show", "s", "custom_lb", "-f", "json")))["metadata"]["IPs"]
+
+    assert ips() == "v1,v1"
+    ok(cli("stack", "resource", "signal", "s", "Up"))
+    assert ips() == "v1,v1,v1"
