@@ -173,6 +173,17 @@ def test_instance_group_resizes_on_update_and_rolls_a_new_configuration(cli, fil
     assert output(cli, "InstanceList") == "v2,v2,v2"
 
 
+def test_a_change_that_cannot_be_updated_replaces_the_group(cli, files):
+    ok(cli("stack", "create", "s", "--wait", *files(cfn(aws_group()))))
+    before = json.loads(ok(cli("stack", "resource", "show", "s", "Group", "-f", "json")))["physical_resource_id"]
+    ok(cli("stack", "update", "s", "--wait", *files(cfn(aws_group(DesiredCapacity=4)))))
+    same = json.loads(ok(cli("stack", "resource", "show", "s", "Group", "-f", "json")))["physical_resource_id"]
+    assert same == before and len(members(cli)) == 4
+    ok(cli("stack", "update", "s", "--wait", *files(cfn(aws_group(AvailabilityZones=["wibble"])))))
+    after = json.loads(ok(cli("stack", "resource", "show", "s", "Group", "-f", "json")))["physical_resource_id"]
+    assert after != before and len(members(cli)) == 3
+
+
 def test_delete_removes_the_members(cli, files, engine):
     ok(cli("stack", "create", "s", "--wait", *files(cfn(aws_group()))))
     child = engine.store.children(engine.get_record("s").id)[0]

@@ -123,6 +123,13 @@ class InstanceGroup(AutoScalingGroup):
     def get_reference_id(self) -> Any:
         return self.physical_resource_name() if self.resource_id is not None else self.name
 
+    def plan_update(self, definition: Any, new_props: Any) -> Any:
+        """As Heat: a change to a property that cannot be updated (``AvailabilityZones``, ``Tags``...)
+        replaces the group; the others update its nested stack."""
+        plan = super().plan_update(definition, new_props)
+        plan.forcing = [key for key in plan.prop_diff if not self._update_allowed(key)]
+        return plan
+
     def _update_policy(self) -> dict | None:
         raw = (self._resolve(self.t.update_policy) or {}).get(self.ROLLING_UPDATE)
         if raw is None:
