@@ -25,7 +25,7 @@ from typing import Any
 
 from stoker.engine.sealing import stored_resource_fields
 from stoker.errors import Conflict, NotFound, StaleWrite, StokerError
-from stoker.resources.exceptions import NoActionRequired
+from stoker.resources.exceptions import NoActionRequired, NotSupported
 
 LOG = logging.getLogger("stoker.engine")
 #: how often a write that raced with another writer is tried again
@@ -35,7 +35,12 @@ ATTEMPTS = 20
 def deliver(engine: Any, record: Any, resource_name: str, details: Any) -> None:
     """Send ``details`` to the resource's ``handle_signal``."""
     stack = engine.runtime(record)
-    if asyncio.iscoroutinefunction(_handler(stack, resource_name)):
+    handler = _handler(stack, resource_name)
+    resource = stack.resources[resource_name]
+    if resource.action in (resource.SUSPEND, resource.DELETE):  # as Heat: refused, and said in an event
+        _add_event(engine, record, resource, resource.action, f"Cannot signal resource during {resource.action}")
+        raise NotSupported(feature=f"Signal resource during {resource.action}")
+    if asyncio.iscoroutinefunction(handler):
         engine.dispatch.signal(engine, record, resource_name, details)
     else:
         _record(engine, record, stack, resource_name, details)
@@ -123,9 +128,13 @@ def _refresh_metadata(stack: Any, signalled: str) -> None:
 
 def _event(engine: Any, record: Any, resource: Any, details: Any, said: Any) -> None:
     """Heat's ``SIGNAL`` event."""
+    _add_event(engine, record, resource, "SIGNAL", reason(details, said))
+
+
+def _add_event(engine: Any, record: Any, resource: Any, action: str, why: str) -> None:
     engine.store.add_event(record.id, resource_name=resource.name, resource_type=resource.type(),
                            physical_resource_id=None if resource.resource_id is None else str(resource.resource_id),
-                           action="SIGNAL", status=resource.status, reason=reason(details, said))
+                           action=action, status=resource.status, reason=why)
 
 
 def reason(details: Any, said: Any) -> str:

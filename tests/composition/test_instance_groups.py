@@ -234,3 +234,14 @@ def test_a_signal_refreshes_the_metadata_of_provider_template_resources(cli, tre
     assert ips() == "v1,v1"
     ok(cli("stack", "resource", "signal", "s", "Up"))
     assert ips() == "v1,v1,v1"
+
+
+def test_a_signal_to_a_suspended_stack_is_refused_and_said_in_an_event(cli, files):
+    ok(cli("stack", "create", "s", "--wait", *files(cfn(aws_group(), {"Up": policy(1)}))))
+    ok(cli("stack", "suspend", "s"))
+    run = cli("stack", "resource", "signal", "s", "Up")
+    assert run.code == 1 and "Signal resource during SUSPEND is not supported" in run.output, run.output
+    events = json.loads(ok(cli("stack", "event", "list", "s", "-f", "json")))
+    assert [(e["resource_name"], e["resource_status"]) for e in events
+            if e["resource_status_reason"] == "Cannot signal resource during SUSPEND"] == [("Up", "SUSPEND_COMPLETE")]
+    assert len(members(cli)) == 3
