@@ -156,6 +156,15 @@ def test_a_new_launch_configuration_replaces_the_members_in_batches(cli, files):
     assert nested_updates(cli) == 3  # two batches of two, then the resize
 
 
+def test_members_provider_template_need_not_offer_every_attribute_of_the_instance(cli, tree):
+    """As Heat: a member template giving only ``PublicIp`` is used (no facade check of members)."""
+    only_ip = {**INSTANCE_TEMPLATE, "outputs": {"PublicIp": INSTANCE_TEMPLATE["outputs"]["PublicIp"]}}
+    root = tree({"top.yaml": cfn(instance_group(2)), "instance.yaml": only_ip,
+                 "env.yaml": {"resource_registry": {"AWS::EC2::Instance": "instance.yaml"}}})
+    ok(cli("stack", "create", "s", "--wait", "-t", root / "top.yaml", "-e", root / "env.yaml"))
+    assert output(cli, "InstanceList") == "v1,v1"
+
+
 def test_without_an_update_policy_only_new_members_get_a_new_launch_configuration(cli, files):
     args = files(cfn(instance_group(2, rolling=None)), mapped=True)
     ok(cli("stack", "create", "s", "--wait", *args))

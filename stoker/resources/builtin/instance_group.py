@@ -59,6 +59,10 @@ class InstanceGroup(AutoScalingGroup):
     DEFINITION = "LaunchConfigurationName"
     #: the update policy key of the rolling replace
     ROLLING_UPDATE = "RollingUpdate"
+    #: Heat makes these members without comparing their provider template with the
+    #: ``AWS::EC2::Instance`` facade (its functional tests' member templates lack the facade's
+    #: attributes, and a failing one must fail its members' create, not the group's validation)
+    checks_member_facade = False
 
     properties_schema = {
         "AvailabilityZones": S(S.LIST, "Not used (the members' zone comes from the launch configuration).",
