@@ -254,3 +254,18 @@ def test_a_signal_to_a_suspended_stack_is_refused_and_said_in_an_event(cli, file
     assert [(e["resource_name"], e["resource_status"]) for e in events
             if e["resource_status_reason"] == "Cannot signal resource during SUSPEND"] == [("Up", "SUSPEND_COMPLETE")]
     assert len(members(cli)) == 3
+
+
+@pytest.mark.parametrize("kind, sizes", [("OS::Heat::InstanceGroup", {"Size": 40}),
+                                         ("AWS::AutoScaling::AutoScalingGroup",
+                                          {"MinSize": 1, "MaxSize": 50, "DesiredCapacity": 40})])
+def test_a_group_past_the_resource_limit_is_refused_before_anything_is_made(cli, files, home, kind, sizes):
+    (home / "stoker.conf").write_text("[limits]\nmax_resources = 30\n")
+    template = {"heat_template_version": "2018-08-31", "resources": {
+        "config": {"type": "AWS::AutoScaling::LaunchConfiguration",
+                   "properties": {"ImageId": "cirros", "InstanceType": "m1.small"}},
+        "group": {"type": kind, "properties": {"AvailabilityZones": ["nova"],
+                                               "LaunchConfigurationName": {"get_resource": "config"}, **sizes}}}}
+    run = cli("stack", "create", "s", *files(template))
+    assert run.code == 1 and "more than the limit of 30" in run.output and "Traceback" not in run.output, run.output
+    assert ok(cli("stack", "list", "-f", "value")).strip() == ""
