@@ -62,6 +62,9 @@ EXCLUDED = {
 
 # Single tests left out of the modules run, each with why (the rest of their module runs).
 EXCLUDED_TESTS = {
+    "test_validation.StackValidationTest.test_stack_validate_provider_references_parent_resource":
+        "OS::Nova::Server with a keypair and a network the inventory does not name (it skipped before images "
+        "were configured)",
     "test_create_update.UpdateStackTest.test_stack_update_flavor_volume":
         "OS::Nova::Server and OS::Cinder::Volume(Attachment), with an image and a flavor",
 }
