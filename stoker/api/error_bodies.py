@@ -23,6 +23,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from stoker.errors import Conflict, FunctionError, NotFound, StokerError, ValidationFailed
 from stoker.heat_words import heat_worded
+from stoker.resources.openstack.inventory import UNAVAILABLE
 from stoker.resources.policy import NOT_ALLOWED
 
 LOG = logging.getLogger("stoker.api")
@@ -93,6 +94,8 @@ def from_stoker_error(exc: StokerError) -> ApiError:
         problems = {"problems": [p.as_dict() for p in exc.problems]}
         if exc.problems and all(p.code == NOT_ALLOWED for p in exc.problems):
             return ApiError(403, str(exc), "Forbidden", problems)  # Heat's answer to its type policy
+        if exc.problems and all(p.code == UNAVAILABLE for p in exc.problems):
+            return ApiError(400, str(exc), "ResourceTypeUnavailable", problems)
         return ApiError(400, heat_worded(exc.problems) or str(exc), "StackValidationFailed", problems)
     if isinstance(exc, FunctionError):
         return ApiError(400, str(exc), "StackValidationFailed", {"problems": [exc.problem().as_dict()]})

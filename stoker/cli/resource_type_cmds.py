@@ -10,6 +10,7 @@ from stoker.cli.formatting import format_option, show_document, show_list
 from stoker.cli.group import pass_settings
 from stoker.errors import StokerError
 from stoker.resources import type_info
+from stoker.resources.openstack import inventory
 
 
 @click.group("resource")
@@ -35,7 +36,8 @@ def _registry(settings):
 @format_option()
 @pass_settings
 def type_list(settings, filters, long_, fmt) -> None:
-    """List the resource types (hidden ones left out, as Heat does)."""
+    """List the resource types (hidden ones left out, as Heat does, and those of services the
+    inventory's ``services`` does not list)."""
     wanted = {}
     for item in filters:
         key, sep, value = item.partition("=")
@@ -43,7 +45,8 @@ def type_list(settings, filters, long_, fmt) -> None:
             raise click.BadParameter(f"{item!r}: expected name=..., support_status=... or version=...",
                                      param_hint="--filter")
         wanted[key] = value
-    found = type_info.list_types(_registry(settings), with_description=long_, **wanted)
+    found = type_info.list_types(_registry(settings), with_description=long_,
+                                 usable=lambda name, cls: inventory.unavailable(cls, name) is None, **wanted)
     rows = found if long_ else [{"resource_type": name} for name in found]
     show_list(rows, ["resource_type", "description"] if long_ else ["resource_type"], fmt)
 

@@ -22,10 +22,13 @@ from stoker.template.environment import RegistryLoop, is_template_type, resolve_
 from stoker.template.loader import load
 
 STACK_TYPE = "OS::Heat::Stack"
-#: group types: the property holding the member definition, those giving the size at create
+#: group types: the property holding the member definition (or the definition itself, for the groups
+#: whose members are made from a launch configuration), those giving the size at create
 GROUP_SIZES = {
     "OS::Heat::ResourceGroup": ("resource_def", ("count",)),
     "OS::Heat::AutoScalingGroup": ("resource", ("desired_capacity", "min_size")),
+    "OS::Heat::InstanceGroup": ({"type": "AWS::EC2::Instance"}, ("Size",)),
+    "AWS::AutoScaling::AutoScalingGroup": ({"type": "AWS::EC2::Instance"}, ("DesiredCapacity", "MinSize")),
 }
 
 
@@ -94,7 +97,7 @@ class Fanout:
         self._check([written, effective], cls, path, depth)
         if effective in GROUP_SIZES:
             member_key, size_keys = GROUP_SIZES[effective]
-            member = props.get(member_key)
+            member = member_key if isinstance(member_key, dict) else props.get(member_key)
             count = _static_int(next((props[k] for k in size_keys if k in props), 1), parameters)
             if not isinstance(member, dict) or not isinstance(member.get("type"), str) or not count:
                 return 1

@@ -24,8 +24,8 @@ import logging
 from typing import Any
 
 from stoker.engine.sealing import stored_resource_fields
-from stoker.errors import Conflict, NotFound, StaleWrite
-from stoker.resources.exceptions import NoActionRequired
+from stoker.errors import Conflict, NotFound, StaleWrite, StokerError
+from stoker.resources.exceptions import NoActionRequired, NotSupported
 
 LOG = logging.getLogger("stoker.engine")
 #: how often a write that raced with another writer is tried again
@@ -35,7 +35,12 @@ ATTEMPTS = 20
 def deliver(engine: Any, record: Any, resource_name: str, details: Any) -> None:
     """Send ``details`` to the resource's ``handle_signal``."""
     stack = engine.runtime(record)
-    if asyncio.iscoroutinefunction(_handler(stack, resource_name)):
+    handler = _handler(stack, resource_name)
+    resource = stack.resources[resource_name]
+    if resource.action in (resource.SUSPEND, resource.DELETE):  # as Heat: refused, and said in an event
+        _add_event(engine, record, resource, resource.action, f"Cannot signal resource during {resource.action}")
+        raise NotSupported(feature=f"Signal resource during {resource.action}")
+    if asyncio.iscoroutinefunction(handler):
         engine.dispatch.signal(engine, record, resource_name, details)
     else:
         _record(engine, record, stack, resource_name, details)
@@ -96,6 +101,7 @@ async def _acting(engine: Any, stack: Any, resource: Any, details: Any, outcome:
     watcher = asyncio.ensure_future(engine.watch(stack, task))
     try:
         outcome["said"] = await task
+        _refresh_metadata(stack, resource.name)
     except NoActionRequired as exc:
         outcome["ignored"] = str(exc)
     except asyncio.CancelledError:
@@ -106,11 +112,29 @@ async def _acting(engine: Any, stack: Any, resource: Any, details: Any, outcome:
         await stack.recorder.flush()
 
 
+def _refresh_metadata(stack: Any, signalled: str) -> None:
+    """As Heat once a signal acted: the provider-template resources resolve their template metadata
+    again, as it may read what the signal changed (a scaled group's ``InstanceList``)."""
+    for other in stack.resources.values():
+        if other.name == signalled or other.action == other.INIT or not other.t.metadata:
+            continue
+        if getattr(other, "template_name", None) is None:
+            continue  # Heat's other types keep the metadata they were given
+        try:
+            other.metadata_set(other._resolve(other.t.metadata))
+        except StokerError as exc:
+            LOG.info("metadata of %s not refreshed after the signal: %s", other.name, exc)
+
+
 def _event(engine: Any, record: Any, resource: Any, details: Any, said: Any) -> None:
     """Heat's ``SIGNAL`` event."""
+    _add_event(engine, record, resource, "SIGNAL", reason(details, said))
+
+
+def _add_event(engine: Any, record: Any, resource: Any, action: str, why: str) -> None:
     engine.store.add_event(record.id, resource_name=resource.name, resource_type=resource.type(),
                            physical_resource_id=None if resource.resource_id is None else str(resource.resource_id),
-                           action="SIGNAL", status=resource.status, reason=reason(details, said))
+                           action=action, status=resource.status, reason=why)
 
 
 def reason(details: Any, said: Any) -> str:

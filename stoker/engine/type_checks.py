@@ -18,6 +18,7 @@ from stoker.engine.fanout import Fanout, TooMany
 from stoker.engine.stack import Stack
 from stoker.errors import FunctionError, Problems, ResourcePending, StokerError, ValidationFailed
 from stoker.functions.references import GetAtt
+from stoker.resources.openstack import inventory
 from stoker.resources.policy import NOT_ALLOWED
 from stoker.template.definition import StackDefinition
 from stoker.template.environment import Environment, RegistryLoop
@@ -101,6 +102,10 @@ def validate_resources(engine: TypeHost, stack: Stack, definition, problems: Pro
         refusal = type_refusal(engine, (rdef.type, stack.effective_type(name, rdef.type)), type(instances[name]))
         if refusal:
             problems.add(("resources", name, "type"), NOT_ALLOWED, refusal)
+            continue
+        missing = inventory.unavailable(type(instances[name]), rdef.type)
+        if missing:
+            problems.add(("resources", name, "type"), inventory.UNAVAILABLE, missing)
             continue
         if name in stack.unchanged:
             continue  # checked when stored, with the same definition and inputs

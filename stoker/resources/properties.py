@@ -428,7 +428,8 @@ class _Reader:
             return {}
         if self.validating:  # only what is given, and what must be checked even when left out
             return {key: self.read(key, schemas[key], data, path) for key in _validated_keys(schemas, data)}
-        return {key: self.read(key, schema, data, path) for key, schema in schemas.items()}
+        # a property not implemented is never given: left out, so that these values read back cleanly
+        return {key: self.read(key, schema, data, path) for key, schema in schemas.items() if schema.implemented}
 
     def read(self, key: Any, schema: Schema, data: Mapping, path: tuple) -> Any:
         """One property (or list item) ``key`` of ``data``, typed."""

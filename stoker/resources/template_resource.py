@@ -14,7 +14,7 @@ from stoker.functions.base import resolve
 from stoker.resources import attributes
 from stoker.resources.nested_stack import (NESTED_INVALID, NestedStackFailed, NestedStackResource,
                                            nested_resource_attribute)
-from stoker.resources.properties import Properties, schemata
+from stoker.resources.properties import Properties, Schema, schemata
 from stoker.template.environment import RegistryLoop, is_template_type, resolve_type
 from stoker.template.parameters import parse_parameters
 from stoker.template.template import Template
@@ -84,6 +84,9 @@ class TemplateResource(NestedStackResource):
 
     def _check_facade(self) -> None:
         """The template must offer what its facade promises (Heat's own messages)."""
+        owner = self.stack.parent.resources.get(self.stack.owner_name) if self.stack.parent is not None else None
+        if not getattr(owner, "checks_member_facade", True):
+            return
         facade = self._facade()
         if facade is None:
             return
@@ -240,7 +243,7 @@ class TemplateResource(NestedStackResource):
         Heat passes it); the rest keep the nested defaults."""
         given = resolve(self.t.properties) if self.t.properties else {}
         values = self.properties.resolved()
-        return {k: values[k] for k in given if k in values}
+        return {k: _as_parameter(values[k], self.properties_schema[k]) for k in given if k in values}
 
     def _resolve_attribute(self, name: str) -> Any:
         if name == "OS::stack_id":
@@ -252,6 +255,15 @@ class TemplateResource(NestedStackResource):
 
     def _show_resource(self) -> Any:
         return self.child_outputs()
+
+
+def _as_parameter(value: Any, schema: Any) -> Any:
+    """A list of maps given to a ``comma_delimited_list`` parameter, flattened as Heat does
+    (``.member.N.KEY=VALUE`` items): an ``AWS::EC2::Instance`` template's ``Tags``, say."""
+    if schema.type == Schema.LIST and isinstance(value, list) and value and isinstance(value[0], dict):
+        return ",".join(f".member.{number}.{key}={item}" for number, entry in enumerate(value)
+                        for key, item in entry.items())
+    return value
 
 
 def _facade_error(message: str) -> None:

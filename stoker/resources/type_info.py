@@ -5,7 +5,7 @@ one type's schema, and a template using the type, in Heat's shapes.  The API's
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 from stoker.resources import attributes as attributes_mod
 from stoker.resources.properties import AnyIndexDict, schemata
@@ -29,8 +29,11 @@ def summary(cls: Any) -> str:
 
 
 def list_types(registry: Any, name: str | None = None, support_status: str | None = None,
-               version: str | None = None, with_description: bool = False) -> list:
-    """Every type not hidden, filtered as Heat filters them (``name`` is a regular expression)."""
+               version: str | None = None, with_description: bool = False,
+               usable: Callable[[str, type], bool] | None = None) -> list:
+    """Every type not hidden, filtered as Heat filters them (``name`` is a regular expression;
+    ``usable``: whether the caller may use the type, as Heat leaves out what its policy forbids
+    and what a service missing from the catalogue makes unavailable)."""
     pattern = None
     if name:
         try:
@@ -48,6 +51,8 @@ def list_types(registry: Any, name: str | None = None, support_status: str | Non
         if support_status and (getattr(support, "status", SUPPORTED) if support else SUPPORTED) != support_status.upper():
             continue
         if version and (getattr(support, "version", None) if support else None) != version:
+            continue
+        if usable is not None and not usable(type_name, cls):
             continue
         found.append({"resource_type": type_name, "description": summary(cls)} if with_description
                      else type_name)

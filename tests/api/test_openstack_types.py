@@ -19,6 +19,8 @@ def test_resource_types_list_show_and_generate(client):
     types = [str(t.resource_type) for t in client.resource_types.list()]
     assert {"OS::Nova::Server", "OS::Neutron::Port", "OS::Cinder::Volume", "OS::Heat::None"} <= set(types)
     assert "OS::Glance::Image" not in types  # hidden in Heat 27, as Heat hides it
+    # as Heat: the types its policy keeps for admin projects are not listed to others
+    assert not {"OS::Nova::Flavor", "OS::Cinder::VolumeType", "OS::Manila::ShareType"} & set(types)
     described = client.resource_types.list(filters={"name": "OS::Neutron::Port$"}, with_description=True)
     assert [(t.resource_type, "simulated" in t.description) for t in described] == [("OS::Neutron::Port", True)]
     unsupported = [str(t.resource_type) for t in client.resource_types.list(filters={"support_status": "UNSUPPORTED"})]

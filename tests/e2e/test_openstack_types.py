@@ -267,3 +267,22 @@ outputs:
     template.write_text(template.read_text().replace("{enable_snat: true}", "{network: public}"))
     stoker("stack", "create", "-t", str(template), "router", "--wait").expect(0)
     assert stoker("stack", "output", "show", "router", "info", "-f", "json").expect(0).json["output_value"] == {}
+
+
+def test_types_of_a_service_the_inventory_leaves_out_are_unavailable(stoker, tmp_path):
+    cloud = tmp_path / "cloud.yaml"
+    cloud.write_text("services: [nova, neutron]\n")
+    template = tmp_path / "share.yaml"
+    template.write_text("heat_template_version: 2015-10-15\nresources:\n  share:\n    type: OS::Manila::Share\n"
+                        "    properties: {share_protocol: NFS, size: 1}\n")
+    run = stoker("--inventory", str(cloud), "template", "validate", "-t", str(template))
+    assert run.exit_code == 1 and "Traceback" not in run.output
+    assert ("resources.share.type" in run.output and "Service manila is not available for resource type "
+            "OS::Manila::Share, reason: Service endpoint not in service catalog." in run.output), run.output
+    listed = stoker("--inventory", str(cloud), "resource", "type", "list", "-f", "json").json
+    names = {row["resource_type"] for row in listed}
+    assert {"OS::Nova::Server", "OS::Neutron::Port", "OS::Heat::None"} <= names
+    assert not {"OS::Manila::Share", "OS::Cinder::Volume"} & names
+    # without a services section every service is there
+    cloud.write_text("flavors: [m1.small]\n")
+    assert stoker("--inventory", str(cloud), "template", "validate", "-t", str(template)).exit_code == 0

@@ -16,6 +16,8 @@ from stoker.errors import Problems, StokerError, ValidationFailed
 from stoker.resources import type_info
 from stoker.template.definition import build_definition
 from stoker.engine.nested_parameters import nested_parameters
+from stoker.engine.type_checks import type_refusal
+from stoker.resources.openstack import inventory
 from stoker.template.environment import Environment
 from stoker.template.versions import find_version, function_rows, listed_versions
 
@@ -112,9 +114,12 @@ def _flag(ctx: Ctx, name: str) -> bool:
 @router.get("/resource_types", summary="List resource types")
 def resource_types(ctx: Ctx = Depends(context)) -> Response:
     query = ctx.request.query_params
+    def usable(type_name: str, cls: type) -> bool:
+        return type_refusal(ctx.engine, (type_name,), cls) is None and inventory.unavailable(cls, type_name) is None
+
     return reply({"resource_types": type_info.list_types(
         ctx.engine.registry, name=query.get("name"), support_status=query.get("support_status"),
-        version=query.get("version"), with_description=_flag(ctx, "with_description"))})
+        version=query.get("version"), with_description=_flag(ctx, "with_description"), usable=usable)})
 
 
 def _type_class(ctx: Ctx, type_name: str) -> Any:

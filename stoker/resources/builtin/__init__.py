@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from stoker.resources.builtin import (
     autoscaling_group,
+    instance_group,
     local_command,
     local_file,
     none,
@@ -22,7 +23,7 @@ from stoker.resources.builtin import (
 )
 
 MODULES = (none, value, random_string, test_resource, local_file, local_command, stack, resource_group,
-           resource_chain, autoscaling_group, scaling_policy, wait_condition, software_config,
+           resource_chain, autoscaling_group, instance_group, scaling_policy, wait_condition, software_config,
            software_component, software_deployment)
 
 

@@ -86,6 +86,12 @@ class AutoScalingGroup(staged.StagedNested, NestedStackResource):
         "refs_map": attributes.Schema("Member name to reference id.", type=attributes.Schema.MAP),
     }
 
+    #: the properties holding the bounds, the size to create with and the cooldown (the AWS types name them
+    #: otherwise); ``COOLDOWN`` None: the type has none
+    MIN_SIZE, MAX_SIZE, DESIRED, COOLDOWN = "min_size", "max_size", "desired_capacity", "cooldown"
+    #: the property whose change replaces the members (rolling, as the update policy says)
+    DEFINITION = "resource"
+
     _planned: list[tuple[str, Any]] | None = None
 
     @classmethod
@@ -98,20 +104,20 @@ class AutoScalingGroup(staged.StagedNested, NestedStackResource):
         try:
             self._validate_group()
         except ResourcePending:
-            self.validate_member_type("resource")
+            self.validate_member_type(self.DEFINITION)
 
     def _validate_group(self) -> None:
-        low, high = self.properties["min_size"], self.properties["max_size"]
+        low, high = self.size_bounds()
         path = ("resources", self.name, "properties")
         if high < low:
-            raise ValidationFailed.single(path + ("min_size",), "invalid-size",
+            raise ValidationFailed.single(path + (self.MIN_SIZE,), "invalid-size",
                                           "MinSize can not be greater than MaxSize")
         desired = self._desired()
         if desired is not None and not low <= desired <= high:
-            raise ValidationFailed.single(path + ("desired_capacity",), "invalid-size",
+            raise ValidationFailed.single(path + (self.DESIRED,), "invalid-size",
                                           "DesiredCapacity must be between MinSize and MaxSize")
-        if not isinstance(self.properties["resource"].get("type"), str):
-            raise ValidationFailed.single(path + ("resource", "type"), "missing-type",
+        if not isinstance(self.member_definition().get("type"), str):
+            raise ValidationFailed.single(path + (self.DEFINITION, "type"), "missing-type",
                                           "the member definition needs a type")
         # as Heat: the nested stack a create makes (desired_capacity, else min_size members)
         # is what is checked; an empty one checks no member
@@ -125,11 +131,11 @@ class AutoScalingGroup(staged.StagedNested, NestedStackResource):
     def _validate_member(self) -> None:
         """Check one member as its nested stack will (as Heat validates a group of one);
         each problem placed under the ``resource`` property."""
-        data = {"heat_template_version": HOT_VERSION, "resources": {"member": self.properties["resource"]}}
+        data = {"heat_template_version": HOT_VERSION, "resources": {"member": self.member_definition()}}
         try:
             self.define_probe(template_from_data(data, self.stack.definition.template.files, self.name), {})
         except ValidationFailed as exc:
-            place = ("resources", self.name, "properties", "resource")
+            place = ("resources", self.name, "properties", self.DEFINITION)
             for problem in exc.problems:
                 inside = tuple(problem.path or ())
                 if problem.code == NESTED_INVALID:  # inside the member's own nested stack
@@ -138,11 +144,26 @@ class AutoScalingGroup(staged.StagedNested, NestedStackResource):
                     problem.path = place + (inside[2:] if inside[:2] == ("resources", "member") else ())
             raise
 
+    # -- what the subclasses read otherwise ------------------------------------------------------
+    def member_definition(self) -> dict:
+        """Every member's resource definition (a HOT resource)."""
+        return self.properties["resource"]
+
+    def size_bounds(self) -> tuple[int, int]:
+        return self.properties[self.MIN_SIZE], self.properties[self.MAX_SIZE]
+
+    def rolling_policy(self) -> dict | None:
+        """``min_in_service``, ``max_batch_size`` and ``pause_time`` (seconds) of a rolling replace;
+        None: members keep their definition (only new ones get the new one)."""
+        return self.properties["rolling_updates"]
+
     def _desired(self) -> int | None:
-        return self.properties["desired_capacity"] if given(self, "desired_capacity") is not None else None
+        return self.properties[self.DESIRED] if given(self, self.DESIRED) is not None else None
 
     def _cooldown(self) -> int | None:
-        return self.properties["cooldown"] if given(self, "cooldown") is not None else None
+        if self.COOLDOWN is None or given(self, self.COOLDOWN) is None:
+            return None
+        return self.properties[self.COOLDOWN]
 
     # -- the members ------------------------------------------------------------------------
     def members(self) -> list[tuple[str, Any]]:
@@ -175,13 +196,13 @@ class AutoScalingGroup(staged.StagedNested, NestedStackResource):
         with.  The group as it is now is the stack's resource of this name."""
         live = self.stack.resources.get(self.name) or self
         size = self._size_after_update(len(live.live_members()))
-        return scaling.next_members(live.members(), self.properties["resource"], size, size, new_member_name)
+        return scaling.next_members(live.members(), self.member_definition(), size, size, new_member_name)
 
     def _size_after_update(self, current: int) -> int:
         """As Heat: a stack update brings the group to ``desired_capacity`` (else keeps its
         size), within the bounds."""
         return scaling.new_capacity(current, self._desired() or current, scaling.EXACT_CAPACITY, None,
-                                    self.properties["min_size"], self.properties["max_size"])
+                                    *self.size_bounds())
 
     async def apply_stage(self, members: list[tuple[str, Any]], create: bool = False) -> Any:
         self._planned = members
@@ -194,12 +215,14 @@ class AutoScalingGroup(staged.StagedNested, NestedStackResource):
     async def resize(self, size: int) -> Any:
         """Grow with new members, or shrink by removing the oldest; the others are kept (on the
         workers: the id to poll is returned, as ``apply_stage``)."""
-        return await self.apply_stage(scaling.next_members(self.members(), self.properties["resource"], size, 0,
+        return await self.apply_stage(scaling.next_members(self.members(), self.member_definition(), size, 0,
                                                            new_member_name))
 
     def _rolling_stages(self) -> list[staged.Stage]:
         """Every member given the new definition, batch by batch, as Heat does."""
-        policy = self.properties["rolling_updates"]
+        policy = self.rolling_policy()
+        if policy is None:
+            return []
         members = self.members()
         current = len(members)
         target = min(self._desired() or current, current)
@@ -210,26 +233,26 @@ class AutoScalingGroup(staged.StagedNested, NestedStackResource):
             raise ValueError("The current update policy will result in stack update timeout.")
         stages = []
         for number, (size, changes) in enumerate(batches):
-            members = scaling.next_members(members, self.properties["resource"], size, changes, new_member_name)
+            members = scaling.next_members(members, self.member_definition(), size, changes, new_member_name)
             stages.append((policy["pause_time"] if number else 0, members))
         return stages
 
     # -- life cycle ---------------------------------------------------------------------------
     async def handle_create(self) -> None:
         size = self._desired()
-        size = self.properties["min_size"] if size is None else size
-        await self.apply_stage([(new_member_name(), self.properties["resource"]) for _ in range(size)],
-                               create=True)
+        size = self.size_bounds()[0] if size is None else size
+        definition = self.member_definition()
+        await self.apply_stage([(new_member_name(), definition) for _ in range(size)], create=True)
         self._finished_scaling(scaling.EXACT_CAPACITY_REASON.format(size=size))
 
     async def handle_update(self, json_snippet: Any, tmpl_diff: dict, prop_diff: dict) -> Any:
         """The rolling replace's batches (when the member definition changed), then the resize."""
         if self.child() is None:
             return await self.handle_create()
-        stages = self._rolling_stages() if "resource" in prop_diff else []
+        stages = self._rolling_stages() if self.DEFINITION in prop_diff else []
         members = stages[-1][1] if stages else self.members()
         size = self._size_after_update(len(members) if stages else len(self.live_members()))
-        stages.append((0, scaling.next_members(members, self.properties["resource"], size, 0, new_member_name)))
+        stages.append((0, scaling.next_members(members, self.member_definition(), size, 0, new_member_name)))
         return await self.run_stages(stages)
 
     async def stages_ended(self) -> None:
@@ -260,8 +283,7 @@ class AutoScalingGroup(staged.StagedNested, NestedStackResource):
         if self.status != self.COMPLETE:
             raise NoActionRequired(self.name, f"the group is {self.action}_{self.status}")
         current = len(self.live_members())
-        size = scaling.new_capacity(current, adjustment, adjustment_type, min_step,
-                                    self.properties["min_size"], self.properties["max_size"])
+        size = scaling.new_capacity(current, adjustment, adjustment_type, min_step, *self.size_bounds())
         if size == current:
             raise NoActionRequired(self.name, "there is no change in capacity")
         cooldown = self._cooldown() if cooldown is None else cooldown

@@ -10,6 +10,7 @@ has::
     keypairs: [ops]
     volume_types: [lvmdriver-1]
     availability_zones: [nova]
+    services: [nova, glance, neutron, cinder]       # optional: the other services' types are unavailable
     faults: [{resource: server, action: create, fail: "No valid host"}]   # see faults.py
 
 The file comes from ``--inventory`` (which sets ``STOKER_INVENTORY``), ``STOKER_INVENTORY``, or
@@ -55,7 +56,9 @@ KINDS: dict[str, tuple[str, str | None, str]] = {
                         "The VolumeSnapshot ({value}) could not be found."),
 }
 #: the sections a cloud.yaml may have
-SECTIONS = tuple(sorted({key for key, _, _ in KINDS.values()} | {"availability_zones", "faults"}))
+SECTIONS = tuple(sorted({key for key, _, _ in KINDS.values()} | {"availability_zones", "faults", "services"}))
+#: the problem code of a type whose service the inventory's ``services`` leaves out (Heat's ResourceTypeUnavailable)
+UNAVAILABLE = "resource-type-unavailable"
 
 
 class InventoryError(StokerError):
@@ -140,6 +143,17 @@ class Inventory:
         text = str(value)
         return next((item for item in self.sections.get(section, ())
                      if text in (str(item.get("name", "")), str(item.get("id", "")))), None)
+
+
+def unavailable(cls: type | None, type_name: str) -> str | None:
+    """Why a simulated type cannot be used: the inventory lists the cloud's ``services`` (as
+    Keystone's catalogue does) and not the one the type needs; None when it can."""
+    service = getattr(cls, "default_client_name", None) if getattr(cls, "simulated", False) else None
+    found = current() if service else None
+    if found is None or not found.knows("services") or found.find("services", service) is not None:
+        return None
+    return (f"HEAT-E99001 Service {service} is not available for resource type {type_name}, "
+            "reason: Service endpoint not in service catalog.")
 
 
 def _item(section: str, index: int, item: Any, where: str) -> dict:

@@ -28,6 +28,8 @@ _ID_NAMESPACE = uuid.UUID("6f1c9a52-3c53-4f0e-9a8e-51b0c1d0c10d")
 #: properties a type updates in place unless a policy property of it says REPLACE (as Heat's server)
 _REPLACED_BY_POLICY = {"OS::Nova::Server": {"flavor": "flavor_update_policy", "image": "image_update_policy",
                                             "user_data": "user_data_update_policy"}}
+#: types whose reference, as in Heat, is their physical resource name (``<stack>-<name>-<suffix>``), not an id
+_REFERENCED_BY_NAME = frozenset({"AWS::AutoScaling::LaunchConfiguration"})
 #: what a simulated resource's ``status`` attribute reads after each action
 _STATUS_AFTER = {"SUSPEND": "SUSPENDED", "RESUME": "ACTIVE"}
 
@@ -68,6 +70,11 @@ class SimulatedResource(Resource):
         if getattr(self, "_physical_id", (None, None))[0] != key:
             self._physical_id = key, str(uuid.uuid5(_ID_NAMESPACE, f"{self.stack.id}/{self.name}/{self.id}"))
         return self._physical_id[1]
+
+    def get_reference_id(self) -> Any:
+        if self.heat_type in _REFERENCED_BY_NAME and self.resource_id is not None:
+            return self.physical_resource_name()
+        return super().get_reference_id()
 
     def handle_create(self) -> Any:
         token = faults.begin(self, "create")
