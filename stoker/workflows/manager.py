@@ -9,6 +9,7 @@ Every call is blocking (the store): the operations run in a thread of their own.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 from typing import Any
@@ -125,10 +126,9 @@ class LocalManager:
         self.secrets.create(key, value, hidden=hidden)
 
     def delete_secret(self, key: str) -> None:
-        try:
+        """Delete the secret if it is there (an uninstall after a failed install finds none)."""
+        with contextlib.suppress(NotFound):
             self.secrets.delete(key)
-        except NotFound:
-            pass
 
 
 def _running(execution: dict) -> bool:
