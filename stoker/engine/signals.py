@@ -37,7 +37,7 @@ def deliver(engine: Any, record: Any, resource_name: str, details: Any) -> None:
     stack = engine.runtime(record)
     handler = _handler(stack, resource_name)
     resource = stack.resources[resource_name]
-    if resource.action in (resource.SUSPEND, resource.DELETE):  # as Heat: refused, and said in an event
+    if resource.action in resource.NO_SIGNAL_ACTIONS:  # as Heat: refused, and said in an event
         _add_event(engine, record, resource, resource.action, f"Cannot signal resource during {resource.action}")
         raise NotSupported(feature=f"Signal resource during {resource.action}")
     if asyncio.iscoroutinefunction(handler):

@@ -54,6 +54,9 @@ class Resource:
         "SNAPSHOT", "CHECK",
     )
     STATUSES = (IN_PROGRESS, FAILED, COMPLETE) = ("IN_PROGRESS", "FAILED", "COMPLETE")
+    #: actions during which a signal is refused (Heat's ``no_signal_actions``); a plug-in whose
+    #: action waits on a signal (a software deployment's delete or suspend) leaves them out
+    NO_SIGNAL_ACTIONS: tuple[str, ...] = (SUSPEND, DELETE)
 
     properties_schema: dict = {}
     attributes_schema: dict = {}

@@ -58,6 +58,8 @@ class SoftwareDeployment(Resource):
     """
 
     support_status = SupportStatus(version="2014.1")
+    #: its delete and suspend wait for the server's signal (Heat's ``no_signal_actions = ()``)
+    NO_SIGNAL_ACTIONS = ()
     run_in_thread = False
 
     PROPERTIES = (CONFIG, SERVER, INPUT_VALUES, DEPLOY_ACTIONS, SIGNAL_TRANSPORT, NAME) = (
