@@ -73,10 +73,8 @@ class LocalManager:
         self.deployments.add_labels(deployment_id, [(key, value)])
 
     def remove_label(self, deployment_id: str, key: str, value: str) -> None:
-        try:
+        with contextlib.suppress(NotFound):  # already gone: removing is idempotent
             self.deployments.delete_label(deployment_id, key, value)
-        except NotFound:
-            pass  # already gone: removing is idempotent
 
     # -- executions -----------------------------------------------------------------------------
     def busy(self, deployment_id: str) -> bool:
@@ -113,10 +111,8 @@ class LocalManager:
         for deployment_id in sorted(self.children):
             for execution in self.executions.list(deployment_id):
                 if execution["status"] in ACTIVE:
-                    try:
+                    with contextlib.suppress(StokerError):  # it ended meanwhile: nothing to cancel
                         self.executions.cancel(execution["id"], force=True)
-                    except StokerError:
-                        pass  # it ended meanwhile
 
     # -- secrets --------------------------------------------------------------------------------
     def secret_exists(self, key: str) -> bool:
