@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import importlib
 import os
-import select
+import selectors
 import signal
 import time
 from typing import Iterable
@@ -57,10 +57,13 @@ def _probe(names: list[str], limit: float) -> tuple[int | None, str]:
     current, finished, timed_out = None, False, False
     deadline = time.monotonic() + limit
     buffered = b""
+    # a selector, not select.select: a long-lived process may hold descriptors past 1024
+    waiter = selectors.DefaultSelector()
+    waiter.register(read_end, selectors.EVENT_READ)
     try:
         while not finished:
             remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([read_end], [], [], remaining)[0]:
+            if remaining <= 0 or not waiter.select(remaining):
                 timed_out = True
                 break
             chunk = os.read(read_end, 4096)
@@ -77,6 +80,7 @@ def _probe(names: list[str], limit: float) -> tuple[int | None, str]:
                 elif word == b"end":
                     finished = True
     finally:
+        waiter.close()
         os.close(read_end)
         if not finished:
             _kill(pid)
