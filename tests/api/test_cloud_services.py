@@ -185,6 +185,7 @@ def test_a_preview_expands_a_group_whose_members_name_a_network_not_made_yet(clo
     preview = heat(cloud_server, project).stacks.preview(stack_name="pv", template=template,
                                                           files={"nested.yaml": NESTED_PORT}).to_dict()
     fixed_network, members = preview["resources"]
+    assert isinstance(members, list), f"the group is not expanded: {members}"
     assert fixed_network["resource_name"] == "fixed_network"
     (port,), = members
     assert (port["resource_name"], port["properties"]["network"]) == ("port", "fixed_network")
