@@ -154,6 +154,13 @@ def test_networks_and_subnets_are_listed_from_the_inventory_and_the_live_stacks(
     assert missing.status_code == 404 and missing.json()["NeutronError"]["type"] == "NetworkNotFound"
 
 
+def test_what_the_cloud_routes_do_not_serve_is_a_404_in_the_services_own_words(cloud_server, project):
+    servers = httpx.get(f"{cloud_server.url}/cloud/{project}/compute/v2.1/servers/abc")
+    assert servers.status_code == 404 and "os-keypairs only" in servers.json()["itemNotFound"]["message"]
+    ports = httpx.post(f"{_network(cloud_server, project)}/ports", json={"port": {}})
+    assert ports.status_code == 404 and ports.json()["NeutronError"]["type"] == "HTTPNotFound"
+
+
 def test_the_cloud_routes_ask_for_the_projects_token(token_server):
     url = _compute(token_server, "alpha")
     assert httpx.get(url).status_code == 401

@@ -88,3 +88,9 @@ def delete_keypair(name: str, ctx: Ctx = Depends(context)) -> Response:
     except NotFound as exc:
         return _error(404, "itemNotFound", str(exc))
     return empty(202)
+
+
+@router.api_route("/{path:path}", methods=["GET", "POST", "PUT", "DELETE"], include_in_schema=False)
+def not_served(path: str, ctx: Ctx = Depends(context)) -> Response:
+    """The rest of Nova's API, in Nova's words (novaclient reads nothing else)."""
+    return _error(404, "itemNotFound", f"The compute API of a cloud in a box serves os-keypairs only, not /{path}.")

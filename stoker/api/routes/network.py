@@ -139,3 +139,11 @@ router.add_api_route("/v2.0/networks/{item_id}", _one("network", _networks), met
                      summary="Show a network (Neutron)")
 router.add_api_route("/v2.0/subnets/{item_id}", _one("subnet", _subnets), methods=["GET"],
                      summary="Show a subnet (Neutron)")
+
+
+@router.api_route("/{path:path}", methods=["GET", "POST", "PUT", "DELETE"], include_in_schema=False)
+def not_served(path: str, ctx: Ctx = Depends(context)) -> Response:
+    """The rest of Neutron's API, in Neutron's words (neutronclient reads nothing else)."""
+    return reply({"NeutronError": {"type": "HTTPNotFound", "detail": "", "message":
+                                   f"The network API of a cloud in a box lists networks and subnets only, not /{path}."}},
+                 404)
