@@ -4,7 +4,8 @@ then heat-tempest-plugin's Heat-native functional and scenario tests (a fresh se
 Runs inside .heat-functional-venv (Heat's tests and their clients); Stoker itself runs from
 .venv as a separate process, unpatched.  HEAT_URL gives heatclient the endpoint (project id in
 the URL) and OS_NO_CLIENT_AUTH=True makes it send no token, which `--auth noauth` accepts.  The
-few tests that ask Keystone's catalogue get it from a tiny local stand-in (KeystoneStub).
+few tests that ask Keystone's catalogue get it from a tiny local stand-in (KeystoneStub), which
+also points them at `stoker api`'s own compute and network routes (key pairs, network listings).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ MODULES = [
     "test_immutable_parameters", "test_instance_group",
     "test_nested_get_attr", "test_preview_update", "test_resource_chain", "test_resource_group",
     "test_simultaneous_update", "test_software_deployment_group", "test_stack_cancel",
-    "test_template_resource",
+    "test_template_resource", "test_translation",
     "test_template_versions", "test_update_restricted", "test_validation",
     "test_versionnegotiation",
 ]
@@ -50,21 +51,19 @@ MODULES = [
 # (AWS::EC2::Instance members, simulated) get those of INVENTORY, which `stoker api` checks against.
 EXCLUDED = {
     "test_aws_stack": "AWS::CloudFormation::Stack templates are fetched from Swift",
-    "test_cancel_update": "OS::Nova::Server and OS::Neutron::Port",
+    "test_cancel_update": "cancels a server's update while it runs: a simulated server's update ends at once",
     "test_keystone_user_with_domain": "OS::Keystone::* types and a Keystone admin client",
     "test_notifications": "reads Heat's notifications from RabbitMQ",
     "test_purge": "runs heat-manage on the Heat host",
-    "test_replace_deprecated": "OS::Nova::Server",
-    "test_snapshot_restore": "OS::Nova::Server and OS::Neutron::Port",
+    "test_replace_deprecated": "OS::Heat::SoftwareDeployments (simulated) changed to its substitute, "
+                               "OS::Heat::SoftwareDeploymentGroup, is replaced where Heat updates it in place",
+    "test_snapshot_restore": "reads the server's image through Nova's GET /servers/ID, which the cloud routes do not "
+                             "serve, and expects a restore to rebuild it from a snapshot image",
     "test_swiftsignal_update": "OS::Heat::SwiftSignalHandle needs Swift",
-    "test_translation": "OS::Neutron::Net/Subnet and OS::Nova::Server",
 }
 
 # Single tests left out of the modules run, each with why (the rest of their module runs).
 EXCLUDED_TESTS = {
-    "test_validation.StackValidationTest.test_stack_validate_provider_references_parent_resource":
-        "OS::Nova::Server with a keypair and a network the inventory does not name (it skipped before images "
-        "were configured)",
     "test_create_update.UpdateStackTest.test_stack_update_flavor_volume":
         "OS::Nova::Server and OS::Cinder::Volume(Attachment), with an image and a flavor",
 }
@@ -76,15 +75,11 @@ PLUGIN_MODULES = [
     "functional.test_remote_stack", "functional.test_resources_list", "functional.test_stack_events",
     "functional.test_stack_outputs", "functional.test_stack_tags", "functional.test_template_validate",
     "functional.test_templates", "functional.test_unicode_template", "functional.test_waitcondition",
+    "scenario.test_remote_deeply_nested",
 ]
 PLUGIN_EXCLUDED = {
     "functional.test_event_sinks": "reads the events from a Zaqar queue",
-    "functional.test_preview.StackPreviewTest.test_res_group_with_nested_template":
-        "its nested OS::Neutron::Port (simulated) sets network_id, Heat's hidden name for network: "
-        "Heat's translation rules for hidden properties are not carried by the simulated types yet",
     "scenario.test_aodh_alarm": "OS::Aodh::GnocchiAggregationByResourcesAlarm and Gnocchi",
-    "scenario.test_remote_deeply_nested": "its set-up makes a Nova key pair and lists Neutron networks "
-                                          "through those services' APIs (scenario_base), not through Heat",
     # the others create Nova servers, Neutron networks, Cinder volumes or Octavia balancers
 }
 
@@ -92,9 +87,17 @@ PLUGIN_EXCLUDED = {
 # Manila is left out of its services, as test_conditional_exposure expects of the gate's cloud.
 IMAGES = {"image_ref": "fedora-heat-test", "minimal_image_ref": "cirros-0.6.2-x86_64-disk"}
 FLAVORS = {"instance_type": "m1.small", "minimal_instance_type": "m1.tiny"}
+# The networks the tests name (fixed_network_name, floating_network_name); the key pairs are the
+# ones the tests make through `stoker api`'s compute routes (none listed: only those are valid).
+NETWORKS = {"fixed_network_name": "heat-net", "floating_network_name": "public"}
 INVENTORY = f"""\
 images: [{', '.join(IMAGES.values())}]
 flavors: [{', '.join(FLAVORS.values())}]
+networks: [{{name: heat-net, id: 0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9}},
+           {{name: public, id: 5e4d3c2b-1a09-4876-9543-210fedcba987, external: true}}]
+subnets: [{{name: heat-subnet, cidr: 10.0.0.0/24, network: heat-net}},
+          {{name: public-subnet, cidr: 172.24.4.0/24, network: public}}]
+keypairs: []
 availability_zones: [nova]
 services: [nova, glance, neutron, cinder, heat, keystone, swift, octavia, aodh]
 """
@@ -115,13 +118,14 @@ hidden_stack_tag = data-processing-cluster
 build_interval = 1
 build_timeout = {timeout}
 convergence_engine_enabled = true
-""" + "".join(f"{key} = {value}\n" for key, value in {**IMAGES, **FLAVORS}.items()) + """\
+""" + "".join(f"{key} = {value}\n" for key, value in {**IMAGES, **FLAVORS, **NETWORKS}.items()) + """\
 """
 
 
 class KeystoneStub(BaseHTTPRequestHandler):
-    """Keystone v3 as far as the suite asks: version discovery, and a token whose
-    catalogue lists the orchestration endpoint (the token itself is never checked)."""
+    """Keystone v3 as far as the suite asks: version discovery, and a token whose catalogue lists
+    the orchestration endpoint and `stoker api`'s compute and network ones (key pairs, network
+    listings: what the tests' set-ups ask Nova and Neutron); the token itself is never checked."""
 
     heat_url = ""
 
@@ -145,15 +149,18 @@ class KeystoneStub(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         domain = {"id": "default", "name": "Default"}
-        endpoint = {"id": "heat-public", "interface": "public", "region": "RegionOne",
-                    "region_id": "RegionOne", "url": self.heat_url}
+        stoker = self.heat_url.split("/v1/")[0]
+        urls = {"orchestration": self.heat_url, "compute": f"{stoker}/cloud/{PROJECT}/compute/v2.1",
+                "network": f"{stoker}/cloud/{PROJECT}/network"}
         self._reply(201, {"token": {
             "methods": ["password"], "issued_at": "2020-01-01T00:00:00.000000Z",
             "expires_at": "2999-01-01T00:00:00.000000Z",
             "user": {"id": "demo", "name": "demo", "domain": domain},
             "project": {"id": PROJECT, "name": PROJECT, "domain": domain},
             "roles": [{"id": "member", "name": "member"}],
-            "catalog": [{"id": "heat", "type": "orchestration", "name": "heat", "endpoints": [endpoint]}],
+            "catalog": [{"id": kind, "type": kind, "name": kind, "endpoints": [
+                {"id": f"{kind}-public", "interface": "public", "region": "RegionOne", "region_id": "RegionOne",
+                 "url": url}]} for kind, url in urls.items()],
         }}, {"X-Subject-Token": "stoker-heat-functional"})
 
     def log_message(self, *args) -> None:

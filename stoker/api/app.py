@@ -26,6 +26,7 @@ from stoker.api.error_bodies import install_handlers
 from stoker.api.background import Runner
 from stoker.dispatch.heartbeat import beating
 from stoker.store.locks import ENGINE_BEAT, this_process
+from stoker.store.keypairs import KeypairStore
 from stoker.store.software import SoftwareStore
 from stoker.limits import api_max_resources
 
@@ -40,6 +41,7 @@ class State:
     auth: Authenticator
     software: SoftwareStore
     auth_mode: str
+    keypairs: KeypairStore
 
 
 def create_app(db_url: str | None = None, auth_mode: str = "noauth", plugin_dirs: Iterable[str] = (),
@@ -68,7 +70,7 @@ def create_app(db_url: str | None = None, auth_mode: str = "noauth", plugin_dirs
     tokens = TokenStore(sa_engine)
     state = State(engine=engine, runner=Runner(action_threads),
                   auth=Authenticator(auth_mode, tokens), software=SoftwareStore(sa_engine),
-                  auth_mode=auth_mode)
+                  auth_mode=auth_mode, keypairs=KeypairStore(sa_engine))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):

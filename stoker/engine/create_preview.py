@@ -6,7 +6,8 @@ resolved as far as they can be before anything exists (defaults filled in;
 of one is null), its attributes (all null: nothing
 exists yet) and what it requires and is required by.  As in Heat, a nested
 stack's place holds the list of its own resources, previewed the same way
-under the name ``<stack>-<resource>``.
+under the name ``<stack>-<resource>``; a value a nested stack gets from such a name is not
+checked against the cloud (Heat validates nested stacks without their values: strict_validate off).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ def preview_resources(stack: Stack, parent_resource: str | None = None) -> list:
     """The entries of ``stack`` (defined, not stored); a nested stack's are a list in its place."""
     definition = stack.definition
     definition.context.previewing = True
+    stack.previewing = True
     enabled = definition.enabled_resources()
     order = actions.dependency_graph(stack, set(enabled)).order()
     requires = {name: sorted(d for d in enabled[name].dependencies() if d in enabled) for name in enabled}

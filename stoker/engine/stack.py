@@ -55,6 +55,9 @@ class Stack:
         self.at_validate = False
         #: True while a create or update request checks it: nested stacks are checked too, as Heat
         self.validates_nested = False
+        #: True while a create preview lists it (and its nested stacks): a resource not made yet stands
+        #: as its name, so values the cloud would check are not checked in its nested stacks (as Heat)
+        self.previewing = False
         self._secrets: list[str] | None = None
         #: effective types already resolved, for the registry they were resolved in
         self._types_registry: dict | None = None

@@ -127,6 +127,7 @@ class NestedStackResource(Resource):
         Returns the probe (a stack named ``name``, else as the nested stack will be)."""
         probe = self.stack.engine.new_stack(name or self.child_stack_name(), parent=self.stack)
         probe.validates_nested = self.stack.validates_nested
+        probe.previewing = self.stack.previewing
         probe.owner_name = self.name
         probe.provider_template = self.made_from()
         probe.facade = self.facade_data()

@@ -1,4 +1,4 @@
-"""The REST API's own tables: issued tokens, users, software configs and deployments.
+"""The REST API's own tables: issued tokens, users, software configs and deployments, key pairs.
 
 They live in the same database as the engine's state and are declared on
 the models' metadata, so a new database gets them with everything else
@@ -76,6 +76,19 @@ SOFTWARE_DEPLOYMENTS = Table(
     Column("created_at", DateTime, nullable=False, default=utcnow),
     Column("updated_at", DateTime),
     Index("ix_api_software_deployment_project_server", "project_id", "server_id"),
+)
+
+#: the key pairs made through the compute API (``stoker/api/routes/compute.py``), per project
+KEYPAIRS = Table(
+    "api_keypair", metadata,
+    Column("project_id", String(255), nullable=False),
+    Column("name", String(255), nullable=False),
+    Column("type", String(16), nullable=False, default="ssh"),
+    Column("public_key", Text, nullable=False),
+    Column("fingerprint", String(255), nullable=False),
+    Column("user_id", String(255)),
+    Column("created_at", DateTime, nullable=False, default=utcnow),
+    PrimaryKeyConstraint("project_id", "name", name="pk_api_keypair"),
 )
 
 

@@ -252,6 +252,17 @@ class Store:
         with self._read() as conn:
             return conn.execute(query).first() is not None
 
+    def live_resources(self, project_id: str, type_name: str) -> list[Resource]:
+        """The resources of ``type_name`` made by the project's live stacks, oldest first (what the
+        cloud API lists of a simulated cloud: its networks, its subnets)."""
+        query = (select(RESOURCES).join(STACKS, STACKS.c.id == RESOURCES.c.stack_id)
+                 .where(STACKS.c.project_id == project_id, STACKS.c.deleted_at.is_(None),
+                        RESOURCES.c.type == type_name, RESOURCES.c.physical_resource_id.is_not(None),
+                        RESOURCES.c.replaced_by.is_(None), RESOURCES.c.action != "DELETE")
+                 .order_by(RESOURCES.c.id))
+        with self._read() as conn:
+            return [opened_resource(resource) for resource in Resource.from_rows(conn.execute(query))]
+
     def get_resource(self, resource_id: int) -> Resource:
         with self._read() as conn:
             row = conn.execute(select(RESOURCES).where(Resource.id == resource_id)).first()

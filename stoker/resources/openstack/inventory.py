@@ -17,7 +17,8 @@ The file comes from ``--inventory`` (which sets ``STOKER_INVENTORY``), ``STOKER_
 ``inventory`` in ``$STOKER_HOME/stoker.conf``.  A value is valid when the inventory names it (by
 name or id), when a simulated resource of the stack being checked has it as its id or name, or
 when a resource of that type in another live stack of the project has it as its id (simulated
-resources join the cloud while they exist).  A constraint whose kind the inventory
+resources join the cloud while they exist); a key pair also when the project made it through the
+API's compute routes.  A constraint whose kind the inventory
 does not list (or with no inventory at all) accepts any value, and ``template validate`` warns.
 """
 
@@ -35,6 +36,7 @@ from stoker.errors import StokerError, ValidationFailed
 from stoker.functions.base import Function
 from stoker.home import config, stoker_home
 from stoker.resources.properties import AnyIndexDict
+from stoker.store.keypairs import KeypairStore
 
 ENVIRONMENT_VARIABLE = "STOKER_INVENTORY"
 
@@ -183,12 +185,19 @@ class ServiceCheck:
 
     def validate(self, value: Any, context: Any = None) -> bool:
         found = current()
-        if found is None or not found.knows(self.section):
+        if found is None or not found.knows(self.section) or _previewed(context):
             return True
-        return found.find(self.section, value) is not None or _simulated(context, self.joins, value)
+        return (found.find(self.section, value) is not None or _simulated(context, self.joins, value)
+                or (self.section == "keypairs" and _made_through_api(context, value)))
 
     def error(self, value: Any) -> str:
         return f"Error validating value '{value}': {self.template.format(value=value)}"
+
+
+def _previewed(resource: Any) -> bool:
+    """Is ``resource`` in a stack a create preview lists?  Its values may be names standing for
+    resources not made yet (``create_preview``), which no cloud knows."""
+    return bool(getattr(getattr(resource, "stack", None), "previewing", False))
 
 
 def _simulated(resource: Any, type_name: str | None, value: Any) -> bool:
@@ -204,6 +213,16 @@ def _simulated(resource: Any, type_name: str | None, value: Any) -> bool:
     engine = getattr(stack, "engine", None)  # a template check that opened no database does not open one
     return bool(getattr(engine, "store_open", False)) and engine.store.has_live_resource(
         stack.project_id, type_name, str(value))
+
+
+def _made_through_api(resource: Any, name: Any) -> bool:
+    """Is ``name`` a key pair the project of ``resource`` made through the compute API
+    (``stoker/api/routes/compute.py``)?"""
+    stack = getattr(resource, "stack", None)
+    engine = getattr(stack, "engine", None)
+    if not getattr(engine, "store_open", False):
+        return False  # a template check that opened no database does not open one
+    return KeypairStore(engine.store.engine).exists(stack.project_id, str(name))
 
 
 def unchecked_places(schemas: Mapping, data: Any, path: tuple,
