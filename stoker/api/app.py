@@ -24,10 +24,12 @@ from stoker.api.auth import Authenticator, TokenStore
 from stoker.api.body import MAX_JSON_BODY_SIZE
 from stoker.api.error_bodies import install_handlers
 from stoker.api.background import Runner
+from stoker.api.loopback import LoopbackManager
 from stoker.dispatch.heartbeat import beating
 from stoker.store.locks import ENGINE_BEAT, this_process
 from stoker.store.software import SoftwareStore
 from stoker.limits import api_max_resources
+from stoker.workflows import rest_manager
 
 ENV_PREFIX = "STOKER_API_"
 LOG = logging.getLogger("stoker.api")
@@ -145,8 +147,22 @@ def settings_to_env(db_url: str | None, auth_mode: str, plugin_dirs: Iterable[st
     return env
 
 
+def loopback_app(store: Any) -> FastAPI:
+    """The API plugin tasks reach (``api/loopback.py``): tokens only, over ``store``, nothing started
+    beside the routes (this process's own engine keeps its actions)."""
+    from stoker.engine.engine import Engine
+
+    return create_app(engine=Engine(store=store), auth_mode="token")
+
+
+def loopback_manager() -> LoopbackManager:
+    """This process's loopback REST manager (``workflows.rest_manager.provide``)."""
+    return LoopbackManager(loopback_app)
+
+
 def app_from_env() -> FastAPI:
-    """The factory uvicorn calls in each worker process."""
+    """The factory uvicorn calls in each worker process (whose plugin tasks reach the API on a loopback port)."""
+    rest_manager.provide(loopback_manager)
     env = os.environ
     dirs = [d for d in env.get(ENV_PREFIX + "PLUGIN_DIRS", "").split(os.pathsep) if d]
     return create_app(

@@ -107,6 +107,8 @@ class OperationContext:
     plugin: dict | None = None
     #: the project's manager (``workflows.manager.LocalManager``), for the manager's own operations
     manager: Any = None
+    #: a plugin task's REST access while it runs (``rest_manager.RestAccess.as_context``); None: none
+    rest: dict | None = None
     #: the side a relationship operation runs on: source (``source_interfaces``) or target
     acting_side: str = "source"
     #: what the script reported: ``ctx returns``, a retry or an abort (only one of them, once)
