@@ -70,7 +70,8 @@ async def run_operation(server: CtxServer, spec: OperationSpec, make_ctx: Callab
             if spec.plugin is not None and spec.plugin.get("name") == MANAGER_PLUGIN:
                 return await run_manager_operation(ctx, spec.implementation)
             if spec.plugin is not None:
-                command = await asyncio.to_thread(task_command, spec.plugin, spec.implementation)
+                command = await asyncio.to_thread(task_command, spec.plugin, spec.implementation,
+                                                  ctx.manager.store if ctx.manager is not None else None)
                 script = Script(Path(spec.implementation), command=command)  # named by its task in logs
                 async with rest_granted(ctx):
                     return await run_script(server, ctx, script, spec.timeout, spec.timeout_recoverable)
