@@ -102,6 +102,8 @@ class OperationContext:
     target: Side | None = None
     execution_id: str = ""
     workflow_id: str = ""
+    #: the execution's parameters (Cloudify's ``ctx.workflow_parameters``)
+    workflow_parameters: dict = field(default_factory=dict)
     tenant_name: str = "default_tenant"
     #: a plugin operation's plugin: name, package_name, package_version, properties, workdir
     plugin: dict | None = None
