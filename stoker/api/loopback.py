@@ -42,7 +42,7 @@ class _Served:
 
 class LoopbackManager:
     """One loopback server per database this process runs plugin tasks on, serving ``make_app(store)``
-    (``api.app.loopback_app``)."""
+    (``api.app.loopback_manager``)."""
 
     def __init__(self, make_app: Callable[[Any], Any]) -> None:
         self.make_app = make_app

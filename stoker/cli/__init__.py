@@ -46,9 +46,11 @@ class _Settings:
 
 
 def _loopback_manager():
+    """The command's user runs what it likes here: executions a plugin starts may run scripts too
+    (``stoker worker`` provides its own, held to the API's settings)."""
     from stoker.api.app import loopback_manager
 
-    return loopback_manager()
+    return loopback_manager(allow_local_resources=True)
 
 
 @click.group(cls=StokerGroup, context_settings={"help_option_names": ["-h", "--help"]})
