@@ -3,7 +3,8 @@
 As on a Cloudify manager, each uploaded plugin version gets a virtualenv of its
 own (``$STOKER_HOME/plugin-envs/<name>/<version>``, made once, under a file lock
 so concurrent operations wait for the first) holding the real cloudify-common
-(``CLOUDIFY_COMMON``), the plugin (its wheel, a wagon's wheels, or a source
+(``CLOUDIFY_COMMON``, unless the plugin's own pins conflict with it: then the
+cloudify-common they resolve to, as the plugin's wagon would bring), the plugin (its wheel, a wagon's wheels, or a source
 folder: installed when it has a ``setup.py``/``pyproject.toml``, else put on the
 path) and the plugin's own dependencies.  Everything installed comes from the
 wheel cache (``STOKER_PLUGIN_WHEELS``, default ``$STOKER_HOME/plugin-wheels``)
@@ -37,6 +38,8 @@ WHEELS_VARIABLE = "STOKER_PLUGIN_WHEELS"
 #: making a virtualenv and installing into it: beyond this, it is stuck
 INSTALL_TIMEOUT = 900
 _READY = ".stoker-ready"
+#: what pip says when requirements conflict
+RESOLUTION_IMPOSSIBLE = "ResolutionImpossible"
 #: plugins the standard types name whose operations are the manager's agents and workflows (its
 #: ``cfy_extensions`` run natively: ``workflows.cfy_extensions``)
 MANAGER_PLUGINS = ("agent", "default_workflows")
@@ -118,7 +121,14 @@ def _make(plugin: Plugin, folder: Path) -> None:
             site = _run([str(folder / "bin" / "python"), "-c",
                          "import sysconfig; print(sysconfig.get_path('purelib'))"], what).strip()
             (Path(site) / "stoker-plugin-source.pth").write_text(f"{package}\n")
-        install([CLOUDIFY_COMMON, *requirements], folder / "bin" / "python", links, plugin)
+        try:
+            install([CLOUDIFY_COMMON, *requirements], folder / "bin" / "python", links, plugin)
+        except OperationFailed as failure:
+            if not requirements or RESOLUTION_IMPOSSIBLE not in str(failure):
+                raise
+            # the plugin pins what cloudify-common 7.0.5 needs newer (one built for an older manager): it runs
+            # with the cloudify-common its own requirements resolve to, as its wagon does on a manager
+            install(requirements, folder / "bin" / "python", links, plugin)
 
 
 def install(requirements: list[str], python: Path, links: list[Path], plugin: Plugin) -> None:
