@@ -7,7 +7,8 @@ first task that needs it, kept for the process's life (a later execution
 reuses it), never reachable from another host.  It takes only tokens
 (``auth token``); each task gets one of its own project, which acts as that
 tenant's manager and is deleted when the task ends, so a plugin reaches its own
-tenant and nothing else, and only while it runs.  Because the database is
+tenant and nothing else, and only while it runs (give or take the API's 5 s
+memory of checked tokens, ``identity.CACHE_SECONDS``).  Because the database is
 what is shared, a worker on another machine serves the same deployments
 through its own loopback port.
 """
