@@ -78,7 +78,8 @@ class LoopbackManager:
 def _serve(store: Any, app: Any) -> _Served:
     import uvicorn
 
-    listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # TCP by protocol too: asyncio turns Nagle's algorithm off only for such sockets (api_cmds.serve)
+    listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listening.bind((HOST, 0))
     listening.listen(128)  # connections wait in the backlog until the server's loop takes them
