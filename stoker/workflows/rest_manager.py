@@ -41,6 +41,9 @@ class RestManager(Protocol):
     def release(self, store: Any, access: RestAccess) -> None:
         """The task ended: its token stops working."""
 
+    def close(self) -> None:
+        """Stop serving (``stop``)."""
+
 
 _provider: Callable[[], RestManager] | None = None
 _manager: RestManager | None = None
@@ -61,3 +64,12 @@ def current() -> RestManager | None:
         if _manager is None and _provider is not None:
             _manager = _provider()
         return _manager
+
+
+def stop() -> None:
+    """Forget the provider and close the manager it built (a test's end: the next starts afresh)."""
+    global _provider, _manager
+    with _lock:
+        manager, _provider, _manager = _manager, None, None
+    if manager is not None:
+        manager.close()

@@ -7,13 +7,11 @@ from __future__ import annotations
 import json
 import textwrap
 
-import pytest
 from click.testing import CliRunner
 from sqlalchemy import create_engine, func, select
 
 from stoker.cli import main
 from stoker.store.api_tables import TOKENS
-from stoker.workflows import rest_manager
 
 TASKS = '''
 from cloudify import ctx, manager
@@ -79,23 +77,13 @@ node_templates:
 """
 
 
-@pytest.fixture
-def loopback():
-    """The process-wide REST manager the command provides, its servers stopped after the test."""
-    yield
-    served = rest_manager.current()
-    if served is not None:
-        served.close()
-    rest_manager.provide(None)
-
-
 def _cli(env, *args):
     done = CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
     assert done.exit_code == 0, done.output
     return done.output
 
 
-def test_a_plugin_reaches_the_rest_api_of_its_tenant_with_a_token_of_its_own(tmp_path, plugin_wheels, loopback):
+def test_a_plugin_reaches_the_rest_api_of_its_tenant_with_a_token_of_its_own(tmp_path, plugin_wheels):
     db = tmp_path / "s.db"
     env = {"STOKER_HOME": str(tmp_path / "home"), "STOKER_DB_URL": f"sqlite:///{db}"}
     source = tmp_path / "rest-plugin"
