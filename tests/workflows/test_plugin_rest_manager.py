@@ -38,6 +38,7 @@ def look(**kwargs):
     props["peer"] = [peer.state, peer.runtime_properties.get("said")]
     client.node_instances.update(peer.id, runtime_properties={**peer.runtime_properties, "seen_by": ctx.instance.id},
                                  version=peer.version)
+    props["capability"] = client.deployments.capabilities.get("other")["capabilities"]["endpoint"]
     props["token"] = manager.get_rest_client().manager.get_version()["edition"] and ctx.rest_token[:4]
     try:
         manager.get_rest_client(tenant="another").deployments.list()
@@ -76,6 +77,13 @@ node_templates:
     relationships: [{type: cloudify.relationships.depends_on, target: peer}]
 """
 
+OTHER = """\
+tosca_definitions_version: cloudify_dsl_1_5
+imports: [cloudify/types/types.yaml]
+capabilities:
+  endpoint: {value: db.example:5432}
+"""
+
 
 def _cli(env, *args):
     done = CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
@@ -93,6 +101,8 @@ def test_a_plugin_reaches_the_rest_api_of_its_tenant_with_a_token_of_its_own(tmp
     (source / "plugin.yaml").write_text(PLUGIN_YAML)
     (tmp_path / "bp").mkdir()
     (tmp_path / "bp" / "blueprint.yaml").write_text(BLUEPRINT)
+    (tmp_path / "bp" / "other.yaml").write_text(OTHER)
+    _cli(env, "install", str(tmp_path / "bp" / "other.yaml"), "-b", "other", "-d", "other", "--no-wait")
     _cli(env, "plugin", "upload", str(source), "-y", str(source / "plugin.yaml"))
     _cli(env, "secret", "create", "db_password", "-s", "s3cret")
     _cli(env, "install", str(tmp_path / "bp" / "blueprint.yaml"), "-b", "bp", "-d", "dep", "--no-wait")
@@ -100,7 +110,8 @@ def test_a_plugin_reaches_the_rest_api_of_its_tenant_with_a_token_of_its_own(tmp
     looked = instances["looker"]["runtime_properties"]
     assert instances["looker"]["state"] == "started"
     assert looked == {"secret": "s3cret", "blueprint": "bp", "nodes": ["looker", "peer"],
-                      "peer": ["started", "hello"], "token": "stk_", "another_tenant": 403}
+                      "peer": ["started", "hello"], "capability": "db.example:5432", "token": "stk_",
+                      "another_tenant": 403}
     # the plugin's own update of another instance, through the API, is stored
     assert instances["peer"]["runtime_properties"] == {"said": "hello", "seen_by": instances["looker"]["id"]}
     with create_engine(f"sqlite:///{db}").connect() as conn:  # each task's token went with it
