@@ -48,6 +48,16 @@ def fresh_pg_database(prefix: str):
         server.dispose()
 
 
+@pytest.fixture(autouse=True)
+def _rest_manager_of_the_test():
+    """The REST manager a test's ``stoker`` command provided (``workflows.rest_manager``), with the
+    loopback servers its plugin tasks started, ends with the test: the next one starts afresh."""
+    yield
+    from stoker.workflows import rest_manager
+
+    rest_manager.stop()
+
+
 @pytest.fixture(scope="session")
 def new_pg_database():
     """``fresh_pg_database`` for fixtures of any scope."""

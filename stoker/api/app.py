@@ -24,11 +24,13 @@ from stoker.api.auth import Authenticator, TokenStore
 from stoker.api.body import MAX_JSON_BODY_SIZE
 from stoker.api.error_bodies import install_handlers
 from stoker.api.background import Runner
+from stoker.api.loopback import LoopbackManager
 from stoker.dispatch.heartbeat import beating
 from stoker.store.locks import ENGINE_BEAT, this_process
 from stoker.store.keypairs import KeypairStore
 from stoker.store.software import SoftwareStore
 from stoker.limits import api_max_resources
+from stoker.workflows import rest_manager
 
 ENV_PREFIX = "STOKER_API_"
 LOG = logging.getLogger("stoker.api")
@@ -147,9 +149,20 @@ def settings_to_env(db_url: str | None, auth_mode: str, plugin_dirs: Iterable[st
     return env
 
 
+def loopback_manager(allow_local_resources: bool) -> LoopbackManager:
+    """This process's loopback REST manager (``workflows.rest_manager.provide``): the API plugin tasks
+    reach, tokens only, over the task's store, nothing started beside the routes (this process's own
+    engine keeps its actions); executions a plugin starts there follow ``allow_local_resources``."""
+    from stoker.engine.engine import Engine
+
+    return LoopbackManager(lambda store: create_app(engine=Engine(store=store), auth_mode="token",
+                                                    allow_local_resources=allow_local_resources))
+
+
 def app_from_env() -> FastAPI:
-    """The factory uvicorn calls in each worker process."""
+    """The factory uvicorn calls in each worker process (whose plugin tasks reach the API on a loopback port)."""
     env = os.environ
+    rest_manager.provide(lambda: loopback_manager(env.get(ENV_PREFIX + "ALLOW_LOCAL") == "1"))
     dirs = [d for d in env.get(ENV_PREFIX + "PLUGIN_DIRS", "").split(os.pathsep) if d]
     return create_app(
         db_url=env.get(ENV_PREFIX + "DB_URL") or env.get("STOKER_DB_URL"),

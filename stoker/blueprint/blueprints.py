@@ -10,7 +10,7 @@ from typing import Any, Iterator
 from stoker.blueprint import archives
 from stoker.blueprint.deployments import Deployments
 from stoker.blueprint.blueprint_errors import BlueprintError
-from stoker.blueprint.import_resolver import UPLOADED_BLUEPRINTS
+from stoker.blueprint.import_resolver import PLUGIN_STORE, UPLOADED_BLUEPRINTS
 from stoker.blueprint.parser import parse_file
 from stoker.blueprint.secrets import Secrets
 from stoker.errors import Conflict, NotFound
@@ -21,6 +21,7 @@ class BlueprintService:
     """Blueprints of one project, with ``deployments`` and ``secrets`` beside them."""
 
     def __init__(self, store: Any, project_id: str):
+        self.store = store
         self.records = BlueprintRecords(store)
         self.project_id = project_id
         self.deployments = Deployments(self.records, project_id)
@@ -40,12 +41,14 @@ class BlueprintService:
 
     @contextmanager
     def importing(self) -> Iterator[None]:
-        """While parsing: ``blueprint:ID`` imports read this project's uploaded blueprints."""
-        token = UPLOADED_BLUEPRINTS.set(self.main_file)
+        """While parsing: ``blueprint:ID`` imports read this project's uploaded blueprints, ``plugin:NAME``
+        the database's plugins."""
+        token, plugins = UPLOADED_BLUEPRINTS.set(self.main_file), PLUGIN_STORE.set(self.store)
         try:
             yield
         finally:
             UPLOADED_BLUEPRINTS.reset(token)
+            PLUGIN_STORE.reset(plugins)
 
     def main_file(self, blueprint_id: str) -> Path | None:
         """The uploaded blueprint's main file, its files on disk (None when there is no such blueprint)."""

@@ -15,16 +15,19 @@ import re
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 from urllib.parse import parse_qs, urlsplit
 
 from stoker.blueprint.plugin_catalog import PluginCatalog
-from stoker.home import config, stoker_home
+from stoker.home import config
 
 BLUEPRINT_PREFIX = "blueprint:"
 #: blueprint id -> the uploaded blueprint's main file (its files on disk), or None when there is none
 UPLOADED_BLUEPRINTS: ContextVar[Callable[[str], Path | None] | None] = ContextVar("uploaded_blueprints",
                                                                                  default=None)
+
+#: the store whose plugin catalog ``plugin:NAME`` reads (set with ``UPLOADED_BLUEPRINTS``); None: the home's only
+PLUGIN_STORE: ContextVar[Any] = ContextVar("plugin_store", default=None)
 
 _PLUGIN_URLS = (re.compile(r"getcloudify\.org/spec/(?P<short>[A-Za-z0-9_]+)-plugin/(?P<version>[^/]+)/"),
                 re.compile(r"/(?P<name>cloudify-[A-Za-z0-9_-]+-plugin)/(releases/download/)?(?P<version>[^/]+)/"))
@@ -44,7 +47,7 @@ class ImportResolver:
             parts = line.split(None, 1)
             if len(parts) == 2:
                 rules.append((parts[0], Path(parts[1]).expanduser()))
-        return cls(PluginCatalog(stoker_home() / "plugins"), sorted(rules, key=lambda r: -len(r[0])))
+        return cls(PluginCatalog.at_home(store=PLUGIN_STORE.get()), sorted(rules, key=lambda r: -len(r[0])))
 
     def resolve(self, url: str, dsl_version: tuple[int, int] | None) -> tuple[Path | None, str]:
         """``(local file, "")`` or ``(None, why not)``."""

@@ -4,6 +4,12 @@ Each plugin version lives in ``$STOKER_HOME/plugins/<package_name>/<version>/``:
 its plugin YAML(s) as given and the package (``package/``) its operations will
 run from. The name is the YAML's ``package_name``, which ``plugin:NAME``
 imports name. Nothing is ever fetched from the network.
+
+Given the store (``at_home(store=...)``), the catalog is the database's
+(``store/plugin_packages.py``): an upload stores the folder packed there too,
+and every host reading the catalog unpacks what it lacks, or holds an older
+copy of, into its own ``$STOKER_HOME/plugins`` (marked with the stored
+digest), so a worker on another machine runs a plugin uploaded on the API host.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import json
 import re
 import shutil
 import tarfile
+import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +28,7 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion
 
+from stoker.blueprint import archives
 from stoker.blueprint.blueprint_errors import BlueprintError
 from stoker.errors import ValidationFailed
 from stoker.home import stoker_home
@@ -33,6 +41,8 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 _VERSIONED_YAML = re.compile(r"_\d_\d+\.yaml$")
 #: an upload in progress (or cut short): never listed
 _STAGING = ".uploading"
+#: in a plugin's folder unpacked from the database: the sha256 of the stored archive it came from
+DIGEST_FILE = ".stoker-sha256"
 
 
 @dataclass
@@ -40,6 +50,12 @@ class Plugin:
     name: str
     version: str
     folder: Path
+
+    @property
+    def digest(self) -> str | None:
+        """The stored archive's sha256 this folder was unpacked from (None: uploaded here only)."""
+        marker = self.folder / DIGEST_FILE
+        return marker.read_text().strip() if marker.is_file() else None
 
     @property
     def yaml_files(self) -> list[Path]:
@@ -66,16 +82,23 @@ class Plugin:
 
 
 class PluginCatalog:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, packages: Any = None):
         self.root = root
+        #: the database's plugins (``store.plugin_packages.PluginPackages``); None: this folder only
+        self.packages = packages
 
     @classmethod
-    def at_home(cls, create: bool = False) -> "PluginCatalog":
-        """The catalog every command, import and API request of this ``$STOKER_HOME`` shares."""
-        return cls(stoker_home(create=create) / "plugins")
+    def at_home(cls, create: bool = False, store: Any = None) -> "PluginCatalog":
+        """The catalog every command, import and API request of this ``$STOKER_HOME`` shares (with
+        ``store``: the database's, unpacked here)."""
+        from stoker.store.plugin_packages import PluginPackages
+
+        return cls(stoker_home(create=create) / "plugins", PluginPackages(store) if store is not None else None)
 
     # -- reading --------------------------------------------------------------------------------
     def list(self) -> list[Plugin]:
+        if self.packages is not None:
+            self._follow_store()
         if not self.root.is_dir():
             return []
         return [Plugin(name.name, version.name, version) for name in sorted(self.root.iterdir()) if name.is_dir()
@@ -112,6 +135,10 @@ class PluginCatalog:
             else:
                 (staging / "package").mkdir()
                 shutil.copyfile(package, staging / "package" / package.name)
+            if self.packages is not None:
+                data = archives.pack(staging)
+                self.packages.put(name, version, archives.digest(data), data)
+                (staging / DIGEST_FILE).write_text(archives.digest(data))
             shutil.rmtree(folder, ignore_errors=True)
             staging.rename(folder)
         finally:
@@ -122,8 +149,44 @@ class PluginCatalog:
         plugin = self.find(name, version)
         if plugin is None:
             raise BlueprintError(f"plugin {name}{' ' + version if version else ''} is not uploaded", code="not-found")
+        if self.packages is not None:
+            self.packages.remove(plugin.name, plugin.version)
         shutil.rmtree(plugin.folder)
         return plugin
+
+    # -- the database's plugins, unpacked here ----------------------------------------------------
+    def _follow_store(self) -> None:
+        """Unpack the stored plugins this folder lacks or holds an older copy of; forget those unpacked
+        from the store and deleted there since (plugins uploaded here only stay)."""
+        stored = self.packages.digests()
+        for (name, version), sha256 in stored.items():
+            if Plugin(name, version, self.root / name / version).digest != sha256:
+                self._unpack(name, version, sha256)
+        if self.root.is_dir():
+            for name in self.root.iterdir():
+                for folder in name.iterdir() if name.is_dir() else ():
+                    if (folder / DIGEST_FILE).is_file() and (name.name, folder.name) not in stored:
+                        shutil.rmtree(folder, ignore_errors=True)
+
+    def _unpack(self, name: str, version: str, sha256: str) -> None:
+        data = self.packages.archive(name, version)
+        if archives.digest(data) != sha256:
+            raise BlueprintError(f"the stored plugin {name} {version} does not match its digest {sha256}",
+                                 code="invalid-plugin")
+        folder = self.root / name / version
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f"{version}-", suffix=_STAGING))
+        try:
+            archives.unpack(data, scratch)
+            (scratch / DIGEST_FILE).write_text(sha256)
+            shutil.rmtree(folder, ignore_errors=True)
+            try:
+                scratch.rename(folder)
+            except OSError:  # another process unpacked it meanwhile
+                if Plugin(name, version, folder).digest != sha256:
+                    raise
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _identity(package: Path, yamls: list[Path]) -> tuple[str, str]:

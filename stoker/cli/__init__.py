@@ -12,6 +12,7 @@ from stoker.cli.group import StokerGroup
 from stoker.cli.resource_type_cmds import resource
 from stoker.cli.stack_cmds import stack
 from stoker.cli.template_cmds import template
+from stoker.workflows import rest_manager
 
 
 class _Settings:
@@ -50,6 +51,14 @@ class _Settings:
             self._engine.close()
 
 
+def _loopback_manager():
+    """The command's user runs what it likes here: executions a plugin starts may run scripts too
+    (``stoker worker`` provides its own, held to the API's settings)."""
+    from stoker.api.app import loopback_manager
+
+    return loopback_manager(allow_local_resources=True)
+
+
 @click.group(cls=StokerGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--db-url", envvar="STOKER_DB_URL", help="SQLAlchemy URL of the state database "
               "(default: SQLite in $STOKER_HOME).")
@@ -74,6 +83,7 @@ def main(ctx: click.Context, db_url: str | None, plugin_dirs: tuple[str, ...], b
         ctx.exit(1)
     ctx.obj = _Settings(db_url or os.environ.get("STOKER_DB_URL"), plugin_dirs, broker)
     ctx.call_on_close(ctx.obj.close)
+    rest_manager.provide(_loopback_manager)  # plugin tasks run here reach the REST API on a loopback port
     if inventory is not None:
         os.environ["STOKER_INVENTORY"] = os.path.abspath(inventory)  # detached engines inherit it
     if inventory is not None or os.environ.get("STOKER_INVENTORY"):

@@ -8,12 +8,15 @@ import click
 
 from stoker.blueprint.plugin_catalog import PluginCatalog
 from stoker.cli.formatting import format_option, show_list, show_record
+from stoker.cli.group import current_settings
 
 PLUGIN_COLUMNS = ["package_name", "package_version", "yaml_files", "package"]
 
 
 def catalog() -> PluginCatalog:
-    return PluginCatalog.at_home(create=True)
+    """The catalog of the command's database (workers sharing it run the plugins), unpacked in $STOKER_HOME."""
+    settings = current_settings()
+    return PluginCatalog.at_home(create=True, store=None if settings.remote else settings.engine().store)
 
 
 @click.group()

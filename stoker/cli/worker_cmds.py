@@ -24,10 +24,12 @@ def worker(settings, db_url, broker, concurrency, queues, log_level):
 
     Start one or more on every machine; they share the PostgreSQL database and the broker.
     """
+    from stoker.api.app import loopback_manager
     from stoker.dispatch import broker_url, queue_name
     from stoker.dispatch.distributed import check_database
     from stoker.dispatch.worker import make_worker_app
     from stoker.engine.engine import Engine
+    from stoker.workflows import rest_manager
 
     url = db_url or getattr(settings, "db_url", None) or os.environ.get("STOKER_DB_URL")
     broker = broker_url(broker)
@@ -43,6 +45,8 @@ def worker(settings, db_url, broker, concurrency, queues, log_level):
     finally:
         probe.close()
     app = make_worker_app(broker, url, plugin_dirs)
+    # executions a plugin starts through its REST client follow the API's settings ([api] in stoker.conf)
+    rest_manager.provide(lambda: loopback_manager(allow_local_resources=False))
     argv = ["worker", "--queues", queue_name(queues), "--loglevel", log_level.upper(), "--pool", "prefork",
             "--without-gossip", "--without-mingle", "--hostname", f"stoker-{os.getpid()}@%h"]
     if concurrency:

@@ -38,7 +38,8 @@ from stoker.engine.graph import Graph
 from stoker.store.blueprint_records import recorded_commands
 from stoker.store.models import Execution, utcnow
 from stoker.workflows.execution_runner import StepFailed
-from stoker.workflows.executions import ENDED_EVENT, Executions, ended_event, started_message, stop_scripts_left
+from stoker.workflows.executions import (ENDED_EVENT, LOCAL_ALLOWED, Executions, ended_event, started_message,
+                                         stop_scripts_left)
 
 #: the traversal action of an execution's steps
 EXECUTION = "EXECUTION"
@@ -154,7 +155,9 @@ class StepWorker:
             project_id, execution_id = conn.execute(select(EXECUTIONS.c.project_id, EXECUTIONS.c.id)
                                                     .where(EXECUTIONS.c.pk == execution_pk)).one()
         executions = Executions(self.store, project_id, owner, self.worker.engine.dispatch)  # queued ones go on
-        return executions, executions.records.get_execution(project_id, execution_id)
+        row = executions.records.get_execution(project_id, execution_id)
+        executions.local_allowed = (row.get("resume_data") or {}).get(LOCAL_ALLOWED, True)  # as its starter's
+        return executions, row
 
     def _run(self, traversal_id: str, number: int, retry: int, executions: Executions, row: dict) -> bool:
         records = executions.records

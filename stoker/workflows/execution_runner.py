@@ -75,6 +75,8 @@ class Runner:
         self.pause: Callable[[float], Awaitable[Any]] = asyncio.sleep
         #: the project's manager, for the manager's own operations (Component, SharedResource, ...)
         self.manager: Any = None
+        #: the execution's parameters, as operations see them (``ctx.workflow_parameters``)
+        self.workflow_parameters: dict = {}
 
     async def run(self, graph: Graph) -> bool:
         """Walk ``graph``; False when a graceful cancel left steps unstarted.  Raises ``WalkFailed``."""
@@ -214,7 +216,8 @@ class Runner:
                                     self.policy.task_retries if spec.max_retries is None else spec.max_retries),
             resource_root=spec.root or self.deployment.resource_root, log=log, persist=self._persist,
             execution_id=self.execution_id, workflow_id=self.workflow_id, tenant_name=self.tenant_name,
-            plugin=spec.plugin, manager=self.manager, acting_side=step.side or "source")
+            plugin=spec.plugin, manager=self.manager, acting_side=step.side or "source",
+            workflow_parameters=self.workflow_parameters)
         if target is None:
             ctx.node, ctx.instance = self._node_view(instance), self._instance_view(instance)
         else:

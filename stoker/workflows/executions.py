@@ -40,6 +40,11 @@ from stoker.workflows.writer import BatchWriter
 LINE_FIELDS = ("timestamp", "type", "event_type", "level", "node_instance_id", "operation", "message")
 
 
+#: in an execution's ``resume_data``: whether its starter's policy let it run processes on the host (the
+#: workers running its steps hold the executions its operations start, a Component's child, to it too)
+LOCAL_ALLOWED = "local_allowed"
+
+
 class Executions:
     def __init__(self, store: Any, project_id: str, owner: str, dispatch: Any = None, local_allowed: bool = True):
         self.records = ExecutionRecords(store)
@@ -118,7 +123,7 @@ class Executions:
 
     def _begin(self, row: dict, deployment_row: dict, model: Deployment, graph, memo: dict) -> dict:
         resume_data = {"states": {i.id: i.state for i in model.instances.values()}, "memo": memo,
-                       "commands": self.commands(row)}
+                       "commands": self.commands(row), LOCAL_ALLOWED: self.local_allowed}
         self.records.update_execution(row["pk"], resume_data=resume_data)
         self.modify(deployment_row, memo, "before")
         return self._run(row, deployment_row, model, graph, frozenset(), memo)
@@ -241,6 +246,7 @@ class Executions:
                         operation_kwargs(declaration, params), tenant_of(self.project_id))
         runner.marker = self.commands(row)["marker"]
         runner.manager = LocalManager(self.store, self.project_id, self)
+        runner.workflow_parameters = dict(params)
         return runner
 
     async def _execute(self, row: dict, graph, runner: Runner, resumed: bool) -> None:

@@ -29,6 +29,8 @@ class LocalManager:
     """The project's manager, as the manager's own operations see it."""
 
     def __init__(self, store: Any, project_id: str, executions: Any):
+        #: the database and project (a plugin task's REST access is granted over them: ``workflows.rest_manager``)
+        self.store, self.project_id = store, project_id
         self.blueprints = BlueprintService(store, project_id)
         self.deployments = self.blueprints.deployments
         self.secrets = self.blueprints.secrets

@@ -102,11 +102,15 @@ class OperationContext:
     target: Side | None = None
     execution_id: str = ""
     workflow_id: str = ""
+    #: the execution's parameters (Cloudify's ``ctx.workflow_parameters``)
+    workflow_parameters: dict = field(default_factory=dict)
     tenant_name: str = "default_tenant"
     #: a plugin operation's plugin: name, package_name, package_version, properties, workdir
     plugin: dict | None = None
     #: the project's manager (``workflows.manager.LocalManager``), for the manager's own operations
     manager: Any = None
+    #: a plugin task's REST access while it runs (``rest_manager.RestAccess.as_context``); None: none
+    rest: dict | None = None
     #: the side a relationship operation runs on: source (``source_interfaces``) or target
     acting_side: str = "source"
     #: what the script reported: ``ctx returns``, a retry or an abort (only one of them, once)

@@ -19,6 +19,7 @@ from stoker.workflows.cfy_extensions import PLUGIN as MANAGER_PLUGIN
 from stoker.workflows.cfy_extensions.table import run_manager_operation
 from stoker.workflows.ctx_server import CtxServer
 from stoker.workflows.plugin_envs import task_command
+from stoker.workflows.plugin_task import rest_granted
 from stoker.workflows.scripts import Script, run_script, script_for
 
 
@@ -69,8 +70,11 @@ async def run_operation(server: CtxServer, spec: OperationSpec, make_ctx: Callab
             if spec.plugin is not None and spec.plugin.get("name") == MANAGER_PLUGIN:
                 return await run_manager_operation(ctx, spec.implementation)
             if spec.plugin is not None:
-                command = await asyncio.to_thread(task_command, spec.plugin, spec.implementation)
+                command = await asyncio.to_thread(task_command, spec.plugin, spec.implementation,
+                                                  ctx.manager.store if ctx.manager is not None else None)
                 script = Script(Path(spec.implementation), command=command)  # named by its task in logs
+                async with rest_granted(ctx):
+                    return await run_script(server, ctx, script, spec.timeout, spec.timeout_recoverable)
             else:
                 script = script_for(spec.implementation, ctx.operation.inputs, ctx.resource_root)
             return await run_script(server, ctx, script, spec.timeout, spec.timeout_recoverable)

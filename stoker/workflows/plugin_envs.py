@@ -3,7 +3,8 @@
 As on a Cloudify manager, each uploaded plugin version gets a virtualenv of its
 own (``$STOKER_HOME/plugin-envs/<name>/<version>``, made once, under a file lock
 so concurrent operations wait for the first) holding the real cloudify-common
-(``CLOUDIFY_COMMON``), the plugin (its wheel, a wagon's wheels, or a source
+(``CLOUDIFY_COMMON``, unless the plugin's own pins conflict with it: then the
+cloudify-common they resolve to, as the plugin's wagon would bring), the plugin (its wheel, a wagon's wheels, or a source
 folder: installed when it has a ``setup.py``/``pyproject.toml``, else put on the
 path) and the plugin's own dependencies.  Everything installed comes from the
 wheel cache (``STOKER_PLUGIN_WHEELS``, default ``$STOKER_HOME/plugin-wheels``)
@@ -21,6 +22,7 @@ import sys
 import tarfile
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from stoker.blueprint.plugin_catalog import Plugin, PluginCatalog
 from stoker.home import stoker_home
@@ -36,18 +38,21 @@ WHEELS_VARIABLE = "STOKER_PLUGIN_WHEELS"
 #: making a virtualenv and installing into it: beyond this, it is stuck
 INSTALL_TIMEOUT = 900
 _READY = ".stoker-ready"
+#: what pip says when requirements conflict
+RESOLUTION_IMPOSSIBLE = "ResolutionImpossible"
 #: plugins the standard types name whose operations are the manager's agents and workflows (its
 #: ``cfy_extensions`` run natively: ``workflows.cfy_extensions``)
 MANAGER_PLUGINS = ("agent", "default_workflows")
 
 
-def task_command(plugin: dict, implementation: str) -> list[str]:
-    """``[python, -s, runner, module.function]`` for the operation ``plugin_name.module.function``."""
+def task_command(plugin: dict, implementation: str, store: Any = None) -> list[str]:
+    """``[python, -s, runner, module.function]`` for the operation ``plugin_name.module.function``
+    (the plugin from the catalog of ``store``, when given: ``PluginCatalog.at_home``)."""
     if plugin.get("name") in MANAGER_PLUGINS:
         raise OperationFailed(f"{implementation} is one of the Cloudify manager's own operations (agents, "
                               "workflows), which Stoker does not run", recoverable=False)
     name, version = plugin.get("package_name") or plugin.get("name"), plugin.get("package_version")
-    found = PluginCatalog(stoker_home() / "plugins").find(str(name), str(version) if version else None)
+    found = PluginCatalog.at_home(store=store).find(str(name), str(version) if version else None)
     if found is None:
         which = f"{name} {version}" if version else str(name)
         raise OperationFailed(f"plugin {which} is not uploaded (stoker plugin upload): cannot run {implementation}",
@@ -71,14 +76,21 @@ def plugin_view(name: str, definition: dict, deployment_id: str) -> dict:
 def environment(plugin: Plugin) -> Path:
     """The plugin's virtualenv, made on first use."""
     folder = stoker_home(create=True) / "plugin-envs" / plugin.name / plugin.version
-    if (folder / _READY).exists():
+    made_from = plugin.digest or plugin.version  # a plugin uploaded again (a new digest) gets a new one
+    if _made_from(folder) == made_from:
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
     with open(folder.with_name(plugin.version + ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (folder / _READY).exists():
+        if _made_from(folder) != made_from:
             _make(plugin, folder)
+            (folder / _READY).write_text(made_from)
     return folder
+
+
+def _made_from(folder: Path) -> str | None:
+    ready = folder / _READY
+    return ready.read_text() if ready.is_file() else None
 
 
 def wheel_cache() -> Path:
@@ -109,8 +121,14 @@ def _make(plugin: Plugin, folder: Path) -> None:
             site = _run([str(folder / "bin" / "python"), "-c",
                          "import sysconfig; print(sysconfig.get_path('purelib'))"], what).strip()
             (Path(site) / "stoker-plugin-source.pth").write_text(f"{package}\n")
-        install([CLOUDIFY_COMMON, *requirements], folder / "bin" / "python", links, plugin)
-    (folder / _READY).write_text(plugin.version)
+        try:
+            install([CLOUDIFY_COMMON, *requirements], folder / "bin" / "python", links, plugin)
+        except OperationFailed as failure:
+            if not requirements or RESOLUTION_IMPOSSIBLE not in str(failure):
+                raise
+            # the plugin pins what cloudify-common 7.0.5 needs newer (one built for an older manager): it runs
+            # with the cloudify-common its own requirements resolve to, as its wagon does on a manager
+            install(requirements, folder / "bin" / "python", links, plugin)
 
 
 def install(requirements: list[str], python: Path, links: list[Path], plugin: Plugin) -> None:

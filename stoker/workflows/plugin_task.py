@@ -4,15 +4,20 @@ Two ``ctx`` requests serve it: ``plugin-task`` hands over, in one answer, the
 context cloudify-common builds its ``CloudifyContext`` from (ids, operation,
 plugin, the nodes and instances it may read) and the task's inputs;
 ``update-instance`` stores an instance's runtime properties as the task's
-``ctx.instance.update()`` leaves them (keys set, changed or removed).
+``ctx.instance.update()`` leaves them (keys set, changed or removed).  While
+the task runs it holds REST access to its tenant (``rest_granted``), which its
+``cloudify.manager.get_rest_client()`` uses.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import copy
-from typing import Any
+from typing import Any, AsyncIterator
 
-from stoker.workflows.operation_context import InstanceView, NodeView, OperationContext
+from stoker.workflows import rest_manager
+from stoker.workflows.operation_context import InstanceView, NodeView, OperationContext, OperationFailed
 from stoker.workflows.workdirs import deployment_plugins_workdir
 
 #: cloudify-common's names of the operation's kinds (``cloudify.constants``)
@@ -44,7 +49,30 @@ def task_context(ctx: OperationContext) -> dict:
     return {"context": context, "inputs": copy.deepcopy(ctx.operation.inputs),
             "nodes": {side.node.id: _node(side.node) for side in sides},
             "instances": {side.instance.id: _instance(side.node, side.instance) for side in sides},
-            "workdir": str(deployment_plugins_workdir(ctx.deployment_id))}
+            "workdir": str(deployment_plugins_workdir(ctx.deployment_id)), "rest": ctx.rest}
+
+
+@contextlib.asynccontextmanager
+async def rest_granted(ctx: OperationContext) -> AsyncIterator[None]:
+    """``ctx.rest`` set to the process's REST access for the task's project while the task runs."""
+    manager = rest_manager.current()
+    if manager is None or ctx.manager is None:
+        yield
+        return
+    store, project = ctx.manager.store, ctx.manager.project_id
+    purpose = f"plugin task {ctx.operation.name} of execution {ctx.execution_id}"
+    try:
+        access = await asyncio.to_thread(manager.grant, store, project, purpose)
+    except Exception as exc:  # noqa: BLE001  (the database or the server's port: the attempt fails, retried)
+        raise OperationFailed(f"cannot give the task its REST manager: {type(exc).__name__}: {exc}") from None
+    ctx.rest = access.as_context()
+    try:
+        yield
+    finally:
+        ctx.rest = None
+        # a token not deleted now (the database away) still expires: the task's outcome stands
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(manager.release, store, access)
 
 
 async def update_instance(ctx: OperationContext, instance_id: Any, properties: Any) -> None:

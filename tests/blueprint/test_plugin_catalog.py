@@ -119,3 +119,38 @@ def test_what_cannot_be_resolved_or_uploaded_is_one_clear_error(cli, write, tmp_
     bogus.write_bytes(b"not a tar")
     bad = cli("plugin", "upload", bogus, "-y", source / "plugin.yaml")
     assert bad.exit_code == 1 and "bogus.wgn is not a wagon" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_the_database_s_catalog_is_unpacked_on_every_host_that_reads_it(tmp_path, source):
+    """Two homes sharing one database: what one uploads, deletes or uploads again, the other follows;
+    a plugin uploaded to a home only (before the catalog was in the database) stays there."""
+    from stoker.blueprint.plugin_catalog import DIGEST_FILE, PluginCatalog
+    from stoker.store.db import open_store
+    from stoker.store.plugin_packages import PluginPackages
+
+    store = open_store(f"sqlite:///{tmp_path / 'shared.db'}")
+    api_host = PluginCatalog(tmp_path / "api" / "plugins", PluginPackages(store))
+    worker = PluginCatalog(tmp_path / "worker" / "plugins", PluginPackages(store))
+    PluginCatalog(tmp_path / "worker" / "plugins").upload(source, [source / "plugin.yaml"])  # local only
+    api_host.upload(source, [source / "plugin_1_5.yaml"])
+    found = worker.find("my-plugin", "1.0")
+    assert found is not None and found.folder == tmp_path / "worker" / "plugins" / "my-plugin" / "1.0"
+    assert [p.name for p in found.yaml_files] == ["plugin_1_5.yaml"]  # the stored copy replaced the local one
+    assert (found.folder / "package" / "my_plugin" / "__init__.py").is_file()
+    (source / "my_plugin" / "__init__.py").write_text("VERSION = 2\n")
+    (source / "plugin.yaml").write_text(_plugin_yaml("1.1", "1_3", "t.Plain"))
+    api_host.upload(source, [source / "plugin.yaml"])
+    local_only = tmp_path / "worker" / "plugins" / "my-plugin" / "0.9"
+    (local_only / "package").mkdir(parents=True)
+    (local_only / "plugin.yaml").write_text(_plugin_yaml("0.9", "1_3", "t.Plain"))
+    assert [(p.name, p.version) for p in worker.list()] == [("my-plugin", "0.9"), ("my-plugin", "1.0"),
+                                                            ("my-plugin", "1.1")]
+    (source / "my_plugin" / "__init__.py").write_text("VERSION = 3\n")
+    api_host.upload(source, [source / "plugin_1_5.yaml"])  # 1.0 again, other files: the worker's copy follows
+    assert (worker.find("my-plugin", "1.0").folder / "package" / "my_plugin" / "__init__.py").read_text() \
+        == "VERSION = 3\n"
+    api_host.delete("my-plugin", "1.1")
+    assert [p.version for p in worker.list()] == ["0.9", "1.0"]
+    assert (worker.find("my-plugin", "1.0").folder / DIGEST_FILE).read_text() == \
+        (api_host.find("my-plugin", "1.0").folder / DIGEST_FILE).read_text()
+    store.close()

@@ -16,7 +16,7 @@ API = "/api/v3.1"
 
 
 @contextmanager
-def cloudify_api(cluster, monkeypatch):
+def cloudify_api(cluster, monkeypatch, allow_local_resources: bool = True):
     """A client of ``stoker api --broker --allow-local-resources`` (noauth: default_tenant)."""
     from fastapi.testclient import TestClient
 
@@ -24,7 +24,8 @@ def cloudify_api(cluster, monkeypatch):
 
     monkeypatch.setenv("STOKER_QUEUE", cluster.queue)
     monkeypatch.setenv("STOKER_HOME", str(cluster.tmp / "home"))
-    app = create_app(cluster.db_url, broker=cluster.broker, plugin_dirs=[str(PLUGINS)], allow_local_resources=True)
+    app = create_app(cluster.db_url, broker=cluster.broker, plugin_dirs=[str(PLUGINS)],
+                     allow_local_resources=allow_local_resources)
     with TestClient(app) as client:
         yield client
 
@@ -32,7 +33,10 @@ def cloudify_api(cluster, monkeypatch):
 def _archive(tmp_path, hold: float) -> bytes:
     """The blueprint folder as ``cfy blueprints upload`` packs it: one top folder in a tar.gz."""
     runs = tmp_path / "runs.log"
-    files = {"bp/blueprint.yaml": blueprint(runs, hold), "bp/scripts/op.sh": OPERATION}
+    return _packed({"bp/blueprint.yaml": blueprint(runs, hold), "bp/scripts/op.sh": OPERATION})
+
+
+def _packed(files: dict) -> bytes:
     data = io.BytesIO()
     with tarfile.open(fileobj=data, mode="w:gz") as archive:
         for name, text in files.items():
@@ -75,3 +79,41 @@ def test_cloudify_api_executions_run_on_the_workers_and_queued_ones_follow(clust
     pids = {line.split()[3] for line in (tmp_path / "runs.log").read_text().splitlines() if line.startswith("start")}
     worker_pids = {str(w.pid) for w in cluster.workers}
     assert pids and pids <= worker_pids  # every operation ran under a worker (its parent), none in the API
+
+
+HEADER = "tosca_definitions_version: cloudify_dsl_1_4\nimports: [cloudify/types/types.yaml]\n"
+PARENT = HEADER + """node_templates:
+  shop:
+    type: cloudify.nodes.Component
+    properties:
+      resource_config:
+        blueprint: {id: child-bp, blueprint_archive: child}
+        deployment: {id: child}
+"""
+CHILD = HEADER + """node_templates:
+  db:
+    type: cloudify.nodes.Root
+    interfaces:
+      cloudify.interfaces.lifecycle: {create: scripts/run.sh}
+"""
+
+
+def test_a_components_child_started_on_a_worker_is_held_to_the_api_s_local_resources_policy(cluster, monkeypatch,
+                                                                                          tmp_path):
+    """The parent's install runs on a worker, which knows nothing of the API's settings: the execution
+    carries its starter's policy, so the child's script operations are refused there as the API would."""
+    cluster.start_worker(concurrency=1)
+    files = {"app/blueprint.yaml": PARENT, "app/child/blueprint.yaml": CHILD,
+             "app/child/scripts/run.sh": f"touch {tmp_path / 'ran'}\n"}
+    with cloudify_api(cluster, monkeypatch, allow_local_resources=False) as client:
+        uploaded = client.put(f"{API}/blueprints/app", params={"application_file_name": "blueprint.yaml"},
+                              content=_packed(files))
+        assert uploaded.status_code == 201, uploaded.text
+        assert client.put(f"{API}/deployments/parent", json={"blueprint_id": "app"}).status_code == 201
+        install = client.post(f"{API}/executions", json={"deployment_id": "parent", "workflow_id": "install"})
+        assert install.status_code == 201, install.text
+        failed = _ended(client, install.json()["id"])
+        assert failed["status"] == "failed"
+        assert "cannot start install on deployment child: deployment child has script operations, which run on " \
+               "the server host and are off for this tenant" in failed["error"]
+    assert not (tmp_path / "ran").exists()

@@ -1,12 +1,17 @@
 """Plugin operations of an execution run on real ``stoker worker`` processes: the worker that takes
-the step makes the plugin's virtualenv (cloudify-common and the plugin) and runs the task there."""
+the step unpacks the plugin uploaded on another host from the shared database, makes the plugin's
+virtualenv (cloudify-common and the plugin) and runs the task there, its REST client reaching the
+worker's own loopback REST API."""
 
 from __future__ import annotations
 
 import os
 import textwrap
 
-from stoker.blueprint.plugin_catalog import PluginCatalog
+from click.testing import CliRunner
+
+from stoker.blueprint.plugin_catalog import DIGEST_FILE
+from stoker.cli import main
 from stoker.workflows import plugin_envs
 
 from .test_executions import finish
@@ -14,7 +19,7 @@ from .test_executions import finish
 TASKS = '''
 import os
 
-from cloudify import ctx
+from cloudify import ctx, manager
 from cloudify.decorators import operation
 
 
@@ -22,6 +27,7 @@ from cloudify.decorators import operation
 def create(port, **kwargs):
     props = ctx.instance.runtime_properties
     props["port"] = port
+    props["blueprint"] = manager.get_rest_client().deployments.get(ctx.deployment.id).blueprint_id
     props["worker"] = os.getpgid(os.getppid())  # the worker runs in a process group of its own
     props["cloudify"] = __import__("cloudify").__file__
 
@@ -62,14 +68,17 @@ node_templates:
 
 def test_plugin_operations_run_on_the_workers_in_a_virtualenv_they_make(cluster, tmp_path, monkeypatch,
                                                                        plugin_wheels):
-    home = cluster.tmp / "home"
+    home = cluster.tmp / "home"  # the workers' (another machine's) home: the plugin was never put there
     monkeypatch.setenv("STOKER_HOME", str(home))
     source = tmp_path / "net-plugin"
     (source / "net_plugin").mkdir(parents=True)
     (source / "net_plugin" / "__init__.py").write_text("")
     (source / "net_plugin" / "tasks.py").write_text(textwrap.dedent(TASKS))
     (source / "plugin_1_5.yaml").write_text(PLUGIN_YAML)
-    PluginCatalog(home / "plugins").upload(source, [])
+    uploaded = CliRunner().invoke(main, ["plugin", "upload", str(source)], catch_exceptions=False, env={
+        "STOKER_HOME": str(tmp_path / "api-host"), "STOKER_DB_URL": cluster.db_url})
+    assert uploaded.exit_code == 0, uploaded.output
+    assert not (home / "plugins").exists()
     (tmp_path / "bp").mkdir()
     (tmp_path / "bp" / "blueprint.yaml").write_text(BLUEPRINT)
     cluster.engine.blueprints.upload(tmp_path / "bp" / "blueprint.yaml", "bp")
@@ -83,8 +92,9 @@ def test_plugin_operations_run_on_the_workers_in_a_virtualenv_they_make(cluster,
     instances = cluster.engine.blueprints.deployments.node_instances("dep")
     env = home / "plugin-envs" / "net-plugin" / "2.0"
     assert [(i["state"], i["runtime_properties"]) for i in instances] == [
-        ("started", {"port": 8443, "worker": worker.pid, "cloudify": next(env.glob(
+        ("started", {"port": 8443, "blueprint": "bp", "worker": worker.pid, "cloudify": next(env.glob(
             "lib/python*/site-packages/cloudify/__init__.py")).as_posix()})] * 2
+    assert (home / "plugins" / "net-plugin" / "2.0" / DIGEST_FILE).is_file()  # unpacked there, from the database
 
     removed = finish(cluster, cluster.engine.executions.start("uninstall", "dep"))
     assert removed["status"] == "terminated", removed["error"]

@@ -120,7 +120,7 @@ def test_upgrade_runs_pending_migrations(db_url):
     upgrade(engine)
     with engine.begin() as conn:
         conn.execute(text("DELETE FROM alembic_version"))
-        for table in ("api_keypair", "stack_snapshot", "api_user", "engine_process", "dispatch_node", "dispatch_traversal", "execution_event", "execution", "secret", "deployment_label", "node_instance", "node", "deployment", "blueprint",
+        for table in ("plugin_package", "api_keypair", "stack_snapshot", "api_user", "engine_process", "dispatch_node", "dispatch_traversal", "execution_event", "execution", "secret", "deployment_label", "node_instance", "node", "deployment", "blueprint",
                       "api_software_deployment", "api_software_config", "api_token",
                       "event", "resource", "stack", "raw_template"):
             conn.execute(text(f"DROP TABLE {table}"))

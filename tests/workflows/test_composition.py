@@ -114,6 +114,20 @@ def test_component_installs_its_child_and_uninstalls_it(tmp_path, env):
     assert shop["state"] == "deleted" and "deployment" not in shop["runtime_properties"]
 
 
+def test_the_parents_workflow_parameters_are_the_childs_when_it_runs_the_same_workflow(tmp_path, env):
+    """As Cloudify's component: the child's install gets the parent's install parameters."""
+    path = _parent_folder(tmp_path)
+    assert _run(env, "blueprint", "upload", str(path), "-b", "app").exit_code == 0
+    assert _run(env, "deployment", "create", "parent", "-b", "app").exit_code == 0
+    installed = _json(env, "execution", "start", "install", "-d", "parent", "-p", "greeting=hello",
+                      "--allow-custom-parameters")
+    assert installed["status"] == "terminated", installed["error"]
+    [listed] = _json(env, "execution", "list", "-d", "child")
+    child_install = _json(env, "execution", "get", listed["id"])
+    assert child_install["parameters"]["greeting"] == "hello"
+    assert child_install["parameters"] == _json(env, "execution", "get", installed["id"])["parameters"]
+
+
 def test_a_failed_child_install_fails_the_parents_node_with_the_childs_error(tmp_path, env):
     path = _parent_folder(tmp_path)
     assert _run(env, "blueprint", "upload", str(path), "-b", "app").exit_code == 0

@@ -141,8 +141,11 @@ def execute_start(call: Call) -> bool:
     if not call.manager.wait_idle(deployment_id, timeout, interval):
         raise Refused(f'The "{deployment_id}" deployment is not ready for execution.')
     args = call.config().get("executions_start_args") or {}
+    parameters = args.get("parameters")
+    if workflow_id == call.ctx.workflow_id:  # as Cloudify: the parent's workflow hands the child its parameters
+        parameters = call.ctx.workflow_parameters
     call.log(f'Starting execution for "{deployment_id}" deployment')
-    run_child(call, deployment_id, workflow_id, args.get("parameters"), timeout, interval, "execute_start")
+    run_child(call, deployment_id, workflow_id, parameters, timeout, interval, "execute_start")
     call.log(f'Execution succeeded for "{deployment_id}" deployment')
     copy_capabilities(call, deployment_id)
     return True

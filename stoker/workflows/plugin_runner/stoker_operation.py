@@ -11,7 +11,10 @@ running execution, reached over the ``ctx`` socket (``ctx_client.py``, loaded
 by path).  Errors mean what they mean on a manager: ``NonRecoverableError``
 fails at once, ``OperationRetry``/``ctx.operation.retry()`` and a
 ``RecoverableError`` with ``retry_after`` ask for a retry, anything else fails
-the attempt (retried while retries remain).
+the attempt (retried while retries remain).  ``cloudify.manager.get_rest_client()``
+reaches Stoker's Cloudify REST API with the task's own token, as an agent's
+task reaches its manager: the address and token come with the task, and are
+set where cloudify-common looks for them (the context and ``REST_*``).
 """
 
 import importlib.util
@@ -24,6 +27,7 @@ _spec = importlib.util.spec_from_file_location("_stoker_ctx_client", _CLIENT)
 _client = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_client)
 
+import certifi  # noqa: E402  (requests' own: cloudify-common depends on it)
 from cloudify import context, dispatch, exceptions, manager  # noqa: E402  (after the client: no Stoker import)
 from cloudify.endpoint import LocalEndpoint  # noqa: E402
 from cloudify.logs import CloudifyPluginLoggingHandler  # noqa: E402
@@ -83,9 +87,20 @@ class _ExecutionEndpoint(LocalEndpoint):
         _client.request(["logger", "info", message % args if args else str(message)])
 
 
+def _reach_manager(context, rest):
+    """The manager's address and the task's token where cloudify-common's ``get_rest_client`` reads them."""
+    context.update(rest_host=rest["rest_host"], rest_port=rest["rest_port"], rest_token=rest["rest_token"])
+    os.environ.update(REST_HOST=",".join(rest["rest_host"]), REST_PORT=str(rest["rest_port"]),
+                      REST_PROTOCOL=rest["rest_protocol"])
+    # read even over http (get_local_rest_certificate): the CA bundle requests verifies https with
+    os.environ.setdefault("LOCAL_REST_CERT_FILE", certifi.where())
+
+
 def main(task_name):
     task = _client.request(["plugin-task"])
     task["context"].update({"local": True, "storage": _ExecutionStorage(task), "task_name": task_name})
+    if task.get("rest"):
+        _reach_manager(task["context"], task["rest"])
     context.LocalEndpoint = _ExecutionEndpoint  # the context makes its endpoint from this name
     handler = dispatch.OperationHandler(task["context"], [], dict(task["inputs"]))
     try:

@@ -1,8 +1,9 @@
 """``/plugins``: Cloudify's plugin routes on Stoker's plugin catalog (the one ``stoker plugin`` and
 ``plugin:NAME`` imports use), so ``cfy plugins upload/list/get/delete`` act on what blueprints import.
 
-The catalog is the server's (``$STOKER_HOME/plugins``), shared by every tenant as a
-manager's ``global`` plugins are: any user reads it, a manager uploads and deletes.
+The catalog is the server's database's (unpacked in ``$STOKER_HOME/plugins``, so workers sharing the
+database run the plugins too), shared by every tenant as a manager's ``global`` plugins are: any user
+reads it, a manager uploads and deletes.
 """
 
 from __future__ import annotations
@@ -50,6 +51,10 @@ def _view(plugin: Plugin, project: str) -> dict:
             "resource_tags": {}, "yaml_files": [p.name for p in plugin.yaml_files]}
 
 
+def _catalog(request: Request, create: bool = False) -> PluginCatalog:
+    return PluginCatalog.at_home(create=create, store=request.app.state.stoker.engine.store)
+
+
 def _found(catalog: PluginCatalog, wanted: str) -> Plugin:
     found = next((p for p in catalog.list() if plugin_id(p) == wanted), None)
     if found is None:
@@ -59,18 +64,18 @@ def _found(catalog: PluginCatalog, wanted: str) -> Plugin:
 
 @routes.get("/plugins")
 def plugin_list(request: Request, who: Caller = Depends(caller)) -> Response:
-    return reply(views.page(request, [_view(p, who.project) for p in PluginCatalog.at_home().list()]))
+    return reply(views.page(request, [_view(p, who.project) for p in _catalog(request).list()]))
 
 
 @routes.get("/plugins/{wanted}")
-def plugin_get(wanted: str, who: Caller = Depends(caller)) -> Response:
-    return reply(_view(_found(PluginCatalog.at_home(), wanted), who.project))
+def plugin_get(wanted: str, request: Request, who: Caller = Depends(caller)) -> Response:
+    return reply(_view(_found(_catalog(request), wanted), who.project))
 
 
 @routes.delete("/plugins/{wanted}")
 async def plugin_delete(wanted: str, request: Request, who: Caller = Depends(requiring("manager"))) -> Response:
     def work(engine):
-        catalog = PluginCatalog.at_home()
+        catalog = _catalog(request)
         found = _found(catalog, wanted)
         catalog.delete(found.name, found.version)
         return Response(status_code=204)
@@ -104,7 +109,7 @@ async def plugin_upload(request: Request, who: Caller = Depends(requiring("manag
     def work(engine):
         with tempfile.TemporaryDirectory(prefix="stoker-plugin-") as folder:
             package, yamls = _unpacked(data, Path(folder))
-            plugin = PluginCatalog.at_home(create=True).upload(package, yamls)
+            plugin = _catalog(request, create=True).upload(package, yamls)
         return reply(_view(plugin, who.project), 201)
 
     return await run(request, who, work)
