@@ -14,6 +14,7 @@ from sqlalchemy import Table, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from stoker.errors import Conflict, NotFound, StaleWrite
+from stoker.store.bulk import execute_many, insert_of
 from stoker.store.locks import execution_gone
 from stoker.store.models import (ACTIVE_EXECUTION, Blueprint, Deployment, DeploymentLabel, Execution, Node, NodeInstance,
                                  Secret, utcnow)
@@ -106,7 +107,8 @@ class BlueprintRecords:
                 if nodes:
                     conn.execute(insert(NODES), [{"deployment_pk": pk, **n} for n in nodes])
                 if instances:
-                    conn.execute(insert(INSTANCES), [{"deployment_pk": pk, "version": 1, **i} for i in instances])
+                    rows = [{"deployment_pk": pk, "version": 1, **i} for i in instances]
+                    execute_many(conn, insert_of(INSTANCES, tuple(rows[0])), rows, INSTANCES.c.get)
                 rows = [{"deployment_pk": pk, "key": k, "value": v, "created_at": now} for k, v in labels]
                 if rows:
                     conn.execute(insert(LABELS), rows)

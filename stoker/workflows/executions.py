@@ -57,29 +57,30 @@ class Executions:
 
     # -- reading --------------------------------------------------------------------------------
     def get(self, execution_id: str) -> dict:
-        return view(self._fresh(self.records.get_execution(self.project_id, execution_id)))
+        return view(self._fresh(self.records.get_execution(self.project_id, execution_id, light=True)))
 
     def list(self, deployment_id: str | None = None) -> list[dict]:
         pk = self._deployment(deployment_id)["pk"] if deployment_id else None
-        return [view(self._fresh(row)) for row in self.records.list_executions(self.project_id, pk)]
+        return [view(self._fresh(row)) for row in self.records.list_executions(self.project_id, pk, light=True)]
 
     def events(self, execution_id: str, include_logs: bool = False, since: int = 0,
                limit: int | None = None) -> list[dict]:
         """The execution's events (from the ``since``-th on, at most ``limit``: what a follower has not seen)."""
-        row = self._fresh(self.records.get_execution(self.project_id, execution_id))
+        row = self._fresh(self.records.get_execution(self.project_id, execution_id, light=True))
         return [event_view(e, row) for e in self.records.events(row["pk"], include_logs, since, limit)]
 
     def event_lines(self, execution_id: str, since: int = 0, limit: int | None = None) -> list[dict]:
         """What a follower prints of the execution's events and logs (from the ``since``-th on, at most
         ``limit``): a line's fields only, the rest not read, so following costs less than the execution."""
-        row = self._fresh(self.records.get_execution(self.project_id, execution_id))
+        row = self._fresh(self.records.get_execution(self.project_id, execution_id, light=True))
         lines = self.records.events(row["pk"], True, since, limit, columns=LINE_FIELDS)
         for line in lines:
             line["timestamp"] = _iso(line["timestamp"])
         return lines
 
     def count_events(self, execution_id: str, include_logs: bool = False) -> int:
-        return self.records.count_events(self.records.get_execution(self.project_id, execution_id)["pk"], include_logs)
+        return self.records.count_events(self.records.get_execution(self.project_id, execution_id, light=True)["pk"],
+                                         include_logs)
 
     def _fresh(self, row: dict) -> dict:
         """The row, marked interrupted first when its process is gone."""
