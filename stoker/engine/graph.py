@@ -15,14 +15,23 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Hashable, Iterable
 
 
+#: the requirements of every node that has none: one shared object, not an empty set each (an
+#: execution of 100,000 no-op instances has 100,000 such nodes)
+NOTHING: frozenset = frozenset()
+
+
 @dataclass
 class Graph:
-    """``requires[n]`` = the nodes that must finish before ``n`` starts."""
+    """``requires[n]`` = the nodes that must finish before ``n`` starts (read-only: change them with ``add``)."""
 
-    requires: dict[Hashable, set] = field(default_factory=dict)
+    requires: dict[Hashable, set | frozenset] = field(default_factory=dict)
 
     def add(self, node: Hashable, requires: Iterable[Hashable] = ()) -> None:
-        self.requires.setdefault(node, set()).update(requires)
+        current = self.requires.get(node)
+        if current is None or current is NOTHING:
+            self.requires[node] = set(requires) or NOTHING
+        else:
+            current.update(requires)
 
     def edge(self, node: Hashable, required: Hashable) -> None:
         self.add(node, (required,))

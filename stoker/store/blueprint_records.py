@@ -8,7 +8,7 @@ creation writes goes in one transaction, so a failure stores nothing.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from sqlalchemy import Table, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
@@ -179,6 +179,14 @@ class BlueprintRecords:
             query = query.where(INSTANCES.c.node_id == node_id)
         with self._read() as conn:
             return self._rows(conn.execute(query.order_by(INSTANCES.c.pk)))
+
+    def made_node_instances(self, deployment_pk: int, columns: tuple[str, ...], make: Callable[..., Any]) -> list:
+        """``make(*values)`` of each instance's ``columns``, in creation order: no dict kept per row (an
+        execution of 100,000 instances reads them all)."""
+        query = (select(*(INSTANCES.c[name] for name in columns)).where(INSTANCES.c.deployment_pk == deployment_pk)
+                 .order_by(INSTANCES.c.pk))
+        with self._read() as conn:
+            return [make(*row) for row in conn.execute(query)]
 
     def find_node_instances(self, project_id: str, instance_id: str) -> list[dict]:
         """Instances with this id in any deployment of the project (with ``deployment_id``)."""

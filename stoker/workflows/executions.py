@@ -191,10 +191,8 @@ class Executions:
         blueprints = BlueprintService(self.store, self.project_id)
         blueprint = self.records.get_blueprint(self.project_id, deployment_row["blueprint_id"])
         nodes = {row["id"]: secretbox.unseal(row["definition"]) for row in self.records.nodes(deployment_row["pk"])}
-        instances = {row["id"]: Instance(row["id"], row["node_id"], row["index"], row["state"],
-                                         row["runtime_properties"] or {}, list(row["relationships"] or []),
-                                         row["host_id"], list(row["scaling_groups"] or []))
-                     for row in self.records.node_instances(deployment_row["pk"])}
+        made = self.records.made_node_instances(deployment_row["pk"], INSTANCE_COLUMNS, _instance)
+        instances = {instance.id: instance for instance in made}
         plan = secretbox.unseal(deployment_row["plan"])
         imported = {namespace: blueprints.folder(self.records.get_blueprint(self.project_id, blueprint_id))
                     for namespace, blueprint_id in (plan.get("namespaces_mapping") or {}).items()}
@@ -277,6 +275,17 @@ class Executions:
 
         return await lease.watched(lease.ExecutionLease(self.records, row["pk"]), self.owner, work, heard,
                                    self.stopping)
+
+
+#: what an execution reads of each node instance (``model_of``), in ``_instance``'s order
+INSTANCE_COLUMNS = ("id", "node_id", "index", "state", "runtime_properties", "relationships", "host_id",
+                    "scaling_groups")
+
+
+def _instance(instance_id: str, node_id: str, index: int, state: str, runtime_properties: dict | None,
+              relationships: list | None, host_id: str | None, scaling_groups: list | None) -> Instance:
+    return Instance(instance_id, node_id, index, state, runtime_properties or {}, list(relationships or []),
+                    host_id, list(scaling_groups or []))
 
 
 def stop_scripts_left(row: dict) -> None:
