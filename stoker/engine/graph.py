@@ -15,14 +15,23 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Hashable, Iterable
 
 
+#: the requirements of every node that has none: one shared object, not an empty set each (an
+#: execution of 100,000 no-op instances has 100,000 such nodes)
+NOTHING: frozenset = frozenset()
+
+
 @dataclass
 class Graph:
-    """``requires[n]`` = the nodes that must finish before ``n`` starts."""
+    """``requires[n]`` = the nodes that must finish before ``n`` starts (read-only: change them with ``add``)."""
 
-    requires: dict[Hashable, set] = field(default_factory=dict)
+    requires: dict[Hashable, set | frozenset] = field(default_factory=dict)
 
     def add(self, node: Hashable, requires: Iterable[Hashable] = ()) -> None:
-        self.requires.setdefault(node, set()).update(requires)
+        current = self.requires.get(node)
+        if current is None or current is NOTHING:
+            self.requires[node] = set(requires) or NOTHING
+        else:
+            current.update(requires)
 
     def edge(self, node: Hashable, required: Hashable) -> None:
         self.add(node, (required,))
@@ -71,52 +80,91 @@ class WalkFailed(Exception):
         super().__init__("; ".join(f"{n}: {e}" for n, e in failures.items()))
 
 
+#: nodes finished at once (``run_now``) the walker starts before it lets the event loop run again: the
+#: writer's timer, the lease's beat and a cancel request are heard between bursts
+BURST = 500
+
+
 async def walk(graph: Graph, run: Callable[[Hashable], Awaitable[Any]],
-               should_stop: Callable[[], bool] = lambda: False) -> None:
+               should_stop: Callable[[], bool] = lambda: False,
+               run_now: Callable[[Hashable], bool] | None = None) -> None:
     """Run ``run(node)`` for every node in dependency order, concurrently.
 
-    Raises ``WalkFailed`` when any node raised; ``asyncio.CancelledError``
-    propagates (after cancelling the running nodes) when the walk itself is
-    cancelled, e.g. by a timeout.
+    ``run_now(node)``, when given, is tried first: True means the node is done
+    already (it had nothing to wait for), so it costs no task; False, that
+    ``run(node)`` runs it.  Raises ``WalkFailed`` when any node raised;
+    ``asyncio.CancelledError`` propagates (after cancelling the running nodes)
+    when the walk itself is cancelled, e.g. by a timeout.
     """
     remaining = {n: len([r for r in reqs if r in graph.requires]) for n, reqs in graph.requires.items()}
     dependents = graph.required_by()
     running: dict[asyncio.Task, Hashable] = {}
     failures: dict = {}
-    all_done = asyncio.get_running_loop().create_future()  # cancelled with the walk, too
+    loop = asyncio.get_running_loop()
+    all_done = loop.create_future()  # cancelled with the walk, too
+    #: nodes whose requirements have all finished, not started yet
+    ready = [node for node, count in remaining.items() if count == 0]
+    later: list[asyncio.Handle] = []  # the next burst, when one is scheduled
+
+    def going() -> bool:
+        return not failures and not all_done.done() and not should_stop()
+
+    def release(node: Hashable) -> None:
+        for child in dependents[node]:
+            remaining[child] -= 1
+            if remaining[child] == 0:
+                ready.append(child)
 
     def start(node: Hashable) -> None:
+        if run_now is not None:
+            try:
+                done_now = run_now(node)
+            except Exception as exc:  # noqa: BLE001 - the node failed, as a task of it would have
+                failures[node] = exc
+                return
+            if done_now:
+                release(node)
+                return
         task = asyncio.ensure_future(run(node))
         running[task] = node
         task.add_done_callback(finished)
 
+    def start_ready() -> None:
+        # Each end costs O(1), even with 10,000 nodes in flight, and the nodes it frees start
+        # from here: a chain pays no extra pass of the event loop per step.
+        budget = BURST
+        try:
+            while ready and budget and going():
+                budget -= 1
+                start(ready.pop())
+        except BaseException as exc:  # noqa: BLE001 - the walk raises it, as its own
+            if not all_done.done():
+                all_done.set_exception(exc)
+            return
+        if ready and not budget and going() and not later:
+            later.append(loop.call_soon(next_burst))
+        elif not running and not later and not all_done.done():
+            all_done.set_result(None)
+
+    def next_burst() -> None:
+        later.clear()
+        start_ready()
+
     def finished(task: asyncio.Task) -> None:
-        # Each end costs O(1), even with 10,000 nodes in flight, and the nodes it
-        # frees start from here: a chain pays no extra pass of the event loop per step.
         node = running.pop(task)
         error = task.exception() if not task.cancelled() else asyncio.CancelledError()
         if error is not None:
             failures[node] = error
-        elif not failures and not all_done.done() and not should_stop():
-            try:
-                for child in dependents[node]:
-                    remaining[child] -= 1
-                    if remaining[child] == 0:
-                        start(child)
-            except BaseException as exc:  # noqa: BLE001 - the walk raises it, as its own
-                all_done.set_exception(exc)
-                return
-        if not running and not all_done.done():
-            all_done.set_result(None)
+        elif going():
+            release(node)
+        start_ready()
 
-    for node, count in remaining.items():
-        if count == 0:
-            start(node)
-    if not running:
-        all_done.set_result(None)
+    start_ready()
     try:
         await all_done
     except BaseException:  # cancelled (a timeout, a cancel), or a node could not start
+        for handle in later:
+            handle.cancel()
         for task in running:
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)

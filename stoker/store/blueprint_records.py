@@ -8,12 +8,13 @@ creation writes goes in one transaction, so a failure stores nothing.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from sqlalchemy import Table, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from stoker.errors import Conflict, NotFound, StaleWrite
+from stoker.store.bulk import execute_many, insert_of
 from stoker.store.locks import execution_gone
 from stoker.store.models import (ACTIVE_EXECUTION, Blueprint, Deployment, DeploymentLabel, Execution, Node, NodeInstance,
                                  Secret, utcnow)
@@ -106,7 +107,8 @@ class BlueprintRecords:
                 if nodes:
                     conn.execute(insert(NODES), [{"deployment_pk": pk, **n} for n in nodes])
                 if instances:
-                    conn.execute(insert(INSTANCES), [{"deployment_pk": pk, "version": 1, **i} for i in instances])
+                    rows = [{"deployment_pk": pk, "version": 1, **i} for i in instances]
+                    execute_many(conn, insert_of(INSTANCES, tuple(rows[0])), rows, INSTANCES.c.get)
                 rows = [{"deployment_pk": pk, "key": k, "value": v, "created_at": now} for k, v in labels]
                 if rows:
                     conn.execute(insert(LABELS), rows)
@@ -177,6 +179,14 @@ class BlueprintRecords:
             query = query.where(INSTANCES.c.node_id == node_id)
         with self._read() as conn:
             return self._rows(conn.execute(query.order_by(INSTANCES.c.pk)))
+
+    def made_node_instances(self, deployment_pk: int, columns: tuple[str, ...], make: Callable[..., Any]) -> list:
+        """``make(*values)`` of each instance's ``columns``, in creation order: no dict kept per row (an
+        execution of 100,000 instances reads them all)."""
+        query = (select(*(INSTANCES.c[name] for name in columns)).where(INSTANCES.c.deployment_pk == deployment_pk)
+                 .order_by(INSTANCES.c.pk))
+        with self._read() as conn:
+            return [make(*row) for row in conn.execute(query)]
 
     def find_node_instances(self, project_id: str, instance_id: str) -> list[dict]:
         """Instances with this id in any deployment of the project (with ``deployment_id``)."""

@@ -73,10 +73,20 @@ def _default(column: Column | None, constant: Any) -> Callable[[], Any]:
 def _converter(column: Column, dialect: str) -> Callable[[Any], Any] | None:
     """What turns a value of ``column`` into the driver's value (None: it is one already)."""
     if isinstance(column.type, JSON):
-        return json.dumps  # None too: SQLAlchemy stores it as JSON's null
+        return _json_text  # None too: SQLAlchemy stores it as JSON's null
     if isinstance(column.type, UTCDateTime):
         return _sqlite_time if dialect == "sqlite" else _naive_utc
     return None
+
+
+def _json_text(value: Any) -> str:
+    """``json.dumps``, minus the encoder for the empty maps and lists most JSON columns hold (a
+    deployment's instances: runtime properties, scaling groups)."""
+    if isinstance(value, dict) and not value:
+        return "{}"
+    if isinstance(value, list) and not value:
+        return "[]"
+    return json.dumps(value)
 
 
 def _naive_utc(value: datetime | None) -> datetime | None:

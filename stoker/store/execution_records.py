@@ -9,12 +9,14 @@ row locked), so two processes cannot both start one.
 from __future__ import annotations
 
 import uuid
+from functools import lru_cache
 from typing import Any, Callable
 
 from sqlalchemy import Connection, Table, bindparam, func, insert, select, update
 
 from stoker.errors import Conflict, NotFound
 from stoker.store.blueprint_records import WORKER_COMMANDS, BlueprintRecords
+from stoker.store.bulk import execute_many, insert_of
 from stoker.store.models import ACTIVE_EXECUTION, Deployment, Execution, ExecutionEvent, Node, NodeInstance, utcnow
 
 EXECUTIONS: Table = Execution.__table__  # type: ignore[assignment]
@@ -29,8 +31,11 @@ ACTIVE = ACTIVE_EXECUTION
 class ExecutionRecords(BlueprintRecords):
     """The executions half of the store, beside (and reading) the deployments."""
 
-    def _query(self) -> Any:
-        return select(EXECUTIONS, DEPLOYMENTS.c.id.label("deployment_id")).join(
+    def _query(self, light: bool = False) -> Any:
+        """Executions with their deployment's id; ``light``: without ``resume_data`` (the instance states an
+        execution started from: megabytes for 100,000 instances), for readers that only show or follow it."""
+        columns = [c for c in EXECUTIONS.c if c.name != "resume_data"] if light else [EXECUTIONS]
+        return select(*columns, DEPLOYMENTS.c.id.label("deployment_id")).join(
             DEPLOYMENTS, DEPLOYMENTS.c.pk == EXECUTIONS.c.deployment_pk)
 
     # -- executions -----------------------------------------------------------------------------
@@ -118,16 +123,16 @@ class ExecutionRecords(BlueprintRecords):
                            "execution can be resumed")
         return self.get_execution(project_id, execution_id)
 
-    def get_execution(self, project_id: str, execution_id: str) -> dict:
+    def get_execution(self, project_id: str, execution_id: str, light: bool = False) -> dict:
         with self._read() as conn:
-            rows = self._rows(conn.execute(self._query().where(EXECUTIONS.c.project_id == project_id,
-                                                               EXECUTIONS.c.id == execution_id)))
+            rows = self._rows(conn.execute(self._query(light).where(EXECUTIONS.c.project_id == project_id,
+                                                                    EXECUTIONS.c.id == execution_id)))
         if not rows:
             raise NotFound(f"Execution {execution_id} not found")
         return rows[0]
 
-    def list_executions(self, project_id: str, deployment_pk: int | None = None) -> list[dict]:
-        query = self._query().where(EXECUTIONS.c.project_id == project_id)
+    def list_executions(self, project_id: str, deployment_pk: int | None = None, light: bool = False) -> list[dict]:
+        query = self._query(light).where(EXECUTIONS.c.project_id == project_id)
         if deployment_pk is not None:
             query = query.where(EXECUTIONS.c.deployment_pk == deployment_pk)
         with self._read() as conn:
@@ -184,14 +189,12 @@ class ExecutionRecords(BlueprintRecords):
             groups: dict[tuple, list[dict]] = {}
             for instance_id, fields in changes.items():
                 groups.setdefault(tuple(sorted(fields)), []).append(
-                    {"b_id": instance_id, **{f"b_{k}": v for k, v in fields.items()}})
+                    {"b_pk": deployment_pk, "b_id": instance_id, **{f"b_{k}": v for k, v in fields.items()}})
             for keys, params in groups.items():
-                conn.execute(update(INSTANCES)
-                             .where(INSTANCES.c.deployment_pk == deployment_pk, INSTANCES.c.id == bindparam("b_id"))
-                             .values({k: bindparam(f"b_{k}", type_=INSTANCES.c[k].type) for k in keys})
-                             .values(version=INSTANCES.c.version + 1), params)
+                execute_many(conn, _instance_update(keys), params, _instance_column)
             if events:
-                conn.execute(insert(EVENTS), [{"execution_pk": execution_pk, **_event_columns(e)} for e in events])
+                rows = [{"execution_pk": execution_pk, **_event_columns(e)} for e in events]
+                execute_many(conn, insert_of(EVENTS, tuple(rows[0])), rows, EVENTS.c.get)
 
     @staticmethod
     def _edited(conn: Connection, deployment_pk: int, changes: dict[str, dict],
@@ -243,6 +246,21 @@ class ExecutionRecords(BlueprintRecords):
             rows = conn.execute(select(EVENTS.c.context).where(EVENTS.c.execution_pk == execution_pk,
                                                                EVENTS.c.event_type == "task_succeeded"))
             return {row[0]["task"] for row in rows if isinstance(row[0], dict) and "task" in row[0]}
+
+
+@lru_cache(maxsize=16)
+def _instance_update(columns: tuple[str, ...]) -> Any:
+    """The UPDATE of these node instance columns by deployment and id, bumping ``version`` (built once per
+    set of columns, so ``execute_many`` compiles it once)."""
+    return (update(INSTANCES)
+            .where(INSTANCES.c.deployment_pk == bindparam("b_pk"), INSTANCES.c.id == bindparam("b_id"))
+            .values({c: bindparam(f"b_{c}", type_=INSTANCES.c[c].type) for c in columns})
+            .values(version=INSTANCES.c.version + 1))
+
+
+def _instance_column(name: str) -> Any:
+    """The node instance column a parameter of ``_instance_update`` writes (``b_<column>``)."""
+    return INSTANCES.c.get(name[2:]) if name.startswith("b_") else None
 
 
 def _event_columns(event: dict) -> dict:

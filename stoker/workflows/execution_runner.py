@@ -81,7 +81,7 @@ class Runner:
     async def run(self, graph: Graph) -> bool:
         """Walk ``graph``; False when a graceful cancel left steps unstarted.  Raises ``WalkFailed``."""
         async with self._serving():
-            await walk(graph, self.run_step, lambda: self.stop_requested)
+            await walk(graph, self.run_step, lambda: self.stop_requested, self.step_now)
         return self.finished == len(graph.requires)
 
     async def run_one(self, step: Step) -> None:
@@ -99,25 +99,39 @@ class Runner:
             finally:
                 await self.writer.flush()
 
+    def step_now(self, step: Step) -> bool:
+        """Take a step that runs no operation (a no-op's states, or one finished before an
+        interruption) at once, without a task of its own; False when it has an operation to run."""
+        if step.phase == "workflow":
+            return False
+        instance = self.deployment.instances[step.instance]
+        runs = step.operation is not None and self._spec(step, instance) is not None
+        if runs and step.key not in self.done:
+            return False
+        if runs:  # finished before an interruption: only its end state
+            if step.after and instance.state != step.after:
+                self.set_state(instance, step.after)
+        else:  # as Cloudify, a no-op operation's states are skipped unless the step is ``sure``
+            if step.before and step.sure and instance.state != step.before:
+                self.set_state(instance, step.before)
+            if step.after and (step.sure or step.operation is None) and instance.state != step.after:
+                self.set_state(instance, step.after)
+        self.finished += 1
+        return True
+
     async def run_step(self, step: Step) -> None:
         if step.phase == "workflow":
             await self.run_workflow_script(step)
             self.finished += 1
             return
-        instance = self.deployment.instances[step.instance]
-        runs = step.operation is not None and self._spec(step, instance) is not None
-        if runs and step.key in self.done:  # finished before an interruption: only its end state
-            if step.after and instance.state != step.after:
-                self.set_state(instance, step.after)
-            self.finished += 1
+        if self.step_now(step):
             return
-        if step.before and (runs or step.sure) and instance.state != step.before:
+        instance = self.deployment.instances[step.instance]
+        if step.before and instance.state != step.before:
             self.set_state(instance, step.before)
-            if runs:  # on disk before the operation acts (a crash then shows where it was)
-                await self.writer.flush()
-        if runs:
-            await self.operate(step, instance)
-        if step.after and (runs or step.sure or step.operation is None) and instance.state != step.after:
+            await self.writer.flush()  # on disk before the operation acts (a crash then shows where it was)
+        await self.operate(step, instance)
+        if step.after and instance.state != step.after:
             self.set_state(instance, step.after)  # committed with the next batch, before any later operation
         self.finished += 1
 

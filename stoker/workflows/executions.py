@@ -62,29 +62,30 @@ class Executions:
 
     # -- reading --------------------------------------------------------------------------------
     def get(self, execution_id: str) -> dict:
-        return view(self._fresh(self.records.get_execution(self.project_id, execution_id)))
+        return view(self._fresh(self.records.get_execution(self.project_id, execution_id, light=True)))
 
     def list(self, deployment_id: str | None = None) -> list[dict]:
         pk = self._deployment(deployment_id)["pk"] if deployment_id else None
-        return [view(self._fresh(row)) for row in self.records.list_executions(self.project_id, pk)]
+        return [view(self._fresh(row)) for row in self.records.list_executions(self.project_id, pk, light=True)]
 
     def events(self, execution_id: str, include_logs: bool = False, since: int = 0,
                limit: int | None = None) -> list[dict]:
         """The execution's events (from the ``since``-th on, at most ``limit``: what a follower has not seen)."""
-        row = self._fresh(self.records.get_execution(self.project_id, execution_id))
+        row = self._fresh(self.records.get_execution(self.project_id, execution_id, light=True))
         return [event_view(e, row) for e in self.records.events(row["pk"], include_logs, since, limit)]
 
     def event_lines(self, execution_id: str, since: int = 0, limit: int | None = None) -> list[dict]:
         """What a follower prints of the execution's events and logs (from the ``since``-th on, at most
         ``limit``): a line's fields only, the rest not read, so following costs less than the execution."""
-        row = self._fresh(self.records.get_execution(self.project_id, execution_id))
+        row = self._fresh(self.records.get_execution(self.project_id, execution_id, light=True))
         lines = self.records.events(row["pk"], True, since, limit, columns=LINE_FIELDS)
         for line in lines:
             line["timestamp"] = _iso(line["timestamp"])
         return lines
 
     def count_events(self, execution_id: str, include_logs: bool = False) -> int:
-        return self.records.count_events(self.records.get_execution(self.project_id, execution_id)["pk"], include_logs)
+        return self.records.count_events(self.records.get_execution(self.project_id, execution_id, light=True)["pk"],
+                                         include_logs)
 
     def _fresh(self, row: dict) -> dict:
         """The row, marked interrupted first when its process is gone."""
@@ -195,10 +196,8 @@ class Executions:
         blueprints = BlueprintService(self.store, self.project_id)
         blueprint = self.records.get_blueprint(self.project_id, deployment_row["blueprint_id"])
         nodes = {row["id"]: secretbox.unseal(row["definition"]) for row in self.records.nodes(deployment_row["pk"])}
-        instances = {row["id"]: Instance(row["id"], row["node_id"], row["index"], row["state"],
-                                         row["runtime_properties"] or {}, list(row["relationships"] or []),
-                                         row["host_id"], list(row["scaling_groups"] or []))
-                     for row in self.records.node_instances(deployment_row["pk"])}
+        made = self.records.made_node_instances(deployment_row["pk"], INSTANCE_COLUMNS, _instance)
+        instances = {instance.id: instance for instance in made}
         plan = secretbox.unseal(deployment_row["plan"])
         imported = {namespace: blueprints.folder(self.records.get_blueprint(self.project_id, blueprint_id))
                     for namespace, blueprint_id in (plan.get("namespaces_mapping") or {}).items()}
@@ -282,6 +281,17 @@ class Executions:
 
         return await lease.watched(lease.ExecutionLease(self.records, row["pk"]), self.owner, work, heard,
                                    self.stopping)
+
+
+#: what an execution reads of each node instance (``model_of``), in ``_instance``'s order
+INSTANCE_COLUMNS = ("id", "node_id", "index", "state", "runtime_properties", "relationships", "host_id",
+                    "scaling_groups")
+
+
+def _instance(instance_id: str, node_id: str, index: int, state: str, runtime_properties: dict | None,
+              relationships: list | None, host_id: str | None, scaling_groups: list | None) -> Instance:
+    return Instance(instance_id, node_id, index, state, runtime_properties or {}, list(relationships or []),
+                    host_id, list(scaling_groups or []))
 
 
 def stop_scripts_left(row: dict) -> None:

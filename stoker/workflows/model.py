@@ -80,6 +80,16 @@ class Deployment:
                                         for side in ("source", "target"))
         return self._implements[key]
 
+    def runs_relationship_operations(self, instance: Instance) -> bool:
+        """Has any relationship of the instance's node an operation to run, on either side?"""
+        key = (instance.node_id, "relationship operations")
+        if key not in self._implements:
+            self._implements[key] = any(has_implementation(operation)
+                                        for rel in self.node_of(instance).get("relationships") or []
+                                        for side in ("source", "target")
+                                        for operation in (rel.get(f"{side}_operations") or {}).values())
+        return self._implements[key]
+
     def operation(self, instance: Instance, name: str) -> dict | None:
         """The node's operation ``name`` (full, or ``interface.op`` shortened to ``op`` for lifecycle)."""
         operations = self.node_of(instance).get("operations") or {}

@@ -99,3 +99,64 @@ def test_should_stop_stops_new_starts():
 
     asyncio.run(walk(graph, run, should_stop=lambda: "b" in started))
     assert started == ["a", "b"]
+
+
+def test_nodes_done_at_once_cost_no_task_and_keep_the_order():
+    # even nodes are done at once (run_now), odd ones need a task: one chain of both kinds,
+    # and a wide layer of instant nodes after it
+    graph = _graph({**{i: [i - 1] if i else [] for i in range(40)}, **{f"w{i}": [39] for i in range(2000)}})
+    order: list = []
+    tasks = set()
+
+    def run_now(node):
+        if isinstance(node, int) and node % 2:
+            return False
+        order.append(node)
+        return True
+
+    async def run(node):
+        tasks.add(asyncio.current_task())
+        order.append(node)
+
+    asyncio.run(walk(graph, run, run_now=run_now))
+    assert order[:40] == list(range(40))
+    assert sorted(order[40:]) == sorted(f"w{i}" for i in range(2000))
+    assert len(tasks) == 20  # only the odd ones ran as tasks
+
+
+def test_a_long_run_of_instant_nodes_lets_the_event_loop_run_between_bursts():
+    # 5,000 nodes done at once: a timer set before the walk fires before the walk ends, so the
+    # writer's commits, the lease's beat and a cancel are heard meanwhile
+    graph = _graph({i: [] for i in range(5000)})
+    seen_at: list[int] = []
+    done: list[int] = []
+
+    async def main():
+        asyncio.get_running_loop().call_soon(lambda: seen_at.append(len(done)))
+        await walk(graph, lambda node: asyncio.sleep(0), run_now=lambda node: done.append(node) is None)
+
+    asyncio.run(main())
+    assert len(done) == 5000 and 0 < seen_at[0] < 5000
+
+
+def test_an_instant_node_that_raises_fails_the_walk_and_stops_new_starts():
+    graph = _graph({"a": [], "b": ["a"], "c": ["b"]})
+    started: list[str] = []
+
+    def run_now(node):
+        started.append(node)
+        if node == "b":
+            raise ValueError("broken at once")
+        return True
+
+    with pytest.raises(WalkFailed) as info:
+        asyncio.run(walk(graph, lambda node: asyncio.sleep(0), run_now=run_now))
+    assert list(info.value.failures) == ["b"] and started == ["a", "b"]
+
+
+def test_should_stop_stops_instant_nodes_too():
+    graph = _graph({"a": [], "b": ["a"], "c": ["b"]})
+    started: list[str] = []
+    asyncio.run(walk(graph, lambda node: asyncio.sleep(0), should_stop=lambda: "b" in started,
+                     run_now=lambda node: started.append(node) is None))
+    assert started == ["a", "b"]

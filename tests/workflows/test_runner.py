@@ -213,3 +213,26 @@ def test_step_failure_text_for_relationship_sides(tmp_path):
         _run(deployment, install_graph(deployment, deployment.instances).graph)
     failure = next(e for e in caught.value.failures.values() if isinstance(e, StepFailed))
     assert "on app_1 (target side of its relationship #1) failed" in str(failure)
+
+
+def test_instances_of_one_node_in_different_states_get_their_own_steps(tmp_path):
+    # the graphs work a node's steps out once per state (its relationships run no operation): each
+    # instance still gets what its own state calls for, under its own id, and runs it
+    ops = ["create", "configure", "start", "stop", "delete"]
+    deployment = _deployment(tmp_path, {"db": ops})
+    states = {"db_1": "uninitialized", "db_2": "created", "db_3": "started", "db_4": "uninitialized"}
+    for number, (instance_id, state) in enumerate(states.items()):
+        deployment.instances[instance_id] = Instance(instance_id, "db", number, state)
+    install = install_graph(deployment, list(states)).graph
+    names = {}
+    for step in install.requires:
+        names.setdefault(step.instance, []).append(step.name)
+    assert names == {"db_1": ["create", "configure", "start", "started"], "db_2": ["configure", "start", "started"],
+                     "db_3": ["started"], "db_4": ["create", "configure", "start", "started"]}
+    _complete, store = _run(deployment, install)
+    assert _states(store, "db_2") == ["configuring", "configured", "starting", "started"]
+    assert _states(store, "db_3") == []  # started already: nothing to set
+    assert {step.instance for step in install.requires if step.name == "create"} == {"db_1", "db_4"}
+
+    uninstall = uninstall_graph(deployment, list(states)).graph
+    assert sorted(step.instance for step in uninstall.requires if step.name == "delete") == sorted(states)
