@@ -84,6 +84,8 @@ def db_url(request, tmp_path):
 
 #: plugin virtualenvs take their wheels from here, kept between runs (cloudify-common is built once)
 PLUGIN_WHEELS = Path(tempfile.gettempdir()) / "stoker-test-plugin-wheels"
+#: requirements this test process has already seen the wheel cache hold: checking costs a pip resolution
+_FILLED: set[str] = set()
 
 
 @pytest.fixture
@@ -97,11 +99,15 @@ def plugin_wheels(monkeypatch):
     monkeypatch.setenv(plugin_envs.WHEELS_VARIABLE, str(PLUGIN_WHEELS))
 
     def fill(*requirements: str) -> Path:
+        missing = [requirement for requirement in requirements if requirement not in _FILLED]
+        if not missing:
+            return PLUGIN_WHEELS
         try:
-            plugin_envs.fill_cache(list(requirements))
+            plugin_envs.fill_cache(missing)
         except OperationFailed as exc:
             pytest.skip(f"the package index is unreachable, so {' '.join(requirements)} cannot be installed "
                         f"into a plugin virtualenv: {str(exc)[-300:]}")
+        _FILLED.update(missing)
         return PLUGIN_WHEELS
 
     fill(plugin_envs.CLOUDIFY_COMMON)
