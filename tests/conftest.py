@@ -21,6 +21,28 @@ from sqlalchemy.exc import OperationalError
 PG_URL = os.environ.get("STOKER_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "slow: takes many seconds (processes, servers, package installs): handed out first, spread "
+        "over the parallel workers, so that none is left running alone at the end (tests/slow_first.py)")
+
+
+@pytest.hookimpl(trylast=True)  # after the folders' own hooks have deselected what they drop
+def pytest_collection_modifyitems(config, items):
+    from slow_first import slow_first
+
+    workers = getattr(config, "workerinput", {}).get("workercount", 1)
+    items[:] = slow_first(items, lambda item: item.get_closest_marker("slow") is not None, _slow_group, workers)
+
+
+def _slow_group(item) -> str:
+    """A module marked slow as a whole moves as one (its tests may share a module-scoped server);
+    a test marked on its own moves alone."""
+    marks = getattr(getattr(item, "module", None), "pytestmark", [])
+    whole = any(mark.name == "slow" for mark in (marks if isinstance(marks, list) else [marks]))
+    return item.nodeid.split("::")[0] if whole else item.nodeid
+
+
 def _admin(url: URL):
     return create_engine(url, isolation_level="AUTOCOMMIT", connect_args={"connect_timeout": 3})
 

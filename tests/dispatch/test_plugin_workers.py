@@ -6,10 +6,14 @@ from __future__ import annotations
 import os
 import textwrap
 
+import pytest
+
 from stoker.blueprint.plugin_catalog import PluginCatalog
 from stoker.workflows import plugin_envs
 
 from .test_executions import finish
+
+pytestmark = pytest.mark.slow  # a worker makes a plugin virtualenv with pip
 
 TASKS = '''
 import os
