@@ -21,6 +21,28 @@ from sqlalchemy.exc import OperationalError
 PG_URL = os.environ.get("STOKER_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "slow: takes many seconds (processes, servers, package installs): handed out first, spread "
+        "over the parallel workers, so that none is left running alone at the end (tests/slow_first.py)")
+
+
+@pytest.hookimpl(trylast=True)  # after the folders' own hooks have deselected what they drop
+def pytest_collection_modifyitems(config, items):
+    from slow_first import slow_first
+
+    workers = getattr(config, "workerinput", {}).get("workercount", 1)
+    items[:] = slow_first(items, lambda item: item.get_closest_marker("slow") is not None, _slow_group, workers)
+
+
+def _slow_group(item) -> str:
+    """A module marked slow as a whole moves as one (its tests may share a module-scoped server);
+    a test marked on its own moves alone."""
+    marks = getattr(getattr(item, "module", None), "pytestmark", [])
+    whole = any(mark.name == "slow" for mark in (marks if isinstance(marks, list) else [marks]))
+    return item.nodeid.split("::")[0] if whole else item.nodeid
+
+
 def _admin(url: URL):
     return create_engine(url, isolation_level="AUTOCOMMIT", connect_args={"connect_timeout": 3})
 
@@ -94,6 +116,8 @@ def db_url(request, tmp_path):
 
 #: plugin virtualenvs take their wheels from here, kept between runs (cloudify-common is built once)
 PLUGIN_WHEELS = Path(tempfile.gettempdir()) / "stoker-test-plugin-wheels"
+#: requirements this test process has already seen the wheel cache hold: checking costs a pip resolution
+_FILLED: set[str] = set()
 
 
 @pytest.fixture
@@ -107,11 +131,15 @@ def plugin_wheels(monkeypatch):
     monkeypatch.setenv(plugin_envs.WHEELS_VARIABLE, str(PLUGIN_WHEELS))
 
     def fill(*requirements: str) -> Path:
+        missing = [requirement for requirement in requirements if requirement not in _FILLED]
+        if not missing:
+            return PLUGIN_WHEELS
         try:
-            plugin_envs.fill_cache(list(requirements))
+            plugin_envs.fill_cache(missing)
         except OperationFailed as exc:
             pytest.skip(f"the package index is unreachable, so {' '.join(requirements)} cannot be installed "
                         f"into a plugin virtualenv: {str(exc)[-300:]}")
+        _FILLED.update(missing)
         return PLUGIN_WHEELS
 
     fill(plugin_envs.CLOUDIFY_COMMON)

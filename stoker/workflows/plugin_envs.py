@@ -8,8 +8,9 @@ cloudify-common they resolve to, as the plugin's wagon would bring), the plugin 
 folder: installed when it has a ``setup.py``/``pyproject.toml``, else put on the
 path) and the plugin's own dependencies.  Everything installed comes from the
 wheel cache (``STOKER_PLUGIN_WHEELS``, default ``$STOKER_HOME/plugin-wheels``)
-and a wagon's own wheels; what is missing there is built into the cache from the
-package index first, so a second virtualenv is made offline.  Stoker's own
+and a wagon's own wheels; when some are missing there, they are built into the
+cache from the package index and the install is tried again, so a second
+virtualenv is made offline, in one pip run.  Stoker's own
 packages are never in it: a task runs through ``plugin_runner/stoker_operation.py``.
 """
 
@@ -132,17 +133,27 @@ def _make(plugin: Plugin, folder: Path) -> None:
 
 
 def install(requirements: list[str], python: Path, links: list[Path], plugin: Plugin) -> None:
-    """Install ``requirements`` for ``python`` from the wheel cache (filled first where it lacks some)."""
-    finds = fill_cache(requirements, links, f"plugin {plugin.name} {plugin.version}")
-    _run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--disable-pip-version-check",
-          "--no-compile", "--no-index", *finds, *requirements], f"plugin {plugin.name} {plugin.version}")
+    """Install ``requirements`` for ``python`` from the wheel cache; only when it lacks some is it filled
+    from the package index and the install tried again (a warm cache costs one pip resolution, not two)."""
+    what = f"plugin {plugin.name} {plugin.version}"
+    offline = [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
+               "--disable-pip-version-check", "--no-compile", "--no-index", *_find_links(links)]
+    try:
+        _run([*offline, *requirements], what)
+    except OperationFailed:  # pip resolves before it installs: a missing wheel fails with nothing installed
+        fill_cache(requirements, links, what)
+        _run([*offline, *requirements], what)
 
 
-def fill_cache(requirements: list[str], links: list[Path] = (), what: str = "the plugin wheel cache") -> list[str]:
-    """Build into the wheel cache what ``requirements`` need and it lacks (from the package index);
-    the ``--find-links`` arguments that install them from it."""
+def _find_links(links: list[Path] = ()) -> list[str]:
+    """``--find-links`` arguments for the wheel cache and ``links``."""
+    return [arg for link in [wheel_cache(), *links] for arg in ("--find-links", str(link))]
+
+
+def fill_cache(requirements: list[str], links: list[Path] = (), what: str = "the plugin wheel cache") -> None:
+    """Build into the wheel cache what ``requirements`` need and it lacks (from the package index)."""
     cache = wheel_cache()
-    finds = [arg for link in [cache, *links] for arg in ("--find-links", str(link))]
+    finds = _find_links(links)
     build = [sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check", "--wheel-dir",
              str(cache), *finds, *requirements]
     try:
@@ -151,7 +162,6 @@ def fill_cache(requirements: list[str], links: list[Path] = (), what: str = "the
         with open(cache / ".lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             _run(build, what)
-    return finds
 
 
 def _wagon_wheels(wagon: Path, scratch: Path) -> list[Path]:

@@ -6,9 +6,13 @@ import json
 import subprocess
 import uuid
 
+import pytest
+
 from engine.helpers import wait_until
 
 from .helpers import BIN, TEMPLATES, child_env, heat, wait_for
+
+pytestmark = pytest.mark.slow  # each `openstack` command is a process of its own
 
 
 def openstack(server, project: str, *args: str, tmp_path) -> subprocess.CompletedProcess:

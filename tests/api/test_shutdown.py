@@ -26,6 +26,8 @@ from deadlines import deadline_passed, edit_resources
 
 from .helpers import Server, start_server
 
+pytestmark = pytest.mark.slow  # servers started, stopped and started again
+
 #: bounds, not measurements: a stopped server exits well within this
 EXIT_BOUND = 30.0
 FINISH_BOUND = 90.0

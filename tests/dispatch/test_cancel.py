@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
 from sqlalchemy import text
 
 WAIT = {"type": "OS::Heat::TestResource", "properties": {"action_wait_secs": {"create": 600}}}
@@ -127,6 +128,7 @@ def test_a_delete_during_the_create_cancels_the_tree_then_deletes_it(cluster):
     assert events_of(cluster, "after") == []
 
 
+@pytest.mark.slow  # two API servers besides the workers
 def test_a_cancel_and_a_delete_sent_to_another_api_host_reach_the_workers(cluster, tmp_path):
     """Two ``stoker api`` processes on one database and broker: the create goes to one, its cancel
     and its delete to the other, which never ran anything of it."""

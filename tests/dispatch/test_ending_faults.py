@@ -14,6 +14,8 @@ from .test_executions import deploy, expected, finish, runs_of
 from .test_nested_faults import settled_after_loss
 from .test_workers import log_lines
 
+pytestmark = pytest.mark.slow  # workers killed and started again
+
 
 def template(log, value: str, fail: bool = False) -> dict:
     """``rec``, a recorded resource: another ``value`` replaces it."""

@@ -7,6 +7,8 @@ import textwrap
 import time
 from collections import Counter
 
+import pytest
+
 from .conftest import SETTLE_LIMIT
 
 HEADER = "tosca_definitions_version: cloudify_dsl_1_4\nimports: [cloudify/types/types.yaml]\n"
@@ -133,6 +135,7 @@ def test_a_failed_operation_fails_the_execution_with_its_reason(cluster, tmp_pat
     assert {i["state"] for i in instances(cluster).values() if i["node_id"] == "app"} == {"uninitialized"}
 
 
+@pytest.mark.slow  # a worker killed mid-install, the other finishing it
 def test_sigkill_of_a_worker_mid_install_completes_every_operation_exactly_once(cluster, tmp_path):
     """The guarantee: every operation ends (its last ctx call and after) exactly once; an operation
     whose worker died under it runs again from its start on another worker, and only such ones."""
@@ -158,6 +161,7 @@ def test_sigkill_of_a_worker_mid_install_completes_every_operation_exactly_once(
     assert {i["state"] for i in instances(cluster).values()} == {"started"}
 
 
+@pytest.mark.slow  # the CLI as a process, following the workers
 def test_the_cli_hands_install_to_the_workers_and_follows_it_to_its_end(cluster, tmp_path):
     import subprocess
     import sys

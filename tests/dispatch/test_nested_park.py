@@ -3,6 +3,7 @@ their own, which the owner resource polls: waiting inside a nested stack never h
 
 from __future__ import annotations
 
+import pytest
 from deadlines import deadline_passed, edit_resources, pause_over
 
 from .test_cancel import events_of, nested_update_template, nested_values, rows, states, wait_for
@@ -78,6 +79,7 @@ def rolling_group(value: str, pause: float) -> dict:
         "outputs": {"values": {"value": {"get_attr": ["group", "output"]}}}}
 
 
+@pytest.mark.slow  # waits out a rolling update's pauses
 def test_a_rolling_update_pause_leaves_the_only_worker_slot_to_another_stack(cluster):
     cluster.start_worker(concurrency=1)
     started = cluster.engine.create_stack("rolling", rolling_group("a", UPDATE_WAIT))

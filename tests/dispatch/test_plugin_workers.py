@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import textwrap
 
+import pytest
 from click.testing import CliRunner
 
 from stoker.blueprint.plugin_catalog import DIGEST_FILE
@@ -15,6 +16,8 @@ from stoker.cli import main
 from stoker.workflows import plugin_envs
 
 from .test_executions import finish
+
+pytestmark = pytest.mark.slow  # a worker makes a plugin virtualenv with pip
 
 TASKS = '''
 import os

@@ -4,7 +4,11 @@ RegionTwo with a token of its own project there, so where the stack lands says w
 
 from __future__ import annotations
 
+import pytest
+
 from api.helpers import create_token, heat, start_server
+
+pytestmark = pytest.mark.slow  # two servers and a worker
 
 REMOTE = ("heat_template_version: 2013-05-23\nresources:\n"
           "  word: {type: OS::Heat::RandomString, properties: {length: 12}}\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from contextlib import closing
 
 import pytest
 
@@ -166,7 +167,7 @@ def test_the_broker_comes_from_the_configuration(monkeypatch, tmp_path):
 
 def test_workers_need_a_shared_database(tmp_path):
     engine = Engine(db_url=f"sqlite:///{tmp_path / 's.db'}", dispatch=CeleryDispatch("memory://"))
-    with pytest.raises(NeedsServerDatabase, match="PostgreSQL"):
+    with closing(engine), pytest.raises(NeedsServerDatabase, match="PostgreSQL"):
         engine.create_stack("local", {"heat_template_version": "2018-08-31",
                                       "resources": {"n": {"type": "OS::Heat::None"}}})
 

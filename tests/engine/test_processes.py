@@ -28,6 +28,8 @@ from .helpers import (
     write_yaml,
 )
 
+pytestmark = pytest.mark.slow  # engine processes started and killed
+
 RACER = textwrap.dedent("""
     import json, os, sys, time
     from stoker.engine.engine import Engine

@@ -646,18 +646,21 @@ any_text = st.one_of(
 )
 
 
+@pytest.mark.slow  # hundreds of generated documents
 @settings(max_examples=400, deadline=None)
 @given(dumped_data())
 def test_dumped_data_matches_pyyaml_or_declines(text):
     check(text)
 
 
+@pytest.mark.slow  # hundreds of generated documents
 @settings(max_examples=800, deadline=None)
 @given(yaml_documents())
 def test_hand_built_yaml_matches_pyyaml_or_declines(text):
     check(text)
 
 
+@pytest.mark.slow  # hundreds of generated documents
 @settings(max_examples=600, deadline=None)
 @given(mutated(st.one_of(dumped_data(), yaml_documents())))
 def test_broken_yaml_matches_pyyaml_or_declines(text):

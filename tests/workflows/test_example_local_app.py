@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # each command is a process of its own
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "local-app" / "blueprint.yaml"
 PORT = 18781  # this helper's port range
 

@@ -10,7 +10,11 @@ import tarfile
 import textwrap
 import zipfile
 
+import pytest
+
 from stoker.blueprint.plugin_catalog import PluginCatalog
+
+pytestmark = pytest.mark.slow  # plugin virtualenvs made with pip
 
 TASKS = '''
 import json, sys

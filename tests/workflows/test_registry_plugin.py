@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from stoker.blueprint.plugin_catalog import PluginCatalog
+
+pytestmark = pytest.mark.slow  # a plugin virtualenv with the SDK's ~70 packages
 
 SDK = "cloudify-utilities-plugins-sdk==0.0.130"
 

@@ -16,6 +16,8 @@ import pytest
 from ..helpers import BIN, child_env, free_port
 from .conftest import EXAMPLES, PASSWORD, cloudify_server
 
+pytestmark = pytest.mark.slow  # each `cfy` command is a process of its own
+
 pytest.importorskip("cloudify_rest_client")
 
 
