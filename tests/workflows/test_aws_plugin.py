@@ -14,6 +14,8 @@ from stoker.blueprint.plugin_catalog import PluginCatalog
 moto_server = pytest.importorskip("moto.server", reason="moto (a test dependency) is not installed")
 boto3 = pytest.importorskip("boto3", reason="boto3 comes with moto")
 
+pytestmark = pytest.mark.slow  # a virtualenv with the AWS plugin and its dependencies
+
 AWS_PLUGIN = "cloudify-aws-plugin==3.1.7"
 
 #: the operations of 3.1.7's S3 bucket, declared as its plugin YAML declares them
