@@ -84,47 +84,26 @@ def start_create(engine: ActionHost, app: Celery, queue: str, stack: Stack, time
               stack.adopted_data if action == "ADOPT" else None)
 
 
-async def start_nested_create(engine: ActionHost, app: Celery, queue: str, stack: Stack, traversal_id: str) -> None:
-    """Create a stored new nested stack's resources through the workers (its owner resource, on a
-    worker, polls it instead of running it to its end there).  ``traversal_id``, chosen by the
-    owner, is the lock's owner: a start a lost worker left half done is made again under it."""
-    engine.store.acquire_lock(stack.id, traversal_owner(traversal_id), "CREATE")
-    graph = await _prepare_create(stack)
-    # on a thread of its own: an empty stack ends at once, on an event loop of its own
-    await asyncio.to_thread(begin, engine, app, queue, traversal_id, stack.id, "CREATE", graph, None, True)
-
-
-async def start_nested_delete(engine: ActionHost, app: Celery, queue: str, stack: Stack, traversal_id: str) -> None:
-    """Delete a nested stack's resources through the workers (its owner resource polls it)."""
-    await start_nested_on_stored(engine, app, queue, stack, "DELETE", _delete_graph, traversal_id)
-
-
-async def start_nested_simple(engine: ActionHost, app: Celery, queue: str, stack: Stack, action: str,
-                              traversal_id: str) -> None:
-    """Suspend, resume or check a nested stack's resources through the workers (its owner polls it)."""
-    await start_nested_on_stored(engine, app, queue, stack, action, lambda nested: actions.simple_graph(nested, action),
-                                 traversal_id)
-
-
-async def start_nested_on_stored(engine: ActionHost, app: Celery, queue: str, stack: Stack, action: str,
-                                 graph_of: Callable[[Stack], Graph], traversal_id: str) -> None:
-    """``_start_on_stored`` from a worker's step: the nested stack's state is set on this loop,
-    the traversal begins on a thread (an empty one ends at once, on an event loop of its own)."""
+async def start_nested(engine: ActionHost, app: Celery, queue: str, stack: Stack, action: str, traversal_id: str,
+                       previous: dict | None = None) -> None:
+    """A nested stack's CREATE, UPDATE (its new definition stored by ``Engine.prepare_child_update``),
+    DELETE, SUSPEND, RESUME or CHECK through the workers: its owner resource, on a worker, polls it
+    instead of running it to its end there.  ``traversal_id``, chosen by the owner, is the lock's
+    owner: a start a lost worker left half done is made again under it.  Its rollback is off, as
+    in-process (the parent's decides); ``previous`` (an update's inputs before) serves a cancel
+    that asks for one."""
     engine.store.acquire_lock(stack.id, traversal_owner(traversal_id), action)
-    await _prepare_stored(stack, action)
-    await asyncio.to_thread(begin, engine, app, queue, traversal_id, stack.id, action, graph_of(stack),
-                            stack.record.timeout_mins, True)
-
-
-async def start_nested_update(engine: ActionHost, app: Celery, queue: str, stack: Stack, previous: dict,
-                              traversal_id: str) -> None:
-    """Update a nested stack (its new definition stored by ``Engine.prepare_child_update``) through
-    the workers; its owner resource polls it.  Its rollback is off, as in-process: the parent's
-    decides; ``previous`` (its inputs before) serves a cancel that asks for one."""
-    engine.store.acquire_lock(stack.id, traversal_owner(traversal_id), "UPDATE")
-    graph = await _prepare_update(stack, "UPDATE")
-    await asyncio.to_thread(begin, engine, app, queue, traversal_id, stack.id, "UPDATE", graph,
-                            stack.record.timeout_mins, True, previous)
+    if action == "CREATE":
+        graph = await _prepare_create(stack)
+    elif action == "UPDATE":
+        graph = await _prepare_update(stack, action)
+    else:
+        await _prepare_stored(stack, action)
+        graph = _delete_graph(stack) if action == "DELETE" else actions.simple_graph(stack, action)
+    timeout_mins = None if action == "CREATE" else stack.record.timeout_mins
+    # on a thread of its own: an empty stack ends at once, on an event loop of its own
+    await asyncio.to_thread(begin, engine, app, queue, traversal_id, stack.id, action, graph, timeout_mins, True,
+                            previous)
 
 
 def nested_begun(engine: ActionHost, app: Celery, queue: str, traversal_id: str) -> bool:
