@@ -1,10 +1,10 @@
 """``stoker execution|event ...`` and ``stoker install|uninstall DEP``, as ``cfy`` users know them.
 
-An execution runs in this process, to its end: in a worker thread, while
-this thread prints its events (with ``--wait``) and, on Ctrl-C, asks it to
-stop (the second Ctrl-C kills its scripts).  With a broker, workers run it
-and this process follows it to its end the same way.  A failed execution
-exits 1.
+An execution starts through its service's ``begin`` (here: in a thread of this
+process; with a broker, on the workers; with ``--url``, in the server) and is
+followed to its end through the ``Started`` handle: this thread prints its
+events (with ``--wait``) and, on Ctrl-C, asks it to stop (the second Ctrl-C
+kills its scripts).  A failed execution exits 1.
 """
 
 from __future__ import annotations

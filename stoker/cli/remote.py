@@ -1,11 +1,10 @@
 """The ``stoker`` CLI against a remote Stoker: ``--url URL --token T`` (or STOKER_URL / STOKER_TOKEN).
 
-``RemoteEngine`` has the methods of ``stoker.engine.engine.Engine`` that the
-``stoker stack ...`` commands call, and does each through the Heat-compatible
-REST API of a ``stoker api`` server, so a team can share one server (and its
-database) while every command keeps its local behaviour: the actions return
-when the action has ended (``wait=False``: once the server has started it),
-``--wait`` prints events.
+``RemoteEngine`` is a ``stoker.client.StackClient`` as ``stoker.Engine`` is: it does each call
+through the Heat-compatible REST API of a ``stoker api`` server (executions and blueprints
+through its Cloudify API, ``remote_dsl``), so a team can share one server (and its database)
+while every command keeps its local behaviour: the verbs return when the action has ended,
+``begin`` once the server has started it (``Started``), ``--wait`` prints events.
 
 URL: the orchestration endpoint, ``http://host:8004/v1/PROJECT``; a URL
 without ``/v1/...`` gets ``/v1/$STOKER_PROJECT`` (default ``default``).
@@ -188,6 +187,8 @@ class RemoteEngine:
     # -- actions: ``begin`` asks the server to start one (``_start_<verb>`` gives the stack's id) -----
     def begin(self, verb: str, name: str, *args: Any, **kwargs: Any) -> Started:
         """``<verb>_stack(name, ...)`` under way in the server: the handle once it shows there."""
+        if verb in ("suspend", "resume", "check"):
+            return Started(self._look, stack_running, self._start_action(name, verb))
         return Started(self._look, stack_running, getattr(self, f"_start_{verb}")(name, *args, **kwargs))
 
     def _look(self, stack_id: str) -> dict:
@@ -264,15 +265,6 @@ class RemoteEngine:
         path = self._stack_path(name_or_id)
         self.request("POST", path + "/actions", {action: None})
         return path.rsplit("/", 1)[1]
-
-    def _start_suspend(self, name_or_id: str) -> str:
-        return self._start_action(name_or_id, "suspend")
-
-    def _start_resume(self, name_or_id: str) -> str:
-        return self._start_action(name_or_id, "resume")
-
-    def _start_check(self, name_or_id: str) -> str:
-        return self._start_action(name_or_id, "check")
 
     def suspend_stack(self, name_or_id: str) -> dict:
         return self.begin("suspend", name_or_id).wait()

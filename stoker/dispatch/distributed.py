@@ -79,7 +79,7 @@ class CeleryDispatch(InProcess):
         first, as in-process; the delete starts once it has let the stack go."""
         check_database(engine)
         record = engine.stop_running_action(record)
-        stack_actions.start_delete(engine, self.app, self.queue, record, "DELETE")
+        stack_actions.start_on_stored(engine, self.app, self.queue, record, "DELETE")
 
     def update(self, engine: ActionHost, record: StackRecord, prepare: Callable[[], tuple[Stack, Stack]],
                rollback: bool, action: str = "UPDATE", given: dict | None = None) -> Stack:
@@ -93,7 +93,7 @@ class CeleryDispatch(InProcess):
 
     def simple(self, engine: ActionHost, record: StackRecord, action: str) -> None:
         check_database(engine)
-        stack_actions.start_simple(engine, self.app, self.queue, record, action)
+        stack_actions.start_on_stored(engine, self.app, self.queue, record, action)
 
     def execute(self, executions: Any, row: dict, deployment_row: dict, model: Any, graph: Any, done: frozenset,
                 memo: dict, resumed: bool) -> dict:

@@ -99,7 +99,7 @@ async def start_nested(engine: ActionHost, app: Celery, queue: str, stack: Stack
         graph = await _prepare_update(stack, action)
     else:
         await _prepare_stored(stack, action)
-        graph = _delete_graph(stack) if action == "DELETE" else actions.simple_graph(stack, action)
+        graph = _stored_graph(stack, action)
     timeout_mins = None if action == "CREATE" else stack.record.timeout_mins
     # on a thread of its own: an empty stack ends at once, on an event loop of its own
     await asyncio.to_thread(begin, engine, app, queue, traversal_id, stack.id, action, graph, timeout_mins, True,
@@ -168,21 +168,10 @@ def by_id(stack: Stack, graph: Graph) -> Graph:
     return Graph({ids[name]: {ids[r] for r in reqs if r in ids} for name, reqs in graph.requires.items()})
 
 
-def start_delete(engine: ActionHost, app: Celery, queue: str, record: StackRecord, action: str,
-                 follows: str | None = None) -> None:
-    """Delete (or roll back, following the traversal ``follows``) every resource of the stack
-    through the workers."""
-    _start_on_stored(engine, app, queue, record, action, follows, _delete_graph)
-
-
-def start_simple(engine: ActionHost, app: Celery, queue: str, record: StackRecord, action: str) -> None:
-    """Suspend, resume or check every resource through the workers."""
-    _start_on_stored(engine, app, queue, record, action, None, lambda stack: actions.simple_graph(stack, action))
-
-
-def _start_on_stored(engine: ActionHost, app: Celery, queue: str, record: StackRecord, action: str, follows: str | None,
-                     graph_of: Callable[[Stack], Graph]) -> None:
-    """An action on the stored resources (no new rows), over the graph ``graph_of`` the stack."""
+def start_on_stored(engine: ActionHost, app: Celery, queue: str, record: StackRecord, action: str,
+                    follows: str | None = None) -> None:
+    """An action on the stack's stored resources (no new rows) through the workers: a delete (or
+    a rollback, following the traversal ``follows``), a suspend, resume, check or snapshot."""
     if follows is None:
         traversal_id = str(uuid.uuid4())
         engine.store.acquire_lock(record.id, traversal_owner(traversal_id), action)
@@ -193,7 +182,8 @@ def _start_on_stored(engine: ActionHost, app: Celery, queue: str, record: StackR
     stack = engine.runtime(record)
     with _failing_start(engine, stack, action, traversal_id):
         asyncio.run(_prepare_stored(stack, action))
-        begin(engine, app, queue, traversal_id, record.id, action, graph_of(stack), record.timeout_mins, True)
+        begin(engine, app, queue, traversal_id, record.id, action, _stored_graph(stack, action), record.timeout_mins,
+              True)
 
 
 def start_signal(engine: ActionHost, app: Celery, queue: str, record: StackRecord, resource_name: str,
@@ -223,8 +213,10 @@ async def _prepare_stored(stack: Stack, action: str) -> None:
     await stack.recorder.flush()
 
 
-def _delete_graph(stack: Stack) -> Graph:
-    """Every resource, current and retired, dependents first."""
+def _stored_graph(stack: Stack, action: str) -> Graph:
+    """A delete's: every resource, current and retired, dependents first; else the action's order."""
+    if kinds.KINDS[action].resource_action != "DELETE":
+        return actions.simple_graph(stack, action)
     return actions.stored_graph(list(stack.resources.values()) + stack.retired).reversed()
 
 
@@ -355,7 +347,7 @@ def end_traversal(engine: ActionHost, app: Celery, queue: str, traversal_id: str
     if follows == outcomes.UPDATE_BACK:
         _roll_update_back(engine, app, queue, record, traversal_id, traversal.given(store, traversal_id))
     else:
-        start_delete(engine, app, queue, store.get_stack(record.id, record.project_id), follows, traversal_id)
+        start_on_stored(engine, app, queue, store.get_stack(record.id, record.project_id), follows, traversal_id)
     traversal.mark_ended(store, traversal_id)
 
 

@@ -279,7 +279,3 @@ class Engine:
     stop_running_action = running.stop_running_action
     cancel_stack = running.cancel_stack
     holding = running.holding
-
-
-def default_engine(**kwargs: Any) -> Engine:
-    return Engine(db_url=kwargs.pop("db_url", None) or os.environ.get("STOKER_DB_URL"), **kwargs)
