@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import time
 from types import SimpleNamespace
 from typing import Any, Iterable
 from urllib.parse import quote, unquote, urlencode, urlparse
@@ -25,10 +24,6 @@ import click
 from stoker.cli.remote_dsl import RemoteBlueprints, RemoteExecutions
 from stoker.errors import Conflict, NotFound, Problem, StokerError, ValidationFailed
 from stoker.started import Started, stack_running
-
-#: how often a waiting command asks the server for the stack's state
-POLL_INTERVAL = 0.25
-
 
 @functools.cache
 def _no_redirect_handler() -> type:
@@ -333,9 +328,8 @@ class RemoteSnapshots:
     def create(self, name_or_id: str, name: str | None = None) -> dict:
         path = self.remote._stack_path(name_or_id) + "/snapshots"
         snapshot_id = self.remote.request("POST", path, {"name": name})[2]["id"]
-        while (taken := self.remote._get(f"{path}/{snapshot_id}")["snapshot"])["status"] == "IN_PROGRESS":
-            time.sleep(POLL_INTERVAL)
-        return taken
+        return Started(lambda taken: self.remote._get(f"{path}/{taken}")["snapshot"],
+                       lambda snapshot: snapshot["status"] == "IN_PROGRESS", snapshot_id).wait()
 
     def list(self, name_or_id: str) -> list[dict]:
         return self.remote._get(self.remote._stack_path(name_or_id) + "/snapshots")["snapshots"]

@@ -109,8 +109,25 @@ def _types(include_logs: bool) -> list[str]:
     return ["cloudify_event", "cloudify_log"] if include_logs else ["cloudify_event"]
 
 
-class RemoteBlueprints(_OverTheApi):
+class _Kept(_OverTheApi):
+    """Rows the server keeps under ``path``: list, get, delete."""
+
+    path = ""
+
+    def list(self) -> list[dict]:
+        return self.rows(self.path)
+
+    def get(self, row_id: str) -> dict:
+        return self.call("GET", f"{self.path}/{quote(row_id, safe='')}")
+
+    def delete(self, row_id: str) -> None:
+        self.call("DELETE", f"{self.path}/{quote(row_id, safe='')}")
+
+
+class RemoteBlueprints(_Kept):
     """``Engine.blueprints`` over ``/blueprints``: upload, list, get, delete; ``.deployments``."""
+
+    path = "/blueprints"
 
     def upload(self, path: str | Path, blueprint_id: str) -> dict:
         """Send blueprint ``path`` with its folder's files, as ``cfy blueprints upload`` does."""
@@ -123,25 +140,21 @@ class RemoteBlueprints(_OverTheApi):
     def plan(self, blueprint_id: str) -> dict:
         return self.get(blueprint_id)["plan"] or {}
 
-    def list(self) -> list[dict]:
-        return self.rows("/blueprints")
-
-    def get(self, blueprint_id: str) -> dict:
-        return self.call("GET", f"/blueprints/{quote(blueprint_id, safe='')}")
-
-    def delete(self, blueprint_id: str) -> None:
-        self.call("DELETE", f"/blueprints/{quote(blueprint_id, safe='')}")
-
     @property
     def deployments(self) -> RemoteDeployments:
         return RemoteDeployments(self)
 
 
-class RemoteDeployments(_OverTheApi):
+class RemoteDeployments(_Kept):
     """``Engine.blueprints.deployments`` over ``/deployments``: create, list, get, delete."""
+
+    path = "/deployments"
 
     def __init__(self, blueprints: RemoteBlueprints):
         self.call = blueprints.call
+
+    def list(self, blueprint_id: str | None = None) -> list[dict]:  # type: ignore[override]
+        return self.rows(self.path, blueprint_id=blueprint_id)
 
     def create(self, deployment_id: str, blueprint_id: str, inputs: dict | None = None,
                labels: Iterable[tuple[str, str]] = (), display_name: str | None = None,
@@ -149,12 +162,3 @@ class RemoteDeployments(_OverTheApi):
         return self.call("PUT", f"/deployments/{quote(deployment_id, safe='')}", {
             "blueprint_id": blueprint_id, "inputs": inputs or {}, "labels": [{"key": k, "value": v} for k, v in labels],
             "display_name": display_name, "runtime_only_evaluation": runtime_only_evaluation})
-
-    def list(self, blueprint_id: str | None = None) -> list[dict]:
-        return self.rows("/deployments", blueprint_id=blueprint_id)
-
-    def get(self, deployment_id: str) -> dict:
-        return self.call("GET", f"/deployments/{quote(deployment_id, safe='')}")
-
-    def delete(self, deployment_id: str) -> None:
-        self.call("DELETE", f"/deployments/{quote(deployment_id, safe='')}")
