@@ -25,13 +25,11 @@ class ExecutionClient(Protocol):
     def event_lines(self, execution_id: str, since: int = 0, limit: int | None = None) -> list[dict]: ...
     def count_events(self, execution_id: str, include_logs: bool = False) -> int: ...
 
-    def begin(self, verb: str, *args: Any, **kwargs: Any) -> Started:
-        """``start`` or ``resume`` under way: the handle once the execution is stored."""
-
+    #: ``start`` or ``resume`` under way: the handle once the execution is stored
+    def begin(self, verb: str, *args: Any, **kwargs: Any) -> Started: ...
+    #: a workflow run to its end: the execution as it ended (or as queued)
     def start(self, workflow_id: str, deployment_id: str, parameters: dict | None = None, force: bool = False,
-              allow_custom_parameters: bool = False, queue: bool = False) -> dict:
-        """Run a workflow to its end; the execution as it ended (or as queued)."""
-
+              allow_custom_parameters: bool = False, queue: bool = False) -> dict: ...
     def resume(self, execution_id: str) -> dict: ...
     def cancel(self, execution_id: str, force: bool = False) -> dict: ...
 
@@ -46,8 +44,8 @@ class StackClient(Protocol):
     @property
     def snapshots(self) -> Any: ...
 
-    def begin(self, verb: str, name: str, *args: Any, **kwargs: Any) -> Started:
-        """``<verb>_stack(name, ...)`` under way: the handle once the action shows."""
+    #: ``<verb>_stack(name, ...)`` under way: the handle once the action shows
+    def begin(self, verb: str, name: str, *args: Any, **kwargs: Any) -> Started: ...
 
     # -- verbs: each runs the action to its end and gives the stack as it ended ----------------
     def create_stack(self, name: str, template: Any, environment: Any = None, parameters: dict | None = None,
