@@ -43,6 +43,12 @@ class _Settings:
                 click.echo(f"WARNING: plug-in {problem}", err=True)
         return self._engine
 
+    def close(self) -> None:
+        """The command ended: its database connections go with it (a command run in-process, as
+        tests and embedding programs do, would otherwise keep them open)."""
+        if self._engine is not None:
+            self._engine.close()
+
 
 @click.group(cls=StokerGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--db-url", envvar="STOKER_DB_URL", help="SQLAlchemy URL of the state database "
@@ -67,6 +73,7 @@ def main(ctx: click.Context, db_url: str | None, plugin_dirs: tuple[str, ...], b
         click.echo(f"ERROR: {exc}", err=True)
         ctx.exit(1)
     ctx.obj = _Settings(db_url or os.environ.get("STOKER_DB_URL"), plugin_dirs, broker)
+    ctx.call_on_close(ctx.obj.close)
     if inventory is not None:
         os.environ["STOKER_INVENTORY"] = os.path.abspath(inventory)  # detached engines inherit it
     if inventory is not None or os.environ.get("STOKER_INVENTORY"):

@@ -114,6 +114,9 @@ class Engine:
     def for_project(self, project_id: str) -> "Engine":
         """The same engine (store, plug-ins) acting for another project."""
         other = copy.copy(self)
+        # opened now if not yet, so that every copy shares one database pool (a copy opening its
+        # own would keep that pool's connections open after the copy is gone)
+        other._store = self.store
         other.project_id = project_id
         return other
 
