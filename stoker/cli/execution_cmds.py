@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import sys
-import time
 
 import click
 
@@ -211,23 +210,25 @@ def event_list(engine, execution_id_arg, execution_id, include_logs, tail, fmt):
     include_logs = tail if include_logs is None else include_logs
 
     service = engine.executions
-    rows = service.events(execution_id, include_logs)
-    if fmt == "table":
-        deployment_id = service.get(execution_id)["deployment_id"]
-        printed = 0
-        while True:
-            for row in rows[printed:]:
-                click.echo(_line(row, deployment_id))
-            printed = len(rows)
-            if not tail or not _running(service.get(execution_id)):
-                break
-            time.sleep(TAIL_POLL)
-            rows = service.events(execution_id, include_logs)
-        if tail:  # the execution ended between the last read and the check: its last events
-            for row in service.events(execution_id, include_logs)[printed:]:
-                click.echo(_line(row, deployment_id))
-    else:
+    if fmt != "table":
+        rows = service.events(execution_id, include_logs)
         show_list(rows, list(rows[0]) if rows else EVENT_COLUMNS, fmt)
+        return
+    deployment_id = service.get(execution_id)["deployment_id"]
+    printed = 0
+
+    def show_new() -> None:
+        nonlocal printed
+        rows = service.events(execution_id, include_logs, since=printed)
+        click.echo("".join(_line(row, deployment_id) + "\n" for row in rows), nl=False)
+        printed += len(rows)
+
+    if not tail:
+        show_new()
+        return
+    from stoker.started import Started
+
+    Started(service.get, _running, execution_id).follow(show_new, TAIL_POLL)  # once more after its end
 
 
 def _shortcut(workflow: str):
