@@ -130,10 +130,6 @@ def extract_tags(value: Any) -> list[str]:
     return [t for t in tags if t]
 
 
-def query_all(request: Request, name: str) -> list[str]:
-    return request.query_params.getlist(name)
-
-
 def query_mixed(request: Request, names: Iterable[str]) -> dict[str, Any]:
     """Heat's "mixed" parameters: one value, or a list when given several times."""
     found: dict[str, Any] = {}

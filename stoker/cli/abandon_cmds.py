@@ -11,7 +11,7 @@ import click
 from stoker.cli.formatting import format_option, show_document
 from stoker.cli.group import pass_engine
 from stoker.cli.stack_cmds import stack
-from stoker.cli.stack_progress import finish, watch
+from stoker.cli.stack_progress import act
 
 
 def _write_or_show(data: dict, output_file: str | None, fmt: str) -> None:
@@ -47,8 +47,7 @@ _data_command("abandon", "abandon_stack", "Forget stack NAME, leaving what it ma
 @pass_engine
 def adopt_cmd(engine, name, adopt_file, timeout, wait, fmt):
     """Make stack NAME from abandon data, taking over the resources it lists."""
-    action = lambda: engine.adopt_stack(name, Path(adopt_file).read_text(), timeout_mins=timeout)  # noqa: E731
-    finish(watch(engine, name, action, fmt) if wait else action(), fmt, wait)
+    act(engine, wait, fmt, "adopt", name, Path(adopt_file).read_text(), timeout_mins=timeout)
 
 
 @stack.group("file")

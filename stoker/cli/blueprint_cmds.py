@@ -6,18 +6,9 @@ import click
 
 from stoker.cli.formatting import format_option, show_list, show_record, show_warnings
 from stoker.cli.group import pass_engine
-from stoker.errors import Problem, StokerError
+from stoker.errors import Problem
 
 BLUEPRINT_COLUMNS = ["id", "description", "main_file_name", "created_at"]
-
-
-def dsl(engine):
-    """The blueprint service of ``engine`` (a remote one has none yet)."""
-    service = getattr(engine, "blueprints", None)
-    if service is None:
-        raise StokerError("blueprints and deployments are not served over the REST API yet: "
-                          "run this command without --url")
-    return service
 
 
 def _warn(plan: dict) -> None:
@@ -52,7 +43,7 @@ def validate(path, fmt):
 @pass_engine
 def upload(engine, path, blueprint_id, fmt):
     """Validate blueprint PATH and store it as BLUEPRINT_ID."""
-    service = dsl(engine)
+    service = engine.blueprints
     record = service.upload(path, blueprint_id)
     _warn(service.plan(blueprint_id))
     show_record({k: record[k] for k in BLUEPRINT_COLUMNS}, fmt)
@@ -63,7 +54,7 @@ def upload(engine, path, blueprint_id, fmt):
 @pass_engine
 def list_(engine, fmt):
     """Uploaded blueprints."""
-    show_list(dsl(engine).list(), BLUEPRINT_COLUMNS, fmt)
+    show_list(engine.blueprints.list(), BLUEPRINT_COLUMNS, fmt)
 
 
 @blueprint.command("get")
@@ -72,7 +63,7 @@ def list_(engine, fmt):
 @pass_engine
 def get(engine, blueprint_id, fmt):
     """One blueprint, with its inputs and labels."""
-    show_record(dsl(engine).get(blueprint_id), fmt)
+    show_record(engine.blueprints.get(blueprint_id), fmt)
 
 
 @blueprint.command("delete")
@@ -80,5 +71,5 @@ def get(engine, blueprint_id, fmt):
 @pass_engine
 def delete(engine, blueprint_id):
     """Delete a blueprint no deployment uses."""
-    dsl(engine).delete(blueprint_id)
+    engine.blueprints.delete(blueprint_id)
     click.echo(f"Blueprint {blueprint_id} deleted.")

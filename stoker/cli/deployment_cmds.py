@@ -7,7 +7,6 @@ from typing import Any, Iterable
 
 import click
 
-from stoker.cli.blueprint_cmds import dsl
 from stoker.cli.given_values import bounded, is_key_value, read_document
 from stoker.cli.formatting import format_option, show_list, show_record
 from stoker.cli.group import pass_engine
@@ -73,7 +72,7 @@ def deployment() -> None:
 @pass_engine
 def create(engine, deployment_id, blueprint_id, inputs, labels, display_name, runtime_only_evaluation, fmt):
     """Create DEPLOYMENT_ID from a blueprint: inputs checked, node instances laid out."""
-    record = dsl(engine).deployments.create(deployment_id, blueprint_id, parse_inputs(inputs),
+    record = engine.blueprints.deployments.create(deployment_id, blueprint_id, parse_inputs(inputs),
                                             parse_labels(labels), display_name, runtime_only_evaluation)
     show_record(record, fmt)
 
@@ -84,7 +83,7 @@ def create(engine, deployment_id, blueprint_id, inputs, labels, display_name, ru
 @pass_engine
 def list_(engine, blueprint_id, fmt):
     """Deployments (of one blueprint with -b)."""
-    show_list(dsl(engine).deployments.list(blueprint_id), DEPLOYMENT_COLUMNS, fmt)
+    show_list(engine.blueprints.deployments.list(blueprint_id), DEPLOYMENT_COLUMNS, fmt)
 
 
 @deployment.command("get")
@@ -92,14 +91,14 @@ def list_(engine, blueprint_id, fmt):
 @format_option()
 @pass_engine
 def get(engine, deployment_id, fmt):
-    show_record(dsl(engine).deployments.get(deployment_id), fmt)
+    show_record(engine.blueprints.deployments.get(deployment_id), fmt)
 
 
 @deployment.command("delete")
 @click.argument("deployment_id")
 @pass_engine
 def delete(engine, deployment_id):
-    dsl(engine).deployments.delete(deployment_id)
+    engine.blueprints.deployments.delete(deployment_id)
     click.echo(f"Deployment {deployment_id} deleted.")
 
 
@@ -111,7 +110,7 @@ def _document_command(name: str, read: str, summary: str) -> None:
     @format_option()
     @pass_engine
     def command(engine, deployment_id, fmt):
-        show_record(getattr(dsl(engine).deployments, read)(deployment_id), fmt)
+        show_record(getattr(engine.blueprints.deployments, read)(deployment_id), fmt)
 
 
 _document_command("outputs", "outputs", "The deployment's outputs, evaluated now.")
@@ -129,7 +128,7 @@ def labels() -> None:
 @format_option()
 @pass_engine
 def labels_list(engine, deployment_id, fmt):
-    show_list(dsl(engine).deployments.labels(deployment_id), ["key", "value"], fmt)
+    show_list(engine.blueprints.deployments.labels(deployment_id), ["key", "value"], fmt)
 
 
 @labels.command("add")
@@ -139,7 +138,7 @@ def labels_list(engine, deployment_id, fmt):
 @pass_engine
 def labels_add(engine, labels, deployment_id, fmt):
     """Add labels (``stoker deployment labels add env:prod DEP``)."""
-    show_list(dsl(engine).deployments.add_labels(deployment_id, parse_labels(labels)), ["key", "value"], fmt)
+    show_list(engine.blueprints.deployments.add_labels(deployment_id, parse_labels(labels)), ["key", "value"], fmt)
 
 
 @labels.command("delete")
@@ -150,7 +149,7 @@ def labels_add(engine, labels, deployment_id, fmt):
 def labels_delete(engine, label, deployment_id, fmt):
     """Delete a label's value, or every value of a key."""
     key, _, value = label.partition(":")
-    show_list(dsl(engine).deployments.delete_label(deployment_id, key, value or None), ["key", "value"], fmt)
+    show_list(engine.blueprints.deployments.delete_label(deployment_id, key, value or None), ["key", "value"], fmt)
 
 
 @click.group()
@@ -163,7 +162,7 @@ def node() -> None:
 @format_option()
 @pass_engine
 def node_list(engine, deployment_id, fmt):
-    show_list(dsl(engine).deployments.nodes(deployment_id), NODE_COLUMNS, fmt)
+    show_list(engine.blueprints.deployments.nodes(deployment_id), NODE_COLUMNS, fmt)
 
 
 @click.group("node-instance")
@@ -177,7 +176,7 @@ def node_instance() -> None:
 @format_option()
 @pass_engine
 def instance_list(engine, deployment_id, node_name, fmt):
-    rows = dsl(engine).deployments.node_instances(deployment_id, node_name)
+    rows = engine.blueprints.deployments.node_instances(deployment_id, node_name)
     columns = INSTANCE_COLUMNS + (["runtime_properties"] if fmt in ("json", "yaml") else [])
     show_list(rows, columns, fmt)
 
@@ -188,7 +187,7 @@ def instance_list(engine, deployment_id, node_name, fmt):
 @format_option()
 @pass_engine
 def instance_get(engine, instance_id, deployment_id, fmt):
-    show_record(dsl(engine).deployments.node_instance(instance_id, deployment_id), fmt)
+    show_record(engine.blueprints.deployments.node_instance(instance_id, deployment_id), fmt)
 
 
 @click.group()
@@ -202,7 +201,7 @@ def workflow() -> None:
 @pass_engine
 def workflow_list(engine, deployment_id, fmt):
     """The workflows DEPLOYMENT_ID can run, with their parameters."""
-    declared = dsl(engine).deployments.plan(deployment_id).get("workflows") or {}
+    declared = engine.blueprints.deployments.plan(deployment_id).get("workflows") or {}
     rows = [{"name": name, "parameters": sorted((w or {}).get("parameters") or {})}
             for name, w in sorted(declared.items())]
     show_list(rows, ["name", "parameters"], fmt)

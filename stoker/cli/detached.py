@@ -20,11 +20,14 @@ import signal
 import subprocess
 import sys
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import click
 
 from stoker.errors import Conflict, NotFound, Problem, StokerError, ValidationFailed
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stoker.started import Started
 
 #: errors that come back as themselves; any other is reported as a StokerError
 KNOWN_ERRORS = {cls.__name__: cls for cls in (Conflict, NotFound, StokerError)}
@@ -102,13 +105,10 @@ def main() -> None:
     request = json.loads(sys.stdin.buffer.read())
     if os.fork() > 0:  # the command reaps this one; the grandchild goes on alone
         os._exit(0)
-    from stoker.api.background import Runner
-
-    runner = Runner(action_threads=1)
+    started = None
     try:
-        engine = _engine(request)
-        started = runner.start(engine, _action(request), timeout=None)
-        report: dict[str, Any] = {"stack": _stack(engine, started.stack_id or request["name"])}
+        started = _begin(request)
+        report: dict[str, Any] = {"stack": started.state()}
     except ValidationFailed as exc:
         report = {"problems": [{**dataclasses.asdict(p), "path": list(p.path)}
                                for p in exc.problems + exc.warnings]}
@@ -121,36 +121,33 @@ def main() -> None:
     sys.stdout.write(json.dumps(report, default=str) + "\n")
     sys.stdout.flush()
     _let_go_of_the_command()
-    runner.shutdown()
+    if started is not None:  # the action's thread to its end (how it ended is in the store)
+        from concurrent import futures
+
+        futures.wait([started.future])
 
 
-def _engine(request: dict):
-    from stoker.engine.engine import Engine
-
-    return Engine(db_url=request["db_url"], plugin_dirs=request["plugin_dirs"])
-
-
-def _stack(engine: Any, id_or_name: str) -> dict:
-    """The stack as the command shows it (JSON-ready)."""
-    from stoker.engine.summaries import stack_summary
-
-    return stack_summary(engine.get_record(id_or_name, show_deleted=True))
-
-
-def _action(request: dict):
-    """``engine -> result`` for the request; its inputs are loaded in the action, so that
-    their errors come back as the command's own would."""
+def _begin(request: dict) -> Started:
+    """The request's action under way (``Engine.begin``); its inputs are loaded in the action, so
+    that their errors come back as the command's own would."""
     from stoker.cli.template_options import load_inputs
+    from stoker.engine import starting
+    from stoker.engine.engine import Engine
+    from stoker.started import in_thread
 
+    engine = Engine(db_url=request["db_url"], plugin_dirs=request["plugin_dirs"])
     verb, name, options = request["verb"], request["name"], request["options"]
 
-    def action(engine):
+    def action(copy: Engine) -> Any:
         if verb == TAKE_OVER:
-            return engine.resume_abandoned(engine.get_record(name))
+            return copy.resume_abandoned(copy.get_record(name))
         loaded = load_inputs(*request["inputs"]) if request["inputs"] else ()
-        return getattr(engine, f"{verb}_stack")(name, *loaded, **options)
+        return getattr(copy, f"{verb}_stack")(name, *loaded, **options)
 
-    return action
+    started = starting.begin(engine, action, in_thread)
+    if started.id is None:  # it ended without showing (nothing to take over): the stack as it is
+        started.show(engine.get_record(name, show_deleted=True).id)
+    return started
 
 
 def _let_go_of_the_command() -> None:

@@ -1,17 +1,16 @@
 """``stoker execution|event ...`` and ``stoker install|uninstall DEP``, as ``cfy`` users know them.
 
-An execution runs in this process, to its end: in a worker thread, while
-this thread prints its events (with ``--wait``) and, on Ctrl-C, asks it to
-stop (the second Ctrl-C kills its scripts).  With a broker, workers run it
-and this process follows it to its end the same way.  A failed execution
-exits 1.
+An execution starts through its service's ``begin`` (here: in a thread of this
+process; with a broker, on the workers; with ``--url``, in the server) and is
+followed to its end through the ``Started`` handle: this thread prints its
+events (with ``--wait``) and, on Ctrl-C, asks it to stop (the second Ctrl-C
+kills its scripts).  A failed execution exits 1.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
-import threading
-import time
 
 import click
 
@@ -26,89 +25,67 @@ FOLLOW_PAGE = 5000
 #: events a follower may be behind before it skips to the newest page (following costs what the execution costs)
 FOLLOW_BACKLOG = 20_000
 EVENT_COLUMNS = ["timestamp", "type", "event_type", "level", "node_instance_id", "operation", "message"]
+#: how often a follower looks for new events and the execution's end
+FOLLOW_INTERVAL = 0.2
 #: how often ``events list --tail`` looks for new events
 TAIL_POLL = 0.5
 STYLES = {"task_failed": "red", "workflow_failed": "red", "task_succeeded": "green",
           "workflow_succeeded": "green", "task_rescheduled": "yellow", "workflow_cancelled": "yellow"}
 
 
-def executions(engine):
-    """The execution service of ``engine`` (a remote one has none yet)."""
-    if not hasattr(engine, "executions"):
-        raise StokerError("executions are not served over the REST API yet: run this command without --url")
-    return engine.executions
-
-
 def run_workflow(engine, workflow: str, deployment_id: str, parameters: dict, wait: bool, fmt: str,
                  force: bool = False, allow_custom: bool = False, queue: bool = False) -> None:
-    _to_the_end(engine, lambda service: deployment_id,
-                lambda service: service.start(workflow, deployment_id, parameters, force, allow_custom, queue),
-                wait, fmt)
+    _to_the_end(engine.executions, deployment_id, wait, fmt, "start", workflow, deployment_id, parameters, force,
+                allow_custom, queue)
 
 
-def _to_the_end(engine, deployment_of, run, wait: bool, fmt: str) -> None:
-    """Run an execution (``run(service)``), show how it ended; exit 1 unless it succeeded
-    (or was queued behind the deployment's running execution)."""
-    service = executions(engine)
-    record = _follow(service, deployment_of(service), lambda: run(service), wait)
+def _to_the_end(service, deployment_id: str, wait: bool, fmt: str, verb: str, *args) -> None:
+    """``start`` or ``resume`` an execution and follow it to its end, show how it ended; exit 1
+    unless it succeeded (or was queued behind the deployment's running execution)."""
+    record = _follow(service, service.begin(verb, *args), deployment_id, wait)
     show_record(record, fmt)
     if record["status"] not in ("terminated", "queued"):
         sys.exit(1)
 
 
-def _follow(service, deployment_id: str, action, wait: bool) -> dict:
-    """Run ``action`` in a worker thread; print the new execution's events as they land (with ``wait``)."""
-    result: dict = {}
-    before = {e["id"] for e in service.list(deployment_id)}
-
-    def target():
-        try:
-            result["value"] = action()
-        except BaseException as exc:  # re-raised in this thread
-            result["error"] = exc
-
+def _follow(service, started, deployment_id: str, wait: bool) -> dict:
+    """Wait for the execution's end, printing its events as they land (with ``wait``); Ctrl-C asks
+    it to stop, a second Ctrl-C kills its scripts."""
     from rich.console import Console
 
-    worker = threading.Thread(target=target, daemon=True)
-    worker.start()
     console = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() else 250)
-    execution_id, printed, interrupts = None, 0, 0
+    show_new = _new_lines(service, started.id, deployment_id, console) if wait else (lambda: None)
+    interrupts = 0
     while True:
         try:
-            alive = worker.is_alive()
-            if execution_id is None:
-                new = [e["id"] for e in service.list(deployment_id) if e["id"] not in before]
-                execution_id = new[-1] if new else None
-            if wait and execution_id is not None:  # far behind: skip to the last page, saying so
-                behind = service.count_events(execution_id, include_logs=True) - printed
-                if behind > FOLLOW_BACKLOG:
-                    _skip_note(console, behind - FOLLOW_PAGE, execution_id)
-                    printed += behind - FOLLOW_PAGE
-            while wait and execution_id is not None:  # only what is new, a page at a time, one write a page
-                events = service.event_lines(execution_id, since=printed, limit=FOLLOW_PAGE)
-                _print_events(console, events, deployment_id)
-                printed += len(events)
-                if len(events) < FOLLOW_PAGE:
-                    break
-            if alive:
-                worker.join(0.2)
-            elif "error" in result or not _running(result["value"]):
-                break
-            else:  # workers run it (a broker is set): follow it to its end
-                time.sleep(0.2)
-                result["value"] = service.get(result["value"]["id"])
+            return started.follow(show_new, FOLLOW_INTERVAL)
         except KeyboardInterrupt:
             interrupts += 1
-            if execution_id is not None:
-                console.print("Cancelling the execution" + (" (killing its scripts)" if interrupts > 1 else
-                                                            "; Ctrl-C again to kill its running scripts"))
-                try:
-                    service.cancel(execution_id, force=interrupts > 1)
-                except StokerError:
-                    pass
-    if "error" in result:
-        raise result["error"]
-    return result["value"]
+            console.print("Cancelling the execution" + (" (killing its scripts)" if interrupts > 1 else
+                                                        "; Ctrl-C again to kill its running scripts"))
+            with contextlib.suppress(StokerError):  # it ended meanwhile: nothing to cancel
+                service.cancel(started.id, force=interrupts > 1)
+
+
+def _new_lines(service, execution_id: str, deployment_id: str, console):
+    """What prints the execution's events and logs not printed yet, a page at a time (far behind:
+    it skips to the last page, saying so)."""
+    printed = 0
+
+    def show_new() -> None:
+        nonlocal printed
+        behind = service.count_events(execution_id, include_logs=True) - printed
+        if behind > FOLLOW_BACKLOG:
+            _skip_note(console, behind - FOLLOW_PAGE, execution_id)
+            printed += behind - FOLLOW_PAGE
+        while True:
+            events = service.event_lines(execution_id, since=printed, limit=FOLLOW_PAGE)
+            _print_events(console, events, deployment_id)
+            printed += len(events)
+            if len(events) < FOLLOW_PAGE:
+                return
+
+    return show_new
 
 
 def _print_events(console, events: list[dict], deployment_id: str) -> None:
@@ -179,7 +156,7 @@ def start(engine, workflow, deployment_id, parameters, wait, force, queue, allow
 @format_option()
 @pass_engine
 def list_(engine, deployment_id, fmt):
-    show_list(executions(engine).list(deployment_id), EXECUTION_COLUMNS, fmt)
+    show_list(engine.executions.list(deployment_id), EXECUTION_COLUMNS, fmt)
 
 
 @execution.command("get")
@@ -187,7 +164,7 @@ def list_(engine, deployment_id, fmt):
 @format_option()
 @pass_engine
 def get(engine, execution_id, fmt):
-    show_record(executions(engine).get(execution_id), fmt)
+    show_record(engine.executions.get(execution_id), fmt)
 
 
 @execution.command("cancel")
@@ -198,7 +175,7 @@ def get(engine, execution_id, fmt):
 @pass_engine
 def cancel(engine, execution_id, force, fmt):
     """Stop scheduling new operations (running scripts end, or are killed with --force)."""
-    show_record(executions(engine).cancel(execution_id, force), fmt)
+    show_record(engine.executions.cancel(execution_id, force), fmt)
 
 
 @execution.command("resume")
@@ -208,8 +185,8 @@ def cancel(engine, execution_id, force, fmt):
 @pass_engine
 def resume(engine, execution_id, wait, fmt):
     """Continue an interrupted, failed or cancelled execution; finished operations do not run again."""
-    _to_the_end(engine, lambda service: service.get(execution_id)["deployment_id"],
-                lambda service: service.resume(execution_id), wait, fmt)
+    service = engine.executions
+    _to_the_end(service, service.get(execution_id)["deployment_id"], wait, fmt, "resume", execution_id)
 
 
 @click.group()
@@ -232,24 +209,26 @@ def event_list(engine, execution_id_arg, execution_id, include_logs, tail, fmt):
         raise click.UsageError("name the execution: stoker events list EXECUTION_ID")
     include_logs = tail if include_logs is None else include_logs
 
-    service = executions(engine)
-    rows = service.events(execution_id, include_logs)
-    if fmt == "table":
-        deployment_id = service.get(execution_id)["deployment_id"]
-        printed = 0
-        while True:
-            for row in rows[printed:]:
-                click.echo(_line(row, deployment_id))
-            printed = len(rows)
-            if not tail or not _running(service.get(execution_id)):
-                break
-            time.sleep(TAIL_POLL)
-            rows = service.events(execution_id, include_logs)
-        if tail:  # the execution ended between the last read and the check: its last events
-            for row in service.events(execution_id, include_logs)[printed:]:
-                click.echo(_line(row, deployment_id))
-    else:
+    service = engine.executions
+    if fmt != "table":
+        rows = service.events(execution_id, include_logs)
         show_list(rows, list(rows[0]) if rows else EVENT_COLUMNS, fmt)
+        return
+    deployment_id = service.get(execution_id)["deployment_id"]
+    printed = 0
+
+    def show_new() -> None:
+        nonlocal printed
+        rows = service.events(execution_id, include_logs, since=printed)
+        click.echo("".join(_line(row, deployment_id) + "\n" for row in rows), nl=False)
+        printed += len(rows)
+
+    if not tail:
+        show_new()
+        return
+    from stoker.started import Started
+
+    Started(service.get, _running, execution_id).follow(show_new, TAIL_POLL)  # once more after its end
 
 
 def _shortcut(workflow: str):
@@ -286,14 +265,12 @@ def install(engine, target, blueprint_id, deployment_id, inputs, parameters, wai
     its deployment and install it."""
     from pathlib import Path
 
-    from stoker.cli.blueprint_cmds import dsl
-
     if blueprint_id or deployment_id or inputs or Path(target).is_file():
         path = Path(target)
         blueprint_id = blueprint_id or path.resolve().parent.name
         deployment_id = deployment_id or blueprint_id
 
-        service = dsl(engine)
+        service = engine.blueprints
         service.upload(path, blueprint_id)
         service.deployments.create(deployment_id, blueprint_id, parse_inputs(inputs))
         target = deployment_id

@@ -1,11 +1,10 @@
 """The ``stoker`` CLI against a remote Stoker: ``--url URL --token T`` (or STOKER_URL / STOKER_TOKEN).
 
-``RemoteEngine`` has the methods of ``stoker.engine.engine.Engine`` that the
-``stoker stack ...`` commands call, and does each through the Heat-compatible
-REST API of a ``stoker api`` server, so a team can share one server (and its
-database) while every command keeps its local behaviour: the actions return
-when the action has ended (``wait=False``: once the server has started it),
-``--wait`` prints events.
+``RemoteEngine`` is a ``stoker.client.StackClient`` as ``stoker.Engine`` is: it does each call
+through the Heat-compatible REST API of a ``stoker api`` server (executions and blueprints
+through its Cloudify API, ``remote_dsl``), so a team can share one server (and its database)
+while every command keeps its local behaviour: the verbs return when the action has ended,
+``begin`` once the server has started it (``Started``), ``--wait`` prints events.
 
 URL: the orchestration endpoint, ``http://host:8004/v1/PROJECT``; a URL
 without ``/v1/...`` gets ``/v1/$STOKER_PROJECT`` (default ``default``).
@@ -16,18 +15,15 @@ from __future__ import annotations
 import functools
 import json
 import os
-import time
 from types import SimpleNamespace
 from typing import Any, Iterable
 from urllib.parse import quote, unquote, urlencode, urlparse
 
 import click
 
+from stoker.cli.remote_dsl import RemoteBlueprints, RemoteExecutions
 from stoker.errors import Conflict, NotFound, Problem, StokerError, ValidationFailed
-
-#: how often a waiting command asks the server for the stack's state
-POLL_INTERVAL = 0.25
-
+from stoker.started import Started, stack_running
 
 @functools.cache
 def _no_redirect_handler() -> type:
@@ -63,18 +59,20 @@ class RemoteEngine:
 
     # -- HTTP ---------------------------------------------------------------------------
     def request(self, method: str, path: str, body: Any = None, query: dict | None = None,
-                follow: bool = True) -> tuple[int, dict, Any]:
+                follow: bool = True, raw: bytes | None = None, headers: dict | None = None) -> tuple[int, dict, Any]:
+        """``body`` sent as JSON, or ``raw`` bytes as they are (an archive)."""
         import urllib.error
         import urllib.request
 
         url = path if path.startswith("http") else self.endpoint + path
         if query:
             url += "?" + urlencode({k: v for k, v in query.items() if v is not None}, doseq=True)
+        given = headers
         for _ in range(5):
-            data = json.dumps(body).encode("utf-8") if body is not None else None
-            headers = {"Accept": "application/json", "User-Agent": "stoker-cli"}
+            data = json.dumps(body).encode("utf-8") if body is not None else raw
+            headers = {"Accept": "application/json", "User-Agent": "stoker-cli", **(given or {})}
             if data is not None:
-                headers["Content-Type"] = "application/json"
+                headers["Content-Type"] = "application/json" if raw is None else "application/octet-stream"
             if self.token:
                 headers["X-Auth-Token"] = self.token
             req = urllib.request.Request(url, data=data, method=method, headers=headers)
@@ -96,6 +94,24 @@ class RemoteEngine:
 
     def _get(self, path: str, **query: Any) -> Any:
         return self.request("GET", path, query=query or None)[2]
+
+    def cloudify(self, method: str, path: str, body: Any = None, raw: bytes | None = None, **query: Any) -> Any:
+        """A call to the server's Cloudify REST API (``/api/v3.1``), in the endpoint's project's tenant."""
+        from stoker.blueprint.state import tenant_of
+
+        base, _, project = self.endpoint.rpartition("/v1/")
+        return self.request(method, f"{base}/api/v3.1{path}", body, query or None, raw=raw,
+                            headers={"Tenant": tenant_of(unquote(project))})[2]
+
+    @property
+    def executions(self) -> RemoteExecutions:
+        """Workflow executions over the server's Cloudify REST API (``Engine.executions``)."""
+        return RemoteExecutions(self)
+
+    @property
+    def blueprints(self) -> RemoteBlueprints:
+        """Blueprints and their deployments over the server's Cloudify REST API (``Engine.blueprints``)."""
+        return RemoteBlueprints(self)
 
     def _stack_path(self, name_or_id: str, show_deleted: bool = False) -> str:
         record = self.get_record(name_or_id, show_deleted)
@@ -163,73 +179,96 @@ class RemoteEngine:
     def environment(self, name_or_id: str) -> dict:
         return self._get(self._stack_path(name_or_id) + "/environment")
 
-    # -- actions ----------------------------------------------------------------------------
+    # -- actions: ``begin`` asks the server to start one (``_start_<verb>`` gives the stack's id) -----
+    def begin(self, verb: str, name: str, *args: Any, **kwargs: Any) -> Started:
+        """``<verb>_stack(name, ...)`` under way in the server: the handle once it shows there."""
+        if verb in ("suspend", "resume", "check"):
+            return Started(self._look, stack_running, self._start_action(name, verb))
+        return Started(self._look, stack_running, getattr(self, f"_start_{verb}")(name, *args, **kwargs))
+
+    def _look(self, stack_id: str) -> dict:
+        """The stack as the server has it now; its outputs too once its action has ended."""
+        try:
+            info = _plain(self._get(f"/stacks/{stack_id}", resolve_outputs="false")["stack"])
+        except NotFound:  # deleted: gone from the server's list
+            return {"id": stack_id, "stack_status": "DELETE_COMPLETE", "stack_status_reason": ""}
+        if stack_running(info) or str(info.get("stack_status")) == "DELETE_COMPLETE":
+            return info
+        return _plain(self._get(f"/stacks/{stack_id}")["stack"])
+
     def create_stack(self, name: str, template: Any, environment: Any = None, parameters: dict | None = None,
                      timeout_mins: int | None = None, disable_rollback: bool = True,
-                     tags: Iterable[str] = (), dry_run: bool = False, wait: bool = True) -> dict:
-        body = _instantiation(template, environment, parameters)
-        body.update(stack_name=name, disable_rollback=disable_rollback)
-        if timeout_mins:
-            body["timeout_mins"] = timeout_mins
-        if tags:
-            body["tags"] = ",".join(tags)
-        if dry_run:
-            stack = self.request("POST", "/stacks/preview", body)[2]["stack"]
-            return {"stack_name": name, "resources": [
-                {"resource_name": r["resource_name"], "resource_type": r["resource_type"], "action": "CREATE"}
-                for r in stack.get("resources", [])]}
-        created = self.request("POST", "/stacks", body)[2]["stack"]
-        return self._wait(created["id"], poll=wait)
+                     tags: Iterable[str] = (), dry_run: bool = False) -> dict:
+        if not dry_run:
+            return self.begin("create", name, template, environment, parameters, timeout_mins, disable_rollback,
+                              tags).wait()
+        body = _create_body(name, template, environment, parameters, timeout_mins, disable_rollback, tags)
+        stack = self.request("POST", "/stacks/preview", body)[2]["stack"]
+        return {"stack_name": name, "resources": [
+            {"resource_name": r["resource_name"], "resource_type": r["resource_type"], "action": "CREATE"}
+            for r in stack.get("resources", [])]}
+
+    def _start_create(self, name: str, *args: Any, **kwargs: Any) -> str:
+        return self.request("POST", "/stacks", _create_body(name, *args, **kwargs))[2]["stack"]["id"]
 
     def update_stack(self, name_or_id: str, template: Any = None, environment: Any = None,
                      parameters: dict | None = None, existing: bool = False,
                      disable_rollback: bool | None = None, timeout_mins: int | None = None,
-                     dry_run: bool = False, wait: bool = True, show_nested: bool = False,
+                     dry_run: bool = False, show_nested: bool = False,
                      clear_parameters: Iterable[str] = (), tags: Iterable[str] | None = None,
                      converge: bool = False) -> dict:
-        path = self._stack_path(name_or_id)
-        body = _instantiation(template, environment, parameters)
-        if converge:
-            body["converge"] = True
-        if clear_parameters:
-            body["clear_parameters"] = list(clear_parameters)
-        if tags is not None:
-            body["tags"] = ",".join(tags)
-        if disable_rollback is not None:
-            body["disable_rollback"] = disable_rollback
-        if timeout_mins:
-            body["timeout_mins"] = timeout_mins
+        given = (template, environment, parameters, existing, disable_rollback, timeout_mins, clear_parameters, tags,
+                 converge)
+        if not dry_run:
+            return self.begin("update", name_or_id, *given).wait()
+        method, path, body = self._update_request(name_or_id, *given)
+        query = {"show_nested": "true"} if show_nested else None
+        changes = self.request(method, path + "/preview", body, query=query)[2]["resource_changes"]
+        return {kind: [{"resource_name": e["resource_name"], "resource_type": e.get("resource_type"),
+                        "reason": e.get("resource_status_reason", "")} for e in entries]
+                for kind, entries in changes.items()}
+
+    def _start_update(self, name_or_id: str, *args: Any, **kwargs: Any) -> str:
+        method, path, body = self._update_request(name_or_id, *args, **kwargs)
+        self.request(method, path, body)
+        return path.rsplit("/", 1)[1]
+
+    def _update_request(self, name_or_id: str, template: Any = None, environment: Any = None,
+                        parameters: dict | None = None, existing: bool = False, disable_rollback: bool | None = None,
+                        timeout_mins: int | None = None, clear_parameters: Iterable[str] = (),
+                        tags: Iterable[str] | None = None, converge: bool = False) -> tuple[str, str, dict]:
+        """(method, stack path, body) of an update: PATCH keeps what is not given (``existing``), PUT not."""
         if template is None and not existing:
             raise ValidationFailed.single((), "missing-template",
                                           "give a new template, or --existing to keep the current one")
-        method = "PATCH" if existing else "PUT"
-        if dry_run:
-            query = {"show_nested": "true"} if show_nested else None
-            changes = self.request(method, path + "/preview", body, query=query)[2]["resource_changes"]
-            return {kind: [{"resource_name": e["resource_name"], "resource_type": e.get("resource_type"),
-                            "reason": e.get("resource_status_reason", "")} for e in entries]
-                    for kind, entries in changes.items()}
-        self.request(method, path, body)
-        return self._wait(path.rsplit("/", 1)[1], poll=wait)
+        body = _instantiation(template, environment, parameters)
+        optional = {"converge": converge or None, "clear_parameters": list(clear_parameters) or None,
+                    "tags": None if tags is None else ",".join(tags), "disable_rollback": disable_rollback,
+                    "timeout_mins": timeout_mins or None}
+        body.update({key: value for key, value in optional.items() if value is not None})
+        return "PATCH" if existing else "PUT", self._stack_path(name_or_id), body
 
-    def delete_stack(self, name_or_id: str, wait: bool = True) -> dict:
+    def delete_stack(self, name_or_id: str) -> dict:
+        return self.begin("delete", name_or_id).wait()
+
+    def _start_delete(self, name_or_id: str) -> str:
         path = self._stack_path(name_or_id)
         self.request("DELETE", path)
-        return self._wait(path.rsplit("/", 1)[1], resolve_outputs=False, poll=wait)
+        return path.rsplit("/", 1)[1]
 
-    def _action(self, name_or_id: str, action: str) -> dict:
+    def _start_action(self, name_or_id: str, action: str) -> str:
         path = self._stack_path(name_or_id)
         self.request("POST", path + "/actions", {action: None})
-        return self._wait(path.rsplit("/", 1)[1], resolve_outputs=False)
+        return path.rsplit("/", 1)[1]
 
     def suspend_stack(self, name_or_id: str) -> dict:
-        return self._action(name_or_id, "suspend")
+        return self.begin("suspend", name_or_id).wait()
 
     def resume_stack(self, name_or_id: str) -> dict:
-        return self._action(name_or_id, "resume")
+        return self.begin("resume", name_or_id).wait()
 
     def check_stack(self, name_or_id: str) -> dict:
-        return self._action(name_or_id, "check")
+        return self.begin("check", name_or_id).wait()
 
     def cancel_stack(self, name_or_id: str, rollback: bool = True) -> None:
         path = self._stack_path(name_or_id)
@@ -261,29 +300,20 @@ class RemoteEngine:
 
     def adopt_stack(self, name: str, data: Any, environment: Any = None, parameters: dict | None = None,
                     timeout_mins: int | None = None) -> dict:
+        return self.begin("adopt", name, data, environment, parameters, timeout_mins).wait()
+
+    def _start_adopt(self, name: str, data: Any, environment: Any = None, parameters: dict | None = None,
+                     timeout_mins: int | None = None) -> str:
         body = {"stack_name": name, "adopt_stack_data": data, "parameters": parameters or {}}
+        if environment is not None:
+            body["environment"] = environment.as_dict() if hasattr(environment, "as_dict") else environment
         if timeout_mins:
             body["timeout_mins"] = timeout_mins
-        made = self.request("POST", "/stacks", body)[2]["stack"]
-        return self._wait(made["id"])
+        return self.request("POST", "/stacks", body)[2]["stack"]["id"]
 
     @property
     def snapshots(self) -> "RemoteSnapshots":
         return RemoteSnapshots(self)
-
-    def _wait(self, stack_id: str, resolve_outputs: bool = True, poll: bool = True) -> dict:
-        """Poll until the action ends, like the local engine's methods, which return at the end
-        (without ``poll``: the stack as it is now, its action under way in the server)."""
-        path = f"/stacks/{stack_id}"
-        while True:
-            try:
-                info = _plain(self.request("GET", path, query=None if resolve_outputs
-                                           else {"resolve_outputs": "false"})[2]["stack"])
-            except NotFound:
-                return {"id": stack_id, "stack_status": "DELETE_COMPLETE", "stack_status_reason": ""}
-            if not poll or not str(info.get("stack_status", "")).endswith("IN_PROGRESS"):
-                return info
-            time.sleep(POLL_INTERVAL)
 
     def close(self) -> None:
         pass
@@ -298,9 +328,8 @@ class RemoteSnapshots:
     def create(self, name_or_id: str, name: str | None = None) -> dict:
         path = self.remote._stack_path(name_or_id) + "/snapshots"
         snapshot_id = self.remote.request("POST", path, {"name": name})[2]["id"]
-        while (taken := self.remote._get(f"{path}/{snapshot_id}")["snapshot"])["status"] == "IN_PROGRESS":
-            time.sleep(POLL_INTERVAL)
-        return taken
+        return Started(lambda taken: self.remote._get(f"{path}/{taken}")["snapshot"],
+                       lambda snapshot: snapshot["status"] == "IN_PROGRESS", snapshot_id).wait()
 
     def list(self, name_or_id: str) -> list[dict]:
         return self.remote._get(self.remote._stack_path(name_or_id) + "/snapshots")["snapshots"]
@@ -312,7 +341,7 @@ class RemoteSnapshots:
     def restore(self, name_or_id: str, snapshot_id: str) -> dict:
         path = self.remote._stack_path(name_or_id)
         self.remote.request("POST", f"{path}/snapshots/{quote(snapshot_id, safe='')}/restore", {})
-        return self.remote._wait(path.rsplit("/", 1)[1])
+        return Started(self.remote._look, stack_running, path.rsplit("/", 1)[1]).wait()
 
     def delete(self, name_or_id: str, snapshot_id: str) -> None:
         path = self.remote._stack_path(name_or_id) + f"/snapshots/{quote(snapshot_id, safe='')}"
@@ -331,6 +360,8 @@ def _decode(raw: bytes) -> Any:
 def _error(status: int, body: Any) -> StokerError:
     error = body.get("error", {}) if isinstance(body, dict) else {}
     message = error.get("message") or (body if isinstance(body, str) else f"HTTP {status}")
+    if isinstance(body, dict) and isinstance(body.get("message"), str):  # the Cloudify API's shape
+        message = body["message"]
     if status == 404:
         return NotFound(message)
     if status == 409:
@@ -351,6 +382,17 @@ _API_ONLY = ("links", "capabilities", "notification_topics", "template_descripti
 
 def _plain(data: dict) -> dict:
     return {k: v for k, v in data.items() if k not in _API_ONLY}
+
+
+def _create_body(name: str, template: Any, environment: Any = None, parameters: dict | None = None,
+                 timeout_mins: int | None = None, disable_rollback: bool = True, tags: Iterable[str] = ()) -> dict:
+    body = {**_instantiation(template, environment, parameters), "stack_name": name,
+            "disable_rollback": disable_rollback}
+    if timeout_mins:
+        body["timeout_mins"] = timeout_mins
+    if tags:
+        body["tags"] = ",".join(tags)
+    return body
 
 
 def _instantiation(template: Any, environment: Any, parameters: dict | None) -> dict:

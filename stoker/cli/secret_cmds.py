@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from stoker.cli.blueprint_cmds import dsl
 from stoker.cli.formatting import format_option, show_list, show_record
 from stoker.cli.group import pass_engine
 
@@ -24,7 +23,7 @@ def secret() -> None:
 @format_option()
 @pass_engine
 def create(engine, key, value, update_if_exists, hidden, fmt):
-    record = dsl(engine).secrets.create(key, value, update_if_exists, hidden)
+    record = engine.blueprints.secrets.create(key, value, update_if_exists, hidden)
     show_record({k: record[k] for k in SECRET_COLUMNS}, fmt)
 
 
@@ -35,7 +34,7 @@ def create(engine, key, value, update_if_exists, hidden, fmt):
 @format_option()
 @pass_engine
 def update(engine, key, value, hidden, fmt):
-    record = dsl(engine).secrets.update(key, value, hidden)
+    record = engine.blueprints.secrets.update(key, value, hidden)
     show_record({k: record[k] for k in SECRET_COLUMNS}, fmt)
 
 
@@ -45,19 +44,19 @@ def update(engine, key, value, hidden, fmt):
 @pass_engine
 def get(engine, key, fmt):
     """A secret with its value (masked when hidden)."""
-    show_record(dsl(engine).secrets.get(key), fmt)
+    show_record(engine.blueprints.secrets.get(key), fmt)
 
 
 @secret.command("list")
 @format_option()
 @pass_engine
 def list_(engine, fmt):
-    show_list(dsl(engine).secrets.list(), SECRET_COLUMNS, fmt)
+    show_list(engine.blueprints.secrets.list(), SECRET_COLUMNS, fmt)
 
 
 @secret.command("delete")
 @click.argument("key")
 @pass_engine
 def delete(engine, key):
-    dsl(engine).secrets.delete(key)
+    engine.blueprints.secrets.delete(key)
     click.echo(f"Secret {key} deleted.")

@@ -12,7 +12,7 @@ import click
 from stoker.cli.formatting import dump, format_option, show_list, show_record
 from stoker.cli.group import pass_engine, pass_settings
 from stoker.cli.template_options import load_inputs, template_options
-from stoker.cli.stack_progress import FOLLOW_INTERVAL, EventPrinter, finish, follow, in_background, watch
+from stoker.cli.stack_progress import FOLLOW_INTERVAL, EventPrinter, act, follow_events, in_background, watch
 from stoker.engine.resource_filters import FILTERS
 
 
@@ -76,12 +76,10 @@ def _run_action(settings, verb: str, name: str, inputs: tuple, options: dict, wa
         return
     engine = settings.engine()
     template, environment, params = load_inputs(*inputs)
-    action = lambda: getattr(engine, f"{verb}_stack")(  # noqa: E731
-        name, template, environment, params, dry_run=dry_run, **options)
     if dry_run:
-        show_plan(action())
+        show_plan(getattr(engine, f"{verb}_stack")(name, template, environment, params, dry_run=True, **options))
         return
-    finish(watch(engine, name, action, fmt, interval) if wait else action(), fmt, wait)
+    act(engine, True, fmt, verb, name, template, environment, params, interval=interval, **options)
 
 
 @stack.command("update")
@@ -142,7 +140,7 @@ def delete(settings, names, yes, wait):
     for name in names:
         if wait:
             engine = settings.engine()
-            info = watch(engine, name, lambda name=name: engine.delete_stack(name), "table")
+            info = watch(engine, "delete", name)
         else:
             info = in_background(settings, "delete", name)
         if info["stack_status"].endswith("FAILED"):
@@ -152,7 +150,7 @@ def delete(settings, names, yes, wait):
         sys.exit(1)
 
 
-def _simple_command(verb: str, method: str):
+def _simple_command(verb: str):
     @stack.command(verb)
     @click.argument("names", nargs=-1, required=True)
     @click.option("--wait", is_flag=True)
@@ -160,15 +158,14 @@ def _simple_command(verb: str, method: str):
     @pass_engine
     def command(engine, names, wait, fmt):
         for name in names:
-            action = lambda name=name: getattr(engine, method)(name)  # noqa: E731
-            finish(watch(engine, name, action, fmt) if wait else action(), fmt, wait)
+            act(engine, wait, fmt, verb, name)
 
     command.__doc__ = f"{verb.capitalize()} stack NAME (several: each in turn)."
     return command
 
 
 for _verb in ("suspend", "resume", "check"):
-    _simple_command(_verb, f"{_verb}_stack")
+    _simple_command(_verb)
 
 
 @stack.command("cancel")
@@ -340,7 +337,7 @@ def event_list(engine, name, resource_name, nested_depth, sort_key, limit, follo
     if follow_on:
         show = EventPrinter()
         show(engine.events(name, resource_name, nested_depth))
-        follow(engine, name, lambda: engine.show_stack(name, resolve_outputs=False), show)
+        follow_events(engine, name, show)
         return
     rows = engine.events(name, resource_name, nested_depth)
     if sort_key:

@@ -4,8 +4,6 @@ and exit code (``stack create|update|delete|adopt ...`` share them)."""
 from __future__ import annotations
 
 import sys
-import threading
-import time
 
 from stoker.cli import detached
 from stoker.cli.formatting import show_record
@@ -18,58 +16,57 @@ from stoker.names import shown
 FOLLOW_INTERVAL = 0.5
 
 
-def _stack_id(engine, name: str) -> str | None:
-    try:
-        return engine.get_record(name).id
-    except NotFound:
-        return None
+def act(engine, wait: bool, fmt: str, verb: str, name: str, *args, interval: float = FOLLOW_INTERVAL, **kwargs):
+    """``<verb>_stack(name, ...)`` to its end (``--wait``: its events shown meanwhile, ``watch``), shown."""
+    finish(watch(engine, verb, name, *args, interval=interval, **kwargs) if wait
+           else getattr(engine, f"{verb}_stack")(name, *args, **kwargs), fmt, wait)
 
 
-def watch(engine, name: str, action, fmt: str, interval: float = FOLLOW_INTERVAL):
-    """Run ``action``, printing the stack's events (not its nested stacks') as they are committed
-    (read every ``interval`` seconds when another process runs it)."""
+def watch(engine, verb: str, name: str, *args, interval: float = FOLLOW_INTERVAL, **kwargs) -> dict:
+    """``<verb>_stack(name, ...)`` to its end, printing the stack's events (not its nested stacks') as
+    they are committed: handed over by the engine when this process runs it, else (a server or
+    workers run it) read every ``interval`` seconds while its ``Started`` handle says it runs."""
     show = EventPrinter()
     progress = getattr(engine, "progress", None)
-    if progress is None or not engine.dispatch.runs_here:  # a server or workers run it: follow its events
-        return follow(engine, name, action, show, interval)
+    if progress is not None and engine.dispatch.runs_here:
+        def pushed(root_stack_id: str, events: list[dict]) -> None:
+            show([e for e in events if e["stack_id"] == root_stack_id])
 
-    def pushed(root_stack_id: str, events: list[dict]) -> None:
-        show([e for e in events if e["stack_id"] == root_stack_id])
+        with progress.subscribe(pushed), detached.handed_over_on_stop(engine, name, current_settings()):
+            return getattr(engine, f"{verb}_stack")(name, *args, **kwargs)
+    last = _last_event(engine, name)
+    started = engine.begin(verb, name, *args, **kwargs)
+    return started.follow(_new_events(engine, started, last, show), interval)
 
-    with progress.subscribe(pushed), detached.handed_over_on_stop(engine, name, current_settings()):
-        return action()  # this process runs it: the engine hands each event over
+
+def follow_events(engine, name: str, show, interval: float = FOLLOW_INTERVAL) -> None:
+    """Print the stack's new events until its action (run by anyone) has ended."""
+    from stoker.started import Started, stack_running
+
+    stack_id = engine.get_record(name).id
+    started = Started(lambda _id: engine.show_stack(stack_id, resolve_outputs=False), stack_running, stack_id)
+    started.follow(_new_events(engine, started, _last_event(engine, stack_id), show), interval)
 
 
-def follow(engine, name: str, action, show, interval: float = FOLLOW_INTERVAL) -> object:
-    """Run ``action`` in a thread, reading only the events newer than the last one shown."""
-    result: dict = {}
+def _last_event(engine, name: str) -> str | None:
+    """The id of the stack's newest event (None: no stack, or no event yet)."""
+    try:
+        seen = engine.events(engine.get_record(name).id, sort_dir="desc", limit=1)
+    except NotFound:
+        return None
+    return seen[0]["id"] if seen else None
 
-    def target():
-        try:
-            result["value"] = action()
-        except BaseException as exc:  # re-raised in the caller's thread
-            result["error"] = exc
 
-    stack_id = _stack_id(engine, name)
-    seen = engine.events(stack_id, sort_dir="desc", limit=1) if stack_id else []
-    last = seen[0]["id"] if seen else None
-    worker = threading.Thread(target=target, daemon=True)
-    worker.start()
-    while True:
-        alive = worker.is_alive()
-        stack_id = stack_id or _stack_id(engine, name)
-        new = engine.events(stack_id, marker=last) if stack_id else []
+def _new_events(engine, started, last: str | None, show):
+    """What shows the stack's events newer than the last one shown, each once."""
+    def show_new() -> None:
+        nonlocal last
+        new = engine.events(started.id, marker=last)
         if new:
             show(new)
             last = new[-1]["id"]
-        if not alive:
-            if "error" in result or not _running(result.get("value")):
-                break
-            result["value"] = _refreshed(engine, result["value"])  # workers run it (a broker is set)
-        time.sleep(interval)
-    if "error" in result:
-        raise result["error"]
-    return result.get("value")
+
+    return show_new
 
 
 def in_background(settings, verb: str, name: str, inputs: tuple = (),
@@ -78,8 +75,8 @@ def in_background(settings, verb: str, name: str, inputs: tuple = (),
     in a detached engine process when local (this command then opens neither an engine
     nor the database: the engine process reports the stack), in the server when remote."""
     if settings.remote is not None:
-        return getattr(settings.remote, f"{verb}_stack")(name, *(load_inputs(*inputs) if inputs else ()),
-                                                         wait=False, **(options or {}))
+        loaded = load_inputs(*inputs) if inputs else ()
+        return settings.remote.begin(verb, name, *loaded, **(options or {})).state()
     return detached.start(settings.db_url, settings.plugin_dirs, verb, name, inputs, options)
 
 
@@ -103,22 +100,6 @@ class EventPrinter:
         if lines:
             sys.stderr.write("".join(lines))
             sys.stderr.flush()
-
-
-def _running(info) -> bool:
-    return isinstance(info, dict) and str(info.get("stack_status", "")).endswith("IN_PROGRESS")
-
-
-def _refreshed(engine, info: dict) -> dict:
-    """The stack as stored now (with outputs if ``info`` had them and the stack is still there)."""
-    from stoker.engine.summaries import stack_summary
-
-    record = engine.get_record(info["id"], show_deleted=True)
-    fresh = stack_summary(record)
-    if "outputs" in info:
-        done = record.deleted_at is None and not _running(fresh)
-        fresh["outputs"] = engine.outputs(record.id) if done else info["outputs"]
-    return fresh
 
 
 def finish(info: dict, fmt: str, wait: bool) -> None:

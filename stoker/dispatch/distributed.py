@@ -62,24 +62,13 @@ class CeleryDispatch(InProcess):
         what its owner's check polls, so that the owner holds no worker slot its nested resources need."""
         return await apart()
 
-    async def create_nested(self, engine: ActionHost, stack: Stack, traversal_id: str) -> None:
-        """Start a nested stack's create on the workers as traversal ``traversal_id`` (its owner
+    async def start_nested(self, engine: ActionHost, stack: Stack, action: str, traversal_id: str,
+                           previous: dict | None = None) -> None:
+        """Start a nested stack's action on the workers as traversal ``traversal_id`` (its owner
         resource polls it; the id is chosen by the owner first, so that a worker lost meanwhile
-        leaves its successor what it started: ``nested_begun``)."""
-        await stack_actions.start_nested_create(engine, self.app, self.queue, stack, traversal_id)
-
-    async def delete_nested(self, engine: ActionHost, stack: Stack, traversal_id: str) -> None:
-        """Start a nested stack's delete on the workers (as ``create_nested``)."""
-        await stack_actions.start_nested_delete(engine, self.app, self.queue, stack, traversal_id)
-
-    async def update_nested(self, engine: ActionHost, stack: Stack, previous: dict, traversal_id: str) -> None:
-        """Start a nested stack's update (its new definition stored; ``previous``: its inputs as
-        they were) on the workers (as ``create_nested``)."""
-        await stack_actions.start_nested_update(engine, self.app, self.queue, stack, previous, traversal_id)
-
-    async def simple_nested(self, engine: ActionHost, stack: Stack, action: str, traversal_id: str) -> None:
-        """Start a nested stack's suspend, resume or check on the workers (as ``create_nested``)."""
-        await stack_actions.start_nested_simple(engine, self.app, self.queue, stack, action, traversal_id)
+        leaves its successor what it started: ``nested_begun``); ``previous``: an update's inputs
+        as they were."""
+        await stack_actions.start_nested(engine, self.app, self.queue, stack, action, traversal_id, previous)
 
     def nested_begun(self, engine: ActionHost, traversal_id: str) -> bool:
         """Whether a nested stack's traversal a lost worker was starting was stored (it then runs)."""
@@ -90,7 +79,7 @@ class CeleryDispatch(InProcess):
         first, as in-process; the delete starts once it has let the stack go."""
         check_database(engine)
         record = engine.stop_running_action(record)
-        stack_actions.start_delete(engine, self.app, self.queue, record, "DELETE")
+        stack_actions.start_on_stored(engine, self.app, self.queue, record, "DELETE")
 
     def update(self, engine: ActionHost, record: StackRecord, prepare: Callable[[], tuple[Stack, Stack]],
                rollback: bool, action: str = "UPDATE", given: dict | None = None) -> Stack:
@@ -104,7 +93,7 @@ class CeleryDispatch(InProcess):
 
     def simple(self, engine: ActionHost, record: StackRecord, action: str) -> None:
         check_database(engine)
-        stack_actions.start_simple(engine, self.app, self.queue, record, action)
+        stack_actions.start_on_stored(engine, self.app, self.queue, record, action)
 
     def execute(self, executions: Any, row: dict, deployment_row: dict, model: Any, graph: Any, done: frozenset,
                 memo: dict, resumed: bool) -> dict:

@@ -84,47 +84,26 @@ def start_create(engine: ActionHost, app: Celery, queue: str, stack: Stack, time
               stack.adopted_data if action == "ADOPT" else None)
 
 
-async def start_nested_create(engine: ActionHost, app: Celery, queue: str, stack: Stack, traversal_id: str) -> None:
-    """Create a stored new nested stack's resources through the workers (its owner resource, on a
-    worker, polls it instead of running it to its end there).  ``traversal_id``, chosen by the
-    owner, is the lock's owner: a start a lost worker left half done is made again under it."""
-    engine.store.acquire_lock(stack.id, traversal_owner(traversal_id), "CREATE")
-    graph = await _prepare_create(stack)
-    # on a thread of its own: an empty stack ends at once, on an event loop of its own
-    await asyncio.to_thread(begin, engine, app, queue, traversal_id, stack.id, "CREATE", graph, None, True)
-
-
-async def start_nested_delete(engine: ActionHost, app: Celery, queue: str, stack: Stack, traversal_id: str) -> None:
-    """Delete a nested stack's resources through the workers (its owner resource polls it)."""
-    await start_nested_on_stored(engine, app, queue, stack, "DELETE", _delete_graph, traversal_id)
-
-
-async def start_nested_simple(engine: ActionHost, app: Celery, queue: str, stack: Stack, action: str,
-                              traversal_id: str) -> None:
-    """Suspend, resume or check a nested stack's resources through the workers (its owner polls it)."""
-    await start_nested_on_stored(engine, app, queue, stack, action, lambda nested: actions.simple_graph(nested, action),
-                                 traversal_id)
-
-
-async def start_nested_on_stored(engine: ActionHost, app: Celery, queue: str, stack: Stack, action: str,
-                                 graph_of: Callable[[Stack], Graph], traversal_id: str) -> None:
-    """``_start_on_stored`` from a worker's step: the nested stack's state is set on this loop,
-    the traversal begins on a thread (an empty one ends at once, on an event loop of its own)."""
+async def start_nested(engine: ActionHost, app: Celery, queue: str, stack: Stack, action: str, traversal_id: str,
+                       previous: dict | None = None) -> None:
+    """A nested stack's CREATE, UPDATE (its new definition stored by ``Engine.prepare_child_update``),
+    DELETE, SUSPEND, RESUME or CHECK through the workers: its owner resource, on a worker, polls it
+    instead of running it to its end there.  ``traversal_id``, chosen by the owner, is the lock's
+    owner: a start a lost worker left half done is made again under it.  Its rollback is off, as
+    in-process (the parent's decides); ``previous`` (an update's inputs before) serves a cancel
+    that asks for one."""
     engine.store.acquire_lock(stack.id, traversal_owner(traversal_id), action)
-    await _prepare_stored(stack, action)
-    await asyncio.to_thread(begin, engine, app, queue, traversal_id, stack.id, action, graph_of(stack),
-                            stack.record.timeout_mins, True)
-
-
-async def start_nested_update(engine: ActionHost, app: Celery, queue: str, stack: Stack, previous: dict,
-                              traversal_id: str) -> None:
-    """Update a nested stack (its new definition stored by ``Engine.prepare_child_update``) through
-    the workers; its owner resource polls it.  Its rollback is off, as in-process: the parent's
-    decides; ``previous`` (its inputs before) serves a cancel that asks for one."""
-    engine.store.acquire_lock(stack.id, traversal_owner(traversal_id), "UPDATE")
-    graph = await _prepare_update(stack, "UPDATE")
-    await asyncio.to_thread(begin, engine, app, queue, traversal_id, stack.id, "UPDATE", graph,
-                            stack.record.timeout_mins, True, previous)
+    if action == "CREATE":
+        graph = await _prepare_create(stack)
+    elif action == "UPDATE":
+        graph = await _prepare_update(stack, action)
+    else:
+        await _prepare_stored(stack, action)
+        graph = _stored_graph(stack, action)
+    timeout_mins = None if action == "CREATE" else stack.record.timeout_mins
+    # on a thread of its own: an empty stack ends at once, on an event loop of its own
+    await asyncio.to_thread(begin, engine, app, queue, traversal_id, stack.id, action, graph, timeout_mins, True,
+                            previous)
 
 
 def nested_begun(engine: ActionHost, app: Celery, queue: str, traversal_id: str) -> bool:
@@ -189,21 +168,10 @@ def by_id(stack: Stack, graph: Graph) -> Graph:
     return Graph({ids[name]: {ids[r] for r in reqs if r in ids} for name, reqs in graph.requires.items()})
 
 
-def start_delete(engine: ActionHost, app: Celery, queue: str, record: StackRecord, action: str,
-                 follows: str | None = None) -> None:
-    """Delete (or roll back, following the traversal ``follows``) every resource of the stack
-    through the workers."""
-    _start_on_stored(engine, app, queue, record, action, follows, _delete_graph)
-
-
-def start_simple(engine: ActionHost, app: Celery, queue: str, record: StackRecord, action: str) -> None:
-    """Suspend, resume or check every resource through the workers."""
-    _start_on_stored(engine, app, queue, record, action, None, lambda stack: actions.simple_graph(stack, action))
-
-
-def _start_on_stored(engine: ActionHost, app: Celery, queue: str, record: StackRecord, action: str, follows: str | None,
-                     graph_of: Callable[[Stack], Graph]) -> None:
-    """An action on the stored resources (no new rows), over the graph ``graph_of`` the stack."""
+def start_on_stored(engine: ActionHost, app: Celery, queue: str, record: StackRecord, action: str,
+                    follows: str | None = None) -> None:
+    """An action on the stack's stored resources (no new rows) through the workers: a delete (or
+    a rollback, following the traversal ``follows``), a suspend, resume, check or snapshot."""
     if follows is None:
         traversal_id = str(uuid.uuid4())
         engine.store.acquire_lock(record.id, traversal_owner(traversal_id), action)
@@ -214,7 +182,8 @@ def _start_on_stored(engine: ActionHost, app: Celery, queue: str, record: StackR
     stack = engine.runtime(record)
     with _failing_start(engine, stack, action, traversal_id):
         asyncio.run(_prepare_stored(stack, action))
-        begin(engine, app, queue, traversal_id, record.id, action, graph_of(stack), record.timeout_mins, True)
+        begin(engine, app, queue, traversal_id, record.id, action, _stored_graph(stack, action), record.timeout_mins,
+              True)
 
 
 def start_signal(engine: ActionHost, app: Celery, queue: str, record: StackRecord, resource_name: str,
@@ -244,8 +213,10 @@ async def _prepare_stored(stack: Stack, action: str) -> None:
     await stack.recorder.flush()
 
 
-def _delete_graph(stack: Stack) -> Graph:
-    """Every resource, current and retired, dependents first."""
+def _stored_graph(stack: Stack, action: str) -> Graph:
+    """A delete's: every resource, current and retired, dependents first; else the action's order."""
+    if kinds.KINDS[action].resource_action != "DELETE":
+        return actions.simple_graph(stack, action)
     return actions.stored_graph(list(stack.resources.values()) + stack.retired).reversed()
 
 
@@ -376,7 +347,7 @@ def end_traversal(engine: ActionHost, app: Celery, queue: str, traversal_id: str
     if follows == outcomes.UPDATE_BACK:
         _roll_update_back(engine, app, queue, record, traversal_id, traversal.given(store, traversal_id))
     else:
-        start_delete(engine, app, queue, store.get_stack(record.id, record.project_id), follows, traversal_id)
+        start_on_stored(engine, app, queue, store.get_stack(record.id, record.project_id), follows, traversal_id)
     traversal.mark_ended(store, traversal_id)
 
 

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from stoker.dispatch.inprocess import InProcess
-from stoker.engine import actions, reads, resource_marks, running, signals, stored_stacks, type_checks, updates
+from stoker.engine import (actions, reads, resource_marks, running, signals, starting, stored_stacks, type_checks,
+                           updates)
 from stoker.engine.host import Dispatcher
 from stoker.engine.progress import Progress
 from stoker.engine.summaries import action_result, stack_summary
@@ -26,6 +27,7 @@ from stoker.errors import ValidationFailed
 from stoker.limits import limit
 from stoker.names import stack_name_error
 from stoker.resources import registry
+from stoker.started import Started, in_thread
 from stoker.store.locks import new_engine_id
 from stoker.template.environment import Environment
 from stoker.template.loader import paused_gc
@@ -190,6 +192,11 @@ class Engine:
         self.dispatch.create(self, stack, timeout_mins, disable_rollback, action)
         return action_result(self.store, stack)
 
+    def begin(self, verb: str, name: str, *args: Any, **kwargs: Any) -> Started:
+        """``<verb>_stack(name, ...)`` under way in a thread of its own: the handle once it shows."""
+        return starting.begin(self, lambda engine: getattr(engine, f"{verb}_stack")(name, *args, **kwargs),
+                              in_thread)
+
     def export_stack(self, name_or_id: str) -> dict:
         """Heat's export: everything needed to adopt the stack elsewhere."""
         from stoker.engine.exported import export
@@ -275,7 +282,3 @@ class Engine:
     stop_running_action = running.stop_running_action
     cancel_stack = running.cancel_stack
     holding = running.holding
-
-
-def default_engine(**kwargs: Any) -> Engine:
-    return Engine(db_url=kwargs.pop("db_url", None) or os.environ.get("STOKER_DB_URL"), **kwargs)

@@ -234,7 +234,7 @@ class NestedStackResource(Resource):
             if intent is None:
                 self.resource_id = child.id  # written with the start's intent: one without the other is never seen
                 intent = await self._intend(self.CREATE, child.id)
-            await engine.dispatch.create_nested(engine, child, intent[STARTING])
+            await engine.dispatch.start_nested(engine, child, self.CREATE, intent[STARTING])
             return child.id
 
         return await engine.dispatch.nested_action(here, apart)
@@ -342,7 +342,7 @@ class NestedStackResource(Resource):
                 before = engine.store.get_stack(child.id, self.stack.project_id, show_deleted=True)
                 starting = await self._intend(self.UPDATE, child.id, previous=before.inputs())
             updated, _old = self._updated_child(child)
-            await engine.dispatch.update_nested(engine, updated, starting["previous"], starting[STARTING])
+            await engine.dispatch.start_nested(engine, updated, self.UPDATE, starting[STARTING], starting["previous"])
             return child.id
 
         return await engine.dispatch.nested_action(here, apart)
@@ -389,7 +389,8 @@ class NestedStackResource(Resource):
             self._ended_here = True
 
         async def apart() -> Any:
-            await engine.dispatch.delete_nested(engine, child, await self._traversal_for(self.DELETE, child.id))
+            await engine.dispatch.start_nested(engine, child, self.DELETE,
+                                              await self._traversal_for(self.DELETE, child.id))
             return child.id
 
         return await engine.dispatch.nested_action(here, apart)
@@ -443,7 +444,7 @@ class NestedStackResource(Resource):
             self._raise_if_failed(child)
 
         async def apart() -> Any:
-            await engine.dispatch.simple_nested(engine, child, action, await self._traversal_for(action, child.id))
+            await engine.dispatch.start_nested(engine, child, action, await self._traversal_for(action, child.id))
             return child.id
 
         return await engine.dispatch.nested_action(here, apart)

@@ -58,20 +58,6 @@ class ResourceDefinition:
             self._dependencies = found
         return set(self._dependencies)
 
-    def render(self) -> dict:
-        """The definition as template data (functions kept as functions)."""
-        data: dict[str, Any] = {"type": self.type}
-        for key in ("properties", "metadata", "update_policy"):
-            if getattr(self, key):
-                data[key] = getattr(self, key)
-        if self.depends_on:
-            data["depends_on"] = list(self.depends_on)
-        if self.deletion_policy != "Delete":
-            data["deletion_policy"] = self.deletion_policy
-        if self.external_id is not None:
-            data["external_id"] = self.external_id
-        return data
-
 
 @dataclass
 class OutputDefinition:

@@ -341,10 +341,6 @@ def template_version(data: Any) -> tuple[str, Any, Version | None]:
     return "heat_template_version", None, None
 
 
-def version_names() -> list[str]:
-    return [v.date for v in VERSIONS] + [a for v in VERSIONS for a in v.aliases]
-
-
 def first_version_with(function_name: str) -> str | None:
     """The first version where ``function_name`` is a live function, if any."""
     for version in VERSIONS:

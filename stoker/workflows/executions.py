@@ -11,7 +11,8 @@ reader finds the owner gone and marks the execution interrupted, and
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable
+import copy
+from typing import Any, Awaitable, Callable
 
 from stoker import secretbox
 from stoker.blueprint.blueprints import BlueprintService
@@ -28,6 +29,7 @@ from stoker.workflows.builtin import graph_builder, operation_kwargs
 from stoker.workflows.workflow_error import WorkflowError
 from stoker.blueprint.secrets import masker, secret_values
 from stoker.resources import processes
+from stoker.started import Started, in_thread
 from stoker.workflows.live_evaluator import LiveEvaluator, LiveState
 from stoker.workflows.manager import LocalManager
 from stoker.workflows.model import Deployment, Instance
@@ -59,6 +61,8 @@ class Executions:
         #: set when the process serving this execution stops (``stoker api``): it is cancelled, its
         #: scripts killed, so the server stops at once; ``resume`` continues it later
         self.stopping: Any = None
+        #: told the id of the execution ``start`` or ``resume`` stored (``begin``: it shows then)
+        self.announce: Callable[[str], None] = lambda _execution_id: None
 
     # -- reading --------------------------------------------------------------------------------
     def get(self, execution_id: str) -> dict:
@@ -98,6 +102,18 @@ class Executions:
         return self.records.get_deployment(self.project_id, deployment_id)
 
     # -- starting, cancelling, resuming ---------------------------------------------------------
+    def begin(self, verb: str, *args: Any, **kwargs: Any) -> Started:
+        """``start`` or ``resume`` under way in a thread: the handle once the execution is stored."""
+        return self.begun(lambda service: getattr(service, verb)(*args, **kwargs), in_thread)
+
+    def begun(self, action: Callable[["Executions"], dict], submit: Callable, timeout: float | None = None) -> Started:
+        """``action(a copy of this service)`` through ``submit``; the handle once the execution it
+        starts is stored (``Started.run``: a refusal is raised, ``timeout`` gives up)."""
+        started = Started(self.get, lambda execution: execution["status"] in ACTIVE)
+        service = copy.copy(self)
+        service.announce = started.show
+        return started.run(submit, lambda: action(service), timeout)
+
     def start(self, workflow_id: str, deployment_id: str, parameters: dict | None = None, force: bool = False,
               allow_custom_parameters: bool = False, queue: bool = False) -> dict:
         """Run ``workflow_id`` on the deployment to its end, in this process; the execution as it ended.
@@ -118,6 +134,7 @@ class Executions:
         graph = build(model, params, memo)  # refused here, before any execution is stored
         row = self.records.start_execution(self.project_id, deployment_row["pk"], workflow_id, params,
                                            self.owner, execution_gone, concurrent=force, queue=queue)
+        self.announce(row["id"])
         if row["status"] == "queued":
             return view(row)
         return self._begin(row, deployment_row, model, graph, memo)
@@ -151,6 +168,7 @@ class Executions:
         row = self._fresh(self.records.get_execution(self.project_id, execution_id))
         stop_scripts_left(row)
         row = self.records.claim_execution(self.project_id, execution_id, self.owner)
+        self.announce(row["id"])
         row["resume_data"] = {**(row.get("resume_data") or {}), "commands": self.commands(row)}
         self.records.update_execution(row["pk"], resume_data=row["resume_data"])
         deployment_row = self.records.get_deployment(self.project_id, row["deployment_id"])

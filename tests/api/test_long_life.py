@@ -203,7 +203,7 @@ def test_an_action_the_request_gave_up_on_stops_and_stores_nothing(tmp_path, mon
 
     started = runner.start(engine, create, timeout=0.01)
     checked.set()
-    assert started.stack_id is None
+    assert started.id is None
     with pytest.raises(GivenUp):
         started.future.result(timeout=30)
     assert engine.list_stacks() == []

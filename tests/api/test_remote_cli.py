@@ -104,7 +104,8 @@ def test_wait_exits_1_when_the_stack_fails(remote, tmp_path):
 
 def test_wait_on_a_server_shows_each_new_event_once_in_order(remote):
     template = str(TEMPLATES / "basic.yaml")
-    assert remote("stack", "create", "web", "-t", template, "-P", "label=one").exit_code == 0
+    # (created to its end: an update of a stack still being created is refused, and its events are not the update's)
+    assert remote("stack", "create", "web", "-t", template, "-P", "label=one", "--wait").exit_code == 0
     updated = remote("stack", "update", "web", "--existing", "-P", "label=two", "--wait", "-f", "json")
     assert updated.exit_code == 0, updated.output
     shown = [line.split(" ", 1)[1] for line in updated.stderr.splitlines() if "]: " in line]

@@ -131,10 +131,10 @@ def create_stack(ctx: Ctx = Depends(context), body: dict = Depends(json_object))
 
 
 def _created(ctx: Ctx, name: str, started: Any) -> Response:
-    if started.stack_id is None:
+    if started.id is None:
         raise ApiError(503, "The stack was not created in time; try again later", "ServiceUnavailable")
-    location = ctx.links.stack(name, started.stack_id)
-    return reply({"stack": {"id": started.stack_id, "links": [{"href": location, "rel": "self"}]}}, 201,
+    location = ctx.links.stack(name, started.id)
+    return reply({"stack": {"id": started.id, "links": [{"href": location, "rel": "self"}]}}, 201,
                  {"Location": location})
 
 

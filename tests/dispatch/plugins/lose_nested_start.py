@@ -22,11 +22,10 @@ def _lose(action: str, moment: str) -> None:
     lose_once(WHEN, action, moment)
 
 
-def _losing(start, action_of):
-    async def starting(self, engine, stack, *args):
-        action = action_of(args)
+def _losing(start):
+    async def starting(self, engine, stack, action, *args):
         _lose(action, "before")
-        await start(self, engine, stack, *args)
+        await start(self, engine, stack, action, *args)
         _lose(action, "after")
     return starting
 
@@ -42,6 +41,4 @@ def _storing(start):
 
 if WHEN:
     traversal.start = _storing(traversal.start)
-    for name, action_of in (("create_nested", lambda args: "CREATE"), ("update_nested", lambda args: "UPDATE"),
-                            ("delete_nested", lambda args: "DELETE"), ("simple_nested", lambda args: args[0])):
-        setattr(CeleryDispatch, name, _losing(getattr(CeleryDispatch, name), action_of))
+    CeleryDispatch.start_nested = _losing(CeleryDispatch.start_nested)

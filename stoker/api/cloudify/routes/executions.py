@@ -10,7 +10,6 @@ Heat's local resource types).
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from fastapi import Depends, Request
@@ -25,39 +24,18 @@ from stoker.api.error_bodies import ApiError
 from stoker.api.background import START_TIMEOUT
 from stoker.resources.policy import LOCAL_SETTINGS
 from stoker.workflows.model import runs_on_host
-from stoker.workflows.executions import Executions
 
 routes = router("executions")
 
 
-class _Announcing(Executions):
-    """Executions telling ``started`` the id of the execution once its row is stored."""
-
-    def __init__(self, engine: Any, started: dict):
-        super().__init__(engine.store, engine.project_id, engine.engine_id, engine.dispatch,
-                         engine.executions.local_allowed)
-        self.started = started
-        self.stopping = engine.stopping  # the server stopping cancels it (resumable), not waits for it
-
-    def _run(self, row: dict, *args: Any, **kwargs: Any) -> dict:
-        self.started["id"] = row["id"]
-        self.started["event"].set()
-        return super()._run(row, *args, **kwargs)
-
-
 def _in_background(request: Request, who: Caller, engine: Any, action: Any) -> dict:
     """Run ``action(executions)`` in the tenant's action pool; the execution once stored (or its refusal)."""
-    started: dict = {"event": threading.Event()}
-    future = request.app.state.stoker.runner.pool(who.project, "action").submit(action, _Announcing(engine, started))
-    future.add_done_callback(lambda f: started["event"].set())
-    started["event"].wait(START_TIMEOUT)
-    if "id" not in started and future.done():
-        if future.exception() is not None:
-            raise future.exception()  # type: ignore[misc]
-        return views.execution(future.result(), who.project)  # queued: stored, not started
-    if "id" not in started:
+    service = engine.executions
+    service.stopping = engine.stopping  # the server stopping cancels it (resumable), not waits for it
+    started = service.begun(action, request.app.state.stoker.runner.submitter(who.project), START_TIMEOUT)
+    if started.id is None:
         raise ApiError(503, "the execution did not start in time; look for it with cfy executions list")
-    return views.execution(engine.executions.get(started["id"]), who.project)
+    return views.execution(service.get(started.id), who.project)
 
 
 def _refuse_scripts(request: Request, who: Caller, engine: Any, deployment_id: str) -> None:

@@ -1,0 +1,164 @@
+"""``RemoteEngine.executions`` and ``.blueprints``: the blueprint half over a server's Cloudify REST API.
+
+The same calls as ``Engine.executions`` (``workflows/executions.py``) and ``Engine.blueprints``
+(``blueprint/blueprints.py``) that the ``stoker`` commands make, each through
+``/api/v3.1`` of a ``stoker api`` server, so ``stoker --url ... install``, ``execution ...`` and
+``event list`` work there as here.  An execution starts in the server (which answers once it is
+stored) and is followed through its ``Started`` handle; the rows come back in the local shapes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Iterable
+from urllib.parse import quote
+
+from stoker.errors import StokerError
+from stoker.started import Started
+
+#: the fields of an execution and of an event as the local service gives them
+EXECUTION_FIELDS = ("id", "workflow_id", "deployment_id", "status", "status_display", "parameters", "error",
+                    "created_at", "started_at", "ended_at", "tenant_name")
+EVENT_FIELDS = ("timestamp", "type", "event_type", "level", "message", "node_name", "node_instance_id", "operation",
+                "execution_id", "workflow_id", "deployment_id", "error_causes")
+LINE_FIELDS = ("timestamp", "type", "event_type", "level", "node_instance_id", "operation", "message")
+#: the most rows the server gives in one page
+PAGE = 1000
+
+
+def _only(row: dict, fields: tuple) -> dict:
+    return {key: row.get(key) for key in fields}
+
+
+class _OverTheApi:
+    """A service of ``remote`` (a ``RemoteEngine``); what it does not serve is refused in one line."""
+
+    def __init__(self, remote: Any):
+        self.call: Callable[..., Any] = remote.cloudify
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise StokerError(f"{name.replace('_', ' ')} is not served over --url yet: run this command without --url")
+
+    def rows(self, path: str, since: int = 0, limit: int | None = None, **query: Any) -> list[dict]:
+        """Every item of a listing from the ``since``-th on (at most ``limit``), page after page."""
+        found: list[dict] = []
+        while limit is None or len(found) < limit:
+            size = PAGE if limit is None else min(PAGE, limit - len(found))
+            items = self.call("GET", path, _offset=since + len(found), _size=size, **query)["items"]
+            found += items
+            if len(items) < size:
+                break
+        return found
+
+
+class RemoteExecutions(_OverTheApi):
+    """``Engine.executions`` over ``/executions`` and ``/events``."""
+
+    def get(self, execution_id: str) -> dict:
+        return _only(self.call("GET", f"/executions/{quote(execution_id, safe='')}"), EXECUTION_FIELDS)
+
+    def list(self, deployment_id: str | None = None) -> list[dict]:
+        return [_only(e, EXECUTION_FIELDS) for e in self.rows("/executions", deployment_id=deployment_id)]
+
+    def events(self, execution_id: str, include_logs: bool = False, since: int = 0,
+               limit: int | None = None) -> list[dict]:
+        return [_only(e, EVENT_FIELDS) for e in self.rows("/events", since, limit, execution_id=execution_id,
+                                                           type=_types(include_logs))]
+
+    def event_lines(self, execution_id: str, since: int = 0, limit: int | None = None) -> list[dict]:
+        return [_only(e, LINE_FIELDS) for e in self.events(execution_id, True, since, limit)]
+
+    def count_events(self, execution_id: str, include_logs: bool = False) -> int:
+        found = self.call("GET", "/events", execution_id=execution_id, type=_types(include_logs), _size=0)
+        return found["metadata"]["pagination"]["total"]
+
+    def begin(self, verb: str, *args: Any, **kwargs: Any) -> Started:
+        """``start`` or ``resume`` under way in the server: the handle once it is stored there."""
+        from stoker.store.models import ACTIVE_EXECUTION
+
+        return Started(self.get, lambda execution: execution["status"] in ACTIVE_EXECUTION,
+                       getattr(self, f"_start_{verb}")(*args, **kwargs)["id"])
+
+    def start(self, workflow_id: str, deployment_id: str, parameters: dict | None = None, force: bool = False,
+              allow_custom_parameters: bool = False, queue: bool = False) -> dict:
+        return self.begin("start", workflow_id, deployment_id, parameters, force, allow_custom_parameters,
+                          queue).wait()
+
+    def _start_start(self, workflow_id: str, deployment_id: str, parameters: dict | None = None,
+                     force: bool = False, allow_custom_parameters: bool = False, queue: bool = False) -> dict:
+        return self.call("POST", "/executions", {
+            "workflow_id": workflow_id, "deployment_id": deployment_id, "parameters": parameters or {},
+            "force": force, "allow_custom_parameters": allow_custom_parameters, "queue": queue})
+
+    def resume(self, execution_id: str) -> dict:
+        return self.begin("resume", execution_id).wait()
+
+    def _start_resume(self, execution_id: str) -> dict:
+        return self._act(execution_id, "resume")
+
+    def cancel(self, execution_id: str, force: bool = False) -> dict:
+        return _only(self._act(execution_id, "force-cancel" if force else "cancel"), EXECUTION_FIELDS)
+
+    def _act(self, execution_id: str, action: str) -> dict:
+        return self.call("POST", f"/executions/{quote(execution_id, safe='')}", {"action": action})
+
+
+def _types(include_logs: bool) -> list[str]:
+    return ["cloudify_event", "cloudify_log"] if include_logs else ["cloudify_event"]
+
+
+class _Kept(_OverTheApi):
+    """Rows the server keeps under ``path``: list, get, delete."""
+
+    path = ""
+
+    def list(self) -> list[dict]:
+        return self.rows(self.path)
+
+    def get(self, row_id: str) -> dict:
+        return self.call("GET", f"{self.path}/{quote(row_id, safe='')}")
+
+    def delete(self, row_id: str) -> None:
+        self.call("DELETE", f"{self.path}/{quote(row_id, safe='')}")
+
+
+class RemoteBlueprints(_Kept):
+    """``Engine.blueprints`` over ``/blueprints``: upload, list, get, delete; ``.deployments``."""
+
+    path = "/blueprints"
+
+    def upload(self, path: str | Path, blueprint_id: str) -> dict:
+        """Send blueprint ``path`` with its folder's files, as ``cfy blueprints upload`` does."""
+        from stoker.blueprint.archives import pack
+
+        path = Path(path).resolve()
+        return self.call("PUT", f"/blueprints/{quote(blueprint_id, safe='')}", raw=pack(path.parent),
+                         application_file_name=path.name)
+
+    def plan(self, blueprint_id: str) -> dict:
+        return self.get(blueprint_id)["plan"] or {}
+
+    @property
+    def deployments(self) -> RemoteDeployments:
+        return RemoteDeployments(self)
+
+
+class RemoteDeployments(_Kept):
+    """``Engine.blueprints.deployments`` over ``/deployments``: create, list, get, delete."""
+
+    path = "/deployments"
+
+    def __init__(self, blueprints: RemoteBlueprints):
+        self.call = blueprints.call
+
+    def list(self, blueprint_id: str | None = None) -> list[dict]:  # type: ignore[override]
+        return self.rows(self.path, blueprint_id=blueprint_id)
+
+    def create(self, deployment_id: str, blueprint_id: str, inputs: dict | None = None,
+               labels: Iterable[tuple[str, str]] = (), display_name: str | None = None,
+               runtime_only_evaluation: bool = False) -> dict:
+        return self.call("PUT", f"/deployments/{quote(deployment_id, safe='')}", {
+            "blueprint_id": blueprint_id, "inputs": inputs or {}, "labels": [{"key": k, "value": v} for k, v in labels],
+            "display_name": display_name, "runtime_only_evaluation": runtime_only_evaluation})
