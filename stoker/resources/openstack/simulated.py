@@ -52,9 +52,19 @@ class SimulatedResource(Resource):
         join the cloud inventory)."""
         path = ("resources", self.name, "properties")
         if self.renames and not resolved:
-            data = renames.renamed(self.renames, data, path)
+            data = self._renamed(data, path)
         return Properties(self.properties_schema, data, path=path,
                           resolver=None if resolved else resolve, context=self)
+
+    def _renamed(self, data: Any, path: tuple) -> Any:
+        """``data`` under the new names; the last answer is kept, as validation reads the same
+        data twice (its shape, then its values)."""
+        last = getattr(self, "_last_renamed", None)
+        if last is not None and last[0] is data:
+            return last[1]
+        moved = renames.renamed(self.renames, data, path)
+        self._last_renamed = data, moved
+        return moved
 
     def unchecked_constraints(self) -> list[tuple[tuple, str]]:
         """The places of the values no service constraint could check (no inventory of their kind)."""
