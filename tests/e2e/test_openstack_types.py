@@ -3,7 +3,9 @@ checked against Heat's own schemas, with no cloud."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -286,3 +288,33 @@ def test_types_of_a_service_the_inventory_leaves_out_are_unavailable(stoker, tmp
     # without a services section every service is there
     cloud.write_text("flavors: [m1.small]\n")
     assert stoker("--inventory", str(cloud), "template", "validate", "-t", str(template)).exit_code == 0
+
+
+def test_an_elastic_ips_reference_is_its_address_and_its_id_the_allocation(stoker, monkeypatch, tmp_path):
+    """As Heat's ``AWS::EC2::EIP``: ``Ref``/``get_resource`` give the address (so an association's
+    ``EIP``, an ``ip_addr``, takes it), ``AllocationId`` the id; an association's is its name."""
+    monkeypatch.delenv("STOKER_DB_URL", raising=False)
+    template = tmp_path / "eip.yaml"
+    template.write_text("""
+heat_template_version: 2013-05-23
+resources:
+  server:
+    type: AWS::EC2::Instance
+    properties: {ImageId: cirros, InstanceType: m1.small}
+  eip:
+    type: AWS::EC2::EIP
+    properties: {InstanceId: {get_resource: server}}
+  association:
+    type: AWS::EC2::EIPAssociation
+    properties: {EIP: {get_resource: eip}, InstanceId: {get_resource: server}}
+outputs:
+  address: {value: {get_resource: eip}}
+  allocation: {value: {get_attr: [eip, AllocationId]}}
+  association: {value: {get_resource: association}}
+""")
+    stoker("stack", "create", "-t", str(template), "ips", "--wait").expect(0)
+    values = {o["output_key"]: o["output_value"]
+              for o in stoker("stack", "output", "show", "ips", "--all", "-f", "json").expect(0).json}
+    assert ipaddress.ip_address(values["address"]) in ipaddress.ip_network("172.24.4.0/24")
+    assert values["allocation"] == _physical_ids(stoker, "ips")["eip"]
+    assert re.fullmatch("ips-association-[a-z0-9]{12}", values["association"])

@@ -29,7 +29,9 @@ _ID_NAMESPACE = uuid.UUID("6f1c9a52-3c53-4f0e-9a8e-51b0c1d0c10d")
 _REPLACED_BY_POLICY = {"OS::Nova::Server": {"flavor": "flavor_update_policy", "image": "image_update_policy",
                                             "user_data": "user_data_update_policy"}}
 #: types whose reference, as in Heat, is their physical resource name (``<stack>-<name>-<suffix>``), not an id
-_REFERENCED_BY_NAME = frozenset({"AWS::AutoScaling::LaunchConfiguration"})
+_REFERENCED_BY_NAME = frozenset({"AWS::AutoScaling::LaunchConfiguration", "AWS::EC2::EIPAssociation"})
+#: types whose reference, as in Heat, is the address they hold (their id is an attribute)
+_REFERENCED_BY_ADDRESS = frozenset({"AWS::EC2::EIP"})
 #: what a simulated resource's ``status`` attribute reads after each action
 _STATUS_AFTER = {"SUSPEND": "SUSPENDED", "RESUME": "ACTIVE"}
 
@@ -84,6 +86,8 @@ class SimulatedResource(Resource):
     def get_reference_id(self) -> Any:
         if self.heat_type in _REFERENCED_BY_NAME and self.resource_id is not None:
             return self.physical_resource_name()
+        if self.heat_type in _REFERENCED_BY_ADDRESS and self.resource_id is not None:
+            return shapes.public_address(self)
         return super().get_reference_id()
 
     def handle_create(self) -> Any:
