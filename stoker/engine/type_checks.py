@@ -126,6 +126,8 @@ def _check_each(engine: TypeHost, stack: Stack, definition, problems: Problems) 
             continue
         if name in stack.unchanged:
             continue  # checked when stored, with the same definition and inputs
+        if rdef.external_id is not None:
+            continue  # as Heat: an existing resource is adopted as it is, its properties unchecked
         shape = _found_by(instances[name].validate_shape, name)
         problems.extend(shape.items)
         found = {(p.path, p.code) for p in shape.items}
