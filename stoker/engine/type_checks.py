@@ -18,6 +18,7 @@ from stoker.engine.fanout import Fanout, TooMany
 from stoker.engine.stack import Stack
 from stoker.errors import FunctionError, Problems, ResourcePending, StokerError, ValidationFailed
 from stoker.functions.references import GetAtt
+from stoker.functions.sizes import remembering
 from stoker.resources.openstack import inventory
 from stoker.resources.policy import NOT_ALLOWED
 from stoker.template.definition import StackDefinition
@@ -81,7 +82,8 @@ def validate_resources(engine: TypeHost, stack: Stack, definition, problems: Pro
     """Checks that need resource types: unknown types, properties, attribute names."""
     if stack.parent is None and not check_fanout(engine, stack, definition, problems):
         return  # nested stacks are not checked one by one: there are too many
-    with inventory.pinned():  # one look at the cloud inventory for every value checked
+    # one look at the cloud inventory, and one read of the value size limit, for every value checked
+    with inventory.pinned(), remembering():
         instances = _check_each(engine, stack, definition, problems)
     for fn in definition.resource_calls:
         if isinstance(fn, GetAtt):
