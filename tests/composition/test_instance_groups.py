@@ -303,5 +303,11 @@ def test_aws_group_made_from_an_existing_instance_gets_its_image_flavor_key_and_
                               "-f", "json")))["attributes"]["show"]
     assert (props["ImageId"], props["InstanceType"], props["KeyName"]) == ("cirros", "m1.large", "ops")
 
+    unknown = aws_group(InstanceId="nosuch")
+    del unknown["Properties"]["LaunchConfigurationName"]
+    run = cli("stack", "create", "unknown", "--wait", *files(cfn(unknown)))
+    assert run.code == 1 and "Traceback" not in run.output
+    assert "resources.Group.properties.InstanceId: The server (nosuch) could not be found." in run.output
+
     run = cli("stack", "create", "both", "--wait", *files(cfn(aws_group(InstanceId="abc"))))
     assert run.code == 1 and "Either 'InstanceId' or 'LaunchConfigurationName' must be provided." in run.output

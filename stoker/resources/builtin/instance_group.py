@@ -98,7 +98,8 @@ class InstanceGroup(AutoScalingGroup):
         props = {name: conf.properties[name] for name in conf.properties_schema if given(conf, name) is not None}
         instance = props.pop("InstanceId", None)
         if instance:  # a configuration made from an existing instance: what it leaves out comes from there
-            props = {**servers.launch_properties(self, instance), **props}
+            props = {**servers.launch_properties(self, instance, ("resources", conf.name, "properties", "InstanceId")),
+                     **props}
         props["Tags"] = self._tags()
         props.update(self._extra_member_properties())
         definition: dict = {"type": MEMBER_TYPE, "properties": props}
@@ -202,7 +203,8 @@ class AWSAutoScalingGroup(InstanceGroup):
         instance = self.properties["InstanceId"]
         if not instance:
             return super().member_definition()
-        props = {**servers.launch_properties(self, instance), "Tags": self._tags(), **self._extra_member_properties()}
+        launched = servers.launch_properties(self, instance, ("resources", self.name, "properties", "InstanceId"))
+        props = {**launched, "Tags": self._tags(), **self._extra_member_properties()}
         return {"type": MEMBER_TYPE, "properties": props}
 
     def _tags(self) -> list:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stoker.errors import StokerError
+from stoker.errors import ValidationFailed
 from stoker.resources.openstack import inventory, shapes
 
 #: a launch configuration's property -> the property (or inventory key) of each kind of server
@@ -19,27 +19,24 @@ _FROM = {
 }
 
 
-class ServerNotFound(StokerError):
-    code = "not-found"
-
-
-def launch_properties(resource: Any, reference: Any) -> dict:
-    """The launch configuration properties of the server ``reference`` names (those it has)."""
+def launch_properties(resource: Any, reference: Any, place: tuple) -> dict:
+    """The launch configuration properties of the server ``reference`` names (those it has);
+    ``ValidationFailed`` at ``place`` (where the reference is given) when there is no such server."""
     other = shapes.peer(resource, reference)
     found = shapes.known(other) if other is not None and other.heat_type in _FROM else None
     if found is not None:
         props, names = found[0], _FROM[other.heat_type]
     else:
-        props, names = _listed(reference), _FROM["OS::Nova::Server"]
+        props, names = _listed(reference, place), _FROM["OS::Nova::Server"]
     taken = {key: props.get(name) for key, name in names.items()}
     taken["SecurityGroups"] = [group["name"] if isinstance(group, dict) else group
                                for group in taken["SecurityGroups"] or ()]
     return {key: value for key, value in taken.items() if value not in (None, [])}
 
 
-def _listed(reference: Any) -> dict:
+def _listed(reference: Any, place: tuple) -> dict:
     found = inventory.current()
     item = found.find("servers", reference) if found is not None else None
     if item is None:
-        raise ServerNotFound(f"The server ({reference}) could not be found.")
+        raise ValidationFailed.single(place, "not-found", f"The server ({reference}) could not be found.")
     return item
