@@ -89,6 +89,7 @@ async def step_signal(resource: Resource, signal_id: str, details: Any, may_star
     try:
         await stepper.run()
         reason: str | None = signals.reason(details, stepper.token if checker is None else None)
+        signals.refresh_metadata(resource.stack, resource.name)
     except NoActionRequired as ignored:
         LOG.info("signal to %s ignored: %s", resource.name, ignored)
         reason = None

@@ -26,7 +26,7 @@ from contextlib import nullcontext
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import ARRAY, String, any_, cast, func, select, union
+from sqlalchemy import ARRAY, String, and_, any_, cast, func, or_, select, union
 from sqlalchemy.exc import InterfaceError, OperationalError
 
 from stoker.dispatch import celery_app, stack_actions, traversal
@@ -131,7 +131,7 @@ class Worker:
         stack.driver = STEP_PER_TASK  # every action here (an update's new resources' too) one step per task
         updating = KINDS[view.action].updating
         stack.load_resources(_update_rows(conn, stack, resource_ids[0]) if updating else
-                             _rows(conn, view.stack_id, resource_ids))
+                             _rows(conn, view.stack_id, resource_ids, _metadata_readers(stack, view.action)))
         wanted, resources = set(resource_ids), {}
         for loaded in [*stack.resources.values(), *stack.retired]:
             if loaded.id in wanted:
@@ -415,18 +415,29 @@ def _keeping_lock(store: Any, stack_id: str, owner: str, quick: bool) -> Any:
     return nullcontext() if quick else beating(lambda: store.heartbeat_lock(stack_id, owner), LOCK_BEAT)
 
 
-def _rows(conn: Any, stack_id: str, resource_ids: list) -> list:
-    """In one query: the resources' rows, rows of the same names, and those of what they require."""
+def _rows(conn: Any, stack_id: str, resource_ids: list, names: list | tuple = ()) -> list:
+    """In one query: the resources' rows (and those ``names`` gives), rows of the same names, and
+    those of what they require."""
     this = RESOURCES.alias()
-    names = union(select(this.c.name).where(traversal.among(this.c.id, resource_ids)),
-                  select(func.json_array_elements_text(this.c.requires).label("name"))
-                  .where(traversal.among(this.c.id, resource_ids))).subquery()
+    picked = traversal.among(this.c.id, resource_ids)
+    if names:
+        picked = or_(picked, and_(this.c.stack_id == stack_id, this.c.name == any_(cast(list(names), ARRAY(String)))))
+    names = union(select(this.c.name).where(picked),
+                  select(func.json_array_elements_text(this.c.requires).label("name")).where(picked)).subquery()
     # as one array: the planner looks the names up in the (stack, name) index, however many rows
     # it guesses the requirements expand to
     wanted = cast(select(func.array_agg(names.c.name)).scalar_subquery(), ARRAY(String))
     query = (select(RESOURCES).where(RESOURCES.c.stack_id == stack_id, RESOURCES.c.name == any_(wanted))
              .order_by(RESOURCES.c.id))
     return ResourceRow.from_rows(conn.execute(query))
+
+
+def _metadata_readers(stack: Any, action: str) -> list:
+    """A signal's: the resources with template metadata, which its end may resolve again
+    (``signals.refresh_metadata``), loaded with what that metadata reads."""
+    if action != "SIGNAL":
+        return []
+    return [name for name, definition in stack.definition.resources.items() if definition.metadata]
 
 
 def _interrupted(view: Any) -> str:

@@ -101,7 +101,7 @@ async def _acting(engine: Any, stack: Any, resource: Any, details: Any, outcome:
     watcher = asyncio.ensure_future(engine.watch(stack, task))
     try:
         outcome["said"] = await task
-        _refresh_metadata(stack, resource.name)
+        refresh_metadata(stack, resource.name)
     except NoActionRequired as exc:
         outcome["ignored"] = str(exc)
     except asyncio.CancelledError:
@@ -112,9 +112,10 @@ async def _acting(engine: Any, stack: Any, resource: Any, details: Any, outcome:
         await stack.recorder.flush()
 
 
-def _refresh_metadata(stack: Any, signalled: str) -> None:
+def refresh_metadata(stack: Any, signalled: str) -> None:
     """As Heat once a signal acted: the provider-template resources resolve their template metadata
-    again, as it may read what the signal changed (a scaled group's ``InstanceList``)."""
+    again, as it may read what the signal changed (a scaled group's ``InstanceList``).  Here and on
+    the workers (``dispatch.step.step_signal``); each changed resource is stored with the signal's end."""
     for other in stack.resources.values():
         if other.name == signalled or other.action == other.INIT or not other.t.metadata:
             continue

@@ -18,6 +18,7 @@ from stoker.engine.fanout import Fanout, TooMany
 from stoker.engine.stack import Stack
 from stoker.errors import FunctionError, Problems, ResourcePending, StokerError, ValidationFailed
 from stoker.functions.references import GetAtt
+from stoker.functions.sizes import remembering
 from stoker.resources.openstack import inventory
 from stoker.resources.policy import NOT_ALLOWED
 from stoker.template.definition import StackDefinition
@@ -81,6 +82,24 @@ def validate_resources(engine: TypeHost, stack: Stack, definition, problems: Pro
     """Checks that need resource types: unknown types, properties, attribute names."""
     if stack.parent is None and not check_fanout(engine, stack, definition, problems):
         return  # nested stacks are not checked one by one: there are too many
+    # one look at the cloud inventory, and one read of the value size limit, for every value checked
+    with inventory.pinned(), remembering():
+        instances = _check_each(engine, stack, definition, problems)
+    for fn in definition.resource_calls:
+        if isinstance(fn, GetAtt):
+            target = fn.static_resource_name()
+            attribute = fn.attribute_name()
+            instance = instances.get(target)
+            if instance is not None and attribute is not None and not instance.has_attribute(attribute):
+                close = difflib.get_close_matches(str(attribute), list(instance.attribute_schemata()), n=1)
+                problems.add(fn.path, "unknown-attribute",
+                             f'The Referenced Attribute ({target} {attribute}) is incorrect: '
+                             f"{definition.resources[target].type} has no attribute {attribute!r}"
+                             + (f'; did you mean "{close[0]}"?' if close else ""))
+
+
+def _check_each(engine: TypeHost, stack: Stack, definition, problems: Problems) -> dict:
+    """Each resource against its type: policy, plug-in, properties; name -> the instance made."""
     instances = {}
     unchecked: dict[str, list[tuple]] = {}  # service constraint -> the places of values it could not check
     for name, rdef in definition.resources.items():
@@ -109,6 +128,8 @@ def validate_resources(engine: TypeHost, stack: Stack, definition, problems: Pro
             continue
         if name in stack.unchanged:
             continue  # checked when stored, with the same definition and inputs
+        if rdef.external_id is not None:
+            continue  # as Heat: an existing resource is adopted as it is, its properties unchecked
         shape = _found_by(instances[name].validate_shape, name)
         problems.extend(shape.items)
         found = {(p.path, p.code) for p in shape.items}
@@ -124,17 +145,7 @@ def validate_resources(engine: TypeHost, stack: Stack, definition, problems: Pro
         problems.warn(places[0], "unchecked-constraint",
                       f'{len(places)} value(s) of "{constraint}" not checked: no cloud inventory '
                       f"(--inventory) lists them; the first is here")
-    for fn in definition.resource_calls:
-        if isinstance(fn, GetAtt):
-            target = fn.static_resource_name()
-            attribute = fn.attribute_name()
-            instance = instances.get(target)
-            if instance is not None and attribute is not None and not instance.has_attribute(attribute):
-                close = difflib.get_close_matches(str(attribute), list(instance.attribute_schemata()), n=1)
-                problems.add(fn.path, "unknown-attribute",
-                             f'The Referenced Attribute ({target} {attribute}) is incorrect: '
-                             f"{definition.resources[target].type} has no attribute {attribute!r}"
-                             + (f'; did you mean "{close[0]}"?' if close else ""))
+    return instances
 
 
 def check_fanout(engine: TypeHost, stack: Stack, definition, problems: Problems) -> bool:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import abc
 import json
-from typing import TYPE_CHECKING, Any, Iterator, Protocol
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Protocol
 
 from stoker.errors import FunctionError, Problems
 from stoker.functions.call import RUNTIME, FunctionCall
@@ -232,11 +232,18 @@ def waits_for_resources(value: Any) -> bool:
     the resource is created.  (An ``if`` needs what its chosen branch needs.)
     """
     kind = type(value)
-    if kind in SCALAR_TYPES or (kind is not dict and kind is not list and isinstance(value, Function)
-                                and not value.has_refs):
-        return False  # most values: plain, or a call that names no resource (no walk needed)
-    return any(call.parser is not None and not all(map(call.stack.resource_ready, call.dependencies()))
-               for call in _referring_calls(value))
+    if kind in SCALAR_TYPES:
+        return False  # most values: plain
+    if kind is not dict and kind is not list and isinstance(value, Function):
+        if not value.has_refs:
+            return False  # a call that names no resource: no walk needed
+        calls: Iterable[Function] = (value,)  # the outermost call naming one is the value itself
+    else:
+        calls = _referring_calls(value)
+    for call in calls:
+        if call.parser is not None and not all(map(call.stack.resource_ready, call.dependencies())):
+            return True
+    return False
 
 
 def functions_in(value: Any) -> Iterator[Function]:

@@ -222,6 +222,8 @@ class Schemata(dict):
     for each resource (a schema built once per type, as the simulated OpenStack types are)."""
 
     checked_when_absent: tuple | None = None
+    #: the names of the properties that are implemented (a shape check: is every key given one?)
+    implemented: frozenset | None = None
     #: name -> its place (validation reads properties in the schema's order)
     order: dict | None = None
     #: the keys a resource gives -> the keys validation reads (see ``_validated_keys``)
@@ -242,6 +244,17 @@ def _checked_when_absent(schemas: Mapping) -> tuple:
         if isinstance(schemas, Schemata):
             schemas.checked_when_absent = found
     return found
+
+
+def _all_implemented(schemas: Mapping, data: Mapping) -> bool:
+    """Is every key of ``data`` a property of ``schemas`` that is implemented?  (A ``Schemata``
+    keeps the set of those names: the check is then one set operation.)"""
+    known = getattr(schemas, "implemented", None)
+    if known is None:
+        known = frozenset(key for key, schema in schemas.items() if schema.implemented)
+        if isinstance(schemas, Schemata):
+            schemas.implemented = known
+    return known.issuperset(data)
 
 
 def _validated_keys(schemas: Mapping, data: Mapping) -> tuple:
@@ -575,8 +588,7 @@ class Properties(Mapping):
         Values not known yet (``ResourcePending``) are not checked; with
         ``with_value=False`` no value is, only which properties are given.
         """
-        if not with_value and type(self.data) is dict and all(
-                key in self.schema and self.schema[key].implemented for key in self.data):
+        if not with_value and type(self.data) is dict and _all_implemented(self.schema, self.data):
             return  # the shape check finds nothing (the common case): no reader needed
         reader = self._reader(validating=True, with_value=with_value)
         with remembering():  # one scope for every value: sizes and the limit are read once

@@ -269,3 +269,45 @@ def test_a_group_past_the_resource_limit_is_refused_before_anything_is_made(cli,
     run = cli("stack", "create", "s", *files(template))
     assert run.code == 1 and "more than the limit of 30" in run.output and "Traceback" not in run.output, run.output
     assert ok(cli("stack", "list", "-f", "value")).strip() == ""
+
+
+def test_aws_group_made_from_an_existing_instance_gets_its_image_flavor_key_and_groups(cli, files):
+    """As Heat: ``InstanceId`` instead of ``LaunchConfigurationName`` builds the members from the
+    server's launch properties; one of the two, not both nor neither."""
+    server = {"Type": "AWS::EC2::Instance",
+              "Properties": {"ImageId": "cirros", "InstanceType": "m1.tiny", "KeyName": "ops",
+                             "SecurityGroups": ["web"], "UserData": "not copied"}}
+    group = aws_group(DesiredCapacity=2, InstanceId={"Ref": "Server"})
+    del group["Properties"]["LaunchConfigurationName"]
+    template = {"AWSTemplateFormatVersion": "2010-09-09",
+                "Resources": {"Server": server, "Group": group}}
+    ok(cli("stack", "create", "s", "--wait", *files(template)))
+    got = {name: member for name, member in members(cli).items() if name != "Server"}
+    assert len(got) == 2
+    shown = json.loads(ok(cli("stack", "resource", "show", "s", "Group", "-f", "json")))
+    assert shown["resource_status"] == "CREATE_COMPLETE"
+    for name, member in got.items():
+        props = json.loads(ok(cli("stack", "resource", "show", member["stack_name"], name, "--with-attr", "show",
+                                  "-f", "json")))["attributes"]["show"]
+        assert (props["ImageId"], props["InstanceType"], props["KeyName"], props["SecurityGroups"]) == \
+            ("cirros", "m1.tiny", "ops", ["web"])
+        assert not props.get("UserData")
+
+    # a launch configuration made from the instance: what it gives wins over the instance's
+    config = {"Type": "AWS::AutoScaling::LaunchConfiguration",
+              "Properties": {"InstanceId": {"Ref": "Server"}, "InstanceType": "m1.large"}}
+    template["Resources"] = {"Server": server, "LaunchConfig": config, "Group": aws_group(DesiredCapacity=1)}
+    ok(cli("stack", "create", "lc", "--wait", *files(template)))
+    (name, member), = ((n, m) for n, m in members(cli, "lc").items() if n != "Server")
+    props = json.loads(ok(cli("stack", "resource", "show", member["stack_name"], name, "--with-attr", "show",
+                              "-f", "json")))["attributes"]["show"]
+    assert (props["ImageId"], props["InstanceType"], props["KeyName"]) == ("cirros", "m1.large", "ops")
+
+    unknown = aws_group(InstanceId="nosuch")
+    del unknown["Properties"]["LaunchConfigurationName"]
+    run = cli("stack", "create", "unknown", "--wait", *files(cfn(unknown)))
+    assert run.code == 1 and "Traceback" not in run.output
+    assert "resources.Group.properties.InstanceId: The server (nosuch) could not be found." in run.output
+
+    run = cli("stack", "create", "both", "--wait", *files(cfn(aws_group(InstanceId="abc"))))
+    assert run.code == 1 and "Either 'InstanceId' or 'LaunchConfigurationName' must be provided." in run.output

@@ -6,9 +6,12 @@ left alone.  A worker lost at any moment of it makes no member twice and no seco
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
+
+from stoker.template.template import Template
 
 from .conftest import api_of, created_through
 from .test_cancel import rows, wait_for
@@ -274,3 +277,23 @@ def test_the_api_answers_a_scaling_signal_and_the_workers_resize(cluster, tmp_pa
         signals_ended(cluster, 1)
     assert signal_events(cluster) == [ALARM_TEXT]
     assert len(members(cluster, stack_id)) == 2 and sorted(creates(log).values()) == [1, 1]
+
+
+def test_a_signal_acted_on_the_workers_refreshes_the_metadata_of_provider_template_resources(cluster, tmp_path):
+    """As in-process (and Heat's resource_signal): once the resize is done, a provider-template
+    resource whose metadata reads the group resolves it again, and that is stored."""
+    cluster.start_worker(), cluster.start_worker()
+    template = scaling_template(recorded(tmp_path / "made.log"))
+    template["resources"]["watcher"] = {"type": "watcher.yaml",
+                                        "metadata": {"size": {"get_attr": ["group", "current_size"]}}}
+    watcher = {"heat_template_version": "2018-08-31", "resources": {"n": {"type": "OS::Heat::None"}}}
+    started = cluster.engine.create_stack("scaled", Template(template, {"watcher.yaml": json.dumps(watcher)}))
+    created_and_released(cluster, started["id"])
+
+    def watched() -> dict:
+        return rows(cluster, "SELECT rsrc_metadata FROM resource WHERE name = 'watcher'")[0][0]
+
+    assert watched() == {"size": 1}
+    cluster.engine.signal("scaled", "up", ALARM)
+    signals_ended(cluster, 1)
+    assert watched() == {"size": 2}

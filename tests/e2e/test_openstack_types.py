@@ -3,7 +3,9 @@ checked against Heat's own schemas, with no cloud."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -286,3 +288,64 @@ def test_types_of_a_service_the_inventory_leaves_out_are_unavailable(stoker, tmp
     # without a services section every service is there
     cloud.write_text("flavors: [m1.small]\n")
     assert stoker("--inventory", str(cloud), "template", "validate", "-t", str(template)).exit_code == 0
+
+
+def test_an_elastic_ips_reference_is_its_address_and_its_id_the_allocation(stoker, monkeypatch, tmp_path):
+    """As Heat's ``AWS::EC2::EIP``: ``Ref``/``get_resource`` give the address (so an association's
+    ``EIP``, an ``ip_addr``, takes it), ``AllocationId`` the id; an association's is its name."""
+    monkeypatch.delenv("STOKER_DB_URL", raising=False)
+    template = tmp_path / "eip.yaml"
+    template.write_text("""
+heat_template_version: 2013-05-23
+resources:
+  server:
+    type: AWS::EC2::Instance
+    properties: {ImageId: cirros, InstanceType: m1.small}
+  eip:
+    type: AWS::EC2::EIP
+    properties: {InstanceId: {get_resource: server}}
+  association:
+    type: AWS::EC2::EIPAssociation
+    properties: {EIP: {get_resource: eip}, InstanceId: {get_resource: server}}
+outputs:
+  address: {value: {get_resource: eip}}
+  allocation: {value: {get_attr: [eip, AllocationId]}}
+  association: {value: {get_resource: association}}
+""")
+    stoker("stack", "create", "-t", str(template), "ips", "--wait").expect(0)
+    values = {o["output_key"]: o["output_value"]
+              for o in stoker("stack", "output", "show", "ips", "--all", "-f", "json").expect(0).json}
+    assert ipaddress.ip_address(values["address"]) in ipaddress.ip_network("172.24.4.0/24")
+    assert values["allocation"] == _physical_ids(stoker, "ips")["eip"]
+    assert re.fullmatch("ips-association-[a-z0-9]{12}", values["association"])
+
+
+def test_a_resource_with_an_external_id_is_adopted_without_its_properties_checked(stoker, monkeypatch, tmp_path):
+    """As Heat: an existing resource is taken over as it is, so neither ``template validate`` nor
+    the create checks its properties (a server without its required flavor); an empty id fails."""
+    monkeypatch.delenv("STOKER_DB_URL", raising=False)
+    template = tmp_path / "adopt.yaml"
+    template.write_text("""
+heat_template_version: 2018-08-31
+resources:
+  server:
+    type: OS::Nova::Server
+    external_id: 0c0ffee0-0000-4000-8000-000000000001
+    properties: {image: cirros}
+  volume:
+    type: OS::Cinder::Volume
+    properties: {size: 1}
+outputs:
+  server: {value: {get_resource: server}}
+""")
+    assert stoker("template", "validate", "-t", str(template), "-f", "json").expect(0).json.get("Warnings", []) == []
+    stoker("stack", "create", "-t", str(template), "adopting", "--wait").expect(0)
+    rows = {row["resource_name"]: row
+            for row in stoker("stack", "resource", "list", "adopting", "-f", "json").expect(0).json}
+    assert rows["server"]["resource_status"] == "CHECK_COMPLETE"
+    assert rows["server"]["physical_resource_id"] == "0c0ffee0-0000-4000-8000-000000000001"
+    assert rows["volume"]["resource_status"] == "CREATE_COMPLETE"
+
+    template.write_text(template.read_text().replace("0c0ffee0-0000-4000-8000-000000000001", "''"))
+    failed = stoker("stack", "create", "-t", str(template), "empty", "--wait")
+    assert failed.exit_code == 1 and "Resource ID was not provided." in failed.output

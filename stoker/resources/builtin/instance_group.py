@@ -18,11 +18,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from stoker.constraints import Range
+from stoker.constraints import CustomConstraint, Range
 from stoker.errors import ResourcePending, ValidationFailed
 from stoker.resources import attributes, properties
 from stoker.resources.builtin._common import given
 from stoker.resources.builtin.autoscaling_group import AutoScalingGroup
+from stoker.resources.openstack import servers
 from stoker.resources.support import SupportStatus
 
 S = properties.Schema
@@ -95,7 +96,10 @@ class InstanceGroup(AutoScalingGroup):
         """As Heat: the launch configuration's given properties, the tags, its metadata."""
         conf = self._launch_configuration()
         props = {name: conf.properties[name] for name in conf.properties_schema if given(conf, name) is not None}
-        props.pop("InstanceId", None)
+        instance = props.pop("InstanceId", None)
+        if instance:  # a configuration made from an existing instance: what it leaves out comes from there
+            props = {**servers.launch_properties(self, instance, ("resources", conf.name, "properties", "InstanceId")),
+                     **props}
         props["Tags"] = self._tags()
         props.update(self._extra_member_properties())
         definition: dict = {"type": MEMBER_TYPE, "properties": props}
@@ -169,8 +173,10 @@ class AWSAutoScalingGroup(InstanceGroup):
 
     properties_schema = {
         "AvailabilityZones": InstanceGroup.properties_schema["AvailabilityZones"],
-        "LaunchConfigurationName": S(S.STRING, "The launch configuration (its reference) members are made from.",
-                                     required=True, update_allowed=True),
+        "LaunchConfigurationName": S(S.STRING, "The launch configuration (its reference) members are made from "
+                                     "(or InstanceId).", update_allowed=True),
+        "InstanceId": S(S.STRING, "An existing server whose image, flavor, key and security groups the members "
+                        "get (or LaunchConfigurationName).", constraints=[CustomConstraint("nova.server")]),
         # the OS::Heat group's bounds under CloudFormation's names
         "MaxSize": AutoScalingGroup.properties_schema["max_size"],
         "MinSize": AutoScalingGroup.properties_schema["min_size"],
@@ -183,6 +189,23 @@ class AWSAutoScalingGroup(InstanceGroup):
     }
     update_policy_schema = {ROLLING_UPDATE: S(S.MAP, "How members are replaced when the launch "
                                               "configuration changes.", schema=_ROLLING)}
+
+    def validate(self) -> None:
+        """As Heat: the members come from a launch configuration or an instance, one of the two."""
+        if bool(given(self, "InstanceId")) == bool(given(self, "LaunchConfigurationName")):
+            raise ValidationFailed.single(("resources", self.name, "properties"), "invalid-property-value",
+                                          "Either 'InstanceId' or 'LaunchConfigurationName' must be provided.")
+        super().validate()
+
+    def member_definition(self) -> dict:
+        """From the launch configuration, or (``InstanceId``) as Heat: the instance's image, flavor,
+        key and security groups, the tags and the subnet."""
+        instance = self.properties["InstanceId"]
+        if not instance:
+            return super().member_definition()
+        launched = servers.launch_properties(self, instance, ("resources", self.name, "properties", "InstanceId"))
+        props = {**launched, "Tags": self._tags(), **self._extra_member_properties()}
+        return {"type": MEMBER_TYPE, "properties": props}
 
     def _tags(self) -> list:
         """As Heat: the instance group's tags, and the group's name for metering always."""

@@ -24,6 +24,8 @@ does not list (or with no inventory at all) accepts any value, and ``template va
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import os
 from collections.abc import Mapping
@@ -90,8 +92,37 @@ def _path(chosen: str, home: str | None) -> Path | None:
     return path if path.is_absolute() else stoker_home() / path
 
 
+#: the inventory a whole pass of checks reads (``pinned``): an Inventory, None, or the error finding it gave
+_PINNED: contextvars.ContextVar = contextvars.ContextVar("stoker_pinned_inventory")
+
+
+@contextlib.contextmanager
+def pinned() -> Iterator[None]:
+    """Within: ``current()`` answers what it found on entry.  A template's validation checks
+    thousands of values; one look at the file serves them all (the file is not expected to
+    change in the middle of one check)."""
+    try:
+        found: Any = _looked_up()
+    except InventoryError as exc:
+        found = exc
+    token = _PINNED.set(found)
+    try:
+        yield
+    finally:
+        _PINNED.reset(token)
+
+
 def current() -> "Inventory | None":
     """The inventory in force (read again only when the file changes), None when there is none."""
+    found = _PINNED.get(_looked_up)
+    if found is _looked_up:
+        return _looked_up()
+    if isinstance(found, InventoryError):
+        raise found
+    return found
+
+
+def _looked_up() -> "Inventory | None":
     path = inventory_path()
     if path is None:
         return None

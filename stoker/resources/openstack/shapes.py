@@ -5,7 +5,8 @@ property (a volume's ``size``); ``name``, ``id`` and ``status`` read as a cloud 
 them; the network types compute what Neutron would give: a subnet's gateway and pools from its
 CIDR, a port's ``fixed_ips`` from its subnet, a server's ``networks``, ``addresses`` and
 ``first_address`` from the ports and networks it is given, a floating IP's address in its
-network's subnet, a load balancer's VIP in its subnet; a key pair gets a made-up public key.  Values that a real cloud would pick
+network's subnet, an elastic IP's in DevStack's public range, a load balancer's VIP in its subnet; a key pair
+gets a made-up public key.  Values that a real cloud would pick
 (an address in a subnet, a MAC) come from a digest of the stack's id and the resource's name.
 """
 
@@ -22,6 +23,8 @@ from stoker.resources.openstack import inventory
 ATTRIBUTES_KEY = "simulated:attributes"
 #: the CIDR of a subnet Stoker knows nothing about (not simulated, not in the inventory)
 DEFAULT_CIDR = "10.0.0.0/24"
+#: where public addresses (an ``AWS::EC2::EIP``'s) come from: DevStack's default floating range
+PUBLIC_CIDR = "172.24.4.0/24"
 _EMPTY = {"String": "", "Map": {}, "List": [], "Integer": 0, "Number": 0, "Boolean": False, None: None}
 _STATUS = {"OS::Cinder::Volume": "available", "OS::Cinder::VolumeAttachment": "in-use"}
 
@@ -316,6 +319,15 @@ def _floating_ip(resource: Any, props: dict) -> dict:
             "fixed_ip_address": props.get("fixed_ip_address") or fixed}
 
 
+def public_address(resource: Any) -> str:
+    """The public address an elastic IP holds (what Heat's ``AWS::EC2::EIP`` is referred to by)."""
+    return _address(resource, PUBLIC_CIDR, "public")
+
+
+def _elastic_ip(resource: Any, props: dict) -> dict:
+    return {"AllocationId": resource.resource_id}
+
+
 def _keypair(resource: Any, props: dict) -> dict:
     """A made-up key (never a usable one): the given public key, else one named after the stack."""
     made = f"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5{digest(resource, 'key'):020d} {props.get('name')}"
@@ -341,6 +353,7 @@ _SPECIAL: dict[str, Callable[[Any, dict], dict]] = {
     "OS::Nova::Server": _server,
     "OS::Cinder::Volume": _volume,
     "OS::Neutron::FloatingIP": _floating_ip,
+    "AWS::EC2::EIP": _elastic_ip,
     "OS::Nova::KeyPair": _keypair,
     "OS::Octavia::LoadBalancer": _load_balancer,
 }

@@ -29,7 +29,9 @@ _ID_NAMESPACE = uuid.UUID("6f1c9a52-3c53-4f0e-9a8e-51b0c1d0c10d")
 _REPLACED_BY_POLICY = {"OS::Nova::Server": {"flavor": "flavor_update_policy", "image": "image_update_policy",
                                             "user_data": "user_data_update_policy"}}
 #: types whose reference, as in Heat, is their physical resource name (``<stack>-<name>-<suffix>``), not an id
-_REFERENCED_BY_NAME = frozenset({"AWS::AutoScaling::LaunchConfiguration"})
+_REFERENCED_BY_NAME = frozenset({"AWS::AutoScaling::LaunchConfiguration", "AWS::EC2::EIPAssociation"})
+#: types whose reference, as in Heat, is the address they hold (their id is an attribute)
+_REFERENCED_BY_ADDRESS = frozenset({"AWS::EC2::EIP"})
 #: what a simulated resource's ``status`` attribute reads after each action
 _STATUS_AFTER = {"SUSPEND": "SUSPENDED", "RESUME": "ACTIVE"}
 
@@ -52,9 +54,19 @@ class SimulatedResource(Resource):
         join the cloud inventory)."""
         path = ("resources", self.name, "properties")
         if self.renames and not resolved:
-            data = renames.renamed(self.renames, data, path)
+            data = self._renamed(data, path)
         return Properties(self.properties_schema, data, path=path,
                           resolver=None if resolved else resolve, context=self)
+
+    def _renamed(self, data: Any, path: tuple) -> Any:
+        """``data`` under the new names; the last answer is kept, as validation reads the same
+        data twice (its shape, then its values)."""
+        last = getattr(self, "_last_renamed", None)
+        if last is not None and last[0] is data:
+            return last[1]
+        moved = renames.renamed(self.renames, data, path)
+        self._last_renamed = data, moved
+        return moved
 
     def unchecked_constraints(self) -> list[tuple[tuple, str]]:
         """The places of the values no service constraint could check (no inventory of their kind)."""
@@ -74,6 +86,8 @@ class SimulatedResource(Resource):
     def get_reference_id(self) -> Any:
         if self.heat_type in _REFERENCED_BY_NAME and self.resource_id is not None:
             return self.physical_resource_name()
+        if self.heat_type in _REFERENCED_BY_ADDRESS and self.resource_id is not None:
+            return shapes.public_address(self)
         return super().get_reference_id()
 
     def handle_create(self) -> Any:
