@@ -7,11 +7,14 @@ from __future__ import annotations
 import json
 import textwrap
 
+import pytest
 from click.testing import CliRunner
 from sqlalchemy import create_engine, func, select
 
 from stoker.cli import main
 from stoker.store.api_tables import TOKENS
+
+pytestmark = pytest.mark.slow  # a plugin virtualenv made with pip
 
 TASKS = '''
 from cloudify import ctx, manager
