@@ -43,6 +43,7 @@ COLUMNS = {model: frozenset(model.__table__.columns.keys()) for model in (Stack,
 STACK_BY_ID = select(STACKS).where(STACKS.c.project_id == bindparam("project"), STACKS.c.id == bindparam("key"))
 LIVE_STACK_BY_NAME = select(STACKS).where(STACKS.c.project_id == bindparam("project"),
                                           STACKS.c.name == bindparam("key"), STACKS.c.deleted_at.is_(None))
+STACK_BY_ID_ONLY = select(STACKS).where(STACKS.c.id == bindparam("key"))
 RESOURCES_OF_STACK = select(RESOURCES).where(RESOURCES.c.stack_id == bindparam("stack")).order_by(RESOURCES.c.id)
 
 
@@ -95,9 +96,9 @@ class Store:
         try:
             with self._write() as conn:
                 template_id = template if isinstance(template, int) else _insert_template(conn, *template)
-                conn.execute(insert(STACKS).values(name=name, template_id=template_id, project_id=project_id,
-                                                   **fields))
-                stack = Stack.from_row(conn.execute(select(STACKS).where(STACKS.c.id == fields["id"])).one())
+                row = {"name": name, "template_id": template_id, "project_id": project_id, **fields}
+                conn.execute(insert_of(STACKS, tuple(sorted(row))), row)
+                stack = Stack.from_row(conn.execute(STACK_BY_ID_ONLY, {"key": fields["id"]}).one())
         except IntegrityError:
             if self._live_stack_named(name, project_id):
                 raise Conflict(f"Stack {name} already exists") from None
@@ -501,7 +502,8 @@ class Store:
 
 
 def _insert_template(conn: Connection, content: dict, files: dict | None) -> int:
-    return conn.execute(insert(TEMPLATES).values(content=content, files=files or {})).inserted_primary_key[0]
+    row = {"content": content, "files": files or {}}
+    return conn.execute(insert_of(TEMPLATES, ("content", "files")), row).inserted_primary_key[0]
 
 
 def _check_fields(model: type[Record], fields: dict[str, Any]) -> None:
