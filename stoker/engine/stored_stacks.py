@@ -50,6 +50,7 @@ def save_new_stack(engine: Any, stack: Stack, tags: Iterable[str] = (), timeout_
         files=template.files if stack.parent is None else {}, parameters=parameters,
         tags=list(tags), timeout_mins=timeout_mins, disable_rollback=disable_rollback,
         status_reason="Stack CREATE started")
+    stack.stored_state = (stack.record.action, stack.record.status, stack.record.status_reason)
 
 
 async def save_nested_stack(engine: Any, stack: Stack) -> None:
