@@ -236,6 +236,13 @@ class Stack:
         resources = list(resources)
         if not resources:
             return
+        rows = self.new_rows(resources)
+        ids = await self.recorder.call(self.store.add_resources_bulk, rows, small=len(rows) <= SMALL_BATCH)
+        for resource, new_id in zip(resources, ids):
+            resource.id = new_id
+
+    def new_rows(self, resources: Iterable[Resource]) -> list[dict]:
+        """The rows new resources are stored with (each resource's ``requires`` set meanwhile)."""
         rows = []
         known = set(self.definition.resources)
         for resource in resources:
@@ -245,9 +252,7 @@ class Stack:
                 "requires": resource.requires, "replaces": resource.replaces,
                 "action": resource.action, "status": resource.status,
             })
-        ids = await self.recorder.call(self.store.add_resources_bulk, rows, small=len(rows) <= SMALL_BATCH)
-        for resource, new_id in zip(resources, ids):
-            resource.id = new_id
+        return rows
 
     async def persist(self, resource: Resource, event: bool = True, durable: bool = False) -> None:
         """Queue the resource's row (and event); with ``durable``, wait until it is committed."""
