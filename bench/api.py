@@ -167,6 +167,9 @@ def creates(url: str, base: str, clients: int, count: int, template: dict) -> di
             "latencies": latencies, "ids": ids}
 
 
+#: seconds the server rests before its threads are counted: idle request threads end after 10 s
+#: (anyio), looked at every 5 s (``api/app.py``), idle pool threads after 5 s (``api/background.py``)
+SETTLE = 16.0
 #: how often a sustained client asks whether its stack is complete (as heatclient's --wait, faster)
 POLL_INTERVAL = 0.05
 ONE_RESOURCE = {"heat_template_version": "2018-08-31", "resources": {"r": {"type": "OS::Heat::None"}}}
@@ -283,7 +286,7 @@ def main() -> None:
     parser.add_argument("--creates", type=int, default=160, help="stacks created")
     parser.add_argument("--sustained-clients", type=int, default=50)
     parser.add_argument("--sustained-seconds", type=float, default=10.0)
-    parser.add_argument("--settle", type=float, default=3.0,
+    parser.add_argument("--settle", type=float, default=SETTLE,
                         help="seconds the server rests before threads and memory are read")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()

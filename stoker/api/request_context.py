@@ -90,8 +90,9 @@ def _ctx(request: Request, tenant_id: str, project: str) -> Ctx:
     engine = state.engine.for_project(project)
     # an engine id per request: two requests never share a stack lock by accident
     engine.engine_id = new_engine_id()
-    engine.api_url = str(request.base_url).rstrip("/")  # where wait condition handles are signalled
-    return Ctx(request, tenant_id, project, engine, Links(request, tenant_id), state)
+    links = Links(request, tenant_id)
+    engine.api_url = links.root  # where wait condition handles are signalled
+    return Ctx(request, tenant_id, project, engine, links, state)
 
 
 def in_project_pool(route: Callable[..., Response]) -> Callable[..., Any]:

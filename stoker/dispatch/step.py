@@ -132,9 +132,13 @@ class DirectRecorder:
         self.queue(resource_id, fields, event)
         self._commit()
 
-    async def write_stack(self, stack_id: str, fields: dict, event: dict) -> None:
+    def queue_stack(self, stack_id: str, fields: dict, event: dict) -> None:
+        """A stack's state (committed at once here, with what waits)."""
         changes, events = self.take()
         self.engine.store.write_batch(changes, [*events, event], [(stack_id, fields)])
+
+    async def write_stack(self, stack_id: str, fields: dict, event: dict) -> None:
+        self.queue_stack(stack_id, fields, event)
 
     async def flush(self) -> None:
         self._commit()
@@ -154,7 +158,8 @@ class DirectRecorder:
         if changes or events:
             self.engine.store.write_batch(changes, events)
 
-    async def call(self, fn: Callable, *args: Any) -> Any:
+    async def call(self, fn: Callable, *args: Any, small: bool = True) -> Any:
+        """Every call runs here (a worker's task has no loop to keep busy meanwhile)."""
         return fn(*args)
 
     def close(self) -> None:

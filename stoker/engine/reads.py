@@ -80,7 +80,8 @@ def _for_outputs(engine: ReadHost, record) -> Stack:
     state costs a few rows, not a parse of every resource and a read of every row."""
     stack = engine.defined(record, lazy=True)
     if stack.definition is not None:
-        stack.load_resources(engine.store.get_resources(record.id, _read_by_outputs(stack.definition)))
+        wanted = _read_by_outputs(stack.definition)
+        stack.load_resources(engine.store.get_resources(record.id, wanted) if wanted else [])
     return stack
 
 

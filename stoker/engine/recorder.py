@@ -15,6 +15,9 @@ from typing import Any
 from stoker.engine.group_commit import GroupCommit
 from stoker.store.edits import merge_into
 
+#: rows at most in a batch (or a bulk insert) committed on the event loop's thread (``GroupCommit._small``)
+SMALL_BATCH = 8
+
 
 class Recorder(GroupCommit):
     def __init__(self, engine: Any, root_stack_id: str):
@@ -38,10 +41,15 @@ class Recorder(GroupCommit):
         self.queue(resource_id, fields, event)
         await self._committed()
 
-    async def write_stack(self, stack_id: str, fields: dict, event: dict) -> None:
-        """Queue a stack's own state change (after every change queued before it)."""
+    def queue_stack(self, stack_id: str, fields: dict, event: dict) -> None:
+        """Queue a stack's own state change without waiting for it (after every change queued before it)."""
         self._stacks.setdefault(stack_id, {}).update(fields)
         self._events.append(event)
+        self._soon()
+
+    async def write_stack(self, stack_id: str, fields: dict, event: dict) -> None:
+        """Queue a stack's own state change and wait until it is committed."""
+        self.queue_stack(stack_id, fields, event)
         await self._committed()
 
     def _pending(self) -> bool:
@@ -51,6 +59,9 @@ class Recorder(GroupCommit):
         batch = (self._resources, self._stacks, self._events)
         self._resources, self._stacks, self._events = {}, {}, []
         return batch
+
+    def _small(self, batch: tuple) -> bool:
+        return sum(len(part) for part in batch) <= SMALL_BATCH
 
     def _commit(self, batch: tuple) -> None:
         resources, stacks, events = batch

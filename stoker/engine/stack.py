@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from stoker.engine.live_context import EngineContext
 from stoker.engine.host import StackHost
-from stoker.engine.recorder import Recorder, resource_fields
+from stoker.engine.recorder import SMALL_BATCH, Recorder, resource_fields
 from stoker.engine.sealing import stored_resource_fields
 from stoker.engine.unchanged import same_definitions
 from stoker.errors import GivenUp, Problems, ValidationFailed
@@ -89,6 +89,9 @@ class Stack:
         self.action = record.action
         self.status = record.status
         self.status_reason = record.status_reason
+        #: (action, status, reason) its row was stored with (``save_new_stack``), until it changes:
+        #: setting that state only adds its event, which rides with the next commit
+        self.stored_state: tuple[str, str, str] | None = None
 
     @property
     def store(self):
@@ -236,6 +239,13 @@ class Stack:
         resources = list(resources)
         if not resources:
             return
+        rows = self.new_rows(resources)
+        ids = await self.recorder.call(self.store.add_resources_bulk, rows, small=len(rows) <= SMALL_BATCH)
+        for resource, new_id in zip(resources, ids):
+            resource.id = new_id
+
+    def new_rows(self, resources: Iterable[Resource]) -> list[dict]:
+        """The rows new resources are stored with (each resource's ``requires`` set meanwhile)."""
         rows = []
         known = set(self.definition.resources)
         for resource in resources:
@@ -245,9 +255,7 @@ class Stack:
                 "requires": resource.requires, "replaces": resource.replaces,
                 "action": resource.action, "status": resource.status,
             })
-        ids = await self.recorder.call(self.store.add_resources_bulk, rows)
-        for resource, new_id in zip(resources, ids):
-            resource.id = new_id
+        return rows
 
     async def persist(self, resource: Resource, event: bool = True, durable: bool = False) -> None:
         """Queue the resource's row (and event); with ``durable``, wait until it is committed."""
@@ -291,12 +299,16 @@ class Stack:
         if not fields and (self.action, self.status, self.status_reason) == (action, status, reason):
             return
         self.action, self.status, self.status_reason = action, status, reason
-        await self.recorder.write_stack(
-            self.id, {"action": action, "status": status, "status_reason": reason, **fields},
-            {"uuid": new_uuid(), "stack_id": self.id, "resource_name": self.name,
-             "physical_resource_id": self.id, "resource_type": STACK_RESOURCE_TYPE,
-             "action": action, "status": status, "reason": reason,
-             "created_at": datetime.now(timezone.utc)})
+        change = ({"action": action, "status": status, "status_reason": reason, **fields},
+                  {"uuid": new_uuid(), "stack_id": self.id, "resource_name": self.name,
+                   "physical_resource_id": self.id, "resource_type": STACK_RESOURCE_TYPE,
+                   "action": action, "status": status, "reason": reason,
+                   "created_at": datetime.now(timezone.utc)})
+        if not fields and self.stored_state == (action, status, reason):  # on disk with the row already
+            self.recorder.queue_stack(self.id, *change)
+            return
+        self.stored_state = None
+        await self.recorder.write_stack(self.id, *change)
 
     def delete_rows(self, resources: Iterable[Resource]) -> None:
         self.store.delete_resources_bulk(r.id for r in resources if r.id is not None)

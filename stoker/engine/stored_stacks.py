@@ -43,13 +43,21 @@ def save_new_stack(engine: Any, stack: Stack, tags: Iterable[str] = (), timeout_
     parameters, environment = stored_inputs(stack, stack.user_parameters, stack.environment.as_dict())
     stored = (template.data, template.files) if stack.parent is None else template_id(engine, stack, template)
     lock = {"lock_owner": engine.engine_id, "lock_action": locked_for} if locked_for else {}
+    # the action runs here next: its resources' rows go in with the stack's (``actions.insert_new``)
+    new = [stack.instantiate(name, stack.definition.resources[name])
+           for name in stack.definition.enabled_resources()] if locked_for else []
+    rows = stack.new_rows(new)
     stack.record = engine.store.create_stack_with_template(
         stack.name, stored, engine.project_id, id=stack.id, **lock,
         parent_id=stack.parent.id if stack.parent else None,
         owner_resource=stack.owner_name, environment=environment,
         files=template.files if stack.parent is None else {}, parameters=parameters,
         tags=list(tags), timeout_mins=timeout_mins, disable_rollback=disable_rollback,
-        status_reason="Stack CREATE started")
+        status_reason="Stack CREATE started", resources=rows)
+    for resource, row in zip(new, rows):
+        resource.id = row["id"]
+        stack.resources[resource.name] = resource
+    stack.stored_state = (stack.record.action, stack.record.status, stack.record.status_reason)
 
 
 async def save_nested_stack(engine: Any, stack: Stack) -> None:

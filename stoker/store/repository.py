@@ -43,6 +43,7 @@ COLUMNS = {model: frozenset(model.__table__.columns.keys()) for model in (Stack,
 STACK_BY_ID = select(STACKS).where(STACKS.c.project_id == bindparam("project"), STACKS.c.id == bindparam("key"))
 LIVE_STACK_BY_NAME = select(STACKS).where(STACKS.c.project_id == bindparam("project"),
                                           STACKS.c.name == bindparam("key"), STACKS.c.deleted_at.is_(None))
+STACK_BY_ID_ONLY = select(STACKS).where(STACKS.c.id == bindparam("key"))
 RESOURCES_OF_STACK = select(RESOURCES).where(RESOURCES.c.stack_id == bindparam("stack")).order_by(RESOURCES.c.id)
 
 
@@ -82,10 +83,12 @@ class Store:
         return self.create_stack_with_template(name, template_id, project_id, **fields)
 
     def create_stack_with_template(self, name: str, template: int | tuple[dict, dict],
-                                   project_id: str = DEFAULT_PROJECT, **fields: Any) -> Stack:
+                                   project_id: str = DEFAULT_PROJECT, resources: list[dict] = (),
+                                   **fields: Any) -> Stack:
         """``create_stack``, in one transaction with its template (``template``: the id of one
-        stored, or (content, files) to store) and, given ``lock_owner``, its lock: a one-resource
-        create costs three transactions fewer."""
+        stored, or (content, files) to store), given ``lock_owner`` its lock, and the rows of
+        its ``resources`` (as ``add_resources_bulk``; each gets its ``id``): a one-resource
+        create costs four transactions fewer."""
         _check_fields(Stack, fields)
         fields.setdefault("id", str(uuid.uuid4()))
         fields.setdefault("action", "CREATE")
@@ -95,9 +98,11 @@ class Store:
         try:
             with self._write() as conn:
                 template_id = template if isinstance(template, int) else _insert_template(conn, *template)
-                conn.execute(insert(STACKS).values(name=name, template_id=template_id, project_id=project_id,
-                                                   **fields))
-                stack = Stack.from_row(conn.execute(select(STACKS).where(STACKS.c.id == fields["id"])).one())
+                row = {"name": name, "template_id": template_id, "project_id": project_id, **fields}
+                conn.execute(insert_of(STACKS, tuple(sorted(row))), row)
+                stack = Stack.from_row(conn.execute(STACK_BY_ID_ONLY, {"key": fields["id"]}).one())
+                if resources:
+                    _insert_resources(conn, resources)
         except IntegrityError:
             if self._live_stack_named(name, project_id):
                 raise Conflict(f"Stack {name} already exists") from None
@@ -285,16 +290,10 @@ class Store:
 
     def add_resources_bulk(self, rows: Iterable[dict[str, Any]]) -> list[int]:
         """Insert many resources in one transaction; returns their ids in input order."""
-        now = utcnow()
-        rows = [{"created_at": now, "updated_at": now} | row for row in rows]
+        rows = list(rows)
         with self._write() as conn:
-            ids = _reserve_ids(conn, RESOURCES, len(rows))
-            for row, new_id in zip(rows, ids):
-                row["id"] = new_id
-            for group in _by_keys(rows):
-                _check_fields(Resource, group[0])
-                execute_many(conn, insert_of(RESOURCES, tuple(group[0])), group, RESOURCES.c.get)
-        return ids
+            _insert_resources(conn, rows)
+        return [row["id"] for row in rows]
 
     def update_resources_bulk(self, changes: Iterable[tuple[int, dict[str, Any]]]) -> None:
         """Apply many ``(id, fields)`` writes in one transaction, bumping each ``atomic_key``.
@@ -512,7 +511,8 @@ class Store:
 
 
 def _insert_template(conn: Connection, content: dict, files: dict | None) -> int:
-    return conn.execute(insert(TEMPLATES).values(content=content, files=files or {})).inserted_primary_key[0]
+    row = {"content": content, "files": files or {}}
+    return conn.execute(insert_of(TEMPLATES, ("content", "files")), row).inserted_primary_key[0]
 
 
 def _check_fields(model: type[Record], fields: dict[str, Any]) -> None:
@@ -560,6 +560,17 @@ def _by_keys(rows: list[dict[str, Any]]) -> Iterable[list[dict[str, Any]]]:
     return groups.values()
 
 
+def _insert_resources(conn: Connection, rows: list[dict[str, Any]]) -> None:
+    """Insert resource rows, giving each its ``id``."""
+    now = utcnow()
+    stored = [{"created_at": now, "updated_at": now} | row for row in rows]
+    for row, stored_row, new_id in zip(rows, stored, _reserve_ids(conn, RESOURCES, len(rows))):
+        row["id"] = stored_row["id"] = new_id
+    for group in _by_keys(stored):
+        _check_fields(Resource, group[0])
+        execute_many(conn, insert_of(RESOURCES, tuple(group[0])), group, RESOURCES.c.get)
+
+
 def _reserve_ids(conn: Connection, table: Table, count: int) -> list[int]:
     """Ids for rows about to be inserted, so bulk inserts need no RETURNING.
 
@@ -571,8 +582,14 @@ def _reserve_ids(conn: Connection, table: Table, count: int) -> list[int]:
         query = select(func.nextval(sequence)).select_from(func.generate_series(1, count))
         return list(conn.scalars(query))
     # SQLite: this transaction began with BEGIN IMMEDIATE, so no one else inserts meanwhile.
-    last = conn.scalar(select(func.coalesce(func.max(table.c.id), 0)))
+    last = conn.scalar(_largest_id(table))
     return list(range(last + 1, last + 1 + count))
+
+
+@lru_cache(maxsize=16)
+def _largest_id(table: Table) -> Any:
+    """The largest id of ``table`` (0 when empty), built once per table."""
+    return select(func.coalesce(func.max(table.c.id), 0))
 
 
 def _data_edited(conn: Connection, changes: list[tuple[int, dict[str, Any]]]) -> list[tuple[int, dict[str, Any]]]:

@@ -123,3 +123,30 @@ def test_a_failed_commit_nobody_awaited_reaches_the_next_one_who_does():
 
     asyncio.run(scenario())
     assert store.calls == 2
+
+
+def test_a_one_resource_create_writes_in_four_transactions_on_its_own_thread(engine):
+    """The stack's row (in its "started" state) with its template, lock and resource rows; the
+    resource's start; the end; the lock's release.  Batches this small are committed on the
+    action's thread: no writer thread is handed them."""
+    import threading
+
+    from sqlalchemy import event
+
+    engine.create_stack("warm", hot({"r": {"type": "OS::Heat::None"}}))
+    writes: list[str] = []
+
+    def began(conn):
+        if conn.get_execution_options().get("stoker_write"):
+            writes.append(threading.current_thread().name)
+
+    event.listen(engine.store.engine, "begin", began)
+    try:
+        assert engine.create_stack("s", hot({"r": {"type": "OS::Heat::None"}}))["stack_status"] == "CREATE_COMPLETE"
+    finally:
+        event.remove(engine.store.engine, "begin", began)
+    assert writes == [threading.current_thread().name] * 4, writes
+    shown = [(e["resource_name"], e["resource_status"], e["resource_status_reason"]) for e in engine.events("s")]
+    assert shown == [("s", "CREATE_IN_PROGRESS", "Stack CREATE started"),
+                     ("r", "CREATE_IN_PROGRESS", "state changed"), ("r", "CREATE_COMPLETE", "state changed"),
+                     ("s", "CREATE_COMPLETE", "Stack CREATE completed successfully")]
