@@ -51,10 +51,13 @@ _lock = threading.Lock()
 
 
 def provide(make: Callable[[], RestManager] | None) -> None:
-    """``make()`` builds this process's manager on first use (None: plugin tasks get no REST access)."""
+    """``make()`` builds this process's manager on first use (None: plugin tasks get no REST access).
+    A manager built by the provider this replaces is closed: its server would serve on, unreachable."""
     global _provider, _manager
     with _lock:
-        _provider, _manager = make, None
+        replaced, _provider, _manager = _manager, make, None
+    if replaced is not None:
+        replaced.close()
 
 
 def current() -> RestManager | None:
