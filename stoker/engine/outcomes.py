@@ -68,10 +68,11 @@ async def end_action(stack: Any, action: str, failure: str | None, disable_rollb
     """Record how ``action`` ended on ``stack`` (``failure``: why it failed, or None) and return
     the rollback that follows, if one does: the driver shows the failure and starts it."""
     if failure is None:
-        await stack.set_state(action, COMPLETE, f"Stack {action} completed successfully")
-        if OUTCOMES[action].removes:
-            stack.store.soft_delete_stack(stack.id)
-            stack.record.deleted_at = datetime.now(timezone.utc)
+        # a removed stack leaves the lists in the commit that shows it complete, not after it
+        gone = {"deleted_at": datetime.now(timezone.utc)} if OUTCOMES[action].removes else {}
+        await stack.set_state(action, COMPLETE, f"Stack {action} completed successfully", **gone)
+        if gone:
+            stack.record.deleted_at = gone["deleted_at"]
         return None
     follows = rollback_after(action, disable_rollback, cancel)
     if follows is None:
