@@ -154,8 +154,13 @@ def test_runtime_only_evaluation_keeps_functions_until_runtime(cli, engine, writ
 
 
 def test_remote_url_is_refused_clearly(cli):
-    run = cli("--url", "http://127.0.0.1:18699/v1/default", "blueprint", "list")
-    assert run.exit_code == 1 and "without --url" in run.stderr and "Traceback" not in run.output
+    """Secrets are not served over ``--url``: refused before any connection; blueprints are, and a
+    server that is not there is one line too."""
+    secrets = cli("--url", "http://127.0.0.1:18699/v1/default", "secret", "list")
+    assert secrets.exit_code == 1 and "without --url" in secrets.stderr and "Traceback" not in secrets.output
+    blueprints = cli("--url", "http://127.0.0.1:18699/v1/default", "blueprint", "list")
+    assert blueprints.exit_code == 1 and "cannot reach the Stoker API" in blueprints.stderr
+    assert "Traceback" not in blueprints.output
 
 
 def test_environment_capabilities_are_checked_at_creation(cli, write):
