@@ -116,8 +116,10 @@ class Schema:
         self._check_constraints()
         self._check_default()
         #: the default needs no check per resource: its constraints were all checked here
-        self.default_checked = default is not None and not any(
-            isinstance(c, CustomConstraint) for c in self.constraints)
+        #: the names of its custom constraints (the inventory walk asks which of them went unchecked)
+        self.custom_names = tuple(c.name for c in self.constraints if isinstance(c, CustomConstraint))
+        #: the default needs no check per resource: its constraints were all checked here
+        self.default_checked = default is not None and not self.custom_names
 
     def _nested(self, schema: Any) -> Mapping | None:
         if schema is None:

@@ -77,6 +77,8 @@ class Resource:
     acts_on_host = False
     #: resource types whose property changes never force a replacement
     update_allowed_properties: tuple = ()
+    #: (definition, its properties), kept for the second validation pass: see ``_as_written``
+    _written: tuple | None = None
     #: may an update leave the resource alone when its definition and inputs are
     #: unchanged (``engine/unchanged.py``)?  Not a nested stack: what changed inside
     #: it is for its own update to find
@@ -529,18 +531,25 @@ class Resource:
         if str(self.t.deletion_policy).lower() == "snapshot" and not callable(getattr(self, "handle_snapshot_delete", None)):
             raise ValidationFailed.single(("resources", self.name, "deletion_policy"), "invalid-deletion-policy",
                                           '"Snapshot" deletion policy not supported')
-        self.build_properties(self.t.properties).validate(with_value=False)
+        self._as_written().validate(with_value=False)
         if self.t.update_policy or self.update_policy_schema:  # most resources have neither
             Properties(self.update_policy_schema, self.t.update_policy or {},
                        path=("resources", self.name, "update_policy")).validate()
 
     def validate_template(self) -> None:
         """Static checks: the schema on what is known now, then the plug-in's own."""
-        properties = self.build_properties(self.t.properties)
+        properties = self._as_written()
         properties.validate(with_value=True)
         if self._properties is None:
             self._properties = properties  # the plug-in's validate() reads the same ones
         self.validate()
+
+    def _as_written(self) -> Properties:
+        """The properties of this definition, built once for both validation passes (shape, values)."""
+        kept = self._written
+        if kept is None or kept[0] is not self.t:
+            kept = self._written = self.t, self.build_properties(self.t.properties)
+        return kept[1]
 
 
 class UpdatePlan:

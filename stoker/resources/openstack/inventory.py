@@ -32,10 +32,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Iterator
 
-from stoker.constraints import CustomConstraint, custom
+from stoker.constraints import custom
 from stoker.constraints.services import SERVICE_CONSTRAINTS
 from stoker.errors import StokerError, ValidationFailed
-from stoker.functions.base import Function
+from stoker.functions.base import SCALAR_TYPES, Function
 from stoker.home import config, stoker_home
 from stoker.resources.properties import AnyIndexDict
 from stoker.store.keypairs import KeypairStore
@@ -262,22 +262,25 @@ def unchecked_places(schemas: Mapping, data: Any, path: tuple,
     written) that a service constraint would check, had the inventory listed its kind.
     ``verdicts`` keeps each constraint's answer for the walk (asking reads the inventory's file)."""
     verdicts = {} if verdicts is None else verdicts
-    if isinstance(schemas, AnyIndexDict) and isinstance(data, list):
+    if isinstance(data, list):
+        if not isinstance(schemas, AnyIndexDict):
+            return
         data = dict(enumerate(data))
-    if not isinstance(data, Mapping):
+    elif type(data) is not dict and not isinstance(data, Mapping):
         return
     for key, value in data.items():
-        schema = schemas.get(key) if isinstance(schemas, Mapping) else None
-        if schema is None or isinstance(value, Function):
+        schema = schemas.get(key)
+        if schema is None:
             continue
-        for constraint in schema.constraints:
-            if isinstance(constraint, CustomConstraint):
-                name = constraint.name
-                if name not in verdicts:
-                    verdicts[name] = custom.is_unchecked(name)
-                if verdicts[name]:
-                    yield path + (key,), name
-        if schema.schema is not None:
+        kind = type(value)  # exact types first: the ABC check of ``Function`` is slow
+        if kind not in SCALAR_TYPES and kind is not dict and kind is not list and isinstance(value, Function):
+            continue
+        for name in schema.custom_names:
+            if name not in verdicts:
+                verdicts[name] = custom.is_unchecked(name)
+            if verdicts[name]:
+                yield path + (key,), name
+        if schema.schema is not None and kind not in SCALAR_TYPES:
             yield from unchecked_places(schema.schema, value, path + (key,), verdicts)
 
 
