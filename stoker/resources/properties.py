@@ -434,11 +434,8 @@ class _Reader:
         data = self.as_map(data, path)
         if data is _SKIP:
             return {}
-        for key in data:
-            if key not in schemas:
-                self.problems.add(path + (key,), "unknown-property", f"Unknown Property {key}{_suggestion(key, schemas)}")
-            elif not schemas[key].implemented:
-                self.problems.add(path, "unimplemented-property", f"Property {key} not implemented yet")
+        if type(schemas) is not Schemata or not _all_implemented(schemas, data):  # a type's own: one set check
+            self._unknown_keys(schemas, data, path)
         if not self.with_value:
             return {}
         if self.validating:  # only what is given, and what must be checked even when left out
@@ -446,35 +443,42 @@ class _Reader:
         # a property not implemented is never given: left out, so that these values read back cleanly
         return {key: self.read(key, schema, data, path) for key, schema in schemas.items() if schema.implemented}
 
+    def _unknown_keys(self, schemas: Mapping, data: Mapping, path: tuple) -> None:
+        for key in data:
+            if key not in schemas:
+                self.problems.add(path + (key,), "unknown-property", f"Unknown Property {key}{_suggestion(key, schemas)}")
+            elif not schemas[key].implemented:
+                self.problems.add(path, "unimplemented-property", f"Property {key} not implemented yet")
+
     def read(self, key: Any, schema: Schema, data: Mapping, path: tuple) -> Any:
         """One property (or list item) ``key`` of ``data``, typed."""
-        value = None
-        if not self.with_value:
+        if key not in data:
+            return self._absent(key, schema, path)
+        place = path + (key,)
+        value = self.resolve(data[key], place, children_later=schema.schema is not None)
+        if value is _SKIP:
             return _SKIP
-        if self.validating and key not in data and not schema.required:
-            if schema.default is None:
-                return None  # as Heat's validation: nothing to check of a property left out
-            if schema.default_checked:
+        if value is None:  # an explicit null (or a function giving one): the default, else the type's empty value
+            value = copy.deepcopy(schema.default) if schema.default is not None else schema.empty()
+        return self.convert(schema, value, place)
+
+    def _absent(self, key: Any, schema: Schema, path: tuple) -> Any:
+        """The value of property ``key`` that ``data`` leaves out: its default, checked, or nothing."""
+        if schema.default is not None:
+            if self.validating and schema.default_checked and not schema.required:
                 return schema.default  # checked once, when the schema was made
-        if key in data:
-            value = self.resolve(data[key], path + (key,), children_later=schema.schema is not None)
-            if value is _SKIP:
-                return _SKIP
-        if value is None:
-            if schema.default is not None:
-                value = copy.deepcopy(schema.default)
-            elif key in data:  # an explicit null (or a function giving one) is the type's empty value, as in Heat
-                value = schema.empty()
-            elif schema.required:
-                self.problems.add(path, "required-property", f"Property {key} not assigned")
-                return _SKIP
-            elif schema.type == Schema.MAP and schema.schema is not None \
-                    and not any(item.required for item in schema.schema.values()):
-                value = {}  # an absent map reads as an empty one, nested defaults filled in
-                # (not one with required keys: absent, it is no error, as in Heat)
-            else:
-                return schema.empty()
-        return self.convert(schema, value, path + (key,))
+            return self.convert(schema, copy.deepcopy(schema.default), path + (key,))
+        if schema.required:
+            self.problems.add(path, "required-property", f"Property {key} not assigned")
+            return _SKIP
+        if self.validating:
+            return None  # as Heat's validation: nothing to check of a property left out
+        if schema.type == Schema.MAP and schema.schema is not None \
+                and not any(item.required for item in schema.schema.values()):
+            # an absent map reads as an empty one, nested defaults filled in
+            # (not one with required keys: absent, it is no error, as in Heat)
+            return self.convert(schema, {}, path + (key,))
+        return schema.empty()
 
     def resolve(self, raw: Any, path: tuple, children_later: bool) -> Any:
         kind = type(raw)
@@ -510,6 +514,8 @@ class _Reader:
 
     def _meets_constraints(self, schema: Schema, value: Any, path: tuple) -> bool:
         """Record every constraint ``value`` breaks; True when it breaks none."""
+        if not schema.constraints:
+            return True
         before = len(self.problems.items)
         for constraint in schema.constraints:
             try:
@@ -521,6 +527,9 @@ class _Reader:
     def _children(self, schemas: Mapping, value: dict | list, path: tuple) -> Any:
         if isinstance(value, dict):
             items = self.read_all(schemas, value, path)
+        elif isinstance(schemas, AnyIndexDict) and schemas.value.implemented:  # every item has one schema
+            indexed = dict(enumerate(value))
+            items = {i: self.read(i, schemas.value, indexed, path) for i in indexed}
         else:
             indexed = dict(enumerate(value))
             items = self.read_all({i: schemas[i] for i in indexed if i in schemas}, indexed, path)
