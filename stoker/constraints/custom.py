@@ -38,12 +38,14 @@ class CustomCheck:
         self.check = check
         #: the rule in words (no value), when the check provides one
         self.message: str | None = getattr(check, "message", None) or None
+        #: does the check take Heat's client form only?  (Known once: its class does not change.)
+        self.uses_client = _uses_client(check)
 
     def error(self, value: Any, context: Any = None) -> str | None:
         """Why ``value`` is invalid, or None when it is valid."""
         check = self.check
         try:
-            if _uses_client(check):
+            if self.uses_client:
                 check.validate_with_client(None, value)
                 return None
             if hasattr(check, "validate"):
