@@ -132,9 +132,10 @@ def _check_each(engine: TypeHost, stack: Stack, definition, problems: Problems) 
             continue  # as Heat: an existing resource is adopted as it is, its properties unchecked
         shape = _found_by(instances[name].validate_shape, name)
         problems.extend(shape.items)
-        found = {(p.path, p.code) for p in shape.items}
-        values = [p for p in _found_by(instances[name].validate_template, name).items
-                  if (p.path, p.code) not in found]
+        values = _found_by(instances[name].validate_template, name).items
+        if shape.items:  # what the shape check found is not reported again
+            found = {(p.path, p.code) for p in shape.items}
+            values = [p for p in values if (p.path, p.code) not in found]
         if stack.at_validate:
             problems.extend_as_create_time(values)
         else:
