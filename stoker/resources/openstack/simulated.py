@@ -68,6 +68,16 @@ class SimulatedResource(Resource):
         self._last_renamed = data, moved
         return moved
 
+    @classmethod
+    def attribute_schemata(cls) -> dict:
+        """Built once per type (its schema comes from the catalogue and never changes): every
+        ``get_attr`` of a template being checked asks for it."""
+        built = cls.__dict__.get("_attribute_schemata")
+        if built is None:
+            built = super().attribute_schemata()
+            cls._attribute_schemata = built
+        return built
+
     def unchecked_constraints(self) -> list[tuple[tuple, str]]:
         """The places of the values no service constraint could check (no inventory of their kind)."""
         data = self.t.properties
