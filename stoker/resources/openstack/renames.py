@@ -29,6 +29,8 @@ def renamed(rules: Sequence[Rule], data: Any, path: tuple) -> Any:
     """``data`` with every old name's value under its new name (``data`` itself is not changed;
     the maps a rule changes are copies).  ``ValidationFailed`` when both names have a value."""
     for old, new in rules:
+        if type(data) is dict and old[0] not in data:
+            continue  # the old name's way starts at its first key (shared with the new name's, if any)
         data = _renamed_under(data, old, new, path, len(new) - 1)
     return data
 
