@@ -59,8 +59,8 @@ class SimulatedResource(Resource):
                           resolver=None if resolved else resolve, context=self)
 
     def _renamed(self, data: Any, path: tuple) -> Any:
-        """``data`` under the new names; the last answer is kept, as validation reads the same
-        data twice (its shape, then its values)."""
+        """``data`` under the new names; the last answer is kept, as the same data is read again
+        (a create after its checks, the shapes of the resources referring to this one)."""
         last = getattr(self, "_last_renamed", None)
         if last is not None and last[0] is data:
             return last[1]
