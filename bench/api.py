@@ -51,8 +51,8 @@ def ten_resources() -> dict:
     return load((ROOT / "tests" / "api" / "templates" / "ten.yaml").read_text())
 
 
-def start(db_url: str, workers: int, home: Path) -> tuple[subprocess.Popen, str]:
-    port = free_port()
+def start(db_url: str, workers: int, home: Path, port: int | None = None) -> tuple[subprocess.Popen, str]:
+    port = port or free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("STOKER_")}
     env["STOKER_HOME"] = str(home)
     process = subprocess.Popen([sys.executable, "-c", API, "--port", str(port), "--workers", str(workers),
@@ -288,11 +288,12 @@ def main() -> None:
     parser.add_argument("--sustained-seconds", type=float, default=10.0)
     parser.add_argument("--settle", type=float, default=SETTLE,
                         help="seconds the server rests before threads and memory are read")
+    parser.add_argument("--port", type=int, help="the server's port (default: a free one)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
-        process, url = start(args.db_url or f"sqlite:///{home / 'stoker.db'}", args.workers, home)
+        process, url = start(args.db_url or f"sqlite:///{home / 'stoker.db'}", args.workers, home, args.port)
         try:
             result = run(url, args, process.pid)
         finally:

@@ -68,7 +68,7 @@ class Runner:
         (``engine/starting.py``), or its error.  An action that has not shown within ``timeout``
         seconds (None: no limit) is given up: it stops at its next check of a template
         (``Engine.given_up``) and stores nothing."""
-        started = starting.begin(engine, action, self.submitter(engine.project_id), timeout)
+        started = starting.begin(engine, action, self.submitter(engine.project_id), timeout, summary=False)
         started.future.add_done_callback(_log_failure)  # type: ignore[union-attr]
         return started
 

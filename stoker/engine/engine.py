@@ -71,6 +71,9 @@ class Engine:
         #: set when the request waiting for this copy's action stopped waiting (``api/background.py``):
         #: the action stops at its next template check
         self.given_up = threading.Event()
+        #: do create and update return the stack's summary?  Not when the API starts them: it
+        #: answers with the id and drops the result, so the re-read would be wasted
+        self.returns_summary = True
 
     @property
     def store(self):
@@ -190,7 +193,11 @@ class Engine:
         self.save_new_stack(stack, tags, timeout_mins, disable_rollback,
                             locked_for=action if self.dispatch.runs_here else None)
         self.dispatch.create(self, stack, timeout_mins, disable_rollback, action)
-        return action_result(self.store, stack)
+        return self.summary(stack)
+
+    def summary(self, stack: Any) -> dict | None:
+        """What an action returns (``summaries.action_result``), if anyone takes it."""
+        return action_result(self.store, stack) if self.returns_summary else None
 
     def begin(self, verb: str, name: str, *args: Any, **kwargs: Any) -> Started:
         """``<verb>_stack(name, ...)`` under way in a thread of its own: the handle once it shows."""

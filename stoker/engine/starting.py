@@ -28,13 +28,16 @@ def looked(engine: Any, stack_id: str) -> dict:
     return state
 
 
-def begin(engine: Any, action: Callable[[Any], Any], submit: Callable, timeout: float | None = None) -> Started:
+def begin(engine: Any, action: Callable[[Any], Any], submit: Callable, timeout: float | None = None,
+          summary: bool = True) -> Started:
     """``action(copy of engine)`` through ``submit``; the handle once the action shows (see
-    ``Started.run`` for errors and ``timeout``)."""
+    ``Started.run`` for errors and ``timeout``).  Not ``summary``: the starter drops what the
+    action returns, so a create or update returns None instead of re-reading the stack."""
     started = Started(lambda stack_id: looked(engine, stack_id), stack_running)
     copy = engine.for_project(engine.project_id)
     copy.engine_id = new_engine_id()
     copy.given_up = started.given_up
+    copy.returns_summary = summary
     copy._store = SignallingStore(engine.store, started)
     return started.run(submit, lambda: action(copy), timeout)
 

@@ -18,7 +18,6 @@ from stoker.engine import actions, drift
 from stoker.engine.sealing import stored_inputs
 from stoker.engine.stack import Stack
 from stoker.engine.stored_stacks import template_id
-from stoker.engine.summaries import action_result
 from stoker.errors import Conflict, ValidationFailed
 from stoker.template.environment import Environment
 from stoker.template.template import Template, as_template
@@ -72,7 +71,7 @@ def update_stack(engine: Any, name_or_id: str, template: Template | dict | str |
         converge=converge), rollback)
     if tags is not None:  # the update was taken (a refused one raised)
         engine.store.update_stack(record.id, tags=list(tags))
-    return action_result(engine.store, stack)
+    return engine.summary(stack)
 
 
 def prepare_update(engine: Any, record, template: Template, environment: Environment, params: dict,

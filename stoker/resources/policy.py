@@ -64,8 +64,18 @@ class TypePolicy:
         """Whether ``project`` may run what acts on the server host (local types, script operations)."""
         return self.local_projects is True or project in self.local_projects
 
+    #: rules found so far, by type name: every resource of every create asks (the table is
+    #: read once, at start, and not changed after)
+    _found: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)
+
     def rule_for(self, type_name: str) -> str:
         """The exact rule for a type, else the longest matching wildcard, else allow."""
+        found = self._found.get(type_name)
+        if found is None:
+            found = self._found[type_name] = self._rule_in_table(type_name)
+        return found
+
+    def _rule_in_table(self, type_name: str) -> str:
         if type_name in self.rules:
             return self.rules[type_name]
         matches = [p for p in self.rules if any(c in p for c in "*?[") and fnmatch.fnmatchcase(type_name, p)]

@@ -29,3 +29,21 @@ def test_a_refusal_before_the_action_shows_is_raised_by_begin(engine):
         engine.begin("create", "bad", {"heat_template_version": "2018-08-31",
                                        "resources": {"x": {"type": "OS::Heat::Nonexistent"}}})
     assert engine.list_stacks() == []
+
+
+def test_a_starter_that_drops_the_result_gets_none_and_wait_still_reads_the_end(engine):
+    """The API drops what a create returns (it answers with the id): the action does not re-read
+    the stack for it, and whoever waits on the handle still gets the stack as it ended, outputs
+    included."""
+    from stoker.engine import starting
+    from stoker.started import in_thread
+
+    def create(copy):
+        return copy.create_stack("s", SLOW)
+
+    started = starting.begin(engine, create, in_thread, summary=False)
+    assert started.future.result() is None
+    ended = started.wait()
+    assert ended["stack_status"] == "CREATE_COMPLETE"
+    assert {o["output_key"]: o["output_value"] for o in ended["outputs"]} == {"made": "made"}
+    assert engine.create_stack("t", SLOW)["stack_status"] == "CREATE_COMPLETE"  # the engine's own verb still answers

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import gc
+import weakref
 
+from stoker.template import loader
 from stoker.template.loader import frozen_gc, paused_gc
 
 
@@ -25,3 +27,24 @@ def test_outside_an_action_a_pause_leaves_nothing_frozen():
     with paused_gc():
         assert not gc.isenabled()
     assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+class Node:
+    """An object that can refer to itself (cyclic garbage once dropped)."""
+
+
+def test_cyclic_garbage_built_while_actions_overlap_is_collected_before_they_all_end():
+    """A server's actions overlap without pause: what they froze or built paused must still be
+    collected once enough of it went by the young generations, not only at a quiet moment."""
+    with frozen_gc():  # an action running throughout
+        with frozen_gc():  # another one, ending first
+            with paused_gc():
+                cycle = Node()
+                cycle.me = cycle
+                gone = weakref.ref(cycle)
+                del cycle
+                built = [[] for _ in range(max(loader.FULL_COLLECTION_AFTER, loader._kept // 4) + 1)]
+        assert gone() is None
+        assert gc.get_freeze_count() > 0  # the running action's objects are frozen again
+        assert gc.isenabled()
+    assert gc.get_freeze_count() == 0 and len(built) > loader.FULL_COLLECTION_AFTER
