@@ -117,6 +117,9 @@ class RemoteEngine:
         record = self.get_record(name_or_id, show_deleted)
         return f"/stacks/{quote(record.name, safe='')}/{record.id}"
 
+    def _resource_path(self, name_or_id: str, resource_name: str, show_deleted: bool = False) -> str:
+        return self._stack_path(name_or_id, show_deleted) + f"/resources/{quote(resource_name, safe='')}"
+
     # -- reading ----------------------------------------------------------------------------
     def get_record(self, name_or_id: str, show_deleted: bool = False) -> SimpleNamespace:
         status, headers, _ = self.request("GET", f"/stacks/{quote(name_or_id, safe='')}", follow=False)
@@ -154,14 +157,13 @@ class RemoteEngine:
         return [r for r in failed if r["resource_name"] not in parents]
 
     def resource(self, name_or_id: str, resource_name: str, with_attr: Iterable[str] = ()) -> dict:
-        path = self._stack_path(name_or_id) + f"/resources/{quote(resource_name, safe='')}"
+        path = self._resource_path(name_or_id, resource_name)
         return _plain(self._get(path, **({"with_attr": list(with_attr)} if with_attr else {}))["resource"])
 
     def events(self, name_or_id: str, resource_name: str | None = None, nested_depth: int = 0,
                **paging: Any) -> list[dict]:
-        path = self._stack_path(name_or_id, True)
-        if resource_name:
-            path += f"/resources/{quote(resource_name, safe='')}"
+        path = self._resource_path(name_or_id, resource_name, True) if resource_name else self._stack_path(
+            name_or_id, True)
         query = {k: v for k, v in paging.items() if v is not None}
         if nested_depth:
             query["nested_depth"] = nested_depth
@@ -230,7 +232,11 @@ class RemoteEngine:
 
     def _start_update(self, name_or_id: str, *args: Any, **kwargs: Any) -> str:
         method, path, body = self._update_request(name_or_id, *args, **kwargs)
-        self.request(method, path, body)
+        return self._act(method, path, body)
+
+    def _act(self, method: str, path: str, body: Any = None, under: str = "") -> str:
+        """``method`` on stack ``path`` (or below it, ``under``): the stack's id, to follow it by."""
+        self.request(method, path + under, body)
         return path.rsplit("/", 1)[1]
 
     def _update_request(self, name_or_id: str, template: Any = None, environment: Any = None,
@@ -252,14 +258,10 @@ class RemoteEngine:
         return self.begin("delete", name_or_id).wait()
 
     def _start_delete(self, name_or_id: str) -> str:
-        path = self._stack_path(name_or_id)
-        self.request("DELETE", path)
-        return path.rsplit("/", 1)[1]
+        return self._act("DELETE", self._stack_path(name_or_id))
 
     def _start_action(self, name_or_id: str, action: str) -> str:
-        path = self._stack_path(name_or_id)
-        self.request("POST", path + "/actions", {action: None})
-        return path.rsplit("/", 1)[1]
+        return self._act("POST", self._stack_path(name_or_id), {action: None}, "/actions")
 
     def suspend_stack(self, name_or_id: str) -> dict:
         return self.begin("suspend", name_or_id).wait()
@@ -281,12 +283,11 @@ class RemoteEngine:
 
     def mark_unhealthy(self, name_or_id: str, resource_name: str, unhealthy: bool = True,
                        reason: str = "") -> None:
-        path = self._stack_path(name_or_id) + f"/resources/{quote(resource_name, safe='')}"
-        self.request("PATCH", path, {"mark_unhealthy": unhealthy, "resource_status_reason": reason})
+        self.request("PATCH", self._resource_path(name_or_id, resource_name),
+                     {"mark_unhealthy": unhealthy, "resource_status_reason": reason})
 
     def signal(self, name_or_id: str, resource_name: str, details: Any = None) -> None:
-        path = self._stack_path(name_or_id) + f"/resources/{quote(resource_name, safe='')}/signal"
-        self.request("POST", path, details)
+        self.request("POST", self._resource_path(name_or_id, resource_name) + "/signal", details)
 
     def clear_hook(self, name_or_id: str, resource_name: str, hook: str | None = None) -> str:
         self.signal(name_or_id, resource_name, {"unset_hook": hook})
@@ -304,9 +305,7 @@ class RemoteEngine:
 
     def _start_adopt(self, name: str, data: Any, environment: Any = None, parameters: dict | None = None,
                      timeout_mins: int | None = None) -> str:
-        body = {"stack_name": name, "adopt_stack_data": data, "parameters": parameters or {}}
-        if environment is not None:
-            body["environment"] = environment.as_dict() if hasattr(environment, "as_dict") else environment
+        body = {**_instantiation(None, environment, parameters), "stack_name": name, "adopt_stack_data": data}
         if timeout_mins:
             body["timeout_mins"] = timeout_mins
         return self.request("POST", "/stacks", body)[2]["stack"]["id"]
@@ -325,27 +324,29 @@ class RemoteSnapshots:
     def __init__(self, remote: RemoteEngine):
         self.remote = remote
 
-    def create(self, name_or_id: str, name: str | None = None) -> dict:
+    def _path(self, name_or_id: str, snapshot_id: str | None = None) -> str:
         path = self.remote._stack_path(name_or_id) + "/snapshots"
+        return path if snapshot_id is None else f"{path}/{quote(snapshot_id, safe='')}"
+
+    def create(self, name_or_id: str, name: str | None = None) -> dict:
+        path = self._path(name_or_id)
         snapshot_id = self.remote.request("POST", path, {"name": name})[2]["id"]
         return Started(lambda taken: self.remote._get(f"{path}/{taken}")["snapshot"],
                        lambda snapshot: snapshot["status"] == "IN_PROGRESS", snapshot_id).wait()
 
     def list(self, name_or_id: str) -> list[dict]:
-        return self.remote._get(self.remote._stack_path(name_or_id) + "/snapshots")["snapshots"]
+        return self.remote._get(self._path(name_or_id))["snapshots"]
 
     def show(self, name_or_id: str, snapshot_id: str) -> dict:
-        path = self.remote._stack_path(name_or_id) + f"/snapshots/{quote(snapshot_id, safe='')}"
-        return self.remote._get(path)["snapshot"]
+        return self.remote._get(self._path(name_or_id, snapshot_id))["snapshot"]
 
     def restore(self, name_or_id: str, snapshot_id: str) -> dict:
         path = self.remote._stack_path(name_or_id)
-        self.remote.request("POST", f"{path}/snapshots/{quote(snapshot_id, safe='')}/restore", {})
-        return Started(self.remote._look, stack_running, path.rsplit("/", 1)[1]).wait()
+        stack_id = self.remote._act("POST", path, {}, f"/snapshots/{quote(snapshot_id, safe='')}/restore")
+        return Started(self.remote._look, stack_running, stack_id).wait()
 
     def delete(self, name_or_id: str, snapshot_id: str) -> None:
-        path = self.remote._stack_path(name_or_id) + f"/snapshots/{quote(snapshot_id, safe='')}"
-        self.remote.request("DELETE", path)
+        self.remote.request("DELETE", self._path(name_or_id, snapshot_id))
 
 
 def _decode(raw: bytes) -> Any:
