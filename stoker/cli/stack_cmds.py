@@ -348,30 +348,21 @@ def event_list(engine, name, resource_name, nested_depth, sort_key, limit, follo
     show_list(rows[:limit] if limit is not None else rows, EVENT_COLUMNS + (["stack_name"] if nested_depth else []), fmt)
 
 
-@stack.group("template")
-def template_group() -> None:
-    """The template of a stack."""
+def _given_group(part: str) -> None:
+    """``stack template|environment show NAME``: that part of what the stack was given, as YAML or JSON."""
+
+    group = stack.group(part, help=f"The {part} of a stack.")(lambda: None)
+
+    @group.command("show")
+    @click.argument("name")
+    @format_option(default="yaml")
+    @pass_engine
+    def show(engine, name, fmt):
+        show_record(getattr(engine, part)(name), "json" if fmt == "json" else "yaml")
 
 
-@template_group.command("show")
-@click.argument("name")
-@format_option(default="yaml")
-@pass_engine
-def template_show(engine, name, fmt):
-    show_record(engine.template(name), "json" if fmt == "json" else "yaml")
-
-
-@stack.group("environment")
-def environment_group() -> None:
-    """The environment of a stack."""
-
-
-@environment_group.command("show")
-@click.argument("name")
-@format_option(default="yaml")
-@pass_engine
-def environment_show(engine, name, fmt):
-    show_record(engine.environment(name), "json" if fmt == "json" else "yaml")
+_given_group("template")
+_given_group("environment")
 
 
 @stack.group("failures")

@@ -26,23 +26,32 @@ def _fail(problems, fmt: str, wrap: str | None = None) -> None:
     sys.exit(1)
 
 
-def _check(engine, template_file, environment_files, parameters, parameter_files, *, missing_ok: bool):
+def _check(engine, given: tuple, fmt: str, wrap: str | None = None, *, missing_ok: bool):
     """Load and check everything a create would (plug-in schemas too); never opens the database.
     With ``missing_ok`` (validate) the verdict is Heat's: create-time errors are warnings."""
-    inputs = read_inputs(template_file, environment_files, parameters, parameter_files)
-    definition, problems = engine.check_template(inputs.template, inputs.environment, inputs.parameters,
-                                                 missing_parameters_ok=missing_ok, at_validate=missing_ok)
+    try:
+        inputs = read_inputs(*given)
+        definition, problems = engine.check_template(inputs.template, inputs.environment, inputs.parameters,
+                                                     missing_parameters_ok=missing_ok, at_validate=missing_ok)
+    except ValidationFailed as exc:
+        _fail(exc.problems, fmt, wrap)
     return inputs.template, definition, problems
 
 
-def _placed(template_obj, problems, definition=None):
-    """Problems with their file places, and no hidden value in their messages."""
+def _report(template_obj, problems, definition, outcome, fmt: str, wrap: str | None = None) -> list:
+    """Show the warnings (returned) and, when there are errors or no ``outcome``, the errors, exiting 1:
+    each with its file place, and no hidden value in its message."""
     source = template_obj.source
     hidden = definition.secrets() if definition is not None else []
-    placed = [source.place(p) if source and not p.file else p for p in problems]
+    placed = [source.place(p) if source and not p.file else p for p in problems.items]
     for problem in placed:
         problem.message = redact(problem.message, hidden)
-    return placed
+    warnings = [p for p in placed if p.severity != "error"]
+    show_warnings(warnings)
+    errors = [p for p in placed if p.severity == "error"]
+    if errors or outcome is None:
+        _fail(errors, fmt, wrap)
+    return warnings
 
 
 @template.command("validate")
@@ -51,19 +60,11 @@ def _placed(template_obj, problems, definition=None):
 @pass_engine
 def validate(engine, template_file, environment_files, parameters, parameter_files, fmt) -> None:
     """Check a template; print its description and parameters, or every error."""
-    try:
-        tmpl, definition, problems = _check(engine, template_file, environment_files,
-                                            parameters, parameter_files, missing_ok=True)
-    except ValidationFailed as exc:
-        _fail(exc.problems, fmt)
+    given = (template_file, environment_files, parameters, parameter_files)
+    tmpl, definition, problems = _check(engine, given, fmt, missing_ok=True)
     if definition is not None and not _blocking(problems):
         _evaluate_what_is_known(definition, problems)
-    placed = _placed(tmpl, problems.items, definition)
-    warnings = [p for p in placed if p.severity != "error"]
-    show_warnings(warnings)
-    errors = [p for p in placed if p.severity == "error"]
-    if errors or definition is None:
-        _fail(errors, fmt)
+    warnings = _report(tmpl, problems, definition, definition, fmt)
     result = {
         "Description": tmpl.description,
         "Parameters": {name: schema.as_validate_output()
@@ -111,17 +112,10 @@ _NEEDS_INPUT = {"missing-parameter", "resource-pending"}
 @pass_engine
 def resolve_cmd(engine, template_file, environment_files, parameters, parameter_files, fmt) -> None:
     """Evaluate parameters, conditions and every output that needs no resource."""
-    try:
-        tmpl, definition, problems = _check(engine, template_file, environment_files,
-                                            parameters, parameter_files, missing_ok=False)
-    except ValidationFailed as exc:
-        _fail(exc.problems, fmt, wrap="errors")
+    given = (template_file, environment_files, parameters, parameter_files)
+    tmpl, definition, problems = _check(engine, given, fmt, "errors", missing_ok=False)
     result = evaluate(definition, problems) if definition is not None and not _blocking(problems) else None
-    placed = _placed(tmpl, problems.items, definition)
-    show_warnings([p for p in placed if p.severity != "error"])
-    errors = [p for p in placed if p.severity == "error"]
-    if errors or result is None:
-        _fail(errors, fmt, wrap="errors")
+    _report(tmpl, problems, definition, result, fmt, "errors")
     show_document(result, fmt)
 
 
