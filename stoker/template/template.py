@@ -6,7 +6,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from stoker.errors import Problems, ValidationFailed
+from stoker.errors import Problems
 from stoker.names import hidden_characters, shown
 from stoker.template import cfn_format
 from stoker.template.loader import Source, check_nesting, load, read_file

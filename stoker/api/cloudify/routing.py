@@ -73,6 +73,11 @@ def router(tag: str) -> APIRouter:
     return APIRouter(prefix=PREFIX, route_class=CloudifyRoute, tags=[f"cloudify: {tag}"])
 
 
+def bad(message: str) -> ApiError:
+    """A 400 the rest client raises as its ``CloudifyClientError`` with ``message``."""
+    return ApiError(400, message, "bad_parameters_error")
+
+
 def engine_for(request: Request, caller: Caller) -> Any:
     """The engine acting for the caller's tenant, with an engine id of its own (as a Heat request's)."""
     engine = request.app.state.stoker.engine.for_project(caller.project)
@@ -81,7 +86,9 @@ def engine_for(request: Request, caller: Caller) -> Any:
 
 
 async def run(request: Request, caller: Caller, work: Callable[[Any], Any], status: int = 200) -> Response:
-    """``work(engine)`` in the tenant's bounded request pool, its result as JSON."""
+    """``work(engine)`` in the tenant's bounded request pool, its result as JSON (None: 204, no content)."""
     engine = engine_for(request, caller)
     result = await request.app.state.stoker.runner.call(caller.project, lambda: work(engine))
+    if result is None:
+        return Response(status_code=204)
     return result if isinstance(result, Response) else reply(result, status)

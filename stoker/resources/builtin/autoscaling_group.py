@@ -21,7 +21,6 @@ from typing import Any
 from stoker.constraints import Range
 from stoker.resources.nested_stack import NESTED_INVALID, NestedStackResource, template_from_data
 from stoker.errors import ResourcePending, ValidationFailed
-from stoker.functions.base import resolve
 from stoker.functions.references import select_path
 from stoker.resources import attributes, properties
 from stoker.resources.builtin import scaling, staged

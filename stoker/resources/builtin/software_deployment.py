@@ -20,7 +20,6 @@ signal transport but ``NO_SIGNAL`` (which completes at once) is taken as
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from stoker.constraints import AllowedValues

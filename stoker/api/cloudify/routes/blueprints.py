@@ -14,15 +14,10 @@ from fastapi.responses import Response
 from stoker.api.body import read_body
 from stoker.api.cloudify import views
 from stoker.api.cloudify.identity import Caller, caller, requiring
-from stoker.api.cloudify.routing import router, run
-from stoker.api.error_bodies import ApiError
+from stoker.api.cloudify.routing import bad, router, run
 from stoker.limits import limit
 
 routes = router("blueprints")
-
-
-def _bad(message: str) -> ApiError:
-    return ApiError(400, message, "bad_parameters_error")
 
 
 async def _upload(request: Request) -> tuple[bytes, dict]:
@@ -42,21 +37,21 @@ async def _upload(request: Request) -> tuple[bytes, dict]:
                 try:
                     params.update(json.loads(data))
                 except (ValueError, TypeError):
-                    raise _bad("the form field params is not a JSON object") from None
+                    raise bad("the form field params is not a JSON object") from None
             elif name == "blueprint_archive":
                 archive = data
     if params.get("blueprint_archive_url"):
-        raise _bad("uploading a blueprint from a URL is not supported by Stoker: download the archive and "
+        raise bad("uploading a blueprint from a URL is not supported by Stoker: download the archive and "
                    "upload the file (cfy blueprints upload PATH)")
     if not archive:
-        raise _bad("the request has no blueprint archive (a tar or zip file in blueprint_archive)")
+        raise bad("the request has no blueprint archive (a tar or zip file in blueprint_archive)")
     return archive, params
 
 
 def _file_name(params: dict) -> str:
     name = params.get("application_file_name") or "blueprint.yaml"
     if not isinstance(name, str):
-        raise _bad("application_file_name must be a file name")
+        raise bad("application_file_name must be a file name")
     return unquote(name)
 
 
@@ -84,8 +79,7 @@ async def validate(blueprint_id: str, request: Request, who: Caller = Depends(re
     name = _file_name(params)
 
     def work(engine):
-        engine.blueprints.validate_archive(archive, name)
-        return Response(status_code=204)
+        engine.blueprints.validate_archive(archive, name)  # its plan is not answered
 
     return await run(request, who, work)
 
@@ -114,8 +108,4 @@ async def archive(blueprint_id: str, request: Request, who: Caller = Depends(cal
 
 @routes.delete("/blueprints/{blueprint_id}")
 async def delete(blueprint_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
-    def work(engine):
-        engine.blueprints.delete(blueprint_id)
-        return Response(status_code=204)
-
-    return await run(request, who, work)
+    return await run(request, who, lambda engine: engine.blueprints.delete(blueprint_id))

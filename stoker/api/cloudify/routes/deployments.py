@@ -11,15 +11,10 @@ from fastapi.responses import Response
 from stoker.api.body import json_body
 from stoker.api.cloudify import views
 from stoker.api.cloudify.identity import Caller, caller, requiring
-from stoker.api.cloudify.routing import router, run
-from stoker.api.error_bodies import ApiError
+from stoker.api.cloudify.routing import bad, router, run
 from stoker.errors import NotFound
 
 routes = router("deployments")
-
-
-def _bad(message: str) -> ApiError:
-    return ApiError(400, message, "bad_parameters_error")
 
 
 def _labels(raw: Any) -> list[tuple[str, str]]:
@@ -27,7 +22,7 @@ def _labels(raw: Any) -> list[tuple[str, str]]:
     if raw is None:
         return []
     if not isinstance(raw, list):
-        raise _bad("labels must be a list of {key: value} entries")
+        raise bad("labels must be a list of {key: value} entries")
     pairs = []
     for entry in raw:
         if isinstance(entry, dict) and set(entry) == {"key", "value"}:
@@ -35,7 +30,7 @@ def _labels(raw: Any) -> list[tuple[str, str]]:
         elif isinstance(entry, dict) and len(entry) == 1:
             pairs.extend((k, v) for k, v in entry.items())
         else:
-            raise _bad(f"a label is {{key: value}}, not {entry!r}")
+            raise bad(f"a label is {{key: value}}, not {entry!r}")
     return pairs
 
 
@@ -60,10 +55,10 @@ def _label_filter(request: Request) -> list[tuple[str, str]]:
 async def create(deployment_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
     body = await json_body(request)
     if not isinstance(body, dict) or not isinstance(body.get("blueprint_id"), str):
-        raise _bad("a deployment is created from a blueprint: send {\"blueprint_id\": ..., \"inputs\": {...}}")
+        raise bad("a deployment is created from a blueprint: send {\"blueprint_id\": ..., \"inputs\": {...}}")
     inputs = body.get("inputs") or {}
     if not isinstance(inputs, dict):
-        raise _bad("inputs must be a map of input names to values")
+        raise bad("inputs must be a map of input names to values")
     labels = _labels(body.get("labels"))
     display_name = body.get("display_name")
 
@@ -98,11 +93,7 @@ async def get(deployment_id: str, request: Request, who: Caller = Depends(caller
 
 @routes.delete("/deployments/{deployment_id}")
 async def delete(deployment_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
-    def work(engine):
-        engine.blueprints.deployments.delete(deployment_id)
-        return Response(status_code=204)
-
-    return await run(request, who, work)
+    return await run(request, who, lambda engine: engine.blueprints.deployments.delete(deployment_id))
 
 
 @routes.patch("/deployments/{deployment_id}")
@@ -110,7 +101,7 @@ async def update_labels(deployment_id: str, request: Request, who: Caller = Depe
     """Replace the deployment's labels (``cfy deployments labels add|delete`` send the whole new list)."""
     body = await json_body(request)
     if not isinstance(body, dict) or "labels" not in body:
-        raise _bad("only a deployment's labels can be changed here: send {\"labels\": [...]}")
+        raise bad("only a deployment's labels can be changed here: send {\"labels\": [...]}")
     wanted = _labels(body["labels"])
 
     def work(engine):

@@ -19,7 +19,7 @@ from stoker import secretbox
 from stoker.api.body import json_body
 from stoker.api.cloudify import views
 from stoker.api.cloudify.identity import Caller, caller, forbidden, requiring
-from stoker.api.cloudify.routing import router, run
+from stoker.api.cloudify.routing import bad, router, run
 from stoker.api.error_bodies import ApiError
 from stoker.api.background import START_TIMEOUT
 from stoker.resources.policy import LOCAL_SETTINGS
@@ -60,11 +60,10 @@ async def start(request: Request, who: Caller = Depends(requiring("user"))) -> R
     body = await json_body(request)
     if not isinstance(body, dict) or not isinstance(body.get("deployment_id"), str) \
             or not isinstance(body.get("workflow_id"), str):
-        raise ApiError(400, "send {\"deployment_id\": ..., \"workflow_id\": ..., \"parameters\": {...}}",
-                       "bad_parameters_error")
+        raise bad("send {\"deployment_id\": ..., \"workflow_id\": ..., \"parameters\": {...}}")
     parameters = body.get("parameters") or {}
     if not isinstance(parameters, dict):
-        raise ApiError(400, "parameters must be a map", "bad_parameters_error")
+        raise bad("parameters must be a map")
 
     def work(engine):
         _refuse_scripts(request, who, engine, body["deployment_id"])
@@ -93,8 +92,7 @@ async def act(execution_id: str, request: Request, who: Caller = Depends(requiri
     body = await json_body(request)
     action = body.get("action") if isinstance(body, dict) else None
     if action not in ("cancel", "force-cancel", "kill", "resume", "force-resume"):
-        raise ApiError(400, "action is one of cancel, force-cancel, kill, resume, force-resume",
-                       "bad_parameters_error")
+        raise bad("action is one of cancel, force-cancel, kill, resume, force-resume")
 
     def work(engine):
         if action.endswith("resume"):
@@ -123,7 +121,7 @@ async def events(request: Request, who: Caller = Depends(caller)) -> Response:
         elif deployment_id:
             chosen = [e["id"] for e in executions.list(deployment_id)]
         else:
-            raise ApiError(400, "events are listed by execution_id (or deployment_id)", "bad_parameters_error")
+            raise bad("events are listed by execution_id (or deployment_id)")
         found = [views.event(e) for eid in chosen for e in executions.events(eid, include_logs)]
         return views.page(request, found, filters=False)
 

@@ -10,8 +10,7 @@ from fastapi.responses import Response
 from stoker.api.body import json_body
 from stoker.api.cloudify import views
 from stoker.api.cloudify.identity import Caller, caller, requiring
-from stoker.api.cloudify.routing import router, run
-from stoker.api.error_bodies import ApiError
+from stoker.api.cloudify.routing import bad, router, run
 
 routes = router("nodes")
 
@@ -51,14 +50,13 @@ async def node_instance(instance_id: str, request: Request, who: Caller = Depend
 async def update(instance_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
     body = await json_body(request)
     if not isinstance(body, dict):
-        raise ApiError(400, "send {\"runtime_properties\": {...}, \"state\": ..., \"version\": N}",
-                       "bad_parameters_error")
+        raise bad("send {\"runtime_properties\": {...}, \"state\": ..., \"version\": N}")
     fields = {k: body[k] for k in ("state", "runtime_properties") if body.get(k) is not None}
     if "runtime_properties" in fields and not isinstance(fields["runtime_properties"], dict):
-        raise ApiError(400, "runtime_properties must be a map", "bad_parameters_error")
+        raise bad("runtime_properties must be a map")
     version = body.get("version")
     if version is not None and (not isinstance(version, int) or isinstance(version, bool)):
-        raise ApiError(400, "version must be a whole number", "bad_parameters_error")
+        raise bad("version must be a whole number")
     expected = None if body.get("force") or not version else version
 
     def work(engine):

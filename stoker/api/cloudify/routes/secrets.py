@@ -8,8 +8,7 @@ from fastapi.responses import Response
 from stoker.api.body import json_body
 from stoker.api.cloudify import views
 from stoker.api.cloudify.identity import Caller, caller, requiring
-from stoker.api.cloudify.routing import router, run
-from stoker.api.error_bodies import ApiError
+from stoker.api.cloudify.routing import bad, router, run
 
 routes = router("secrets")
 
@@ -17,9 +16,9 @@ routes = router("secrets")
 async def _body(request: Request) -> dict:
     body = await json_body(request)
     if not isinstance(body, dict):
-        raise ApiError(400, "send a JSON object: {\"value\": ..., \"is_hidden_value\": ...}", "bad_parameters_error")
+        raise bad("send a JSON object: {\"value\": ..., \"is_hidden_value\": ...}")
     if "value" in body and not isinstance(body["value"], str):
-        raise ApiError(400, "a secret's value is a string", "bad_parameters_error")
+        raise bad("a secret's value is a string")
     return body
 
 
@@ -32,7 +31,7 @@ def _hidden(body: dict) -> bool | None:
 async def create(key: str, request: Request, who: Caller = Depends(requiring("manager"))) -> Response:
     body = await _body(request)
     if "value" not in body:
-        raise ApiError(400, "a secret needs a value", "bad_parameters_error")
+        raise bad("a secret needs a value")
     return await run(request, who, lambda engine: views.secret(engine.blueprints.secrets.create(
         key, body["value"], bool(body.get("update_if_exists")), bool(_hidden(body))), who.project))
 
@@ -57,8 +56,4 @@ async def get(key: str, request: Request, who: Caller = Depends(caller)) -> Resp
 
 @routes.delete("/secrets/{key}")
 async def delete(key: str, request: Request, who: Caller = Depends(requiring("manager"))) -> Response:
-    def work(engine):
-        engine.blueprints.secrets.delete(key)
-        return Response(status_code=204)
-
-    return await run(request, who, work)
+    return await run(request, who, lambda engine: engine.blueprints.secrets.delete(key))
