@@ -51,25 +51,19 @@ def stack_record_view(links: Links, record: Any, description: str | None = None)
     return stack_view(links, info)
 
 
+#: the keys of a resource in a list, besides required_by and links (and parent_resource, simulated)
+RESOURCE_KEYS = ("resource_name", "logical_resource_id", "resource_type", "resource_status", "resource_status_reason",
+                 "physical_resource_id", "creation_time", "updated_time")
+
+
 def resource_view(links: Links, row: Any, record: Any, required_by: list[str] | None = None,
                   nested: Any = None, parent_resource: str | None = None) -> dict:
     """One resource row as in Heat's resource list."""
     info = resource_summary(row, record)
-    out = {
-        "resource_name": info["resource_name"],
-        "logical_resource_id": info["logical_resource_id"],
-        "resource_type": info["resource_type"],
-        "resource_status": info["resource_status"],
-        "resource_status_reason": info["resource_status_reason"],
-        "physical_resource_id": info["physical_resource_id"],
-        "creation_time": info["creation_time"],
-        "updated_time": info["updated_time"],
-        "required_by": sorted(required_by or []),
-        "links": [
-            {"href": links.resource(record.name, record.id, row.name), "rel": "self"},
-            {"href": links.stack(record.name, record.id), "rel": "stack"},
-        ],
-    }
+    out = {key: info[key] for key in RESOURCE_KEYS}
+    out["required_by"] = sorted(required_by or [])
+    out["links"] = [{"href": links.resource(record.name, record.id, row.name), "rel": "self"},
+                    {"href": links.stack(record.name, record.id), "rel": "stack"}]
     if nested is not None:
         out["links"].append({"href": links.stack(nested.name, nested.id), "rel": "nested"})
     if parent_resource is not None:
@@ -97,29 +91,19 @@ def current_rows(rows: list) -> list:
     return sorted(chosen.values(), key=lambda r: r.id)
 
 
-#: the keys of an event in a list (Heat's summary_keys); a shown event has them all
-EVENT_SUMMARY_KEYS = ("id", "links", "logical_resource_id", "resource_name", "event_time",
-                      "resource_status", "resource_status_reason", "physical_resource_id")
+#: the keys of an event in a list besides its links and names (Heat's summary_keys); a shown event has them all
+EVENT_SUMMARY_KEYS = ("id", "event_time", "resource_status", "resource_status_reason", "physical_resource_id")
 
 
 def event_view(links: Links, event: Any, record: Any, detail: bool = False,
                root: Any = None) -> dict:
     info = event_summary(event, record)
     name = info["resource_name"] or record.name
-    out = {
-        "id": info["id"],
-        "links": [
-            {"href": links.event(record.name, record.id, name, info["id"]), "rel": "self"},
-            {"href": links.resource(record.name, record.id, name), "rel": "resource"},
-            {"href": links.stack(record.name, record.id), "rel": "stack"},
-        ],
-        "logical_resource_id": name,
-        "resource_name": name,
-        "event_time": info["event_time"],
-        "resource_status": info["resource_status"],
-        "resource_status_reason": info["resource_status_reason"],
-        "physical_resource_id": info["physical_resource_id"],
-    }
+    out = {key: info[key] for key in EVENT_SUMMARY_KEYS}
+    out.update(logical_resource_id=name, resource_name=name, links=[
+        {"href": links.event(record.name, record.id, name, info["id"]), "rel": "self"},
+        {"href": links.resource(record.name, record.id, name), "rel": "resource"},
+        {"href": links.stack(record.name, record.id), "rel": "stack"}])
     if root is not None and root.id != record.id:
         out["links"].append({"href": links.stack(root.name, root.id), "rel": "root_stack"})
     if detail:

@@ -100,10 +100,11 @@ def shown_parameters(stack: Stack) -> dict:
         return {}
     values = masked(stack.definition.parameter_schemas, stack.definition.parameters)
     values.update(stack.definition.context.pseudo_parameters())
-    return {k: v if isinstance(v, str) else _text(v) for k, v in values.items()}
+    return {k: v if isinstance(v, str) else as_text(v) for k, v in values.items()}
 
 
-def _text(value: Any) -> str:
+def as_text(value: Any) -> str:
+    """A parameter's value as Heat shows it: JSON for a map or list, ``true`` for True."""
     if isinstance(value, (dict, list)):
         return json.dumps(value)
     return str(value).lower() if isinstance(value, bool) else str(value)

@@ -16,6 +16,7 @@ from stoker.api.error_bodies import ApiError, bad_request, not_found
 from stoker.api.views import stack_record_view, stack_view, with_query
 from stoker.engine.updates import declared_only
 from stoker.engine.snapshots import view as snapshot_view
+from stoker.engine.summaries import as_text
 from stoker.errors import Conflict, NotFound
 from stoker.home import config
 from stoker.store.models import RawTemplate
@@ -206,15 +207,8 @@ def _preview_parameters(template: dict, data: Any) -> dict:
         value = env.get(pname, schema.get("default"))
         if schema.get("hidden"):
             value = "******"
-        values[pname] = value if isinstance(value, str) or value is None else _text(value)
+        values[pname] = value if isinstance(value, str) or value is None else as_text(value)
     return values
-
-
-def _text(value: Any) -> str:
-    import json
-
-    return json.dumps(value) if isinstance(value, (dict, list)) else str(value).lower() \
-        if isinstance(value, bool) else str(value)
 
 
 # -- lookups: /stacks/{name} -> 302 /stacks/{name}/{id} --------------------------------------
