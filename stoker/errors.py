@@ -139,6 +139,12 @@ class Problems:
     def warn(self, path: Iterable[Any], code: str, message: str) -> None:
         self.add(path, code, message, severity="warning")
 
+    def unknown_keys(self, path: tuple, given: Iterable[Any], allowed: Any, where: str = "") -> None:
+        """An ``unknown-key`` error at each key of ``given`` not ``allowed`` (``where``: " in a node ...")."""
+        for key in given:
+            if key not in allowed:
+                self.add(path + (key,), "unknown-key", f"unknown key '{key}'{where}")
+
     def extend(self, problems: Iterable[Problem]) -> None:
         """Add problems; one already reported at the same place is not repeated, and
         a use of a parameter whose value was refused is not reported again."""

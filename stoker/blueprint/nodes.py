@@ -101,9 +101,7 @@ def _operation(place: tuple, definition: Any, plugins: dict, problems: Problems)
         problems.add(place, "invalid-operation", "an operation is a string or a mapping")
         return None
     from_template = definition.pop("__template__", False)
-    for key in definition:
-        if key not in OPERATION_KEYS:
-            problems.add(place + (key,), "unknown-key", f"unknown key '{key}' in an operation")
+    problems.unknown_keys(place, definition, OPERATION_KEYS, " in an operation")
     inputs = definition.get("inputs") or {}
     implementation = definition.get("implementation") or ""
     if not implementation and not inputs:
@@ -142,9 +140,7 @@ def relationships(place: tuple, own: Any, names: set, rel_types: dict, plugins: 
         if not isinstance(rel, dict):
             problems.add(where, "invalid-relationship", "a relationship is a mapping with type and target")
             continue
-        for key in rel:
-            if key not in RELATIONSHIP_KEYS:
-                problems.add(where + (key,), "unknown-key", f"unknown key '{key}' in a relationship")
+        problems.unknown_keys(where, rel, RELATIONSHIP_KEYS, " in a relationship")
         rel_type, target = rel.get("type"), rel.get("target")
         flat = rel_types.get(rel_type)
         if flat is None:

@@ -23,7 +23,7 @@ from stoker.blueprint.types import flatten_types
 from stoker.blueprint.values import check_constraints, constraint_problem, known_type, typed_value
 from stoker.cycles import find_cycles
 from stoker.workflows.resources import ResourceRefused, resource_path
-from stoker.errors import Problem, Problems, ValidationFailed
+from stoker.errors import Problem, Problems
 
 SECTIONS = {"tosca_definitions_version", "description", "imports", "inputs", "dsl_definitions", "data_types",
             "node_types", "relationships", "plugins", "workflows", "node_templates", "groups", "policies",
@@ -59,8 +59,7 @@ def parse_blueprint(text: str, name: str = "blueprint.yaml", base: Path | None =
         _check_scripts(plan, base, problems, {ns: folder for ns, (_, folder) in loaded.blueprints.items()})
     for problem in problems.items:
         loaded.main.place(problem)
-    if problems.errors:
-        raise ValidationFailed(problems.items)
+    problems.raise_if_errors()
     plan["warnings"] = [p.as_dict() for p in problems.warnings]
     return plan
 
@@ -149,9 +148,7 @@ class _Parser:
             if not isinstance(definition, dict):
                 self.problems.add(place, "invalid-input", "an input definition must be a mapping")
                 continue
-            for key in definition:
-                if key not in INPUT_KEYS:
-                    self.problems.add(place + (key,), "unknown-key", f"unknown key '{key}' in input '{name}'")
+            self.problems.unknown_keys(place, definition, INPUT_KEYS, f" in input '{name}'")
             if not known_type(definition.get("type"), data_types):
                 self.problems.add(place + ("type",), "unknown-type", f"unknown type '{definition['type']}'")
             constraints = definition.get("constraints") or []
@@ -186,9 +183,7 @@ class _Parser:
             if not isinstance(template, dict):
                 self.problems.add(place, "invalid-node", "a node template must be a mapping")
                 continue
-            for key in template:
-                if key not in node_rules.NODE_KEYS:
-                    self.problems.add(place + (key,), "unknown-key", f"unknown key '{key}' in node '{name}'")
+            self.problems.unknown_keys(place, template, node_rules.NODE_KEYS, f" in node '{name}'")
             flat = node_types.get(template.get("type"))
             if flat is None:
                 self.problems.add(place + ("type",), "unknown-type",
@@ -276,9 +271,7 @@ class _Parser:
             if not isinstance(definition, dict) or "value" not in definition:
                 self.problems.add((section, name), "invalid-output", f"{section} '{name}' needs a value")
                 continue
-            for key in definition:
-                if key not in ("value", "description", "display_label", "hidden"):
-                    self.problems.add((section, name, key), "unknown-key", f"unknown key '{key}'")
+            self.problems.unknown_keys((section, name), definition, ("value", "description", "display_label", "hidden"))
             result[name] = dict(definition)
         return result
 

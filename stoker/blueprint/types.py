@@ -33,9 +33,7 @@ def flatten_types(section: str, types: Any, problems: Problems) -> dict[str, dic
         if not isinstance(definition, dict):
             problems.add((section, name), "invalid-type", "a type definition must be a mapping")
             continue
-        for key in definition:
-            if key not in TYPE_KEYS[section]:
-                problems.add((section, name, key), "unknown-key", f"unknown key '{key}' in {section} '{name}'")
+        problems.unknown_keys((section, name), definition, TYPE_KEYS[section], f" in {section} '{name}'")
         _flatten(section, name, types, flat, problems, [])
     return flat
 
@@ -67,10 +65,8 @@ def _flatten(section: str, name: str, types: dict, flat: dict, problems: Problem
     if isinstance(own, dict):
         for prop, schema in own.items():
             schema = schema if isinstance(schema, dict) else {}
-            for key in schema:
-                if key not in PROPERTY_KEYS:
-                    problems.add((section, name, "properties", prop, key), "unknown-key",
-                                 f"unknown key '{key}' in the schema of property '{prop}'")
+            problems.unknown_keys((section, name, "properties", prop), schema, PROPERTY_KEYS,
+                                  f" in the schema of property '{prop}'")
             properties[prop] = schema
     result = {"hierarchy": parent["hierarchy"] + [name], "properties": properties}
     for key in ("interfaces", "source_interfaces", "target_interfaces"):

@@ -45,6 +45,5 @@ def resolve_template(data: Any, parameters: Mapping[str, Any] | None = None,
     if definition is None or problems.errors:
         raise ValidationFailed(problems.items)
     result = evaluate(definition, problems)
-    if problems.errors:
-        raise ValidationFailed(problems.items)
+    problems.raise_if_errors()
     return result

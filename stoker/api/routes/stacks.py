@@ -335,12 +335,11 @@ def _update(ctx: Ctx, record: Any, body: dict, patch: bool, dry_run: bool) -> An
 
 
 def _merged(environment: Environment, new: dict) -> Environment:
-    from stoker.errors import Problems, ValidationFailed
+    from stoker.errors import Problems
 
     problems = Problems()
     environment.merge(new, problems)
-    if problems.errors:
-        raise ValidationFailed(problems.items)
+    problems.raise_if_errors()
     return environment
 
 
