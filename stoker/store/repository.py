@@ -197,11 +197,6 @@ class Store:
             raise NotFound(f"Template {template_id} not found")
         return RawTemplate.from_row(row)
 
-    def delete_template(self, template_id: int) -> None:
-        """Drop a template no stack refers to any more (e.g. the one replaced by an update)."""
-        with self._write() as conn:
-            conn.execute(delete(TEMPLATES).where(TEMPLATES.c.id == template_id))
-
     # -- resources ----------------------------------------------------------
 
     def add_resource(self, stack_id: str, **fields: Any) -> int:
@@ -295,17 +290,10 @@ class Store:
             _insert_resources(conn, rows)
         return [row["id"] for row in rows]
 
-    def update_resources_bulk(self, changes: Iterable[tuple[int, dict[str, Any]]]) -> None:
-        """Apply many ``(id, fields)`` writes in one transaction, bumping each ``atomic_key``.
-
-        No stale-write check: callers batching writes own those resources.
-        """
-        with self._write() as conn:
-            self._update_resources(conn, changes)
-
     def write_batch(self, changes: Iterable[tuple[int, dict[str, Any]]], events: Iterable[dict[str, Any]],
                     stacks: Iterable[tuple[str, dict[str, Any]]] = ()) -> None:
-        """Resource and stack changes and their events in one transaction (the engine's group commit)."""
+        """Resource and stack changes and their events in one transaction (the engine's group commit);
+        each resource's ``atomic_key`` bumped, unchecked: the batching writer owns those resources."""
         with self._write() as conn:
             self._update_resources(conn, changes)
             for stack_id, fields in stacks:

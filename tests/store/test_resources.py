@@ -82,7 +82,7 @@ def test_unknown_field_is_refused(store, stack):
     with pytest.raises(TypeError, match="colour"):
         store.add_resource(stack.id, name="x", type="T", colour="blue")
     with pytest.raises(TypeError, match="colour"):
-        store.update_resources_bulk([(1, {"colour": "blue"})])
+        store.write_batch([(1, {"colour": "blue"})], [])
 
 
 def test_bulk_rows_of_different_shapes_keep_their_order(store, stack):
@@ -95,7 +95,7 @@ def test_bulk_rows_of_different_shapes_keep_their_order(store, stack):
     by_id = {r.id: r for r in store.get_resources(stack.id)}
     assert [by_id[i].name for i in ids] == ["a", "b", "c"]
     assert by_id[ids[1]].status == "FAILED"
-    store.update_resources_bulk([(ids[0], {"status": "X"}), (ids[2], {"action": "Y"}), (ids[1], {"status": "Z"})])
+    store.write_batch([(ids[0], {"status": "X"}), (ids[2], {"action": "Y"}), (ids[1], {"status": "Z"})], [])
     by_id = {r.id: r for r in store.get_resources(stack.id)}
     assert [(by_id[i].action, by_id[i].status, by_id[i].atomic_key) for i in ids] == [
         ("INIT", "X", 1), ("INIT", "Z", 1), ("Y", "COMPLETE", 1)
@@ -117,11 +117,9 @@ def test_bulk_ten_thousand_resources(store, stack, statements):
         ids = store.add_resources_bulk(rows)
     with statements() as updating:
         for action, status in [("CREATE", "IN_PROGRESS"), ("CREATE", "COMPLETE")]:
-            store.update_resources_bulk(
-                (i, {"action": action, "status": status, "physical_resource_id": f"p{i}",
-                     "attributes_data": {"value": "x"}})
-                for i in ids
-            )
+            store.write_batch(
+                [(i, {"action": action, "status": status, "physical_resource_id": f"p{i}",
+                      "attributes_data": {"value": "x"}}) for i in ids], [])
     resources = store.get_resources(stack.id)
 
     # bulk: a few executemany round trips for ten thousand rows, not one per row
@@ -134,6 +132,6 @@ def test_bulk_ten_thousand_resources(store, stack, statements):
 
 def test_empty_bulk_calls_do_nothing(store, stack):
     assert store.add_resources_bulk([]) == []
-    store.update_resources_bulk([])
+    store.write_batch([], [])
     store.add_events_bulk([])
     assert store.get_resources(stack.id) == [] and store.list_events(stack.id) == []
