@@ -20,10 +20,9 @@ def identify(engine: Any, stack_name: str, stack_id: str, deleted_ok: bool = Fal
     try:
         record = engine.store.get_stack(stack_id, engine.project_id, show_deleted=True)
     except NotFound:
-        raise NotFound(f"The Stack ({stack_name}) could not be found.") from None
-    if record.name != stack_name or record.id != stack_id:
-        raise NotFound(f"The Stack ({stack_name}) could not be found.")
-    if record.deleted_at is not None and not deleted_ok:
+        record = None
+    if record is None or (record.name, record.id) != (stack_name, stack_id) or (
+            record.deleted_at is not None and not deleted_ok):
         raise NotFound(f"The Stack ({stack_name}) could not be found.")
     return record
 

@@ -343,22 +343,19 @@ def _merged(environment: Environment, new: dict) -> Environment:
     return environment
 
 
+def _patching(ctx: Ctx, body: dict) -> bool:
+    """A PATCH, or a PUT with ``existing``, keeps what it does not give."""
+    return ctx.request.method == "PATCH" or bool(body.get("existing"))
+
+
 @router.put("/stacks/{stack_name}/{stack_id}", status_code=202, summary="Update a stack")
+@router.patch("/stacks/{stack_name}/{stack_id}", status_code=202,
+              summary="Update a stack, keeping its template, parameters and environment unless given")
 @in_project_pool
 def update_stack(stack_name: str, stack_id: str, ctx: Ctx = Depends(context),
                  body: dict = Depends(json_object)) -> Response:
     record = extras.identify(ctx.engine, stack_name, stack_id)
-    _update(ctx, record, body, patch=bool(body.get("existing")), dry_run=False)
-    return empty(202)
-
-
-@router.patch("/stacks/{stack_name}/{stack_id}", status_code=202,
-              summary="Update a stack, keeping its template, parameters and environment unless given")
-@in_project_pool
-def patch_stack(stack_name: str, stack_id: str, ctx: Ctx = Depends(context),
-                body: dict = Depends(json_object)) -> Response:
-    record = extras.identify(ctx.engine, stack_name, stack_id)
-    _update(ctx, record, body, patch=True, dry_run=False)
+    _update(ctx, record, body, patch=_patching(ctx, body), dry_run=False)
     return empty(202)
 
 
@@ -384,20 +381,12 @@ def _changes(ctx: Ctx, record: Any, plan: dict) -> dict:
 
 
 @router.put("/stacks/{stack_name}/{stack_id}/preview", summary="Preview a stack update")
+@router.patch("/stacks/{stack_name}/{stack_id}/preview", summary="Preview a PATCH stack update")
 @in_project_pool
 def preview_update(stack_name: str, stack_id: str, ctx: Ctx = Depends(context),
                    body: dict = Depends(json_object)) -> Response:
     record = extras.identify(ctx.engine, stack_name, stack_id)
-    return reply(_changes(ctx, record, _update(ctx, record, body, patch=bool(body.get("existing")),
-                                               dry_run=True)))
-
-
-@router.patch("/stacks/{stack_name}/{stack_id}/preview", summary="Preview a PATCH stack update")
-@in_project_pool
-def preview_patch(stack_name: str, stack_id: str, ctx: Ctx = Depends(context),
-                  body: dict = Depends(json_object)) -> Response:
-    record = extras.identify(ctx.engine, stack_name, stack_id)
-    return reply(_changes(ctx, record, _update(ctx, record, body, patch=True, dry_run=True)))
+    return reply(_changes(ctx, record, _update(ctx, record, body, patch=_patching(ctx, body), dry_run=True)))
 
 
 @router.delete("/stacks/{stack_name}/{stack_id}", status_code=204, summary="Delete a stack")
