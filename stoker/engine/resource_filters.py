@@ -3,7 +3,7 @@ resource list --filter status=FAILED``): which rows they keep, for the API and t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from stoker.errors import StokerError
 
@@ -23,13 +23,13 @@ def checked(filters: dict) -> dict:
     return filters
 
 
-def matches(row: Any, filters: dict) -> bool:
-    """Does the stored resource ``row`` pass every filter?  A filter given several values keeps a
-    row that has any of them; ``status`` matches the status alone or with its action (``FAILED``,
-    ``CREATE_FAILED``)."""
+def matches(row: Any, filters: dict, fields: Callable[[Any, str], list] | None = None) -> bool:
+    """Does the stored resource ``row`` (or what ``fields`` reads: an event) pass every filter?  A
+    filter given several values keeps a row that has any of them; a status matches the status alone
+    or with its action (``FAILED``, ``CREATE_FAILED``)."""
     for key, wanted in filters.items():
         values = [str(v) for v in (wanted if isinstance(wanted, (list, tuple)) else [wanted])]
-        if not any(value in _fields(row, key) for value in values):
+        if not any(value in (fields or _fields)(row, key) for value in values):
             return False
     return True
 

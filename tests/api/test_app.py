@@ -125,3 +125,30 @@ def test_show_of_a_stack_deleted_mid_request_reports_it_deleted(tmp_path, monkey
     response = client.get(url)
     assert response.status_code == 200, response.text
     assert response.json()["stack"]["stack_status"] == "DELETE_COMPLETE"
+
+
+def test_event_filters_keep_the_events_heat_keeps(tmp_path):
+    """Filters on a stack's events (the walked path, any depth): a status alone or with its action,
+    several values of one key (any of them), the resource's name and type."""
+    import time
+
+    client = TestClient(create_app(f"sqlite:///{tmp_path / 's.db'}"))
+    template = {"heat_template_version": "2018-08-31", "resources": {
+        "a": {"type": "OS::Heat::None"}, "b": {"type": "OS::Heat::RandomString"}}}
+    stack_id = client.post("/v1/p/stacks", json={"stack_name": "ev", "template": template}).json()["stack"]["id"]
+    url = f"/v1/p/stacks/ev/{stack_id}"
+    for _ in range(250):
+        if client.get(url).json()["stack"]["stack_status"] == "CREATE_COMPLETE":
+            break
+        time.sleep(0.02)
+
+    def kept(query: str) -> list[tuple[str, str]]:
+        events = client.get(f"{url}/events?{query}").json()["events"]
+        return sorted((e["resource_name"], e["resource_status"]) for e in events)
+
+    assert kept("resource_status=COMPLETE&resource_name=a") == [("a", "CREATE_COMPLETE")]
+    assert kept("resource_status=CREATE_IN_PROGRESS&resource_type=OS::Heat::RandomString") == [
+        ("b", "CREATE_IN_PROGRESS")]
+    assert kept("resource_name=a&resource_name=b&resource_status=COMPLETE&resource_action=CREATE") == [
+        ("a", "CREATE_COMPLETE"), ("b", "CREATE_COMPLETE")]
+    assert kept("resource_action=DELETE") == []

@@ -12,6 +12,7 @@ from stoker.api.body import extract_int, query_mixed
 from stoker.api.request_context import Ctx, context, reply
 from stoker.api.error_bodies import bad_request, not_found
 from stoker.api.views import event_view
+from stoker.engine.resource_filters import matches
 from stoker.errors import NotFound
 
 router = APIRouter(prefix="/v1/{tenant_id}/stacks/{stack_name}/{stack_id}", tags=["events"])
@@ -19,20 +20,12 @@ router = APIRouter(prefix="/v1/{tenant_id}/stacks/{stack_name}/{stack_id}", tags
 FILTERS = ("resource_status", "resource_action", "resource_name", "resource_type")
 
 
-def _keep(event: Any, filters: dict) -> bool:
-    for key, wanted in filters.items():
-        values = wanted if isinstance(wanted, list) else [wanted]
-        if key == "resource_status":
-            have = [event.status, f"{event.action}_{event.status}"]
-        elif key == "resource_action":
-            have = [event.action]
-        elif key == "resource_name":
-            have = [event.resource_name]
-        else:
-            have = [event.resource_type]
-        if not any(v in have for v in values):
-            return False
-    return True
+def _fields(event: Any, key: str) -> list:
+    """What an event's filter ``key`` (one of ``FILTERS``) matches."""
+    if key == "resource_status":
+        return [event.status, f"{event.action}_{event.status}"]
+    return [{"resource_action": event.action, "resource_name": event.resource_name,
+             "resource_type": event.resource_type}[key]]
 
 
 def _events(ctx: Ctx, stack_name: str, stack_id: str, resource_name: str | None) -> list[dict]:
@@ -62,7 +55,7 @@ def _events(ctx: Ctx, stack_name: str, stack_id: str, resource_name: str | None)
         if resource_name is not None and stack.id != record.id:
             continue
         found.extend((e, stack) for e in store.list_events(stack.id, resource_name=name)
-                     if _keep(e, filters))
+                     if matches(e, filters, _fields))
     found.sort(key=lambda pair: (pair[0].created_at, pair[0].id), reverse=sort_dir == "desc")
     if marker is not None:
         index = next((i for i, (e, _) in enumerate(found) if e.uuid == marker), None)
