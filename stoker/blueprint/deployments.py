@@ -165,15 +165,16 @@ class Deployments:
 
     def outputs(self, deployment_id: str) -> dict:
         """Output values; one that shows a hidden secret or hidden input is masked."""
-        state = self.state(deployment_id)
-        return masked_values(runtime.evaluate_outputs(self.plan(deployment_id)["outputs"], state),
-                             self._hidden(state))
+        return self._evaluated(deployment_id, "outputs")
 
     def capabilities(self, deployment_id: str) -> dict:
         """Capability values; one that shows a hidden secret or hidden input is masked."""
+        return self._evaluated(deployment_id, "capabilities")
+
+    def _evaluated(self, deployment_id: str, section: str) -> dict:
         state = self.state(deployment_id)
-        return masked_values(runtime.evaluate_capabilities(self.plan(deployment_id)["capabilities"], state),
-                             self._hidden(state))
+        declared = self.plan(deployment_id)[section]
+        return masked_values(runtime.evaluate_values(section, declared, state), self._hidden(state))
 
     def _hidden(self, state: StoredState):
         return masker(secret_values(self.records, self.project_id, state.deployment, hidden_only=True))

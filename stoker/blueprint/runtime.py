@@ -14,18 +14,12 @@ from stoker.blueprint.evaluation import RuntimeEvaluator, scan
 from stoker.blueprint.functions.base import NODE_SCOPE, RELATIONSHIP_SCOPE
 
 
-def evaluate_outputs(outputs: dict, state: Any) -> dict:
-    """Every output's value; one whose value is a missing secret is left out, as in Cloudify."""
-    values = {name: copy.deepcopy(output["value"]) for name, output in outputs.items()
-              if not _missing_secret(output["value"], state)}
-    scan(values, RuntimeEvaluator(state), None, {"evaluate_outputs": True}, "outputs")
-    return values
-
-
-def evaluate_capabilities(capabilities: dict, state: Any) -> dict:
-    values = {name: copy.deepcopy(c["value"]) for name, c in capabilities.items()
-              if not _missing_secret(c["value"], state)}
-    scan(values, RuntimeEvaluator(state), None, {}, "capabilities")
+def evaluate_values(section: str, declared: dict, state: Any) -> dict:
+    """Every value of the plan's ``outputs`` or ``capabilities``; one whose value is a missing secret
+    is left out, as in Cloudify."""
+    values = {name: copy.deepcopy(entry["value"]) for name, entry in declared.items()
+              if not _missing_secret(entry["value"], state)}
+    scan(values, RuntimeEvaluator(state), None, {"evaluate_outputs": section == "outputs"}, section)
     return values
 
 

@@ -68,7 +68,7 @@ class StoredState:
         return secretbox.decrypt(row["value"]) if row else None
 
     def capabilities_of(self, deployment_id: Any) -> dict | None:
-        from stoker.blueprint.runtime import evaluate_capabilities
+        from stoker.blueprint.runtime import evaluate_values
         from stoker.errors import NotFound
 
         if self.depth >= MAX_CAPABILITY_DEPTH:
@@ -79,8 +79,8 @@ class StoredState:
         except NotFound:
             return None
         plan = secretbox.unseal(other["plan"])
-        return evaluate_capabilities(plan["capabilities"],
-                                     StoredState(self.records, self.project_id, other, self.depth + 1))
+        return evaluate_values("capabilities", plan["capabilities"],
+                               StoredState(self.records, self.project_id, other, self.depth + 1))
 
     def labels(self) -> dict[str, list[str]]:
         """``{key: values}``, values sorted by code point whatever the database's collation."""

@@ -132,33 +132,24 @@ def follow_property(owner: str, properties: Any, path: list, handler: Any, conte
     """
     table = handler.table
     shown = ".".join(str(p) for p in path)
+
+    def failed(why: str) -> FunctionFailed:
+        return FunctionFailed(function, f"node template property '{owner}.properties.{shown}' referenced from "
+                                        f"'{where}'{why}", where)
+
     value = properties
     for step in path:
         if function_of(value, table):
             value = [value, step]
-        elif isinstance(value, dict):
-            if step not in value:
-                if missing_ok:
-                    return None
-                raise FunctionFailed(function, f"node template property '{owner}.properties.{shown}' "
-                                               f"referenced from '{where}' doesn't exist", where)
+            continue
+        if isinstance(value, list) and (not isinstance(step, int) or isinstance(step, bool)):
+            raise failed(f" is expected {step} to be an int but it is a {type(step).__name__}")
+        if isinstance(value, dict) and step in value or isinstance(value, list) and -len(value) <= step < len(value):
             value = handler.property_value(value[step], context, where)
+        elif missing_ok:
+            return None
         elif isinstance(value, list):
-            if not isinstance(step, int) or isinstance(step, bool):
-                raise FunctionFailed(function, f"node template property '{owner}.properties.{shown}' referenced "
-                                               f"from '{where}' is expected {step} to be an int but it is a "
-                                               f"{type(step).__name__}", where)
-            try:
-                value = handler.property_value(value[step], context, where)
-            except IndexError:
-                if missing_ok:
-                    return None
-                raise FunctionFailed(function, f"node template property '{owner}.properties.{shown}' referenced "
-                                               f"from '{where}': index {step} is out of range (the list has "
-                                               f"{len(value)} items)", where) from None
+            raise failed(f": index {step} is out of range (the list has {len(value)} items)")
         else:
-            if missing_ok:
-                return None
-            raise FunctionFailed(function, f"node template property '{owner}.properties.{shown}' "
-                                           f"referenced from '{where}' doesn't exist", where)
+            raise failed(" doesn't exist")
     return value
