@@ -14,6 +14,7 @@ from stoker.cli.group import pass_engine, pass_settings
 from stoker.cli.template_options import load_inputs, template_options
 from stoker.cli.stack_progress import FOLLOW_INTERVAL, EventPrinter, act, follow_events, in_background, watch
 from stoker.engine.resource_filters import FILTERS
+from stoker.errors import NotFound
 
 
 def _key_values(ctx: click.Context, param: click.Parameter, given: tuple) -> dict:
@@ -241,8 +242,7 @@ def output_show(engine, name, output_name, show_all, fmt):
         raise click.UsageError("give an OUTPUT name or --all")
     found = next((o for o in outputs if o["output_key"] == output_name), None)
     if found is None:
-        click.echo(f"ERROR: Stack {name} has no output {output_name!r}", err=True)
-        sys.exit(1)
+        raise NotFound(f"Stack {name} has no output {output_name!r}")
     show_record(found, fmt)
 
 
@@ -316,8 +316,7 @@ def event_show(engine, name, resource_name, event_id, fmt):
     events = engine.events(name, resource_name)
     found = next((e for e in events if str(e.get("id")) == event_id), None)
     if found is None:
-        click.echo(f"ERROR: No event {event_id} of resource {resource_name} in stack {name}", err=True)
-        sys.exit(1)
+        raise NotFound(f"No event {event_id} of resource {resource_name} in stack {name}")
     show_record(found, fmt)
 
 
