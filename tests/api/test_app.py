@@ -99,20 +99,26 @@ def test_api_error_defaults():
 
 
 
-def test_show_of_a_stack_deleted_mid_request_reports_it_deleted(tmp_path, monkeypatch):
-    """A delete that completes between the lookup and the show is not a 404 for the id."""
+def _created(client: TestClient, name: str, resources: dict) -> str:
+    """The URL of stack ``name`` created through the API, once it is CREATE_COMPLETE."""
     import time
 
-    from stoker.api import extras
-
-    client = TestClient(create_app(f"sqlite:///{tmp_path / 's.db'}"))
-    template = {"heat_template_version": "2018-08-31", "resources": {"v": {"type": "OS::Heat::None"}}}
-    stack_id = client.post("/v1/p/stacks", json={"stack_name": "racy", "template": template}).json()["stack"]["id"]
-    url = f"/v1/p/stacks/racy/{stack_id}"
+    template = {"heat_template_version": "2018-08-31", "resources": resources}
+    stack_id = client.post("/v1/p/stacks", json={"stack_name": name, "template": template}).json()["stack"]["id"]
+    url = f"/v1/p/stacks/{name}/{stack_id}"
     for _ in range(250):
         if client.get(url).json()["stack"]["stack_status"] == "CREATE_COMPLETE":
             break
         time.sleep(0.02)
+    return url
+
+
+def test_show_of_a_stack_deleted_mid_request_reports_it_deleted(tmp_path, monkeypatch):
+    """A delete that completes between the lookup and the show is not a 404 for the id."""
+    from stoker.api import extras
+
+    client = TestClient(create_app(f"sqlite:///{tmp_path / 's.db'}"))
+    url = _created(client, "racy", {"v": {"type": "OS::Heat::None"}})
     real_identify = extras.identify
 
     def identify_then_delete(engine, name, sid, deleted_ok=False):
@@ -130,17 +136,8 @@ def test_show_of_a_stack_deleted_mid_request_reports_it_deleted(tmp_path, monkey
 def test_event_filters_keep_the_events_heat_keeps(tmp_path):
     """Filters on a stack's events (the walked path, any depth): a status alone or with its action,
     several values of one key (any of them), the resource's name and type."""
-    import time
-
     client = TestClient(create_app(f"sqlite:///{tmp_path / 's.db'}"))
-    template = {"heat_template_version": "2018-08-31", "resources": {
-        "a": {"type": "OS::Heat::None"}, "b": {"type": "OS::Heat::RandomString"}}}
-    stack_id = client.post("/v1/p/stacks", json={"stack_name": "ev", "template": template}).json()["stack"]["id"]
-    url = f"/v1/p/stacks/ev/{stack_id}"
-    for _ in range(250):
-        if client.get(url).json()["stack"]["stack_status"] == "CREATE_COMPLETE":
-            break
-        time.sleep(0.02)
+    url = _created(client, "ev", {"a": {"type": "OS::Heat::None"}, "b": {"type": "OS::Heat::RandomString"}})
 
     def kept(query: str) -> list[tuple[str, str]]:
         events = client.get(f"{url}/events?{query}").json()["events"]
