@@ -43,6 +43,13 @@ class StokerGroup(click.Group):
             self.add_command(command, name)
         return super().get_command(ctx, name)
 
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        try:
+            return super().resolve_command(ctx, args)
+        except click.exceptions.NoSuchCommand as exc:  # "did you mean" among every command, not the loaded ones
+            raise click.exceptions.NoSuchCommand(exc.command_name, possibilities=self.list_commands(ctx),
+                                                 ctx=ctx) from None
+
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
