@@ -111,8 +111,11 @@ class Started:
         """Call ``show_new()`` (which shows what is new since its last call) until the action has
         ended, and once after; how it ended (``wait``)."""
         while not self.ended():
+            # read before ``show_new``: a thread that ends while it prints is seen ended at once,
+            # not after a sleep (0.2 s of every short ``stoker install``)
+            here = self.future is not None and not self.future.done()
             show_new()
-            if self.future is not None and not self.future.done():
+            if here:
                 futures.wait([self.future], interval)  # back at once when the action ends
             else:
                 time.sleep(interval)

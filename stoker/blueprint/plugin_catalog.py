@@ -25,9 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion
-
 from stoker.blueprint import archives
 from stoker.blueprint.blueprint_errors import BlueprintError
 from stoker.errors import ValidationFailed
@@ -262,6 +259,9 @@ def _matches(version: str, wanted: str | None) -> bool:
         return True
     if wanted[0] not in "<>=!~":
         return False
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # a version range: rare, ~4 ms to import
+    from packaging.version import InvalidVersion
+
     try:
         return SpecifierSet(wanted).contains(version, prereleases=True)
     except (InvalidSpecifier, InvalidVersion):

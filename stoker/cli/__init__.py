@@ -9,9 +9,6 @@ import os
 import click
 
 from stoker.cli.group import StokerGroup
-from stoker.cli.resource_type_cmds import resource
-from stoker.cli.stack_cmds import stack
-from stoker.cli.template_cmds import template
 from stoker.workflows import rest_manager
 
 
@@ -95,32 +92,38 @@ def main(ctx: click.Context, db_url: str | None, plugin_dirs: tuple[str, ...], b
             raise click.ClickException(str(exc)) from None
 
 
-main.add_command(template)
-main.add_command(stack)
-main.add_command(resource)
+#: each command's module, imported when the command runs (or help lists it): a command pays only for
+#: its own imports (``stoker install`` imports none of the HOT, plug-in catalog or API machinery)
+COMMANDS = {
+    "template": ("template_cmds", "template"),
+    "stack": ("stack_cmds", "stack", "abandon_cmds", "snapshot_cmds"),  # these two add ``stack snapshot|abandon...``
+    "resource": ("resource_type_cmds", "resource"),
+    "blueprint": ("blueprint_cmds", "blueprint"),
+    "deployment": ("deployment_cmds", "deployment"),
+    "node": ("deployment_cmds", "node"),
+    "node-instance": ("deployment_cmds", "node_instance"),
+    "workflow": ("deployment_cmds", "workflow"),
+    "plugin": ("plugin_cmds", "plugin"),
+    "secret": ("secret_cmds", "secret"),
+    "execution": ("execution_cmds", "execution"),
+    "event": ("execution_cmds", "event"),
+    "install": ("execution_cmds", "install"),
+    "uninstall": ("execution_cmds", "uninstall"),
+    "api": ("api_cmds", "api"),
+    "worker": ("worker_cmds", "worker"),
+    "token": ("api_cmds", "token"),
+    "user": ("api_cmds", "user"),
+}
+#: groups cfy users know by their plural too (``stoker blueprints list``): the same group under a second name
+PLURAL = ("blueprint", "deployment", "node", "node-instance", "plugin", "secret", "execution", "event", "workflow")
+for _name, (_module, _attribute, *_also) in COMMANDS.items():
+    _entry = (f"stoker.cli.{_module}", _attribute, tuple(f"stoker.cli.{other}" for other in _also))
+    main.lazy[_name] = _entry
+    if _name in PLURAL:
+        main.lazy[_name + "s"] = _entry
 
-from stoker.cli.blueprint_cmds import blueprint  # noqa: E402
-from stoker.cli.deployment_cmds import deployment, node, node_instance, workflow  # noqa: E402
-from stoker.cli.plugin_cmds import plugin  # noqa: E402
-from stoker.cli.secret_cmds import secret  # noqa: E402
-from stoker.cli import abandon_cmds, snapshot_cmds  # noqa: E402,F401 - ``stack snapshot|abandon|...``
-
-from stoker.cli.execution_cmds import event, execution, install, uninstall  # noqa: E402
-
-for _command in (blueprint, deployment, node, node_instance, plugin, secret, execution, event, workflow, install,
-                 uninstall):
-    main.add_command(_command)
-    if _command not in (install, uninstall):  # cfy's plural spelling: the same group under a second name
-        main.add_command(_command, _command.name + "s")
-
-from stoker.cli.api_cmds import api, token, user  # noqa: E402  (after main: they attach to it)
 from stoker.cli.remote import install_remote  # noqa: E402
-from stoker.cli.worker_cmds import worker  # noqa: E402
 
-main.add_command(api)
-main.add_command(worker)
-main.add_command(token)
-main.add_command(user)
 install_remote(main)
 
 

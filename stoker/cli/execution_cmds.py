@@ -10,6 +10,7 @@ kills its scripts).  A failed execution exits 1.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 
 import click
@@ -51,9 +52,7 @@ def _to_the_end(service, deployment_id: str, wait: bool, fmt: str, verb: str, *a
 def _follow(service, started, deployment_id: str, wait: bool) -> dict:
     """Wait for the execution's end, printing its events as they land (with ``wait``); Ctrl-C asks
     it to stop, a second Ctrl-C kills its scripts."""
-    from rich.console import Console
-
-    console = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() else 250)
+    console = _terminal_console()
     show_new = _new_lines(service, started.id, deployment_id, console) if wait else (lambda: None)
     interrupts = 0
     while True:
@@ -61,10 +60,33 @@ def _follow(service, started, deployment_id: str, wait: bool) -> dict:
             return started.follow(show_new, FOLLOW_INTERVAL)
         except KeyboardInterrupt:
             interrupts += 1
-            console.print("Cancelling the execution" + (" (killing its scripts)" if interrupts > 1 else
+            _say(console, "Cancelling the execution" + (" (killing its scripts)" if interrupts > 1 else
                                                         "; Ctrl-C again to kill its running scripts"))
             with contextlib.suppress(StokerError):  # it ended meanwhile: nothing to cancel
                 service.cancel(started.id, force=interrupts > 1)
+
+
+def _terminal_console():
+    """rich's console on stderr when stderr is a terminal as rich tells (``TTY_COMPATIBLE``,
+    ``FORCE_COLOR``, then ``isatty``); None when rich would print plain text anyway: the lines are
+    then written as they are, and rich is not imported (~15 ms of a command's start)."""
+    tty_compatible = os.environ.get("TTY_COMPATIBLE", "")
+    if tty_compatible == "0" or (tty_compatible != "1" and os.environ.get("FORCE_COLOR") is None
+                                 and not sys.stderr.isatty()):
+        return None
+    from rich.console import Console
+
+    console = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() else 250)
+    return console if console.is_terminal else None
+
+
+def _say(console, text: str) -> None:
+    """One message to stderr: through rich on a terminal, as it is elsewhere."""
+    if console is not None:
+        console.print(text)
+    else:
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
 
 
 def _new_lines(service, execution_id: str, deployment_id: str, console):
@@ -92,7 +114,7 @@ def _print_events(console, events: list[dict], deployment_id: str) -> None:
     """Events as lines, written at once: coloured on a terminal, plain text (cheap) elsewhere."""
     if not events:
         return
-    if not console.is_terminal:
+    if console is None:
         sys.stderr.write("".join(_line(event, deployment_id) + "\n" for event in events))
         sys.stderr.flush()
         return
@@ -109,7 +131,7 @@ def _print_events(console, events: list[dict], deployment_id: str) -> None:
 def _skip_note(console, skipped: int, execution_id: str) -> None:
     note = (f"... {skipped} events not shown, to keep up with the execution "
             f"(stoker event list -e {execution_id} --include-logs lists them)")
-    if console.is_terminal:
+    if console is not None:
         console.print(note, style="yellow", markup=False)
     else:
         sys.stderr.write(note + "\n")

@@ -12,26 +12,46 @@ updates (``updates``), running here (``running``), one resource's marks
 from __future__ import annotations
 
 import copy
+import importlib
 import os
 import threading
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from stoker.dispatch.inprocess import InProcess
-from stoker.engine import (actions, reads, resource_marks, running, signals, starting, stored_stacks, type_checks,
-                           updates)
-from stoker.engine.host import Dispatcher
 from stoker.engine.progress import Progress
-from stoker.engine.summaries import action_result, stack_summary
 from stoker.errors import ValidationFailed
 from stoker.limits import limit
 from stoker.names import stack_name_error
 from stoker.resources import registry
 from stoker.started import Started, in_thread
 from stoker.store.locks import new_engine_id
-from stoker.template.environment import Environment
 from stoker.template.loader import paused_gc
-from stoker.template.template import Template, as_template
+
+if TYPE_CHECKING:
+    from stoker.engine.host import Dispatcher
+    from stoker.template.environment import Environment
+    from stoker.template.template import Template
+
+
+class _From:
+    """A method of the engine written in one of its modules (``_From("reads")``), imported when
+    first used: a blueprint or workflow command never imports the stack machinery (walking,
+    updates, type checks: ~20 ms of its start).  The first use binds the function on the class
+    for good, so later calls cost what a plain method costs."""
+
+    def __init__(self, module: str, static: bool = False):
+        self.module = f"stoker.engine.{module}"
+        self.static = static
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.owner, self.name = owner, name
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        function = getattr(importlib.import_module(self.module), self.name)
+        setattr(self.owner, self.name, staticmethod(function) if self.static else function)
+        return getattr(instance if instance is not None else self.owner, self.name)
+
 
 #: one thread at a time opens a store (engines may be shared between threads)
 _OPENING = threading.Lock()
@@ -140,35 +160,35 @@ class Engine:
     def resource_class(self, type_name: str) -> type:
         return self.registry.get(type_name)
 
-    validate_template = type_checks.validate_template
-    check_template = type_checks.check_template
-    validate_resources = type_checks.validate_resources
-    check_fanout = type_checks.check_fanout
-    class_or_none = type_checks.class_or_none
-    type_refusal = type_checks.type_refusal
+    validate_template = _From("type_checks")
+    check_template = _From("type_checks")
+    validate_resources = _From("type_checks")
+    check_fanout = _From("type_checks")
+    class_or_none = _From("type_checks")
+    type_refusal = _From("type_checks")
 
     # -- reading (``reads.py``; the shapes clients see: ``summaries.py``) ----------------------
     def get_record(self, name_or_id: str, show_deleted: bool = False):
         return self.store.get_stack(name_or_id, self.project_id, show_deleted=show_deleted)
 
-    list_stacks = reads.list_stacks
-    show_stack = reads.show_stack
-    outputs = reads.outputs
-    resources = reads.resources
-    failures = reads.failures
-    resource = reads.resource
-    events = reads.events
-    template = reads.template
-    environment = reads.environment
+    list_stacks = _From("reads")
+    show_stack = _From("reads")
+    outputs = _From("reads")
+    resources = _From("reads")
+    failures = _From("reads")
+    resource = _From("reads")
+    events = _From("reads")
+    template = _From("reads")
+    environment = _From("reads")
 
     # -- stacks to and from the store (``stored_stacks.py``) ----------------------------------
-    new_stack = stored_stacks.new_stack
-    save_new_stack = stored_stacks.save_new_stack
-    save_nested_stack = stored_stacks.save_nested_stack
-    stored_template = stored_stacks.stored_template
-    check_tree_size = stored_stacks.check_tree_size
-    runtime = stored_stacks.runtime
-    defined = stored_stacks.defined
+    new_stack = _From("stored_stacks")
+    save_new_stack = _From("stored_stacks")
+    save_nested_stack = _From("stored_stacks")
+    stored_template = _From("stored_stacks")
+    check_tree_size = _From("stored_stacks")
+    runtime = _From("stored_stacks")
+    defined = _From("stored_stacks")
 
     # -- actions ------------------------------------------------------------------------
     def create_stack(self, name: str, template: Template | dict | str | Path,
@@ -178,6 +198,10 @@ class Engine:
                      adopted_data: dict | None = None) -> dict:
         """Create a stack; ``adopted_data`` (Heat's adopt, the stack's action then ADOPT) gives
         resources their physical ids, stored data and metadata back."""
+        from stoker.engine import actions
+        from stoker.template.environment import Environment
+        from stoker.template.template import as_template
+
         if error := stack_name_error(name):
             raise ValidationFailed.single(("stack_name",), "invalid-stack-name", error)
         stack = self.new_stack(name, timeout_mins=timeout_mins)
@@ -197,10 +221,14 @@ class Engine:
 
     def summary(self, stack: Any) -> dict | None:
         """What an action returns (``summaries.action_result``), if anyone takes it."""
+        from stoker.engine.summaries import action_result
+
         return action_result(self.store, stack) if self.returns_summary else None
 
     def begin(self, verb: str, name: str, *args: Any, **kwargs: Any) -> Started:
         """``<verb>_stack(name, ...)`` under way in a thread of its own: the handle once it shows."""
+        from stoker.engine import starting
+
         return starting.begin(self, lambda engine: getattr(engine, f"{verb}_stack")(name, *args, **kwargs),
                               in_thread)
 
@@ -221,6 +249,8 @@ class Engine:
         """Heat's adopt: a stack made from abandon ``data`` (a map or its JSON text), taking over
         what it lists instead of making it again."""
         from stoker.engine.exported import adopt_data, adopted_resource_data, adoption_template
+        from stoker.template.environment import Environment
+        from stoker.template.template import Template
 
         data = adopt_data(data)
         template = Template(adoption_template(data), data.get("files") or {})
@@ -232,6 +262,8 @@ class Engine:
                       environment: Environment | None = None, parameters: dict | None = None) -> list:
         """Heat's create preview: each resource as a create would make it (``create_preview``)."""
         from stoker.engine.create_preview import preview_resources
+        from stoker.template.environment import Environment
+        from stoker.template.template import as_template
 
         stack = self.new_stack(name)
         stack.validates_nested = True
@@ -241,6 +273,8 @@ class Engine:
     def delete_stack(self, name_or_id: str) -> dict:
         """Delete the stack; an action running on it (a create, say) is cancelled first, as in Heat,
         and its snapshots go first (as Heat's delete_all_snapshots)."""
+        from stoker.engine.summaries import stack_summary
+
         record = self.get_record(name_or_id)
         self.snapshots.forget(record.id)
         self.dispatch.delete(self, record)
@@ -266,26 +300,28 @@ class Engine:
         if isinstance(details, dict) and "unset_hook" in details:
             self.clear_hook(name_or_id, resource_name, details["unset_hook"])
             return
+        from stoker.engine import signals
+
         signals.deliver(self, self.get_record(name_or_id), resource_name, details)
 
-    mark_unhealthy = resource_marks.mark_unhealthy
-    clear_hook = resource_marks.clear_hook
+    mark_unhealthy = _From("resource_marks")
+    clear_hook = _From("resource_marks")
 
     # -- updates (``updates.py``) ----------------------------------------------------------
-    update_stack = updates.update_stack
-    prepare_update = updates.prepare_update
-    prepare_child_update = updates.prepare_child_update
+    update_stack = _From("updates")
+    prepare_update = _From("updates")
+    prepare_child_update = _From("updates")
 
     # -- running (``running.py``: here, to the end; ``outcomes.py``: how an action ends) ------
-    run = staticmethod(running.run)
-    locked = running.locked
-    stop_dead_commands = running.stop_dead_commands
-    resume_abandoned = running.resume_abandoned
-    watch = running.watch
-    run_create = running.run_create
-    run_delete = running.run_delete
-    run_simple = running.run_simple
-    run_update = running.run_update
-    stop_running_action = running.stop_running_action
-    cancel_stack = running.cancel_stack
-    holding = running.holding
+    run = _From("running", static=True)
+    locked = _From("running")
+    stop_dead_commands = _From("running")
+    resume_abandoned = _From("running")
+    watch = _From("running")
+    run_create = _From("running")
+    run_delete = _From("running")
+    run_simple = _From("running")
+    run_update = _From("running")
+    stop_running_action = _From("running")
+    cancel_stack = _From("running")
+    holding = _From("running")

@@ -209,7 +209,9 @@ def create_schema(conn: Connection, revision: str) -> None:
     from stoker.store import snapshots  # noqa: F401 - stack snapshots
     from stoker.store.models import metadata
 
-    metadata.create_all(conn)
+    # the caller saw no table, in this transaction: asking again for each of them (a query
+    # apiece, SQLAlchemy's default) changes nothing
+    metadata.create_all(conn, checkfirst=False)
     VERSION_TABLE.create(conn)
     conn.execute(VERSION_TABLE.insert().values(version_num=revision))
 

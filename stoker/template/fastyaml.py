@@ -70,7 +70,9 @@ _REWRITTEN = (b'".nan"', b'".inf"', b'"-.inf"', b'"+.inf"')
 _ONE_LINE_WITH_HASH = re.compile(rb'"(?:[^"\\\n]|\\[^n])* #(?:[^"\\\n]|\\[^n])*"')
 
 _PRINTABLE_ASCII = bytes([0x09, 0x0A, 0x0D, *range(0x20, 0x7F)])
-_NON_PRINTABLE = re.compile("[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
+#: compiled by ``re`` (and kept in its cache) with the first text beyond ASCII: ~3 ms, which every
+#: command parsing YAML paid at import
+_NON_PRINTABLE = "[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]"
 _NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}\n")
 _COLON_GLUED = re.compile(r":[\],}?]")  # "[a:]", "{a:?}": read differently in flow collections
 #: an escaped blank, and the escapes for Unicode line breaks and spaces: rapidyaml garbles them
@@ -239,7 +241,7 @@ def _quoted_key_ends(text: str):
 
 def _unusual_unicode(text: str) -> bool:
     """Characters PyYAML refuses, a byte order mark, or line breaks only YAML 1.1 knows."""
-    return bool(_NON_PRINTABLE.search(text)) or any(c in text for c in "\ufeff\x85\u2028\u2029")
+    return bool(re.search(_NON_PRINTABLE, text)) or any(c in text for c in "\ufeff\x85\u2028\u2029")
 
 
 def _bracket_verdict(encoded: bytes) -> int:

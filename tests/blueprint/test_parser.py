@@ -127,3 +127,17 @@ def test_scaling_limits_are_checked_at_upload_and_creation(write, engine):
         engine.blueprints.deployments.create("d", "c", {"n": 4})
     engine.blueprints.deployments.create("d", "c", {"n": 3})
     assert len(engine.blueprints.deployments.node_instances("d")) == 3
+
+
+def test_the_standard_types_are_read_by_the_fast_yaml_path_as_pyyaml_reads_them():
+    """Every blueprint imports them: declined by the fast path, each command paid for PyYAML."""
+    from stoker.blueprint.loader import BUILTIN_TYPES
+    from stoker.template import fastyaml
+    from stoker.template.loader import _pyyaml
+
+    text = BUILTIN_TYPES.read_text(encoding="utf-8")
+    fast = fastyaml.load(text)
+    assert fast is not fastyaml.DECLINED
+    assert fast == _pyyaml(text)
+    assert list(fast["workflows"]["stop"]["parameters"]) == [
+        "type_names", "node_ids", "node_instance_ids", "operation_parms", "run_by_dependency_order"]

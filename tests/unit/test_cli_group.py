@@ -61,3 +61,35 @@ def test_validation_problems_follow_the_commands_format():
     assert json.loads(as_json.stdout) == [PROBLEMS[0].as_dict()]
     as_value = CliRunner().invoke(root, ["things", "invalid", "-f", "value"])
     assert as_value.exit_code == 1 and "[bad-type]" in as_value.stderr
+
+
+LAZY_ROOT = """
+import json
+import sys
+import click
+from stoker.cli import main
+assert "stoker.cli.stack_cmds" not in sys.modules and "stoker.cli.api_cmds" not in sys.modules
+ctx = click.Context(main)
+stack = main.get_command(ctx, "stack")
+print(json.dumps(sorted(stack.commands)))
+print("stoker.cli.stack_cmds" in sys.modules, "stoker.cli.api_cmds" in sys.modules)
+"""
+
+
+def test_the_root_group_imports_a_commands_module_when_the_command_is_asked_for():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", LAZY_ROOT], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    subcommands, loaded = done.stdout.splitlines()
+    assert {"create", "snapshot", "abandon", "adopt"} <= set(json.loads(subcommands))  # with those other modules add
+    assert loaded == "True False"
+
+
+def test_an_unknown_command_is_matched_against_commands_not_imported_yet():
+    from stoker.cli import main
+
+    result = CliRunner().invoke(main, ["instal", "x"])
+    assert result.exit_code == 2
+    assert "No such command 'instal'. (Did you mean one of: 'install', 'uninstall'?)" in result.stderr
