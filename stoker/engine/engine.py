@@ -6,19 +6,19 @@ stack's lease (``stoker.lease``) while it walks; how it ends is
 ``outcomes.py``'s.  The rest lives in modules bound on as methods: checks
 (``type_checks``), reads (``reads``), stored stacks (``stored_stacks``),
 updates (``updates``), running here (``running``), one resource's marks
-(``resource_marks``).
+(``resource_marks``), signals (``signals``).
 """
 
 from __future__ import annotations
 
 import copy
-import importlib
 import os
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from stoker.dispatch.inprocess import InProcess
+from stoker.engine.bound_later import BoundLater
 from stoker.engine.progress import Progress
 from stoker.errors import ValidationFailed
 from stoker.limits import limit
@@ -32,25 +32,6 @@ if TYPE_CHECKING:
     from stoker.engine.host import Dispatcher
     from stoker.template.environment import Environment
     from stoker.template.template import Template
-
-
-class _From:
-    """A method of the engine written in one of its modules (``_From("reads")``), imported when
-    first used: a blueprint or workflow command never imports the stack machinery (walking,
-    updates, type checks: ~20 ms of its start).  The first use binds the function on the class
-    for good, so later calls cost what a plain method costs."""
-
-    def __init__(self, module: str, static: bool = False):
-        self.module = f"stoker.engine.{module}"
-        self.static = static
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.owner, self.name = owner, name
-
-    def __get__(self, instance: Any, owner: type | None = None) -> Any:
-        function = getattr(importlib.import_module(self.module), self.name)
-        setattr(self.owner, self.name, staticmethod(function) if self.static else function)
-        return getattr(instance if instance is not None else self.owner, self.name)
 
 
 #: one thread at a time opens a store (engines may be shared between threads)
@@ -143,15 +124,6 @@ class Engine:
         other.project_id = project_id
         return other
 
-    def db_url_for_others(self) -> str:
-        """The database's URL as another process on this machine can use it: SQLite paths
-        absolute, and no password (libpq reads it from PGPASSWORD or ~/.pgpass), so that a
-        command line holding it (a wait condition's) gives nothing away."""
-        url = self.store.engine.url.set(password=None)
-        if url.drivername.startswith("sqlite") and url.database and url.database != ":memory:":
-            url = url.set(database=os.path.abspath(url.database))
-        return url.render_as_string(hide_password=False)
-
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
@@ -160,35 +132,36 @@ class Engine:
     def resource_class(self, type_name: str) -> type:
         return self.registry.get(type_name)
 
-    validate_template = _From("type_checks")
-    check_template = _From("type_checks")
-    validate_resources = _From("type_checks")
-    check_fanout = _From("type_checks")
-    class_or_none = _From("type_checks")
-    type_refusal = _From("type_checks")
+    validate_template = BoundLater("type_checks")
+    check_template = BoundLater("type_checks")
+    validate_resources = BoundLater("type_checks")
+    check_fanout = BoundLater("type_checks")
+    class_or_none = BoundLater("type_checks")
+    type_refusal = BoundLater("type_checks")
 
     # -- reading (``reads.py``; the shapes clients see: ``summaries.py``) ----------------------
     def get_record(self, name_or_id: str, show_deleted: bool = False):
         return self.store.get_stack(name_or_id, self.project_id, show_deleted=show_deleted)
 
-    list_stacks = _From("reads")
-    show_stack = _From("reads")
-    outputs = _From("reads")
-    resources = _From("reads")
-    failures = _From("reads")
-    resource = _From("reads")
-    events = _From("reads")
-    template = _From("reads")
-    environment = _From("reads")
+    list_stacks = BoundLater("reads")
+    show_stack = BoundLater("reads")
+    outputs = BoundLater("reads")
+    resources = BoundLater("reads")
+    failures = BoundLater("reads")
+    resource = BoundLater("reads")
+    events = BoundLater("reads")
+    template = BoundLater("reads")
+    environment = BoundLater("reads")
 
     # -- stacks to and from the store (``stored_stacks.py``) ----------------------------------
-    new_stack = _From("stored_stacks")
-    save_new_stack = _From("stored_stacks")
-    save_nested_stack = _From("stored_stacks")
-    stored_template = _From("stored_stacks")
-    check_tree_size = _From("stored_stacks")
-    runtime = _From("stored_stacks")
-    defined = _From("stored_stacks")
+    new_stack = BoundLater("stored_stacks")
+    save_new_stack = BoundLater("stored_stacks")
+    save_nested_stack = BoundLater("stored_stacks")
+    stored_template = BoundLater("stored_stacks")
+    check_tree_size = BoundLater("stored_stacks")
+    runtime = BoundLater("stored_stacks")
+    defined = BoundLater("stored_stacks")
+    db_url_for_others = BoundLater("stored_stacks")
 
     # -- actions ------------------------------------------------------------------------
     def create_stack(self, name: str, template: Template | dict | str | Path,
@@ -199,15 +172,12 @@ class Engine:
         """Create a stack; ``adopted_data`` (Heat's adopt, the stack's action then ADOPT) gives
         resources their physical ids, stored data and metadata back."""
         from stoker.engine import actions
-        from stoker.template.environment import Environment
-        from stoker.template.template import as_template
 
         if error := stack_name_error(name):
             raise ValidationFailed.single(("stack_name",), "invalid-stack-name", error)
         stack = self.new_stack(name, timeout_mins=timeout_mins)
         stack.adopted_data = dict(adopted_data or {})
-        stack.validates_nested = True
-        definition = stack.define(as_template(template), environment or Environment(), dict(parameters or {}))
+        definition = self._define(stack, template, environment, parameters)
         if dry_run:
             order = actions.dependency_graph(stack, set(definition.enabled_resources())).order()
             return {"stack_name": name, "resources": [
@@ -262,13 +232,19 @@ class Engine:
                       environment: Environment | None = None, parameters: dict | None = None) -> list:
         """Heat's create preview: each resource as a create would make it (``create_preview``)."""
         from stoker.engine.create_preview import preview_resources
+
+        stack = self.new_stack(name)
+        self._define(stack, template, environment, parameters)
+        return preview_resources(stack)
+
+    @staticmethod
+    def _define(stack: Any, template: Any, environment: Environment | None, parameters: dict | None):
+        """A new stack's definition, its nested templates checked too (a create or its preview)."""
         from stoker.template.environment import Environment
         from stoker.template.template import as_template
 
-        stack = self.new_stack(name)
         stack.validates_nested = True
-        stack.define(as_template(template), environment or Environment(), dict(parameters or {}))
-        return preview_resources(stack)
+        return stack.define(as_template(template), environment or Environment(), dict(parameters or {}))
 
     def delete_stack(self, name_or_id: str) -> dict:
         """Delete the stack; an action running on it (a create, say) is cancelled first, as in Heat,
@@ -294,34 +270,25 @@ class Engine:
         self.dispatch.simple(self, record, action)
         return self.show_stack(record.id, resolve_outputs=False)
 
-    def signal(self, name_or_id: str, resource_name: str, details: Any = None) -> None:
-        """Send ``details`` to a resource's ``handle_signal`` (wait condition handles, scaling
-        policies; see ``stoker.engine.signals``), or clear a hook (``{"unset_hook": ...}``)."""
-        if isinstance(details, dict) and "unset_hook" in details:
-            self.clear_hook(name_or_id, resource_name, details["unset_hook"])
-            return
-        from stoker.engine import signals
-
-        signals.deliver(self, self.get_record(name_or_id), resource_name, details)
-
-    mark_unhealthy = _From("resource_marks")
-    clear_hook = _From("resource_marks")
+    signal = BoundLater("signals")
+    mark_unhealthy = BoundLater("resource_marks")
+    clear_hook = BoundLater("resource_marks")
 
     # -- updates (``updates.py``) ----------------------------------------------------------
-    update_stack = _From("updates")
-    prepare_update = _From("updates")
-    prepare_child_update = _From("updates")
+    update_stack = BoundLater("updates")
+    prepare_update = BoundLater("updates")
+    prepare_child_update = BoundLater("updates")
 
     # -- running (``running.py``: here, to the end; ``outcomes.py``: how an action ends) ------
-    run = _From("running", static=True)
-    locked = _From("running")
-    stop_dead_commands = _From("running")
-    resume_abandoned = _From("running")
-    watch = _From("running")
-    run_create = _From("running")
-    run_delete = _From("running")
-    run_simple = _From("running")
-    run_update = _From("running")
-    stop_running_action = _From("running")
-    cancel_stack = _From("running")
-    holding = _From("running")
+    run = BoundLater("running", static=True)
+    locked = BoundLater("running")
+    stop_dead_commands = BoundLater("running")
+    resume_abandoned = BoundLater("running")
+    watch = BoundLater("running")
+    run_create = BoundLater("running")
+    run_delete = BoundLater("running")
+    run_simple = BoundLater("running")
+    run_update = BoundLater("running")
+    stop_running_action = BoundLater("running")
+    cancel_stack = BoundLater("running")
+    holding = BoundLater("running")

@@ -32,8 +32,13 @@ LOG = logging.getLogger("stoker.engine")
 ATTEMPTS = 20
 
 
-def deliver(engine: Any, record: Any, resource_name: str, details: Any) -> None:
-    """Send ``details`` to the resource's ``handle_signal``."""
+def signal(engine: Any, name_or_id: str, resource_name: str, details: Any = None) -> None:
+    """``Engine.signal``: send ``details`` to a resource's ``handle_signal`` (wait condition
+    handles, scaling policies), or clear a hook (``{"unset_hook": ...}``)."""
+    if isinstance(details, dict) and "unset_hook" in details:
+        engine.clear_hook(name_or_id, resource_name, details["unset_hook"])
+        return
+    record = engine.get_record(name_or_id)
     stack = engine.runtime(record)
     handler = _handler(stack, resource_name)
     resource = stack.resources[resource_name]

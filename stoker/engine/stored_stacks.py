@@ -7,6 +7,7 @@ they are what ``StackHost`` promises a stack and its resources.
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from types import SimpleNamespace
 from typing import Any, Iterable
@@ -129,6 +130,16 @@ def defined(engine: Any, record, parent: Stack | None = None, facade: dict | Non
             raise
         stack.definition = None
     return stack
+
+
+def db_url_for_others(engine: Any) -> str:
+    """The database's URL as another process on this machine can use it: SQLite paths
+    absolute, and no password (libpq reads it from PGPASSWORD or ~/.pgpass), so that a
+    command line holding it (a wait condition's) gives nothing away."""
+    url = engine.store.engine.url.set(password=None)
+    if url.drivername.startswith("sqlite") and url.database and url.database != ":memory:":
+        url = url.set(database=os.path.abspath(url.database))
+    return url.render_as_string(hide_password=False)
 
 
 def provider_template_of(engine: Any, record) -> str | None:
