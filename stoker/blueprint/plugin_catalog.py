@@ -10,6 +10,8 @@ Given the store (``at_home(store=...)``), the catalog is the database's
 and every host reading the catalog unpacks what it lacks, or holds an older
 copy of, into its own ``$STOKER_HOME/plugins`` (marked with the stored
 digest), so a worker on another machine runs a plugin uploaded on the API host.
+A catalog read for a ``Viewer`` (a tenant, over the API also a user) holds only the
+stored plugins it may see: its tenant's own and the global ones.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ from packaging.version import InvalidVersion
 
 from stoker.blueprint import archives
 from stoker.blueprint.blueprint_errors import BlueprintError
-from stoker.errors import ValidationFailed
+from stoker.blueprint.state import tenant_of
+from stoker.errors import Conflict, ValidationFailed
 from stoker.home import stoker_home
 from stoker.template.loader import load
 
@@ -50,6 +53,8 @@ class Plugin:
     name: str
     version: str
     folder: Path
+    #: whose it is (``store.plugin_packages.Owner``), for a plugin of the database
+    owner: Any = None
 
     @property
     def digest(self) -> str | None:
@@ -62,8 +67,11 @@ class Plugin:
         return sorted(self.folder.glob("*.yaml"))
 
     def as_dict(self) -> dict:
+        """What ``stoker plugin`` shows (over ``--url`` too: ``cli.remote_dsl.RemotePlugins``)."""
         return {"package_name": self.name, "package_version": self.version,
-                "yaml_files": [p.name for p in self.yaml_files], "package": _package_kind(self.folder)}
+                "yaml_files": [p.name for p in self.yaml_files], "package": _package_kind(self.folder),
+                "visibility": self.owner.visibility if self.owner else None,
+                "tenant_name": tenant_of(self.owner.project_id) if self.owner else None}
 
     def yaml_for(self, dsl_version: tuple[int, int] | None, wanted: str | None = None) -> Path | None:
         """The YAML a blueprint of ``dsl_version`` imports, chosen as Cloudify's resolver does: the one
@@ -82,28 +90,37 @@ class Plugin:
 
 
 class PluginCatalog:
-    def __init__(self, root: Path, packages: Any = None):
+    def __init__(self, root: Path, packages: Any = None, viewer: Any = None):
         self.root = root
         #: the database's plugins (``store.plugin_packages.PluginPackages``); None: this folder only
         self.packages = packages
+        #: who reads (``store.plugin_packages.Viewer``): only the stored plugins it sees; None: every one
+        self.viewer = viewer
 
     @classmethod
-    def at_home(cls, create: bool = False, store: Any = None) -> "PluginCatalog":
+    def at_home(cls, create: bool = False, store: Any = None, viewer: Any = None) -> "PluginCatalog":
         """The catalog every command, import and API request of this ``$STOKER_HOME`` shares (with
-        ``store``: the database's, unpacked here)."""
+        ``store``: the database's, unpacked here, as ``viewer`` sees it)."""
         from stoker.store.plugin_packages import PluginPackages
 
-        return cls(stoker_home(create=create) / "plugins", PluginPackages(store) if store is not None else None)
+        return cls(stoker_home(create=create) / "plugins", PluginPackages(store) if store is not None else None,
+                   viewer)
 
     # -- reading --------------------------------------------------------------------------------
     def list(self) -> list[Plugin]:
-        if self.packages is not None:
-            self._follow_store()
+        owners = self._follow_store() if self.packages is not None else None
         if not self.root.is_dir():
             return []
-        return [Plugin(name.name, version.name, version) for name in sorted(self.root.iterdir()) if name.is_dir()
-                for version in sorted(name.iterdir(), key=lambda p: _version_key(p.name))
-                if version.is_dir() and not version.name.endswith(_STAGING)]
+        found = [Plugin(name.name, version.name, version) for name in sorted(self.root.iterdir()) if name.is_dir()
+                 for version in sorted(name.iterdir(), key=lambda p: version_key(p.name))
+                 if version.is_dir() and not version.name.endswith(_STAGING)]
+        if owners is None:
+            return found
+        for plugin in found:
+            plugin.owner = owners.get((plugin.name, plugin.version))
+        if self.viewer is None:
+            return found
+        return [p for p in found if p.owner is not None and self.viewer.sees(p.owner)]
 
     def find(self, name: str, version: str | None = None) -> Plugin | None:
         """The plugin called ``name``: that version (or the newest matching a specifier such as
@@ -111,9 +128,10 @@ class PluginCatalog:
         return next((p for p in reversed(self.list()) if p.name == name and _matches(p.version, version)), None)
 
     # -- uploading ------------------------------------------------------------------------------
-    def upload(self, package: Path, yamls: list[Path]) -> Plugin:
+    def upload(self, package: Path, yamls: list[Path], owner: Any = None) -> Plugin:
         """Store ``package`` (.wgn, .whl or a folder) with its plugin YAML(s); a folder's own YAMLs are
-        taken when none are given. The same name and version again replaces the old one."""
+        taken when none are given. The same name and version again replaces the old one (in the
+        database: only that tenant's own, stored for ``owner``, a ``store.plugin_packages.Owner``)."""
         if not package.exists():
             raise BlueprintError(f"cannot upload {package}: no such file or folder", code="not-found")
         if not yamls and package.is_dir():
@@ -122,6 +140,11 @@ class PluginCatalog:
             raise BlueprintError(f"cannot upload {package}: a plugin needs its plugin YAML (--yaml-path)",
                                  code="no-plugin-yaml")
         name, version = _identity(package, yamls)
+        if self.packages is not None and owner is not None:
+            held = self.packages.owners().get((name, version))
+            if held is not None and held.project_id != owner.project_id:
+                raise Conflict(f"plugin {name} {version} is already uploaded to another tenant (a plugin's name "
+                               "and version are one on a server); upload another version")
         folder = self.root / name / version
         staging = folder.with_name(version + _STAGING)
         shutil.rmtree(staging, ignore_errors=True)
@@ -137,13 +160,27 @@ class PluginCatalog:
                 shutil.copyfile(package, staging / "package" / package.name)
             if self.packages is not None:
                 data = archives.pack(staging)
-                self.packages.put(name, version, archives.digest(data), data)
+                self.packages.put(name, version, archives.digest(data), data, owner)
                 (staging / DIGEST_FILE).write_text(archives.digest(data))
             shutil.rmtree(folder, ignore_errors=True)
             staging.rename(folder)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-        return Plugin(name, version, folder)
+        return Plugin(name, version, folder, owner)
+
+    def set_visibility(self, plugin: Plugin, visibility: str) -> None:
+        """Widen a stored plugin's visibility (who may is the caller's to decide)."""
+        from stoker.store.plugin_packages import VISIBILITIES
+
+        if visibility not in VISIBILITIES:
+            raise BlueprintError(f"a visibility is one of {', '.join(VISIBILITIES)}, not {visibility!r}",
+                                 code="invalid-visibility")
+        if plugin.owner is None or self.packages is None:
+            raise BlueprintError(f"plugin {plugin.name} {plugin.version} is not in the database", code="not-found")
+        if VISIBILITIES.index(visibility) < VISIBILITIES.index(plugin.owner.visibility):
+            raise Conflict(f"plugin {plugin.name} {plugin.version} is {plugin.owner.visibility}: a visibility may "
+                           f"only widen, not become {visibility}")
+        self.packages.set_visibility(plugin.name, plugin.version, visibility)
 
     def delete(self, name: str, version: str | None = None) -> Plugin:
         plugin = self.find(name, version)
@@ -155,18 +192,19 @@ class PluginCatalog:
         return plugin
 
     # -- the database's plugins, unpacked here ----------------------------------------------------
-    def _follow_store(self) -> None:
+    def _follow_store(self) -> dict:
         """Unpack the stored plugins this folder lacks or holds an older copy of; forget those unpacked
-        from the store and deleted there since (plugins uploaded here only stay)."""
-        stored = self.packages.digests()
-        for (name, version), sha256 in stored.items():
-            if Plugin(name, version, self.root / name / version).digest != sha256:
-                self._unpack(name, version, sha256)
+        from the store and deleted there since (plugins uploaded here only stay).  Whose each is."""
+        stored = self.packages.owners()
+        for (name, version), owner in stored.items():
+            if Plugin(name, version, self.root / name / version).digest != owner.sha256:
+                self._unpack(name, version, owner.sha256)
         if self.root.is_dir():
             for name in self.root.iterdir():
                 for folder in name.iterdir() if name.is_dir() else ():
                     if (folder / DIGEST_FILE).is_file() and (name.name, folder.name) not in stored:
                         shutil.rmtree(folder, ignore_errors=True)
+        return stored
 
     def _unpack(self, name: str, version: str, sha256: str) -> None:
         data = self.packages.archive(name, version)
@@ -268,5 +306,5 @@ def _matches(version: str, wanted: str | None) -> bool:
         return False
 
 
-def _version_key(version: str) -> tuple:
+def version_key(version: str) -> tuple:
     return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"[.+-]", version))

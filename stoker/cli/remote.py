@@ -21,7 +21,7 @@ from urllib.parse import quote, unquote, urlencode, urlparse
 
 import click
 
-from stoker.cli.remote_dsl import RemoteBlueprints, RemoteExecutions
+from stoker.cli.remote_dsl import RemoteBlueprints, RemoteExecutions, RemotePlugins
 from stoker.errors import Conflict, NotFound, Problem, StokerError, ValidationFailed
 from stoker.started import Started, stack_running
 
@@ -112,6 +112,11 @@ class RemoteEngine:
     def blueprints(self) -> RemoteBlueprints:
         """Blueprints and their deployments over the server's Cloudify REST API (``Engine.blueprints``)."""
         return RemoteBlueprints(self)
+
+    @property
+    def plugins(self) -> RemotePlugins:
+        """The server's plugin catalog over its Cloudify REST API (``stoker plugin``)."""
+        return RemotePlugins(self)
 
     def _stack_path(self, name_or_id: str, show_deleted: bool = False) -> str:
         record = self.get_record(name_or_id, show_deleted)

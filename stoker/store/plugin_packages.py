@@ -2,17 +2,25 @@
 
 One row per plugin version: the plugin's folder as uploaded (its YAMLs and its
 package: a wagon, a wheel or source files) packed as one tar.gz, and its
-sha256, which tells a host whether the copy it unpacked is still the one stored.
+sha256, which tells a host whether the copy it unpacked is still the one stored;
+and, as on Cloudify, the tenant (project) it was uploaded to, who uploaded it
+and its visibility: ``private`` (its uploader and the tenant's managers),
+``tenant`` (the tenant's users) or ``global`` (every tenant).  A name and
+version is one row on a server, whichever tenant holds it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import Column, DateTime, LargeBinary, PrimaryKeyConstraint, String, Table, delete, select
+from sqlalchemy import Column, DateTime, LargeBinary, PrimaryKeyConstraint, String, Table, delete, select, update
 
 from stoker.store.models import metadata
+
+#: narrowest first: a plugin's visibility may only widen
+VISIBILITIES = ("private", "tenant", "global")
 
 PLUGIN_PACKAGES = Table(
     "plugin_package", metadata,
@@ -21,8 +29,39 @@ PLUGIN_PACKAGES = Table(
     Column("sha256", String(64), nullable=False),
     Column("archive", LargeBinary, nullable=False),
     Column("uploaded_at", DateTime, nullable=False),
+    Column("project_id", String(255), nullable=False, server_default="default"),
+    Column("visibility", String(16), nullable=False, server_default="global"),
+    Column("created_by", String(255), nullable=True),
     PrimaryKeyConstraint("name", "version", name="pk_plugin_package"),
 )
+
+
+@dataclass(frozen=True)
+class Owner:
+    """Whose a stored plugin is (and, read back, when it was stored and its archive's sha256)."""
+
+    project_id: str
+    visibility: str
+    created_by: str | None
+    uploaded_at: datetime | None = None
+    sha256: str | None = None
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who looks at the catalog: a project, and (over the API) a user and whether the tenant's manager.
+    Without a user (a command of the host, an execution's task) the tenant's private plugins are seen too."""
+
+    project_id: str
+    user: str | None = None
+    manager: bool = True
+
+    def sees(self, owner: Owner) -> bool:
+        if owner.visibility == "global":
+            return True
+        if owner.project_id != self.project_id:
+            return False
+        return owner.visibility == "tenant" or self.manager or self.user is None or owner.created_by == self.user
 
 
 class PluginPackages:
@@ -32,26 +71,36 @@ class PluginPackages:
         self.engine = store.engine
         self._writer = store.engine.execution_options(stoker_write=True)
 
-    def put(self, name: str, version: str, sha256: str, archive: bytes) -> None:
+    def put(self, name: str, version: str, sha256: str, archive: bytes, owner: Owner | None = None) -> None:
         """Store a plugin version (the same name and version again replaces it)."""
         where = (PLUGIN_PACKAGES.c.name == name) & (PLUGIN_PACKAGES.c.version == version)
+        whose = {} if owner is None else {"project_id": owner.project_id, "visibility": owner.visibility,
+                                          "created_by": owner.created_by}
         with self._writer.begin() as conn:
             conn.execute(delete(PLUGIN_PACKAGES).where(where))
             conn.execute(PLUGIN_PACKAGES.insert().values(
                 name=name, version=version, sha256=sha256, archive=archive,
-                uploaded_at=datetime.now(timezone.utc).replace(tzinfo=None)))
+                uploaded_at=datetime.now(timezone.utc).replace(tzinfo=None), **whose))
 
-    def digests(self) -> dict[tuple[str, str], str]:
-        """(name, version) -> sha256 of every stored plugin (no archive is read)."""
-        query = select(PLUGIN_PACKAGES.c.name, PLUGIN_PACKAGES.c.version, PLUGIN_PACKAGES.c.sha256)
+    def owners(self) -> dict[tuple[str, str], Owner]:
+        """(name, version) -> whose it is and its digest, of every stored plugin (no archive is read)."""
+        c = PLUGIN_PACKAGES.c
+        query = select(c.name, c.version, c.project_id, c.visibility, c.created_by, c.uploaded_at, c.sha256)
         with self.engine.connect() as conn:
-            return {(row.name, row.version): row.sha256 for row in conn.execute(query)}
+            return {(row.name, row.version): Owner(row.project_id, row.visibility, row.created_by, row.uploaded_at,
+                                                   row.sha256) for row in conn.execute(query)}
 
     def archive(self, name: str, version: str) -> bytes:
         query = select(PLUGIN_PACKAGES.c.archive).where(PLUGIN_PACKAGES.c.name == name,
                                                         PLUGIN_PACKAGES.c.version == version)
         with self.engine.connect() as conn:
             return conn.execute(query).scalar_one()
+
+    def set_visibility(self, name: str, version: str, visibility: str) -> None:
+        with self._writer.begin() as conn:
+            conn.execute(update(PLUGIN_PACKAGES).where(PLUGIN_PACKAGES.c.name == name,
+                                                       PLUGIN_PACKAGES.c.version == version)
+                         .values(visibility=visibility))
 
     def remove(self, name: str, version: str) -> None:
         with self._writer.begin() as conn:

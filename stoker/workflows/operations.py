@@ -70,8 +70,10 @@ async def run_operation(server: CtxServer, spec: OperationSpec, make_ctx: Callab
             if spec.plugin is not None and spec.plugin.get("name") == MANAGER_PLUGIN:
                 return await run_manager_operation(ctx, spec.implementation)
             if spec.plugin is not None:
+                manager = ctx.manager
                 command = await asyncio.to_thread(task_command, spec.plugin, spec.implementation,
-                                                  ctx.manager.store if ctx.manager is not None else None)
+                                                  manager.store if manager is not None else None,
+                                                  manager.project_id if manager is not None else None)
                 script = Script(Path(spec.implementation), command=command)  # named by its task in logs
                 async with rest_granted(ctx):
                     return await run_script(server, ctx, script, spec.timeout, spec.timeout_recoverable)

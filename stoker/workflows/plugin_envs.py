@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from stoker.blueprint.plugin_catalog import Plugin, PluginCatalog
+from stoker.store.plugin_packages import Viewer
 from stoker.home import stoker_home
 from stoker.workflows.operation_context import OperationFailed
 from stoker.workflows.workdirs import plugin_workdir
@@ -46,14 +47,16 @@ RESOLUTION_IMPOSSIBLE = "ResolutionImpossible"
 MANAGER_PLUGINS = ("agent", "default_workflows")
 
 
-def task_command(plugin: dict, implementation: str, store: Any = None) -> list[str]:
+def task_command(plugin: dict, implementation: str, store: Any = None, project_id: str | None = None) -> list[str]:
     """``[python, -s, runner, module.function]`` for the operation ``plugin_name.module.function``
-    (the plugin from the catalog of ``store``, when given: ``PluginCatalog.at_home``)."""
+    (the plugin from the catalog of ``store``, when given: ``PluginCatalog.at_home``, as the execution's
+    project ``project_id`` sees it: its own plugins and the global ones)."""
     if plugin.get("name") in MANAGER_PLUGINS:
         raise OperationFailed(f"{implementation} is one of the Cloudify manager's own operations (agents, "
                               "workflows), which Stoker does not run", recoverable=False)
     name, version = plugin.get("package_name") or plugin.get("name"), plugin.get("package_version")
-    found = PluginCatalog.at_home(store=store).find(str(name), str(version) if version else None)
+    viewer = Viewer(project_id) if project_id is not None else None
+    found = PluginCatalog.at_home(store=store, viewer=viewer).find(str(name), str(version) if version else None)
     if found is None:
         which = f"{name} {version}" if version else str(name)
         raise OperationFailed(f"plugin {which} is not uploaded (stoker plugin upload): cannot run {implementation}",

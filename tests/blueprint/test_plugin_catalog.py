@@ -50,7 +50,8 @@ def test_a_source_folder_upload_answers_plugin_imports_by_dsl_version(cli, write
     uploaded = cli("plugin", "upload", source, "-f", "json")
     assert uploaded.exit_code == 0, uploaded.stderr
     assert json.loads(uploaded.stdout) == {"package_name": "my-plugin", "package_version": "1.0", "package": "source",
-                                           "yaml_files": ["plugin.yaml", "plugin_1_4.yaml", "plugin_1_5.yaml"]}
+                                           "yaml_files": ["plugin.yaml", "plugin_1_4.yaml", "plugin_1_5.yaml"],
+                                           "visibility": "tenant", "tenant_name": "default_tenant"}
     assert _types(write, "1_3", "plugin:my-plugin") == {"t.Plain"}
     assert _types(write, "1_4", "plugin:my-plugin") == {"t.V14"}
     assert _types(write, "1_5", "plugin:my-plugin?version=1.0") == {"t.V15"}

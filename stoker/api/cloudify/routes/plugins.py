@@ -1,9 +1,13 @@
 """``/plugins``: Cloudify's plugin routes on Stoker's plugin catalog (the one ``stoker plugin`` and
-``plugin:NAME`` imports use), so ``cfy plugins upload/list/get/delete`` act on what blueprints import.
+``plugin:NAME`` imports use), so ``cfy plugins upload/list/get/delete/set-global/set-visibility`` act on
+what blueprints import.
 
 The catalog is the server's database's (unpacked in ``$STOKER_HOME/plugins``, so workers sharing the
-database run the plugins too), shared by every tenant as a manager's ``global`` plugins are: any user
-reads it, a manager uploads and deletes.
+database run the plugins too).  As on Cloudify, a plugin belongs to the tenant it was uploaded to and has
+a visibility: ``private`` (its uploader and the tenant's managers), ``tenant`` (the default) or
+``global`` (every tenant); a tenant lists, imports and runs its own and the global ones.  A manager
+uploads, deletes (in the plugin's own tenant only) and widens a visibility; only the operator
+(``Identities.operator``: a manager of ``default_tenant``) makes one global.
 """
 
 from __future__ import annotations
@@ -18,15 +22,18 @@ from pathlib import Path
 from fastapi import Depends, Request
 from fastapi.responses import Response
 
-from stoker.api.body import read_body
+from stoker.api.body import json_body, read_body
 from stoker.api.cloudify import views
-from stoker.api.cloudify.identity import Caller, caller, requiring
+from stoker.api.cloudify.identity import Caller, caller, forbidden, requiring
+from stoker.api.cloudify.users import may
 from stoker.api.cloudify.routing import router, run
 from stoker.api.request_context import reply
 from stoker.api.error_bodies import ApiError
 from stoker.blueprint import archives
 from stoker.blueprint.plugin_catalog import Plugin, PluginCatalog
+from stoker.blueprint.state import tenant_of
 from stoker.limits import limit
+from stoker.store.plugin_packages import VISIBILITIES, Owner, Viewer
 
 routes = router("plugins")
 #: a plugin's id is derived from its name and version, so it is the same on every server and after restarts
@@ -39,9 +46,13 @@ def plugin_id(plugin: Plugin) -> str:
 
 
 def _view(plugin: Plugin, project: str) -> dict:
-    uploaded = datetime.fromtimestamp(plugin.folder.stat().st_mtime, timezone.utc)
+    owner = plugin.owner
+    uploaded = owner.uploaded_at.replace(tzinfo=timezone.utc) if owner and owner.uploaded_at else \
+        datetime.fromtimestamp(plugin.folder.stat().st_mtime, timezone.utc)
+    visibility = owner.visibility if owner else "global"
     package = plugin.as_dict()["package"]
-    return {**views.common(project), "visibility": "global", "resource_availability": "global",
+    return {**views.common(owner.project_id if owner else project), "visibility": visibility,
+            "resource_availability": visibility, "private_resource": visibility == "private", "created_by": (owner.created_by if owner else None) or "admin",
             "id": plugin_id(plugin), "package_name": plugin.name, "package_version": plugin.version,
             "archive_name": package, "package_source": None, "supported_platform": "any", "distribution": None,
             "distribution_version": None, "distribution_release": None, "wheels": [], "excluded_wheels": [],
@@ -51,8 +62,11 @@ def _view(plugin: Plugin, project: str) -> dict:
             "resource_tags": {}, "yaml_files": [p.name for p in plugin.yaml_files]}
 
 
-def _catalog(request: Request, create: bool = False) -> PluginCatalog:
-    return PluginCatalog.at_home(create=create, store=request.app.state.stoker.engine.store)
+def _catalog(request: Request, who: Caller, create: bool = False) -> PluginCatalog:
+    """The catalog as ``who`` sees it: its tenant's plugins (private ones: its own, or all for a manager)
+    and the global ones."""
+    viewer = Viewer(who.project, who.user, manager=may(who.role, "manager"))
+    return PluginCatalog.at_home(create=create, store=request.app.state.stoker.engine.store, viewer=viewer)
 
 
 def _found(catalog: PluginCatalog, wanted: str) -> Plugin:
@@ -62,23 +76,58 @@ def _found(catalog: PluginCatalog, wanted: str) -> Plugin:
     return found
 
 
+def _own(who: Caller, plugin: Plugin, verb: str) -> None:
+    """Changing a plugin is its tenant's (a global one is changed from the tenant it was uploaded to)."""
+    if plugin.owner is not None and plugin.owner.project_id != who.project:
+        raise forbidden(f"plugin {plugin.name} {plugin.version} belongs to tenant "
+                        f"{tenant_of(plugin.owner.project_id)!r}: {verb} it from there")
+
+
+def _visibility(request: Request, who: Caller, visibility: object) -> str:
+    if visibility not in VISIBILITIES:
+        raise ApiError(400, f"visibility must be one of {', '.join(VISIBILITIES)}, not {visibility!r}",
+                       "bad_parameters_error")
+    if visibility == "global" and not request.app.state.cloudify.operator(who):
+        raise forbidden(f"only the operator (a manager of tenant default_tenant) makes a plugin global; "
+                        f"{who.user!r} in {who.tenant!r} may upload it with visibility tenant or private")
+    return str(visibility)
+
+
 @routes.get("/plugins")
 def plugin_list(request: Request, who: Caller = Depends(caller)) -> Response:
-    return reply(views.page(request, [_view(p, who.project) for p in _catalog(request).list()]))
+    return reply(views.page(request, [_view(p, who.project) for p in _catalog(request, who).list()]))
 
 
 @routes.get("/plugins/{wanted}")
 def plugin_get(wanted: str, request: Request, who: Caller = Depends(caller)) -> Response:
-    return reply(_view(_found(_catalog(request), wanted), who.project))
+    return reply(_view(_found(_catalog(request, who), wanted), who.project))
 
 
 @routes.delete("/plugins/{wanted}")
 async def plugin_delete(wanted: str, request: Request, who: Caller = Depends(requiring("manager"))) -> Response:
     def work(engine):
-        catalog = _catalog(request)
+        catalog = _catalog(request, who)
         found = _found(catalog, wanted)
+        _own(who, found, "delete")
         catalog.delete(found.name, found.version)
         return Response(status_code=204)
+
+    return await run(request, who, work)
+
+
+@routes.patch("/plugins/{wanted}/set-visibility")
+async def plugin_set_visibility(wanted: str, request: Request,
+                                who: Caller = Depends(requiring("manager"))) -> Response:
+    """``cfy plugins set-global`` / ``set-visibility``: a visibility only widens."""
+    body = await json_body(request)
+    visibility = _visibility(request, who, body.get("visibility") if isinstance(body, dict) else None)
+
+    def work(engine):
+        catalog = _catalog(request, who)
+        found = _found(catalog, wanted)
+        _own(who, found, "change")
+        catalog.set_visibility(found, visibility)
+        return reply(_view(_found(catalog, wanted), who.project))
 
     return await run(request, who, work)
 
@@ -104,12 +153,14 @@ async def plugin_upload(request: Request, who: Caller = Depends(requiring("manag
     if request.query_params.get("plugin_archive_url"):
         raise ApiError(400, "uploading a plugin from a URL is not supported by Stoker: download the wagon and "
                        "upload the file (cfy plugins upload PATH -y plugin.yaml)", "bad_parameters_error")
+    visibility = _visibility(request, who, request.query_params.get("visibility") or "tenant")
     data = await read_body(request, limit("max_blueprint_size"), "max_blueprint_size", "plugin archive")
 
     def work(engine):
         with tempfile.TemporaryDirectory(prefix="stoker-plugin-") as folder:
             package, yamls = _unpacked(data, Path(folder))
-            plugin = _catalog(request, create=True).upload(package, yamls)
-        return reply(_view(plugin, who.project), 201)
+            catalog = _catalog(request, who, create=True)
+            uploaded = catalog.upload(package, yamls, Owner(who.project, visibility, who.user))
+        return reply(_view(catalog.find(uploaded.name, uploaded.version) or uploaded, who.project), 201)
 
     return await run(request, who, work)
