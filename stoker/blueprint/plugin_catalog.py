@@ -120,7 +120,8 @@ class PluginCatalog:
             plugin.owner = owners.get((plugin.name, plugin.version))
         if self.viewer is None:
             return found
-        return [p for p in found if p.owner is not None and self.viewer.sees(p.owner)]
+        # a folder of no stored row was put in this home directly (no database): the host's, for all
+        return [p for p in found if p.owner is None or self.viewer.sees(p.owner)]
 
     def find(self, name: str, version: str | None = None) -> Plugin | None:
         """The plugin called ``name``: that version (or the newest matching a specifier such as

@@ -231,3 +231,19 @@ def test_an_operation_of_a_plugin_not_uploaded_fails_clearly(engine, tmp_path):
     execution = _install(engine, tmp_path, blueprint)
     assert execution["status"] == "failed"
     assert "plugin demo-plugin 1.0 is not uploaded (stoker plugin upload)" in execution["error"]
+
+
+def test_another_tenants_plugin_does_not_run_for_a_blueprint_declaring_it_itself(engine, tmp_path):
+    """Tenant team-a's plugin, declared by team-b's blueprint in a plugin YAML of its own (no plugin:
+    import to refuse it): the task finds no plugin team-b may use."""
+    from stoker.store.plugin_packages import Owner
+
+    PluginCatalog.at_home(create=True, store=engine.store).upload(_source(tmp_path), [],
+                                                                  Owner("team-a", "tenant", "ann"))
+    (tmp_path / "bp" / "plugin").mkdir(parents=True)
+    (tmp_path / "bp" / "plugin" / "plugin.yaml").write_text(PLUGIN_YAML.replace(
+        "    properties:\n      region: {type: string, description: where}\n", ""))
+    blueprint = BLUEPRINT.replace("  - plugin:demo-plugin:\n      region: eu-west\n", "  - plugin/plugin.yaml\n")
+    execution = _install(engine.for_project("team-b"), tmp_path, blueprint)
+    assert execution["status"] == "failed"
+    assert "plugin demo-plugin 1.0 is not uploaded (stoker plugin upload)" in execution["error"]
