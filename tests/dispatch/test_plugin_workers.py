@@ -69,18 +69,23 @@ node_templates:
 """
 
 
+def _upload_from_another_host(cluster, tmp_path, module: str, tasks: str, plugin_yaml: str) -> None:
+    """``stoker plugin upload`` of a source folder (``module/tasks.py``), from a home the workers never see."""
+    source = tmp_path / module.replace("_", "-")
+    (source / module).mkdir(parents=True)
+    (source / module / "__init__.py").write_text("")
+    (source / module / "tasks.py").write_text(textwrap.dedent(tasks))
+    (source / "plugin_1_5.yaml").write_text(plugin_yaml)
+    uploaded = CliRunner().invoke(main, ["plugin", "upload", str(source)], catch_exceptions=False, env={
+        "STOKER_HOME": str(tmp_path / "api-host"), "STOKER_DB_URL": cluster.db_url})
+    assert uploaded.exit_code == 0, uploaded.output
+
+
 def test_plugin_operations_run_on_the_workers_in_a_virtualenv_they_make(cluster, tmp_path, monkeypatch,
                                                                        plugin_wheels):
     home = cluster.tmp / "home"  # the workers' (another machine's) home: the plugin was never put there
     monkeypatch.setenv("STOKER_HOME", str(home))
-    source = tmp_path / "net-plugin"
-    (source / "net_plugin").mkdir(parents=True)
-    (source / "net_plugin" / "__init__.py").write_text("")
-    (source / "net_plugin" / "tasks.py").write_text(textwrap.dedent(TASKS))
-    (source / "plugin_1_5.yaml").write_text(PLUGIN_YAML)
-    uploaded = CliRunner().invoke(main, ["plugin", "upload", str(source)], catch_exceptions=False, env={
-        "STOKER_HOME": str(tmp_path / "api-host"), "STOKER_DB_URL": cluster.db_url})
-    assert uploaded.exit_code == 0, uploaded.output
+    _upload_from_another_host(cluster, tmp_path, "net_plugin", TASKS, PLUGIN_YAML)
     assert not (home / "plugins").exists()
     (tmp_path / "bp").mkdir()
     (tmp_path / "bp" / "blueprint.yaml").write_text(BLUEPRINT)
@@ -167,14 +172,7 @@ def test_an_execution_a_plugin_starts_runs_on_the_workers_not_in_the_task_s_proc
     home.mkdir(parents=True)
     # plugin operations run on the host: the workers' API lets project default start them
     (home / "stoker.conf").write_text("[api]\nlocal_resource_projects = default\n")
-    source = tmp_path / "starter-plugin"
-    (source / "starter_plugin").mkdir(parents=True)
-    (source / "starter_plugin" / "__init__.py").write_text("")
-    (source / "starter_plugin" / "tasks.py").write_text(textwrap.dedent(STARTER_TASKS))
-    (source / "plugin_1_5.yaml").write_text(STARTER_YAML)
-    uploaded = CliRunner().invoke(main, ["plugin", "upload", str(source)], catch_exceptions=False, env={
-        "STOKER_HOME": str(tmp_path / "api-host"), "STOKER_DB_URL": cluster.db_url})
-    assert uploaded.exit_code == 0, uploaded.output
+    _upload_from_another_host(cluster, tmp_path, "starter_plugin", STARTER_TASKS, STARTER_YAML)
     for name, node in (("child", "starter.Child"), ("parent", "starter.Parent")):
         (tmp_path / name).mkdir()
         (tmp_path / name / "blueprint.yaml").write_text(
