@@ -45,7 +45,9 @@ class BlueprintService:
         """While parsing: ``blueprint:ID`` imports read this project's uploaded blueprints, ``plugin:NAME``
         the database's plugins this project sees (its own and the global ones)."""
         token, plugins = UPLOADED_BLUEPRINTS.set(self.main_file), PLUGIN_STORE.set(self.store)
-        viewer = PLUGIN_VIEWER.set(Viewer(self.project_id))
+        given = PLUGIN_VIEWER.get()  # an API route's: the project's user, who may not see every private plugin
+        viewer = PLUGIN_VIEWER.set(given if given is not None and given.project_id == self.project_id
+                                   else Viewer(self.project_id))
         try:
             yield
         finally:

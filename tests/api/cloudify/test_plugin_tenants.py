@@ -93,9 +93,12 @@ def test_a_private_plugin_is_its_uploaders_and_the_tenant_managers(server, tmp_p
     private = ann.plugins.upload(_zip(tmp_path / "up", wagon, yaml), visibility="private")
     assert private["visibility"] == "private"
     assert amy.plugins.list().items == [] and _status(amy.plugins.get, private.id) == 404
+    assert _status(amy.blueprints.upload, _blueprint(tmp_path, "amy1"), "uses") == 400  # nor imports it
     assert [p.id for p in _client(server, "admin", "team-a").plugins.list()] == [private.id]
     widened = ann.plugins.set_visibility(private.id, "tenant")
     assert widened["visibility"] == "tenant" and [p.id for p in amy.plugins.list()] == [private.id]
+    amy.blueprints.upload(_blueprint(tmp_path, "amy2"), "uses")
+    amy.blueprints.delete("uses")
     ann.plugins.delete(private.id)
 
 

@@ -14,6 +14,7 @@ from fastapi.responses import Response
 from stoker.api.body import read_body
 from stoker.api.cloudify import views
 from stoker.api.cloudify.identity import Caller, caller, requiring
+from stoker.api.cloudify.routes.plugins import plugins_seen_by
 from stoker.api.cloudify.routing import router, run
 from stoker.api.error_bodies import ApiError
 from stoker.limits import limit
@@ -71,7 +72,8 @@ async def upload(blueprint_id: str, request: Request, who: Caller = Depends(requ
 
     def work(engine):
         service = engine.blueprints
-        service.upload_archive(archive, blueprint_id, name)
+        with plugins_seen_by(who):
+            service.upload_archive(archive, blueprint_id, name)
         return _view(service, blueprint_id, who.project)
 
     return await run(request, who, work, 201)
@@ -84,7 +86,8 @@ async def validate(blueprint_id: str, request: Request, who: Caller = Depends(re
     name = _file_name(params)
 
     def work(engine):
-        engine.blueprints.validate_archive(archive, name)
+        with plugins_seen_by(who):
+            engine.blueprints.validate_archive(archive, name)
         return Response(status_code=204)
 
     return await run(request, who, work)

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import tempfile
 import uuid
+from contextlib import contextmanager
 import zipfile
 from datetime import datetime, timezone
 from io import BytesIO
 from pathlib import Path
+from typing import Iterator
 
 from fastapi import Depends, Request
 from fastapi.responses import Response
@@ -30,6 +32,7 @@ from stoker.api.cloudify.routing import router, run
 from stoker.api.request_context import reply
 from stoker.api.error_bodies import ApiError
 from stoker.blueprint import archives
+from stoker.blueprint.import_resolver import PLUGIN_VIEWER
 from stoker.blueprint.plugin_catalog import Plugin, PluginCatalog
 from stoker.blueprint.state import tenant_of
 from stoker.limits import limit
@@ -62,11 +65,23 @@ def _view(plugin: Plugin, project: str) -> dict:
             "resource_tags": {}, "yaml_files": [p.name for p in plugin.yaml_files]}
 
 
+def _viewer(who: Caller) -> Viewer:
+    """``who`` sees its tenant's plugins (private ones: its own, or all for a manager) and the global ones."""
+    return Viewer(who.project, who.user, manager=may(who.role, "manager"))
+
+
 def _catalog(request: Request, who: Caller, create: bool = False) -> PluginCatalog:
-    """The catalog as ``who`` sees it: its tenant's plugins (private ones: its own, or all for a manager)
-    and the global ones."""
-    viewer = Viewer(who.project, who.user, manager=may(who.role, "manager"))
-    return PluginCatalog.at_home(create=create, store=request.app.state.stoker.engine.store, viewer=viewer)
+    return PluginCatalog.at_home(create=create, store=request.app.state.stoker.engine.store, viewer=_viewer(who))
+
+
+@contextmanager
+def plugins_seen_by(who: Caller) -> Iterator[None]:
+    """While a route parses a blueprint: its ``plugin:NAME`` imports read the plugins ``who`` sees."""
+    token = PLUGIN_VIEWER.set(_viewer(who))
+    try:
+        yield
+    finally:
+        PLUGIN_VIEWER.reset(token)
 
 
 def _found(catalog: PluginCatalog, wanted: str) -> Plugin:
