@@ -172,3 +172,28 @@ def test_0009_keeps_each_software_config_text_as_a_json_string(db_url):
     assert software.get_config("p", made["id"])["config"] == {"configs": [{"tool": "script"}]}
     _assert_schema_is_the_models(engine)
     engine.dispose()
+
+
+def test_0015_keeps_plugins_stored_before_it_for_every_tenant(db_url):
+    """Plugins stored before 0015 were shared by all tenants: after it they are global, the default project's."""
+    from types import SimpleNamespace
+
+    from alembic import command
+
+    from stoker.store.plugin_packages import PluginPackages, Viewer
+
+    engine = make_engine(db_url)
+    with engine.connect().execution_options(stoker_write=True) as conn, conn.begin():
+        config = Config()
+        config.set_main_option("script_location", str(MIGRATIONS))
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0014")
+        conn.execute(text("INSERT INTO plugin_package (name, version, sha256, archive, uploaded_at) "
+                          "VALUES ('old-plugin', '1.0', 'abc', :archive, CURRENT_TIMESTAMP)"), {"archive": b"tgz"})
+        command.upgrade(config, "head")
+    [(key, owner)] = PluginPackages(SimpleNamespace(engine=engine)).owners().items()
+    assert (key, owner.project_id, owner.visibility, owner.sha256) == (("old-plugin", "1.0"), "default", "global",
+                                                                        "abc")
+    assert Viewer("another").sees(owner)
+    _assert_schema_is_the_models(engine)
+    engine.dispose()
