@@ -49,8 +49,8 @@ def test_head_from_file_names_matches_alembic():
 
 
 def _all_tables() -> MetaData:
-    """The engine's models and the REST API's tables: what a database must hold."""
-    from stoker.store import api_tables  # noqa: F401 - declared on the models' metadata
+    """The engine's models and the REST API's tables: what a database must hold (``db.create_schema``'s)."""
+    from stoker.store import api_tables, plugin_packages, snapshots  # noqa: F401 - declared on the models' metadata
 
     return metadata
 
