@@ -143,3 +143,27 @@ def _zip(folder, wagon, yaml) -> str:
         archive.write(wagon, wagon.name)
         archive.write(yaml, yaml.name)
     return str(path)
+
+
+def test_cfy_uploads_with_a_visibility_and_sets_global(server, tmp_path):
+    import subprocess
+
+    from ..helpers import BIN, child_env
+
+    env = {**child_env(tmp_path), "CFY_WORKDIR": str(tmp_path / "cfy")}
+
+    def cfy(*args: str) -> str:
+        done = subprocess.run([str(BIN / "cfy"), *args], capture_output=True, text=True, timeout=120, env=env)
+        assert done.returncode == 0, f"cfy {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+        return done.stdout
+
+    cfy("profiles", "use", "127.0.0.1", "--rest-port", server.url.rsplit(":", 1)[1], "-u", "admin", "-p", PASSWORD,
+        "-t", "default_tenant")
+    wagon, yaml = _wagon(tmp_path, "5.0")
+    cfy("plugins", "upload", str(wagon), "-y", str(yaml), "--visibility", "private")
+    [listed] = json.loads(cfy("plugins", "list", "--json"))
+    assert (listed["visibility"], listed["tenant_name"]) == ("private", "default_tenant")
+    cfy("plugins", "set-global", listed["id"])
+    assert [(p.id, p["visibility"]) for p in _client(server, "bob", "team-b").plugins.list()] == [
+        (listed["id"], "global")]
+    cfy("plugins", "delete", listed["id"])
