@@ -49,7 +49,8 @@ class ImportResolver:
             parts = line.split(None, 1)
             if len(parts) == 2:
                 rules.append((parts[0], Path(parts[1]).expanduser()))
-        return cls(PluginCatalog.at_home(store=PLUGIN_STORE.get(), viewer=PLUGIN_VIEWER.get()), sorted(rules, key=lambda r: -len(r[0])))
+        catalog = PluginCatalog.at_home(store=PLUGIN_STORE.get(), viewer=PLUGIN_VIEWER.get())
+        return cls(catalog, sorted(rules, key=lambda r: -len(r[0])))
 
     def resolve(self, url: str, dsl_version: tuple[int, int] | None) -> tuple[Path | None, str]:
         """``(local file, "")`` or ``(None, why not)``."""

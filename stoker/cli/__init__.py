@@ -84,7 +84,8 @@ def main(ctx: click.Context, db_url: str | None, plugin_dirs: tuple[str, ...], b
         ctx.exit(1)
     ctx.obj = _Settings(db_url or os.environ.get("STOKER_DB_URL"), plugin_dirs, broker)
     ctx.call_on_close(ctx.obj.close)
-    rest_manager.provide(lambda: _loopback_manager(broker))  # plugin tasks run here reach the REST API on a loopback port
+    # plugin tasks run here reach the REST API on a loopback port
+    rest_manager.provide(lambda: _loopback_manager(broker))
     if inventory is not None:
         os.environ["STOKER_INVENTORY"] = os.path.abspath(inventory)  # detached engines inherit it
     if inventory is not None or os.environ.get("STOKER_INVENTORY"):

@@ -1,10 +1,10 @@
 """``RemoteEngine.executions``, ``.blueprints`` and ``.plugins``: the blueprint half over a server's Cloudify
 REST API.
 
-The same calls as ``Engine.executions`` (``workflows/executions.py``) and ``Engine.blueprints``
-(``blueprint/blueprints.py``), and of the plugin catalog (``cli/plugin_cmds.py``), that the ``stoker`` commands make, each through
-``/api/v3.1`` of a ``stoker api`` server, so ``stoker --url ... install``, ``execution ...`` and
-``event list`` work there as here.  An execution starts in the server (which answers once it is
+The same calls as ``Engine.executions`` (``workflows/executions.py``), ``Engine.blueprints``
+(``blueprint/blueprints.py``) and the plugin catalog (``cli/plugin_cmds.LocalPlugins``) that the
+``stoker`` commands make, each through ``/api/v3.1`` of a ``stoker api`` server, so ``stoker --url ...
+install``, ``execution ...``, ``event list`` and ``plugin ...`` work there as here.  An execution starts in the server (which answers once it is
 stored) and is followed through its ``Started`` handle; the rows come back in the local shapes.
 """
 

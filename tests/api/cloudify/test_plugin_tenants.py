@@ -71,7 +71,8 @@ def test_a_tenants_plugin_is_its_own_until_the_operator_makes_it_global(server, 
     # a tenant's manager may not make it global (nor upload a global one); a visibility only widens
     assert _status(ann.plugins.set_global, uploaded.id) == 403
     (tmp_path / "g").mkdir()
-    assert _status(ann.plugins.upload, _zip(tmp_path / "g-up", *_wagon(tmp_path / "g", "2.0")), visibility="global") == 403
+    global_upload = _zip(tmp_path / "g-up", *_wagon(tmp_path / "g", "2.0"))
+    assert _status(ann.plugins.upload, global_upload, visibility="global") == 403
     admin = _client(server, "admin", "team-a")
     made = admin.plugins.set_global(uploaded.id)
     assert made["visibility"] == "global"

@@ -55,7 +55,8 @@ def _view(plugin: Plugin, project: str) -> dict:
     visibility = owner.visibility if owner else "global"
     package = plugin.as_dict()["package"]
     return {**views.common(owner.project_id if owner else project), "visibility": visibility,
-            "resource_availability": visibility, "private_resource": visibility == "private", "created_by": (owner.created_by if owner else None) or "admin",
+            "resource_availability": visibility, "private_resource": visibility == "private",
+            "created_by": (owner.created_by if owner else None) or "admin",
             "id": plugin_id(plugin), "package_name": plugin.name, "package_version": plugin.version,
             "archive_name": package, "package_source": None, "supported_platform": "any", "distribution": None,
             "distribution_version": None, "distribution_release": None, "wheels": [], "excluded_wheels": [],
