@@ -1,8 +1,9 @@
 """The plugin catalog: uploaded Cloudify plugins (a wagon, a wheel or a source folder, plus its YAMLs).
 
-Each plugin version lives in ``$STOKER_HOME/plugins/<package_name>/<version>/``:
-its plugin YAML(s) as given and the package (``package/``) its operations will
-run from. The name is the YAML's ``package_name``, which ``plugin:NAME``
+Each plugin version lives in ``$STOKER_HOME/plugins/<package_name>/<version>/``
+(one of the database's: ``plugins/@<project>/<package_name>/<version>/``, as two
+tenants may each hold the same name and version): its plugin YAML(s) as given
+and the package (``package/``) its operations will run from. The name is the YAML's ``package_name``, which ``plugin:NAME``
 imports name. Nothing is ever fetched from the network.
 
 Given the store (``at_home(store=...)``), the catalog is the database's
@@ -11,7 +12,8 @@ and every host reading the catalog unpacks what it lacks, or holds an older
 copy of, into its own ``$STOKER_HOME/plugins`` (marked with the stored
 digest), so a worker on another machine runs a plugin uploaded on the API host.
 A catalog read for a ``Viewer`` (a tenant, over the API also a user) holds only the
-stored plugins it may see: its tenant's own and the global ones.
+stored plugins it may see: its tenant's own and the global ones; of one name and
+version seen twice (its own and another tenant's global one), its own is found.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import shutil
 import tarfile
 import tempfile
 import zipfile
+from urllib.parse import quote, unquote
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,6 +58,14 @@ class Plugin:
     folder: Path
     #: whose it is (``store.plugin_packages.Owner``), for a plugin of the database
     owner: Any = None
+    #: the tenant's folder it is unpacked under (a plugin of the database's), None: the host's own
+    project: str | None = None
+
+    @property
+    def key(self) -> Path:
+        """Where it lives under the catalog (and its virtualenv under ``plugin-envs``): a stored plugin's
+        under its tenant's folder, so two tenants' plugins of one name and version are apart."""
+        return _key(self.owner.project_id if self.owner else self.project, self.name, self.version)
 
     @property
     def digest(self) -> str | None:
@@ -108,20 +119,27 @@ class PluginCatalog:
 
     # -- reading --------------------------------------------------------------------------------
     def list(self) -> list[Plugin]:
-        owners = self._follow_store() if self.packages is not None else None
-        if not self.root.is_dir():
-            return []
-        found = [Plugin(name.name, version.name, version) for name in sorted(self.root.iterdir()) if name.is_dir()
-                 for version in sorted(name.iterdir(), key=lambda p: version_key(p.name))
-                 if version.is_dir() and not version.name.endswith(_STAGING)]
-        if owners is None:
-            return found
-        for plugin in found:
-            plugin.owner = owners.get((plugin.name, plugin.version))
-        if self.viewer is None:
-            return found
-        # a folder of no stored row was put in this home directly (no database): the host's, for all
-        return [p for p in found if p.owner is None or self.viewer.sees(p.owner)]
+        """Newest last; of one name and version seen twice, the viewer's own last (``find`` takes it)."""
+        stored = self._follow_store() if self.packages is not None else {}
+        seen = [Plugin(name, version, self.root / _key(project, name, version), owner, project)
+                for (project, name, version), owner in stored.items()
+                if self.viewer is None or self.viewer.sees(owner)]
+        held = {(p.name, p.version) for p in seen}
+        # a folder of no stored row was put in this home directly: the host's, for all; read without the
+        # database, those unpacked from it are too
+        host = [Plugin(name.name, version.name, version, None, unquote(tenant.name[1:]) if tenant != name else None)
+                for tenant in self._folders(self.root) if self.packages is None or not tenant.name.startswith("@")
+                for name in (self._folders(tenant) if tenant.name.startswith("@") else [tenant])
+                for version in self._folders(name) if (name.name, version.name) not in held]
+        own = self.viewer.project_id if self.viewer is not None else None
+        return sorted(host + seen, key=lambda p: (p.name, version_key(p.version), p.owner is not None,
+                                                  p.owner is not None and p.owner.project_id == own,
+                                                  p.project == "default"))
+
+    @staticmethod
+    def _folders(folder: Path) -> list[Path]:
+        return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.endswith(_STAGING)) \
+            if folder.is_dir() else []
 
     def find(self, name: str, version: str | None = None) -> Plugin | None:
         """The plugin called ``name``: that version (or the newest matching a specifier such as
@@ -129,10 +147,11 @@ class PluginCatalog:
         return next((p for p in reversed(self.list()) if p.name == name and _matches(p.version, version)), None)
 
     # -- uploading ------------------------------------------------------------------------------
-    def upload(self, package: Path, yamls: list[Path], owner: Any = None) -> Plugin:
+    def upload(self, package: Path, yamls: list[Path], owner: Any = None, replace: bool = True) -> Plugin:
         """Store ``package`` (.wgn, .whl or a folder) with its plugin YAML(s); a folder's own YAMLs are
         taken when none are given. The same name and version again replaces the old one (in the
-        database: only that tenant's own, stored for ``owner``, a ``store.plugin_packages.Owner``)."""
+        database: that tenant's own, stored for ``owner``, a ``store.plugin_packages.Owner``), unless
+        not ``replace`` (then, as Cloudify, a conflict); another tenant's of that name and version stays."""
         if not package.exists():
             raise BlueprintError(f"cannot upload {package}: no such file or folder", code="not-found")
         if not yamls and package.is_dir():
@@ -141,12 +160,12 @@ class PluginCatalog:
             raise BlueprintError(f"cannot upload {package}: a plugin needs its plugin YAML (--yaml-path)",
                                  code="no-plugin-yaml")
         name, version = _identity(package, yamls)
-        if self.packages is not None and owner is not None:
-            held = self.packages.owners().get((name, version))
-            if held is not None and held.project_id != owner.project_id:
-                raise Conflict(f"plugin {name} {version} is already uploaded to another tenant (a plugin's name "
-                               "and version are one on a server); upload another version")
-        folder = self.root / name / version
+        if self.packages is not None:
+            from stoker.store.plugin_packages import DEFAULT_OWNER
+
+            owner = owner or DEFAULT_OWNER
+            self._refuse_clash(name, version, owner, replace)
+        folder = self.root / _key(owner.project_id if self.packages is not None else None, name, version)
         staging = folder.with_name(version + _STAGING)
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
@@ -167,7 +186,7 @@ class PluginCatalog:
             staging.rename(folder)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-        return Plugin(name, version, folder, owner)
+        return Plugin(name, version, folder, owner if self.packages is not None else None)
 
     def set_visibility(self, plugin: Plugin, visibility: str) -> None:
         """Widen a stored plugin's visibility (who may is the caller's to decide)."""
@@ -181,38 +200,53 @@ class PluginCatalog:
         if VISIBILITIES.index(visibility) < VISIBILITIES.index(plugin.owner.visibility):
             raise Conflict(f"plugin {plugin.name} {plugin.version} is {plugin.owner.visibility}: a visibility may "
                            f"only widen, not become {visibility}")
-        self.packages.set_visibility(plugin.name, plugin.version, visibility)
+        self.packages.set_visibility(plugin.owner.project_id, plugin.name, plugin.version, visibility)
 
     def delete(self, name: str, version: str | None = None) -> Plugin:
         plugin = self.find(name, version)
         if plugin is None:
             raise BlueprintError(f"plugin {name}{' ' + version if version else ''} is not uploaded", code="not-found")
-        if self.packages is not None:
-            self.packages.remove(plugin.name, plugin.version)
+        if self.packages is not None and plugin.owner is not None:
+            self.packages.remove(plugin.owner.project_id, plugin.name, plugin.version)
         shutil.rmtree(plugin.folder)
         return plugin
+
+    def _refuse_clash(self, name: str, version: str, owner: Any, replace: bool) -> None:
+        """A name and version is one plugin per tenant, and one in all where one of them is global (a
+        tenant would see two)."""
+        for (project, held_name, held_version), held in self.packages.owners().items():
+            if (held_name, held_version) != (name, version):
+                continue
+            if project == owner.project_id:
+                if not replace:
+                    raise Conflict(f"plugin {name} {version} is already uploaded to tenant {tenant_of(project)!r}")
+            elif "global" in (held.visibility, owner.visibility):
+                raise Conflict(f"plugin {name} {version} of tenant {tenant_of(project)!r} is "
+                               f"{held.visibility}: a global plugin's name and version are one on the server")
 
     # -- the database's plugins, unpacked here ----------------------------------------------------
     def _follow_store(self) -> dict:
         """Unpack the stored plugins this folder lacks or holds an older copy of; forget those unpacked
         from the store and deleted there since (plugins uploaded here only stay).  Whose each is."""
         stored = self.packages.owners()
-        for (name, version), owner in stored.items():
-            if Plugin(name, version, self.root / name / version).digest != owner.sha256:
-                self._unpack(name, version, owner.sha256)
-        if self.root.is_dir():
-            for name in self.root.iterdir():
-                for folder in name.iterdir() if name.is_dir() else ():
-                    if (folder / DIGEST_FILE).is_file() and (name.name, folder.name) not in stored:
+        kept = set()
+        for (project, name, version), owner in stored.items():
+            kept.add(_key(project, name, version))
+            if Plugin(name, version, self.root / _key(project, name, version)).digest != owner.sha256:
+                self._unpack(project, name, version, owner.sha256)
+        for tenant in self._folders(self.root):  # (before tenants had folders: unpacked at <name>/<version>)
+            for name in self._folders(tenant):
+                for folder in self._folders(name) if tenant.name.startswith("@") else [name]:
+                    if (folder / DIGEST_FILE).is_file() and folder.relative_to(self.root) not in kept:
                         shutil.rmtree(folder, ignore_errors=True)
         return stored
 
-    def _unpack(self, name: str, version: str, sha256: str) -> None:
-        data = self.packages.archive(name, version)
+    def _unpack(self, project: str, name: str, version: str, sha256: str) -> None:
+        data = self.packages.archive(project, name, version)
         if archives.digest(data) != sha256:
             raise BlueprintError(f"the stored plugin {name} {version} does not match its digest {sha256}",
                                  code="invalid-plugin")
-        folder = self.root / name / version
+        folder = self.root / _key(project, name, version)
         folder.parent.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f"{version}-", suffix=_STAGING))
         try:
@@ -226,6 +260,11 @@ class PluginCatalog:
                     raise
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _key(project: str | None, name: str, version: str) -> Path:
+    """``<name>/<version>``, under ``@<project>`` for one of the database's (``@``: never a plugin's name)."""
+    return Path(f"@{quote(project, safe='')}", name, version) if project is not None else Path(name, version)
 
 
 def _identity(package: Path, yamls: list[Path]) -> tuple[str, str]:

@@ -6,7 +6,10 @@ sha256, which tells a host whether the copy it unpacked is still the one stored;
 and, as on Cloudify, the tenant (project) it was uploaded to, who uploaded it
 and its visibility: ``private`` (its uploader and the tenant's managers),
 ``tenant`` (the tenant's users) or ``global`` (every tenant).  A name and
-version is one row on a server, whichever tenant holds it.
+version is one row per tenant (two tenants may each hold their own).
+
+``Viewer.sees`` is the one rule of who may use a plugin: the API's routes,
+blueprint parsing (``plugin:NAME``) and a task's plugin lookup all ask it.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ PLUGIN_PACKAGES = Table(
     Column("project_id", String(255), nullable=False, server_default="default"),
     Column("visibility", String(16), nullable=False, server_default="global"),
     Column("created_by", String(255), nullable=True),
-    PrimaryKeyConstraint("name", "version", name="pk_plugin_package"),
+    PrimaryKeyConstraint("project_id", "name", "version", name="pk_plugin_package"),
 )
 
 
@@ -45,6 +48,10 @@ class Owner:
     created_by: str | None
     uploaded_at: datetime | None = None
     sha256: str | None = None
+
+
+#: a plugin stored without saying whose (before tenants had plugins): the default project's, global
+DEFAULT_OWNER = Owner("default", "global", None)
 
 
 @dataclass(frozen=True)
@@ -71,38 +78,39 @@ class PluginPackages:
         self.engine = store.engine
         self._writer = store.engine.execution_options(stoker_write=True)
 
-    def put(self, name: str, version: str, sha256: str, archive: bytes, owner: Owner | None = None) -> None:
-        """Store a plugin version (the same name and version again replaces it)."""
-        where = (PLUGIN_PACKAGES.c.name == name) & (PLUGIN_PACKAGES.c.version == version)
-        whose = {} if owner is None else {"project_id": owner.project_id, "visibility": owner.visibility,
-                                          "created_by": owner.created_by}
+    def put(self, name: str, version: str, sha256: str, archive: bytes, owner: Owner = DEFAULT_OWNER) -> None:
+        """Store a plugin version for ``owner``'s project (the same name and version there again replaces it)."""
         with self._writer.begin() as conn:
-            conn.execute(delete(PLUGIN_PACKAGES).where(where))
+            conn.execute(delete(PLUGIN_PACKAGES).where(self._row(owner.project_id, name, version)))
             conn.execute(PLUGIN_PACKAGES.insert().values(
                 name=name, version=version, sha256=sha256, archive=archive,
-                uploaded_at=datetime.now(timezone.utc).replace(tzinfo=None), **whose))
+                uploaded_at=datetime.now(timezone.utc).replace(tzinfo=None), project_id=owner.project_id,
+                visibility=owner.visibility, created_by=owner.created_by))
 
-    def owners(self) -> dict[tuple[str, str], Owner]:
-        """(name, version) -> whose it is and its digest, of every stored plugin (no archive is read)."""
+    def owners(self) -> dict[tuple[str, str, str], Owner]:
+        """(project, name, version) -> whose it is and its digest, of every stored plugin (no archive is read)."""
         c = PLUGIN_PACKAGES.c
         query = select(c.name, c.version, c.project_id, c.visibility, c.created_by, c.uploaded_at, c.sha256)
         with self.engine.connect() as conn:
-            return {(row.name, row.version): Owner(row.project_id, row.visibility, row.created_by, row.uploaded_at,
-                                                   row.sha256) for row in conn.execute(query)}
+            return {(row.project_id, row.name, row.version): Owner(row.project_id, row.visibility, row.created_by,
+                                                                   row.uploaded_at, row.sha256)
+                    for row in conn.execute(query)}
 
-    def archive(self, name: str, version: str) -> bytes:
-        query = select(PLUGIN_PACKAGES.c.archive).where(PLUGIN_PACKAGES.c.name == name,
-                                                        PLUGIN_PACKAGES.c.version == version)
+    def archive(self, project_id: str, name: str, version: str) -> bytes:
+        query = select(PLUGIN_PACKAGES.c.archive).where(self._row(project_id, name, version))
         with self.engine.connect() as conn:
             return conn.execute(query).scalar_one()
 
-    def set_visibility(self, name: str, version: str, visibility: str) -> None:
+    def set_visibility(self, project_id: str, name: str, version: str, visibility: str) -> None:
         with self._writer.begin() as conn:
-            conn.execute(update(PLUGIN_PACKAGES).where(PLUGIN_PACKAGES.c.name == name,
-                                                       PLUGIN_PACKAGES.c.version == version)
+            conn.execute(update(PLUGIN_PACKAGES).where(self._row(project_id, name, version))
                          .values(visibility=visibility))
 
-    def remove(self, name: str, version: str) -> None:
+    def remove(self, project_id: str, name: str, version: str) -> None:
         with self._writer.begin() as conn:
-            conn.execute(delete(PLUGIN_PACKAGES).where(PLUGIN_PACKAGES.c.name == name,
-                                                       PLUGIN_PACKAGES.c.version == version))
+            conn.execute(delete(PLUGIN_PACKAGES).where(self._row(project_id, name, version)))
+
+    @staticmethod
+    def _row(project_id: str, name: str, version: str) -> Any:
+        c = PLUGIN_PACKAGES.c
+        return (c.project_id == project_id) & (c.name == name) & (c.version == version)

@@ -1,7 +1,8 @@
 """Python plugin operations: the plugin's own virtualenv and the command that runs one task in it.
 
 As on a Cloudify manager, each uploaded plugin version gets a virtualenv of its
-own (``$STOKER_HOME/plugin-envs/<name>/<version>``, made once, under a file lock
+own (``$STOKER_HOME/plugin-envs/<name>/<version>``, a stored one's under its tenant's ``@<project>/``
+as in the catalog, made once, under a file lock
 so concurrent operations wait for the first) holding the real cloudify-common
 (``CLOUDIFY_COMMON``, unless the plugin's own pins conflict with it: then the
 cloudify-common they resolve to, as the plugin's wagon would bring), the plugin (its wheel, a wagon's wheels, or a source
@@ -79,7 +80,7 @@ def plugin_view(name: str, definition: dict, deployment_id: str) -> dict:
 
 def environment(plugin: Plugin) -> Path:
     """The plugin's virtualenv, made on first use."""
-    folder = stoker_home(create=True) / "plugin-envs" / plugin.name / plugin.version
+    folder = stoker_home(create=True) / "plugin-envs" / plugin.key
     made_from = plugin.digest or plugin.version  # a plugin uploaded again (a new digest) gets a new one
     if _made_from(folder) == made_from:
         return folder

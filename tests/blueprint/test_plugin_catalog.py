@@ -135,7 +135,7 @@ def test_the_database_s_catalog_is_unpacked_on_every_host_that_reads_it(tmp_path
     PluginCatalog(tmp_path / "worker" / "plugins").upload(source, [source / "plugin.yaml"])  # local only
     api_host.upload(source, [source / "plugin_1_5.yaml"])
     found = worker.find("my-plugin", "1.0")
-    assert found is not None and found.folder == tmp_path / "worker" / "plugins" / "my-plugin" / "1.0"
+    assert found is not None and found.folder == tmp_path / "worker" / "plugins" / "@default" / "my-plugin" / "1.0"
     assert [p.name for p in found.yaml_files] == ["plugin_1_5.yaml"]  # the stored copy replaced the local one
     assert (found.folder / "package" / "my_plugin" / "__init__.py").is_file()
     (source / "my_plugin" / "__init__.py").write_text("VERSION = 2\n")

@@ -98,11 +98,11 @@ def test_plugin_operations_run_on_the_workers_in_a_virtualenv_they_make(cluster,
     installed = finish(cluster, cluster.engine.executions.start("install", "dep"))
     assert installed["status"] == "terminated", installed["error"]
     instances = cluster.engine.blueprints.deployments.node_instances("dep")
-    env = home / "plugin-envs" / "net-plugin" / "2.0"
+    env = home / "plugin-envs" / "@default" / "net-plugin" / "2.0"
     assert [(i["state"], i["runtime_properties"]) for i in instances] == [
         ("started", {"port": 8443, "blueprint": "bp", "worker": worker.pid, "cloudify": next(env.glob(
             "lib/python*/site-packages/cloudify/__init__.py")).as_posix()})] * 2
-    assert (home / "plugins" / "net-plugin" / "2.0" / DIGEST_FILE).is_file()  # unpacked there, from the database
+    assert (home / "plugins" / "@default" / "net-plugin" / "2.0" / DIGEST_FILE).is_file()  # unpacked there, from the database
 
     removed = finish(cluster, cluster.engine.executions.start("uninstall", "dep"))
     assert removed["status"] == "terminated", removed["error"]

@@ -187,15 +187,20 @@ def test_0015_keeps_plugins_stored_before_it_for_every_tenant(db_url):
     """Plugins stored before 0015 were shared by all tenants: after it they are global, the default project's."""
     from types import SimpleNamespace
 
-    from stoker.store.plugin_packages import PluginPackages, Viewer
+    from stoker.store.plugin_packages import Owner, PluginPackages, Viewer
 
     engine = make_engine(db_url)
     with _upgraded_after(engine, "0014") as conn:
         conn.execute(text("INSERT INTO plugin_package (name, version, sha256, archive, uploaded_at) "
                           "VALUES ('old-plugin', '1.0', 'abc', :archive, CURRENT_TIMESTAMP)"), {"archive": b"tgz"})
     [(key, owner)] = PluginPackages(SimpleNamespace(engine=engine)).owners().items()
-    assert (key, owner.project_id, owner.visibility, owner.sha256) == (("old-plugin", "1.0"), "default", "global",
-                                                                        "abc")
+    assert (key, owner.project_id, owner.visibility, owner.sha256) == (("default", "old-plugin", "1.0"), "default",
+                                                                        "global", "abc")
     assert Viewer("another").sees(owner)
+    # the tenant is in the key: another tenant may hold its own plugin of that name and version
+    packages = PluginPackages(SimpleNamespace(engine=engine))
+    packages.put("old-plugin", "1.0", "def", b"tgz2", Owner("another", "tenant", "bob"))
+    assert sorted(packages.owners()) == [("another", "old-plugin", "1.0"), ("default", "old-plugin", "1.0")]
+    assert packages.archive("another", "old-plugin", "1.0") == b"tgz2"
     _assert_schema_is_the_models(engine)
     engine.dispose()

@@ -13,6 +13,7 @@ import zipfile
 import pytest
 
 from stoker.blueprint.plugin_catalog import PluginCatalog
+from stoker.errors import Conflict
 
 pytestmark = pytest.mark.slow  # plugin virtualenvs made with pip
 
@@ -247,3 +248,36 @@ def test_another_tenants_plugin_does_not_run_for_a_blueprint_declaring_it_itself
     execution = _install(engine.for_project("team-b"), tmp_path, blueprint)
     assert execution["status"] == "failed"
     assert "plugin demo-plugin 1.0 is not uploaded (stoker plugin upload)" in execution["error"]
+
+
+def test_two_tenants_each_run_their_own_plugin_of_one_name_and_version(engine, tmp_path, plugin_wheels):
+    """team-a and team-b each upload demo-plugin 1.0 (other code): each tenant's plugin: import and tasks
+    take its own, from a folder and a virtualenv of its own; the same tenant uploading it again replaces it."""
+    from stoker.store.plugin_packages import Owner
+
+    yaml = ("tosca_definitions_version: cloudify_dsl_1_5\nplugins:\n  demo:\n    executor: central_deployment_agent\n"
+            "    package_name: demo-plugin\n    package_version: '1.0'\nnode_types:\n  demo.Thing:\n"
+            "    derived_from: cloudify.nodes.Root\n    interfaces:\n      cloudify.interfaces.lifecycle:\n"
+            "        create: demo.demo_plugin.tasks.create\n")
+    blueprint = ("tosca_definitions_version: cloudify_dsl_1_5\nimports: [cloudify/types/types.yaml, "
+                 "'plugin:demo-plugin']\nnode_templates:\n  thing: {type: demo.Thing}\n")
+    catalog = PluginCatalog.at_home(create=True, store=engine.store)
+    for tenant in ("team-a", "team-b"):
+        folder = tmp_path / tenant / "demo-plugin"
+        (folder / "demo_plugin").mkdir(parents=True)
+        (folder / "demo_plugin" / "__init__.py").write_text("")
+        (folder / "demo_plugin" / "tasks.py").write_text(
+            "from cloudify.decorators import operation\n\n\n@operation\ndef create(ctx, **kwargs):\n"
+            f"    ctx.instance.runtime_properties['whose'] = {tenant!r}\n")
+        (folder / "plugin_1_5.yaml").write_text(yaml)
+        catalog.upload(folder, [], Owner(tenant, "tenant", None))
+    for tenant in ("team-a", "team-b"):
+        project = engine.for_project(tenant)
+        execution = _install(project, tmp_path / f"run-{tenant}", blueprint)
+        assert execution["status"] == "terminated", execution["error"]
+        assert _runtime(project) == ("started", {"whose": tenant})
+    home = tmp_path / "home"
+    assert sorted(p.parent.parent.name for p in (home / "plugin-envs").glob("*/demo-plugin/1.0")) == [
+        "@team-a", "@team-b"]
+    with pytest.raises(Conflict):
+        catalog.upload(tmp_path / "team-a" / "demo-plugin", [], Owner("team-a", "tenant", None), replace=False)

@@ -44,10 +44,10 @@ def _status(call, *args, **kwargs) -> int:
     return refused.value.status_code
 
 
-def _blueprint(tmp_path, name: str):
+def _blueprint(tmp_path, name: str, text: str = USES_PLUGIN):
     path = tmp_path / name / "blueprint.yaml"
     path.parent.mkdir()
-    path.write_text(USES_PLUGIN)
+    path.write_text(text)
     return str(path)
 
 
@@ -65,8 +65,21 @@ def test_a_tenants_plugin_is_its_own_until_the_operator_makes_it_global(server, 
     assert _status(bob.blueprints.upload, _blueprint(tmp_path, "b1"), "uses") == 400
     ann.blueprints.upload(_blueprint(tmp_path, "a1"), "uses")
     assert "thing" in [n["id"] for n in ann.blueprints.get("uses").plan["nodes"]]
-    # the same name and version in another tenant is refused, not silently shared
-    assert _status(_client(server, "bob", "team-b").plugins.upload, _zip(tmp_path / "b-up", wagon, yaml)) == 409
+    # the same name and version again in the tenant is refused; another tenant holds its own
+    assert _status(ann.plugins.upload, _zip(tmp_path / "a-again", wagon, yaml)) == 409
+    (tmp_path / "b").mkdir()
+    b_wagon, b_yaml = _wagon(tmp_path / "b", "1.0")
+    b_yaml.write_text(b_yaml.read_text() + "  bob.Only:\n    derived_from: cloudify.nodes.Root\n")
+    bobs = bob.plugins.upload(_zip(tmp_path / "b-up", b_wagon, b_yaml))
+    assert bobs.id != uploaded.id and bobs.tenant_name == "team-b"
+    assert [p.id for p in bob.plugins.list()] == [bobs.id] and [p.id for p in amy.plugins.list()] == [uploaded.id]
+    only_bobs = USES_PLUGIN + "  other: {type: bob.Only}\n"
+    bob.blueprints.upload(_blueprint(tmp_path, "b0", only_bobs), "bobs")  # his own plugin's YAML
+    assert _status(ann.blueprints.upload, _blueprint(tmp_path, "a0", only_bobs), "bobs") == 400
+    bob.blueprints.delete("bobs")
+    assert _status(bob.plugins.upload, _zip(tmp_path / "b-again", b_wagon, b_yaml)) == 409
+    bob.plugins.delete(bobs.id)
+    assert [p.id for p in amy.plugins.list()] == [uploaded.id]  # team-a's stays
 
     # a tenant's manager may not make it global (nor upload a global one); a visibility only widens
     assert _status(ann.plugins.set_global, uploaded.id) == 403

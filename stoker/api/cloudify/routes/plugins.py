@@ -39,13 +39,13 @@ from stoker.limits import limit
 from stoker.store.plugin_packages import VISIBILITIES, Owner, Viewer
 
 routes = router("plugins")
-#: a plugin's id is derived from its name and version, so it is the same on every server and after restarts
+#: a plugin's id is derived from its tenant, name and version, so it is the same on every server and after restarts
 _IDS = uuid.UUID("6f1c1d1e-5b5e-4c1a-9d57-7b1f0c2a9e11")
 _PACKAGES = (".wgn", ".whl", ".tar.gz", ".tgz")
 
 
 def plugin_id(plugin: Plugin) -> str:
-    return str(uuid.uuid5(_IDS, f"{plugin.name}/{plugin.version}"))
+    return str(uuid.uuid5(_IDS, plugin.key.as_posix()))
 
 
 def _view(plugin: Plugin, project: str) -> dict:
@@ -176,7 +176,7 @@ async def plugin_upload(request: Request, who: Caller = Depends(requiring("manag
         with tempfile.TemporaryDirectory(prefix="stoker-plugin-") as folder:
             package, yamls = _unpacked(data, Path(folder))
             catalog = _catalog(request, who, create=True)
-            uploaded = catalog.upload(package, yamls, Owner(who.project, visibility, who.user))
-        return reply(_view(catalog.find(uploaded.name, uploaded.version) or uploaded, who.project), 201)
+            uploaded = catalog.upload(package, yamls, Owner(who.project, visibility, who.user), replace=False)
+        return reply(_view(uploaded, who.project), 201)
 
     return await run(request, who, work)

@@ -1,6 +1,7 @@
 """A plugin belongs to a tenant and has a visibility (private / tenant / global), as on Cloudify.
 
-Plugins stored before this were shared by every tenant: they stay ``global``.
+Plugins stored before this were shared by every tenant: they stay ``global``.  A name and version is
+one plugin per tenant: the tenant joins the primary key.
 
 Revision ID: 0015
 Revises: 0014
@@ -21,10 +22,14 @@ def upgrade() -> None:
         table.add_column(sa.Column("project_id", sa.String(255), nullable=False, server_default="default"))
         table.add_column(sa.Column("visibility", sa.String(16), nullable=False, server_default="global"))
         table.add_column(sa.Column("created_by", sa.String(255), nullable=True))
+        table.drop_constraint("pk_plugin_package", type_="primary")
+        table.create_primary_key("pk_plugin_package", ["project_id", "name", "version"])
 
 
 def downgrade() -> None:
     with op.batch_alter_table("plugin_package") as table:
+        table.drop_constraint("pk_plugin_package", type_="primary")
+        table.create_primary_key("pk_plugin_package", ["name", "version"])
         table.drop_column("created_by")
         table.drop_column("visibility")
         table.drop_column("project_id")
