@@ -84,6 +84,29 @@ class Plugin:
                 "visibility": self.owner.visibility if self.owner else None,
                 "tenant_name": tenant_of(self.owner.project_id) if self.owner else None}
 
+    def download(self, what: str = "package", dsl_version: str | None = None) -> tuple[bytes, str]:
+        """(bytes, file name) of what ``cfy plugins download`` / ``download_yaml`` fetch: the package as
+        uploaded (a source folder as a tar.gz), ``full``: a zip of it and the YAMLs (which an upload takes
+        again), ``yaml``: the YAML a blueprint of ``dsl_version`` (``1_4``, ``cloudify_dsl_1_4``) imports."""
+        if what == "yaml":
+            wanted = re.search(r"(\d+)[._](\d+)$", dsl_version or "")
+            path = self.yaml_for((int(wanted[1]), int(wanted[2])) if wanted else None)
+            if path is None:
+                raise BlueprintError(f"plugin {self.name} {self.version} has no plugin YAML", code="not-found")
+            return path.read_bytes(), path.name
+        package = self.folder / "package"
+        kind = _package_kind(self.folder)
+        data, name = ((package / kind).read_bytes(), kind) if kind != "source" else \
+            (archives.pack(package), f"{self.name}-{self.version}.tar.gz")
+        if what != "full":
+            return data, name
+        zipped = io.BytesIO()
+        with zipfile.ZipFile(zipped, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr(name, data)
+            for path in self.yaml_files:
+                archive.write(path, path.name)
+        return zipped.getvalue(), f"{self.name}-{self.version}.zip"
+
     def yaml_for(self, dsl_version: tuple[int, int] | None, wanted: str | None = None) -> Path | None:
         """The YAML a blueprint of ``dsl_version`` imports, chosen as Cloudify's resolver does: the one
         named for the version (``plugin_1_4.yaml``), else the first without a version in its name."""

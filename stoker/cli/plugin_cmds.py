@@ -46,6 +46,11 @@ class LocalPlugins:
         self.catalog.set_visibility(found, visibility)
         return self._found(found.name, found.version).as_dict()
 
+    def download(self, name: str, version: str | None, what: str = "package",
+                 dsl_version: str | None = None) -> tuple[bytes, str]:
+        """(bytes, file name): the package, ``full`` (it and its YAMLs zipped) or its ``yaml`` for ``dsl_version``."""
+        return self._found(name, version).download(what, dsl_version)
+
     def _found(self, name: str, version: str | None) -> Plugin:
         found = self.catalog.find(name, version)
         if found is None:
@@ -96,6 +101,25 @@ def list_(fmt):
 @format_option()
 def show(name, version, fmt):
     show_record(plugins().get(name, version), fmt)
+
+
+@plugin.command("download")
+@click.argument("name")
+@_version_option()
+@click.option("-o", "--output-path", type=click.Path(path_type=Path), default=None,
+              help="Where to write it (default: the name the catalog gives it, here).")
+@click.option("--full-archive", is_flag=True, help="A zip of the package and its plugin YAMLs (an upload takes it).")
+@click.option("--yaml", "yaml_", is_flag=True, help="The plugin YAML instead (as cfy plugins download_yaml).")
+@click.option("--dsl-version", default=None, help="With --yaml: the one a blueprint of this DSL version imports "
+              "(1_4, cloudify_dsl_1_5).")
+def download(name, version, output_path, full_archive, yaml_, dsl_version):
+    """Write the plugin's package as uploaded (a source folder as a tar.gz), or its YAML, to a file."""
+    what = "yaml" if yaml_ else "full" if full_archive else "package"
+    data, named = plugins().download(name, version, what, dsl_version)
+    target = output_path or Path(named)
+    target = target / named if target.is_dir() else target
+    target.write_bytes(data)
+    click.echo(str(target))
 
 
 @plugin.command("delete")

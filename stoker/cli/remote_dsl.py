@@ -38,6 +38,7 @@ class _OverTheApi:
 
     def __init__(self, remote: Any):
         self.call: Callable[..., Any] = remote.cloudify
+        self.fetch: Callable[..., tuple[bytes, str | None]] = remote.cloudify_file
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
@@ -199,6 +200,15 @@ class RemotePlugins(_OverTheApi):
         found = self._find(name, version)
         return _plugin(self.call("PATCH", f"/plugins/{quote(found['id'], safe='')}/set-visibility",
                                  {"visibility": visibility}))
+
+    def download(self, name: str, version: str | None, what: str = "package",
+                 dsl_version: str | None = None) -> tuple[bytes, str]:
+        """As ``LocalPlugins.download``, over ``/plugins/ID/archive`` (``full_archive``) or ``/plugins/ID/yaml``."""
+        found = self._find(name, version)
+        path = f"/plugins/{quote(found['id'], safe='')}/" + ("yaml" if what == "yaml" else "archive")
+        query = {"dsl_version": dsl_version} if what == "yaml" else {"full_archive": "true"} if what == "full" else {}
+        data, named = self.fetch(path, **query)
+        return data, named or f"{name}-{found['package_version']}"
 
     def _rows(self) -> list[dict]:
         return self.rows("/plugins")

@@ -155,3 +155,24 @@ def test_the_database_s_catalog_is_unpacked_on_every_host_that_reads_it(tmp_path
     assert (worker.find("my-plugin", "1.0").folder / DIGEST_FILE).read_text() == \
         (api_host.find("my-plugin", "1.0").folder / DIGEST_FILE).read_text()
     store.close()
+
+
+def test_stoker_plugin_download_gives_back_the_package_and_the_yaml_by_dsl_version(cli, source, tmp_path):
+    """A source folder comes back as a tar.gz of its files; --yaml picks as plugin: imports do; --full-archive
+    zips the package and the YAMLs."""
+    assert cli("plugin", "upload", source).exit_code == 0
+    out = tmp_path / "out"
+    out.mkdir()
+    got = cli("plugin", "download", "my-plugin", "-o", out)
+    assert got.exit_code == 0, got.stderr
+    with tarfile.open(got.stdout.strip()) as archive:
+        assert "my_plugin/__init__.py" in archive.getnames() and "plugin_1_4.yaml" in archive.getnames()
+    yaml = cli("plugin", "download", "my-plugin", "--version", "1.0", "--yaml", "--dsl-version", "1_4", "-o", out)
+    assert yaml.stdout.strip() == str(out / "plugin_1_4.yaml")
+    assert (out / "plugin_1_4.yaml").read_text() == (source / "plugin_1_4.yaml").read_text()
+    full = cli("plugin", "download", "my-plugin", "--full-archive", "-o", out / "all.zip")
+    with zipfile.ZipFile(full.stdout.strip()) as archive:
+        assert sorted(archive.namelist()) == ["my-plugin-1.0.tar.gz", "plugin.yaml", "plugin_1_4.yaml",
+                                              "plugin_1_5.yaml"]
+    missing = cli("plugin", "download", "other-plugin")
+    assert missing.exit_code == 1 and "plugin other-plugin is not uploaded" in missing.stderr

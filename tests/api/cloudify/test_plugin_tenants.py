@@ -181,3 +181,61 @@ def test_cfy_uploads_with_a_visibility_and_sets_global(server, tmp_path):
     assert [(p.id, p["visibility"]) for p in _client(server, "bob", "team-b").plugins.list()] == [
         (listed["id"], "global")]
     cfy("plugins", "delete", listed["id"])
+
+
+def test_a_plugin_downloads_as_uploaded_and_its_yaml_by_dsl_version(server, tmp_path):
+    """``cfy plugins download`` / ``download_yaml``, the client's ``get_yaml`` and ``full_archive``, and
+    ``stoker plugin download`` over --url and here: what was uploaded comes back; another tenant gets 404."""
+    import subprocess
+    import zipfile
+
+    from stoker.cli import main
+
+    from ..helpers import BIN, child_env
+
+    wagon, yaml = _wagon(tmp_path, "6.0")
+    yaml_14 = tmp_path / "plugin_1_4.yaml"
+    yaml_14.write_text(yaml.read_text().replace("my.Thing", "my.Thing14"))
+    upload = tmp_path / "up"
+    upload.mkdir()
+    with zipfile.ZipFile(upload / "plugin.zip", "w") as archive:
+        for path in (wagon, yaml, yaml_14):
+            archive.write(path, path.name)
+    bob = _client(server, "bob", "team-b")
+    uploaded = bob.plugins.upload(str(upload / "plugin.zip"))
+    assert bob.plugins.get_yaml(uploaded.id, dsl_version="1_4") == yaml_14.read_text()
+    assert bob.plugins.get_yaml(uploaded.id, dsl_version="1_5") == yaml.read_text()  # the unversioned one
+    bob.plugins.download(uploaded.id, str(tmp_path / "full.zip"), full_archive=True)
+    with zipfile.ZipFile(tmp_path / "full.zip") as archive:
+        assert sorted(archive.namelist()) == sorted([wagon.name, "plugin.yaml", "plugin_1_4.yaml"])
+        assert archive.read(wagon.name) == wagon.read_bytes()
+    assert _status(_client(server, "ann", "team-a").plugins.download, uploaded.id, str(tmp_path / "x")) == 404
+
+    env = {**child_env(tmp_path), "CFY_WORKDIR": str(tmp_path / "cfy")}
+
+    def cfy(*args: str) -> None:
+        done = subprocess.run([str(BIN / "cfy"), *args], capture_output=True, text=True, timeout=120, env=env)
+        assert done.returncode == 0, f"cfy {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+
+    cfy("profiles", "use", "127.0.0.1", "--rest-port", server.url.rsplit(":", 1)[1], "-u", "bob", "-p", PASSWORD,
+        "-t", "team-b")
+    cfy("plugins", "download", uploaded.id, "-o", str(tmp_path / "cfy.wgn"))
+    assert (tmp_path / "cfy.wgn").read_bytes() == wagon.read_bytes()
+    cfy("plugins", "download_yaml", uploaded.id, "-o", str(tmp_path / "cfy.yaml"))
+    assert (tmp_path / "cfy.yaml").read_text() == yaml.read_text()
+
+    token = create_token(server.db_url, "team-b")
+    out = tmp_path / "stoker-out"
+    out.mkdir()
+
+    def stoker(*args: str) -> str:
+        done = CliRunner().invoke(main, ["--url", f"{server.url}/v1/team-b", "--token", token, "plugin", *args],
+                                  env={"STOKER_HOME": str(tmp_path / "client-home")}, catch_exceptions=False)
+        assert done.exit_code == 0, done.output
+        return done.output.strip()
+
+    assert stoker("download", "my-plugin", "-o", str(out)) == str(out / wagon.name)
+    assert (out / wagon.name).read_bytes() == wagon.read_bytes()
+    got = stoker("download", "my-plugin", "--yaml", "--dsl-version", "cloudify_dsl_1_4", "-o", str(out))
+    assert got == str(out / "plugin_1_4.yaml") and (out / "plugin_1_4.yaml").read_text() == yaml_14.read_text()
+    bob.plugins.delete(uploaded.id)

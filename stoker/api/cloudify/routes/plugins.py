@@ -1,6 +1,6 @@
 """``/plugins``: Cloudify's plugin routes on Stoker's plugin catalog (the one ``stoker plugin`` and
-``plugin:NAME`` imports use), so ``cfy plugins upload/list/get/delete/set-global/set-visibility`` act on
-what blueprints import.
+``plugin:NAME`` imports use), so ``cfy plugins upload/list/get/download/download_yaml/delete/set-global/
+set-visibility`` act on what blueprints import.
 
 The catalog is the server's database's (unpacked in ``$STOKER_HOME/plugins``, so workers sharing the
 database run the plugins too).  As on Cloudify, a plugin belongs to the tenant it was uploaded to and has
@@ -117,6 +117,26 @@ def plugin_list(request: Request, who: Caller = Depends(caller)) -> Response:
 @routes.get("/plugins/{wanted}")
 def plugin_get(wanted: str, request: Request, who: Caller = Depends(caller)) -> Response:
     return reply(_view(_found(_catalog(request, who), wanted), who.project))
+
+
+@routes.get("/plugins/{wanted}/archive")
+def plugin_archive(wanted: str, request: Request, who: Caller = Depends(caller)) -> Response:
+    """``cfy plugins download``: the wagon (or wheel) as uploaded; ``full_archive``: a zip of it and its YAMLs."""
+    full = request.query_params.get("full_archive", "").lower() == "true"
+    return _file(*_found(_catalog(request, who), wanted).download("full" if full else "package"))
+
+
+@routes.get("/plugins/{wanted}/yaml")
+def plugin_yaml(wanted: str, request: Request, who: Caller = Depends(caller)) -> Response:
+    """``cfy plugins download_yaml`` (and the client's ``get_yaml``): the YAML a blueprint of ``dsl_version``
+    imports, chosen as ``plugin:NAME`` chooses it."""
+    plugin = _found(_catalog(request, who), wanted)
+    return _file(*plugin.download("yaml", request.query_params.get("dsl_version")))
+
+
+def _file(data: bytes, name: str) -> Response:
+    return Response(data, media_type="application/octet-stream",
+                    headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
 
 @routes.delete("/plugins/{wanted}")
