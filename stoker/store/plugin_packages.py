@@ -8,8 +8,9 @@ and its visibility: ``private`` (its uploader and the tenant's managers),
 ``tenant`` (the tenant's users) or ``global`` (every tenant).  A name and
 version is one row per tenant (two tenants may each hold their own).
 
-``Viewer.sees`` is the one rule of who may use a plugin: the API's routes,
-blueprint parsing (``plugin:NAME``) and a task's plugin lookup all ask it.
+``viewer_of`` and ``Viewer.sees`` are the one rule of who may use a plugin: the
+API's routes, blueprint parsing (``plugin:NAME``) and a task's plugin lookup (as
+the deployment's creator) all ask them.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 from sqlalchemy import Column, DateTime, LargeBinary, PrimaryKeyConstraint, String, Table, delete, select, update
 
+from stoker.store.api_tables import USERS
 from stoker.store.models import metadata
 
 #: narrowest first: a plugin's visibility may only widen
@@ -69,6 +71,27 @@ class Viewer:
         if owner.project_id != self.project_id:
             return False
         return owner.visibility == "tenant" or self.manager or self.user is None or owner.created_by == self.user
+
+
+#: a deployment's creator when no user made it (the host's commands, a project's token, ``--auth noauth``):
+#: Cloudify's bootstrap admin, who sees every plugin, unless a user of that name exists
+HOST_USER = "admin"
+#: the tenant whose managers act for the whole server (``Identities.operator``)
+OPERATOR_TENANT = "default_tenant"
+
+
+def viewer_of(engine: Any, project_id: str, tenant: str, user: str | None) -> Viewer:
+    """How ``user`` sees the plugins of ``project_id`` (tenant ``tenant``): every one of the tenant's
+    when None (the host's user, a project's token) or ``HOST_USER`` of no user row; else the
+    tenant's ``tenant`` and global ones, its own private ones, and all private ones as the tenant's
+    manager or the operator (a manager of ``default_tenant``, as Cloudify's sys_admin)."""
+    if user is None:
+        return Viewer(project_id)
+    with engine.connect() as conn:
+        roles = dict(conn.execute(select(USERS.c.tenant, USERS.c.role).where(USERS.c.name == user)).all())
+    if not roles and user == HOST_USER:
+        return Viewer(project_id)
+    return Viewer(project_id, user, manager="manager" in (roles.get(tenant), roles.get(OPERATOR_TENANT)))
 
 
 class PluginPackages:

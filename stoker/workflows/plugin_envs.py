@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from stoker.blueprint.plugin_catalog import Plugin, PluginCatalog
-from stoker.store.plugin_packages import Viewer
+from stoker.store.blueprint_records import BlueprintRecords
+from stoker.store.plugin_packages import Viewer, viewer_of
 from stoker.home import stoker_home
 from stoker.workflows.operation_context import OperationFailed
 from stoker.workflows.workdirs import plugin_workdir
@@ -48,15 +49,14 @@ RESOLUTION_IMPOSSIBLE = "ResolutionImpossible"
 MANAGER_PLUGINS = ("agent", "default_workflows")
 
 
-def task_command(plugin: dict, implementation: str, store: Any = None, project_id: str | None = None) -> list[str]:
+def task_command(plugin: dict, implementation: str, store: Any = None, viewer: Viewer | None = None) -> list[str]:
     """``[python, -s, runner, module.function]`` for the operation ``plugin_name.module.function``
-    (the plugin from the catalog of ``store``, when given: ``PluginCatalog.at_home``, as the execution's
-    project ``project_id`` sees it: its own plugins and the global ones)."""
+    (the plugin from the catalog of ``store``, when given: ``PluginCatalog.at_home``, as ``viewer`` sees it:
+    ``task_viewer``)."""
     if plugin.get("name") in MANAGER_PLUGINS:
         raise OperationFailed(f"{implementation} is one of the Cloudify manager's own operations (agents, "
                               "workflows), which Stoker does not run", recoverable=False)
     name, version = plugin.get("package_name") or plugin.get("name"), plugin.get("package_version")
-    viewer = Viewer(project_id) if project_id is not None else None
     found = PluginCatalog.at_home(store=store, viewer=viewer).find(str(name), str(version) if version else None)
     if found is None:
         which = f"{name} {version}" if version else str(name)
@@ -66,6 +66,13 @@ def task_command(plugin: dict, implementation: str, store: Any = None, project_i
     if "." not in task:
         raise OperationFailed(f"{implementation} names no module.function of plugin {name}", recoverable=False)
     return [str(environment(found) / "bin" / "python"), "-s", str(RUNNER), task]
+
+
+def task_viewer(store: Any, project_id: str, tenant: str, deployment_id: str) -> Viewer:
+    """A task uses the plugins its deployment's creator sees (``viewer_of``, as the API's routes): its
+    tenant's and the global ones, private ones only as their uploader, the tenant's manager or the operator."""
+    creator = BlueprintRecords(store).get_deployment(project_id, deployment_id)["created_by"]
+    return viewer_of(store.engine, project_id, tenant, creator)
 
 
 def plugin_view(name: str, definition: dict, deployment_id: str) -> dict:

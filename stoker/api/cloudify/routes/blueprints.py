@@ -72,7 +72,7 @@ async def upload(blueprint_id: str, request: Request, who: Caller = Depends(requ
 
     def work(engine):
         service = engine.blueprints
-        with plugins_seen_by(who):
+        with plugins_seen_by(request, who):
             service.upload_archive(archive, blueprint_id, name)
         return _view(service, blueprint_id, who.project)
 
@@ -86,7 +86,7 @@ async def validate(blueprint_id: str, request: Request, who: Caller = Depends(re
     name = _file_name(params)
 
     def work(engine):
-        with plugins_seen_by(who):
+        with plugins_seen_by(request, who):
             engine.blueprints.validate_archive(archive, name)
         return Response(status_code=204)
 

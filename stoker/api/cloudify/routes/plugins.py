@@ -27,7 +27,6 @@ from fastapi.responses import Response
 from stoker.api.body import json_body, read_body
 from stoker.api.cloudify import views
 from stoker.api.cloudify.identity import Caller, caller, forbidden, requiring
-from stoker.api.cloudify.users import may
 from stoker.api.cloudify.routing import router, run
 from stoker.api.request_context import reply
 from stoker.api.error_bodies import ApiError
@@ -36,7 +35,7 @@ from stoker.blueprint.import_resolver import PLUGIN_VIEWER
 from stoker.blueprint.plugin_catalog import Plugin, PluginCatalog
 from stoker.blueprint.state import tenant_of
 from stoker.limits import limit
-from stoker.store.plugin_packages import VISIBILITIES, Owner, Viewer
+from stoker.store.plugin_packages import VISIBILITIES, Owner, Viewer, viewer_of
 
 routes = router("plugins")
 #: a plugin's id is derived from its tenant, name and version, so it is the same on every server and after restarts
@@ -66,19 +65,22 @@ def _view(plugin: Plugin, project: str) -> dict:
             "resource_tags": {}, "yaml_files": [p.name for p in plugin.yaml_files]}
 
 
-def _viewer(who: Caller) -> Viewer:
-    """``who`` sees its tenant's plugins (private ones: its own, or all for a manager) and the global ones."""
-    return Viewer(who.project, who.user, manager=may(who.role, "manager"))
+def _viewer(request: Request, who: Caller) -> Viewer:
+    """``who`` sees its tenant's plugins (private ones: its own, or all for a manager or the operator) and the
+    global ones: ``viewer_of``, the rule a task's lookup follows too.  No user: a project's token, noauth."""
+    user = None if who.project_token or request.app.state.cloudify.mode == "noauth" else who.user
+    return viewer_of(request.app.state.stoker.engine.store.engine, who.project, who.tenant, user)
 
 
 def _catalog(request: Request, who: Caller, create: bool = False) -> PluginCatalog:
-    return PluginCatalog.at_home(create=create, store=request.app.state.stoker.engine.store, viewer=_viewer(who))
+    return PluginCatalog.at_home(create=create, store=request.app.state.stoker.engine.store,
+                                 viewer=_viewer(request, who))
 
 
 @contextmanager
-def plugins_seen_by(who: Caller) -> Iterator[None]:
+def plugins_seen_by(request: Request, who: Caller) -> Iterator[None]:
     """While a route parses a blueprint: its ``plugin:NAME`` imports read the plugins ``who`` sees."""
-    token = PLUGIN_VIEWER.set(_viewer(who))
+    token = PLUGIN_VIEWER.set(_viewer(request, who))
     try:
         yield
     finally:
