@@ -3,8 +3,8 @@
 Each plugin version lives in ``$STOKER_HOME/plugins/<package_name>/<version>/``
 (one of the database's: ``plugins/@<project>/<package_name>/<version>/``, as two
 tenants may each hold the same name and version): its plugin YAML(s) as given
-and the package (``package/``) its operations will run from. The name is the YAML's ``package_name``, which ``plugin:NAME``
-imports name. Nothing is ever fetched from the network.
+and the package (``package/``) its operations will run from. The name is the
+YAML's ``package_name``, which ``plugin:NAME`` imports name. Nothing is ever fetched from the network.
 
 Given the store (``at_home(store=...)``), the catalog is the database's
 (``store/plugin_packages.py``): an upload stores the folder packed there too,

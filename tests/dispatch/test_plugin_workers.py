@@ -102,7 +102,8 @@ def test_plugin_operations_run_on_the_workers_in_a_virtualenv_they_make(cluster,
     assert [(i["state"], i["runtime_properties"]) for i in instances] == [
         ("started", {"port": 8443, "blueprint": "bp", "worker": worker.pid, "cloudify": next(env.glob(
             "lib/python*/site-packages/cloudify/__init__.py")).as_posix()})] * 2
-    assert (home / "plugins" / "@default" / "net-plugin" / "2.0" / DIGEST_FILE).is_file()  # unpacked there, from the database
+    # unpacked there, from the database, under its tenant's folder
+    assert (home / "plugins" / "@default" / "net-plugin" / "2.0" / DIGEST_FILE).is_file()
 
     removed = finish(cluster, cluster.engine.executions.start("uninstall", "dep"))
     assert removed["status"] == "terminated", removed["error"]

@@ -250,20 +250,10 @@ def test_another_tenants_plugin_does_not_run_for_a_blueprint_declaring_it_itself
     assert "plugin demo-plugin 1.0 is not uploaded (stoker plugin upload)" in execution["error"]
 
 
-TINY_YAML = """\
-tosca_definitions_version: cloudify_dsl_1_5
-plugins:
-  demo:
-    executor: central_deployment_agent
-    package_name: demo-plugin
-    package_version: '1.0'
-node_types:
-  demo.Thing:
-    derived_from: cloudify.nodes.Root
-    interfaces:
-      cloudify.interfaces.lifecycle:
-        create: demo.demo_plugin.tasks.create
-"""
+#: PLUGIN_YAML's plugin (no properties), its node type with one task
+TINY_YAML = (PLUGIN_YAML.replace("    properties:\n      region: {type: string, description: where}\n", "", 1)
+             .split("    properties:")[0] + "    interfaces:\n      cloudify.interfaces.lifecycle:\n"
+             "        create: demo.demo_plugin.tasks.create\n")
 TINY_BLUEPRINT = ("tosca_definitions_version: cloudify_dsl_1_5\nimports: [cloudify/types/types.yaml, "
                   "'plugin:demo-plugin']\nnode_templates:\n  thing: {type: demo.Thing}\n")
 
