@@ -18,6 +18,7 @@ version seen twice (its own and another tenant's global one), its own is found.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import re
@@ -25,10 +26,10 @@ import shutil
 import tarfile
 import tempfile
 import zipfile
-from urllib.parse import quote, unquote
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, unquote
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion
@@ -223,6 +224,7 @@ class PluginCatalog:
         if VISIBILITIES.index(visibility) < VISIBILITIES.index(plugin.owner.visibility):
             raise Conflict(f"plugin {plugin.name} {plugin.version} is {plugin.owner.visibility}: a visibility may "
                            f"only widen, not become {visibility}")
+        self._refuse_clash(plugin.name, plugin.version, dataclasses.replace(plugin.owner, visibility=visibility), True)
         self.packages.set_visibility(plugin.owner.project_id, plugin.name, plugin.version, visibility)
 
     def delete(self, name: str, version: str | None = None) -> Plugin:

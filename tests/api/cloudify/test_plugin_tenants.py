@@ -78,6 +78,8 @@ def test_a_tenants_plugin_is_its_own_until_the_operator_makes_it_global(server, 
     assert _status(ann.blueprints.upload, _blueprint(tmp_path, "a0", only_bobs), "bobs") == 400
     bob.blueprints.delete("bobs")
     assert _status(bob.plugins.upload, _zip(tmp_path / "b-again", b_wagon, b_yaml)) == 409
+    # while team-b holds its own 1.0, team-a's may not become global (team-b would see two)
+    assert _status(_client(server, "admin", "team-a").plugins.set_global, uploaded.id) == 409
     bob.plugins.delete(bobs.id)
     assert [p.id for p in amy.plugins.list()] == [uploaded.id]  # team-a's stays
 
