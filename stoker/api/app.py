@@ -149,20 +149,25 @@ def settings_to_env(db_url: str | None, auth_mode: str, plugin_dirs: Iterable[st
     return env
 
 
-def loopback_manager(allow_local_resources: bool) -> LoopbackManager:
+def loopback_manager(allow_local_resources: bool, broker: str | None = None,
+                     queue: str | None = None) -> LoopbackManager:
     """This process's loopback REST manager (``workflows.rest_manager.provide``): the API plugin tasks
     reach, tokens only, over the task's store, nothing started beside the routes (this process's own
-    engine keeps its actions); executions a plugin starts there follow ``allow_local_resources``."""
+    engine keeps its actions); executions a plugin starts there follow ``allow_local_resources`` and go
+    where this process's own go: with a broker (``dispatch.broker_url``), to the workers on ``queue``."""
+    from stoker.dispatch import dispatcher
     from stoker.engine.engine import Engine
 
-    return LoopbackManager(lambda store: create_app(engine=Engine(store=store), auth_mode="token",
-                                                    allow_local_resources=allow_local_resources))
+    return LoopbackManager(lambda store: create_app(
+        engine=Engine(store=store, dispatch=dispatcher(broker, queue)), auth_mode="token",
+        allow_local_resources=allow_local_resources))
 
 
 def app_from_env() -> FastAPI:
     """The factory uvicorn calls in each worker process (whose plugin tasks reach the API on a loopback port)."""
     env = os.environ
-    rest_manager.provide(lambda: loopback_manager(env.get(ENV_PREFIX + "ALLOW_LOCAL") == "1"))
+    rest_manager.provide(lambda: loopback_manager(env.get(ENV_PREFIX + "ALLOW_LOCAL") == "1",
+                                                  env.get(ENV_PREFIX + "BROKER")))
     dirs = [d for d in env.get(ENV_PREFIX + "PLUGIN_DIRS", "").split(os.pathsep) if d]
     return create_app(
         db_url=env.get(ENV_PREFIX + "DB_URL") or env.get("STOKER_DB_URL"),

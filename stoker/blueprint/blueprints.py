@@ -10,11 +10,12 @@ from typing import Any, Iterator
 from stoker.blueprint import archives
 from stoker.blueprint.deployments import Deployments
 from stoker.blueprint.blueprint_errors import BlueprintError
-from stoker.blueprint.import_resolver import PLUGIN_STORE, UPLOADED_BLUEPRINTS
+from stoker.blueprint.import_resolver import PLUGIN_STORE, PLUGIN_VIEWER, UPLOADED_BLUEPRINTS
 from stoker.blueprint.parser import parse_file
 from stoker.blueprint.secrets import Secrets
 from stoker.errors import Conflict, NotFound
 from stoker.store.blueprint_records import BlueprintRecords
+from stoker.store.plugin_packages import Viewer
 
 
 class BlueprintService:
@@ -42,13 +43,17 @@ class BlueprintService:
     @contextmanager
     def importing(self) -> Iterator[None]:
         """While parsing: ``blueprint:ID`` imports read this project's uploaded blueprints, ``plugin:NAME``
-        the database's plugins."""
+        the database's plugins this project sees (its own and the global ones)."""
         token, plugins = UPLOADED_BLUEPRINTS.set(self.main_file), PLUGIN_STORE.set(self.store)
+        given = PLUGIN_VIEWER.get()  # an API route's: the project's user, who may not see every private plugin
+        viewer = PLUGIN_VIEWER.set(given if given is not None and given.project_id == self.project_id
+                                   else Viewer(self.project_id))
         try:
             yield
         finally:
             UPLOADED_BLUEPRINTS.reset(token)
             PLUGIN_STORE.reset(plugins)
+            PLUGIN_VIEWER.reset(viewer)
 
     def main_file(self, blueprint_id: str) -> Path | None:
         """The uploaded blueprint's main file, its files on disk (None when there is no such blueprint)."""

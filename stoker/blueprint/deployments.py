@@ -47,7 +47,8 @@ class Deployments:
     # -- creating -------------------------------------------------------------------------------
     def create(self, deployment_id: str, blueprint_id: str, inputs: dict | None = None,
                labels: Iterable[tuple[str, str]] = (), display_name: str | None = None,
-               runtime_only_evaluation: bool = False, check_environment: bool = True) -> dict:
+               runtime_only_evaluation: bool = False, check_environment: bool = True,
+               created_by: str = "admin") -> dict:
         """Check the inputs, evaluate what is static, lay out the node instances, store it all at once.
 
         ``check_environment``: outputs and capabilities reading ``get_environment_capability`` need a
@@ -84,7 +85,7 @@ class Deployments:
                      for i in dep["node_instances"]]
         fields = {"blueprint_pk": blueprint["pk"], "display_name": str(name)[:255],
                   "inputs": _seal_if(dep["inputs"], hidden), "plan": _seal_if(saved_plan, hidden),
-                  "runtime_only_evaluation": runtime_only_evaluation, "created_by": "admin"}
+                  "runtime_only_evaluation": runtime_only_evaluation, "created_by": created_by}
         self.records.add_deployment(self.project_id, deployment_id, fields, nodes, instances, pairs)
         return self.get(deployment_id)
 

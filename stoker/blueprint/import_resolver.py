@@ -28,6 +28,8 @@ UPLOADED_BLUEPRINTS: ContextVar[Callable[[str], Path | None] | None] = ContextVa
 
 #: the store whose plugin catalog ``plugin:NAME`` reads (set with ``UPLOADED_BLUEPRINTS``); None: the home's only
 PLUGIN_STORE: ContextVar[Any] = ContextVar("plugin_store", default=None)
+#: who reads it (``store.plugin_packages.Viewer``: the project parsing, which sees its own plugins and global ones)
+PLUGIN_VIEWER: ContextVar[Any] = ContextVar("plugin_viewer", default=None)
 
 _PLUGIN_URLS = (re.compile(r"getcloudify\.org/spec/(?P<short>[A-Za-z0-9_]+)-plugin/(?P<version>[^/]+)/"),
                 re.compile(r"/(?P<name>cloudify-[A-Za-z0-9_-]+-plugin)/(releases/download/)?(?P<version>[^/]+)/"))
@@ -47,7 +49,8 @@ class ImportResolver:
             parts = line.split(None, 1)
             if len(parts) == 2:
                 rules.append((parts[0], Path(parts[1]).expanduser()))
-        return cls(PluginCatalog.at_home(store=PLUGIN_STORE.get()), sorted(rules, key=lambda r: -len(r[0])))
+        catalog = PluginCatalog.at_home(store=PLUGIN_STORE.get(), viewer=PLUGIN_VIEWER.get())
+        return cls(catalog, sorted(rules, key=lambda r: -len(r[0])))
 
     def resolve(self, url: str, dsl_version: tuple[int, int] | None) -> tuple[Path | None, str]:
         """``(local file, "")`` or ``(None, why not)``."""

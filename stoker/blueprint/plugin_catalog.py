@@ -1,19 +1,24 @@
 """The plugin catalog: uploaded Cloudify plugins (a wagon, a wheel or a source folder, plus its YAMLs).
 
-Each plugin version lives in ``$STOKER_HOME/plugins/<package_name>/<version>/``:
-its plugin YAML(s) as given and the package (``package/``) its operations will
-run from. The name is the YAML's ``package_name``, which ``plugin:NAME``
-imports name. Nothing is ever fetched from the network.
+Each plugin version lives in ``$STOKER_HOME/plugins/<package_name>/<version>/``
+(one of the database's: ``plugins/@<project>/<package_name>/<version>/``, as two
+tenants may each hold the same name and version): its plugin YAML(s) as given
+and the package (``package/``) its operations will run from. The name is the
+YAML's ``package_name``, which ``plugin:NAME`` imports name. Nothing is ever fetched from the network.
 
 Given the store (``at_home(store=...)``), the catalog is the database's
 (``store/plugin_packages.py``): an upload stores the folder packed there too,
 and every host reading the catalog unpacks what it lacks, or holds an older
 copy of, into its own ``$STOKER_HOME/plugins`` (marked with the stored
 digest), so a worker on another machine runs a plugin uploaded on the API host.
+A catalog read for a ``Viewer`` (a tenant, over the API also a user) holds only the
+stored plugins it may see: its tenant's own and the global ones; of one name and
+version seen twice (its own and another tenant's global one), its own is found.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import re
@@ -24,10 +29,12 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, unquote
 
 from stoker.blueprint import archives
 from stoker.blueprint.blueprint_errors import BlueprintError
-from stoker.errors import ValidationFailed
+from stoker.blueprint.state import tenant_of
+from stoker.errors import Conflict, ValidationFailed
 from stoker.home import stoker_home
 from stoker.template.loader import load
 
@@ -47,6 +54,16 @@ class Plugin:
     name: str
     version: str
     folder: Path
+    #: whose it is (``store.plugin_packages.Owner``), for a plugin of the database
+    owner: Any = None
+    #: the tenant's folder it is unpacked under (a plugin of the database's), None: the host's own
+    project: str | None = None
+
+    @property
+    def key(self) -> Path:
+        """Where it lives under the catalog (and its virtualenv under ``plugin-envs``): a stored plugin's
+        under its tenant's folder, so two tenants' plugins of one name and version are apart."""
+        return _key(self.owner.project_id if self.owner else self.project, self.name, self.version)
 
     @property
     def digest(self) -> str | None:
@@ -59,8 +76,34 @@ class Plugin:
         return sorted(self.folder.glob("*.yaml"))
 
     def as_dict(self) -> dict:
+        """What ``stoker plugin`` shows (over ``--url`` too: ``cli.remote_dsl.RemotePlugins``)."""
         return {"package_name": self.name, "package_version": self.version,
-                "yaml_files": [p.name for p in self.yaml_files], "package": _package_kind(self.folder)}
+                "yaml_files": [p.name for p in self.yaml_files], "package": _package_kind(self.folder),
+                "visibility": self.owner.visibility if self.owner else None,
+                "tenant_name": tenant_of(self.owner.project_id) if self.owner else None}
+
+    def download(self, what: str = "package", dsl_version: str | None = None) -> tuple[bytes, str]:
+        """(bytes, file name) of what ``cfy plugins download`` / ``download_yaml`` fetch: the package as
+        uploaded (a source folder as a tar.gz), ``full``: a zip of it and the YAMLs (which an upload takes
+        again), ``yaml``: the YAML a blueprint of ``dsl_version`` (``1_4``, ``cloudify_dsl_1_4``) imports."""
+        if what == "yaml":
+            wanted = re.search(r"(\d+)[._](\d+)$", dsl_version or "")
+            path = self.yaml_for((int(wanted[1]), int(wanted[2])) if wanted else None)
+            if path is None:
+                raise BlueprintError(f"plugin {self.name} {self.version} has no plugin YAML", code="not-found")
+            return path.read_bytes(), path.name
+        package = self.folder / "package"
+        kind = _package_kind(self.folder)
+        data, name = ((package / kind).read_bytes(), kind) if kind != "source" else \
+            (archives.pack(package), f"{self.name}-{self.version}.tar.gz")
+        if what != "full":
+            return data, name
+        zipped = io.BytesIO()
+        with zipfile.ZipFile(zipped, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr(name, data)
+            for path in self.yaml_files:
+                archive.write(path, path.name)
+        return zipped.getvalue(), f"{self.name}-{self.version}.zip"
 
     def yaml_for(self, dsl_version: tuple[int, int] | None, wanted: str | None = None) -> Path | None:
         """The YAML a blueprint of ``dsl_version`` imports, chosen as Cloudify's resolver does: the one
@@ -79,28 +122,45 @@ class Plugin:
 
 
 class PluginCatalog:
-    def __init__(self, root: Path, packages: Any = None):
+    def __init__(self, root: Path, packages: Any = None, viewer: Any = None):
         self.root = root
         #: the database's plugins (``store.plugin_packages.PluginPackages``); None: this folder only
         self.packages = packages
+        #: who reads (``store.plugin_packages.Viewer``): only the stored plugins it sees; None: every one
+        self.viewer = viewer
 
     @classmethod
-    def at_home(cls, create: bool = False, store: Any = None) -> "PluginCatalog":
+    def at_home(cls, create: bool = False, store: Any = None, viewer: Any = None) -> "PluginCatalog":
         """The catalog every command, import and API request of this ``$STOKER_HOME`` shares (with
-        ``store``: the database's, unpacked here)."""
+        ``store``: the database's, unpacked here, as ``viewer`` sees it)."""
         from stoker.store.plugin_packages import PluginPackages
 
-        return cls(stoker_home(create=create) / "plugins", PluginPackages(store) if store is not None else None)
+        return cls(stoker_home(create=create) / "plugins", PluginPackages(store) if store is not None else None,
+                   viewer)
 
     # -- reading --------------------------------------------------------------------------------
     def list(self) -> list[Plugin]:
-        if self.packages is not None:
-            self._follow_store()
-        if not self.root.is_dir():
-            return []
-        return [Plugin(name.name, version.name, version) for name in sorted(self.root.iterdir()) if name.is_dir()
-                for version in sorted(name.iterdir(), key=lambda p: _version_key(p.name))
-                if version.is_dir() and not version.name.endswith(_STAGING)]
+        """Newest last; of one name and version seen twice, the viewer's own last (``find`` takes it)."""
+        stored = self._follow_store() if self.packages is not None else {}
+        seen = [Plugin(name, version, self.root / _key(project, name, version), owner, project)
+                for (project, name, version), owner in stored.items()
+                if self.viewer is None or self.viewer.sees(owner)]
+        held = {(p.name, p.version) for p in seen}
+        # a folder of no stored row was put in this home directly: the host's, for all; read without the
+        # database, those unpacked from it are too
+        host = [Plugin(name.name, version.name, version, None, unquote(tenant.name[1:]) if tenant != name else None)
+                for tenant in self._folders(self.root) if self.packages is None or not tenant.name.startswith("@")
+                for name in (self._folders(tenant) if tenant.name.startswith("@") else [tenant])
+                for version in self._folders(name) if (name.name, version.name) not in held]
+        own = self.viewer.project_id if self.viewer is not None else None
+        return sorted(host + seen, key=lambda p: (p.name, version_key(p.version), p.owner is not None,
+                                                  p.owner is not None and p.owner.project_id == own,
+                                                  p.project == "default"))
+
+    @staticmethod
+    def _folders(folder: Path) -> list[Path]:
+        return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.endswith(_STAGING)) \
+            if folder.is_dir() else []
 
     def find(self, name: str, version: str | None = None) -> Plugin | None:
         """The plugin called ``name``: that version (or the newest matching a specifier such as
@@ -108,9 +168,11 @@ class PluginCatalog:
         return next((p for p in reversed(self.list()) if p.name == name and _matches(p.version, version)), None)
 
     # -- uploading ------------------------------------------------------------------------------
-    def upload(self, package: Path, yamls: list[Path]) -> Plugin:
+    def upload(self, package: Path, yamls: list[Path], owner: Any = None, replace: bool = True) -> Plugin:
         """Store ``package`` (.wgn, .whl or a folder) with its plugin YAML(s); a folder's own YAMLs are
-        taken when none are given. The same name and version again replaces the old one."""
+        taken when none are given. The same name and version again replaces the old one (in the
+        database: that tenant's own, stored for ``owner``, a ``store.plugin_packages.Owner``), unless
+        not ``replace`` (then, as Cloudify, a conflict); another tenant's of that name and version stays."""
         if not package.exists():
             raise BlueprintError(f"cannot upload {package}: no such file or folder", code="not-found")
         if not yamls and package.is_dir():
@@ -119,7 +181,12 @@ class PluginCatalog:
             raise BlueprintError(f"cannot upload {package}: a plugin needs its plugin YAML (--yaml-path)",
                                  code="no-plugin-yaml")
         name, version = _identity(package, yamls)
-        folder = self.root / name / version
+        if self.packages is not None:
+            from stoker.store.plugin_packages import DEFAULT_OWNER
+
+            owner = owner or DEFAULT_OWNER
+            self._refuse_clash(name, version, owner, replace)
+        folder = self.root / _key(owner.project_id if self.packages is not None else None, name, version)
         staging = folder.with_name(version + _STAGING)
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
@@ -134,43 +201,74 @@ class PluginCatalog:
                 shutil.copyfile(package, staging / "package" / package.name)
             if self.packages is not None:
                 data = archives.pack(staging)
-                self.packages.put(name, version, archives.digest(data), data)
+                self.packages.put(name, version, archives.digest(data), data, owner)
                 (staging / DIGEST_FILE).write_text(archives.digest(data))
             shutil.rmtree(folder, ignore_errors=True)
             staging.rename(folder)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-        return Plugin(name, version, folder)
+        return Plugin(name, version, folder, owner if self.packages is not None else None)
+
+    def set_visibility(self, plugin: Plugin, visibility: str) -> None:
+        """Widen a stored plugin's visibility (who may is the caller's to decide)."""
+        from stoker.store.plugin_packages import VISIBILITIES
+
+        if visibility not in VISIBILITIES:
+            raise BlueprintError(f"a visibility is one of {', '.join(VISIBILITIES)}, not {visibility!r}",
+                                 code="invalid-visibility")
+        if plugin.owner is None or self.packages is None:
+            raise BlueprintError(f"plugin {plugin.name} {plugin.version} is not in the database", code="not-found")
+        if VISIBILITIES.index(visibility) < VISIBILITIES.index(plugin.owner.visibility):
+            raise Conflict(f"plugin {plugin.name} {plugin.version} is {plugin.owner.visibility}: a visibility may "
+                           f"only widen, not become {visibility}")
+        self._refuse_clash(plugin.name, plugin.version, dataclasses.replace(plugin.owner, visibility=visibility), True)
+        self.packages.set_visibility(plugin.owner.project_id, plugin.name, plugin.version, visibility)
 
     def delete(self, name: str, version: str | None = None) -> Plugin:
         plugin = self.find(name, version)
         if plugin is None:
             raise BlueprintError(f"plugin {name}{' ' + version if version else ''} is not uploaded", code="not-found")
-        if self.packages is not None:
-            self.packages.remove(plugin.name, plugin.version)
+        if self.packages is not None and plugin.owner is not None:
+            self.packages.remove(plugin.owner.project_id, plugin.name, plugin.version)
         shutil.rmtree(plugin.folder)
         return plugin
 
-    # -- the database's plugins, unpacked here ----------------------------------------------------
-    def _follow_store(self) -> None:
-        """Unpack the stored plugins this folder lacks or holds an older copy of; forget those unpacked
-        from the store and deleted there since (plugins uploaded here only stay)."""
-        stored = self.packages.digests()
-        for (name, version), sha256 in stored.items():
-            if Plugin(name, version, self.root / name / version).digest != sha256:
-                self._unpack(name, version, sha256)
-        if self.root.is_dir():
-            for name in self.root.iterdir():
-                for folder in name.iterdir() if name.is_dir() else ():
-                    if (folder / DIGEST_FILE).is_file() and (name.name, folder.name) not in stored:
-                        shutil.rmtree(folder, ignore_errors=True)
+    def _refuse_clash(self, name: str, version: str, owner: Any, replace: bool) -> None:
+        """A name and version is one plugin per tenant, and one in all where one of them is global (a
+        tenant would see two)."""
+        for (project, held_name, held_version), held in self.packages.owners().items():
+            if (held_name, held_version) != (name, version):
+                continue
+            if project == owner.project_id:
+                if not replace:
+                    raise Conflict(f"plugin {name} {version} is already uploaded to tenant {tenant_of(project)!r}")
+            elif "global" in (held.visibility, owner.visibility):
+                raise Conflict(f"plugin {name} {version} of tenant {tenant_of(project)!r} is "
+                               f"{held.visibility}: a global plugin's name and version are one on the server")
 
-    def _unpack(self, name: str, version: str, sha256: str) -> None:
-        data = self.packages.archive(name, version)
+    # -- the database's plugins, unpacked here ----------------------------------------------------
+    def _follow_store(self) -> dict:
+        """Unpack the stored plugins this folder lacks or holds an older copy of; forget those unpacked
+        from the store and deleted there since (plugins uploaded here only stay).  Whose each is."""
+        stored = self.packages.owners()
+        kept = set()
+        for (project, name, version), owner in stored.items():
+            kept.add(_key(project, name, version))
+            if Plugin(name, version, self.root / _key(project, name, version)).digest != owner.sha256:
+                self._unpack(project, name, version, owner.sha256)
+        for tenant in self._folders(self.root):  # (before tenants had folders: unpacked at <name>/<version>)
+            for name in self._folders(tenant):
+                for folder in self._folders(name) if tenant.name.startswith("@") else [name]:
+                    if (folder / DIGEST_FILE).is_file() and folder.relative_to(self.root) not in kept:
+                        shutil.rmtree(folder, ignore_errors=True)
+        return stored
+
+    def _unpack(self, project: str, name: str, version: str, sha256: str) -> None:
+        data = self.packages.archive(project, name, version)
         if archives.digest(data) != sha256:
             raise BlueprintError(f"the stored plugin {name} {version} does not match its digest {sha256}",
                                  code="invalid-plugin")
-        folder = self.root / name / version
+        folder = self.root / _key(project, name, version)
         folder.parent.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f"{version}-", suffix=_STAGING))
         try:
@@ -184,6 +282,11 @@ class PluginCatalog:
                     raise
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _key(project: str | None, name: str, version: str) -> Path:
+    """``<name>/<version>``, under ``@<project>`` for one of the database's (``@``: never a plugin's name)."""
+    return Path(f"@{quote(project, safe='')}", name, version) if project is not None else Path(name, version)
 
 
 def _identity(package: Path, yamls: list[Path]) -> tuple[str, str]:
@@ -268,5 +371,5 @@ def _matches(version: str, wanted: str | None) -> bool:
         return False
 
 
-def _version_key(version: str) -> tuple:
+def version_key(version: str) -> tuple:
     return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"[.+-]", version))

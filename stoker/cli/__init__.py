@@ -48,12 +48,13 @@ class _Settings:
             self._engine.close()
 
 
-def _loopback_manager():
+def _loopback_manager(broker: str | None):
     """The command's user runs what it likes here: executions a plugin starts may run scripts too
-    (``stoker worker`` provides its own, held to the API's settings)."""
+    (``stoker worker`` provides its own, held to the API's settings), where the command's own run
+    (``--broker``: on the workers)."""
     from stoker.api.app import loopback_manager
 
-    return loopback_manager(allow_local_resources=True)
+    return loopback_manager(allow_local_resources=True, broker=broker)
 
 
 @click.group(cls=StokerGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -80,7 +81,8 @@ def main(ctx: click.Context, db_url: str | None, plugin_dirs: tuple[str, ...], b
         ctx.exit(1)
     ctx.obj = _Settings(db_url or os.environ.get("STOKER_DB_URL"), plugin_dirs, broker)
     ctx.call_on_close(ctx.obj.close)
-    rest_manager.provide(_loopback_manager)  # plugin tasks run here reach the REST API on a loopback port
+    # plugin tasks run here reach the REST API on a loopback port
+    rest_manager.provide(lambda: _loopback_manager(broker))
     if inventory is not None:
         os.environ["STOKER_INVENTORY"] = os.path.abspath(inventory)  # detached engines inherit it
     if inventory is not None or os.environ.get("STOKER_INVENTORY"):

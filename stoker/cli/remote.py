@@ -15,13 +15,15 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Iterable
 from urllib.parse import quote, unquote, urlencode, urlparse
 
 import click
 
-from stoker.cli.remote_dsl import RemoteBlueprints, RemoteExecutions
+from stoker.cli.remote_dsl import RemoteBlueprints, RemoteExecutions, RemotePlugins
 from stoker.errors import Conflict, NotFound, Problem, StokerError, ValidationFailed
 from stoker.started import Started, stack_running
 
@@ -59,8 +61,9 @@ class RemoteEngine:
 
     # -- HTTP ---------------------------------------------------------------------------
     def request(self, method: str, path: str, body: Any = None, query: dict | None = None,
-                follow: bool = True, raw: bytes | None = None, headers: dict | None = None) -> tuple[int, dict, Any]:
-        """``body`` sent as JSON, or ``raw`` bytes as they are (an archive)."""
+                follow: bool = True, raw: bytes | None = None, headers: dict | None = None,
+                binary: bool = False) -> tuple[int, dict, Any]:
+        """``body`` sent as JSON, or ``raw`` bytes as they are (an archive); ``binary``: the answer's bytes."""
         import urllib.error
         import urllib.request
 
@@ -79,7 +82,7 @@ class RemoteEngine:
             try:
                 with self._opener.open(req, timeout=self.timeout) as response:
                     raw = response.read()
-                    return response.status, dict(response.headers), _decode(raw)
+                    return response.status, dict(response.headers), raw if binary else _decode(raw)
             except urllib.error.HTTPError as exc:
                 raw = exc.read()
                 if exc.code in (301, 302, 303, 307) and follow and exc.headers.get("Location"):
@@ -97,11 +100,22 @@ class RemoteEngine:
 
     def cloudify(self, method: str, path: str, body: Any = None, raw: bytes | None = None, **query: Any) -> Any:
         """A call to the server's Cloudify REST API (``/api/v3.1``), in the endpoint's project's tenant."""
+        return self._cloudify(method, path, body, raw, query)[2]
+
+    def cloudify_file(self, path: str, **query: Any) -> tuple[bytes, str | None]:
+        """A file the Cloudify REST API sends (a plugin's archive, its YAML), with the name it gives it."""
+        _, headers, data = self._cloudify("GET", path, None, None, query, binary=True)
+        disposition = next((v for k, v in headers.items() if k.lower() == "content-disposition"), "")
+        named = re.search(r'filename="?([^";]+)"?', disposition)
+        return data, Path(named[1]).name if named else None
+
+    def _cloudify(self, method: str, path: str, body: Any, raw: bytes | None, query: dict,
+                  binary: bool = False) -> tuple[int, dict, Any]:
         from stoker.blueprint.state import tenant_of
 
         base, _, project = self.endpoint.rpartition("/v1/")
         return self.request(method, f"{base}/api/v3.1{path}", body, query or None, raw=raw,
-                            headers={"Tenant": tenant_of(unquote(project))})[2]
+                            headers={"Tenant": tenant_of(unquote(project))}, binary=binary)
 
     @property
     def executions(self) -> RemoteExecutions:
@@ -112,6 +126,11 @@ class RemoteEngine:
     def blueprints(self) -> RemoteBlueprints:
         """Blueprints and their deployments over the server's Cloudify REST API (``Engine.blueprints``)."""
         return RemoteBlueprints(self)
+
+    @property
+    def plugins(self) -> RemotePlugins:
+        """The server's plugin catalog over its Cloudify REST API (``stoker plugin``)."""
+        return RemotePlugins(self)
 
     def _stack_path(self, name_or_id: str, show_deleted: bool = False) -> str:
         record = self.get_record(name_or_id, show_deleted)

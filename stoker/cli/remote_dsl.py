@@ -1,19 +1,22 @@
-"""``RemoteEngine.executions`` and ``.blueprints``: the blueprint half over a server's Cloudify REST API.
+"""``RemoteEngine.executions``, ``.blueprints`` and ``.plugins``: the blueprint half over a server's Cloudify
+REST API.
 
-The same calls as ``Engine.executions`` (``workflows/executions.py``) and ``Engine.blueprints``
-(``blueprint/blueprints.py``) that the ``stoker`` commands make, each through
-``/api/v3.1`` of a ``stoker api`` server, so ``stoker --url ... install``, ``execution ...`` and
-``event list`` work there as here.  An execution starts in the server (which answers once it is
+The same calls as ``Engine.executions`` (``workflows/executions.py``), ``Engine.blueprints``
+(``blueprint/blueprints.py``) and the plugin catalog (``cli/plugin_cmds.LocalPlugins``) that the
+``stoker`` commands make, each through ``/api/v3.1`` of a ``stoker api`` server, so ``stoker --url ...
+install``, ``execution ...``, ``event list`` and ``plugin ...`` work there as here.  An execution starts in the server (which answers once it is
 stored) and is followed through its ``Started`` handle; the rows come back in the local shapes.
 """
 
 from __future__ import annotations
 
+import zipfile
+from io import BytesIO
 from pathlib import Path
 from typing import Any, Callable, Iterable
 from urllib.parse import quote
 
-from stoker.errors import StokerError
+from stoker.errors import NotFound, StokerError
 from stoker.started import Started
 
 #: the fields of an execution and of an event as the local service gives them
@@ -35,6 +38,7 @@ class _OverTheApi:
 
     def __init__(self, remote: Any):
         self.call: Callable[..., Any] = remote.cloudify
+        self.fetch: Callable[..., tuple[bytes, str | None]] = remote.cloudify_file
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
@@ -162,3 +166,64 @@ class RemoteDeployments(_Kept):
         return self.call("PUT", f"/deployments/{quote(deployment_id, safe='')}", {
             "blueprint_id": blueprint_id, "inputs": inputs or {}, "labels": [{"key": k, "value": v} for k, v in labels],
             "display_name": display_name, "runtime_only_evaluation": runtime_only_evaluation})
+
+
+class RemotePlugins(_OverTheApi):
+    """The server's plugin catalog over ``/plugins``, in the local catalog's shapes (``Plugin.as_dict``)."""
+
+    def upload(self, package: Path, yamls: list[Path], visibility: str = "tenant") -> dict:
+        """Send ``package`` (a wagon or a wheel) and its YAMLs zipped, as ``cfy plugins upload`` does."""
+        if package.is_dir():
+            raise StokerError(f"{package} is a folder: over --url a plugin is a wagon (.wgn) or a wheel (.whl) with "
+                              "its plugin YAML (build one: pip wheel --no-deps FOLDER)")
+        if not yamls:
+            raise StokerError(f"cannot upload {package}: a plugin needs its plugin YAML (--yaml-path)")
+        sent = BytesIO()
+        with zipfile.ZipFile(sent, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.write(package, package.name)
+            for path in yamls:
+                archive.write(path, path.name)
+        return _plugin(self.call("POST", "/plugins", raw=sent.getvalue(), visibility=visibility))
+
+    def list(self) -> list[dict]:
+        return [_plugin(p) for p in self._rows()]
+
+    def get(self, name: str, version: str | None = None) -> dict:
+        return _plugin(self._find(name, version))
+
+    def delete(self, name: str, version: str | None = None) -> dict:
+        found = self._find(name, version)
+        self.call("DELETE", f"/plugins/{quote(found['id'], safe='')}")
+        return _plugin(found)
+
+    def set_visibility(self, name: str, version: str | None, visibility: str) -> dict:
+        found = self._find(name, version)
+        return _plugin(self.call("PATCH", f"/plugins/{quote(found['id'], safe='')}/set-visibility",
+                                 {"visibility": visibility}))
+
+    def download(self, name: str, version: str | None, what: str = "package",
+                 dsl_version: str | None = None) -> tuple[bytes, str]:
+        """As ``LocalPlugins.download``, over ``/plugins/ID/archive`` (``full_archive``) or ``/plugins/ID/yaml``."""
+        found = self._find(name, version)
+        path = f"/plugins/{quote(found['id'], safe='')}/" + ("yaml" if what == "yaml" else "archive")
+        query = {"dsl_version": dsl_version} if what == "yaml" else {"full_archive": "true"} if what == "full" else {}
+        data, named = self.fetch(path, **query)
+        return data, named or f"{name}-{found['package_version']}"
+
+    def _rows(self) -> list[dict]:
+        return self.rows("/plugins")
+
+    def _find(self, name: str, version: str | None) -> dict:
+        """The plugin of that name (that version, else the newest)."""
+        from stoker.blueprint.plugin_catalog import version_key
+
+        found = [p for p in self._rows() if p["package_name"] == name and version in (None, p["package_version"])]
+        if not found:
+            raise NotFound(f"plugin {name}{' ' + version if version else ''} is not uploaded")
+        return max(found, key=lambda p: version_key(p["package_version"]))
+
+
+def _plugin(row: dict) -> dict:
+    return {"package_name": row["package_name"], "package_version": row["package_version"],
+            "yaml_files": row.get("yaml_files") or [], "package": row.get("archive_name"),
+            "visibility": row.get("visibility"), "tenant_name": row.get("tenant_name")}

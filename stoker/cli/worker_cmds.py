@@ -46,7 +46,9 @@ def worker(settings, db_url, broker, concurrency, queues, log_level):
         probe.close()
     app = make_worker_app(broker, url, plugin_dirs)
     # executions a plugin starts through its REST client follow the API's settings ([api] in stoker.conf)
-    rest_manager.provide(lambda: loopback_manager(allow_local_resources=False))
+    # and run on the workers, as the API's do: enqueued to the first queue this worker takes
+    first_queue = queue_name(queues).split(",")[0]
+    rest_manager.provide(lambda: loopback_manager(allow_local_resources=False, broker=broker, queue=first_queue))
     argv = ["worker", "--queues", queue_name(queues), "--loglevel", log_level.upper(), "--pool", "prefork",
             "--without-gossip", "--without-mingle", "--hostname", f"stoker-{os.getpid()}@%h"]
     if concurrency:

@@ -18,7 +18,7 @@ from stoker.workflows.operation_context import AbortRequested, OperationContext,
 from stoker.workflows.cfy_extensions import PLUGIN as MANAGER_PLUGIN
 from stoker.workflows.cfy_extensions.table import run_manager_operation
 from stoker.workflows.ctx_server import CtxServer
-from stoker.workflows.plugin_envs import task_command
+from stoker.workflows.plugin_envs import task_command, task_viewer
 from stoker.workflows.plugin_task import rest_granted
 from stoker.workflows.scripts import Script, run_script, script_for
 
@@ -50,6 +50,15 @@ class RetryPolicy:
     task_retry_interval: float = 1.0
 
 
+def _plugin_command(ctx: OperationContext, spec: OperationSpec) -> list[str]:
+    """The plugin task's command, its plugin looked up as the deployment's creator sees the catalog."""
+    manager = ctx.manager
+    if manager is None:
+        return task_command(spec.plugin, spec.implementation)
+    viewer = task_viewer(manager.store, manager.project_id, ctx.tenant_name, ctx.deployment_id)
+    return task_command(spec.plugin, spec.implementation, manager.store, viewer)
+
+
 async def run_operation(server: CtxServer, spec: OperationSpec, make_ctx: Callable[[int], OperationContext],
                         policy: RetryPolicy = RetryPolicy(),
                         on_retry: Callable[[int, str, float], None] = lambda attempt, why, wait: None,
@@ -70,8 +79,7 @@ async def run_operation(server: CtxServer, spec: OperationSpec, make_ctx: Callab
             if spec.plugin is not None and spec.plugin.get("name") == MANAGER_PLUGIN:
                 return await run_manager_operation(ctx, spec.implementation)
             if spec.plugin is not None:
-                command = await asyncio.to_thread(task_command, spec.plugin, spec.implementation,
-                                                  ctx.manager.store if ctx.manager is not None else None)
+                command = await asyncio.to_thread(_plugin_command, ctx, spec)
                 script = Script(Path(spec.implementation), command=command)  # named by its task in logs
                 async with rest_granted(ctx):
                     return await run_script(server, ctx, script, spec.timeout, spec.timeout_recoverable)

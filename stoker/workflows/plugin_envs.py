@@ -1,7 +1,8 @@
 """Python plugin operations: the plugin's own virtualenv and the command that runs one task in it.
 
 As on a Cloudify manager, each uploaded plugin version gets a virtualenv of its
-own (``$STOKER_HOME/plugin-envs/<name>/<version>``, made once, under a file lock
+own (``$STOKER_HOME/plugin-envs/<name>/<version>``, a stored one's under its tenant's ``@<project>/``
+as in the catalog, made once, under a file lock
 so concurrent operations wait for the first) holding the real cloudify-common
 (``CLOUDIFY_COMMON``, unless the plugin's own pins conflict with it: then the
 cloudify-common they resolve to, as the plugin's wagon would bring), the plugin (its wheel, a wagon's wheels, or a source
@@ -26,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from stoker.blueprint.plugin_catalog import Plugin, PluginCatalog
+from stoker.store.blueprint_records import BlueprintRecords
+from stoker.store.plugin_packages import Viewer, viewer_of
 from stoker.home import stoker_home
 from stoker.workflows.operation_context import OperationFailed
 from stoker.workflows.workdirs import plugin_workdir
@@ -46,14 +49,15 @@ RESOLUTION_IMPOSSIBLE = "ResolutionImpossible"
 MANAGER_PLUGINS = ("agent", "default_workflows")
 
 
-def task_command(plugin: dict, implementation: str, store: Any = None) -> list[str]:
+def task_command(plugin: dict, implementation: str, store: Any = None, viewer: Viewer | None = None) -> list[str]:
     """``[python, -s, runner, module.function]`` for the operation ``plugin_name.module.function``
-    (the plugin from the catalog of ``store``, when given: ``PluginCatalog.at_home``)."""
+    (the plugin from the catalog of ``store``, when given: ``PluginCatalog.at_home``, as ``viewer`` sees it:
+    ``task_viewer``)."""
     if plugin.get("name") in MANAGER_PLUGINS:
         raise OperationFailed(f"{implementation} is one of the Cloudify manager's own operations (agents, "
                               "workflows), which Stoker does not run", recoverable=False)
     name, version = plugin.get("package_name") or plugin.get("name"), plugin.get("package_version")
-    found = PluginCatalog.at_home(store=store).find(str(name), str(version) if version else None)
+    found = PluginCatalog.at_home(store=store, viewer=viewer).find(str(name), str(version) if version else None)
     if found is None:
         which = f"{name} {version}" if version else str(name)
         raise OperationFailed(f"plugin {which} is not uploaded (stoker plugin upload): cannot run {implementation}",
@@ -62,6 +66,13 @@ def task_command(plugin: dict, implementation: str, store: Any = None) -> list[s
     if "." not in task:
         raise OperationFailed(f"{implementation} names no module.function of plugin {name}", recoverable=False)
     return [str(environment(found) / "bin" / "python"), "-s", str(RUNNER), task]
+
+
+def task_viewer(store: Any, project_id: str, tenant: str, deployment_id: str) -> Viewer:
+    """A task uses the plugins its deployment's creator sees (``viewer_of``, as the API's routes): its
+    tenant's and the global ones, private ones only as their uploader, the tenant's manager or the operator."""
+    creator = BlueprintRecords(store).get_deployment(project_id, deployment_id)["created_by"]
+    return viewer_of(store.engine, project_id, tenant, creator)
 
 
 def plugin_view(name: str, definition: dict, deployment_id: str) -> dict:
@@ -76,7 +87,7 @@ def plugin_view(name: str, definition: dict, deployment_id: str) -> dict:
 
 def environment(plugin: Plugin) -> Path:
     """The plugin's virtualenv, made on first use."""
-    folder = stoker_home(create=True) / "plugin-envs" / plugin.name / plugin.version
+    folder = stoker_home(create=True) / "plugin-envs" / plugin.key
     made_from = plugin.digest or plugin.version  # a plugin uploaded again (a new digest) gets a new one
     if _made_from(folder) == made_from:
         return folder

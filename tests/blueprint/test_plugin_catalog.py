@@ -50,7 +50,8 @@ def test_a_source_folder_upload_answers_plugin_imports_by_dsl_version(cli, write
     uploaded = cli("plugin", "upload", source, "-f", "json")
     assert uploaded.exit_code == 0, uploaded.stderr
     assert json.loads(uploaded.stdout) == {"package_name": "my-plugin", "package_version": "1.0", "package": "source",
-                                           "yaml_files": ["plugin.yaml", "plugin_1_4.yaml", "plugin_1_5.yaml"]}
+                                           "yaml_files": ["plugin.yaml", "plugin_1_4.yaml", "plugin_1_5.yaml"],
+                                           "visibility": "tenant", "tenant_name": "default_tenant"}
     assert _types(write, "1_3", "plugin:my-plugin") == {"t.Plain"}
     assert _types(write, "1_4", "plugin:my-plugin") == {"t.V14"}
     assert _types(write, "1_5", "plugin:my-plugin?version=1.0") == {"t.V15"}
@@ -134,7 +135,7 @@ def test_the_database_s_catalog_is_unpacked_on_every_host_that_reads_it(tmp_path
     PluginCatalog(tmp_path / "worker" / "plugins").upload(source, [source / "plugin.yaml"])  # local only
     api_host.upload(source, [source / "plugin_1_5.yaml"])
     found = worker.find("my-plugin", "1.0")
-    assert found is not None and found.folder == tmp_path / "worker" / "plugins" / "my-plugin" / "1.0"
+    assert found is not None and found.folder == tmp_path / "worker" / "plugins" / "@default" / "my-plugin" / "1.0"
     assert [p.name for p in found.yaml_files] == ["plugin_1_5.yaml"]  # the stored copy replaced the local one
     assert (found.folder / "package" / "my_plugin" / "__init__.py").is_file()
     (source / "my_plugin" / "__init__.py").write_text("VERSION = 2\n")
@@ -154,3 +155,24 @@ def test_the_database_s_catalog_is_unpacked_on_every_host_that_reads_it(tmp_path
     assert (worker.find("my-plugin", "1.0").folder / DIGEST_FILE).read_text() == \
         (api_host.find("my-plugin", "1.0").folder / DIGEST_FILE).read_text()
     store.close()
+
+
+def test_stoker_plugin_download_gives_back_the_package_and_the_yaml_by_dsl_version(cli, source, tmp_path):
+    """A source folder comes back as a tar.gz of its files; --yaml picks as plugin: imports do; --full-archive
+    zips the package and the YAMLs."""
+    assert cli("plugin", "upload", source).exit_code == 0
+    out = tmp_path / "out"
+    out.mkdir()
+    got = cli("plugin", "download", "my-plugin", "-o", out)
+    assert got.exit_code == 0, got.stderr
+    with tarfile.open(got.stdout.strip()) as archive:
+        assert "my_plugin/__init__.py" in archive.getnames() and "plugin_1_4.yaml" in archive.getnames()
+    yaml = cli("plugin", "download", "my-plugin", "--version", "1.0", "--yaml", "--dsl-version", "1_4", "-o", out)
+    assert yaml.stdout.strip() == str(out / "plugin_1_4.yaml")
+    assert (out / "plugin_1_4.yaml").read_text() == (source / "plugin_1_4.yaml").read_text()
+    full = cli("plugin", "download", "my-plugin", "--full-archive", "-o", out / "all.zip")
+    with zipfile.ZipFile(full.stdout.strip()) as archive:
+        assert sorted(archive.namelist()) == ["my-plugin-1.0.tar.gz", "plugin.yaml", "plugin_1_4.yaml",
+                                              "plugin_1_5.yaml"]
+    missing = cli("plugin", "download", "other-plugin")
+    assert missing.exit_code == 1 and "plugin other-plugin is not uploaded" in missing.stderr

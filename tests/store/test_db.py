@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import time
+from contextlib import contextmanager
 from importlib import resources
 
 from alembic.autogenerate import compare_metadata
@@ -49,8 +50,8 @@ def test_head_from_file_names_matches_alembic():
 
 
 def _all_tables() -> MetaData:
-    """The engine's models and the REST API's tables: what a database must hold."""
-    from stoker.store import api_tables  # noqa: F401 - declared on the models' metadata
+    """The engine's models and the REST API's tables: what a database must hold (``db.create_schema``'s)."""
+    from stoker.store import api_tables, plugin_packages, snapshots  # noqa: F401 - declared on the models' metadata
 
     return metadata
 
@@ -149,26 +150,57 @@ def test_concurrent_first_opens_migrate_once(db_url):
     assert outcomes == ["ok"] * 4
 
 
-def test_0009_keeps_each_software_config_text_as_a_json_string(db_url):
-    """A config stored as text before 0009 reads back as that same text after it."""
+@contextmanager
+def _upgraded_after(engine, revision: str):
+    """A connection to a database migrated to ``revision``, for the test to store rows as they were then;
+    the block over, the database is migrated to the head."""
     from alembic import command
 
-    from stoker.store.software import SoftwareStore
-
-    engine = make_engine(db_url)
     with engine.connect().execution_options(stoker_write=True) as conn, conn.begin():
         config = Config()
         config.set_main_option("script_location", str(MIGRATIONS))
         config.attributes["connection"] = conn
-        command.upgrade(config, "0008")
+        command.upgrade(config, revision)
+        yield conn
+        command.upgrade(config, "head")
+
+
+def test_0009_keeps_each_software_config_text_as_a_json_string(db_url):
+    """A config stored as text before 0009 reads back as that same text after it."""
+    from stoker.store.software import SoftwareStore
+
+    engine = make_engine(db_url)
+    with _upgraded_after(engine, "0008") as conn:
         conn.execute(text("INSERT INTO api_software_config (id, project_id, name, \"group\", config, created_at) "
                           "VALUES ('c1', 'p', 'old', 'script', '#!/bin/sh\necho {\"a\": 1}', CURRENT_TIMESTAMP), "
                           "('c2', 'p', 'none', 'script', NULL, CURRENT_TIMESTAMP)"))
-        command.upgrade(config, "head")
     software = SoftwareStore(engine)
     assert software.get_config("p", "c1")["config"] == '#!/bin/sh\necho {"a": 1}'
     assert software.get_config("p", "c2")["config"] is None
     made = software.create_config("p", "new", "component", {"configs": [{"tool": "script"}]}, [], [], {})
     assert software.get_config("p", made["id"])["config"] == {"configs": [{"tool": "script"}]}
+    _assert_schema_is_the_models(engine)
+    engine.dispose()
+
+
+def test_0015_keeps_plugins_stored_before_it_for_every_tenant(db_url):
+    """Plugins stored before 0015 were shared by all tenants: after it they are global, the default project's."""
+    from types import SimpleNamespace
+
+    from stoker.store.plugin_packages import Owner, PluginPackages, Viewer
+
+    engine = make_engine(db_url)
+    with _upgraded_after(engine, "0014") as conn:
+        conn.execute(text("INSERT INTO plugin_package (name, version, sha256, archive, uploaded_at) "
+                          "VALUES ('old-plugin', '1.0', 'abc', :archive, CURRENT_TIMESTAMP)"), {"archive": b"tgz"})
+    [(key, owner)] = PluginPackages(SimpleNamespace(engine=engine)).owners().items()
+    assert (key, owner.project_id, owner.visibility, owner.sha256) == (("default", "old-plugin", "1.0"), "default",
+                                                                        "global", "abc")
+    assert Viewer("another").sees(owner)
+    # the tenant is in the key: another tenant may hold its own plugin of that name and version
+    packages = PluginPackages(SimpleNamespace(engine=engine))
+    packages.put("old-plugin", "1.0", "def", b"tgz2", Owner("another", "tenant", "bob"))
+    assert sorted(packages.owners()) == [("another", "old-plugin", "1.0"), ("default", "old-plugin", "1.0")]
+    assert packages.archive("another", "old-plugin", "1.0") == b"tgz2"
     _assert_schema_is_the_models(engine)
     engine.dispose()

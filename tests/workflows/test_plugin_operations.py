@@ -13,6 +13,7 @@ import zipfile
 import pytest
 
 from stoker.blueprint.plugin_catalog import PluginCatalog
+from stoker.errors import Conflict
 
 pytestmark = pytest.mark.slow  # plugin virtualenvs made with pip
 
@@ -231,3 +232,82 @@ def test_an_operation_of_a_plugin_not_uploaded_fails_clearly(engine, tmp_path):
     execution = _install(engine, tmp_path, blueprint)
     assert execution["status"] == "failed"
     assert "plugin demo-plugin 1.0 is not uploaded (stoker plugin upload)" in execution["error"]
+
+
+def test_another_tenants_plugin_does_not_run_for_a_blueprint_declaring_it_itself(engine, tmp_path):
+    """Tenant team-a's plugin, declared by team-b's blueprint in a plugin YAML of its own (no plugin:
+    import to refuse it): the task finds no plugin team-b may use."""
+    from stoker.store.plugin_packages import Owner
+
+    PluginCatalog.at_home(create=True, store=engine.store).upload(_source(tmp_path), [],
+                                                                  Owner("team-a", "tenant", "ann"))
+    (tmp_path / "bp" / "plugin").mkdir(parents=True)
+    (tmp_path / "bp" / "plugin" / "plugin.yaml").write_text(PLUGIN_YAML.replace(
+        "    properties:\n      region: {type: string, description: where}\n", ""))
+    blueprint = BLUEPRINT.replace("  - plugin:demo-plugin:\n      region: eu-west\n", "  - plugin/plugin.yaml\n")
+    execution = _install(engine.for_project("team-b"), tmp_path, blueprint)
+    assert execution["status"] == "failed"
+    assert "plugin demo-plugin 1.0 is not uploaded (stoker plugin upload)" in execution["error"]
+
+
+#: PLUGIN_YAML's plugin (no properties), its node type with one task
+TINY_YAML = (PLUGIN_YAML.replace("    properties:\n      region: {type: string, description: where}\n", "", 1)
+             .split("    properties:")[0] + "    interfaces:\n      cloudify.interfaces.lifecycle:\n"
+             "        create: demo.demo_plugin.tasks.create\n")
+TINY_BLUEPRINT = ("tosca_definitions_version: cloudify_dsl_1_5\nimports: [cloudify/types/types.yaml, "
+                  "'plugin:demo-plugin']\nnode_templates:\n  thing: {type: demo.Thing}\n")
+
+
+def _tiny_plugin(folder, whose: str):
+    """demo-plugin 1.0 whose create task writes ``whose`` to the instance."""
+    (folder / "demo_plugin").mkdir(parents=True)
+    (folder / "demo_plugin" / "__init__.py").write_text("")
+    (folder / "demo_plugin" / "tasks.py").write_text(
+        "from cloudify.decorators import operation\n\n\n@operation\ndef create(ctx, **kwargs):\n"
+        f"    ctx.instance.runtime_properties['whose'] = {whose!r}\n")
+    (folder / "plugin_1_5.yaml").write_text(TINY_YAML)
+    return folder
+
+
+def test_two_tenants_each_run_their_own_plugin_of_one_name_and_version(engine, tmp_path, plugin_wheels):
+    """team-a and team-b each upload demo-plugin 1.0 (other code): each tenant's plugin: import and tasks
+    take its own, from a folder and a virtualenv of its own; the same tenant uploading it again replaces it."""
+    from stoker.store.plugin_packages import Owner
+
+    catalog = PluginCatalog.at_home(create=True, store=engine.store)
+    for tenant in ("team-a", "team-b"):
+        catalog.upload(_tiny_plugin(tmp_path / tenant / "demo-plugin", tenant), [], Owner(tenant, "tenant", None))
+    for tenant in ("team-a", "team-b"):
+        project = engine.for_project(tenant)
+        execution = _install(project, tmp_path / f"run-{tenant}", TINY_BLUEPRINT)
+        assert execution["status"] == "terminated", execution["error"]
+        assert _runtime(project) == ("started", {"whose": tenant})
+    home = tmp_path / "home"
+    assert sorted(p.parent.parent.name for p in (home / "plugin-envs").glob("*/demo-plugin/1.0")) == [
+        "@team-a", "@team-b"]
+    with pytest.raises(Conflict):
+        catalog.upload(tmp_path / "team-a" / "demo-plugin", [], Owner("team-a", "tenant", None), replace=False)
+
+
+def test_a_private_plugin_runs_only_for_deployments_of_those_who_see_it(engine, tmp_path, plugin_wheels):
+    """ann's private plugin: a deployment amy (a user of the tenant) made does not run it, as the API would
+    not show it to her; ann's and the tenant manager's do (the rule of the API's routes: ``viewer_of``)."""
+    from stoker.api.cloudify.users import UserStore
+    from stoker.store.plugin_packages import Owner
+
+    users = UserStore(engine.store.engine)
+    for name, role in (("ann", "user"), ("amy", "user"), ("meg", "manager")):
+        users.create(name, "secret-pw", "team-a", role)
+    PluginCatalog.at_home(create=True, store=engine.store).upload(
+        _tiny_plugin(tmp_path / "demo-plugin", "ann"), [], Owner("team-a", "private", "ann"))
+    project = engine.for_project("team-a")
+    (tmp_path / "bp").mkdir()
+    (tmp_path / "bp" / "blueprint.yaml").write_text(TINY_BLUEPRINT)
+    project.blueprints.upload(tmp_path / "bp" / "blueprint.yaml", "bp")  # here, as the host: it sees all
+    ended = {}
+    for user in ("amy", "ann", "meg"):
+        project.blueprints.deployments.create(f"dep-{user}", "bp", created_by=user)
+        ended[user] = project.executions.start("install", f"dep-{user}")
+    assert ended["amy"]["status"] == "failed"
+    assert "plugin demo-plugin 1.0 is not uploaded (stoker plugin upload)" in ended["amy"]["error"]
+    assert (ended["ann"]["status"], ended["meg"]["status"]) == ("terminated", "terminated")

@@ -32,6 +32,8 @@ class Caller:
     user: str
     tenant: str
     role: str
+    #: by a project's own token (``stoker token create``, a plugin task's): that tenant's manager, no user
+    project_token: bool = False
 
     @property
     def project(self) -> str:
@@ -81,8 +83,19 @@ class Identities:
             own = tenant_of(project)
             if tenant not in (None, own):
                 raise forbidden(f"the token is not valid for tenant {tenant!r}")
-            return Caller("admin", own, "manager")
+            return Caller("admin", own, "manager", project_token=True)
         return self._member(user, tenant or tenant_of(project))
+
+    def operator(self, who: Caller) -> bool:
+        """Whether ``who`` acts for the whole server (makes a resource global, as Cloudify's admin): a
+        user who is the manager of ``default_tenant``, the operator's own, or anyone without
+        authentication (``noauth``, on loopback).  A project's token never does: a plugin's task holds one."""
+        if self.mode == "noauth":
+            return True
+        if who.project_token:
+            return False
+        return self._remembered(("role", who.user, DEFAULT_TENANT),
+                                lambda: self.users.role(who.user, DEFAULT_TENANT)) == "manager"
 
     def _member(self, user: str, tenant: str) -> Caller:
         role = self._remembered(("role", user, tenant), lambda: self.users.role(user, tenant))

@@ -14,6 +14,7 @@ from fastapi.responses import Response
 from stoker.api.body import read_body
 from stoker.api.cloudify import views
 from stoker.api.cloudify.identity import Caller, caller, requiring
+from stoker.api.cloudify.routes.plugins import plugins_seen_by
 from stoker.api.cloudify.routing import bad, router, run
 from stoker.limits import limit
 
@@ -66,7 +67,8 @@ async def upload(blueprint_id: str, request: Request, who: Caller = Depends(requ
 
     def work(engine):
         service = engine.blueprints
-        service.upload_archive(archive, blueprint_id, name)
+        with plugins_seen_by(request, who):
+            service.upload_archive(archive, blueprint_id, name)
         return _view(service, blueprint_id, who.project)
 
     return await run(request, who, work, 201)
@@ -79,7 +81,8 @@ async def validate(blueprint_id: str, request: Request, who: Caller = Depends(re
     name = _file_name(params)
 
     def work(engine):
-        engine.blueprints.validate_archive(archive, name)  # its plan is not answered
+        with plugins_seen_by(request, who):
+            engine.blueprints.validate_archive(archive, name)  # its plan is not answered
 
     return await run(request, who, work)
 

@@ -65,7 +65,8 @@ async def create(deployment_id: str, request: Request, who: Caller = Depends(req
     def work(engine):
         engine.blueprints.deployments.create(deployment_id, body["blueprint_id"], inputs, labels,
                                              display_name if isinstance(display_name, str) else None,
-                                             bool(body.get("runtime_only_evaluation")))
+                                             bool(body.get("runtime_only_evaluation")),
+                                             created_by=who.user)
         return deployment_view(engine, deployment_id, who.project)
 
     return await run(request, who, work, 201)

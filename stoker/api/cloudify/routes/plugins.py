@@ -1,47 +1,61 @@
 """``/plugins``: Cloudify's plugin routes on Stoker's plugin catalog (the one ``stoker plugin`` and
-``plugin:NAME`` imports use), so ``cfy plugins upload/list/get/delete`` act on what blueprints import.
+``plugin:NAME`` imports use), so ``cfy plugins upload/list/get/download/download_yaml/delete/set-global/
+set-visibility`` act on what blueprints import.
 
 The catalog is the server's database's (unpacked in ``$STOKER_HOME/plugins``, so workers sharing the
-database run the plugins too), shared by every tenant as a manager's ``global`` plugins are: any user
-reads it, a manager uploads and deletes.
+database run the plugins too).  As on Cloudify, a plugin belongs to the tenant it was uploaded to and has
+a visibility: ``private`` (its uploader and the tenant's managers), ``tenant`` (the default) or
+``global`` (every tenant); a tenant lists, imports and runs its own and the global ones.  A manager
+uploads, deletes (in the plugin's own tenant only) and widens a visibility; only the operator
+(``Identities.operator``: a manager of ``default_tenant``) makes one global.
 """
 
 from __future__ import annotations
 
 import tempfile
 import uuid
+from contextlib import contextmanager
 import zipfile
 from datetime import datetime, timezone
 from io import BytesIO
 from pathlib import Path
+from typing import Iterator
 
 from fastapi import Depends, Request
 from fastapi.responses import Response
 
-from stoker.api.body import read_body
+from stoker.api.body import json_body, read_body
 from stoker.api.cloudify import views
-from stoker.api.cloudify.identity import Caller, caller, requiring
-from stoker.api.cloudify.routing import router, run
+from stoker.api.cloudify.identity import Caller, caller, forbidden, requiring
+from stoker.api.cloudify.routing import bad, router, run
 from stoker.api.request_context import reply
 from stoker.api.error_bodies import ApiError
 from stoker.blueprint import archives
+from stoker.blueprint.import_resolver import PLUGIN_VIEWER
 from stoker.blueprint.plugin_catalog import Plugin, PluginCatalog
+from stoker.blueprint.state import tenant_of
 from stoker.limits import limit
+from stoker.store.plugin_packages import VISIBILITIES, Owner, Viewer, viewer_of
 
 routes = router("plugins")
-#: a plugin's id is derived from its name and version, so it is the same on every server and after restarts
+#: a plugin's id is derived from its tenant, name and version, so it is the same on every server and after restarts
 _IDS = uuid.UUID("6f1c1d1e-5b5e-4c1a-9d57-7b1f0c2a9e11")
 _PACKAGES = (".wgn", ".whl", ".tar.gz", ".tgz")
 
 
 def plugin_id(plugin: Plugin) -> str:
-    return str(uuid.uuid5(_IDS, f"{plugin.name}/{plugin.version}"))
+    return str(uuid.uuid5(_IDS, plugin.key.as_posix()))
 
 
 def _view(plugin: Plugin, project: str) -> dict:
-    uploaded = datetime.fromtimestamp(plugin.folder.stat().st_mtime, timezone.utc)
+    owner = plugin.owner
+    uploaded = owner.uploaded_at.replace(tzinfo=timezone.utc) if owner and owner.uploaded_at else \
+        datetime.fromtimestamp(plugin.folder.stat().st_mtime, timezone.utc)
+    visibility = owner.visibility if owner else "global"
     package = plugin.as_dict()["package"]
-    return {**views.common(project), "visibility": "global", "resource_availability": "global",
+    return {**views.common(owner.project_id if owner else project), "visibility": visibility,
+            "resource_availability": visibility, "private_resource": visibility == "private",
+            "created_by": (owner.created_by if owner else None) or "admin",
             "id": plugin_id(plugin), "package_name": plugin.name, "package_version": plugin.version,
             "archive_name": package, "package_source": None, "supported_platform": "any", "distribution": None,
             "distribution_version": None, "distribution_release": None, "wheels": [], "excluded_wheels": [],
@@ -51,8 +65,26 @@ def _view(plugin: Plugin, project: str) -> dict:
             "resource_tags": {}, "yaml_files": [p.name for p in plugin.yaml_files]}
 
 
-def _catalog(request: Request, create: bool = False) -> PluginCatalog:
-    return PluginCatalog.at_home(create=create, store=request.app.state.stoker.engine.store)
+def _viewer(request: Request, who: Caller) -> Viewer:
+    """``who`` sees its tenant's plugins (private ones: its own, or all for a manager or the operator) and the
+    global ones: ``viewer_of``, the rule a task's lookup follows too.  No user: a project's token, noauth."""
+    user = None if who.project_token or request.app.state.cloudify.mode == "noauth" else who.user
+    return viewer_of(request.app.state.stoker.engine.store.engine, who.project, who.tenant, user)
+
+
+def _catalog(request: Request, who: Caller, create: bool = False) -> PluginCatalog:
+    return PluginCatalog.at_home(create=create, store=request.app.state.stoker.engine.store,
+                                 viewer=_viewer(request, who))
+
+
+@contextmanager
+def plugins_seen_by(request: Request, who: Caller) -> Iterator[None]:
+    """While a route parses a blueprint: its ``plugin:NAME`` imports read the plugins ``who`` sees."""
+    token = PLUGIN_VIEWER.set(_viewer(request, who))
+    try:
+        yield
+    finally:
+        PLUGIN_VIEWER.reset(token)
 
 
 def _found(catalog: PluginCatalog, wanted: str) -> Plugin:
@@ -62,23 +94,77 @@ def _found(catalog: PluginCatalog, wanted: str) -> Plugin:
     return found
 
 
+def _own(who: Caller, plugin: Plugin, verb: str) -> None:
+    """Changing a plugin is its tenant's (a global one is changed from the tenant it was uploaded to)."""
+    if plugin.owner is not None and plugin.owner.project_id != who.project:
+        raise forbidden(f"plugin {plugin.name} {plugin.version} belongs to tenant "
+                        f"{tenant_of(plugin.owner.project_id)!r}: {verb} it from there")
+
+
+def _visibility(request: Request, who: Caller, visibility: object) -> str:
+    if visibility not in VISIBILITIES:
+        raise bad(f"visibility must be one of {', '.join(VISIBILITIES)}, not {visibility!r}")
+    if visibility == "global" and not request.app.state.cloudify.operator(who):
+        raise forbidden(f"only the operator (a manager of tenant default_tenant) makes a plugin global; "
+                        f"{who.user!r} in {who.tenant!r} may upload it with visibility tenant or private")
+    return str(visibility)
+
+
 @routes.get("/plugins")
 def plugin_list(request: Request, who: Caller = Depends(caller)) -> Response:
-    return reply(views.page(request, [_view(p, who.project) for p in _catalog(request).list()]))
+    return reply(views.page(request, [_view(p, who.project) for p in _catalog(request, who).list()]))
 
 
 @routes.get("/plugins/{wanted}")
 def plugin_get(wanted: str, request: Request, who: Caller = Depends(caller)) -> Response:
-    return reply(_view(_found(_catalog(request), wanted), who.project))
+    return reply(_view(_found(_catalog(request, who), wanted), who.project))
+
+
+@routes.get("/plugins/{wanted}/archive")
+def plugin_archive(wanted: str, request: Request, who: Caller = Depends(caller)) -> Response:
+    """``cfy plugins download``: the wagon (or wheel) as uploaded; ``full_archive``: a zip of it and its YAMLs."""
+    full = request.query_params.get("full_archive", "").lower() == "true"
+    return _file(*_found(_catalog(request, who), wanted).download("full" if full else "package"))
+
+
+@routes.get("/plugins/{wanted}/yaml")
+def plugin_yaml(wanted: str, request: Request, who: Caller = Depends(caller)) -> Response:
+    """``cfy plugins download_yaml`` (and the client's ``get_yaml``): the YAML a blueprint of ``dsl_version``
+    imports, chosen as ``plugin:NAME`` chooses it."""
+    plugin = _found(_catalog(request, who), wanted)
+    return _file(*plugin.download("yaml", request.query_params.get("dsl_version")))
+
+
+def _file(data: bytes, name: str) -> Response:
+    return Response(data, media_type="application/octet-stream",
+                    headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
 
 @routes.delete("/plugins/{wanted}")
 async def plugin_delete(wanted: str, request: Request, who: Caller = Depends(requiring("manager"))) -> Response:
     def work(engine):
-        catalog = _catalog(request)
+        catalog = _catalog(request, who)
         found = _found(catalog, wanted)
+        _own(who, found, "delete")
         catalog.delete(found.name, found.version)
         return Response(status_code=204)
+
+    return await run(request, who, work)
+
+
+@routes.patch("/plugins/{wanted}/set-visibility")
+async def plugin_set_visibility(wanted: str, request: Request,
+                                who: Caller = Depends(requiring("manager"))) -> Response:
+    """``cfy plugins set-global`` / ``set-visibility``: a visibility only widens."""
+    body = await json_body(request)
+    visibility = _visibility(request, who, body.get("visibility") if isinstance(body, dict) else None)
+
+    def work(engine):
+        catalog = _catalog(request, who)
+        found = _found(catalog, wanted)
+        _own(who, found, "change")
+        catalog.set_visibility(found, visibility)
+        return reply(_view(_found(catalog, wanted), who.project))
 
     return await run(request, who, work)
 
@@ -86,30 +172,32 @@ async def plugin_delete(wanted: str, request: Request, who: Caller = Depends(req
 def _unpacked(data: bytes, into: Path) -> tuple[Path, list[Path]]:
     """(package, plugin YAMLs) from the zip ``cfy plugins upload`` sends: the wagon (or wheel) and its YAMLs."""
     if not zipfile.is_zipfile(BytesIO(data)):
-        raise ApiError(400, "a plugin upload is a zip of the wagon and its plugin YAML, as cfy plugins upload "
-                       "PLUGIN.wgn -y plugin.yaml sends it", "bad_parameters_error")
+        raise bad("a plugin upload is a zip of the wagon and its plugin YAML, as cfy plugins upload "
+                  "PLUGIN.wgn -y plugin.yaml sends it")
     archives.unpack(data, into)
     files = sorted(p for p in into.rglob("*") if p.is_file())
     packages = [p for p in files if p.name.endswith(_PACKAGES)]
     yamls = [p for p in files if p.suffix in (".yaml", ".yml")]
     if len(packages) != 1 or not yamls:
-        raise ApiError(400, f"the plugin upload holds {len(packages)} packages (.wgn/.whl) and {len(yamls)} "
-                       "plugin YAMLs: it needs one package and its YAML (cfy plugins upload PLUGIN.wgn -y "
-                       "plugin.yaml)", "bad_parameters_error")
+        raise bad(f"the plugin upload holds {len(packages)} packages (.wgn/.whl) and {len(yamls)} "
+                  "plugin YAMLs: it needs one package and its YAML (cfy plugins upload PLUGIN.wgn -y "
+                  "plugin.yaml)")
     return packages[0], yamls
 
 
 @routes.post("/plugins", status_code=201)
 async def plugin_upload(request: Request, who: Caller = Depends(requiring("manager"))) -> Response:
     if request.query_params.get("plugin_archive_url"):
-        raise ApiError(400, "uploading a plugin from a URL is not supported by Stoker: download the wagon and "
-                       "upload the file (cfy plugins upload PATH -y plugin.yaml)", "bad_parameters_error")
+        raise bad("uploading a plugin from a URL is not supported by Stoker: download the wagon and "
+                  "upload the file (cfy plugins upload PATH -y plugin.yaml)")
+    visibility = _visibility(request, who, request.query_params.get("visibility") or "tenant")
     data = await read_body(request, limit("max_blueprint_size"), "max_blueprint_size", "plugin archive")
 
     def work(engine):
         with tempfile.TemporaryDirectory(prefix="stoker-plugin-") as folder:
             package, yamls = _unpacked(data, Path(folder))
-            plugin = _catalog(request, create=True).upload(package, yamls)
-        return reply(_view(plugin, who.project), 201)
+            catalog = _catalog(request, who, create=True)
+            uploaded = catalog.upload(package, yamls, Owner(who.project, visibility, who.user), replace=False)
+        return reply(_view(uploaded, who.project), 201)
 
     return await run(request, who, work)
