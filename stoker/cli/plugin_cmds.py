@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from stoker.blueprint.plugin_catalog import PluginCatalog
 from stoker.cli.formatting import format_option, show_list, show_record
 from stoker.cli.group import current_settings
+
+if TYPE_CHECKING:  # pragma: no cover - archives and packaging load with a plugin command only
+    from stoker.blueprint.plugin_catalog import PluginCatalog
 
 PLUGIN_COLUMNS = ["package_name", "package_version", "yaml_files", "package"]
 
 
 def catalog() -> PluginCatalog:
     """The catalog of the command's database (workers sharing it run the plugins), unpacked in $STOKER_HOME."""
+    from stoker.blueprint.plugin_catalog import PluginCatalog
+
     settings = current_settings()
     return PluginCatalog.at_home(create=True, store=None if settings.remote else settings.engine().store)
 

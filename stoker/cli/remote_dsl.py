@@ -10,11 +10,13 @@ stored) and is followed through its ``Started`` handle; the rows come back in th
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 from urllib.parse import quote
 
 from stoker.errors import StokerError
-from stoker.started import Started
+
+if TYPE_CHECKING:  # pragma: no cover - concurrent.futures loads with a remote execution only
+    from stoker.started import Started
 
 #: the fields of an execution and of an event as the local service gives them
 EXECUTION_FIELDS = ("id", "workflow_id", "deployment_id", "status", "status_display", "parameters", "error",
@@ -76,6 +78,7 @@ class RemoteExecutions(_OverTheApi):
 
     def begin(self, verb: str, *args: Any, **kwargs: Any) -> Started:
         """``start`` or ``resume`` under way in the server: the handle once it is stored there."""
+        from stoker.started import Started
         from stoker.store.models import ACTIVE_EXECUTION
 
         return Started(self.get, lambda execution: execution["status"] in ACTIVE_EXECUTION,
