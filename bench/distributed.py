@@ -109,13 +109,14 @@ def main() -> None:
     parser.add_argument("--none", type=int, default=10000)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--db-prefix", default="stoker_bench", help="name prefix of the scratch database")
+    parser.add_argument("--queue-prefix", default="stoker-bench", help="name prefix of the Celery queues")
     args = parser.parse_args()
     home = tempfile.mkdtemp(prefix="stoker-bench-")
     database = Database(args.db_prefix)
     try:
         local = Engine(db_url=database.url)
         for count in args.workers:
-            queue = f"stoker-bench-{uuid.uuid4().hex[:8]}"
+            queue = f"{args.queue_prefix}-{uuid.uuid4().hex[:8]}"
             workers = start_workers(count, args.concurrency, database.url, args.broker, queue, home)
             engine = Engine(db_url=database.url, dispatch=CeleryDispatch(args.broker, queue))
             try:

@@ -36,6 +36,8 @@ from sqlalchemy.engine import make_url
 
 STOKER = [sys.executable, "-m", "stoker"]
 PG_ADMIN = os.environ.get("STOKER_BENCH_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
+#: the scratch databases' name prefix (a shared server: each user's own)
+DB_PREFIX = os.environ.get("STOKER_BENCH_DB_PREFIX", "stoker_bench")
 #: short type names keep a 10,000-resource chain under Heat's 512 KiB template limit
 ENVIRONMENT = {"resource_registry": {"N": "OS::Heat::None", "T": "OS::Heat::TestResource",
                                      "V": "OS::Heat::Value"}}
@@ -84,7 +86,7 @@ class Case:
         self.env.pop("PYTHONDONTWRITEBYTECODE", None)
         self.pg_admin, self.pg_name = pg_admin, None
         if db == "postgresql":
-            self.pg_name = f"stoker_bench_{uuid.uuid4().hex[:10]}"
+            self.pg_name = f"{DB_PREFIX}_{uuid.uuid4().hex[:10]}"
             with _admin(pg_admin) as conn:
                 conn.execute(text(f'CREATE DATABASE "{self.pg_name}"'))
             url = make_url(pg_admin).set(database=self.pg_name).render_as_string(hide_password=False)

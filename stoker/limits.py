@@ -32,6 +32,8 @@ DEFAULTS = {
 }
 #: Heat's max_resources_per_stack, for the shared API server
 API_MAX_RESOURCES = 1000
+#: the longest lifetime an API token may be given, in days (a hundred years)
+MAX_TOKEN_DAYS = 36_525
 
 
 class LimitSettingError(StokerError):

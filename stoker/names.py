@@ -32,7 +32,12 @@ def stack_name_error(name: object) -> str | None:
 
 
 def hidden_characters(text: str) -> list[str]:
-    """The escapes of the control and format characters in ``text`` (empty when clean)."""
+    """The escapes of the control and format characters in ``text`` (empty when clean).
+
+    Every hidden character is one ``str.isprintable`` refuses: a printable name (nearly all,
+    and a stored template's names are checked on every read) skips the per-character walk."""
+    if text.isprintable():
+        return []
     return [_escape(ch) for ch in text if _is_hidden(ch)]
 
 

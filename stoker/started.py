@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import threading
 import time
-from concurrent import futures
-from concurrent.futures import Future
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:  # pragma: no cover - concurrent.futures (and logging) load with an action only
+    from concurrent.futures import Future
 
 #: how often a waiter reads the state of an action run elsewhere (workers, a server)
 POLL_INTERVAL = 0.25
@@ -28,6 +29,8 @@ def stack_running(state: dict) -> bool:
 
 def in_thread(work: Callable[[], Any]) -> Future:
     """``work()`` in a thread of its own (a daemon: a command that exits does not wait for it)."""
+    from concurrent.futures import Future
+
     future: Future = Future()
 
     def run() -> None:
@@ -116,6 +119,8 @@ class Started:
             here = self.future is not None and not self.future.done()
             show_new()
             if here:
+                from concurrent import futures
+
                 futures.wait([self.future], interval)  # back at once when the action ends
             else:
                 time.sleep(interval)

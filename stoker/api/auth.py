@@ -24,7 +24,8 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import Engine as SAEngine
 
 from stoker.api.error_bodies import ApiError
-from stoker.store.api_tables import MAX_TOKEN_DAYS, TOKENS, iso, utcnow
+from stoker.limits import MAX_TOKEN_DAYS
+from stoker.store.api_tables import TOKENS, iso, utcnow
 
 AUTH_MODES = ("auto", "token", "noauth")
 TOKEN_PREFIX = "stk_"

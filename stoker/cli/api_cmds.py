@@ -11,7 +11,7 @@ import click
 
 from stoker.cli.formatting import format_option, show_list, show_record
 from stoker.cli.group import pass_settings
-from stoker.store.api_tables import MAX_TOKEN_DAYS
+from stoker.limits import MAX_TOKEN_DAYS
 
 
 def _db_url(settings, given: str | None) -> str:

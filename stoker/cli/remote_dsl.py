@@ -13,11 +13,13 @@ from __future__ import annotations
 import zipfile
 from io import BytesIO
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 from urllib.parse import quote
 
 from stoker.errors import NotFound, StokerError
-from stoker.started import Started
+
+if TYPE_CHECKING:  # pragma: no cover - concurrent.futures loads with a remote execution only
+    from stoker.started import Started
 
 #: the fields of an execution and of an event as the local service gives them
 EXECUTION_FIELDS = ("id", "workflow_id", "deployment_id", "status", "status_display", "parameters", "error",
@@ -80,6 +82,7 @@ class RemoteExecutions(_OverTheApi):
 
     def begin(self, verb: str, *args: Any, **kwargs: Any) -> Started:
         """``start`` or ``resume`` under way in the server: the handle once it is stored there."""
+        from stoker.started import Started
         from stoker.store.models import ACTIVE_EXECUTION
 
         return Started(self.get, lambda execution: execution["status"] in ACTIVE_EXECUTION,

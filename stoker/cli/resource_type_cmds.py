@@ -9,8 +9,7 @@ import click
 from stoker.cli.formatting import format_option, show_document, show_list
 from stoker.cli.group import pass_settings
 from stoker.errors import StokerError
-from stoker.resources import type_info
-from stoker.resources.openstack import inventory
+from stoker.resources.support import TEMPLATE_TYPES
 
 
 @click.group("resource")
@@ -45,6 +44,9 @@ def type_list(settings, filters, long_, fmt) -> None:
             raise click.BadParameter(f"{item!r}: expected name=..., support_status=... or version=...",
                                      param_hint="--filter")
         wanted[key] = value
+    from stoker.resources import type_info
+    from stoker.resources.openstack import inventory  # SQLAlchemy and more: not every command's import
+
     found = type_info.list_types(_registry(settings), with_description=long_,
                                  usable=lambda name, cls: inventory.unavailable(cls, name) is None, **wanted)
     rows = found if long_ else [{"resource_type": name} for name in found]
@@ -53,13 +55,15 @@ def type_list(settings, filters, long_, fmt) -> None:
 
 @resource_type.command("show")
 @click.argument("type_name", metavar="TYPE")
-@click.option("--template-type", type=click.Choice(type_info.TEMPLATE_TYPES), default=None,
+@click.option("--template-type", type=click.Choice(TEMPLATE_TYPES), default=None,
               help="Show a template using the type instead of its schema.")
 @click.option("--long", "long_", is_flag=True, help="Also show the type's description.")
 @format_option("yaml")
 @pass_settings
 def type_show(settings, type_name, template_type, long_, fmt) -> None:
     """Show TYPE's properties, attributes and support status (or a template using it)."""
+    from stoker.resources import type_info
+
     try:
         cls = _registry(settings).get(type_name)
     except StokerError as exc:

@@ -61,11 +61,15 @@ def _simulated_resources(engine: ReadHost, stack: Stack, content: dict) -> list[
     """The resources whose type is simulated (resources/openstack), from the template's text:
     no row is read and no resource parsed."""
     found = []
+    simulated: dict[str, bool] = {}  # per type: a stack has few types and many resources
     for name, body in (content.get("resources") or content.get("Resources") or {}).items():
         type_name = (body.get("type") or body.get("Type")) if isinstance(body, dict) else None
         if isinstance(type_name, str):
-            cls = engine.class_or_none(stack.effective_type(name, type_name))
-            if getattr(cls, "simulated", False):
+            effective = stack.effective_type(name, type_name)
+            flag = simulated.get(effective)
+            if flag is None:
+                flag = simulated[effective] = getattr(engine.class_or_none(effective), "simulated", False)
+            if flag:
                 found.append(name)
     return sorted(found)
 

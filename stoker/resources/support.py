@@ -7,6 +7,10 @@ The status never changes how a template runs; it only informs.
 
 from __future__ import annotations
 
+#: the template shapes a type can be shown in (``resource type show --template-type``); here, not in
+#: ``type_info``, so that the CLI's options need none of the schema machinery
+TEMPLATE_TYPES = ("cfn", "hot")
+
 SUPPORT_STATUSES = (UNKNOWN, SUPPORTED, DEPRECATED, UNSUPPORTED, HIDDEN) = (
     "UNKNOWN",
     "SUPPORTED",

@@ -9,9 +9,8 @@ from typing import Any, Callable
 
 from stoker.resources import attributes as attributes_mod
 from stoker.resources.properties import AnyIndexDict, schemata
-from stoker.resources.support import HIDDEN, SUPPORTED
+from stoker.resources.support import HIDDEN, SUPPORTED, TEMPLATE_TYPES
 
-TEMPLATE_TYPES = ("cfn", "hot")
 #: property type -> HOT parameter type (for generated templates)
 PARAMETER_TYPES = {"String": "string", "Integer": "number", "Number": "number", "Boolean": "boolean",
                    "Map": "json", "List": "comma_delimited_list", "Any": "json"}

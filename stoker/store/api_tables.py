@@ -19,9 +19,6 @@ def utcnow() -> datetime:
     return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
-#: the longest lifetime a token may be given, in days (a hundred years)
-MAX_TOKEN_DAYS = 36_525
-
 TOKENS = Table(
     "api_token", metadata,
     Column("id", String(36), primary_key=True),

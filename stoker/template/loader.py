@@ -73,7 +73,7 @@ def paused_gc():
     finally:
         with _FROZEN_LOCK:
             _freeze()
-            if not _frozen:
+            if not _frozen and not _due:
                 gc.unfreeze()
         gc.enable()
 
@@ -87,6 +87,8 @@ _moved = 0
 _kept = 0
 #: the fewest moved objects that call for a full collection (a quarter of those kept, if more)
 FULL_COLLECTION_AFTER = 100_000
+#: a full collection is due: the next action runs it first (what it finds stays frozen till then)
+_due = False
 
 
 def _freeze() -> None:
@@ -98,24 +100,33 @@ def _freeze() -> None:
 
 
 def _collect_if_grown() -> None:
-    """A full collection once enough objects went by the young generations (under ``_FROZEN_LOCK``).
+    """After an action: a full collection is due once enough objects went by the young generations
+    (under ``_FROZEN_LOCK``).
 
     Moved objects are not counted by the collector's own rule for full collections (a quarter
     more long-lived objects than the last one kept), so the cyclic garbage among them stayed:
-    a server whose actions overlap without pause grew ~40 KB per create.  Running actions keep
-    their objects frozen after it.
+    a server whose actions overlap without pause grew ~40 KB per create.  The collection runs
+    when the next action begins (``_collect_when_due``), not now: a process that ends after its
+    action (every CLI command, a detached engine process) would spend a fifth of a big update's
+    CPU on it just before exiting.
     """
-    global _moved, _kept
-    if _moved <= max(FULL_COLLECTION_AFTER, _kept // 4):
-        if not _frozen:
-            gc.unfreeze()
+    global _due
+    if _moved > max(FULL_COLLECTION_AFTER, _kept // 4):
+        _due = True
+    elif not _frozen:
+        gc.unfreeze()
+
+
+def _collect_when_due() -> None:
+    """The full collection the last action's end asked for (under ``_FROZEN_LOCK``, before this
+    action freezes what exists); actions still running are frozen again after it."""
+    global _moved, _kept, _due
+    if not _due:
         return
     held = gc.get_freeze_count()
     gc.unfreeze()
     _kept = max(0, held - gc.collect())
-    _moved = 0
-    if _frozen:
-        gc.freeze()
+    _moved, _due = 0, False
 
 
 @contextmanager
@@ -129,6 +140,7 @@ def frozen_gc():
     """
     global _frozen
     with _FROZEN_LOCK:
+        _collect_when_due()
         _freeze()
         _frozen += 1
     try:

@@ -26,15 +26,18 @@ runpy.run_module("stoker", run_name="__main__", alter_sys=True)
 """
 
 
-def _imported(tmp_path: Path, template: str, *args: str) -> set[str]:
+def _imported(tmp_path: Path, template: str, *args: str, wait: bool = True) -> set[str]:
     (tmp_path / "t.yaml").write_text(template)
     env = {**os.environ, "STOKER_HOME": str(tmp_path / "home")}
     env.pop("STOKER_DB_URL", None)
     done = subprocess.run([sys.executable, "-c", PROBE, "stack", "create", "s", "-t", str(tmp_path / "t.yaml"),
-                           "--wait", "-f", "json", *args],
+                           *(["--wait"] if wait else []), "-f", "json", *args],
                           env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "CREATE_COMPLETE" in done.stderr
+    if wait:
+        assert "CREATE_COMPLETE" in done.stderr
+    else:
+        assert json.loads(done.stdout.strip().rsplit("\n", 1)[0])["stack_status"] == "CREATE_IN_PROGRESS"
     return set(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
@@ -64,3 +67,12 @@ def test_a_template_that_calls_yaql_loads_it(tmp_path):
                 "    value: {yaql: {expression: '$.data.x + 1', data: {x: 1}}}\n"
                 "resources:\n  a:\n    type: OS::Heat::None\n")
     assert _loaded(_imported(tmp_path, template), "yaql")
+
+
+def test_a_create_without_wait_leaves_the_database_to_the_engine_process(tmp_path):
+    """The command only starts the engine process and prints what it reports: no SQLAlchemy,
+    no thread pool, no archive or packaging modules (other commands' imports) in its start."""
+    modules = _imported(tmp_path, '{"heat_template_version": "2018-08-31", "resources": {"a": {"type": "OS::Heat::None"}}}',
+                        wait=False)
+    assert "stoker.cli.detached" in modules  # the probe sees the command's imports
+    assert [lib for lib in ("sqlalchemy", "concurrent.futures", "tarfile", "packaging") if _loaded(modules, lib)] == []

@@ -5,11 +5,21 @@ from __future__ import annotations
 import gc
 import weakref
 
+import pytest
+
 from stoker.template import loader
 from stoker.template.loader import frozen_gc, paused_gc
 
 
-def test_an_action_keeps_what_existed_frozen_until_the_last_one_ends():
+@pytest.fixture
+def no_collection_due(monkeypatch):
+    """Earlier tests in this process may have left a full collection due: start from none."""
+    monkeypatch.setattr(loader, "_due", False)
+    monkeypatch.setattr(loader, "_moved", 0)
+    gc.unfreeze()
+
+
+def test_an_action_keeps_what_existed_frozen_until_the_last_one_ends(no_collection_due):
     assert gc.get_freeze_count() == 0
     with frozen_gc():
         with frozen_gc():  # another thread's action, ending first
@@ -23,7 +33,7 @@ def test_an_action_keeps_what_existed_frozen_until_the_last_one_ends():
     assert len(built) == 1000
 
 
-def test_outside_an_action_a_pause_leaves_nothing_frozen():
+def test_outside_an_action_a_pause_leaves_nothing_frozen(no_collection_due):
     with paused_gc():
         assert not gc.isenabled()
     assert gc.isenabled() and gc.get_freeze_count() == 0
@@ -33,9 +43,10 @@ class Node:
     """An object that can refer to itself (cyclic garbage once dropped)."""
 
 
-def test_cyclic_garbage_built_while_actions_overlap_is_collected_before_they_all_end():
+def test_cyclic_garbage_built_while_actions_overlap_is_collected_before_they_all_end(no_collection_due):
     """A server's actions overlap without pause: what they froze or built paused must still be
-    collected once enough of it went by the young generations, not only at a quiet moment."""
+    collected once enough of it went by the young generations, not only at a quiet moment --
+    when the next action begins (an action's end only marks it due)."""
     with frozen_gc():  # an action running throughout
         with frozen_gc():  # another one, ending first
             with paused_gc():
@@ -44,7 +55,28 @@ def test_cyclic_garbage_built_while_actions_overlap_is_collected_before_they_all
                 gone = weakref.ref(cycle)
                 del cycle
                 built = [[] for _ in range(max(loader.FULL_COLLECTION_AFTER, loader._kept // 4) + 1)]
-        assert gone() is None
-        assert gc.get_freeze_count() > 0  # the running action's objects are frozen again
+        assert gone() is not None and loader._due  # not at that action's end
+        with frozen_gc():  # the next action
+            assert gone() is None
+            assert gc.get_freeze_count() > 0  # the running actions' objects are frozen again
         assert gc.isenabled()
+    assert not loader._due and len(built) > loader.FULL_COLLECTION_AFTER
+
+
+def test_a_process_whose_last_action_ends_skips_the_collection_due(no_collection_due):
+    """A command ends after its one action: the garbage it left waits frozen, uncollected, for a
+    next action that never comes (a big update's full collection was a fifth of its CPU)."""
+    with frozen_gc():
+        with paused_gc():  # its stack loaded
+            cycle = Node()
+            cycle.me = cycle
+            gone = weakref.ref(cycle)
+            del cycle
+            built = [[] for _ in range(max(loader.FULL_COLLECTION_AFTER, loader._kept // 4) + 1)]
+    assert loader._due and gone() is not None and gc.get_freeze_count() > 0
+    with paused_gc():  # loading a template is not an action: still frozen, still due
+        pass
+    assert loader._due and gc.get_freeze_count() > 0
+    with frozen_gc():
+        assert gone() is None and not loader._due
     assert gc.get_freeze_count() == 0 and len(built) > loader.FULL_COLLECTION_AFTER
