@@ -33,6 +33,7 @@ class Parser(Protocol):
     stack: "StackContext"
     problems: Problems
     references: int  # resource-naming calls parsed so far (see ``Function.has_refs``)
+    calls: int  # calls parsed so far (see ``Function.args_static``)
 
     def parse(self, value: Any, path: tuple = (), conditions: bool = False) -> Any: ...
 
@@ -56,6 +57,9 @@ class Function(FunctionCall, abc.ABC):
     has_refs = False
     #: does a call inside the arguments name a resource?
     args_have_refs = False
+    #: are the arguments free of calls?  (Then they are as ``validate()`` checked them at parse: a
+    #: result needs neither to resolve them nor to check them again.)
+    args_static = False
     #: True for calls whose value exists already (a parameter, an attribute, a file, one
     #: of their arguments): bounded where it came from, so measured once, not checked
     passes_through = False
@@ -72,9 +76,10 @@ class Function(FunctionCall, abc.ABC):
             self.args = self.parse_args(args)
             self.has_refs = self.args_have_refs = True
             return
-        before = parser.references
+        before, calls = parser.references, parser.calls
         self.args = self.parse_args(args)
         self.args_have_refs = parser.references > before
+        self.args_static = parser.calls == calls
         self.has_refs = self.phase is RUNTIME or self.args_have_refs
 
     # -- construction -------------------------------------------------------
@@ -179,6 +184,19 @@ def resolve(value: Any, nullable: bool = False) -> Any:
 
 #: values that can hold no function (exact types: a subclass may be anything)
 SCALAR_TYPES = frozenset((str, int, float, bool, type(None)))
+
+
+def resolve_call(fn: "Function") -> Any:
+    """``resolve(fn)`` for one call (what validation does for each property given as one),
+    without the walk's dispatch; within a ``remembering`` block (sizes are remembered as in it)."""
+    result = fn.result()
+    if type(result) not in SCALAR_TYPES:
+        result = _resolve(result)
+    if fn.passes_through:
+        remember(result)
+    else:
+        measure(fn, result)
+    return None if result is OMITTED else result
 
 
 def _resolve(value: Any) -> Any:

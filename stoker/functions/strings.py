@@ -14,7 +14,7 @@ from typing import Any
 from urllib import parse as urlparse
 
 from stoker.functions.base import Function, describe, has_functions, resolve, show
-from stoker.functions.sizes import bounded_product
+from stoker.functions.sizes import bounded_product, within_limit
 
 
 
@@ -76,7 +76,26 @@ class Join(Function):
     def resolved_lists(self) -> list:
         return [resolve(self.args[1])]
 
+    def _joined_as_written(self) -> str | None:
+        """The result when every item is a literal string (as ``validate`` checked them) and the
+        result is within the size limit; else None, and ``result`` walks the items (stopping where
+        the size goes over, and saying so)."""
+        texts = []
+        for items in self.args[1:]:
+            for item in items or ():
+                if type(item) is not str:
+                    return None
+                texts.append(item)
+        delimiter = self.args[0]
+        if within_limit(sum(map(len, texts)) + len(texts) * len(delimiter)):
+            return delimiter.join(texts)
+        return None
+
     def result(self) -> str:
+        if self.args_static:
+            joined = self._joined_as_written()
+            if joined is not None:
+                return joined
         delimiter = resolve(self.args[0])
         self.check_delimiter(delimiter)
         parts: list[str] = []
@@ -186,13 +205,16 @@ class Replace(Function):
         raise self.error(f'"{self.name}" params must be {kinds}, param {key} is not valid')
 
     def result(self) -> str:
-        template, params = (resolve(part) for part in self.parts())
-        if not isinstance(template, str):
-            raise self.error(f'"{self.name}" template must be a string, not {describe(template)}')
-        if not isinstance(params, dict):
-            raise self.error(f'"{self.name}" params must be a map, not {describe(params)}')
-        for key in params:
-            self.check_placeholder(key)
+        if self.args_static:  # checked as written, at parse
+            template, params = self.parts()
+        else:
+            template, params = (resolve(part) for part in self.parts())
+            if not isinstance(template, str):
+                raise self.error(f'"{self.name}" template must be a string, not {describe(template)}')
+            if not isinstance(params, dict):
+                raise self.error(f'"{self.name}" params must be a map, not {describe(params)}')
+            for key in params:
+                self.check_placeholder(key)
         keys = sorted(sorted(params), key=len, reverse=True)
         pairs = [(key, self.replacement(key, params[key])) for key in keys]
         text, found = self.substitute(template, pairs)

@@ -32,7 +32,7 @@ from stoker.constraints import (
     Range,
 )
 from stoker.errors import FunctionError, Problem, Problems, ResourcePending
-from stoker.functions.base import SCALAR_TYPES, resolve, waits_for_resources
+from stoker.functions.base import SCALAR_TYPES, Function, resolve, resolve_call, waits_for_resources
 from stoker.functions.sizes import remembering
 from stoker.resources.exceptions import InvalidSchemaError
 from stoker.resources.support import SupportStatus
@@ -507,6 +507,18 @@ class _Reader:
             self.problems.extend([Problem(exc.path or path, exc.code, exc.message)])
             return _SKIP
 
+    def call(self, fn: Any, path: tuple) -> Any:
+        """The value of a call naming no resource, as ``resolve`` gives it (``_SKIP`` when it fails)."""
+        try:
+            return resolve_call(fn)
+        except ResourcePending:
+            if self.validating:
+                return _SKIP
+            raise
+        except FunctionError as exc:
+            self.problems.extend([Problem(exc.path or path, exc.code, exc.message)])
+            return _SKIP
+
     def convert(self, schema: Schema, value: Any, path: tuple) -> Any:
         try:
             value = _CONVERTERS[schema.type](schema, value)
@@ -586,10 +598,23 @@ def _compile(schema: Schema) -> Callable[["_Reader", Mapping, Any, tuple], Any]:
             return reader._absent(key, schema, path)
         value = data[key]
         kind = type(value)
+        if kind in SCALAR_TYPES or kind is dict or kind is list:
+            called = False
+        elif isinstance(value, Function) and not value.has_refs and reader.resolver is resolve:
+            value = reader.call(value, path + (key,))  # it names no resource: nothing to wait for
+            if value is _SKIP:
+                return _SKIP
+            kind, called = type(value), True
+        else:
+            return read(reader, key, schema, data, path)
         if kind in as_is:
             pass
         elif as_text and (kind is int or kind is bool):
             value = str(value)
+        elif called:  # a result: plain data, to convert (a null: the default)
+            if value is None:
+                value = copy.deepcopy(schema.default) if schema.default is not None else schema.empty()
+            return reader.convert(schema, value, path + (key,))
         elif kind is copied:
             for item in (value.values() if kind is dict else value):
                 if type(item) not in SCALAR_TYPES:
