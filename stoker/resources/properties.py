@@ -600,7 +600,7 @@ def _compile(schema: Schema) -> Callable[["_Reader", Mapping, Any, tuple], Any]:
         kind = type(value)
         if kind in SCALAR_TYPES or kind is dict or kind is list:
             called = False
-        elif isinstance(value, Function) and not value.has_refs and reader.resolver is resolve:
+        elif Function in kind.__mro__ and not value.has_refs and reader.resolver is resolve:  # no ABC check
             value = reader.call(value, path + (key,))  # it names no resource: nothing to wait for
             if value is _SKIP:
                 return _SKIP
@@ -694,8 +694,14 @@ class Properties(Mapping):
             return  # the shape check finds nothing (the common case): no reader needed
         reader = self._reader(validating=True, with_value=with_value)
         with remembering():  # one scope for every value: sizes and the limit are read once
-            reader.read_all(self.schema, self.data, self.path)
-        reader.problems.raise_if_errors()
+            data, schema = self.data, self.schema
+            if with_value and type(data) is dict and type(schema) is Schemata and _all_implemented(schema, data):
+                for key, check in _plan(schema, data):  # a type's own schema, every key known: straight on
+                    check(reader, data, key, self.path)
+            else:
+                reader.read_all(schema, data, self.path)
+        if reader.problems.items:
+            reader.problems.raise_if_errors()
 
     def resolved(self) -> dict:
         """Every property's typed value as plain data (what the engine stores and diffs)."""

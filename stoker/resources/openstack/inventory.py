@@ -277,8 +277,8 @@ def unchecked_places(schemas: Mapping, data: Any, path: tuple, verdicts: dict | 
         schema = schemas.get(key)
         if schema is None:
             continue
-        kind = type(value)  # exact types first: the ABC check of ``Function`` is slow
-        if kind not in SCALAR_TYPES and kind is not dict and kind is not list and isinstance(value, Function):
+        kind = type(value)  # exact types first, and no ABC check of ``Function`` (slow)
+        if kind not in SCALAR_TYPES and kind is not dict and kind is not list and Function in kind.__mro__:
             continue
         for name in schema.custom_names:
             unchecked = verdicts.get(name)
