@@ -249,8 +249,9 @@ class Replace(Function):
                     if part:
                         split.append((part, True))
             pieces = split
-        bounded_product(self, 1, sum(len(text) for text, _ in pieces))
-        return "".join(text for text, _ in pieces), found
+        texts = [text for text, _ in pieces]
+        bounded_product(self, 1, sum(map(len, texts)))
+        return "".join(texts), found
 
 
 class ReplaceJson(Replace):
