@@ -76,10 +76,10 @@ class Function(FunctionCall, abc.ABC):
             self.args = self.parse_args(args)
             self.has_refs = self.args_have_refs = True
             return
-        before, calls = parser.references, parser.calls
+        before, calls = parser.references, getattr(parser, "calls", None)  # a stand-in parser may not count
         self.args = self.parse_args(args)
         self.args_have_refs = parser.references > before
-        self.args_static = parser.calls == calls
+        self.args_static = calls is not None and parser.calls == calls
         self.has_refs = self.phase is RUNTIME or self.args_have_refs
 
     # -- construction -------------------------------------------------------

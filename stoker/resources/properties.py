@@ -600,7 +600,9 @@ def _compile(schema: Schema) -> Callable[["_Reader", Mapping, Any, tuple], Any]:
         kind = type(value)
         if kind in SCALAR_TYPES or kind is dict or kind is list:
             called = False
-        elif Function in kind.__mro__ and not value.has_refs and reader.resolver is resolve:  # no ABC check
+        elif Function in kind.__mro__ and reader.resolver is resolve:  # (no ABC check)
+            if value.has_refs:  # checked once the resource it names exists, as Heat does
+                return _SKIP if waits_for_resources(value) else read(reader, key, schema, data, path)
             value = reader.call(value, path + (key,))  # it names no resource: nothing to wait for
             if value is _SKIP:
                 return _SKIP
