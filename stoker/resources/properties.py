@@ -587,7 +587,7 @@ def _compile(schema: Schema) -> Callable[["_Reader", Mapping, Any, tuple], Any]:
     convert, a nested schema) goes through ``_Reader.read``, which gives the same answer slower."""
     read, meets = _Reader.read, _Reader._meets_constraints
     if schema.schema is not None:
-        return lambda reader, data, key, path: read(reader, key, schema, data, path)
+        return _compile_nested(schema)
     as_is = _TAKEN_AS_IS[schema.type]
     as_text = schema.type == Schema.STRING  # as ``_to_string``: a number or boolean gives its text
     copied = _COPIED.get(schema.type)
@@ -625,6 +625,36 @@ def _compile(schema: Schema) -> Callable[["_Reader", Mapping, Any, tuple], Any]:
         else:
             return read(reader, key, schema, data, path)
         if constrained and not meets(reader, schema, value, path + (key,)):
+            return _SKIP
+        return value
+
+    return check
+
+
+def _compile_nested(schema: Schema) -> Callable[["_Reader", Mapping, Any, tuple], Any]:
+    """A checker of a list whose items share one schema, or of a map with a schema of its keys,
+    given as a literal list or map: its items are checked each by its own checker, without the
+    generic walk; anything else goes through ``_Reader.read``."""
+    read, meets = _Reader.read, _Reader._meets_constraints
+    nested = schema.schema
+    items_alike = isinstance(nested, AnyIndexDict) and nested.value.implemented
+    kind = list if schema.type == Schema.LIST and items_alike else dict if schema.type == Schema.MAP else None
+    constrained = bool(schema.constraints)
+
+    def check(reader: _Reader, data: Mapping, key: Any, path: tuple) -> Any:
+        value = data.get(key, _SKIP) if type(data) is dict else _SKIP
+        if type(value) is not kind:
+            return read(reader, key, schema, data, path)
+        place = path + (key,)
+        if kind is list:
+            item = _checker(nested.value)
+            indexed = dict(enumerate(value))
+            value = [item(reader, indexed, i, place) for i in indexed]
+            skipped = any(v is _SKIP for v in value)
+        else:
+            value = reader.read_all(nested, value, place)
+            skipped = any(v is _SKIP for v in value.values())
+        if skipped or (constrained and not meets(reader, schema, value, place)):
             return _SKIP
         return value
 
