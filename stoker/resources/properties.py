@@ -497,20 +497,12 @@ class _Reader:
             return raw
         if self.validating and waits_for_resources(raw):
             return _SKIP  # checked when the resource it needs exists, as Heat does
-        try:
-            return self.resolver(raw)
-        except ResourcePending:
-            if self.validating:
-                return _SKIP
-            raise
-        except FunctionError as exc:
-            self.problems.extend([Problem(exc.path or path, exc.code, exc.message)])
-            return _SKIP
+        return self.resolved(self.resolver, raw, path)
 
-    def call(self, fn: Any, path: tuple) -> Any:
-        """The value of a call naming no resource, as ``resolve`` gives it (``_SKIP`` when it fails)."""
+    def resolved(self, how: Callable[[Any], Any], raw: Any, path: tuple) -> Any:
+        """``how(raw)``: the value of ``raw`` (``_SKIP`` when it fails, its problem recorded)."""
         try:
-            return resolve_call(fn)
+            return how(raw)
         except ResourcePending:
             if self.validating:
                 return _SKIP
@@ -603,7 +595,7 @@ def _compile(schema: Schema) -> Callable[["_Reader", Mapping, Any, tuple], Any]:
         elif Function in kind.__mro__ and reader.resolver is resolve:  # (no ABC check)
             if value.has_refs:  # checked once the resource it names exists, as Heat does
                 return _SKIP if waits_for_resources(value) else read(reader, key, schema, data, path)
-            value = reader.call(value, path + (key,))  # it names no resource: nothing to wait for
+            value = reader.resolved(resolve_call, value, path + (key,))  # it names no resource: nothing to wait for
             if value is _SKIP:
                 return _SKIP
             kind, called = type(value), True
