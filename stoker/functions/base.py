@@ -259,9 +259,14 @@ def waits_for_resources(value: Any) -> bool:
     else:
         calls = _referring_calls(value)
     for call in calls:
-        if call.parser is not None and not all(map(call.stack.resource_ready, call.dependencies())):
+        if call_waits(call):
             return True
     return False
+
+
+def call_waits(call: Function) -> bool:
+    """Does ``call`` (one naming a resource) need a resource not created yet?"""
+    return call.parser is not None and not all(map(call.parser.stack.resource_ready, call.dependencies()))
 
 
 def functions_in(value: Any) -> Iterator[Function]:

@@ -32,7 +32,7 @@ from stoker.constraints import (
     Range,
 )
 from stoker.errors import FunctionError, Problem, Problems, ResourcePending
-from stoker.functions.base import SCALAR_TYPES, Function, resolve, resolve_call, waits_for_resources
+from stoker.functions.base import SCALAR_TYPES, Function, call_waits, resolve, resolve_call, waits_for_resources
 from stoker.functions.sizes import remembering
 from stoker.resources.exceptions import InvalidSchemaError
 from stoker.resources.support import SupportStatus
@@ -594,7 +594,7 @@ def _compile(schema: Schema) -> Callable[["_Reader", Mapping, Any, tuple], Any]:
             called = False
         elif Function in kind.__mro__ and reader.resolver is resolve:  # (no ABC check)
             if value.has_refs:  # checked once the resource it names exists, as Heat does
-                return _SKIP if waits_for_resources(value) else read(reader, key, schema, data, path)
+                return _SKIP if call_waits(value) else read(reader, key, schema, data, path)
             value = reader.resolved(resolve_call, value, path + (key,))  # it names no resource: nothing to wait for
             if value is _SKIP:
                 return _SKIP
@@ -686,6 +686,8 @@ class Properties(Mapping):
         self.path = tuple(path)
         self.resolver = resolver or _identity
         self.context = context
+        #: every key of ``data`` is a property implemented (the shape pass found; data is not changed after)
+        self._keys_known = False
 
     def _reader(self, validating: bool, with_value: bool = True) -> _Reader:
         return _Reader(self.resolver, self.context, validating, with_value)
@@ -715,11 +717,13 @@ class Properties(Mapping):
         ``with_value=False`` no value is, only which properties are given.
         """
         if not with_value and type(self.data) is dict and _all_implemented(self.schema, self.data):
+            self._keys_known = True  # the value pass need not ask again
             return  # the shape check finds nothing (the common case): no reader needed
         reader = self._reader(validating=True, with_value=with_value)
         with remembering():  # one scope for every value: sizes and the limit are read once
             data, schema = self.data, self.schema
-            if with_value and type(data) is dict and type(schema) is Schemata and _all_implemented(schema, data):
+            if with_value and type(data) is dict and type(schema) is Schemata \
+                    and (self._keys_known or _all_implemented(schema, data)):
                 for key, check in _plan(schema, data):  # a type's own schema, every key known: straight on
                     check(reader, data, key, self.path)
             else:
