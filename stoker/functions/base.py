@@ -33,7 +33,6 @@ class Parser(Protocol):
     stack: "StackContext"
     problems: Problems
     references: int  # resource-naming calls parsed so far (see ``Function.has_refs``)
-    calls: int  # calls parsed so far (see ``Function.args_static``)
 
     def parse(self, value: Any, path: tuple = (), conditions: bool = False) -> Any: ...
 
@@ -57,9 +56,6 @@ class Function(FunctionCall, abc.ABC):
     has_refs = False
     #: does a call inside the arguments name a resource?
     args_have_refs = False
-    #: are the arguments free of calls?  (Then they are as ``validate()`` checked them at parse: a
-    #: result needs neither to resolve them nor to check them again.)
-    args_static = False
     #: True for calls whose value exists already (a parameter, an attribute, a file, one
     #: of their arguments): bounded where it came from, so measured once, not checked
     passes_through = False
@@ -76,10 +72,9 @@ class Function(FunctionCall, abc.ABC):
             self.args = self.parse_args(args)
             self.has_refs = self.args_have_refs = True
             return
-        before, calls = parser.references, getattr(parser, "calls", None)  # a stand-in parser may not count
+        before = parser.references
         self.args = self.parse_args(args)
         self.args_have_refs = parser.references > before
-        self.args_static = calls is not None and parser.calls == calls
         self.has_refs = self.phase is RUNTIME or self.args_have_refs
 
     # -- construction -------------------------------------------------------

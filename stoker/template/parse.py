@@ -48,8 +48,6 @@ class Parser:
         self._look_alike_cache: dict[str, str | None] = {}
         #: how many resource-naming calls were parsed so far (see Function.has_refs)
         self.references = 0
-        #: how many calls were parsed so far (see Function.args_static)
-        self.calls = 0
         #: the well-formed calls that name a resource, in parse order
         self.resource_calls: list[Function] = []
         #: calls outside any other call that name a resource, directly or
@@ -85,7 +83,6 @@ class Parser:
 
     def _call(self, cls: type[Function], name: str, args: Any, path: tuple, conditions: bool) -> Function:
         self._depth += 1
-        self.calls += 1
         try:
             fn = cls(self, name, args, path, conditions)
             if fn.phase is RUNTIME:
