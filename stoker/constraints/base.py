@@ -38,6 +38,9 @@ def show(value: Any) -> str:
 
 def is_number(value: Any) -> bool:
     """True for ints and floats; booleans are not numbers here."""
+    kind = type(value)
+    if kind is int or kind is float:  # most values: no ABC check
+        return True
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
@@ -203,8 +206,7 @@ class AllowedValues(Constraint):
         self._matches = [m for m in (_coerced(v, coerce) for v in self.values) if m is not _NO_MATCH]
 
     def problem(self, value: Any, context: Any = None) -> str | None:
-        items = value if isinstance(value, list) else [value]
-        if all(item in self._matches for item in items):
+        if value in self._matches if not isinstance(value, list) else all(item in self._matches for item in value):
             return None
         return f"{show(value)} is not an allowed value [{self._listed()}]"
 

@@ -53,7 +53,7 @@ def _subnet(value: Any) -> None:
     """``address/prefix``; an IPv4 one must be written in its canonical form."""
     text = _string(value, "a CIDR")
     canonical = _CANONICAL_IPV4_CIDR.fullmatch(text)
-    if canonical and all(int(octet) <= 255 for octet in canonical.groups()[:4]) and int(canonical[5]) <= 32:
+    if canonical and max(map(int, canonical.groups()[:4])) <= 255 and int(canonical[5]) <= 32:
         return
     try:
         if _BAD_IP_CHARS.search(text) or "/" not in text:

@@ -102,6 +102,7 @@ def _check_each(engine: TypeHost, stack: Stack, definition, problems: Problems) 
     """Each resource against its type: policy, plug-in, properties; name -> the instance made."""
     instances = {}
     unchecked: dict[str, list[tuple]] = {}  # service constraint -> the places of values it could not check
+    verdicts: dict[str, bool] = {}  # service constraint -> unchecked?  (the inventory is pinned for the pass)
     for name, rdef in definition.resources.items():
         if not rdef.type or definition.switched_off(rdef):
             continue  # the missing or broken type is reported already; Heat never builds a disabled one
@@ -140,7 +141,8 @@ def _check_each(engine: TypeHost, stack: Stack, definition, problems: Problems) 
             problems.extend_as_create_time(values)
         else:
             problems.extend(values)
-        for place, constraint in getattr(instances[name], "unchecked_constraints", list)():
+        walk = getattr(instances[name], "unchecked_constraints", None)
+        for place, constraint in walk(verdicts) if walk is not None else ():
             unchecked.setdefault(constraint, []).append(place)
     for constraint, places in unchecked.items():
         problems.warn(places[0], "unchecked-constraint",

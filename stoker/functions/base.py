@@ -181,6 +181,19 @@ def resolve(value: Any, nullable: bool = False) -> Any:
 SCALAR_TYPES = frozenset((str, int, float, bool, type(None)))
 
 
+def resolve_call(fn: "Function") -> Any:
+    """``resolve(fn)`` for one call (what validation does for each property given as one),
+    without the walk's dispatch; within a ``remembering`` block (sizes are remembered as in it)."""
+    result = fn.result()
+    if type(result) not in SCALAR_TYPES:
+        result = _resolve(result)
+    if fn.passes_through:
+        remember(result)
+    else:
+        measure(fn, result)
+    return None if result is OMITTED else result
+
+
 def _resolve(value: Any) -> Any:
     kind = type(value)
     if kind in SCALAR_TYPES:  # most of a template: skip the isinstance chain
@@ -241,9 +254,14 @@ def waits_for_resources(value: Any) -> bool:
     else:
         calls = _referring_calls(value)
     for call in calls:
-        if call.parser is not None and not all(map(call.stack.resource_ready, call.dependencies())):
+        if call_waits(call):
             return True
     return False
+
+
+def call_waits(call: Function) -> bool:
+    """Does ``call`` (one naming a resource) need a resource not created yet?"""
+    return call.parser is not None and not all(map(call.parser.stack.resource_ready, call.dependencies()))
 
 
 def functions_in(value: Any) -> Iterator[Function]:

@@ -60,7 +60,7 @@ class GetParam(Function):
                                       "(an error at create, if resolved)")
 
     def result(self) -> Any:
-        args = resolve(self.args)
+        args = self.args if type(self.args) is str else resolve(self.args)  # a name: nothing to resolve
         if args in (None, "", []):
             raise self.error(f'Function "{self.name}" must have arguments')
         if not isinstance(args, (str, list)):

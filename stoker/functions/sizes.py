@@ -127,6 +127,11 @@ def measure(fn: Any, result: Any) -> None:
         raise FunctionError(too_large(f'The result of "{fn.name}"', size, most), RESULT_TOO_LARGE, fn.path)
 
 
+def within_limit(size: int) -> bool:
+    """Is ``size`` bytes within ``max_value_size``?"""
+    return size <= _most()
+
+
 def bounded_product(fn: Any, count: int, each: int) -> None:
     """Before building ``count`` pieces of about ``each`` bytes: refuse if that is over the limit."""
     most = _most()

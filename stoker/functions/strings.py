@@ -14,7 +14,7 @@ from typing import Any
 from urllib import parse as urlparse
 
 from stoker.functions.base import Function, describe, has_functions, resolve, show
-from stoker.functions.sizes import bounded_product
+from stoker.functions.sizes import bounded_product, within_limit
 
 
 
@@ -76,7 +76,28 @@ class Join(Function):
     def resolved_lists(self) -> list:
         return [resolve(self.args[1])]
 
+    def _joined_as_written(self) -> str | None:
+        """The result when the delimiter and every item are literal strings (nothing to resolve,
+        every check passes) and the result is within the size limit; else None, and ``result``
+        resolves and checks the arguments (stopping where the size goes over, and saying so)."""
+        if len(self.args) < 2 or type(self.args[0]) is not str:
+            return None
+        delimiter, texts = self.args[0], []
+        for items in self.args[1:] if self.many_lists else self.args[1:2]:
+            if type(items) is not list:
+                return None
+            for item in items:
+                if type(item) is not str:
+                    return None
+                texts.append(item)
+        if within_limit(sum(map(len, texts)) + len(texts) * len(delimiter)):
+            return delimiter.join(texts)
+        return None
+
     def result(self) -> str:
+        joined = self._joined_as_written() if type(self.args) is list else None
+        if joined is not None:
+            return joined
         delimiter = resolve(self.args[0])
         self.check_delimiter(delimiter)
         parts: list[str] = []
@@ -186,13 +207,15 @@ class Replace(Function):
         raise self.error(f'"{self.name}" params must be {kinds}, param {key} is not valid')
 
     def result(self) -> str:
-        template, params = (resolve(part) for part in self.parts())
-        if not isinstance(template, str):
-            raise self.error(f'"{self.name}" template must be a string, not {describe(template)}')
-        if not isinstance(params, dict):
-            raise self.error(f'"{self.name}" params must be a map, not {describe(params)}')
-        for key in params:
-            self.check_placeholder(key)
+        template, params = self.parts()
+        if not _as_written(template, params):
+            template, params = (resolve(part) for part in (template, params))
+            if not isinstance(template, str):
+                raise self.error(f'"{self.name}" template must be a string, not {describe(template)}')
+            if not isinstance(params, dict):
+                raise self.error(f'"{self.name}" params must be a map, not {describe(params)}')
+            for key in params:
+                self.check_placeholder(key)
         keys = sorted(sorted(params), key=len, reverse=True)
         pairs = [(key, self.replacement(key, params[key])) for key in keys]
         text, found = self.substitute(template, pairs)
@@ -227,8 +250,24 @@ class Replace(Function):
                     if part:
                         split.append((part, True))
             pieces = split
-        bounded_product(self, 1, sum(len(text) for text, _ in pieces))
-        return "".join(text for text, _ in pieces), found
+        texts = [text for text, _ in pieces]
+        bounded_product(self, 1, sum(map(len, texts)))
+        return "".join(texts), found
+
+
+def _as_written(template: Any, params: Any) -> bool:
+    """Are ``str_replace``'s template and params literal, a string and a map of strings or numbers
+    by non-empty strings?  (Nothing to resolve, and the checks of their shape all pass.)"""
+    if type(template) is not str or type(params) is not dict:
+        return False
+    for key, value in params.items():
+        if type(key) is not str or not key or type(value) not in _LITERAL_PARAMS:
+            return False
+    return True
+
+
+#: the types of a param's value taken as written (a call is none of them; maps and lists may hold one)
+_LITERAL_PARAMS = frozenset((str, int, float, bool, type(None)))
 
 
 class ReplaceJson(Replace):

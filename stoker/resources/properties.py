@@ -32,7 +32,7 @@ from stoker.constraints import (
     Range,
 )
 from stoker.errors import FunctionError, Problem, Problems, ResourcePending
-from stoker.functions.base import SCALAR_TYPES, resolve, waits_for_resources
+from stoker.functions.base import SCALAR_TYPES, Function, call_waits, resolve, resolve_call, waits_for_resources
 from stoker.functions.sizes import remembering
 from stoker.resources.exceptions import InvalidSchemaError
 from stoker.resources.support import SupportStatus
@@ -228,8 +228,8 @@ class Schemata(dict):
     implemented: frozenset | None = None
     #: name -> its place (validation reads properties in the schema's order)
     order: dict | None = None
-    #: the keys a resource gives -> the keys validation reads (see ``_validated_keys``)
-    validated_keys: dict | None = None
+    #: the keys a resource gives -> (key, checker) for each key validation reads (see ``_plan``)
+    plans: dict | None = None
 
 
 #: how many sets of given keys one schema remembers (a template cannot grow it without bound)
@@ -259,27 +259,36 @@ def _all_implemented(schemas: Mapping, data: Mapping) -> bool:
     return known.issuperset(data)
 
 
-def _validated_keys(schemas: Mapping, data: Mapping) -> tuple:
+def _validated_keys(schemas: Mapping, data: Mapping) -> list:
     """The keys validation reads, in the schema's order: those given and those checked when absent
-    (a type has dozens of properties, a resource gives a few).  A ``Schemata`` keeps the answer for
-    each set of keys given (resources of one type mostly give the same few), up to a bound."""
-    known = getattr(schemas, "validated_keys", None)
-    given = tuple(data)
-    if known is not None and given in known:
-        return known[given]
-    keys = [key for key in given if key in schemas]
+    (a type has dozens of properties, a resource gives a few)."""
+    keys = [key for key in data if key in schemas]
     keys.extend(key for key in _checked_when_absent(schemas) if key not in data)
     if len(keys) > 1 and isinstance(schemas, Schemata):
         order = schemas.order
         if order is None:
             order = schemas.order = {key: i for i, key in enumerate(schemas)}
         keys.sort(key=order.__getitem__)
+    return keys
+
+
+def _plan(schemas: Mapping, data: Mapping) -> tuple:
+    """(key, checker) for each key validation reads (``_validated_keys``).  A ``Schemata`` keeps
+    the plan for each set of keys given (resources of one type mostly give the same few), up to a
+    bound; a checker is built once per schema (``_checker``)."""
+    known = getattr(schemas, "plans", None)
+    given = tuple(data)
+    if known is not None:
+        found = known.get(given)
+        if found is not None:
+            return found
+    plan = tuple((key, _checker(schemas[key])) for key in _validated_keys(schemas, data))
     if isinstance(schemas, Schemata):
         if known is None:
-            known = schemas.validated_keys = {}
+            known = schemas.plans = {}
         if len(known) < _KEY_SETS_KEPT:
-            known[given] = tuple(keys)
-    return tuple(keys)
+            known[given] = plan
+    return plan
 
 
 def schemata(schema: Mapping[Any, "Schema | Mapping"]) -> dict[Any, Schema]:
@@ -439,7 +448,7 @@ class _Reader:
         if not self.with_value:
             return {}
         if self.validating:  # only what is given, and what must be checked even when left out
-            return {key: self.read(key, schemas[key], data, path) for key in _validated_keys(schemas, data)}
+            return {key: check(self, data, key, path) for key, check in _plan(schemas, data)}
         # a property not implemented is never given: left out, so that these values read back cleanly
         return {key: self.read(key, schema, data, path) for key, schema in schemas.items() if schema.implemented}
 
@@ -488,8 +497,12 @@ class _Reader:
             return raw
         if self.validating and waits_for_resources(raw):
             return _SKIP  # checked when the resource it needs exists, as Heat does
+        return self.resolved(self.resolver, raw, path)
+
+    def resolved(self, how: Callable[[Any], Any], raw: Any, path: tuple) -> Any:
+        """``how(raw)``: the value of ``raw`` (``_SKIP`` when it fails, its problem recorded)."""
         try:
-            return self.resolver(raw)
+            return how(raw)
         except ResourcePending:
             if self.validating:
                 return _SKIP
@@ -538,6 +551,108 @@ class _Reader:
         return items if isinstance(value, dict) else list(items.values())
 
 
+#: property type -> the exact types of value it takes as they are (no conversion, none that can fail)
+_TAKEN_AS_IS = {
+    Schema.STRING: frozenset((str,)),
+    Schema.INTEGER: frozenset((int,)),
+    Schema.NUMBER: frozenset((int, float)),
+    Schema.BOOLEAN: frozenset((bool,)),
+    Schema.ANY: frozenset((str, int, float, bool)),
+    Schema.MAP: frozenset(),
+    Schema.LIST: frozenset(),
+}
+#: a map or list of plain values, given to a property of that type without a nested schema: a copy
+_COPIED = {Schema.MAP: dict, Schema.LIST: list}
+
+
+def _checker(schema: Schema) -> Callable[["_Reader", Mapping, Any, tuple], Any]:
+    """How validation reads one property of ``schema`` (built on first use, kept on the schema)."""
+    check = schema.__dict__.get("_check")
+    if check is None:
+        check = schema._check = _compile(schema)
+    return check
+
+
+def _compile(schema: Schema) -> Callable[["_Reader", Mapping, Any, tuple], Any]:
+    """A checker of ``schema``'s values: a value given as a literal of a type the property takes
+    as it is (most are) is checked directly; anything else (a function, a null, a value to
+    convert, a nested schema) goes through ``_Reader.read``, which gives the same answer slower."""
+    read, meets = _Reader.read, _Reader._meets_constraints
+    if schema.schema is not None:
+        return _compile_nested(schema)
+    as_is = _TAKEN_AS_IS[schema.type]
+    as_text = schema.type == Schema.STRING  # as ``_to_string``: a number or boolean gives its text
+    copied = _COPIED.get(schema.type)
+    constrained = bool(schema.constraints)
+
+    def check(reader: _Reader, data: Mapping, key: Any, path: tuple) -> Any:
+        if key not in data:
+            return reader._absent(key, schema, path)
+        value = data[key]
+        kind = type(value)
+        if kind in SCALAR_TYPES or kind is dict or kind is list:
+            called = False
+        elif Function in kind.__mro__ and reader.resolver is resolve:  # (no ABC check)
+            if value.has_refs:  # checked once the resource it names exists, as Heat does
+                return _SKIP if call_waits(value) else read(reader, key, schema, data, path)
+            value = reader.resolved(resolve_call, value, path + (key,))  # it names no resource: nothing to wait for
+            if value is _SKIP:
+                return _SKIP
+            kind, called = type(value), True
+        else:
+            return read(reader, key, schema, data, path)
+        if kind in as_is:
+            pass
+        elif as_text and (kind is int or kind is bool):
+            value = str(value)
+        elif called:  # a result: plain data, to convert (a null: the default)
+            if value is None:
+                value = copy.deepcopy(schema.default) if schema.default is not None else schema.empty()
+            return reader.convert(schema, value, path + (key,))
+        elif kind is copied:
+            for item in (value.values() if kind is dict else value):
+                if type(item) not in SCALAR_TYPES:
+                    return read(reader, key, schema, data, path)  # it may hold a function
+            value = kind(value)
+        else:
+            return read(reader, key, schema, data, path)
+        if constrained and not meets(reader, schema, value, path + (key,)):
+            return _SKIP
+        return value
+
+    return check
+
+
+def _compile_nested(schema: Schema) -> Callable[["_Reader", Mapping, Any, tuple], Any]:
+    """A checker of a list whose items share one schema, or of a map with a schema of its keys,
+    given as a literal list or map: its items are checked each by its own checker, without the
+    generic walk; anything else goes through ``_Reader.read``."""
+    read, meets = _Reader.read, _Reader._meets_constraints
+    nested = schema.schema
+    items_alike = isinstance(nested, AnyIndexDict) and nested.value.implemented
+    kind = list if schema.type == Schema.LIST and items_alike else dict if schema.type == Schema.MAP else None
+    constrained = bool(schema.constraints)
+
+    def check(reader: _Reader, data: Mapping, key: Any, path: tuple) -> Any:
+        value = data.get(key, _SKIP) if type(data) is dict else _SKIP
+        if type(value) is not kind:
+            return read(reader, key, schema, data, path)
+        place = path + (key,)
+        if kind is list:
+            item = _checker(nested.value)
+            indexed = dict(enumerate(value))
+            value = [item(reader, indexed, i, place) for i in indexed]
+            skipped = any(v is _SKIP for v in value)
+        else:
+            value = reader.read_all(nested, value, place)
+            skipped = any(v is _SKIP for v in value.values())
+        if skipped or (constrained and not meets(reader, schema, value, place)):
+            return _SKIP
+        return value
+
+    return check
+
+
 def _suggestion(key: Any, names: Any) -> str:
     """``; did you mean "name"?`` for a misspelt key close to one of ``names``, else nothing."""
     close = difflib.get_close_matches(str(key), [str(n) for n in names if n != AnyIndexDict.ANYTHING], n=1)
@@ -571,6 +686,8 @@ class Properties(Mapping):
         self.path = tuple(path)
         self.resolver = resolver or _identity
         self.context = context
+        #: every key of ``data`` is a property implemented (the shape pass found; data is not changed after)
+        self._keys_known = False
 
     def _reader(self, validating: bool, with_value: bool = True) -> _Reader:
         return _Reader(self.resolver, self.context, validating, with_value)
@@ -600,11 +717,19 @@ class Properties(Mapping):
         ``with_value=False`` no value is, only which properties are given.
         """
         if not with_value and type(self.data) is dict and _all_implemented(self.schema, self.data):
+            self._keys_known = True  # the value pass need not ask again
             return  # the shape check finds nothing (the common case): no reader needed
         reader = self._reader(validating=True, with_value=with_value)
         with remembering():  # one scope for every value: sizes and the limit are read once
-            reader.read_all(self.schema, self.data, self.path)
-        reader.problems.raise_if_errors()
+            data, schema = self.data, self.schema
+            if with_value and type(data) is dict and type(schema) is Schemata \
+                    and (self._keys_known or _all_implemented(schema, data)):
+                for key, check in _plan(schema, data):  # a type's own schema, every key known: straight on
+                    check(reader, data, key, self.path)
+            else:
+                reader.read_all(schema, data, self.path)
+        if reader.problems.items:
+            reader.problems.raise_if_errors()
 
     def resolved(self) -> dict:
         """Every property's typed value as plain data (what the engine stores and diffs)."""

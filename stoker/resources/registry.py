@@ -48,9 +48,11 @@ class Registry:
         self.problems: list[str] = []
         #: answer for the OpenStack types Heat registers with their simulated classes (resources/openstack)
         self.simulate = simulate
+        #: type name -> its simulated class, once found (each resource checked asks two or three times)
+        self._simulated: dict[str, type] = {}
 
     def _simulates(self, type_name: object) -> bool:
-        return self.simulate and catalogue.entry(type_name) is not None
+        return self.simulate and (type_name in self._simulated or catalogue.entry(type_name) is not None)
 
     def register(self, type_name: str, cls: type) -> None:
         if not isinstance(type_name, str) or not type_name:
@@ -62,11 +64,12 @@ class Registry:
     def get(self, type_name: str) -> type:
         """The class registered for ``type_name``; else, for a type Heat registers, its simulated
         class (any plug-in registering the name wins over it)."""
-        found = self._types.get(type_name)  # no KeyError raised and caught for each simulated resource
+        found = self._types.get(type_name) or self._simulated.get(type_name)  # no KeyError raised and caught
         if found is not None:
             return found
         if self._simulates(type_name):
-            return simulated.simulated_class(type_name)
+            found = self._simulated[type_name] = simulated.simulated_class(type_name)
+            return found
         raise UnknownResourceType(type_name, self._hint(type_name))
 
     def _hint(self, type_name: str) -> str:
@@ -76,7 +79,7 @@ class Registry:
         return f" Did you mean {' or '.join(close)}?" if close else ""
 
     def __contains__(self, type_name: object) -> bool:
-        return type_name in self._types or self._simulates(type_name)
+        return type_name in self._types or type_name in self._simulated or self._simulates(type_name)
 
     def types(self) -> list[str]:
         return sorted(set(self._types).union(catalogue.names() if self.simulate else ()))

@@ -12,6 +12,10 @@ from typing import Any, Callable, Mapping
 
 from stoker.errors import REJECTED_PARAMETER, FunctionError, ResourcePending
 
+#: every name ``pseudo_parameters`` may give (a parameter of one of these names is looked up the long way)
+_PSEUDO_NAMES = frozenset(("OS::stack_name", "OS::stack_id", "OS::project_id",
+                           "AWS::StackName", "AWS::Region", "AWS::StackId"))
+
 
 class StackContext:
     """The seam between functions and whatever runs the template."""
@@ -57,6 +61,8 @@ class StackContext:
         return name in self.parameter_names or name in self.pseudo_parameters()
 
     def parameter(self, name: str) -> Any:
+        if name in self.parameters and name not in _PSEUDO_NAMES and name not in self.rejected_parameters:
+            return self.parameters[name]  # the usual case: no table of pseudo parameters built
         pseudo = self.pseudo_parameters()
         if name in pseudo:
             return pseudo[name]

@@ -256,32 +256,39 @@ def _made_through_api(resource: Any, name: Any) -> bool:
     return KeypairStore(engine.store.engine).exists(stack.project_id, str(name))
 
 
-def unchecked_places(schemas: Mapping, data: Any, path: tuple,
-                     verdicts: dict | None = None) -> Iterator[tuple[tuple, str]]:
+def unchecked_places(schemas: Mapping, data: Any, path: tuple, verdicts: dict | None = None,
+                     found: list | None = None) -> list[tuple[tuple, str]]:
     """(place, constraint name) of each value given in ``data`` (a resource's properties, as
     written) that a service constraint would check, had the inventory listed its kind.
-    ``verdicts`` keeps each constraint's answer for the walk (asking reads the inventory's file)."""
+    ``verdicts`` keeps each constraint's answer (asking reads the inventory): one dict may serve
+    every resource of a pass of checks, the inventory being pinned for it.  The places are appended
+    to ``found`` (a list, not a generator: this walk runs for every resource checked)."""
     verdicts = {} if verdicts is None else verdicts
+    found = [] if found is None else found
     if isinstance(data, list):
         if not isinstance(schemas, AnyIndexDict):
-            return
-        data = dict(enumerate(data))
-    elif type(data) is not dict and not isinstance(data, Mapping):
-        return
-    for key, value in data.items():
+            return found
+        items: Any = enumerate(data)
+    elif type(data) is dict or isinstance(data, Mapping):
+        items = data.items()
+    else:
+        return found
+    for key, value in items:
         schema = schemas.get(key)
         if schema is None:
             continue
-        kind = type(value)  # exact types first: the ABC check of ``Function`` is slow
-        if kind not in SCALAR_TYPES and kind is not dict and kind is not list and isinstance(value, Function):
+        kind = type(value)  # exact types first, and no ABC check of ``Function`` (slow)
+        if kind not in SCALAR_TYPES and kind is not dict and kind is not list and Function in kind.__mro__:
             continue
         for name in schema.custom_names:
-            if name not in verdicts:
-                verdicts[name] = custom.is_unchecked(name)
-            if verdicts[name]:
-                yield path + (key,), name
+            unchecked = verdicts.get(name)
+            if unchecked is None:
+                unchecked = verdicts[name] = custom.is_unchecked(name)
+            if unchecked:
+                found.append((path + (key,), name))
         if schema.schema is not None and kind not in SCALAR_TYPES:
-            yield from unchecked_places(schema.schema, value, path + (key,), verdicts)
+            unchecked_places(schema.schema, value, path + (key,), verdicts, found)
+    return found
 
 
 def register_checks() -> None:

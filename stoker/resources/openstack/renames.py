@@ -29,10 +29,34 @@ def renamed(rules: Sequence[Rule], data: Any, path: tuple) -> Any:
     """``data`` with every old name's value under its new name (``data`` itself is not changed;
     the maps a rule changes are copies).  ``ValidationFailed`` when both names have a value."""
     for old, new in rules:
-        if type(data) is dict and old[0] not in data:
+        if type(data) is dict and (old[0] not in data or not _may_hold(data, old, new)):
             continue  # the old name's way starts at its first key (shared with the new name's, if any)
         data = _renamed_under(data, old, new, path, len(new) - 1)
     return data
+
+
+def _may_hold(data: dict, old: tuple, new: tuple) -> bool:
+    """Does a map that ``new[:-1]`` leads to (through lists, item by item, as ``_renamed_under``
+    walks) hold the next key of ``old``?  When none does, the rule changes nothing: one loop
+    tells, where the walk takes a call per map."""
+    if len(old) < len(new):
+        return True
+    places: list = [data]
+    for key in new[:-1]:
+        reached: list = []
+        for place in places:
+            if type(place) is dict:
+                inner = place.get(key)
+                if type(inner) is list:
+                    reached.extend(inner)
+                else:
+                    reached.append(inner)
+        places = reached
+    head = old[len(new) - 1]
+    for place in places:
+        if type(place) is dict and head in place:
+            return True
+    return False
 
 
 def _renamed_under(data: Any, old: tuple, new: tuple, place: tuple, depth: int) -> Any:

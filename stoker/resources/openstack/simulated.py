@@ -78,13 +78,15 @@ class SimulatedResource(Resource):
             cls._attribute_schemata = built
         return built
 
-    def unchecked_constraints(self) -> list[tuple[tuple, str]]:
-        """The places of the values no service constraint could check (no inventory of their kind)."""
+    def unchecked_constraints(self, verdicts: dict | None = None) -> list[tuple[tuple, str]]:
+        """The places of the values no service constraint could check (no inventory of their kind);
+        ``verdicts``: each constraint's answer, shared by a pass over many resources."""
         data = self.t.properties
         if not isinstance(data, dict) or self.service_properties.isdisjoint(data):
             return []
         given = {key: data[key] for key in self.service_properties if key in data}
-        return list(inventory.unchecked_places(self.properties_schema, given, ("resources", self.name, "properties")))
+        return inventory.unchecked_places(self.properties_schema, given, ("resources", self.name, "properties"),
+                                          verdicts)
 
     def physical_id(self) -> str:
         """The id this resource has (or will have, once created): fixed by its stack, name and row."""
