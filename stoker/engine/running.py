@@ -111,8 +111,14 @@ async def run_delete(engine: Any, stack: Stack, action: str) -> bool:
     everything = list(stack.resources.values()) + stack.retired
     failure = await _walked(stack, action, actions.delete_all(stack, everything, action,
                                                               _seconds(stack.record.timeout_mins)))
-    await end_action(stack, action, failure, True, None)
+    await end_action(stack, action, failure, True, None, _lease_holder(engine, stack))
     return failure is None
+
+
+def _lease_holder(engine: Any, stack: Stack) -> str | None:
+    """Who holds the lease that a create's or delete's end gives up in its last commit (a top
+    stack's: ``holding`` then finds it given up and writes nothing); nested stacks hold none."""
+    return engine.engine_id if stack.parent is None else None
 
 
 async def run_simple(engine: Any, stack: Stack, action: str) -> None:
@@ -130,7 +136,8 @@ async def run_update(engine: Any, stack: Stack, old: Stack, rollback: bool, acti
 async def _end(engine: Any, stack: Stack, action: str, failure: str | None, disable_rollback: bool,
                old: Stack | None) -> None:
     """``end_action``, and the rollback it says follows (the failure shown first)."""
-    follows = await end_action(stack, action, failure, disable_rollback, stack.cancel)
+    releasing = _lease_holder(engine, stack) if action in ("CREATE", "ADOPT") else None
+    follows = await end_action(stack, action, failure, disable_rollback, stack.cancel, releasing)
     if follows is None:
         return
     await stack.set_state(action, FAILED, failure)
