@@ -23,6 +23,42 @@ def test_an_action_keeps_what_existed_frozen_until_the_last_one_ends():
     assert len(built) == 1000
 
 
+def test_a_small_build_during_an_action_is_not_frozen_its_cycles_go_with_a_young_collection():
+    """A one-resource create builds a few hundred objects: the young collections take them, so
+    its cyclic garbage needs no full collection (and a server's frozen startup stays frozen)."""
+    with frozen_gc():
+        with paused_gc():
+            cycle = Node()
+            cycle.me = cycle
+            gone = weakref.ref(cycle)
+            del cycle
+        gc.collect(0)
+        assert gone() is None
+
+
+def test_a_server_keeps_its_startup_frozen_across_actions_small_and_big():
+    """``kept_frozen``: what the server held once started stays frozen when no action runs, after
+    small actions and after a big build; the big build's cyclic garbage is still collected once
+    enough went by, and the floor is frozen again after that collection."""
+    with loader.kept_frozen():
+        floor = gc.get_freeze_count()
+        assert floor > 0
+        with frozen_gc():
+            with paused_gc():
+                small = [[] for _ in range(100)]
+        assert gc.get_freeze_count() == floor
+        with frozen_gc():
+            with paused_gc():
+                cycle = Node()
+                cycle.me = cycle
+                gone = weakref.ref(cycle)
+                del cycle
+                big = [[] for _ in range(max(loader.FULL_COLLECTION_AFTER, loader._kept // 4) + 1)]
+        assert gone() is None
+        assert gc.get_freeze_count() >= floor + len(big)
+    assert gc.get_freeze_count() == 0 and gc.isenabled() and len(small) == 100
+
+
 def test_outside_an_action_a_pause_leaves_nothing_frozen():
     with paused_gc():
         assert not gc.isenabled()
