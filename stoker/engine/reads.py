@@ -39,9 +39,8 @@ def list_stacks(engine: ReadHost, **filters: Any) -> list[dict]:
     return [stack_summary(r) for r in engine.store.list_stacks(engine.project_id, **filters)]
 
 
-def show_stack(engine: ReadHost, name_or_id: str, resolve_outputs: bool = True, record: Any = None) -> dict:
-    """``record``: the live stack as its caller read it a moment ago (a poll reads its row once)."""
-    record = record if record is not None else engine.get_record(name_or_id)
+def show_stack(engine: ReadHost, name_or_id: str, resolve_outputs: bool = True) -> dict:
+    record = engine.get_record(name_or_id)
     info = stack_summary(record)
     template = engine.stored_template(record.template_id)
     stack = _for_outputs(engine, record)

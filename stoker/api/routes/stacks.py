@@ -279,8 +279,7 @@ def _show(ctx: Ctx, record: Any, resolve_outputs: bool) -> dict:
     info = None
     if record.deleted_at is None:
         try:
-            info = stack_view(ctx.links, ctx.engine.show_stack(record.id, resolve_outputs=resolve_outputs,
-                                                               record=record))
+            info = stack_view(ctx.links, ctx.engine.show_stack(record.id, resolve_outputs=resolve_outputs))
         except NotFound:  # a delete finished between the lookup and now: show the deleted stack
             record = ctx.engine.store.get_stack(record.id, record.project_id, show_deleted=True)
     if info is None:
