@@ -28,10 +28,7 @@ def test_a_small_build_during_an_action_is_not_frozen_its_cycles_go_with_a_young
     its cyclic garbage needs no full collection (and a server's frozen startup stays frozen)."""
     with frozen_gc():
         with paused_gc():
-            cycle = Node()
-            cycle.me = cycle
-            gone = weakref.ref(cycle)
-            del cycle
+            gone = _dropped_cycle()
         gc.collect(0)
         assert gone() is None
 
@@ -49,11 +46,8 @@ def test_a_server_keeps_its_startup_frozen_across_actions_small_and_big():
         assert gc.get_freeze_count() == floor
         with frozen_gc():
             with paused_gc():
-                cycle = Node()
-                cycle.me = cycle
-                gone = weakref.ref(cycle)
-                del cycle
-                big = [[] for _ in range(max(loader.FULL_COLLECTION_AFTER, loader._kept // 4) + 1)]
+                gone = _dropped_cycle()
+                big = _enough_for_a_full_collection()
         assert gone() is None
         assert gc.get_freeze_count() >= floor + len(big)
     assert gc.get_freeze_count() == 0 and gc.isenabled() and len(small) == 100
@@ -69,17 +63,26 @@ class Node:
     """An object that can refer to itself (cyclic garbage once dropped)."""
 
 
+def _dropped_cycle() -> weakref.ref:
+    """A weak reference to cyclic garbage just made (alive until a collection takes it)."""
+    cycle = Node()
+    cycle.me = cycle
+    return weakref.ref(cycle)
+
+
+def _enough_for_a_full_collection() -> list:
+    """Objects built past the young generations enough to call for a full collection."""
+    return [[] for _ in range(max(loader.FULL_COLLECTION_AFTER, loader._kept // 4) + 1)]
+
+
 def test_cyclic_garbage_built_while_actions_overlap_is_collected_before_they_all_end():
     """A server's actions overlap without pause: what they froze or built paused must still be
     collected once enough of it went by the young generations, not only at a quiet moment."""
     with frozen_gc():  # an action running throughout
         with frozen_gc():  # another one, ending first
             with paused_gc():
-                cycle = Node()
-                cycle.me = cycle
-                gone = weakref.ref(cycle)
-                del cycle
-                built = [[] for _ in range(max(loader.FULL_COLLECTION_AFTER, loader._kept // 4) + 1)]
+                gone = _dropped_cycle()
+                built = _enough_for_a_full_collection()
         assert gone() is None
         assert gc.get_freeze_count() > 0  # the running action's objects are frozen again
         assert gc.isenabled()
