@@ -14,7 +14,8 @@ Measures, against a fresh server on a free local port (no authentication):
   creates per second and the 201's p50/p99, with the server's threads and resident memory
   (all its processes) before, and after it settles (``--settle`` seconds), and the server's
   CPU milliseconds per completed create (its polls included): the number other load on the
-  machine distorts least.
+  machine distorts least; beside it, this client's own CPU per create (it shares the machine)
+  and the load average at the end.
 Needs the test extra (httpx, to wait for the server).
 """
 
@@ -204,8 +205,12 @@ def sustained_creates(url: str, base: str, clients: int, seconds: float) -> dict
                 raise SystemExit(f"create ended {stack['stack_status']}: {stack['stack_status_reason']}")
             completed.append(time.perf_counter() - t0)
 
+    before = os.times()
     elapsed, latencies = concurrently(url, clients, work)
+    after = os.times()
+    client_cpu = (after.user + after.system) - (before.user + before.system)
     return {"creates_per_s": round(len(completed) / elapsed, 1), "creates": len(completed),
+            "client_cpu_ms_per_create": round(1000 * client_cpu / max(1, len(completed)), 2),
             "create_201_p50_ms": round(pct(latencies, 0.5), 1), "create_201_p99_ms": round(pct(latencies, 0.99), 1),
             "complete_p50_ms": round(pct(completed, 0.5), 1), "complete_p99_ms": round(pct(completed, 0.99), 1)}
 
@@ -252,6 +257,7 @@ def run(url: str, args, pid: int) -> dict:
     before, cpu = server_usage(pid), server_cpu(pid)
     sustained = sustained_creates(url, base, args.sustained_clients, args.sustained_seconds)
     sustained["server_cpu_ms_per_create"] = round(1000 * (server_cpu(pid) - cpu) / max(1, sustained["creates"]), 1)
+    sustained["load_average"] = round(os.getloadavg()[0], 1)
     time.sleep(args.settle)
     after = server_usage(pid)
     made = creates(url, base, args.clients, args.creates, ten_resources())
@@ -316,7 +322,8 @@ def main() -> None:
     print(f"  sustained 1-resource creates, {held['clients']} clients: {held['creates_per_s']:.1f} completed/s "
           f"({held['creates']} stacks); 201 p50 {held['create_201_p50_ms']} ms p99 {held['create_201_p99_ms']} ms; "
           f"complete p50 {held['complete_p50_ms']} ms p99 {held['complete_p99_ms']} ms; "
-          f"server CPU {held['server_cpu_ms_per_create']} ms per create")
+          f"server CPU {held['server_cpu_ms_per_create']} ms per create (this client "
+          f"{held['client_cpu_ms_per_create']} ms); load average {held['load_average']}")
     print(f"  server threads {held['threads_before']} -> {held['threads_after']}, "
           f"resident {held['rss_mb_before']} -> {held['rss_mb_after']} MB (before -> after, settled)")
 

@@ -30,6 +30,7 @@ from stoker.store.locks import ENGINE_BEAT, this_process
 from stoker.store.keypairs import KeypairStore
 from stoker.store.software import SoftwareStore
 from stoker.limits import api_max_resources
+from stoker.template.loader import kept_frozen
 from stoker.workflows import rest_manager
 
 ENV_PREFIX = "STOKER_API_"
@@ -82,7 +83,7 @@ def create_app(db_url: str | None = None, auth_mode: str = "noauth", plugin_dirs
         await asyncio.to_thread(engine.store.register_process, process)
         await asyncio.to_thread(state.runner.resume_abandoned, engine)
         pruning = asyncio.create_task(_prune_request_threads())
-        with beating(lambda: _beat(state, process), every=ENGINE_BEAT):
+        with beating(lambda: _beat(state, process), every=ENGINE_BEAT), kept_frozen():
             yield
         pruning.cancel()
         await asyncio.to_thread(state.runner.stop, engine)

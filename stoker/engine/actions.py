@@ -33,13 +33,17 @@ class ActionFailed(StokerError):
 
 # -- running a walk ---------------------------------------------------------------------
 async def run_walk(stack: Stack, graph: Graph, run: Callable[[str], Awaitable[None]],
-                   action: str, timeout: float | None) -> None:
-    """Walk ``graph``; turn failures, timeouts and cancels into ``ActionFailed``."""
+                   action: str, timeout: float | None, stored_after: bool = False) -> None:
+    """Walk ``graph``; turn failures, timeouts and cancels into ``ActionFailed``.  What the walk
+    queued is committed before it returns, unless it ended well and ``stored_after``: the caller's
+    next write (the stack's end) carries it."""
     task = asyncio.ensure_future(walk(graph, run, should_stop=lambda: stack.root.cancel_reason is not None))
     # the top stack's watcher keeps the lock and hears cancels for the whole tree
     watcher = asyncio.ensure_future(stack.engine.watch(stack, task)) if stack.parent is None else None
+    ended_well = False
     try:
         await asyncio.wait_for(asyncio.shield(task), timeout) if timeout else await task
+        ended_well = stack.root.cancel_reason is None
     except asyncio.TimeoutError:
         stack.cancel_reason = f"{action} timed out"
         task.cancel()
@@ -56,7 +60,8 @@ async def run_walk(stack: Stack, graph: Graph, run: Callable[[str], Awaitable[No
         if watcher is not None:
             watcher.cancel()
             await asyncio.gather(watcher, return_exceptions=True)
-        await stack.recorder.flush()
+        if not (ended_well and stored_after):
+            await stack.recorder.flush()
     if stack.root.cancel_reason is not None:  # cancelled, the running resources let finish
         raise ActionFailed(stack.root.cancel_reason)
 
@@ -139,14 +144,16 @@ async def insert_new(stack: Stack) -> Graph:
 
 async def create(stack: Stack, timeout: float | None) -> None:
     graph = await insert_new(stack)
-    await run_walk(stack, graph, lambda name: create_resource(stack.resources[name]), "CREATE", timeout)
+    # the create's end (``running.run_create``) is stored next, with what the walk queued
+    await run_walk(stack, graph, lambda name: create_resource(stack.resources[name]), "CREATE", timeout,
+                   stored_after=True)
 
 
 async def resume_create(stack: Stack, timeout: float | None) -> None:
     """Go on with a create a stopped server handed back: what completed stays, what was
     in progress is picked up where it stood, what never started is created."""
     await run_walk(stack, await insert_new(stack),
-                   lambda name: resume_resource(stack, stack.resources[name]), "CREATE", timeout)
+                   lambda name: resume_resource(stack, stack.resources[name]), "CREATE", timeout, stored_after=True)
 
 
 async def resume_resource(stack: Stack, resource: Resource) -> None:

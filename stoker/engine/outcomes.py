@@ -64,19 +64,20 @@ def rollback_after(action: str, disable_rollback: bool, cancel: Cancel | None) -
 
 
 async def end_action(stack: Any, action: str, failure: str | None, disable_rollback: bool,
-                     cancel: Cancel | None) -> str | None:
+                     cancel: Cancel | None, release: str | None = None) -> str | None:
     """Record how ``action`` ended on ``stack`` (``failure``: why it failed, or None) and return
-    the rollback that follows, if one does: the driver shows the failure and starts it."""
+    the rollback that follows, if one does: the driver shows the failure and starts it.
+    ``release``: the owner whose lock the end gives up in the same commit, when nothing follows."""
     if failure is None:
         # a removed stack leaves the lists in the commit that shows it complete, not after it
         gone = {"deleted_at": datetime.now(timezone.utc)} if OUTCOMES[action].removes else {}
-        await stack.set_state(action, COMPLETE, f"Stack {action} completed successfully", **gone)
+        await stack.set_state(action, COMPLETE, f"Stack {action} completed successfully", release, **gone)
         if gone:
             stack.record.deleted_at = gone["deleted_at"]
         return None
     follows = rollback_after(action, disable_rollback, cancel)
     if follows is None:
-        await stack.set_state(action, FAILED, failure)
+        await stack.set_state(action, FAILED, failure, release)
     return follows
 
 

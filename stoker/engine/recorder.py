@@ -28,6 +28,8 @@ class Recorder(GroupCommit):
         self._resources: dict[int, dict] = {}
         self._stacks: dict[str, dict] = {}
         self._events: list[dict] = []
+        #: (stack id, owner) of the lock the next batch gives up with the stack's end
+        self._release: tuple[str, str] | None = None
 
     def queue(self, resource_id: int, fields: dict, event: dict | None = None) -> None:
         """Queue a change without waiting for it (it goes out with the next batch)."""
@@ -47,25 +49,29 @@ class Recorder(GroupCommit):
         self._events.append(event)
         self._soon()
 
-    async def write_stack(self, stack_id: str, fields: dict, event: dict) -> None:
-        """Queue a stack's own state change and wait until it is committed."""
+    async def write_stack(self, stack_id: str, fields: dict, event: dict, release: str | None = None) -> None:
+        """Queue a stack's own state change and wait until it is committed; ``release``: the owner
+        whose lock on the stack goes in the same transaction (the action's last write)."""
         self.queue_stack(stack_id, fields, event)
+        if release is not None:
+            self._release = (stack_id, release)
         await self._committed()
 
     def _pending(self) -> bool:
         return bool(self._resources or self._stacks or self._events)
 
     def _take(self) -> tuple:
-        batch = (self._resources, self._stacks, self._events)
-        self._resources, self._stacks, self._events = {}, {}, []
+        batch = (self._resources, self._stacks, self._events, self._release)
+        self._resources, self._stacks, self._events, self._release = {}, {}, [], None
         return batch
 
     def _small(self, batch: tuple) -> bool:
-        return sum(len(part) for part in batch) <= SMALL_BATCH
+        return sum(len(part) for part in batch[:3]) <= SMALL_BATCH
 
     def _commit(self, batch: tuple) -> None:
-        resources, stacks, events = batch
-        self.engine.store.write_batch(list(resources.items()), events, list(stacks.items()))
+        resources, stacks, events, release = batch
+        extra = {"release": release} if release is not None else {}
+        self.engine.store.write_batch(list(resources.items()), events, list(stacks.items()), **extra)
 
     def _after_commit(self, batch: tuple) -> None:
         self.engine.progress.publish(self.root_stack_id, batch[2])

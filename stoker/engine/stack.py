@@ -292,9 +292,11 @@ class Stack:
             "created_at": datetime.now(timezone.utc),
         }
 
-    async def set_state(self, action: str, status: str, reason: str, **fields: Any) -> None:
+    async def set_state(self, action: str, status: str, reason: str, release: str | None = None,
+                        **fields: Any) -> None:
         """The stack's own state: persisted with an event, after its resources' changes
-        (a state already set, as by a cancel before the action ends, is not set twice)."""
+        (a state already set, as by a cancel before the action ends, is not set twice);
+        ``release``: the owner whose lock on the stack is given up in the same commit."""
         reason = self.redact(reason)
         if not fields and (self.action, self.status, self.status_reason) == (action, status, reason):
             return
@@ -308,7 +310,10 @@ class Stack:
             self.recorder.queue_stack(self.id, *change)
             return
         self.stored_state = None
-        await self.recorder.write_stack(self.id, *change)
+        if release is None:
+            await self.recorder.write_stack(self.id, *change)
+        else:
+            await self.recorder.write_stack(self.id, *change, release=release)
 
     def delete_rows(self, resources: Iterable[Resource]) -> None:
         self.store.delete_resources_bulk(r.id for r in resources if r.id is not None)

@@ -44,6 +44,9 @@ STACK_BY_ID = select(STACKS).where(STACKS.c.project_id == bindparam("project"), 
 LIVE_STACK_BY_NAME = select(STACKS).where(STACKS.c.project_id == bindparam("project"),
                                           STACKS.c.name == bindparam("key"), STACKS.c.deleted_at.is_(None))
 STACK_BY_ID_ONLY = select(STACKS).where(STACKS.c.id == bindparam("key"))
+#: a stack's lock columns once its lock is given up (and any cancel request with it)
+LOCK_RELEASED = {"lock_owner": None, "lock_action": None, "lock_time": None, "cancel_requested": False,
+                 "cancel_rollback": True}
 RESOURCES_OF_STACK = select(RESOURCES).where(RESOURCES.c.stack_id == bindparam("stack")).order_by(RESOURCES.c.id)
 
 
@@ -54,6 +57,9 @@ class Store:
         self.engine = engine
         self.lock_timeout = lock_timeout
         self._writer = engine.execution_options(stoker_write=True)
+        #: (stack id, owner) of the locks a ``write_batch`` released with the stack's end, for
+        #: ``release_lock`` to find given up already instead of writing again
+        self._released_with_end: set[tuple[str, str]] = set()
 
     def close(self) -> None:
         self.engine.dispose()
@@ -291,15 +297,19 @@ class Store:
         return [row["id"] for row in rows]
 
     def write_batch(self, changes: Iterable[tuple[int, dict[str, Any]]], events: Iterable[dict[str, Any]],
-                    stacks: Iterable[tuple[str, dict[str, Any]]] = ()) -> None:
+                    stacks: Iterable[tuple[str, dict[str, Any]]] = (), release: tuple[str, str] | None = None) -> None:
         """Resource and stack changes and their events in one transaction (the engine's group commit);
-        each resource's ``atomic_key`` bumped, unchecked: the batching writer owns those resources."""
+        each resource's ``atomic_key`` bumped, unchecked: the batching writer owns those resources.
+        ``release``: (stack id, owner) of a lock given up in the same transaction (an action's end)."""
         with self._write() as conn:
             self._update_resources(conn, changes)
             for stack_id, fields in stacks:
                 _check_fields(Stack, fields)
                 _update_stack(conn, stack_id, fields)
             self._insert_events(conn, events)
+            released = release is not None and _update_stack(conn, release[0], LOCK_RELEASED, release[1])
+        if released:
+            self._released_with_end.add(release)  # type: ignore[arg-type]
 
     def write_changes(self, conn: Any, changes: Iterable[tuple[int, dict[str, Any]]],
                       events: Iterable[dict[str, Any]]) -> None:
@@ -395,9 +405,12 @@ class Store:
         return self._set_lock(stack_id, owner, lock_time=utcnow())
 
     def release_lock(self, stack_id: str, owner: str) -> bool:
-        """Give the lock up (and any cancel request with it); False if it was not ours."""
-        return self._set_lock(stack_id, owner, lock_owner=None, lock_action=None, lock_time=None,
-                              cancel_requested=False, cancel_rollback=True)
+        """Give the lock up (and any cancel request with it); False if it was not ours.  One the
+        action's end gave up already (``write_batch``'s ``release``) costs no write."""
+        if (stack_id, owner) in self._released_with_end:
+            self._released_with_end.discard((stack_id, owner))
+            return True
+        return self._set_lock(stack_id, owner, **LOCK_RELEASED)
 
     def hand_over_lock(self, stack_id: str, owner: str, successor: str, action: str) -> None:
         """The lock passes from ``owner`` to ``successor`` (the next step of the same stack action) in

@@ -64,3 +64,34 @@ def test_commands_run_in_process_close_their_database(tmp_path, monkeypatch):
         stoker("stack", "create", f"s{index}", "-t", str(template), "--wait")
         assert f"s{index}" in stoker("stack", "list")
     assert _open_descriptors() <= before
+
+
+@needs_proc
+@pytest.mark.sqlite_only
+def test_a_pool_thread_keeps_one_event_loop_for_its_actions_and_closes_it_when_it_ends(engine):
+    """A server's action thread runs action after action on one event loop (not a new one each
+    time); what an action leaves running is cancelled as ``asyncio.run`` would; the loop and its
+    descriptors go when the thread ends."""
+    import asyncio
+
+    from stoker.engine import running
+    from stoker.engine.group_commit import LingeringThreads
+
+    engine.create_stack("warm", ONE)
+    before = _open_descriptors()
+    loops = []
+
+    async def leaves_a_task() -> None:
+        loops.append(asyncio.get_running_loop())
+        asyncio.get_running_loop().create_task(asyncio.sleep(3600))
+
+    pool = LingeringThreads("stoker-action", 1)
+    for index in range(3):
+        pool.submit(engine.create_stack, f"s{index}", ONE).result()
+        pool.submit(running.run, leaves_a_task()).result()
+    assert len(loops) == 3 and all(loop is loops[0] for loop in loops)
+    assert not asyncio.all_tasks(loops[0]) and not loops[0].is_closed()
+    assert [s["stack_status"] for s in engine.list_stacks()] == ["CREATE_COMPLETE"] * 4
+    pool.shutdown(wait=True)
+    assert loops[0].is_closed()
+    assert _open_descriptors() <= before

@@ -53,9 +53,9 @@ def test_a_chain_of_in_engine_resources_commits_in_batches_not_per_step(engine):
     commits = []
     write_batch = store.write_batch
 
-    def counting(changes, events, stacks=()):
+    def counting(changes, events, stacks=(), **kwargs):
         commits.append(len(events))
-        return write_batch(changes, events, stacks)
+        return write_batch(changes, events, stacks, **kwargs)
 
     store.write_batch = counting
     n = 400
@@ -125,10 +125,11 @@ def test_a_failed_commit_nobody_awaited_reaches_the_next_one_who_does():
     assert store.calls == 2
 
 
-def test_a_one_resource_create_writes_in_four_transactions_on_its_own_thread(engine):
-    """The stack's row (in its "started" state) with its template, lock and resource rows; the
-    resource's start; the end; the lock's release.  Batches this small are committed on the
-    action's thread: no writer thread is handed them."""
+def test_a_one_resource_create_writes_in_two_transactions_on_its_own_thread(engine):
+    """The stack's row (in its "started" state) with its template, lock and resource rows; then
+    the resource's start and end with the stack's end and the lock's release (the walk ended
+    well, so the end carries what it queued).  Batches this small are committed on the action's
+    thread: no writer thread is handed them."""
     import threading
 
     from sqlalchemy import event
@@ -145,8 +146,27 @@ def test_a_one_resource_create_writes_in_four_transactions_on_its_own_thread(eng
         assert engine.create_stack("s", hot({"r": {"type": "OS::Heat::None"}}))["stack_status"] == "CREATE_COMPLETE"
     finally:
         event.remove(engine.store.engine, "begin", began)
-    assert writes == [threading.current_thread().name] * 4, writes
+    assert writes == [threading.current_thread().name] * 2, writes
     shown = [(e["resource_name"], e["resource_status"], e["resource_status_reason"]) for e in engine.events("s")]
     assert shown == [("s", "CREATE_IN_PROGRESS", "Stack CREATE started"),
                      ("r", "CREATE_IN_PROGRESS", "state changed"), ("r", "CREATE_COMPLETE", "state changed"),
                      ("s", "CREATE_COMPLETE", "Stack CREATE completed successfully")]
+    record = engine.get_record("s")
+    assert (record.lock_owner, record.lock_action) == (None, None)
+    assert engine.store._released_with_end == set()  # the end's release was found by ``holding``
+
+
+def test_an_end_that_finds_its_lock_taken_leaves_it_to_its_holder(engine, monkeypatch):
+    """The lock goes with the end's commit only while it is the action's own: a stack taken over
+    meanwhile keeps its new holder's lock, and the state is written all the same."""
+    from stoker.engine import running
+
+    ending = running.end_action
+
+    async def taken_then_ended(stack, *args):
+        engine.store.update_stack(stack.id, lock_owner="another-engine")
+        return await ending(stack, *args)
+
+    monkeypatch.setattr(running, "end_action", taken_then_ended)
+    assert engine.create_stack("s", hot({"r": {"type": "OS::Heat::None"}}))["stack_status"] == "CREATE_COMPLETE"
+    assert engine.get_record("s").lock_owner == "another-engine"

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
+import queue
+import stat
 import time
 from contextlib import contextmanager
 from importlib import resources
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.migration import MigrationContext
@@ -14,6 +18,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import MetaData, inspect, text
 
 from stoker.store import default_url, open_store
+from stoker.store import db
 from stoker.store.db import MIGRATIONS, head_revision, make_engine, migrate, upgrade
 from stoker.store.models import metadata
 
@@ -90,6 +95,37 @@ def test_sqlite_settings(tmp_path):
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30000
         assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+    store.close()
+
+
+def _write_after_ready(db_url, results):
+    store = open_store(db_url)  # at its head already: nothing written
+    results.put("ready")
+    store.store_template({"b": 2})
+    results.put("written")
+    store.close()
+
+
+def test_processes_queue_their_sqlite_writes_on_a_file_lock(tmp_path):
+    """Worker processes of one server (or a CLI beside it) wait for another's write transaction on
+    an flock of a file beside the database, and go on once it is dropped."""
+    path = tmp_path / "x.db"
+    store = open_store(f"sqlite:///{path}")
+    lock = db._WRITE_LOCKS[str(path)]
+    context = multiprocessing.get_context("spawn")  # a forked child would inherit the held lock
+    results = context.Queue()
+    writer = context.Process(target=_write_after_ready, args=(f"sqlite:///{path}", results))
+    lock.acquire()
+    try:
+        writer.start()
+        assert results.get(timeout=60) == "ready"
+        with pytest.raises(queue.Empty):
+            results.get(timeout=1)  # its write waits for this process's writer
+    finally:
+        lock.release()
+    assert results.get(timeout=60) == "written"
+    writer.join(60)
+    assert stat.S_IMODE(os.stat(f"{path}-writer").st_mode) == 0o600
     store.close()
 
 

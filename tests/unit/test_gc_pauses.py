@@ -33,6 +33,37 @@ def test_an_action_keeps_what_existed_frozen_until_the_last_one_ends(no_collecti
     assert len(built) == 1000
 
 
+def test_a_small_build_during_an_action_is_not_frozen_its_cycles_go_with_a_young_collection(no_collection_due):
+    """A one-resource create builds a few hundred objects: the young collections take them, so
+    its cyclic garbage needs no full collection (and a server's frozen startup stays frozen)."""
+    with frozen_gc():
+        with paused_gc():
+            gone = _dropped_cycle()
+        gc.collect(0)
+        assert gone() is None
+
+
+def test_a_server_keeps_its_startup_frozen_across_actions_small_and_big(no_collection_due):
+    """``kept_frozen``: what the server held once started stays frozen when no action runs, after
+    small actions and after a big build; the big build's cyclic garbage is still collected once
+    enough went by, and the floor is frozen again after that collection."""
+    with loader.kept_frozen():
+        floor = gc.get_freeze_count()
+        assert floor > 0
+        with frozen_gc():
+            with paused_gc():
+                small = [[] for _ in range(100)]
+        assert gc.get_freeze_count() == floor
+        with frozen_gc():
+            with paused_gc():
+                gone = _dropped_cycle()
+                big = _enough_for_a_full_collection()
+        with frozen_gc():  # the next action runs the collection its end made due
+            assert gone() is None
+        assert gc.get_freeze_count() >= floor + len(big)
+    assert gc.get_freeze_count() == 0 and gc.isenabled() and len(small) == 100
+
+
 def test_outside_an_action_a_pause_leaves_nothing_frozen(no_collection_due):
     with paused_gc():
         assert not gc.isenabled()
@@ -43,6 +74,18 @@ class Node:
     """An object that can refer to itself (cyclic garbage once dropped)."""
 
 
+def _dropped_cycle() -> weakref.ref:
+    """A weak reference to cyclic garbage just made (alive until a collection takes it)."""
+    cycle = Node()
+    cycle.me = cycle
+    return weakref.ref(cycle)
+
+
+def _enough_for_a_full_collection() -> list:
+    """Objects built past the young generations enough to call for a full collection."""
+    return [[] for _ in range(max(loader.FULL_COLLECTION_AFTER, loader._kept // 4) + 1)]
+
+
 def test_cyclic_garbage_built_while_actions_overlap_is_collected_before_they_all_end(no_collection_due):
     """A server's actions overlap without pause: what they froze or built paused must still be
     collected once enough of it went by the young generations, not only at a quiet moment --
@@ -50,11 +93,8 @@ def test_cyclic_garbage_built_while_actions_overlap_is_collected_before_they_all
     with frozen_gc():  # an action running throughout
         with frozen_gc():  # another one, ending first
             with paused_gc():
-                cycle = Node()
-                cycle.me = cycle
-                gone = weakref.ref(cycle)
-                del cycle
-                built = [[] for _ in range(max(loader.FULL_COLLECTION_AFTER, loader._kept // 4) + 1)]
+                gone = _dropped_cycle()
+                built = _enough_for_a_full_collection()
         assert gone() is not None and loader._due  # not at that action's end
         with frozen_gc():  # the next action
             assert gone() is None
@@ -68,15 +108,12 @@ def test_a_process_whose_last_action_ends_skips_the_collection_due(no_collection
     next action that never comes (a big update's full collection was a fifth of its CPU)."""
     with frozen_gc():
         with paused_gc():  # its stack loaded
-            cycle = Node()
-            cycle.me = cycle
-            gone = weakref.ref(cycle)
-            del cycle
-            built = [[] for _ in range(max(loader.FULL_COLLECTION_AFTER, loader._kept // 4) + 1)]
+            gone = _dropped_cycle()
+            built = _enough_for_a_full_collection()
     assert loader._due and gone() is not None and gc.get_freeze_count() > 0
     with paused_gc():  # loading a template is not an action: still frozen, still due
-        pass
+        loaded = [[] for _ in range(loader.SMALL_BUILD)]
     assert loader._due and gc.get_freeze_count() > 0
     with frozen_gc():
         assert gone() is None and not loader._due
-    assert gc.get_freeze_count() == 0 and len(built) > loader.FULL_COLLECTION_AFTER
+    assert gc.get_freeze_count() == 0 and len(built) > loader.FULL_COLLECTION_AFTER and loaded
