@@ -102,7 +102,7 @@ def _check_each(engine: TypeHost, stack: Stack, definition, problems: Problems) 
     """Each resource against its type: policy, plug-in, properties; name -> the instance made."""
     instances = {}
     unchecked: dict[str, list[tuple]] = {}  # service constraint -> the places of values it could not check
-    verdicts: dict[str, bool] = {}  # service constraint -> unchecked?  (the inventory is pinned for the pass)
+    verdicts: dict = {}  # the unchecked-constraint walk's verdicts and plans (the inventory is pinned for the pass)
     for name, rdef in definition.resources.items():
         if not rdef.type or definition.switched_off(rdef):
             continue  # the missing or broken type is reported already; Heat never builds a disabled one

@@ -94,6 +94,10 @@ class Function(FunctionCall, abc.ABC):
         """Names of resources this call needs (default: those its arguments need)."""
         return dependencies(self.args) if self.args_have_refs else iter(())
 
+    def waits(self) -> bool:
+        """Does this call (one naming a resource) need a resource not created yet?"""
+        return self.parser is not None and not all(map(self.parser.stack.resource_ready, self.dependencies()))
+
     @abc.abstractmethod
     def result(self) -> Any:
         """The call's value (arguments resolved first); every function defines it."""
@@ -254,14 +258,9 @@ def waits_for_resources(value: Any) -> bool:
     else:
         calls = _referring_calls(value)
     for call in calls:
-        if call_waits(call):
+        if call.waits():
             return True
     return False
-
-
-def call_waits(call: Function) -> bool:
-    """Does ``call`` (one naming a resource) need a resource not created yet?"""
-    return call.parser is not None and not all(map(call.parser.stack.resource_ready, call.dependencies()))
 
 
 def functions_in(value: Any) -> Iterator[Function]:

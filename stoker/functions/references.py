@@ -139,6 +139,16 @@ class _ResourceFunction(Function):
             found.append(name)
         return iter(found)
 
+    def waits(self) -> bool:
+        """As ``Function.waits``; a static name (the usual case, asked for each value naming a
+        resource while validating) without building the list of dependencies."""
+        name = self.resource_name_arg()
+        parser = self.parser
+        if type(name) is str and not self.args_have_refs and parser is not None:
+            stack = parser.stack
+            return stack.has_resource(name) and not stack.resource_ready(name)
+        return super().waits()
+
 
 class GetResource(_ResourceFunction):
     """``get_resource: name``: the resource's physical id."""

@@ -32,7 +32,7 @@ from stoker.constraints import (
     Range,
 )
 from stoker.errors import FunctionError, Problem, Problems, ResourcePending
-from stoker.functions.base import SCALAR_TYPES, Function, call_waits, resolve, resolve_call, waits_for_resources
+from stoker.functions.base import SCALAR_TYPES, Function, resolve, resolve_call, waits_for_resources
 from stoker.functions.sizes import remembering
 from stoker.resources.exceptions import InvalidSchemaError
 from stoker.resources.support import SupportStatus
@@ -594,7 +594,7 @@ def _compile(schema: Schema) -> Callable[["_Reader", Mapping, Any, tuple], Any]:
             called = False
         elif Function in kind.__mro__ and reader.resolver is resolve:  # (no ABC check)
             if value.has_refs:  # checked once the resource it names exists, as Heat does
-                return _SKIP if call_waits(value) else read(reader, key, schema, data, path)
+                return _SKIP if value.waits() else read(reader, key, schema, data, path)
             value = reader.resolved(resolve_call, value, path + (key,))  # it names no resource: nothing to wait for
             if value is _SKIP:
                 return _SKIP

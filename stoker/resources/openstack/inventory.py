@@ -257,38 +257,65 @@ def _made_through_api(resource: Any, name: Any) -> bool:
 
 
 def unchecked_places(schemas: Mapping, data: Any, path: tuple, verdicts: dict | None = None,
-                     found: list | None = None) -> list[tuple[tuple, str]]:
+                     found: list | None = None, among: frozenset | None = None) -> list[tuple[tuple, str]]:
     """(place, constraint name) of each value given in ``data`` (a resource's properties, as
-    written) that a service constraint would check, had the inventory listed its kind.
-    ``verdicts`` keeps each constraint's answer (asking reads the inventory): one dict may serve
-    every resource of a pass of checks, the inventory being pinned for it.  The places are appended
-    to ``found`` (a list, not a generator: this walk runs for every resource checked)."""
+    written; only the keys ``among`` when given) that a service constraint would check, had the
+    inventory listed its kind.  ``verdicts`` keeps each constraint's answer (asking reads the
+    inventory) and the walk's plan for each schema and set of keys given: one dict may serve every
+    resource of a pass of checks, the inventory being pinned for it.  The places are appended to
+    ``found`` (a list, not a generator: this walk runs for every resource checked)."""
     verdicts = {} if verdicts is None else verdicts
     found = [] if found is None else found
-    if isinstance(data, list):
-        if not isinstance(schemas, AnyIndexDict):
-            return found
-        items: Any = enumerate(data)
-    elif type(data) is dict or isinstance(data, Mapping):
-        items = data.items()
+    kind = type(data)
+    listed = kind is list or (kind is not dict and isinstance(data, list))
+    if listed and isinstance(schemas, AnyIndexDict):
+        keys: Any = (id(schemas), among, len(data))
+    elif not listed and (kind is dict or isinstance(data, Mapping)):
+        keys = (id(schemas), among, *data)
     else:
         return found
-    for key, value in items:
-        schema = schemas.get(key)
-        if schema is None:
-            continue
+    plan = verdicts.get(keys)
+    if plan is None:  # the schema is kept with its plan: its id is not taken by another while the pass runs
+        plan = verdicts[keys] = schemas, _plan(schemas, range(len(data)) if listed else data, among, verdicts)
+    for key, names, nested in plan[1]:
+        value = data[key]
         kind = type(value)  # exact types first, and no ABC check of ``Function`` (slow)
         if kind not in SCALAR_TYPES and kind is not dict and kind is not list and Function in kind.__mro__:
-            continue
-        for name in schema.custom_names:
-            unchecked = verdicts.get(name)
-            if unchecked is None:
-                unchecked = verdicts[name] = custom.is_unchecked(name)
-            if unchecked:
-                found.append((path + (key,), name))
-        if schema.schema is not None and kind not in SCALAR_TYPES:
-            unchecked_places(schema.schema, value, path + (key,), verdicts, found)
+            continue  # a function's value is checked (or not) when it is known
+        for name in names:
+            found.append((path + (key,), name))
+        if nested is not None and kind not in SCALAR_TYPES:
+            unchecked_places(nested, value, path + (key,), verdicts, found)
     return found
+
+
+def _plan(schemas: Mapping, keys: Any, among: frozenset | None, verdicts: dict) -> tuple:
+    """(key, unchecked constraint names, nested schemas or None) for each of ``keys`` (in their
+    order) where the walk may find something."""
+    plan = []
+    for key in keys:
+        schema = schemas.get(key) if among is None or key in among else None
+        if schema is None:
+            continue
+        names = tuple(n for n in schema.custom_names if _unchecked(n, verdicts))
+        nested = schema.schema if schema.schema is not None and _may_hold_unchecked(schema.schema, verdicts) else None
+        if names or nested is not None:
+            plan.append((key, names, nested))
+    return tuple(plan)
+
+
+def _unchecked(name: str, verdicts: dict) -> bool:
+    unchecked = verdicts.get(name)
+    if unchecked is None:
+        unchecked = verdicts[name] = custom.is_unchecked(name)
+    return unchecked
+
+
+def _may_hold_unchecked(schemas: Mapping, verdicts: dict) -> bool:
+    """Does a schema of ``schemas``, or one nested in it, name an unchecked service constraint?"""
+    return any(any(_unchecked(n, verdicts) for n in schema.custom_names)
+               or (schema.schema is not None and _may_hold_unchecked(schema.schema, verdicts))
+               for schema in schemas.values())
 
 
 def register_checks() -> None:

@@ -80,13 +80,12 @@ class SimulatedResource(Resource):
 
     def unchecked_constraints(self, verdicts: dict | None = None) -> list[tuple[tuple, str]]:
         """The places of the values no service constraint could check (no inventory of their kind);
-        ``verdicts``: each constraint's answer, shared by a pass over many resources."""
+        ``verdicts``: the walk's answers, shared by a pass over many resources."""
         data = self.t.properties
-        if not isinstance(data, dict) or self.service_properties.isdisjoint(data):
+        if not isinstance(data, dict):
             return []
-        given = {key: data[key] for key in self.service_properties if key in data}
-        return inventory.unchecked_places(self.properties_schema, given, ("resources", self.name, "properties"),
-                                          verdicts)
+        return inventory.unchecked_places(self.properties_schema, data, ("resources", self.name, "properties"),
+                                          verdicts, None, self.service_properties)
 
     def physical_id(self) -> str:
         """The id this resource has (or will have, once created): fixed by its stack, name and row."""
