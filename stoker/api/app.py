@@ -24,6 +24,7 @@ from stoker.api.auth import Authenticator, TokenStore
 from stoker.api.body import MAX_JSON_BODY_SIZE
 from stoker.api.error_bodies import install_handlers
 from stoker.api.background import Runner
+from stoker.api.hot_routes import install as install_hot_routes
 from stoker.api.loopback import LoopbackManager
 from stoker.dispatch.heartbeat import beating
 from stoker.store.locks import ENGINE_BEAT, this_process
@@ -102,6 +103,7 @@ def create_app(db_url: str | None = None, auth_mode: str = "noauth", plugin_dirs
     from stoker.api.cloudify import install as install_cloudify
 
     install_cloudify(app, auth_mode, tokens)
+    install_hot_routes(app)
     return app
 
 

@@ -30,11 +30,12 @@ class Ctx:
     state: Any
 
 
-async def context(request: Request, tenant_id: str,
-                  x_auth_token: str | None = Header(default=None, include_in_schema=False)) -> Ctx:
+async def context(request: Request, tenant_id: str) -> Ctx:
     """The caller and its engine.  Without authentication nothing here waits, so it runs on the
     event loop (a plain-function dependency would cost every request a hop to a thread and back);
-    a token is looked up in the database, in a thread."""
+    a token is looked up in the database, in a thread.  The token header is read here, not declared
+    (it is not in the schema either): FastAPI inspects a declared header's type on every request."""
+    x_auth_token = request.headers.get("x-auth-token")
     if request.app.state.stoker.auth_mode == "noauth":
         return _authorised(request, tenant_id, x_auth_token)
     return await run_in_threadpool(_authorised, request, tenant_id, x_auth_token)
