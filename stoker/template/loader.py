@@ -99,10 +99,14 @@ _due = False
 
 def _freeze() -> None:
     """``gc.freeze``, counting the young objects it moved (the collector's count of the youngest
-    generation; under ``_FROZEN_LOCK``)."""
-    global _moved
-    _moved += gc.get_count()[0]
+    generation; under ``_FROZEN_LOCK``).  The process's first freeze also counts the older objects
+    it froze: the floor until a full collection says how many objects it kept."""
+    global _moved, _kept
+    young = gc.get_count()[0]
+    _moved += young
     gc.freeze()
+    if not _kept:
+        _kept = gc.get_freeze_count() - young
 
 
 def _collect_if_grown() -> None:
@@ -114,12 +118,18 @@ def _collect_if_grown() -> None:
     a server whose actions overlap without pause grew ~40 KB per create.  The collection runs
     when the next action begins (``_collect_when_due``), not now: a process that ends after its
     action (every CLI command, a detached engine process) would spend a fifth of a big update's
-    CPU on it just before exiting.
+    CPU on it just before exiting.  Nor is it due when what went by is gone already: an action's
+    stacks are freed by reference counting (``Stack.drop``), so what stays frozen (the frozen
+    objects still alive) did not grow by as much.
     """
-    global _due
-    if _moved > max(FULL_COLLECTION_AFTER, _kept // 4):
-        _due = True
-    elif not _frozen and not _keep:
+    global _due, _moved
+    enough = max(FULL_COLLECTION_AFTER, _kept // 4)
+    if _moved > enough:
+        if gc.get_freeze_count() - _kept > enough:
+            _due = True
+            return
+        _moved = 0
+    if not _frozen and not _keep:
         gc.unfreeze()
 
 
