@@ -183,9 +183,9 @@ def ended(engine: Any, stack: Stack, *others: Stack) -> None:
 
     Nothing reads the stack afterwards but the caller's summary (``Engine.summary``), whose
     outputs are read now; then ``Stack.drop`` cuts its cycles (and those of ``others``: an
-    update's old stack), so the next action's full collection (``loader.frozen_gc``) finds
-    little left to free.  A nested stack's owner may still read it: its top stack's end
-    frees it.
+    update's old stack), so reference counting frees it and no full collection is due for it
+    (``loader.frozen_gc``).  A nested stack is not dropped (its owner resource may still read
+    it): its cycles are left to the collector.
     """
     if stack.parent is not None:
         return
