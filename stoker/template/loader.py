@@ -99,14 +99,14 @@ _due = False
 
 def _freeze() -> None:
     """``gc.freeze``, counting the young objects it moved (the collector's count of the youngest
-    generation; under ``_FROZEN_LOCK``).  The process's first freeze also counts the older objects
-    it froze: the floor until a full collection says how many objects it kept."""
+    generation; under ``_FROZEN_LOCK``).  The process's first freeze (a command's action, most of
+    what it holds alive) also counts what it froze: the floor until a full collection says how
+    many objects it kept."""
     global _moved, _kept
-    young = gc.get_count()[0]
-    _moved += young
+    _moved += gc.get_count()[0]
     gc.freeze()
     if not _kept:
-        _kept = gc.get_freeze_count() - young
+        _kept = gc.get_freeze_count()
 
 
 def _collect_if_grown() -> None:
@@ -156,11 +156,12 @@ def kept_frozen():
     ~170,000 objects took ~60 ms of CPU with every thread stopped).  Small actions build and drop
     their objects through the young generations, never freezing; what a big build froze stays
     frozen until enough went by for a full collection, which freezes again what it kept."""
-    global _keep
+    global _keep, _kept
     with _FROZEN_LOCK:
         _keep += 1
         gc.collect()
         gc.freeze()
+        _kept = gc.get_freeze_count()
     try:
         yield
     finally:
