@@ -211,8 +211,10 @@ class Stack:
         """
         self.resources.clear()
         self.retired.clear()
-        if self.definition is not None and hasattr(self.definition.context, "runtime"):
-            self.definition.context.runtime = None
+        if self.definition is not None:
+            self.definition.drop()
+            if hasattr(self.definition.context, "runtime"):
+                self.definition.context.runtime = None
 
     @property
     def root(self) -> "Stack":
