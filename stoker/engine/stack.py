@@ -213,8 +213,7 @@ class Stack:
         self.retired.clear()
         if self.definition is not None:
             self.definition.drop()
-            if hasattr(self.definition.context, "runtime"):
-                self.definition.context.runtime = None
+            self.definition.context.runtime = None  # an ``EngineContext`` (``define``)
 
     @property
     def root(self) -> "Stack":

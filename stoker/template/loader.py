@@ -88,7 +88,8 @@ _frozen = 0
 _keep = 0
 _FROZEN_LOCK = threading.Lock()
 #: objects moved past the collector's young generations (frozen, or straight to the oldest) since
-#: the last full collection, and about how many objects that collection kept
+#: the last full collection, and about how many objects that collection kept (before the first:
+#: how many the first freeze, or a server's startup, froze)
 _moved = 0
 _kept = 0
 #: the fewest moved objects that call for a full collection (a quarter of those kept, if more)
