@@ -159,15 +159,20 @@ async def walk(graph: Graph, run: Callable[[Hashable], Awaitable[Any]],
             release(node)
         start_ready()
 
-    start_ready()
     try:
-        await all_done
-    except BaseException:  # cancelled (a timeout, a cancel), or a node could not start
-        for handle in later:
-            handle.cancel()
-        for task in running:
-            task.cancel()
-        await asyncio.gather(*running, return_exceptions=True)
-        raise
+        start_ready()
+        try:
+            await all_done
+        except BaseException:  # cancelled (a timeout, a cancel), or a node could not start
+            for handle in later:
+                handle.cancel()
+            for task in running:
+                task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+            raise
+    finally:
+        # nothing calls them any more (no task runs, no burst waits); they refer to each other,
+        # a cycle that held ``run`` (and so the whole stack) until the cyclic collector's next pass
+        del start, start_ready, next_burst, finished
     if failures:
         raise WalkFailed(failures)

@@ -21,6 +21,7 @@ from stoker.engine.actions import ActionFailed
 from stoker.engine.outcomes import DELETE_BACK, end_action, fail_at_once
 from stoker.engine.sealing import stored_inputs
 from stoker.engine.stack import Stack
+from stoker.engine.summaries import output_entries
 from stoker.errors import Conflict
 from stoker.lease import Cancel, StackLease, keep
 from stoker.resources import processes
@@ -144,6 +145,7 @@ async def run_create(engine: Any, stack: Stack, timeout_mins: int | None, disabl
     walk = (actions.resume_create if resume else actions.create)(stack, _seconds(timeout_mins))
     failure = await _walked(stack, action, walk, "resumed" if resume else "started")
     await _end(engine, stack, action, failure, disable_rollback, None)
+    ended(engine, stack)
 
 
 async def run_delete(engine: Any, stack: Stack, action: str) -> bool:
@@ -152,6 +154,7 @@ async def run_delete(engine: Any, stack: Stack, action: str) -> bool:
     failure = await _walked(stack, action, actions.delete_all(stack, everything, action,
                                                               _seconds(stack.record.timeout_mins)))
     await end_action(stack, action, failure, True, None, _lease_holder(engine, stack))
+    ended(engine, stack)
     return failure is None
 
 
@@ -165,12 +168,31 @@ async def run_simple(engine: Any, stack: Stack, action: str) -> None:
     """SUSPEND, RESUME, CHECK or SNAPSHOT every resource."""
     failure = await _walked(stack, action, actions.simple_action(stack, action, _seconds(stack.record.timeout_mins)))
     await end_action(stack, action, failure, True, None)
+    ended(engine, stack)
 
 
 async def run_update(engine: Any, stack: Stack, old: Stack, rollback: bool, action: str = "UPDATE") -> None:
     """``action``: UPDATE, or RESTORE for an update back to a snapshot."""
     failure = await _walked(stack, action, actions.update(stack, _seconds(stack.record.timeout_mins)))
     await _end(engine, stack, action, failure, not rollback, old)
+    ended(engine, stack, old)
+
+
+def ended(engine: Any, stack: Stack, *others: Stack) -> None:
+    """A top stack's action run here has ended (its rollback too): the one place its life ends.
+
+    Nothing reads the stack afterwards but the caller's summary (``Engine.summary``), whose
+    outputs are read now; then ``Stack.drop`` cuts its cycles (and those of ``others``: an
+    update's old stack), so reference counting frees it and no full collection is due for it
+    (``loader.frozen_gc``).  A nested stack is not dropped (its owner resource may still read
+    it): its cycles are left to the collector.
+    """
+    if stack.parent is not None:
+        return
+    if engine.returns_summary and stack.ended_outputs is None:
+        stack.ended_outputs = output_entries(stack)
+    for each in (stack, *others):
+        each.drop()
 
 
 async def _end(engine: Any, stack: Stack, action: str, failure: str | None, disable_rollback: bool,

@@ -92,6 +92,8 @@ class Stack:
         #: (action, status, reason) its row was stored with (``save_new_stack``), until it changes:
         #: setting that state only adds its event, which rides with the next commit
         self.stored_state: tuple[str, str, str] | None = None
+        #: the outputs as the action's end left them (``drop``): what the caller's summary shows
+        self.ended_outputs: list[dict] | None = None
 
     @property
     def store(self):
@@ -195,6 +197,23 @@ class Stack:
         self.resources, self.retired = other.resources, other.retired
         for resource in list(self.resources.values()) + self.retired:
             resource.stack = self
+
+    def drop(self) -> None:
+        """The end of this stack's life (``running.ended``): the cycles it is made of are cut, so
+        reference counting frees it and its resources at once, instead of the collector's next
+        full collection (~23 objects per resource; 0.1 s of CPU per 10,000 resources).
+
+        Each resource points back at its stack, and the definition's context at the stack too
+        (its live resources answer ``get_resource``).  The resource maps are emptied in place,
+        and the context let go whichever stack it answers for: an update's old stack shares both
+        with the new one and with its rollback's.  A resource still held elsewhere keeps its
+        stack, which then reads as having no resources.
+        """
+        self.resources.clear()
+        self.retired.clear()
+        if self.definition is not None:
+            self.definition.drop()
+            self.definition.context.runtime = None  # an ``EngineContext`` (``define``)
 
     @property
     def root(self) -> "Stack":

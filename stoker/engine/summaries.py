@@ -40,7 +40,7 @@ def stack_summary(record) -> dict:
 def action_result(store: Any, stack: Stack) -> dict:
     """What an action returns: the stack as stored, with outputs from the live stack."""
     info = stack_summary(store.get_stack(stack.id, stack.project_id, show_deleted=True))
-    info["outputs"] = output_entries(stack)
+    info["outputs"] = stack.ended_outputs if stack.ended_outputs is not None else output_entries(stack)
     return info
 
 

@@ -114,6 +114,16 @@ class StackDefinition:
     def enabled_resources(self) -> dict[str, ResourceDefinition]:
         return {n: r for n, r in self.resources.items() if self.enabled(r.condition)}
 
+    def drop(self) -> None:
+        """The end of its stack's life (``Stack.drop``): the calls naming a resource and their
+        parser refer to each other (its lists of them), a cycle of one object or more per call
+        that only the cyclic collector would free; the lists are emptied."""
+        if self.resource_calls:
+            parser = self.resource_calls[0].parser
+            if parser is not None:
+                parser.reference_roots.clear()
+            self.resource_calls.clear()
+
 
 class StoredResources(MappingABC):
     """The ``resources`` of a stored template, each parsed the first time it is asked for.

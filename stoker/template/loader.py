@@ -88,7 +88,8 @@ _frozen = 0
 _keep = 0
 _FROZEN_LOCK = threading.Lock()
 #: objects moved past the collector's young generations (frozen, or straight to the oldest) since
-#: the last full collection, and about how many objects that collection kept
+#: the last full collection, and about how many objects that collection kept (before the first:
+#: how many the first freeze, or a server's startup, froze)
 _moved = 0
 _kept = 0
 #: the fewest moved objects that call for a full collection (a quarter of those kept, if more)
@@ -99,10 +100,14 @@ _due = False
 
 def _freeze() -> None:
     """``gc.freeze``, counting the young objects it moved (the collector's count of the youngest
-    generation; under ``_FROZEN_LOCK``)."""
-    global _moved
+    generation; under ``_FROZEN_LOCK``).  The process's first freeze (a command's action, most of
+    what it holds alive) also counts what it froze: the floor until a full collection says how
+    many objects it kept."""
+    global _moved, _kept
     _moved += gc.get_count()[0]
     gc.freeze()
+    if not _kept:
+        _kept = gc.get_freeze_count()
 
 
 def _collect_if_grown() -> None:
@@ -114,12 +119,18 @@ def _collect_if_grown() -> None:
     a server whose actions overlap without pause grew ~40 KB per create.  The collection runs
     when the next action begins (``_collect_when_due``), not now: a process that ends after its
     action (every CLI command, a detached engine process) would spend a fifth of a big update's
-    CPU on it just before exiting.
+    CPU on it just before exiting.  Nor is it due when what went by is gone already: an action's
+    stacks are freed by reference counting (``Stack.drop``), so what stays frozen (the frozen
+    objects still alive) did not grow by as much.
     """
-    global _due
-    if _moved > max(FULL_COLLECTION_AFTER, _kept // 4):
-        _due = True
-    elif not _frozen and not _keep:
+    global _due, _moved
+    enough = max(FULL_COLLECTION_AFTER, _kept // 4)
+    if _moved > enough:
+        if gc.get_freeze_count() - _kept > enough:
+            _due = True
+            return
+        _moved = 0
+    if not _frozen and not _keep:
         gc.unfreeze()
 
 
@@ -146,11 +157,12 @@ def kept_frozen():
     ~170,000 objects took ~60 ms of CPU with every thread stopped).  Small actions build and drop
     their objects through the young generations, never freezing; what a big build froze stays
     frozen until enough went by for a full collection, which freezes again what it kept."""
-    global _keep
+    global _keep, _kept
     with _FROZEN_LOCK:
         _keep += 1
         gc.collect()
         gc.freeze()
+        _kept = gc.get_freeze_count()
     try:
         yield
     finally:

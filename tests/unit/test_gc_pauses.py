@@ -13,9 +13,11 @@ from stoker.template.loader import frozen_gc, paused_gc
 
 @pytest.fixture
 def no_collection_due(monkeypatch):
-    """Earlier tests in this process may have left a full collection due: start from none."""
+    """Earlier tests in this process may have left a full collection due: start from none (and
+    from no floor: the test's first freeze counts what it froze)."""
     monkeypatch.setattr(loader, "_due", False)
     monkeypatch.setattr(loader, "_moved", 0)
+    monkeypatch.setattr(loader, "_kept", 0)
     gc.unfreeze()
 
 
@@ -82,8 +84,9 @@ def _dropped_cycle() -> weakref.ref:
 
 
 def _enough_for_a_full_collection() -> list:
-    """Objects built past the young generations enough to call for a full collection."""
-    return [[] for _ in range(max(loader.FULL_COLLECTION_AFTER, loader._kept // 4) + 1)]
+    """Objects built past the young generations enough to call for a full collection (with room
+    for what the process frees meanwhile)."""
+    return [[] for _ in range(max(loader.FULL_COLLECTION_AFTER, loader._kept // 4) + loader.SMALL_BUILD)]
 
 
 def test_cyclic_garbage_built_while_actions_overlap_is_collected_before_they_all_end(no_collection_due):
@@ -117,3 +120,23 @@ def test_a_process_whose_last_action_ends_skips_the_collection_due(no_collection
     with frozen_gc():
         assert gone() is None and not loader._due
     assert gc.get_freeze_count() == 0 and len(built) > loader.FULL_COLLECTION_AFTER and loaded
+
+
+def test_a_big_build_freed_by_reference_counting_leaves_no_collection_due(no_collection_due):
+    """An action's stacks are freed by reference counting at its end (``Stack.drop``): however
+    many objects went by frozen, none stayed, so the next action starts without a full collection
+    over everything the process holds."""
+    with frozen_gc():
+        with paused_gc():
+            built = _enough_for_a_full_collection()
+        assert loader._moved > loader.FULL_COLLECTION_AFTER
+        del built
+    assert not loader._due and loader._moved == 0 and gc.get_freeze_count() == 0
+    with frozen_gc():
+        with paused_gc():
+            gone = _dropped_cycle()
+            kept = _enough_for_a_full_collection()
+    assert loader._due and gone() is not None  # what stayed frozen grew: a collection is due
+    with frozen_gc():
+        assert gone() is None
+    assert len(kept) > loader.FULL_COLLECTION_AFTER
