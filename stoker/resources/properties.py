@@ -601,21 +601,20 @@ def _compile(schema: Schema) -> Callable[["_Reader", Mapping, Any, tuple], Any]:
             kind, called = type(value), True
         else:
             return read(reader, key, schema, data, path)
-        if kind in as_is:
-            pass
-        elif as_text and (kind is int or kind is bool):
-            value = str(value)
-        elif called:  # a result: plain data, to convert (a null: the default)
-            if value is None:
-                value = copy.deepcopy(schema.default) if schema.default is not None else schema.empty()
-            return reader.convert(schema, value, path + (key,))
-        elif kind is copied:
-            for item in (value.values() if kind is dict else value):
-                if type(item) not in SCALAR_TYPES:
-                    return read(reader, key, schema, data, path)  # it may hold a function
-            value = kind(value)
-        else:
-            return read(reader, key, schema, data, path)
+        if kind not in as_is:  # (taken as it is: most values)
+            if as_text and (kind is int or kind is bool):
+                value = str(value)
+            elif called:  # a result: plain data, to convert (a null: the default)
+                if value is None:
+                    value = copy.deepcopy(schema.default) if schema.default is not None else schema.empty()
+                return reader.convert(schema, value, path + (key,))
+            elif kind is copied:
+                for item in (value.values() if kind is dict else value):
+                    if type(item) not in SCALAR_TYPES:
+                        return read(reader, key, schema, data, path)  # it may hold a function
+                value = kind(value)
+            else:
+                return read(reader, key, schema, data, path)
         if constrained and not meets(reader, schema, value, path + (key,)):
             return _SKIP
         return value
