@@ -197,7 +197,7 @@ node_templates:
   k8s:
     type: cloudify.nodes.SharedResource
     properties:
-      resource_config: {deployment: {id: shared}}
+      resource_config: {deployment: {id: provider}}
   app:
     type: cloudify.nodes.Root
     relationships:
@@ -213,48 +213,48 @@ outputs:
 
 
 def test_a_shared_resource_links_an_installed_deployment_and_lists_its_consumers(tmp_path, env):
-    shared = write_blueprint(tmp_path / "shared", SHARED + """
+    provider = write_blueprint(tmp_path / "provider", SHARED + """
 workflows:
   scale_up:
     mapping: scripts/scale.sh
     parameters: {by: {type: integer}}
 """, {"scripts/scale.sh": f'echo "$by" >> {tmp_path / "scaled"}\n'})
-    assert _run(env, "blueprint", "upload", str(shared), "-b", "shared").exit_code == 0
-    assert _run(env, "deployment", "create", "shared", "-b", "shared").exit_code == 0
+    assert _run(env, "blueprint", "upload", str(provider), "-b", "provider").exit_code == 0
+    assert _run(env, "deployment", "create", "provider", "-b", "provider").exit_code == 0
     consumer = write_blueprint(tmp_path / "consumer", CONSUMER)
     assert _run(env, "blueprint", "upload", str(consumer), "-b", "consumer").exit_code == 0
     assert _run(env, "deployment", "create", "c1", "-b", "consumer").exit_code == 0
     refused = _run(env, "install", "c1")  # not installed, not on-demand: refused as Cloudify does
     assert refused.exit_code == 1
     [execution] = _json(env, "execution", "list", "-d", "c1")
-    assert 'deployment "shared" is in an inactive state and isn\'t labeled as `csys-obj-type: on-demand-resource`' \
+    assert 'deployment "provider" is in an inactive state and isn\'t labeled as `csys-obj-type: on-demand-resource`' \
         in execution["error"]
 
-    assert _run(env, "install", "shared").exit_code == 0
+    assert _run(env, "install", "provider").exit_code == 0
     assert _run(env, "uninstall", "c1").exit_code == 0
     done = _run(env, "install", "c1")
     assert done.exit_code == 0, done.output
     assert _json(env, "deployment", "outputs", "c1") == {"endpoint": "k8s.local"}
     [k8s] = [i for i in _json(env, "node-instance", "list", "-d", "c1") if i["node_id"] == "k8s"]
-    assert k8s["runtime_properties"]["deployment"] == {"id": "shared"}
+    assert k8s["runtime_properties"]["deployment"] == {"id": "provider"}
     assert k8s["runtime_properties"]["capabilities"]["endpoint"] == "k8s.local"
     # the consumer is labelled on the shared deployment, where get_consumers reads it
-    assert {"key": "csys-consumer-id", "value": "c1"} in _json(env, "deployment", "get", "shared")["labels"]
-    assert _json(env, "deployment", "capabilities", "shared")["consumers"] == ["c1"]
+    assert {"key": "csys-consumer-id", "value": "c1"} in _json(env, "deployment", "get", "provider")["labels"]
+    assert _json(env, "deployment", "capabilities", "provider")["consumers"] == ["c1"]
     # the relationship ran the shared deployment's workflow with its parameters
     assert (tmp_path / "scaled").read_text().split() == ["2"]
 
     assert _run(env, "uninstall", "c1").exit_code == 0
     assert (tmp_path / "scaled").read_text().split() == ["2", "-2"]
-    assert _json(env, "deployment", "capabilities", "shared")["consumers"] == []
-    assert _json(env, "deployment", "get", "shared")["id"] == "shared"  # a link: the shared one stays
+    assert _json(env, "deployment", "capabilities", "provider")["consumers"] == []
+    assert _json(env, "deployment", "get", "provider")["id"] == "provider"  # a link: the shared one stays
 
 
 def test_an_on_demand_shared_resource_is_installed_by_its_first_consumer_and_uninstalled_after_the_last(
         tmp_path, env):
-    shared = write_blueprint(tmp_path / "shared", SHARED)
-    assert _run(env, "blueprint", "upload", str(shared), "-b", "shared").exit_code == 0
-    assert _run(env, "deployment", "create", "shared", "-b", "shared", "--label",
+    provider = write_blueprint(tmp_path / "provider", SHARED)
+    assert _run(env, "blueprint", "upload", str(provider), "-b", "provider").exit_code == 0
+    assert _run(env, "deployment", "create", "provider", "-b", "provider", "--label",
                 "csys-obj-type:on-demand-resource").exit_code == 0
     consumer = write_blueprint(tmp_path / "consumer", CONSUMER.split("        target_interfaces:")[0].replace(
         "connected_to_shared_resource", "depends_on") + """
@@ -266,14 +266,14 @@ outputs:
         assert _run(env, "deployment", "create", name, "-b", "consumer").exit_code == 0
         done = _run(env, "install", name)
         assert done.exit_code == 0, done.output[-3000:]
-    [instance] = _json(env, "node-instance", "list", "-d", "shared")
+    [instance] = _json(env, "node-instance", "list", "-d", "provider")
     assert instance["state"] == "started"
-    assert sorted(_json(env, "deployment", "capabilities", "shared")["consumers"]) == ["c1", "c2"]
+    assert sorted(_json(env, "deployment", "capabilities", "provider")["consumers"]) == ["c1", "c2"]
     assert _run(env, "uninstall", "c1").exit_code == 0
-    [instance] = _json(env, "node-instance", "list", "-d", "shared")
+    [instance] = _json(env, "node-instance", "list", "-d", "provider")
     assert instance["state"] == "started"  # c2 still consumes it
     assert _run(env, "uninstall", "c2").exit_code == 0
-    [instance] = _json(env, "node-instance", "list", "-d", "shared")
+    [instance] = _json(env, "node-instance", "list", "-d", "provider")
     assert instance["state"] == "deleted"
 
 
