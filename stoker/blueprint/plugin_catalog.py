@@ -216,13 +216,21 @@ class PluginCatalog:
         if visibility not in VISIBILITIES:
             raise BlueprintError(f"a visibility is one of {', '.join(VISIBILITIES)}, not {visibility!r}",
                                  code="invalid-visibility")
-        if plugin.owner is None or self.packages is None:
-            raise BlueprintError(f"plugin {plugin.name} {plugin.version} is not in the database", code="not-found")
+        self._stored(plugin)
         if VISIBILITIES.index(visibility) < VISIBILITIES.index(plugin.owner.visibility):
             raise Conflict(f"plugin {plugin.name} {plugin.version} is {plugin.owner.visibility}: a visibility may "
                            f"only widen, not become {visibility}")
         self._refuse_clash(plugin.name, plugin.version, dataclasses.replace(plugin.owner, visibility=visibility), True)
-        self.packages.set_visibility(plugin.owner.project_id, plugin.name, plugin.version, visibility)
+        self.packages.change(plugin.owner.project_id, plugin.name, plugin.version, visibility=visibility)
+
+    def set_owner(self, plugin: Plugin, user: str) -> None:
+        """Make ``user`` a stored plugin's owner (whether that user exists and who may is the caller's to decide)."""
+        self._stored(plugin)
+        self.packages.change(plugin.owner.project_id, plugin.name, plugin.version, created_by=user)
+
+    def _stored(self, plugin: Plugin) -> None:
+        if plugin.owner is None or self.packages is None:
+            raise BlueprintError(f"plugin {plugin.name} {plugin.version} is not in the database", code="not-found")
 
     def delete(self, name: str, version: str | None = None) -> Plugin:
         plugin = self.find(name, version)

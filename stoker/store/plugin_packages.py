@@ -124,10 +124,10 @@ class PluginPackages:
         with self.engine.connect() as conn:
             return conn.execute(query).scalar_one()
 
-    def set_visibility(self, project_id: str, name: str, version: str, visibility: str) -> None:
+    def change(self, project_id: str, name: str, version: str, **values: str) -> None:
+        """Set a stored plugin's ``visibility`` or ``created_by`` (its owner)."""
         with self._writer.begin() as conn:
-            conn.execute(update(PLUGIN_PACKAGES).where(self._row(project_id, name, version))
-                         .values(visibility=visibility))
+            conn.execute(update(PLUGIN_PACKAGES).where(self._row(project_id, name, version)).values(**values))
 
     def remove(self, project_id: str, name: str, version: str) -> None:
         with self._writer.begin() as conn:

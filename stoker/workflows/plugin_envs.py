@@ -17,12 +17,14 @@ packages are never in it: a task runs through ``plugin_runner/stoker_operation.p
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -85,8 +87,10 @@ def plugin_view(name: str, definition: dict, deployment_id: str) -> dict:
                            for key, value in properties.items()}}
 
 
-def environment(plugin: Plugin) -> Path:
-    """The plugin's virtualenv, made on first use."""
+def environment(plugin: Plugin, locked: threading.Event | None = None) -> Path:
+    """The plugin's virtualenv, made on first use (or by ``cfy plugins install``); a failure is kept
+    beside it (``install_state`` reports it) until a later attempt succeeds.  ``locked`` is set once this
+    call holds the making (another process's or thread's, waited for first)."""
     folder = stoker_home(create=True) / "plugin-envs" / plugin.key
     made_from = plugin.digest or plugin.version  # a plugin uploaded again (a new digest) gets a new one
     if _made_from(folder) == made_from:
@@ -94,10 +98,56 @@ def environment(plugin: Plugin) -> Path:
     folder.parent.mkdir(parents=True, exist_ok=True)
     with open(folder.with_name(plugin.version + ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        if locked is not None:
+            locked.set()
         if _made_from(folder) != made_from:
-            _make(plugin, folder)
+            failed = folder.with_name(plugin.version + ".error")
+            try:
+                _make(plugin, folder)
+            except OperationFailed as failure:
+                failed.write_text(f"{made_from}\n{failure}")
+                raise
             (folder / _READY).write_text(made_from)
+            failed.unlink(missing_ok=True)
     return folder
+
+
+def install_soon(plugin: Plugin) -> None:
+    """Make the plugin's virtualenv in a thread of its own (``cfy plugins install``), returning once it is
+    being made (``install_state``: installing) or is made; a failure is kept for ``install_state``."""
+    locked = threading.Event()
+
+    def make() -> None:
+        try:
+            with contextlib.suppress(OperationFailed):
+                environment(plugin, locked)
+        finally:
+            locked.set()
+
+    threading.Thread(target=make, name=f"plugin-install-{plugin.name}-{plugin.version}", daemon=True).start()
+    locked.wait()
+
+
+def install_state(plugin: Plugin) -> tuple[str, str | None] | None:
+    """Where the plugin's virtualenv stands, in Cloudify's words: ``installed``, ``installing`` (being
+    made, by any process), ``error`` (with why), or None (not made yet: it will be at first use)."""
+    folder = stoker_home() / "plugin-envs" / plugin.key
+    made_from = plugin.digest or plugin.version
+    if _made_from(folder) == made_from:
+        return "installed", None
+    lock = folder.with_name(plugin.version + ".lock")
+    if lock.is_file():
+        with open(lock) as held:
+            try:
+                fcntl.flock(held, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return "installing", None
+    failed = folder.with_name(plugin.version + ".error")
+    if failed.is_file():
+        digest, _, why = failed.read_text().partition("\n")
+        if digest == made_from:
+            return "error", why
+    return None
 
 
 def _made_from(folder: Path) -> str | None:

@@ -1,0 +1,82 @@
+"""Plugins updates (``cfy plugins update BLUEPRINT``): what each one moved, kept as Cloudify lists them.
+
+An update moves the plugin versions a blueprint and its deployments run to newer ones of the catalog.  Its
+row and the plans it changes are written in one transaction (``apply``): either every deployment of the
+blueprint runs the new versions and the update is stored ``successful``, or nothing changed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from sqlalchemy import JSON, Boolean, Column, String, Table, select, update
+
+from stoker import secretbox
+from stoker.store.models import UTCDateTime, metadata, utcnow
+
+PLUGINS_UPDATES = Table(
+    "plugins_update", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(255), nullable=False, index=True),
+    Column("blueprint_id", String(255), nullable=False),
+    #: Cloudify's states: ``successful`` (versions moved), ``no_changes_required``
+    Column("state", String(32), nullable=False),
+    Column("forced", Boolean, nullable=False, default=False),
+    Column("created_by", String(255), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False, default=utcnow),
+    #: the ``update_plugin`` execution cfy waits for (ended when the row is stored)
+    Column("execution_id", String(36), nullable=False),
+    Column("deployments_to_update", JSON, nullable=False),
+    #: package name -> [version before, version after]
+    Column("changes", JSON, nullable=False),
+)
+
+
+def with_versions(plan: Any, changes: dict[str, list[str]]) -> Any:
+    """``plan`` (a blueprint's or a deployment's, sealed or not) whose ``plugins`` run the new versions."""
+    sealed = isinstance(plan, dict) and secretbox.MARK in plan
+    opened = dict(secretbox.unseal(plan) if sealed else plan)
+    plugins = {}
+    for name, definition in (opened.get("plugins") or {}).items():
+        moved = changes.get(definition.get("package_name")) if isinstance(definition, dict) else None
+        plugins[name] = {**definition, "package_version": moved[1]} if moved else definition
+    opened["plugins"] = plugins
+    return secretbox.seal(opened) if sealed else opened
+
+
+class PluginsUpdates:
+    """The rows, over one store (``Store``: its connections read and write)."""
+
+    def __init__(self, store: Any):
+        self._read, self._write = store._read, store._write
+
+    def apply(self, row: dict, blueprint_pk: int, deployment_pks: Iterable[int]) -> dict:
+        """Store ``row``; with changes, the blueprint's and the deployments' plans run the new versions."""
+        from stoker.store.models import Blueprint, Deployment
+
+        blueprints, deployments = Blueprint.__table__, Deployment.__table__
+        with self._write() as conn:
+            if row["changes"]:
+                plan = conn.execute(select(blueprints.c.plan).where(blueprints.c.pk == blueprint_pk)).scalar_one()
+                conn.execute(update(blueprints).where(blueprints.c.pk == blueprint_pk)
+                             .values(plan=with_versions(plan, row["changes"])))
+                for pk in deployment_pks:
+                    plan = conn.execute(select(deployments.c.plan).where(deployments.c.pk == pk)).scalar_one()
+                    conn.execute(update(deployments).where(deployments.c.pk == pk)
+                                 .values(plan=with_versions(plan, row["changes"]), updated_at=utcnow()))
+            conn.execute(PLUGINS_UPDATES.insert().values(**row))
+        return self.get(row["project_id"], row["id"])
+
+    def get(self, project_id: str, update_id: str) -> dict | None:
+        found = self.list([project_id], id=update_id)
+        return found[0] if found else None
+
+    def by_execution(self, project_id: str, execution_id: str) -> dict | None:
+        found = self.list([project_id], execution_id=execution_id)
+        return found[0] if found else None
+
+    def list(self, project_ids: list[str], **equal: Any) -> list[dict]:
+        c = PLUGINS_UPDATES.c
+        query = select(PLUGINS_UPDATES).where(c.project_id.in_(project_ids), *[c[k] == v for k, v in equal.items()])
+        with self._read() as conn:
+            return [dict(r._mapping) for r in conn.execute(query.order_by(c.created_at, c.id))]
