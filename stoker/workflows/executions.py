@@ -84,7 +84,7 @@ class Executions:
         row = self._fresh(self.records.get_execution(self.project_id, execution_id, light=True))
         lines = self.records.events(row["pk"], True, since, limit, columns=LINE_FIELDS)
         for line in lines:
-            line["timestamp"] = _iso(line["timestamp"])
+            line["timestamp"] = iso_time(line["timestamp"])
         return lines
 
     def count_events(self, execution_id: str, include_logs: bool = False) -> int:
@@ -337,14 +337,14 @@ def view(row: dict) -> dict:
     """An execution as ``cfy executions get --json`` shows it."""
     return {"id": row["id"], "workflow_id": row["workflow_id"], "deployment_id": row["deployment_id"],
             "status": row["status"], "status_display": row["status"], "parameters": row["parameters"],
-            "error": row["error"] or "", "created_at": _iso(row["created_at"]),
-            "started_at": _iso(row["started_at"]), "ended_at": _iso(row["ended_at"]),
+            "error": row["error"] or "", "created_at": iso_time(row["created_at"]),
+            "started_at": iso_time(row["started_at"]), "ended_at": iso_time(row["ended_at"]),
             "tenant_name": tenant_of(row["project_id"])}
 
 
 def event_view(event: dict, execution: dict) -> dict:
     """An event or log as ``cfy events list --json`` shows it."""
-    return {"timestamp": _iso(event["timestamp"]), "type": event["type"], "event_type": event["event_type"],
+    return {"timestamp": iso_time(event["timestamp"]), "type": event["type"], "event_type": event["event_type"],
             "level": event["level"], "message": event["message"], "node_name": event["node_id"],
             "node_instance_id": event["node_instance_id"], "operation": event["operation"],
             "execution_id": execution["id"], "workflow_id": execution["workflow_id"],
@@ -353,5 +353,5 @@ def event_view(event: dict, execution: dict) -> dict:
                              if event["event_type"] in ("task_failed", "workflow_failed") else None)}
 
 
-def _iso(value) -> str | None:
+def iso_time(value) -> str | None:
     return value.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z" if value else None

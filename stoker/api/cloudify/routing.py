@@ -34,7 +34,7 @@ def error_response(status: int, message: str, code: str | None = None) -> JSONRe
 
 def _mapped(exc: Exception) -> JSONResponse:
     if isinstance(exc, ApiError):
-        code = exc.error_type if exc.error_type.endswith(("_error", "_in_use")) else None
+        code = exc.error_type if exc.error_type.islower() else None  # a Cloudify code, not a Heat type
         return error_response(exc.status, exc.message, code)
     if isinstance(exc, StaleWrite):
         return error_response(409, str(exc), "conflict_error")

@@ -22,11 +22,12 @@ def add_user(db_url: str, tmp: Path, name: str, tenant: str, role: str) -> None:
     assert done.exit_code == 0, done.output
 
 
-def cloudify_server(tmp: Path, users: list[tuple[str, str, str]], extra: tuple[str, ...] = ()):
+def cloudify_server(tmp: Path, users: list[tuple[str, str, str]], extra: tuple[str, ...] = (),
+                    env: dict[str, str] | None = None):
     db_url = f"sqlite:///{tmp / 'stoker.db'}"
     from stoker.store.db import open_store
 
     open_store(db_url).close()
     for name, tenant, role in users:
         add_user(db_url, tmp, name, tenant, role)
-    return start_server(tmp, db_url, auth="token", extra=extra)
+    return start_server(tmp, db_url, auth="token", extra=extra, env=env)

@@ -13,10 +13,12 @@ from fastapi.responses import Response
 
 from stoker.api.body import read_body
 from stoker.api.cloudify import views
+from stoker.api.cloudify.all_tenants import engines_listed
 from stoker.api.cloudify.identity import Caller, caller, requiring
 from stoker.api.cloudify.routes.plugins import plugins_seen_by
 from stoker.api.cloudify.routing import bad, router, run
 from stoker.limits import limit
+from stoker.store.models import Blueprint
 
 routes = router("blueprints")
 
@@ -89,8 +91,9 @@ async def validate(blueprint_id: str, request: Request, who: Caller = Depends(re
 
 @routes.get("/blueprints")
 async def list_(request: Request, who: Caller = Depends(caller)) -> Response:
-    return await run(request, who, lambda engine: views.page(
-        request, [views.blueprint(b, who.project) for b in engine.blueprints.list()]))
+    return await run(request, who, lambda engine: views.page(request, [
+        views.blueprint(b, project) for project, acting in engines_listed(request, who, engine, Blueprint.__table__)
+        for b in acting.blueprints.list()]))
 
 
 @routes.get("/blueprints/{blueprint_id}")

@@ -10,9 +10,11 @@ from fastapi.responses import Response
 
 from stoker.api.body import json_body
 from stoker.api.cloudify import views
+from stoker.api.cloudify.all_tenants import engines_listed
 from stoker.api.cloudify.identity import Caller, caller, requiring
 from stoker.api.cloudify.routing import bad, router, run
 from stoker.errors import NotFound
+from stoker.store.models import Deployment
 
 routes = router("deployments")
 
@@ -77,9 +79,9 @@ async def list_(request: Request, who: Caller = Depends(caller)) -> Response:
     wanted = _label_filter(request)
 
     def work(engine):
-        deployments = engine.blueprints.deployments
-        rows = [deployment_view(engine, d["id"], who.project, {**d, "labels": deployments.labels(d["id"])})
-                for d in deployments.list()]
+        rows = [deployment_view(acting, d["id"], project, {**d, "labels": listed.labels(d["id"])})
+                for project, acting in engines_listed(request, who, engine, Deployment.__table__)
+                for listed in [acting.blueprints.deployments] for d in listed.list()]
         rows = [r for r in rows if all({"key": k, "value": v} in r["labels"] for k, v in wanted)]
         return views.page(request, rows)
 

@@ -18,11 +18,15 @@ from fastapi.responses import Response
 from stoker import secretbox
 from stoker.api.body import json_body
 from stoker.api.cloudify import views
+from stoker.api.cloudify.all_tenants import engines_listed
 from stoker.api.cloudify.identity import Caller, caller, forbidden, requiring
+from stoker.api.cloudify.routes.plugins_updates import execution_view
 from stoker.api.cloudify.routing import bad, router, run
 from stoker.api.error_bodies import ApiError
 from stoker.api.background import START_TIMEOUT
+from stoker.errors import NotFound
 from stoker.resources.policy import LOCAL_SETTINGS
+from stoker.store.models import Execution
 from stoker.workflows.model import runs_on_host
 
 routes = router("executions")
@@ -77,14 +81,24 @@ async def start(request: Request, who: Caller = Depends(requiring("user"))) -> R
 @routes.get("/executions")
 async def list_(request: Request, who: Caller = Depends(caller)) -> Response:
     deployment = request.query_params.get("deployment_id")
-    return await run(request, who, lambda engine: views.page(
-        request, [views.execution(e, who.project) for e in engine.executions.list(deployment)]))
+    return await run(request, who, lambda engine: views.page(request, [
+        views.execution(e, project) for project, acting in engines_listed(request, who, engine, Execution.__table__)
+        for e in acting.executions.list(deployment)]))
 
 
 @routes.get("/executions/{execution_id}")
 async def get(execution_id: str, request: Request, who: Caller = Depends(caller)) -> Response:
-    return await run(request, who, lambda engine: views.one(
-        request, views.execution(engine.executions.get(execution_id), who.project)))
+    """A deployment's execution, or a plugins update's (``cfy plugins update`` waits for it)."""
+    def work(engine):
+        try:
+            found = views.execution(engine.executions.get(execution_id), who.project)
+        except NotFound:
+            found = execution_view(engine.store, who.project, execution_id)
+            if found is None:
+                raise
+        return views.one(request, found)
+
+    return await run(request, who, work)
 
 
 @routes.post("/executions/{execution_id}")

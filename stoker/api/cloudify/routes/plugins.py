@@ -3,7 +3,10 @@
 set-visibility`` act on what blueprints import.
 
 The catalog is the server's database's (unpacked in ``$STOKER_HOME/plugins``, so workers sharing the
-database run the plugins too).  As on Cloudify, a plugin belongs to the tenant it was uploaded to and has
+database run the plugins too).  A plugin's ``installation_state`` is its virtualenv on this server
+(``plugin_envs.install_state``, made at first use or by ``cfy plugins install``: ``plugin_installs``); one
+a deployment runs is deleted only with ``force`` (else ``plugin_in_use``, as Cloudify); only the operator
+hands a plugin to another owner (``cfy plugins set-owner``), a user Stoker knows.  As on Cloudify, a plugin belongs to the tenant it was uploaded to and has
 a visibility: ``private`` (its uploader and the tenant's managers), ``tenant`` (the default) or
 ``global`` (every tenant); a tenant lists, imports and runs its own and the global ones.  A manager
 uploads, deletes (in the plugin's own tenant only) and widens a visibility; only the operator
@@ -26,6 +29,7 @@ from fastapi.responses import Response
 
 from stoker.api.body import json_body, read_body
 from stoker.api.cloudify import views
+from stoker.api.cloudify.all_tenants import projects_listed
 from stoker.api.cloudify.identity import Caller, caller, forbidden, requiring
 from stoker.api.cloudify.routing import bad, router, run
 from stoker.api.request_context import reply
@@ -35,7 +39,9 @@ from stoker.blueprint.import_resolver import PLUGIN_VIEWER
 from stoker.blueprint.plugin_catalog import Plugin, PluginCatalog
 from stoker.blueprint.state import tenant_of
 from stoker.limits import limit
-from stoker.store.plugin_packages import VISIBILITIES, Owner, Viewer, viewer_of
+from stoker.store.plugin_packages import PLUGIN_PACKAGES, VISIBILITIES, Owner, Viewer, viewer_of
+from stoker.store.plugin_usage import deployments_using
+from stoker.workflows.plugin_envs import install_soon, install_state
 
 routes = router("plugins")
 #: a plugin's id is derived from its tenant, name and version, so it is the same on every server and after restarts
@@ -47,7 +53,15 @@ def plugin_id(plugin: Plugin) -> str:
     return str(uuid.uuid5(_IDS, plugin.key.as_posix()))
 
 
-def _view(plugin: Plugin, project: str) -> dict:
+def _installation_state(request: Request, plugin: Plugin) -> list[dict]:
+    """Cloudify's per manager and agent states: this server (named as ``/managers`` names it) only."""
+    state = install_state(plugin)
+    if state is None:
+        return []
+    return [{"manager": request.url.hostname or "127.0.0.1", "agent": None, "state": state[0], "error": state[1]}]
+
+
+def _view(request: Request, plugin: Plugin, project: str) -> dict:
     owner = plugin.owner
     uploaded = owner.uploaded_at.replace(tzinfo=timezone.utc) if owner and owner.uploaded_at else \
         datetime.fromtimestamp(plugin.folder.stat().st_mtime, timezone.utc)
@@ -61,20 +75,22 @@ def _view(plugin: Plugin, project: str) -> dict:
             "distribution_version": None, "distribution_release": None, "wheels": [], "excluded_wheels": [],
             "supported_py_versions": [], "uploaded_at": uploaded.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
             "file_server_path": "", "yaml_url_path": f"plugin:{plugin.name}?version={plugin.version}",
-            "title": plugin.name, "installation_state": [], "blueprint_labels": {}, "labels": {},
+            "title": plugin.name, "installation_state": _installation_state(request, plugin), "blueprint_labels": {}, "labels": {},
             "resource_tags": {}, "yaml_files": [p.name for p in plugin.yaml_files]}
 
 
-def _viewer(request: Request, who: Caller) -> Viewer:
+def _viewer(request: Request, who: Caller, project: str | None = None) -> Viewer:
     """``who`` sees its tenant's plugins (private ones: its own, or all for a manager or the operator) and the
-    global ones: ``viewer_of``, the rule a task's lookup follows too.  No user: a project's token, noauth."""
+    global ones: ``viewer_of``, the rule a task's lookup follows too.  No user: a project's token, noauth.
+    ``project``: another tenant's, for a list of all tenants (``all_tenants``)."""
     user = None if who.project_token or request.app.state.cloudify.mode == "noauth" else who.user
-    return viewer_of(request.app.state.stoker.engine.store.engine, who.project, who.tenant, user)
+    project = project or who.project
+    return viewer_of(request.app.state.stoker.engine.store.engine, project, tenant_of(project), user)
 
 
-def _catalog(request: Request, who: Caller, create: bool = False) -> PluginCatalog:
+def plugin_catalog(request: Request, who: Caller, create: bool = False, project: str | None = None) -> PluginCatalog:
     return PluginCatalog.at_home(create=create, store=request.app.state.stoker.engine.store,
-                                 viewer=_viewer(request, who))
+                                 viewer=_viewer(request, who, project))
 
 
 @contextmanager
@@ -112,26 +128,31 @@ def _visibility(request: Request, who: Caller, visibility: object) -> str:
 
 @routes.get("/plugins")
 def plugin_list(request: Request, who: Caller = Depends(caller)) -> Response:
-    return reply(views.page(request, [_view(p, who.project) for p in _catalog(request, who).list()]))
+    """The tenant's and the global plugins (``_all_tenants``: of each tenant listed, a global one once)."""
+    listed: dict[str, dict] = {}
+    for project in projects_listed(request, who, PLUGIN_PACKAGES):
+        for plugin in plugin_catalog(request, who, project=project).list():
+            listed.setdefault(plugin_id(plugin), _view(request, plugin, project))
+    return reply(views.page(request, listed.values()))
 
 
 @routes.get("/plugins/{wanted}")
 def plugin_get(wanted: str, request: Request, who: Caller = Depends(caller)) -> Response:
-    return reply(_view(_found(_catalog(request, who), wanted), who.project))
+    return reply(_view(request, _found(plugin_catalog(request, who), wanted), who.project))
 
 
 @routes.get("/plugins/{wanted}/archive")
 def plugin_archive(wanted: str, request: Request, who: Caller = Depends(caller)) -> Response:
     """``cfy plugins download``: the wagon (or wheel) as uploaded; ``full_archive``: a zip of it and its YAMLs."""
     full = request.query_params.get("full_archive", "").lower() == "true"
-    return _file(*_found(_catalog(request, who), wanted).download("full" if full else "package"))
+    return _file(*_found(plugin_catalog(request, who), wanted).download("full" if full else "package"))
 
 
 @routes.get("/plugins/{wanted}/yaml")
 def plugin_yaml(wanted: str, request: Request, who: Caller = Depends(caller)) -> Response:
     """``cfy plugins download_yaml`` (and the client's ``get_yaml``): the YAML a blueprint of ``dsl_version``
     imports, chosen as ``plugin:NAME`` chooses it."""
-    plugin = _found(_catalog(request, who), wanted)
+    plugin = _found(plugin_catalog(request, who), wanted)
     return _file(*plugin.download("yaml", request.query_params.get("dsl_version")))
 
 
@@ -142,10 +163,23 @@ def _file(data: bytes, name: str) -> Response:
 
 @routes.delete("/plugins/{wanted}")
 async def plugin_delete(wanted: str, request: Request, who: Caller = Depends(requiring("manager"))) -> Response:
+    """Refused (405 ``plugin_in_use``) while a deployment runs it (its tenant's; a global one's: any), unless
+    ``force`` (``cfy plugins delete --force``)."""
+    body = await json_body(request) if await request.body() else {}
+    force = isinstance(body, dict) and body.get("force") in (True, "true", "True")
+
     def work(engine):
-        catalog = _catalog(request, who)
+        catalog = plugin_catalog(request, who)
         found = _found(catalog, wanted)
         _own(who, found, "delete")
+        owner = found.owner
+        users = [] if force else deployments_using(
+            engine.store, found.name, found.version,
+            None if owner is None or owner.visibility == "global" else [owner.project_id])
+        if users:
+            named = ", ".join(f"{d} ({tenant_of(p)})" if p != who.project else d for p, d in users)
+            raise ApiError(405, f"Plugin {found.name} {found.version} is currently in use by deployments: {named}. "
+                           "You can force its removal (cfy plugins delete --force)", "plugin_in_use")
         catalog.delete(found.name, found.version)
         return Response(status_code=204)
 
@@ -160,11 +194,60 @@ async def plugin_set_visibility(wanted: str, request: Request,
     visibility = _visibility(request, who, body.get("visibility") if isinstance(body, dict) else None)
 
     def work(engine):
-        catalog = _catalog(request, who)
+        catalog = plugin_catalog(request, who)
         found = _found(catalog, wanted)
         _own(who, found, "change")
         catalog.set_visibility(found, visibility)
-        return reply(_view(_found(catalog, wanted), who.project))
+        return reply(_view(request, _found(catalog, wanted), who.project))
+
+    return await run(request, who, work)
+
+
+@routes.post("/plugins/{wanted}")
+async def plugin_install(wanted: str, request: Request, who: Caller = Depends(requiring("manager"))) -> Response:
+    """``cfy plugins install ID``: make the plugin's virtualenv now rather than at its first task; its
+    ``installation_state`` on this server (the one manager ``/managers`` names) shows ``installing``, then
+    ``installed`` or ``error`` (with why), as cfy waits for it.  Stoker has no agents: naming one is a 404."""
+    body = await json_body(request)
+    if not isinstance(body, dict) or body.get("action") != "install":
+        raise bad("the action on a plugin is install: send {\"action\": \"install\", \"managers\": [HOSTNAME]}")
+    managers, agents = body.get("managers") or [], body.get("agents") or []
+    if not isinstance(managers, list) or not isinstance(agents, list):
+        raise bad("managers and agents are lists of names")
+    host = request.url.hostname or "127.0.0.1"
+    for kind, name in [*(("Agent", a) for a in agents), *(("Manager", m) for m in managers if m != host)]:
+        raise ApiError(404, f"Requested `{kind}` with ID `{name}` was not found (Stoker's one manager is "
+                            f"{host}, and it runs plugins itself, with no agents)", "not_found_error")
+
+    def work(engine):
+        plugin = _found(plugin_catalog(request, who), wanted)
+        if (install_state(plugin) or ("",))[0] not in ("installed", "installing"):
+            install_soon(plugin)
+        return reply(_view(request, plugin, who.project))
+
+    return await run(request, who, work)
+
+
+@routes.patch("/plugins/{wanted}")
+async def plugin_set_owner(wanted: str, request: Request, who: Caller = Depends(caller)) -> Response:
+    """``cfy plugins set-owner ID -s USER``: only the operator (Cloudify's ``set_owner`` is the sys_admin's)
+    gives a plugin to another owner, a user Stoker knows (else 400, as Cloudify's ``User X does not exist.``)."""
+    body = await json_body(request)
+    creator = body.get("creator") if isinstance(body, dict) and set(body) == {"creator"} else None
+    if not isinstance(creator, str) or not creator:
+        raise bad("only a plugin's owner is changed here: send {\"creator\": USER} (cfy plugins set-owner ID -s USER)")
+    cloudify = request.app.state.cloudify
+    if not cloudify.operator(who):
+        raise forbidden(f"only the operator (a manager of tenant default_tenant) changes a plugin's owner; "
+                        f"{who.user!r} in {who.tenant!r} may not")
+
+    def work(engine):
+        catalog = plugin_catalog(request, who)
+        found = _found(catalog, wanted)
+        if not cloudify.users.rows(creator):
+            raise bad(f"User {creator} does not exist.")
+        catalog.set_owner(found, creator)
+        return reply(_view(request, _found(catalog, wanted), who.project))
 
     return await run(request, who, work)
 
@@ -196,8 +279,8 @@ async def plugin_upload(request: Request, who: Caller = Depends(requiring("manag
     def work(engine):
         with tempfile.TemporaryDirectory(prefix="stoker-plugin-") as folder:
             package, yamls = _unpacked(data, Path(folder))
-            catalog = _catalog(request, who, create=True)
+            catalog = plugin_catalog(request, who, create=True)
             uploaded = catalog.upload(package, yamls, Owner(who.project, visibility, who.user), replace=False)
-        return reply(_view(uploaded, who.project), 201)
+        return reply(_view(request, uploaded, who.project), 201)
 
     return await run(request, who, work)

@@ -7,8 +7,10 @@ from fastapi.responses import Response
 
 from stoker.api.body import json_body
 from stoker.api.cloudify import views
+from stoker.api.cloudify.all_tenants import engines_listed
 from stoker.api.cloudify.identity import Caller, caller, requiring
 from stoker.api.cloudify.routing import bad, router, run
+from stoker.store.models import Secret
 
 routes = router("secrets")
 
@@ -45,8 +47,9 @@ async def update(key: str, request: Request, who: Caller = Depends(requiring("ma
 
 @routes.get("/secrets")
 async def list_(request: Request, who: Caller = Depends(caller)) -> Response:
-    return await run(request, who, lambda engine: views.page(
-        request, [views.secret(s, who.project) for s in engine.blueprints.secrets.list()]))
+    return await run(request, who, lambda engine: views.page(request, [
+        views.secret(s, project) for project, acting in engines_listed(request, who, engine, Secret.__table__)
+        for s in acting.blueprints.secrets.list()]))
 
 
 @routes.get("/secrets/{key}")

@@ -1,0 +1,101 @@
+"""``/plugins-updates``: ``cfy plugins update BLUEPRINT`` moves the blueprint and its deployments to newer
+plugin versions of the catalog (as the caller's tenant sees it); ``get-update``, ``history``, ``list_updates``.
+
+On Cloudify an ``update_plugin`` execution updates each deployment; on Stoker a deployment's plugin operations
+run the version its plan names (``plugin_envs.task_command``), so the update rewrites those versions in the
+blueprint's and the deployments' plans in one transaction (``store/plugins_updates.py``), while no
+execution runs on them (else 400 ``plugins_update_failed``, nothing changed).  The update's execution, which
+cfy waits for, has ended when the answer comes (``execution_view``).  Types or operations that only the new
+version's YAML declares are not read into existing deployments.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from fastapi import Depends, Request
+from fastapi.responses import Response
+
+from stoker.api.body import json_body
+from stoker.api.cloudify import views
+from stoker.api.cloudify.all_tenants import projects_listed
+from stoker.api.cloudify.identity import Caller, caller, requiring
+from stoker.api.cloudify.routes.plugins import plugin_catalog
+from stoker.api.cloudify.routing import bad, router, run
+from stoker.api.error_bodies import ApiError
+from stoker.blueprint.plugin_versions import changes, wanted_from
+from stoker.store.execution_records import ACTIVE
+from stoker.store.models import utcnow
+from stoker.store.plugins_updates import PLUGINS_UPDATES, PluginsUpdates
+from stoker.workflows import executions
+
+routes = router("plugins-updates")
+#: the system workflow Cloudify runs a plugins update as
+WORKFLOW = "update_plugin"
+
+
+def _view(row: dict) -> dict:
+    return {**views.common(row["project_id"]), "id": row["id"], "state": row["state"],
+            "blueprint_id": row["blueprint_id"], "temp_blueprint_id": None, "execution_id": row["execution_id"],
+            "deployments_to_update": row["deployments_to_update"], "forced": row["forced"], "all_tenants": False,
+            "created_by": row["created_by"], "created_at": executions.iso_time(row["created_at"]),
+            "deployments_per_tenant": {views.common(row["project_id"])["tenant_name"]: row["deployments_to_update"]},
+            "plugins": {name: {"from": moved[0], "to": moved[1]} for name, moved in row["changes"].items()}}
+
+
+def execution_view(store: Any, project: str, execution_id: str) -> dict | None:
+    """The ended ``update_plugin`` execution of a plugins update (None: no update has that execution)."""
+    row = PluginsUpdates(store).by_execution(project, execution_id)
+    if row is None:
+        return None
+    return views.execution(executions.view({
+        "id": execution_id, "workflow_id": WORKFLOW, "deployment_id": None, "status": "terminated",
+        "parameters": {"plugins_update_id": row["id"], "blueprint_id": row["blueprint_id"]}, "error": "",
+        "created_at": row["created_at"], "started_at": row["created_at"], "ended_at": row["created_at"],
+        "project_id": project}), project)
+
+
+@routes.post("/plugins-updates/{blueprint_id}/update/initiate")
+async def initiate(blueprint_id: str, request: Request, who: Caller = Depends(requiring("manager"))) -> Response:
+    body = await json_body(request) if await request.body() else {}
+    try:
+        wanted = wanted_from(body)
+    except ValueError as exc:
+        raise bad(str(exc)) from None
+    forced = isinstance(body, dict) and bool(body.get("force"))
+
+    def work(engine):
+        blueprint = engine.blueprints.records.get_blueprint(who.project, blueprint_id)
+        held = [(p.name, p.version) for p in plugin_catalog(request, who).list()]
+        moved = changes(engine.blueprints.plan(blueprint_id), held, wanted)
+        deployments = engine.blueprints.records.list_deployments(who.project, blueprint_id) if moved else []
+        for deployment in deployments:
+            running = [e["id"] for e in engine.executions.list(deployment["id"]) if e["status"] in ACTIVE]
+            if running:
+                raise ApiError(400, f"Deployment {deployment['id']} of blueprint {blueprint_id} is running execution "
+                               f"{running[0]}: its plugins are updated once it ends", "plugins_update_failed")
+        row = {"id": str(uuid.uuid4()), "project_id": who.project, "blueprint_id": blueprint_id,
+               "state": "successful" if moved else "no_changes_required", "forced": forced,
+               "created_by": who.user, "created_at": utcnow(), "execution_id": str(uuid.uuid4()),
+               "deployments_to_update": [d["id"] for d in deployments], "changes": moved}
+        return _view(PluginsUpdates(engine.store).apply(row, blueprint["pk"], [d["pk"] for d in deployments]))
+
+    return await run(request, who, work)
+
+
+@routes.get("/plugins-updates")
+async def list_(request: Request, who: Caller = Depends(caller)) -> Response:
+    return await run(request, who, lambda engine: views.page(request, [
+        _view(row) for row in PluginsUpdates(engine.store).list(projects_listed(request, who, PLUGINS_UPDATES))]))
+
+
+@routes.get("/plugins-updates/{update_id}")
+async def get(update_id: str, request: Request, who: Caller = Depends(caller)) -> Response:
+    def work(engine):
+        row = PluginsUpdates(engine.store).get(who.project, update_id)
+        if row is None:
+            raise ApiError(404, f"Requested `PluginsUpdate` with ID `{update_id}` was not found", "not_found_error")
+        return views.one(request, _view(row))
+
+    return await run(request, who, work)
