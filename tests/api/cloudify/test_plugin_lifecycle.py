@@ -15,6 +15,7 @@ from .test_plugin_tenants import _blueprint, _client, _status, _zip
 from .test_plugins_queue_validate import _wagon
 
 pytest.importorskip("cloudify_rest_client")
+pytestmark = pytest.mark.slow  # a server, `cfy` processes, a plugin virtualenv
 
 #: admin is the operator (a manager of default_tenant); cat belongs to two tenants
 USERS = [("admin", "default_tenant", "manager"), ("admin", "team-a", "manager"), ("ann", "team-a", "manager"),
@@ -77,6 +78,7 @@ def test_all_tenants_lists_every_tenant_of_the_user_and_every_tenant_for_the_ope
         made[tenant] = client.executions.start(f"dep-{tenant}", "install").id
         client.secrets.create(f"key-{tenant}", "value")
         _upload(client, tmp_path / tenant, {"team-a": "1.0", "team-b": "2.0"}[tenant])
+        client.plugins_update.update_plugins(f"bp-{tenant}")
     for (client, tenant) in ((ann, "team-a"), (bob, "team-b")):
         deadline = time.monotonic() + 60
         while client.executions.get(made[tenant]).status != "terminated" and time.monotonic() < deadline:
@@ -87,12 +89,14 @@ def test_all_tenants_lists_every_tenant_of_the_user_and_every_tenant_for_the_ope
                 "deployments": sorted((d.id, d["tenant_name"]) for d in client.deployments.list(**query)),
                 "executions": sorted((e.deployment_id, e["tenant_name"]) for e in client.executions.list(**query)),
                 "secrets": sorted((s.key, s["tenant_name"]) for s in client.secrets.list(**query)),
-                "plugins": sorted((p.package_version, p["tenant_name"]) for p in client.plugins.list(**query))}
+                "plugins": sorted((p.package_version, p["tenant_name"]) for p in client.plugins.list(**query)),
+                "updates": sorted((u.blueprint_id, u.tenant_name) for u in client.plugins_update.list(**query))}
 
     def of(*tenants: str) -> dict:
         return {"blueprints": [(f"bp-{t}", t) for t in tenants], "deployments": [(f"dep-{t}", t) for t in tenants],
                 "executions": [(f"dep-{t}", t) for t in tenants], "secrets": [(f"key-{t}", t) for t in tenants],
-                "plugins": [({"team-a": "1.0", "team-b": "2.0"}[t], t) for t in tenants]}
+                "plugins": [({"team-a": "1.0", "team-b": "2.0"}[t], t) for t in tenants],
+                "updates": [(f"bp-{t}", t) for t in tenants]}
 
     operator = _client(server, "admin", "default_tenant")
     assert seen(operator) == of()  # its own tenant holds nothing
@@ -163,7 +167,7 @@ def test_a_plugin_a_deployment_runs_is_deleted_only_with_force_and_update_moves_
     while not (tmp_path / "gate.held").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _code(ann.plugins_update.update_plugins, "uses") == (400, "plugins_update_failed")
-    assert _versions(ann, "uses") == "1.0" and len(ann.plugins_update.list()) == 1
+    assert _versions(ann, "uses") == "1.0" and len(ann.plugins_update.list(blueprint_id="uses")) == 1
     (tmp_path / "gate").touch()
     while ann.executions.get(install.id).status != "terminated" and time.monotonic() < deadline + 30:
         time.sleep(0.1)
@@ -186,7 +190,7 @@ def test_a_plugin_a_deployment_runs_is_deleted_only_with_force_and_update_moves_
     bob = _client(server, "bob", "team-b")
     assert _code(bob.plugins_update.update_plugins, "uses") == (404, "not_found_error")
     assert _code(bob.plugins_update.get, shown["id"]) == (404, "not_found_error")
-    assert bob.plugins_update.list().items == []
+    assert not {h["id"] for h in history} & {u.id for u in bob.plugins_update.list(_all_tenants=True)}
     assert _code(_client(server, "amy", "team-a").plugins_update.update_plugins, "uses") == (403, "forbidden_error")
     assert _code(ann.plugins_update.update_plugins, "no-such-blueprint") == (404, "not_found_error")
     assert _code(ann.plugins.delete, major.id) == (405, "plugin_in_use")
@@ -200,7 +204,6 @@ def _versions(client, blueprint_id: str) -> str:
     return client.blueprints.get(blueprint_id).plan["plugins"]["mine"]["package_version"]
 
 
-@pytest.mark.slow
 def test_cfy_plugins_install_makes_the_virtualenv_now(server, tmp_path, plugin_wheels):
     bob = _client(server, "bob", "team-b")
     plugin = _upload(bob, tmp_path, "7.0")
@@ -208,6 +211,13 @@ def test_cfy_plugins_install_makes_the_virtualenv_now(server, tmp_path, plugin_w
     env = server.home / "plugin-envs" / "@team-b" / "my-plugin" / "7.0"
     assert not env.exists()
     cfy = _cfy(server, tmp_path, "bob", "team-b")
+    # a file where the virtualenv goes: the install fails, and says why until an install succeeds
+    env.parent.mkdir(parents=True)
+    env.write_text("in the way")
+    assert "Encountered errors while installing plugins" in cfy("plugins", "install", plugin.id, ok=False)
+    [state] = bob.plugins.get(plugin.id)["installation_state"]
+    assert (state["state"], "cannot prepare plugin my-plugin 7.0" in state["error"]) == ("error", True)
+    env.unlink()
     assert "Finished installing on manager 127.0.0.1" in cfy("plugins", "install", plugin.id)
     [state] = bob.plugins.get(plugin.id)["installation_state"]
     assert (state["manager"], state["state"]) == ("127.0.0.1", "installed")
