@@ -3,14 +3,14 @@
 set-visibility`` act on what blueprints import.
 
 The catalog is the server's database's (unpacked in ``$STOKER_HOME/plugins``, so workers sharing the
-database run the plugins too).  A plugin's ``installation_state`` is its virtualenv on this server
-(``plugin_envs.install_state``, made at first use or by ``cfy plugins install``: ``plugin_installs``); one
-a deployment runs is deleted only with ``force`` (else ``plugin_in_use``, as Cloudify); only the operator
-hands a plugin to another owner (``cfy plugins set-owner``), a user Stoker knows.  As on Cloudify, a plugin belongs to the tenant it was uploaded to and has
+database run the plugins too).  As on Cloudify, a plugin belongs to the tenant it was uploaded to and has
 a visibility: ``private`` (its uploader and the tenant's managers), ``tenant`` (the default) or
 ``global`` (every tenant); a tenant lists, imports and runs its own and the global ones.  A manager
 uploads, deletes (in the plugin's own tenant only) and widens a visibility; only the operator
-(``Identities.operator``: a manager of ``default_tenant``) makes one global.
+(``Identities.operator``: a manager of ``default_tenant``) makes one global, or hands one to another
+owner (``cfy plugins set-owner``), a user Stoker knows.  A plugin's ``installation_state`` is its virtualenv
+on this server (``plugin_envs.install_state``: made at its first task, or now by ``cfy plugins install``);
+one a deployment runs is deleted only with ``force`` (else 405 ``plugin_in_use``, as on Cloudify).
 """
 
 from __future__ import annotations
@@ -75,8 +75,9 @@ def _view(request: Request, plugin: Plugin, project: str) -> dict:
             "distribution_version": None, "distribution_release": None, "wheels": [], "excluded_wheels": [],
             "supported_py_versions": [], "uploaded_at": uploaded.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
             "file_server_path": "", "yaml_url_path": f"plugin:{plugin.name}?version={plugin.version}",
-            "title": plugin.name, "installation_state": _installation_state(request, plugin), "blueprint_labels": {}, "labels": {},
-            "resource_tags": {}, "yaml_files": [p.name for p in plugin.yaml_files]}
+            "title": plugin.name, "installation_state": _installation_state(request, plugin),
+            "blueprint_labels": {}, "labels": {}, "resource_tags": {},
+            "yaml_files": [p.name for p in plugin.yaml_files]}
 
 
 def _viewer(request: Request, who: Caller, project: str | None = None) -> Viewer:
@@ -215,13 +216,15 @@ async def plugin_install(wanted: str, request: Request, who: Caller = Depends(re
     if not isinstance(managers, list) or not isinstance(agents, list):
         raise bad("managers and agents are lists of names")
     host = request.url.hostname or "127.0.0.1"
-    for kind, name in [*(("Agent", a) for a in agents), *(("Manager", m) for m in managers if m != host)]:
-        raise ApiError(404, f"Requested `{kind}` with ID `{name}` was not found (Stoker's one manager is "
-                            f"{host}, and it runs plugins itself, with no agents)", "not_found_error")
+    unknown = [("Agent", a) for a in agents] + [("Manager", m) for m in managers if m != host]
+    if unknown:
+        raise ApiError(404, f"Requested `{unknown[0][0]}` with ID `{unknown[0][1]}` was not found (Stoker's one "
+                            f"manager is {host}, and it runs plugins itself, with no agents)", "not_found_error")
 
     def work(engine):
         plugin = _found(plugin_catalog(request, who), wanted)
-        if (install_state(plugin) or ("",))[0] not in ("installed", "installing"):
+        state = install_state(plugin)
+        if state is None or state[0] == "error":
             install_soon(plugin)
         return reply(_view(request, plugin, who.project))
 
