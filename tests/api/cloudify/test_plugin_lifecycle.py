@@ -102,6 +102,8 @@ def test_all_tenants_lists_every_tenant_of_the_user_and_every_tenant_for_the_ope
     assert seen(operator) == of()  # its own tenant holds nothing
     assert seen(operator, _all_tenants=True) == of("team-a", "team-b")
     assert seen(ann, _all_tenants=True) == of("team-a")  # a member of team-a only
+    assert [(e.deployment_id, e["tenant_name"]) for e in operator.executions.list(
+        deployment_id="dep-team-b", _all_tenants=True)] == [("dep-team-b", "team-b")]
     assert seen(_client(server, "cat", "team-b"), _all_tenants=True) == of("team-a", "team-b")
     assert seen(_client(server, "cat", "team-b")) == of("team-b")
     cfy = _cfy(server, tmp_path, "admin", "default_tenant")
