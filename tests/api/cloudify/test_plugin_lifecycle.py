@@ -162,7 +162,7 @@ def test_a_plugin_a_deployment_runs_is_deleted_only_with_force_and_update_moves_
     [nothing] = ann.plugins_update.list(blueprint_id="uses")
     assert (nothing.state, nothing.deployments_to_update) == ("no_changes_required", [])
 
-    minor, major = _upload(ann, tmp_path / "v15", "1.5"), _upload(ann, tmp_path / "v2", "2.0")
+    minor, major = _upload(ann, tmp_path / "v15", "1.5", "private"), _upload(ann, tmp_path / "v2", "2.0")
     # a running execution holds the deployment's plugins: refused, nothing changed
     install = ann.executions.start("user-of-1", "install")
     deadline = time.monotonic() + 30
@@ -174,6 +174,15 @@ def test_a_plugin_a_deployment_runs_is_deleted_only_with_force_and_update_moves_
     while ann.executions.get(install.id).status != "terminated" and time.monotonic() < deadline + 30:
         time.sleep(0.1)
 
+    # amy's deployment runs its plugins as amy, who does not see ann's private 1.5
+    _client(server, "amy", "team-a").deployments.create("uses", "amys")
+    from cloudify_rest_client.exceptions import CloudifyClientError
+
+    with pytest.raises(CloudifyClientError) as refused:
+        ann.plugins_update.update_plugins("uses", all_to_minor=True, all_to_latest=False)
+    assert refused.value.error_code == "plugins_update_failed" and "'amy', who does not see" in str(refused.value)
+    assert _versions(ann, "uses") == "1.0"
+    ann.plugins.set_visibility(minor.id, "tenant")
     cfy("plugins", "update", "uses", "--all-to-minor")
     assert _versions(ann, "uses") == "1.5"
     ann.plugins.delete(old.id)  # no deployment runs 1.0 any more
@@ -183,7 +192,7 @@ def test_a_plugin_a_deployment_runs_is_deleted_only_with_force_and_update_moves_
     assert _versions(ann, "uses") == "2.0"
     history = json.loads(cfy("plugins", "history", "--blueprint-id", "uses", "--json"))
     assert [(h["state"], h["deployments_to_update"]) for h in history] == [
-        ("no_changes_required", []), ("successful", ["user-of-1"]), ("successful", ["user-of-1"])]
+        ("no_changes_required", []), ("successful", ["user-of-1", "amys"]), ("successful", ["user-of-1", "amys"])]
     shown = json.loads(cfy("plugins", "get-update", history[-1]["id"], "--json"))
     assert shown["execution_id"] == history[-1]["execution_id"] and shown["blueprint_id"] == "uses"
     assert ann.executions.get(shown["execution_id"]).status == "terminated"

@@ -4,7 +4,8 @@ plugin versions of the catalog (as the caller's tenant sees it); ``get-update``,
 On Cloudify an ``update_plugin`` execution updates each deployment; on Stoker a deployment's plugin operations
 run the version its plan names (``plugin_envs.task_command``), so the update rewrites those versions in the
 blueprint's and the deployments' plans in one transaction (``store/plugins_updates.py``), while no
-execution runs on them (else 400 ``plugins_update_failed``, nothing changed).  The update's execution, which
+execution runs on them and their creators see the new versions (else 400 ``plugins_update_failed``, nothing
+changed).  The update's execution, which
 cfy waits for, has ended when the answer comes (``execution_view``).  Types or operations that only the new
 version's YAML declares are not read into existing deployments.
 """
@@ -27,6 +28,7 @@ from stoker.api.error_bodies import ApiError
 from stoker.blueprint.plugin_versions import changes, wanted_from
 from stoker.store.execution_records import ACTIVE
 from stoker.store.models import utcnow
+from stoker.store.plugin_packages import viewer_of
 from stoker.store.plugins_updates import PLUGINS_UPDATES, PluginsUpdates
 from stoker.workflows import executions
 
@@ -56,6 +58,21 @@ def execution_view(store: Any, project: str, execution_id: str) -> dict | None:
         "project_id": project}), project)
 
 
+def _refuse_if_held(engine: Any, deployment: dict, targets: list, who: Caller) -> None:
+    """A deployment running an execution keeps its plugins; one whose creator does not see a new version
+    (another user's private plugin) would fail its tasks: 400 ``plugins_update_failed``, nothing changed."""
+    running = [e["id"] for e in engine.executions.list(deployment["id"]) if e["status"] in ACTIVE]
+    if running:
+        raise ApiError(400, f"Deployment {deployment['id']} is running execution {running[0]}: its plugins are "
+                       "updated once it ends", "plugins_update_failed")
+    creator = viewer_of(engine.store.engine, who.project, who.tenant, deployment["created_by"])
+    unseen = [f"{p.name} {p.version}" for p in targets if not creator.sees(p.owner)]
+    if unseen:
+        raise ApiError(400, f"Deployment {deployment['id']} runs its plugins as its creator "
+                       f"{deployment['created_by']!r}, who does not see plugin {unseen[0]} (private): widen its "
+                       "visibility first", "plugins_update_failed")
+
+
 @routes.post("/plugins-updates/{blueprint_id}/update/initiate")
 async def initiate(blueprint_id: str, request: Request, who: Caller = Depends(requiring("manager"))) -> Response:
     body = await json_body(request) if await request.body() else {}
@@ -67,14 +84,12 @@ async def initiate(blueprint_id: str, request: Request, who: Caller = Depends(re
 
     def work(engine):
         blueprint = engine.blueprints.records.get_blueprint(who.project, blueprint_id)
-        held = [(p.name, p.version) for p in plugin_catalog(request, who).list()]
-        moved = changes(engine.blueprints.plan(blueprint_id), held, wanted)
+        seen = plugin_catalog(request, who).list()
+        moved = changes(engine.blueprints.plan(blueprint_id), [(p.name, p.version) for p in seen], wanted)
+        targets = [p for p in seen if p.owner is not None and moved.get(p.name, [None, None])[1] == p.version]
         deployments = engine.blueprints.records.list_deployments(who.project, blueprint_id) if moved else []
         for deployment in deployments:
-            running = [e["id"] for e in engine.executions.list(deployment["id"]) if e["status"] in ACTIVE]
-            if running:
-                raise ApiError(400, f"Deployment {deployment['id']} of blueprint {blueprint_id} is running execution "
-                               f"{running[0]}: its plugins are updated once it ends", "plugins_update_failed")
+            _refuse_if_held(engine, deployment, targets, who)
         row = {"id": str(uuid.uuid4()), "project_id": who.project, "blueprint_id": blueprint_id,
                "state": "successful" if moved else "no_changes_required", "forced": forced,
                "created_by": who.user, "created_at": utcnow(), "execution_id": str(uuid.uuid4()),
