@@ -196,6 +196,9 @@ def test_a_plugin_a_deployment_runs_is_deleted_only_with_force_and_update_moves_
     shown = json.loads(cfy("plugins", "get-update", history[-1]["id"], "--json"))
     assert shown["execution_id"] == history[-1]["execution_id"] and shown["blueprint_id"] == "uses"
     assert ann.executions.get(shown["execution_id"]).status == "terminated"
+    every = cfy("plugins", "update", "--all-blueprints")  # each blueprint of the tenant: nothing newer now
+    assert "Successfully updated" in every and "Failed" not in every
+    assert ann.plugins_update.list(blueprint_id="uses", _sort="-created_at")[0].state == "no_changes_required"
 
     # another tenant neither updates nor reads them; a user is no manager; no such blueprint
     bob = _client(server, "bob", "team-b")
