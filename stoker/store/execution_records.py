@@ -3,14 +3,18 @@
 Core statements, rows as plain dicts, like ``blueprint_records``.  Starting
 an execution checks for another active one on the same deployment in the
 same write transaction (SQLite: BEGIN IMMEDIATE; PostgreSQL: the deployment
-row locked), so two processes cannot both start one.
+row locked), so two processes cannot both start one.  What must happen between
+executions (a plugins update rewriting the deployment's plan) is written under
+the same lock (``between_executions``), and an execution planned on a deployment
+row changed since is not started (``PlanChanged``: plan it again).
 """
 
 from __future__ import annotations
 
 import uuid
 from functools import lru_cache
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterable, Iterator
 
 from sqlalchemy import Connection, Table, bindparam, func, insert, select, update
 
@@ -28,6 +32,11 @@ NODES: Table = Node.__table__  # type: ignore[assignment]
 ACTIVE = ACTIVE_EXECUTION
 
 
+class PlanChanged(Conflict):
+    """The deployment changed (its ``updated_at``: a plugins update) between its reading and the execution's
+    start: the execution is planned again on it as it is now."""
+
+
 class ExecutionRecords(BlueprintRecords):
     """The executions half of the store, beside (and reading) the deployments."""
 
@@ -41,16 +50,20 @@ class ExecutionRecords(BlueprintRecords):
     # -- executions -----------------------------------------------------------------------------
     def start_execution(self, project_id: str, deployment_pk: int, workflow_id: str, parameters: dict,
                         owner: str, is_gone: Callable[[dict], bool], concurrent: bool = False,
-                        queue: bool = False) -> dict:
+                        queue: bool = False, planned_on: dict | None = None) -> dict:
         """A new execution owned by ``owner``, status started; while another is active, Conflict, or
         with ``queue`` a ``queued`` one (no owner), which the active one's end starts (``take_queued``).
 
         ``is_gone(row)`` says whether an active execution's process has died:
-        such an execution is marked interrupted here and does not block.
+        such an execution is marked interrupted here and does not block.  ``planned_on``: the deployment
+        row the execution was planned on; ``PlanChanged`` if it changed since.
         """
         execution_id = str(uuid.uuid4())
         now = utcnow()
         with self._write() as conn:
+            updated_at = self._lock(conn, deployment_pk)
+            if planned_on is not None and updated_at != planned_on["updated_at"]:
+                raise PlanChanged(f"Deployment {planned_on['id']} changed while its execution was planned")
             busy = None if concurrent else self._running(conn, deployment_pk, is_gone)
             if busy is not None and not queue:
                 raise Conflict(f"Deployment {busy['deployment_id']} is running execution {busy['id']} "
@@ -63,10 +76,29 @@ class ExecutionRecords(BlueprintRecords):
                 parameters=parameters, error="", created_at=now, **({"status": "queued"} if busy else started)))
         return self.get_execution(project_id, execution_id)
 
+    @contextmanager
+    def between_executions(self, deployment_pks: Iterable[int], is_gone: Callable[[dict], bool]) -> Iterator[Connection]:
+        """A write transaction in which the deployments run no execution and none starts (their rows locked
+        as ``start_execution`` locks them, in one order); Conflict naming the first one running one."""
+        with self._write() as conn:
+            for pk in sorted(deployment_pks):
+                self._lock(conn, pk)
+                busy = self._running(conn, pk, is_gone)
+                if busy is not None:
+                    raise Conflict(f"Deployment {busy['deployment_id']} is running execution {busy['id']} "
+                                   f"({busy['workflow_id']}, {busy['status']})")
+            yield conn
+
+    @staticmethod
+    def _lock(conn: Connection, deployment_pk: int) -> Any:
+        """The deployment's ``updated_at``, its row locked until the transaction ends (PostgreSQL: ``FOR
+        UPDATE``; SQLite's writers begin IMMEDIATE, one at a time)."""
+        query = select(DEPLOYMENTS.c.updated_at).where(DEPLOYMENTS.c.pk == deployment_pk)
+        return conn.execute(query.with_for_update() if conn.dialect.name == "postgresql" else query).scalar()
+
     def _running(self, conn: Connection, deployment_pk: int, is_gone: Callable[[dict], bool]) -> dict | None:
-        """The deployment's active execution, if any (one whose process died is marked interrupted)."""
-        if conn.dialect.name == "postgresql":
-            conn.execute(select(DEPLOYMENTS.c.pk).where(DEPLOYMENTS.c.pk == deployment_pk).with_for_update())
+        """The deployment's active execution, if any (one whose process died is marked interrupted); the
+        caller holds the deployment's lock (``_lock``)."""
         for row in self._rows(conn.execute(self._query().where(
                 EXECUTIONS.c.deployment_pk == deployment_pk, EXECUTIONS.c.status.in_(ACTIVE)))):
             if not is_gone(row):
@@ -78,6 +110,7 @@ class ExecutionRecords(BlueprintRecords):
         """The deployment's oldest queued execution, now started and owned by ``owner``, if the deployment
         runs nothing else; None otherwise."""
         with self._write() as conn:
+            self._lock(conn, deployment_pk)
             if self._running(conn, deployment_pk, is_gone) is not None:
                 return None
             pk = conn.execute(select(EXECUTIONS.c.pk).where(EXECUTIONS.c.deployment_pk == deployment_pk,

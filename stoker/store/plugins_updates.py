@@ -2,7 +2,9 @@
 
 An update moves the plugin versions a blueprint and its deployments run to newer ones of the catalog.  Its
 row and the plans it changes are written in one transaction (``apply``): either every deployment of the
-blueprint runs the new versions and the update is stored ``successful``, or nothing changed.
+blueprint runs the new versions and the update is stored ``successful``, or nothing changed.  That
+transaction holds the deployments' execution locks (``ExecutionRecords.between_executions``): it is refused
+while one of them runs an execution, and none starts until it ends, so no execution runs on two versions.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ from typing import Any, Iterable
 from sqlalchemy import JSON, Boolean, Column, String, Table, select, update
 
 from stoker import secretbox
-from stoker.store.models import UTCDateTime, metadata, utcnow
+from stoker.store.execution_records import ExecutionRecords
+from stoker.store.locks import execution_gone
+from stoker.store.models import Blueprint, Deployment, UTCDateTime, metadata, utcnow
 
 PLUGINS_UPDATES = Table(
     "plugins_update", metadata,
@@ -48,14 +52,14 @@ class PluginsUpdates:
     """The rows, over one store (``Store``: its connections read and write)."""
 
     def __init__(self, store: Any):
-        self._read, self._write = store._read, store._write
+        self._read = store._read
+        self._executions = ExecutionRecords(store)
 
     def apply(self, row: dict, blueprint_pk: int, deployment_pks: Iterable[int]) -> dict:
-        """Store ``row``; with changes, the blueprint's and the deployments' plans run the new versions."""
-        from stoker.store.models import Blueprint, Deployment
-
+        """Store ``row``; with changes, the blueprint's and the deployments' plans run the new versions
+        (``Conflict``, nothing changed, while one of the deployments runs an execution)."""
         blueprints, deployments = Blueprint.__table__, Deployment.__table__
-        with self._write() as conn:
+        with self._executions.between_executions(deployment_pks, execution_gone) as conn:
             if row["changes"]:
                 plan = conn.execute(select(blueprints.c.plan).where(blueprints.c.pk == blueprint_pk)).scalar_one()
                 conn.execute(update(blueprints).where(blueprints.c.pk == blueprint_pk)

@@ -22,7 +22,7 @@ from stoker.engine.graph import WalkFailed
 from stoker.errors import NotFound, StokerError
 from stoker import lease
 from stoker.store.blueprint_records import recorded_commands
-from stoker.store.execution_records import ACTIVE, ExecutionRecords, ModificationRecords
+from stoker.store.execution_records import ACTIVE, ExecutionRecords, ModificationRecords, PlanChanged
 from stoker.store.locks import execution_gone
 from stoker.store.models import utcnow
 from stoker.workflows.builtin import graph_builder, operation_kwargs
@@ -120,24 +120,39 @@ class Executions:
 
         While another execution of the deployment runs: ``force`` runs this one beside it, ``queue``
         stores it ``queued`` (returned at once; the running one's end starts it), otherwise ``Conflict``.
+        A deployment changed between its reading and the start (a plugins update) is read and planned again,
+        so no execution runs on two versions of its plan.
         """
+        while True:
+            deployment_row, params, model, graph, memo = self._planned(deployment_id, workflow_id, parameters or {},
+                                                                       allow_custom_parameters)
+            try:
+                row = self.records.start_execution(self.project_id, deployment_row["pk"], workflow_id, params,
+                                                   self.owner, execution_gone, concurrent=force, queue=queue,
+                                                   planned_on=deployment_row)
+                break
+            except PlanChanged:
+                continue
+        self.announce(row["id"])
+        if row["status"] == "queued":
+            return view(row)
+        return self._begin(row, deployment_row, model, graph, memo)
+
+    def _planned(self, deployment_id: str, workflow_id: str, parameters: dict, allow_custom: bool) -> tuple:
+        """(deployment row, parameters, model, graph, memo) of the workflow on the deployment as it is now;
+        refused here (unknown workflow, bad parameters, a graph that cannot be built), before any execution
+        is stored."""
         deployment_row = self._deployment(deployment_id)
         plan = secretbox.unseal(deployment_row["plan"])
         declaration = (plan.get("workflows") or {}).get(workflow_id)
         if declaration is None:
             raise NotFound(f"Workflow {workflow_id} not found in deployment {deployment_id} (it has: "
                            f"{', '.join(sorted(plan.get('workflows') or {}))})")
-        params = workflow_parameters(workflow_id, declaration, parameters or {}, allow_custom_parameters)
+        params = workflow_parameters(workflow_id, declaration, parameters, allow_custom)
         build = graph_builder(workflow_id, declaration, params)
         processes.stop_orphans(self.records.execution_commands(deployment_row["pk"]))
         model, memo = self.model_of(deployment_row), {}
-        graph = build(model, params, memo)  # refused here, before any execution is stored
-        row = self.records.start_execution(self.project_id, deployment_row["pk"], workflow_id, params,
-                                           self.owner, execution_gone, concurrent=force, queue=queue)
-        self.announce(row["id"])
-        if row["status"] == "queued":
-            return view(row)
-        return self._begin(row, deployment_row, model, graph, memo)
+        return deployment_row, params, model, build(model, params, memo), memo
 
     def _begin(self, row: dict, deployment_row: dict, model: Deployment, graph, memo: dict) -> dict:
         resume_data = {"states": {i.id: i.state for i in model.instances.values()}, "memo": memo,

@@ -3,9 +3,9 @@ plugin versions of the catalog (as the caller's tenant sees it); ``get-update``,
 
 On Cloudify an ``update_plugin`` execution updates each deployment; on Stoker a deployment's plugin operations
 run the version its plan names (``plugin_envs.task_command``), so the update rewrites those versions in the
-blueprint's and the deployments' plans in one transaction (``store/plugins_updates.py``), while no
-execution runs on them and their creators see the new versions (else 400 ``plugins_update_failed``, nothing
-changed).  The update's execution, which
+blueprint's and the deployments' plans in one transaction (``store/plugins_updates.py``) that holds their
+execution locks: refused while one runs an execution (none starts meanwhile), or when a creator does not see
+a new version (400 ``plugins_update_failed``, nothing changed).  The update's execution, which
 cfy waits for, has ended when the answer comes (``execution_view``).  Types or operations that only the new
 version's YAML declares are not read into existing deployments.
 """
@@ -26,7 +26,7 @@ from stoker.api.cloudify.routes.plugins import plugin_catalog
 from stoker.api.cloudify.routing import bad, router, run
 from stoker.api.error_bodies import ApiError
 from stoker.blueprint.plugin_versions import changes, wanted_from
-from stoker.store.execution_records import ACTIVE
+from stoker.errors import Conflict
 from stoker.store.models import utcnow
 from stoker.store.plugin_packages import viewer_of
 from stoker.store.plugins_updates import PLUGINS_UPDATES, PluginsUpdates
@@ -58,13 +58,9 @@ def execution_view(store: Any, project: str, execution_id: str) -> dict | None:
         "project_id": project}), project)
 
 
-def _refuse_if_held(engine: Any, deployment: dict, targets: list, who: Caller) -> None:
-    """A deployment running an execution keeps its plugins; one whose creator does not see a new version
-    (another user's private plugin) would fail its tasks: 400 ``plugins_update_failed``, nothing changed."""
-    running = [e["id"] for e in engine.executions.list(deployment["id"]) if e["status"] in ACTIVE]
-    if running:
-        raise ApiError(400, f"Deployment {deployment['id']} is running execution {running[0]}: its plugins are "
-                       "updated once it ends", "plugins_update_failed")
+def _refuse_unseen(engine: Any, deployment: dict, targets: list, who: Caller) -> None:
+    """A deployment whose creator does not see a new version (another user's private plugin) would fail its
+    tasks: 400 ``plugins_update_failed``, nothing changed."""
     creator = viewer_of(engine.store.engine, who.project, who.tenant, deployment["created_by"])
     unseen = [f"{p.name} {p.version}" for p in targets if not creator.sees(p.owner)]
     if unseen:
@@ -89,12 +85,16 @@ async def initiate(blueprint_id: str, request: Request, who: Caller = Depends(re
         targets = [p for p in seen if p.owner is not None and moved.get(p.name, [None, None])[1] == p.version]
         deployments = engine.blueprints.records.list_deployments(who.project, blueprint_id) if moved else []
         for deployment in deployments:
-            _refuse_if_held(engine, deployment, targets, who)
+            _refuse_unseen(engine, deployment, targets, who)
         row = {"id": str(uuid.uuid4()), "project_id": who.project, "blueprint_id": blueprint_id,
                "state": "successful" if moved else "no_changes_required", "forced": forced,
                "created_by": who.user, "created_at": utcnow(), "execution_id": str(uuid.uuid4()),
                "deployments_to_update": [d["id"] for d in deployments], "changes": moved}
-        return _view(PluginsUpdates(engine.store).apply(row, blueprint["pk"], [d["pk"] for d in deployments]))
+        try:
+            stored = PluginsUpdates(engine.store).apply(row, blueprint["pk"], [d["pk"] for d in deployments])
+        except Conflict as exc:  # a deployment runs an execution: its plugins are updated once it ends
+            raise ApiError(400, f"{exc}: its plugins are updated once it ends", "plugins_update_failed") from None
+        return _view(stored)
 
     return await run(request, who, work)
 
