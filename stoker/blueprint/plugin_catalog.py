@@ -25,6 +25,7 @@ import re
 import shutil
 import tarfile
 import tempfile
+import uuid
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +48,14 @@ _VERSIONED_YAML = re.compile(r"_\d_\d+\.yaml$")
 _STAGING = ".uploading"
 #: in a plugin's folder unpacked from the database: the sha256 of the stored archive it came from
 DIGEST_FILE = ".stoker-sha256"
+#: a plugin's id is derived from its tenant, name and version, so it is the same on every server and after restarts
+_IDS = uuid.UUID("6f1c1d1e-5b5e-4c1a-9d57-7b1f0c2a9e11")
+
+
+class PluginInUse(Conflict):
+    """A blueprint uses the plugin (Cloudify's ``plugin_in_use``): it is deleted only with force."""
+
+    code = "plugin-in-use"
 
 
 @dataclass
@@ -64,6 +73,11 @@ class Plugin:
         """Where it lives under the catalog (and its virtualenv under ``plugin-envs``): a stored plugin's
         under its tenant's folder, so two tenants' plugins of one name and version are apart."""
         return _key(self.owner.project_id if self.owner else self.project, self.name, self.version)
+
+    @property
+    def id(self) -> str:
+        """Its id over Cloudify's API (``cfy plugins get ID``)."""
+        return str(uuid.uuid5(_IDS, self.key.as_posix()))
 
     @property
     def digest(self) -> str | None:
@@ -232,14 +246,32 @@ class PluginCatalog:
         if plugin.owner is None or self.packages is None:
             raise BlueprintError(f"plugin {plugin.name} {plugin.version} is not in the database", code="not-found")
 
-    def delete(self, name: str, version: str | None = None) -> Plugin:
+    def delete(self, name: str, version: str | None = None, force: bool = False) -> Plugin:
+        """Remove it; unless ``force``, ``PluginInUse`` while a blueprint uses it."""
         plugin = self.find(name, version)
         if plugin is None:
             raise BlueprintError(f"plugin {name}{' ' + version if version else ''} is not uploaded", code="not-found")
+        if not force:
+            self._refuse_in_use(plugin)
         if self.packages is not None and plugin.owner is not None:
             self.packages.remove(plugin.owner.project_id, plugin.name, plugin.version)
         shutil.rmtree(plugin.folder)
         return plugin
+
+    def _refuse_in_use(self, plugin: Plugin) -> None:
+        """Cloudify's rule and message: the blueprints of its tenant (a global one's: of every tenant) using it."""
+        if self.packages is None:
+            return
+        from stoker.store.plugin_usage import blueprints_using
+
+        owner = plugin.owner
+        scope = None if owner is None or owner.visibility == "global" else [owner.project_id]
+        users = blueprints_using(self.packages.engine, plugin.name, plugin.version, scope)
+        if users:
+            named = ", ".join(blueprint if scope else f"{blueprint} (tenant {tenant_of(project)})"
+                              for project, blueprint in users)
+            raise PluginInUse(f'Plugin "{plugin.id}" is currently in use in blueprints: {named}. You can "force" '
+                              "plugin removal if needed.")
 
     def _refuse_clash(self, name: str, version: str, owner: Any, replace: bool) -> None:
         """A name and version is one plugin per tenant, and one in all where one of them is global (a

@@ -38,8 +38,8 @@ class LocalPlugins:
     def get(self, name: str, version: str | None = None) -> dict:
         return self._found(name, version).as_dict()
 
-    def delete(self, name: str, version: str | None = None) -> dict:
-        return self.catalog.delete(name, version).as_dict()
+    def delete(self, name: str, version: str | None = None, force: bool = False) -> dict:
+        return self.catalog.delete(name, version, force).as_dict()
 
     def set_visibility(self, name: str, version: str | None, visibility: str) -> dict:
         found = self._found(name, version)
@@ -125,9 +125,11 @@ def download(name, version, output_path, full_archive, yaml_, dsl_version):
 @plugin.command("delete")
 @click.argument("name")
 @_version_option()
+@click.option("--force", is_flag=True, help="Delete it even while a blueprint uses it (as cfy plugins delete --force).")
 @format_option()
-def delete(name, version, fmt):
-    show_record(plugins().delete(name, version), fmt)
+def delete(name, version, force, fmt):
+    """Delete a plugin version; one a blueprint uses only with --force (Cloudify's plugin_in_use)."""
+    show_record(plugins().delete(name, version, force), fmt)
 
 
 @plugin.command("set-visibility")

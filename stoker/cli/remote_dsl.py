@@ -194,9 +194,9 @@ class RemotePlugins(_OverTheApi):
     def get(self, name: str, version: str | None = None) -> dict:
         return _plugin(self._find(name, version))
 
-    def delete(self, name: str, version: str | None = None) -> dict:
+    def delete(self, name: str, version: str | None = None, force: bool = False) -> dict:
         found = self._find(name, version)
-        self.call("DELETE", f"/plugins/{quote(found['id'], safe='')}")
+        self.call("DELETE", f"/plugins/{quote(found['id'], safe='')}", {"force": force})
         return _plugin(found)
 
     def set_visibility(self, name: str, version: str | None, visibility: str) -> dict:

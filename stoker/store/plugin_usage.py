@@ -1,6 +1,8 @@
-"""Which deployments run a plugin version: its name and version in their plans' ``plugins``.
+"""Which blueprints use a plugin version: its name and version in their plans' ``plugins``.
 
-A plugin a deployment runs is not deleted without ``force`` (Cloudify's ``plugin_in_use``).
+Cloudify's rule (``plugin_in_use``): a plugin a blueprint uses is deleted only with force.  A deployment runs
+its blueprint's plugins (a plugins update moves both), so a plugin no blueprint uses no deployment runs.
+``PluginCatalog.delete`` applies it, for ``cfy plugins delete`` and ``stoker plugin delete`` alike.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from typing import Any
 from sqlalchemy import select
 
 from stoker import secretbox
-from stoker.store.models import Deployment
+from stoker.store.models import Blueprint
 
 
 def runs(plan: Any, name: str, version: str) -> bool:
@@ -19,11 +21,11 @@ def runs(plan: Any, name: str, version: str) -> bool:
                for d in plugins.values())
 
 
-def deployments_using(store: Any, name: str, version: str, project_ids: list[str] | None) -> list[tuple[str, str]]:
-    """(project, deployment id) of the deployments of ``project_ids`` (None: every project) running it."""
-    c = Deployment.__table__.c
+def blueprints_using(engine: Any, name: str, version: str, project_ids: list[str] | None) -> list[tuple[str, str]]:
+    """(project, blueprint id) of the blueprints of ``project_ids`` (None: every project) using it."""
+    c = Blueprint.__table__.c
     query = select(c.project_id, c.id, c.plan).order_by(c.project_id, c.id)
     if project_ids is not None:
         query = query.where(c.project_id.in_(project_ids))
-    with store.engine.connect() as conn:
+    with engine.connect() as conn:
         return [(row.project_id, row.id) for row in conn.execute(query) if runs(row.plan, name, version)]

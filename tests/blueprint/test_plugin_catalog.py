@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import tarfile
 import zipfile
 
@@ -176,3 +177,18 @@ def test_stoker_plugin_download_gives_back_the_package_and_the_yaml_by_dsl_versi
                                               "plugin_1_5.yaml"]
     missing = cli("plugin", "download", "other-plugin")
     assert missing.exit_code == 1 and "plugin other-plugin is not uploaded" in missing.stderr
+
+
+def test_stoker_plugin_delete_refuses_a_plugin_a_blueprint_uses_unless_forced_as_cfy(cli, write, tmp_path):
+    for version in ("1.0", "2.0"):
+        yaml = write(f"y{version}/plugin.yaml", _plugin_yaml(version, "1_3", "t.Plain"))
+        cli("plugin", "upload", _wheel(tmp_path, version), "-y", yaml).expect(0)
+    blueprint = write("bp/blueprint.yaml", "tosca_definitions_version: cloudify_dsl_1_4\nimports: "
+                      "[cloudify/types/types.yaml, 'plugin:my-plugin?version=1.0']\nnode_templates:\n  n: {type: t.Plain}\n")
+    cli("blueprint", "upload", blueprint, "-b", "uses").expect(0)
+    refused = cli("plugin", "delete", "my-plugin", "--version", "1.0").expect(1)
+    assert re.search(r'Plugin "[0-9a-f-]{36}" is currently in use in blueprints: uses\. You can "force" plugin '
+                     r'removal if needed\.', refused.stderr), refused.stderr
+    cli("plugin", "delete", "my-plugin", "--version", "2.0").expect(0)  # no blueprint uses it
+    cli("plugin", "delete", "my-plugin", "--version", "1.0", "--force").expect(0)
+    assert json.loads(cli("plugin", "list", "-f", "json").stdout) == []

@@ -10,13 +10,12 @@ uploads, deletes (in the plugin's own tenant only) and widens a visibility; only
 (``Identities.operator``: a manager of ``default_tenant``) makes one global, or hands one to another
 owner (``cfy plugins set-owner``), a user Stoker knows.  A plugin's ``installation_state`` is its virtualenv
 on this server (``plugin_envs.install_state``: made at its first task, or now by ``cfy plugins install``);
-one a deployment runs is deleted only with ``force`` (else 405 ``plugin_in_use``, as on Cloudify).
+one a blueprint uses is deleted only with ``force`` (else 405 ``plugin_in_use``, as on Cloudify).
 """
 
 from __future__ import annotations
 
 import tempfile
-import uuid
 from contextlib import contextmanager
 import zipfile
 from datetime import datetime, timezone
@@ -36,21 +35,14 @@ from stoker.api.request_context import reply
 from stoker.api.error_bodies import ApiError
 from stoker.blueprint import archives
 from stoker.blueprint.import_resolver import PLUGIN_VIEWER
-from stoker.blueprint.plugin_catalog import Plugin, PluginCatalog
+from stoker.blueprint.plugin_catalog import Plugin, PluginCatalog, PluginInUse
 from stoker.blueprint.state import tenant_of
 from stoker.limits import limit
 from stoker.store.plugin_packages import PLUGIN_PACKAGES, VISIBILITIES, Owner, Viewer, viewer_of
-from stoker.store.plugin_usage import deployments_using
 from stoker.workflows.plugin_envs import install_soon, install_state
 
 routes = router("plugins")
-#: a plugin's id is derived from its tenant, name and version, so it is the same on every server and after restarts
-_IDS = uuid.UUID("6f1c1d1e-5b5e-4c1a-9d57-7b1f0c2a9e11")
 _PACKAGES = (".wgn", ".whl", ".tar.gz", ".tgz")
-
-
-def plugin_id(plugin: Plugin) -> str:
-    return str(uuid.uuid5(_IDS, plugin.key.as_posix()))
 
 
 def _installation_state(request: Request, plugin: Plugin) -> list[dict]:
@@ -70,7 +62,7 @@ def _view(request: Request, plugin: Plugin, project: str) -> dict:
     return {**views.common(owner.project_id if owner else project), "visibility": visibility,
             "resource_availability": visibility, "private_resource": visibility == "private",
             "created_by": (owner.created_by if owner else None) or "admin",
-            "id": plugin_id(plugin), "package_name": plugin.name, "package_version": plugin.version,
+            "id": plugin.id, "package_name": plugin.name, "package_version": plugin.version,
             "archive_name": package, "package_source": None, "supported_platform": "any", "distribution": None,
             "distribution_version": None, "distribution_release": None, "wheels": [], "excluded_wheels": [],
             "supported_py_versions": [], "uploaded_at": uploaded.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
@@ -105,7 +97,7 @@ def plugins_seen_by(request: Request, who: Caller) -> Iterator[None]:
 
 
 def _found(catalog: PluginCatalog, wanted: str) -> Plugin:
-    found = next((p for p in catalog.list() if plugin_id(p) == wanted), None)
+    found = next((p for p in catalog.list() if p.id == wanted), None)
     if found is None:
         raise ApiError(404, f"Requested `Plugin` with ID `{wanted}` was not found", "not_found_error")
     return found
@@ -133,7 +125,7 @@ def plugin_list(request: Request, who: Caller = Depends(caller)) -> Response:
     listed: dict[str, dict] = {}
     for project in projects_listed(request, who, PLUGIN_PACKAGES):
         for plugin in plugin_catalog(request, who, project=project).list():
-            listed.setdefault(plugin_id(plugin), _view(request, plugin, project))
+            listed.setdefault(plugin.id, _view(request, plugin, project))
     return reply(views.page(request, listed.values()))
 
 
@@ -164,8 +156,8 @@ def _file(data: bytes, name: str) -> Response:
 
 @routes.delete("/plugins/{wanted}")
 async def plugin_delete(wanted: str, request: Request, who: Caller = Depends(requiring("manager"))) -> Response:
-    """Refused (405 ``plugin_in_use``) while a deployment runs it (its tenant's; a global one's: any), unless
-    ``force`` (``cfy plugins delete --force``)."""
+    """Refused (405 ``plugin_in_use``) while a blueprint uses it (its tenant's; a global one's: any), unless
+    ``force`` (``cfy plugins delete --force``): ``PluginCatalog.delete``'s rule."""
     body = await json_body(request) if await request.body() else {}
     force = isinstance(body, dict) and body.get("force") in (True, "true", "True")
 
@@ -173,15 +165,10 @@ async def plugin_delete(wanted: str, request: Request, who: Caller = Depends(req
         catalog = plugin_catalog(request, who)
         found = _found(catalog, wanted)
         _own(who, found, "delete")
-        owner = found.owner
-        users = [] if force else deployments_using(
-            engine.store, found.name, found.version,
-            None if owner is None or owner.visibility == "global" else [owner.project_id])
-        if users:
-            named = ", ".join(f"{d} ({tenant_of(p)})" if p != who.project else d for p, d in users)
-            raise ApiError(405, f"Plugin {found.name} {found.version} is currently in use by deployments: {named}. "
-                           "You can force its removal (cfy plugins delete --force)", "plugin_in_use")
-        catalog.delete(found.name, found.version)
+        try:
+            catalog.delete(found.name, found.version, force=force)
+        except PluginInUse as exc:
+            raise ApiError(405, str(exc), "plugin_in_use") from None
         return Response(status_code=204)
 
     return await run(request, who, work)
