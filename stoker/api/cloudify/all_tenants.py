@@ -2,8 +2,9 @@
 
 As on Cloudify: a user's list covers every tenant the user is a member of (each as the user sees it
 there), the operator's (Stoker's sys_admin, ``Identities.operator``: a manager of ``default_tenant``, or
-anyone under ``noauth``) every tenant holding such resources.  Without the flag, or by a project's token,
-the request's tenant only; a tenant the caller is no member of is never read for it.
+anyone under ``noauth``) every tenant holding such resources (it acts in each as its manager:
+``Identities._member``).  Without the flag, or by a project's token, the request's tenant only; a tenant a
+user who is not the operator is no member of is never read for it.
 """
 
 from __future__ import annotations

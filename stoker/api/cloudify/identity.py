@@ -94,14 +94,21 @@ class Identities:
             return True
         if who.project_token:
             return False
-        return self._remembered(("role", who.user, DEFAULT_TENANT),
-                                lambda: self.users.role(who.user, DEFAULT_TENANT)) == "manager"
+        return self._role(who.user, DEFAULT_TENANT) == "manager"
 
     def _member(self, user: str, tenant: str) -> Caller:
-        role = self._remembered(("role", user, tenant), lambda: self.users.role(user, tenant))
+        """``user`` in ``tenant`` with its role there; the operator, as Cloudify's sys_admin, acts as the
+        manager of any tenant Stoker knows (one with a user) it is no member of."""
+        role = self._role(user, tenant)
+        if role is None and self._role(user, DEFAULT_TENANT) == "manager" and self._remembered(
+                ("tenant", tenant), lambda: self.users.has_tenant(tenant)):
+            role = "manager"
         if role is None:
             raise forbidden(f"User {user!r} is not a member of tenant {tenant!r}")
         return Caller(user, tenant, role)
+
+    def _role(self, user: str, tenant: str) -> str | None:
+        return self._remembered(("role", user, tenant), lambda: self.users.role(user, tenant))
 
     def _remembered(self, key: tuple, check: Callable[[], Any]) -> Any:
         """``check()``, remembered for a few seconds when it succeeds (a password check costs ~50 ms)."""

@@ -64,6 +64,11 @@ class UserStore:
         with self.engine.connect() as conn:
             return conn.execute(select(USERS.c.role).where(USERS.c.name == name, USERS.c.tenant == tenant)).scalar()
 
+    def has_tenant(self, tenant: str) -> bool:
+        """Whether some user belongs to ``tenant`` (Stoker knows a tenant by its users)."""
+        with self.engine.connect() as conn:
+            return conn.execute(select(USERS.c.name).where(USERS.c.tenant == tenant).limit(1)).first() is not None
+
     def delete(self, name: str) -> int:
         with self._writer.begin() as conn:
             return conn.execute(delete(USERS).where(USERS.c.name == name)).rowcount

@@ -248,3 +248,65 @@ def test_cfy_plugins_install_makes_the_virtualenv_now(server, tmp_path, plugin_w
     assert _code(bob.plugins.api.post, f"/plugins/{plugin.id}", data={"action": "uninstall"}) == (
         400, "bad_parameters_error")
     bob.plugins.delete(plugin.id)
+
+
+def test_the_operator_acts_as_a_manager_in_a_tenant_it_is_no_member_of_and_nobody_else_does(server, tmp_path):
+    """As Cloudify's sys_admin: ``cfy plugins update --all-blueprints --all-tenants`` reaches team-b, of which
+    admin (a manager of default_tenant and team-a) is no member; a tenant's manager does not reach another."""
+    bob = _client(server, "bob", "team-b")
+    old = _upload(bob, tmp_path / "v4", "4.0")
+    bob.blueprints.upload(_blueprint(tmp_path, "bobs", "tosca_definitions_version: cloudify_dsl_1_4\nimports: "
+                                     "[cloudify/types/types.yaml, 'plugin:my-plugin']\nnode_templates:\n"
+                                     "  thing: {type: my.Thing}\n"), "bobs-uses")
+    bob.deployments.create("bobs-uses", "bobs-dep")
+    new = _upload(bob, tmp_path / "v41", "4.1")
+    for user in ("ann", "amy"):  # team-a's manager and user: no members of team-b
+        stranger = _client(server, user, "team-b")
+        assert _code(stranger.plugins.list) == (403, "forbidden_error")
+        assert _code(stranger.plugins.delete, old.id) == (403, "forbidden_error")
+        assert _code(stranger.plugins_update.update_plugins, "bobs-uses") == (403, "forbidden_error")
+    refused = _cfy(server, tmp_path, "ann", "team-a")("plugins", "update", "bobs-uses", "-t", "team-b", ok=False)
+    assert "403: User 'ann' is not a member of tenant 'team-b'" in refused
+    assert _code(_client(server, "admin", "no-such-tenant").plugins.list) == (403, "forbidden_error")
+    assert _versions(bob, "bobs-uses") == "4.0"
+
+    out = _cfy(server, tmp_path, "admin", "default_tenant")("plugins", "update", "--all-blueprints", "--all-tenants")
+    assert "Failed" not in out and "Successfully updated plugins for blueprint bobs-uses" in out
+    assert _versions(bob, "bobs-uses") == "4.1"
+    [update] = bob.plugins_update.list(blueprint_id="bobs-uses")
+    assert (update["created_by"], update.deployments_to_update, update.tenant_name) == ("admin", ["bobs-dep"], "team-b")
+    admin = _client(server, "admin", "team-b")
+    assert sorted(p.id for p in admin.plugins.list()) == sorted([old.id, new.id])
+    admin.plugins.delete(old.id)  # no blueprint uses 4.0 any more
+    assert _code(admin.plugins.delete, new.id) == (405, "plugin_in_use")
+    bob.deployments.delete("bobs-dep")
+    bob.blueprints.delete("bobs-uses")
+    admin.plugins.delete(new.id)
+    assert bob.plugins.list().items == []
+
+
+def test_an_updates_mapping_pins_a_plugin_to_its_suggested_version_older_or_newer(server, tmp_path):
+    """``update_plugins(mapping=...)`` (the rest client's): each update names a plugin and the version it
+    goes to exactly, as Cloudify's resolver reads it."""
+    bob = _client(server, "bob", "team-b")
+    plugins = [_upload(bob, tmp_path / version, version) for version in ("5.0", "5.1", "6.0")]
+    bob.blueprints.upload(_blueprint(tmp_path, "pinned", "tosca_definitions_version: cloudify_dsl_1_4\nimports: "
+                                     "[cloudify/types/types.yaml, 'plugin:my-plugin?version=5.1']\n"
+                                     "node_templates:\n  thing: {type: my.Thing}\n"), "pinned")
+
+    def pin(version: str):
+        mapping = {"updates": [{"plugin:my-plugin?version=5.1": {"plugin_name": "my-plugin",
+                                                                 "suggested_version": version}}]}
+        with pytest.warns(RuntimeWarning):  # the client's reminder to change the blueprint's files too
+            return bob.plugins_update.update_plugins("pinned", mapping=mapping, auto_correct_types=True)
+
+    assert pin("5.1").state == "no_changes_required"  # not to the newest, 6.0
+    assert (pin("5.0").state, _versions(bob, "pinned")) == ("successful", "5.0")  # older
+    assert _code(pin, "7.0") == (400, "plugins_update_failed") and _versions(bob, "pinned") == "5.0"
+    with pytest.warns(RuntimeWarning):
+        assert _code(bob.plugins_update.update_plugins, "pinned", mapping={"updates": [{"line": "5.1"}]}) == (
+            400, "bad_parameters_error")
+    assert bob.plugins_update.update_plugins("pinned").state == "successful" and _versions(bob, "pinned") == "6.0"
+    bob.blueprints.delete("pinned")
+    for plugin in plugins:
+        bob.plugins.delete(plugin.id)

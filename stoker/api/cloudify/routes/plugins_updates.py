@@ -81,7 +81,10 @@ async def initiate(blueprint_id: str, request: Request, who: Caller = Depends(re
     def work(engine):
         blueprint = engine.blueprints.records.get_blueprint(who.project, blueprint_id)
         seen = plugin_catalog(request, who).list()
-        moved = changes(engine.blueprints.plan(blueprint_id), [(p.name, p.version) for p in seen], wanted)
+        try:
+            moved = changes(engine.blueprints.plan(blueprint_id), [(p.name, p.version) for p in seen], wanted)
+        except ValueError as exc:  # a mapping's version the catalog lacks
+            raise ApiError(400, str(exc), "plugins_update_failed") from None
         targets = [p for p in seen if p.owner is not None and moved.get(p.name, [None, None])[1] == p.version]
         deployments = engine.blueprints.records.list_deployments(who.project, blueprint_id) if moved else []
         for deployment in deployments:
