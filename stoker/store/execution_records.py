@@ -144,9 +144,12 @@ class ExecutionRecords(BlueprintRecords):
             self._interrupt(conn, row)
 
     def claim_execution(self, project_id: str, execution_id: str, owner: str) -> dict:
-        """Take an ended (failed or cancelled) execution over to resume it; Conflict if it is active."""
+        """Take an ended (failed or cancelled) execution over to resume it; Conflict if it is active.  The
+        deployment's lock is held meanwhile, as for a start: a plugins update is either refused by it or
+        committed before the resumed execution reads the deployment."""
         row = self.get_execution(project_id, execution_id)
         with self._write() as conn:
+            self._lock(conn, row["deployment_pk"])
             done = conn.execute(update(EXECUTIONS).where(EXECUTIONS.c.pk == row["pk"],
                                                          EXECUTIONS.c.status.in_(("failed", "cancelled")))
                                 .values(status="started", owner=owner, heartbeat_at=utcnow(), error="",

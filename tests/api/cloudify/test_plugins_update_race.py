@@ -27,8 +27,8 @@ BLUEPRINT = ("tosca_definitions_version: cloudify_dsl_1_4\nimports: [cloudify/ty
 
 
 @pytest.fixture
-def api(tmp_path, monkeypatch):
-    """noauth, on a blueprint importing my-plugin 1.0 and a deployment of it; 2.0 uploaded since; ``ran``:
+def api(tmp_path, monkeypatch, db_url):
+    """noauth (on SQLite, and on PostgreSQL, whose deployment rows are locked ``FOR UPDATE``), on a blueprint importing my-plugin 1.0 and a deployment of it; 2.0 uploaded since; ``ran``:
     the plugin version of each task run, ``release``: set to let a task end (it fails: nothing runs it)."""
     from fastapi.testclient import TestClient
 
@@ -44,7 +44,7 @@ def api(tmp_path, monkeypatch):
         raise OperationFailed("no plugin runs in this test", recoverable=False)
 
     monkeypatch.setattr(operations, "task_command", task)
-    with TestClient(create_app(f"sqlite:///{tmp_path / 'stoker.db'}", allow_local_resources=True)) as client:
+    with TestClient(create_app(db_url, allow_local_resources=True)) as client:
         for version in ("1.0", "2.0"):
             folder = tmp_path / version
             folder.mkdir()
