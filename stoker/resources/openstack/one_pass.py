@@ -61,10 +61,15 @@ def checker(schemas: Schemata, keys: tuple, among: frozenset | None, kept: dict,
 
 def nested_checker(schemas: Schemata, keys: tuple) -> Check:
     """The check of a map nested in a property (a list's item, a map with a schema)."""
+    return checker(schemas, keys, None, _kept(schemas))
+
+
+def _kept(schemas: Schemata) -> dict:
+    """The checks of a nested schema, per set of keys (kept on it: the code looks them up itself)."""
     kept = schemas.__dict__.get("one_pass")
     if kept is None:
         kept = schemas.one_pass = {}
-    return checker(schemas, keys, None, kept)
+    return kept
 
 
 class _Unhandled(Exception):
@@ -77,6 +82,8 @@ class _Writer:
     def __init__(self, schemas: Schemata, keys: tuple, among: frozenset | None, rules: tuple):
         self.schemas, self.keys, self.among, self.rules = schemas, keys, among, rules
         self.lines: list[str] = []
+        #: given key -> the old names a rename would move out of its list's items
+        self.moved: dict[str, list] = {}
         self.names: dict[str, Any] = {"SCALAR_TYPES": SCALAR_TYPES, "Function": Function,
                                       "resolve_call": resolve_call, "nested_checker": nested_checker,
                                       "may_hold": renames_mod.may_hold}
@@ -113,6 +120,9 @@ class _Writer:
             if old[0] in given:
                 if len(old) == 1:
                     raise _Unhandled  # a deprecated name given: renamed by the generic path
+                if len(old) == len(new) == 2 and old[0] == new[0] and _items_are_maps(schemas[old[0]]):
+                    self.moved.setdefault(old[0], []).append(old[1])  # tested in the item loop
+                    continue
                 self.lines.append(f"if may_hold(data, {self.name(old, 'r')}, {self.name(new, 'r')}):")
                 self.lines.append("    return None")
         for key, schema in schemas.items():
@@ -138,7 +148,7 @@ class _Writer:
         out.append(f"kind = type({value})")
         if self.among is None or key in self.among:
             self._notes(schema, value, place, out, "")
-        self._value(schema, value, place, out, "")
+        self._value(schema, value, place, out, "", self.moved.get(key, ()))
 
     # -- the places no service constraint checks (``inventory.unchecked_places``) ------------
     def _notes(self, schema: Schema, value: str, place: str, out: list, pad: str) -> None:
@@ -153,10 +163,11 @@ class _Writer:
             out.append(f"{pad}        notes.append(({place}, {name!r}))")
 
     # -- values ------------------------------------------------------------------------------
-    def _value(self, schema: Schema, value: str, place: str, out: list, pad: str) -> None:
-        """Code that checks ``value`` (its exact type in ``kind``) against ``schema``."""
+    def _value(self, schema: Schema, value: str, place: str, out: list, pad: str, moved: tuple = ()) -> None:
+        """Code that checks ``value`` (its exact type in ``kind``) against ``schema``; ``moved``:
+        old names its items may not hold (a rename would move them: the generic path)."""
         if schema.schema is not None:
-            self._nested(schema, value, place, out, pad)
+            self._nested(schema, value, place, out, pad, moved)
         elif schema.type in _TAKEN_AS_IS:
             self._scalar(schema, value, out, pad)
         else:
@@ -183,15 +194,14 @@ class _Writer:
         out.append(f"{pad}            return None")
         self._constraints(schema, value, list if kind == "list" else dict, out, pad + "    ")
 
-    def _nested(self, schema: Schema, value: str, place: str, out: list, pad: str) -> None:
+    def _nested(self, schema: Schema, value: str, place: str, out: list, pad: str, moved: tuple) -> None:
         """A list whose items share one schema, or a map with a schema of its keys."""
         nested = schema.schema
         if schema.constraints:
             raise _Unhandled
         if schema.type == Schema.MAP and isinstance(nested, Schemata):
             out.append(f"{pad}if kind is dict:")
-            out.append(f"{pad}    found = nested_checker({self.name(nested, 's')}, tuple({value}))"
-                       f"({value}, {place}, resource, verdicts)")
+            out.append(f"{pad}    found = {self._lookup(nested, value)}({value}, {place}, resource, verdicts)")
             out.append(f"{pad}    if found is None:")
             out.append(f"{pad}        return None")
             out.append(f"{pad}    notes += found")
@@ -210,15 +220,19 @@ class _Writer:
             out.append(f"{inner}    return None")  # (a call among the items: the generic path)
         elif item.schema is not None and item.type == Schema.MAP and isinstance(item.schema, Schemata) \
                 and not item.constraints:
-            out.append(f"{inner}if kind is not dict:")
+            out.append(f"{inner}if kind is not dict{''.join(f' or {old!r} in item' for old in moved)}:")
             out.append(f"{inner}    return None")
-            out.append(f"{inner}found = nested_checker({self.name(item.schema, 's')}, tuple(item))"
-                       f"(item, {place}, resource, verdicts)")
+            out.append(f"{inner}found = {self._lookup(item.schema, 'item')}(item, {place}, resource, verdicts)")
             out.append(f"{inner}if found is None:")
             out.append(f"{inner}    return None")
             out.append(f"{inner}notes += found")
         else:
             raise _Unhandled
+
+    def _lookup(self, schemas: Schemata, value: str) -> str:
+        """An expression giving the check of the map ``value`` (kept per set of keys)."""
+        kept, named = self.name(_kept(schemas), "kept"), self.name(schemas, "s")
+        return f"({kept}.get(keys := tuple({value})) or nested_checker({named}, keys))"
 
     def _call(self, schema: Schema, value: str, out: list, pad: str) -> None:
         """The value is a call: one waiting for a resource not made yet is checked once it is
@@ -265,6 +279,14 @@ class _Writer:
         out.append(f"{pad}if verdicts[{constraint.name!r}] != {SKIPPED} and "
                    f"{self.name(constraint, 'c')}.problem({value}, resource) is not None:")
         out.append(f"{pad}    return None")
+
+
+def _items_are_maps(schema: Schema) -> bool:
+    """Is ``schema`` a list of maps with a schema (the lists ``_nested`` walks item by item)?"""
+    nested = schema.schema
+    return (schema.type == Schema.LIST and isinstance(nested, AnyIndexDict) and nested.value.implemented
+            and nested.value.type == Schema.MAP and isinstance(nested.value.schema, Schemata)
+            and not nested.value.constraints and not schema.constraints)
 
 
 def _objects(constraint: Any) -> dict:

@@ -103,7 +103,9 @@ class SimulatedResource(Resource):
             kept = cls._one_pass = {} if _checked_as_written(cls) else None
             if kept is None:
                 return None
-        check = one_pass.checker(cls.properties_schema, tuple(data), cls.service_properties, kept, cls.renames)
+        keys = tuple(data)
+        check = kept.get(keys) or one_pass.checker(cls.properties_schema, keys, cls.service_properties, kept,
+                                                   cls.renames)
         try:
             return check(data, ("resources", self.name, "properties"), self, verdicts)
         except Exception:  # noqa: BLE001 -- whatever the generated code does not expect: the generic checks report it
