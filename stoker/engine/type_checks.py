@@ -131,10 +131,21 @@ def _check_each(engine: TypeHost, stack: Stack, definition, problems: Problems) 
             continue  # checked when stored, with the same definition and inputs
         if rdef.external_id is not None:
             continue  # as Heat: an existing resource is adopted as it is, its properties unchecked
-        at_once = getattr(instances[name], "checked_at_once", None)  # one pass finding nothing wrong
+        at_once = instances[name].checked_at_once  # (most types: None) one pass that finds nothing wrong
         places = at_once(verdicts) if at_once is not None else None
-        if places is None:
-            places = _checked_apart(instances[name], name, stack.at_validate, problems, verdicts)
+        if places is None:  # the generic checks, which report what is wrong
+            shape = _found_by(instances[name].validate_shape, name)
+            problems.extend(shape.items)
+            values = _found_by(instances[name].validate_template, name).items
+            if shape.items:  # what the shape check found is not reported again
+                found = {(p.path, p.code) for p in shape.items}
+                values = [p for p in values if (p.path, p.code) not in found]
+            if stack.at_validate:
+                problems.extend_as_create_time(values)
+            else:
+                problems.extend(values)
+            walk = getattr(instances[name], "unchecked_constraints", None)
+            places = walk(verdicts) if walk is not None else ()
         for place, constraint in places:
             unchecked.setdefault(constraint, []).append(place)
     for constraint, places in unchecked.items():
@@ -142,23 +153,6 @@ def _check_each(engine: TypeHost, stack: Stack, definition, problems: Problems) 
                       f'{len(places)} value(s) of "{constraint}" not checked: no cloud inventory '
                       f"(--inventory) lists them; the first is here")
     return instances
-
-
-def _checked_apart(instance: Any, name: str, at_validate: bool, problems: Problems, verdicts: dict) -> list:
-    """A resource's shape and values checked, its problems added; the places of its values no
-    service constraint could check."""
-    shape = _found_by(instance.validate_shape, name)
-    problems.extend(shape.items)
-    values = _found_by(instance.validate_template, name).items
-    if shape.items:  # what the shape check found is not reported again
-        found = {(p.path, p.code) for p in shape.items}
-        values = [p for p in values if (p.path, p.code) not in found]
-    if at_validate:
-        problems.extend_as_create_time(values)
-    else:
-        problems.extend(values)
-    walk = getattr(instance, "unchecked_constraints", None)
-    return walk(verdicts) if walk is not None else ()
 
 
 def check_fanout(engine: TypeHost, stack: Stack, definition, problems: Problems) -> bool:

@@ -13,25 +13,23 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stoker.constraints import AllowedPattern, AllowedValues, CustomConstraint, Length, Modulo, Range
-from stoker.engine import type_checks
 from stoker.engine.engine import Engine
-from stoker.errors import Problems, ValidationFailed
+from stoker.errors import ValidationFailed
 from stoker.resources.openstack import inventory, one_pass
 from stoker.resources.openstack.simulated import SimulatedResource, simulated_class
 from stoker.resources.properties import Properties, Schema, Schemata
 from stoker.template.template import Template
 
-GENERIC_AT_ONCE = SimulatedResource.checked_at_once
+ONE_PASS = SimulatedResource.checked_at_once
 
 
 def _checked_with_oracle(self, verdicts):
     """The generated check's answer, held against the generic checks of the same resource."""
-    places = GENERIC_AT_ONCE(self, verdicts)
+    places = ONE_PASS(self, verdicts)
     if places is not None:
-        found = Problems()
-        generic = type_checks._checked_apart(self, self.name, False, found, inventory.Verdicts())
-        assert found.items == [], (self.name, [str(p) for p in found.items])
-        assert list(places) == list(generic), self.name
+        self.validate_shape()  # raises what they find
+        self.validate_template()
+        assert list(places) == self.unchecked_constraints(inventory.Verdicts()), self.name
         ANSWERED.append(self.name)
     return places
 
