@@ -101,6 +101,12 @@ CORPUS = {
     "port_literals": {"type": "OS::Neutron::Port",
                       "properties": {"network": "public", "fixed_ips": [{"subnet": "sub", "ip_address": "10.0.0.5"},
                                                                          {"ip_address": "10.0.0.999"}]}},
+    "port_groups_calls": {"type": "OS::Neutron::Port",
+                          "properties": {"network": "public", "security_groups": [{"get_resource": "group_ok"}, "x"]}},
+    "port_groups_param": {"type": "OS::Neutron::Port", "properties": {"network": "public",
+                                                                      "security_groups": {"get_param": "names"}}},
+    "port_groups_mixed": {"type": "OS::Neutron::Port",
+                          "properties": {"network": "public", "security_groups": [{"list_join": ["", ["a"]]}]}},
     "port_groups_text": {"type": "OS::Neutron::Port", "properties": {"network": "n", "security_groups": "default"}},
     "server": {"type": "OS::Nova::Server",
                "properties": {"name": {"str_replace": {"template": "vm-N", "params": {"N": "1"}}},
@@ -144,7 +150,7 @@ def test_the_corpus_gives_the_same_problems_with_and_without_one_pass(at_validat
     assert generic  # the corpus has problems: the comparison is not between two empty lists
     answered = set(ANSWERED)
     assert {"net", "subnet", "port", "server", "volume", "volume_param_size", "group_ok", "keypair",
-            "net_int_name", "net_retain", "subnet_literal_net"} <= answered
+            "net_int_name", "net_retain", "subnet_literal_net", "port_groups_calls", "port_groups_param"} <= answered
     assert not answered & {"net_typo", "net_snapshot", "subnet_bad", "subnet_old_name", "subnet_no_network",
                            "port_old_subnet", "server_bad", "server_policy", "volume_zero", "group"}
 

@@ -186,13 +186,22 @@ class _Writer:
             self._constraints(schema, "text", str, out, pad + "    ")
 
     def _plain_container(self, schema: Schema, value: str, out: list, pad: str) -> None:
-        """A map or list without a nested schema, given as a literal of plain values."""
+        """A map or list without a nested schema, given as a literal: of plain values (checked),
+        or holding a call that waits for a resource (the whole value is checked once it exists)."""
         kind, items = ("dict", f"{value}.values()") if schema.type == Schema.MAP else ("list", value)
         out.append(f"{pad}if kind is {kind}:")
+        out.append(f"{pad}    plain = True")
         out.append(f"{pad}    for item in {items}:")
-        out.append(f"{pad}        if type(item) not in SCALAR_TYPES:")
+        out.append(f"{pad}        kind = type(item)")
+        out.append(f"{pad}        if kind not in SCALAR_TYPES:")
+        out.append(f"{pad}            if kind is not dict and kind is not list and Function in kind.__mro__ "
+                   "and item.has_refs and item.waits():")
+        out.append(f"{pad}                break")
+        out.append(f"{pad}            plain = False")
+        out.append(f"{pad}    else:")
+        out.append(f"{pad}        if not plain:")
         out.append(f"{pad}            return None")
-        self._constraints(schema, value, list if kind == "list" else dict, out, pad + "    ")
+        self._constraints(schema, value, list if kind == "list" else dict, out, pad + "        ")
 
     def _nested(self, schema: Schema, value: str, place: str, out: list, pad: str, moved: tuple) -> None:
         """A list whose items share one schema, or a map with a schema of its keys."""
@@ -236,8 +245,9 @@ class _Writer:
 
     def _call(self, schema: Schema, value: str, out: list, pad: str) -> None:
         """The value is a call: one waiting for a resource not made yet is checked once it is
-        (as Heat does); one naming none is resolved, and its result checked if it is a literal of
-        a type the property takes as it is; anything else is not handled here."""
+        (as Heat does); one naming none is resolved, and its result checked if it is of a type
+        the property takes as it is (a map or list without a nested schema: a map or list);
+        anything else is not handled here."""
         out.append(f"{pad}elif kind is not dict and kind is not list and Function in kind.__mro__:")
         out.append(f"{pad}    if {value}.has_refs:")
         out.append(f"{pad}        if not {value}.waits():")
@@ -249,6 +259,13 @@ class _Writer:
             self._scalar(schema, "result", out, pad + "        ")
             out.append(f"{pad}        else:")
             out.append(f"{pad}            return None")
+        elif schema.schema is None:  # a map or list: its result is plain data, converted as it is
+            kind = dict if schema.type == Schema.MAP else list
+            out.append(f"{pad}    else:")
+            out.append(f"{pad}        result = resolve_call({value})")
+            out.append(f"{pad}        if type(result) is not {kind.__name__}:")
+            out.append(f"{pad}            return None")
+            self._constraints(schema, "result", kind, out, pad + "        ")
         else:
             out.append(f"{pad}    else:")
             out.append(f"{pad}        return None")
