@@ -174,6 +174,17 @@ def test_a_generated_check_reads_as_code_and_is_kept_per_set_of_keys():
     assert check({"size": 0}, (), None, inventory.Verdicts()) is None
 
 
+def test_past_its_bound_a_schema_writes_no_more_checks(monkeypatch):
+    """A template giving a type many sets of keys: past the bound, the generic path (writing and
+    compiling a function costs more than it saves on one resource)."""
+    monkeypatch.setattr(one_pass, "_KEY_SETS_KEPT", 1)
+    schemas = Schemata({"size": Schema(Schema.INTEGER), "name": Schema(Schema.STRING)})
+    kept: dict = {}
+    assert one_pass.checker(schemas, ("size",), None, kept)({"size": 1}, (), None, {}) == []
+    assert one_pass.checker(schemas, ("name",), None, kept) is one_pass.never
+    assert list(kept) == [("size",)]
+
+
 # -- one property of every kind: the generated verdict is the generic one ---------------------
 SCHEMAS = {
     "range": Schema(Schema.INTEGER, constraints=[Range(1, 10)]),

@@ -48,14 +48,14 @@ def never(data: dict, path: tuple, resource: Any, verdicts: Mapping) -> None:
 
 def checker(schemas: Schemata, keys: tuple, among: frozenset | None, kept: dict,
             rules: tuple = ()) -> Check:
-    """The check of ``keys`` given to ``schemas`` (kept in ``kept``, up to a bound): ``among``
+    """The check of ``keys`` given to ``schemas`` (kept in ``kept``; past a bound, none): ``among``
     the keys whose unchecked values are noted (None: all); ``rules``, Heat's renames (data
     that one of them would change takes the generic path)."""
     found = kept.get(keys)
     if found is None:
-        found = _Writer(schemas, keys, among, rules).function()
-        if len(kept) < _KEY_SETS_KEPT:
-            kept[keys] = found
+        if len(kept) >= _KEY_SETS_KEPT:
+            return never  # writing one costs more than the generic checks save
+        found = kept[keys] = _Writer(schemas, keys, among, rules).function()
     return found
 
 
