@@ -102,7 +102,7 @@ def _check_each(engine: TypeHost, stack: Stack, definition, problems: Problems) 
     """Each resource against its type: policy, plug-in, properties; name -> the instance made."""
     instances = {}
     unchecked: dict[str, list[tuple]] = {}  # service constraint -> the places of values it could not check
-    verdicts: dict = {}  # the unchecked-constraint walk's verdicts and plans (the inventory is pinned for the pass)
+    verdicts = inventory.Verdicts()  # custom constraints' verdicts and the walk's plans (the inventory is pinned)
     for name, rdef in definition.resources.items():
         if not rdef.type or definition.switched_off(rdef):
             continue  # the missing or broken type is reported already; Heat never builds a disabled one
@@ -131,18 +131,22 @@ def _check_each(engine: TypeHost, stack: Stack, definition, problems: Problems) 
             continue  # checked when stored, with the same definition and inputs
         if rdef.external_id is not None:
             continue  # as Heat: an existing resource is adopted as it is, its properties unchecked
-        shape = _found_by(instances[name].validate_shape, name)
-        problems.extend(shape.items)
-        values = _found_by(instances[name].validate_template, name).items
-        if shape.items:  # what the shape check found is not reported again
-            found = {(p.path, p.code) for p in shape.items}
-            values = [p for p in values if (p.path, p.code) not in found]
-        if stack.at_validate:
-            problems.extend_as_create_time(values)
-        else:
-            problems.extend(values)
-        walk = getattr(instances[name], "unchecked_constraints", None)
-        for place, constraint in walk(verdicts) if walk is not None else ():
+        at_once = instances[name].checked_at_once  # (most types: None) one pass that finds nothing wrong
+        places = at_once(verdicts) if at_once is not None else None
+        if places is None:  # the generic checks, which report what is wrong
+            shape = _found_by(instances[name].validate_shape, name)
+            problems.extend(shape.items)
+            values = _found_by(instances[name].validate_template, name).items
+            if shape.items:  # what the shape check found is not reported again
+                found = {(p.path, p.code) for p in shape.items}
+                values = [p for p in values if (p.path, p.code) not in found]
+            if stack.at_validate:
+                problems.extend_as_create_time(values)
+            else:
+                problems.extend(values)
+            walk = getattr(instances[name], "unchecked_constraints", None)
+            places = walk(verdicts) if walk is not None else ()
+        for place, constraint in places:
             unchecked.setdefault(constraint, []).append(place)
     for constraint, places in unchecked.items():
         problems.warn(places[0], "unchecked-constraint",

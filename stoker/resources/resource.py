@@ -85,6 +85,10 @@ class Resource:
     leaves_unchanged_alone = True
     #: the signal (its traversal's id) this resource acts for on a worker: its polls are that signal's
     signal_id: str | None = None
+    #: ``checked_at_once(verdicts)``: a type's check of a resource in one pass while a template is
+    #: validated (the places of its values no service constraint checked, or None: the generic
+    #: checks run); simulated OpenStack types have one (``openstack/one_pass.py``)
+    checked_at_once: Any = None
 
     def __init__(self, name: str, definition: "ResourceDefinition", stack: Any):
         self.name = name

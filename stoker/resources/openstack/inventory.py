@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from stoker.constraints import custom
-from stoker.constraints.services import SERVICE_CONSTRAINTS
+from stoker.constraints.services import SERVICE_CONSTRAINTS, Unchecked
 from stoker.errors import StokerError, ValidationFailed
 from stoker.functions.base import SCALAR_TYPES, Function
 from stoker.home import config, stoker_home
@@ -304,11 +304,32 @@ def _plan(schemas: Mapping, keys: Any, among: frozenset | None, verdicts: dict) 
     return tuple(plan)
 
 
-def _unchecked(name: str, verdicts: dict) -> bool:
+def _unchecked(name: str, verdicts: dict) -> int:
     unchecked = verdicts.get(name)
     if unchecked is None:
-        unchecked = verdicts[name] = custom.is_unchecked(name)
+        unchecked = verdicts[name] = verdict(name)
     return unchecked
+
+
+#: what a pass of checks (the inventory pinned) knows of a custom constraint: it checks; it checks
+#: nothing (the places of its values are noted) but is asked; it checks nothing and accepts any value
+CHECKED, UNCHECKED, SKIPPED = 0, 1, 2
+
+
+def verdict(name: str) -> int:
+    """``name``'s verdict for this pass: SKIPPED only for the accept-all forms known here."""
+    if not custom.is_unchecked(name):
+        return CHECKED
+    return SKIPPED if type(custom.get(name).check) in (ServiceCheck, Unchecked) else UNCHECKED
+
+
+class Verdicts(dict):
+    """Constraint name -> its verdict (found on first use), and the unchecked-constraint walk's
+    plans: one for a pass of checks over many resources."""
+
+    def __missing__(self, name: str) -> int:
+        found = self[name] = verdict(name)
+        return found
 
 
 def _may_hold_unchecked(schemas: Mapping, verdicts: dict) -> bool:

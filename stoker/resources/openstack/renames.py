@@ -29,13 +29,13 @@ def renamed(rules: Sequence[Rule], data: Any, path: tuple) -> Any:
     """``data`` with every old name's value under its new name (``data`` itself is not changed;
     the maps a rule changes are copies).  ``ValidationFailed`` when both names have a value."""
     for old, new in rules:
-        if type(data) is dict and (old[0] not in data or not _may_hold(data, old, new)):
+        if type(data) is dict and (old[0] not in data or not may_hold(data, old, new)):
             continue  # the old name's way starts at its first key (shared with the new name's, if any)
         data = _renamed_under(data, old, new, path, len(new) - 1)
     return data
 
 
-def _may_hold(data: dict, old: tuple, new: tuple) -> bool:
+def may_hold(data: dict, old: tuple, new: tuple) -> bool:
     """Does a map that ``new[:-1]`` leads to (through lists, item by item, as ``_renamed_under``
     walks) hold the next key of ``old``?  When none does, the rule changes nothing: one loop
     tells, where the walk takes a call per map."""

@@ -19,7 +19,8 @@ from stoker.functions.base import resolve
 from stoker.resources import attributes as attributes_mod
 from stoker.resources.builtin.none import NoneResource
 from stoker.resources.exceptions import NotSupported, UnknownResourceType
-from stoker.resources.openstack import catalogue, faults, inventory, renames, schemas, shapes
+from stoker.resources import properties
+from stoker.resources.openstack import catalogue, faults, inventory, one_pass, renames, schemas, shapes
 from stoker.resources.properties import Properties
 from stoker.resources.resource import Resource, UpdatePlan
 
@@ -86,6 +87,29 @@ class SimulatedResource(Resource):
             return []
         return inventory.unchecked_places(self.properties_schema, data, ("resources", self.name, "properties"),
                                           verdicts, None, self.service_properties)
+
+    def checked_at_once(self, verdicts: dict) -> list | None:
+        """The places of the values no service constraint could check (``unchecked_constraints``),
+        when one generated pass (``one_pass``) finds nothing wrong with this resource; None when
+        it cannot tell, and the generic checks (``validate_shape``, ``validate_template``) run."""
+        definition = self.t
+        data = definition.properties
+        policy = definition.deletion_policy
+        if type(data) is not dict or definition.update_policy or (policy != "Delete" and policy != "Retain"):
+            return None
+        cls = type(self)
+        kept = cls.__dict__.get("_one_pass")
+        if kept is None:
+            kept = cls._one_pass = {} if _checked_as_written(cls) else None
+            if kept is None:
+                return None
+        keys = tuple(data)
+        check = kept.get(keys) or one_pass.checker(cls.properties_schema, keys, cls.service_properties, kept,
+                                                   cls.renames)
+        try:
+            return check(data, ("resources", self.name, "properties"), self, verdicts)
+        except Exception:  # noqa: BLE001 -- whatever the generated code does not expect: the generic checks report it
+            return None
 
     def physical_id(self) -> str:
         """The id this resource has (or will have, once created): fixed by its stack, name and row."""
@@ -175,6 +199,17 @@ class SimulatedDynamic(SimulatedResource):
     @classmethod
     def has_attribute(cls, name: str) -> bool:
         return True
+
+
+def _checked_as_written(cls: type) -> bool:
+    """Does ``cls`` validate as ``SimulatedResource`` does (no check of its own, an update policy
+    that finds nothing to check when none is given)?  Only then may ``one_pass`` stand for it."""
+    return (cls.validate is Resource.validate and cls.validate_shape is Resource.validate_shape
+            and cls.validate_template is Resource.validate_template
+            and cls.build_properties is SimulatedResource.build_properties
+            and cls.unchecked_constraints is SimulatedResource.unchecked_constraints
+            and isinstance(cls.properties_schema, properties.Schemata)
+            and not properties._checked_when_absent(cls.update_policy_schema))
 
 
 def _snapshot_delete(self: SimulatedResource, state: Any) -> None:
