@@ -7,6 +7,7 @@ and keep their names here for the routes.
 
 from __future__ import annotations
 
+from contextlib import suppress
 from typing import Any, Iterator
 
 from stoker.engine.exported import (abandon, adopt_data, adopted_resource_data, adoption_template,  # noqa: F401
@@ -29,10 +30,8 @@ def identify(engine: Any, stack_name: str, stack_id: str, deleted_ok: bool = Fal
 
 def lookup(engine: Any, name_or_id: str) -> Any:
     """A live stack by name or id; an id also finds a deleted stack (for polling clients)."""
-    try:
+    with suppress(NotFound):
         return engine.store.get_stack(name_or_id, engine.project_id, show_deleted=False)
-    except NotFound:
-        pass
     try:
         record = engine.store.get_stack(name_or_id, engine.project_id, show_deleted=True)
     except NotFound:

@@ -21,12 +21,6 @@ from stoker.template.environment import Environment
 from stoker.template.loader import load
 from stoker.template.template import Template
 
-#: Heat's rule for stack names
-KNOWN_KEYS = {"stack_name", "template", "template_url", "parameters", "environment", "files",
-              "environment_files", "files_container", "timeout_mins", "disable_rollback", "tags",
-              "existing", "clear_parameters", "converge", "adopt_stack_data", "rollback"}
-
-
 @dataclass
 class Inputs:
     template: Template | None
@@ -39,7 +33,6 @@ class Inputs:
     clear_parameters: list[str] = field(default_factory=list)
     #: Heat's converge: an update that also puts right what drifted (``engine/drift.py``)
     converge: bool = False
-    environment_given: bool = False
     raw_environment: dict | None = None
 
 
@@ -62,8 +55,7 @@ def parse(body: dict, patch: bool = False, template_required: bool = True) -> In
         raise bad_request("parameters must be a map of parameter names to values")
     template = _template(body, files, patch or not template_required)
     environment, raw_env = _environment(body, files)
-    inputs = Inputs(template, environment, dict(parameters), dict(files),
-                    environment_given=raw_env is not None, raw_environment=raw_env)
+    inputs = Inputs(template, environment, dict(parameters), dict(files), raw_environment=raw_env)
     if body.get("timeout_mins") is not None:
         inputs.timeout_mins = extract_int("timeout_mins", body["timeout_mins"], allow_zero=False)
     if body.get("disable_rollback") is not None:

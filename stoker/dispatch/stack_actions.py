@@ -16,7 +16,7 @@ import asyncio
 import logging
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
@@ -355,12 +355,10 @@ def _record_failure(store: Store, record: StackRecord, traversal_id: str, shown:
     """The failure that starts a rollback is an event; the stack goes on IN_PROGRESS (a ROLLBACK
     now), so no one watching it takes CREATE_FAILED (UPDATE_FAILED) for the end.  Once, however
     often the end runs: the event's uuid is derived from the traversal's id."""
-    try:
+    with suppress(IntegrityError):  # recorded by a run of the end before
         store.add_event(record.id, uuid=str(uuid.uuid5(DERIVED, f"{traversal_id}/failed")),
                         resource_name=record.name, resource_type=STACK_RESOURCE_TYPE,
                         physical_resource_id=record.id, action=shown, status=FAILED, reason=reason)
-    except IntegrityError:  # recorded by a run of the end before
-        pass
 
 
 def fail_at_once(engine: ActionHost, stack_id: str, action: str, reason: str) -> None:

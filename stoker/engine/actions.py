@@ -9,7 +9,7 @@ running ones, which record themselves FAILED before they go.
 from __future__ import annotations
 
 import asyncio
-from typing import Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 from stoker.engine.graph import Graph, WalkFailed, walk
 from stoker.engine.stack import Stack
@@ -55,11 +55,14 @@ async def run_walk(stack: Stack, graph: Graph, run: Callable[[str], Awaitable[No
         raise ActionFailed(stack.cancel_reason) from None
     except WalkFailed as exc:
         reasons = [_reason(e) for e in exc.failures.values()]
+        for failure in (exc, *exc.failures.values()):
+            _let_go(failure)
         raise ActionFailed(f"Resource {action} failed: " + "; ".join(reasons)) from None
     finally:
         if watcher is not None:
             watcher.cancel()
-            await asyncio.gather(watcher, return_exceptions=True)
+            for stopped in await asyncio.gather(watcher, return_exceptions=True):
+                _let_go(stopped)
         if not (ended_well and stored_after):
             await stack.recorder.flush()
     if stack.root.cancel_reason is not None:  # cancelled, the running resources let finish
@@ -68,6 +71,16 @@ async def run_walk(stack: Stack, graph: Graph, run: Callable[[str], Awaitable[No
 
 def _reason(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, StokerError) else f"{type(exc).__name__}: {exc}"
+
+
+def _let_go(exc: Any) -> None:
+    """A failure (a resource's, the walk's, the stopped watcher's), once read, lets go of the
+    frames it was raised through (and so do its causes).  One of them mostly holds the failure
+    itself (``Resource.acting``'s ``failure``, the walk's task), or a closure of the stack: a
+    cycle of the failure, its frames, the resources and the stack that only the collector would
+    free."""
+    while isinstance(exc, BaseException):
+        exc.__traceback__, exc = None, exc.__cause__ or exc.__context__
 
 
 def dependency_graph(stack: Stack, names: set[str]) -> Graph:

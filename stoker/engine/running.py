@@ -183,9 +183,9 @@ def ended(engine: Any, stack: Stack, *others: Stack) -> None:
 
     Nothing reads the stack afterwards but the caller's summary (``Engine.summary``), whose
     outputs are read now; then ``Stack.drop`` cuts its cycles (and those of ``others``: an
-    update's old stack), so reference counting frees it and no full collection is due for it
-    (``loader.frozen_gc``).  A nested stack is not dropped (its owner resource may still read
-    it): its cycles are left to the collector.
+    update's old stack) and those of the nested stacks made under it, so reference counting
+    frees them and no full collection is due for them (``loader.frozen_gc``).  A nested stack's
+    own end drops nothing: its owner resource may still read it.
     """
     if stack.parent is not None:
         return

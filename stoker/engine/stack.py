@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from functools import partial
 from typing import TYPE_CHECKING, Any, Iterable
+from weakref import WeakSet
 
 from stoker.engine.live_context import EngineContext
 from stoker.engine.host import StackHost
@@ -75,6 +76,12 @@ class Stack:
         self.left_alone: set[str] = set()
         # one writer per tree of stacks: nested stacks share the root's
         self.recorder = parent.recorder if parent is not None else Recorder(engine, self.id)
+        #: the stacks made under the root in this action (nested stacks, their updates' old and
+        #: new, probes), one set for the tree, dropped with the root (``drop``); weak references,
+        #: so that one nothing holds goes as before
+        self.nested_stacks: WeakSet[Stack] = parent.nested_stacks if parent is not None else WeakSet()
+        if parent is not None:
+            self.nested_stacks.add(self)
         self.cancel_reason: str | None = None
         #: the user's cancel request that stopped the action (with rollback or without), if one did
         self.cancel: Cancel | None = None
@@ -197,6 +204,8 @@ class Stack:
         self.resources, self.retired = other.resources, other.retired
         for resource in list(self.resources.values()) + self.retired:
             resource.stack = self
+        other.nested_stacks.update(self.nested_stacks)
+        self.nested_stacks = other.nested_stacks
 
     def drop(self) -> None:
         """The end of this stack's life (``running.ended``): the cycles it is made of are cut, so
@@ -207,13 +216,17 @@ class Stack:
         (its live resources answer ``get_resource``).  The resource maps are emptied in place,
         and the context let go whichever stack it answers for: an update's old stack shares both
         with the new one and with its rollback's.  A resource still held elsewhere keeps its
-        stack, which then reads as having no resources.
+        stack, which then reads as having no resources.  The nested stacks made under it
+        (``nested_stacks``, shared with the stacks it took its resources from) go the same way.
         """
-        self.resources.clear()
-        self.retired.clear()
-        if self.definition is not None:
-            self.definition.drop()
-            self.definition.context.runtime = None  # an ``EngineContext`` (``define``)
+        nested = list(self.nested_stacks)
+        self.nested_stacks.clear()
+        for stack in (self, *nested):
+            stack.resources.clear()
+            stack.retired.clear()
+            if stack.definition is not None:
+                stack.definition.drop()
+                stack.definition.context.runtime = None  # an ``EngineContext`` (``define``)
 
     @property
     def root(self) -> "Stack":

@@ -19,6 +19,7 @@ import os
 import selectors
 import signal
 import time
+from contextlib import suppress
 from typing import Iterable
 
 #: seconds the child may take to import the plug-ins (``STOKER_PLUGIN_IMPORT_TIMEOUT``)
@@ -101,10 +102,8 @@ def _import_all(names: list[str], read_end: int, write_end: int) -> None:
     try:
         for index, name in enumerate(names):
             os.write(write_end, b"start %d\n" % index)
-            try:
+            with suppress(Exception):  # the real import reports it
                 importlib.import_module(name)
-            except Exception:  # noqa: BLE001 - the real import reports it
-                pass
             os.write(write_end, b"done %d\n" % index)
         os.write(write_end, b"end\n")
     finally:
@@ -112,7 +111,5 @@ def _import_all(names: list[str], read_end: int, write_end: int) -> None:
 
 
 def _kill(pid: int) -> None:
-    try:
+    with suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass

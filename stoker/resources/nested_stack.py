@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import uuid
 from datetime import datetime, timezone
+from functools import partialmethod
 from abc import abstractmethod
 from typing import Any
 
@@ -414,26 +415,9 @@ class NestedStackResource(Resource):
         return record.lock_owner is not None and record.lock_time is not None and (
             datetime.now(timezone.utc) - record.lock_time).total_seconds() < self.stack.engine.store.lock_timeout
 
-    async def handle_suspend(self) -> Any:
-        return await self._simple("SUSPEND")
-
-    async def handle_resume(self) -> Any:
-        return await self._simple("RESUME")
-
-    async def handle_check(self) -> Any:
-        return await self._simple("CHECK")
-
-    def check_suspend_complete(self, token: Any) -> bool:
-        return self._child_action_ended(token)
-
-    def check_resume_complete(self, token: Any) -> bool:
-        return self._child_action_ended(token)
-
-    def check_check_complete(self, token: Any) -> bool:
-        return self._child_action_ended(token)
-
     async def _simple(self, action: str) -> Any:
-        """Here, to its end; or on the workers, returning the id the check polls."""
+        """SUSPEND, RESUME or CHECK the nested stack: here, to its end; or on the workers,
+        returning the id the check (``_child_action_ended``) polls."""
         child = self.child()
         if child is None:
             return None
@@ -448,6 +432,11 @@ class NestedStackResource(Resource):
             return child.id
 
         return await engine.dispatch.nested_action(here, apart)
+
+    handle_suspend = partialmethod(_simple, "SUSPEND")
+    handle_resume = partialmethod(_simple, "RESUME")
+    handle_check = partialmethod(_simple, "CHECK")
+    check_suspend_complete = check_resume_complete = check_check_complete = _child_action_ended
 
     def _cache_outputs(self) -> None:
         """Keep the outputs with the resource, so reading them later loads no nested stack."""

@@ -19,6 +19,7 @@ import signal
 import socket
 import subprocess
 import uuid
+from contextlib import suppress
 from typing import Any
 
 from stoker.store.locks import owner_is_dead
@@ -41,10 +42,8 @@ def start(argv: list[str], env: dict[str, str], cwd: str | None) -> tuple[subpro
 
 
 def kill_group(pgid: int) -> None:
-    try:
+    with suppress(ProcessLookupError, PermissionError):  # gone already, or not ours
         os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):  # gone already, or not ours
-        pass
 
 
 def marked_record(engine: str, marker: str) -> dict:

@@ -273,7 +273,7 @@ def _validated_keys(schemas: Mapping, data: Mapping) -> list:
 
 
 def _plan(schemas: Mapping, data: Mapping) -> tuple:
-    """(key, checker) for each key validation reads (``_validated_keys``).  A ``Schemata`` keeps
+    """(key, schema, checker) for each key validation reads (``_validated_keys``).  A ``Schemata`` keeps
     the plan for each set of keys given (resources of one type mostly give the same few), up to a
     bound; a checker is built once per schema (``_checker``)."""
     known = getattr(schemas, "plans", None)
@@ -282,7 +282,7 @@ def _plan(schemas: Mapping, data: Mapping) -> tuple:
         found = known.get(given)
         if found is not None:
             return found
-    plan = tuple((key, _checker(schemas[key])) for key in _validated_keys(schemas, data))
+    plan = tuple((key, schemas[key], _checker(schemas[key])) for key in _validated_keys(schemas, data))
     if isinstance(schemas, Schemata):
         if known is None:
             known = schemas.plans = {}
@@ -448,7 +448,7 @@ class _Reader:
         if not self.with_value:
             return {}
         if self.validating:  # only what is given, and what must be checked even when left out
-            return {key: check(self, data, key, path) for key, check in _plan(schemas, data)}
+            return {key: check(self, schema, data, key, path) for key, schema, check in _plan(schemas, data)}
         # a property not implemented is never given: left out, so that these values read back cleanly
         return {key: self.read(key, schema, data, path) for key, schema in schemas.items() if schema.implemented}
 
@@ -565,15 +565,17 @@ _TAKEN_AS_IS = {
 _COPIED = {Schema.MAP: dict, Schema.LIST: list}
 
 
-def _checker(schema: Schema) -> Callable[["_Reader", Mapping, Any, tuple], Any]:
-    """How validation reads one property of ``schema`` (built on first use, kept on the schema)."""
+def _checker(schema: Schema) -> Callable[["_Reader", Schema, Mapping, Any, tuple], Any]:
+    """How validation reads one property of ``schema`` (built on first use, kept on the schema;
+    called with the schema, which it does not hold: a schema made for one resource, a template
+    resource's, is then freed by reference counting, not left in a cycle to the collector)."""
     check = schema.__dict__.get("_check")
     if check is None:
         check = schema._check = _compile(schema)
     return check
 
 
-def _compile(schema: Schema) -> Callable[["_Reader", Mapping, Any, tuple], Any]:
+def _compile(schema: Schema) -> Callable[["_Reader", Schema, Mapping, Any, tuple], Any]:
     """A checker of ``schema``'s values: a value given as a literal of a type the property takes
     as it is (most are) is checked directly; anything else (a function, a null, a value to
     convert, a nested schema) goes through ``_Reader.read``, which gives the same answer slower."""
@@ -585,7 +587,7 @@ def _compile(schema: Schema) -> Callable[["_Reader", Mapping, Any, tuple], Any]:
     copied = _COPIED.get(schema.type)
     constrained = bool(schema.constraints)
 
-    def check(reader: _Reader, data: Mapping, key: Any, path: tuple) -> Any:
+    def check(reader: _Reader, schema: Schema, data: Mapping, key: Any, path: tuple) -> Any:
         if key not in data:
             return reader._absent(key, schema, path)
         value = data[key]
@@ -622,7 +624,7 @@ def _compile(schema: Schema) -> Callable[["_Reader", Mapping, Any, tuple], Any]:
     return check
 
 
-def _compile_nested(schema: Schema) -> Callable[["_Reader", Mapping, Any, tuple], Any]:
+def _compile_nested(schema: Schema) -> Callable[["_Reader", Schema, Mapping, Any, tuple], Any]:
     """A checker of a list whose items share one schema, or of a map with a schema of its keys,
     given as a literal list or map: its items are checked each by its own checker, without the
     generic walk; anything else goes through ``_Reader.read``."""
@@ -632,7 +634,7 @@ def _compile_nested(schema: Schema) -> Callable[["_Reader", Mapping, Any, tuple]
     kind = list if schema.type == Schema.LIST and items_alike else dict if schema.type == Schema.MAP else None
     constrained = bool(schema.constraints)
 
-    def check(reader: _Reader, data: Mapping, key: Any, path: tuple) -> Any:
+    def check(reader: _Reader, schema: Schema, data: Mapping, key: Any, path: tuple) -> Any:
         value = data.get(key, _SKIP) if type(data) is dict else _SKIP
         if type(value) is not kind:
             return read(reader, key, schema, data, path)
@@ -640,7 +642,7 @@ def _compile_nested(schema: Schema) -> Callable[["_Reader", Mapping, Any, tuple]
         if kind is list:
             item = _checker(nested.value)
             indexed = dict(enumerate(value))
-            value = [item(reader, indexed, i, place) for i in indexed]
+            value = [item(reader, nested.value, indexed, i, place) for i in indexed]
             skipped = any(v is _SKIP for v in value)
         else:
             value = reader.read_all(nested, value, place)
@@ -723,8 +725,8 @@ class Properties(Mapping):
             data, schema = self.data, self.schema
             if with_value and type(data) is dict and type(schema) is Schemata \
                     and (self._keys_known or _all_implemented(schema, data)):
-                for key, check in _plan(schema, data):  # a type's own schema, every key known: straight on
-                    check(reader, data, key, self.path)
+                for key, each, check in _plan(schema, data):  # a type's own schema, every key known: straight on
+                    check(reader, each, data, key, self.path)
             else:
                 reader.read_all(schema, data, self.path)
         if reader.problems.items:

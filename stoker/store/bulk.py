@@ -13,14 +13,14 @@ What compiling a statement gives is kept (``_plan``): a statement built once
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import datetime
 from functools import lru_cache
 from typing import Any, Callable
 
 from sqlalchemy import JSON, Column, Connection, Dialect, Table, bindparam, insert
 from sqlalchemy.sql.expression import Executable
 
-from stoker.store.models import UTCDateTime
+from stoker.store.models import UTCDateTime, naive_utc
 
 
 def execute_many(conn: Connection, stmt: Executable, rows: list[dict[str, Any]],
@@ -75,7 +75,7 @@ def _converter(column: Column, dialect: str) -> Callable[[Any], Any] | None:
     if isinstance(column.type, JSON):
         return _json_text  # None too: SQLAlchemy stores it as JSON's null
     if isinstance(column.type, UTCDateTime):
-        return _sqlite_time if dialect == "sqlite" else _naive_utc
+        return _sqlite_time if dialect == "sqlite" else naive_utc
     return None
 
 
@@ -89,12 +89,6 @@ def _json_text(value: Any) -> str:
     return json.dumps(value)
 
 
-def _naive_utc(value: datetime | None) -> datetime | None:
-    if value is None or value.tzinfo is None:
-        return value
-    return value.astimezone(timezone.utc).replace(tzinfo=None)
-
-
 def _sqlite_time(value: datetime | None) -> str | None:
     """As SQLAlchemy's SQLite dialect stores a DATETIME (and reads it back)."""
-    return None if value is None else _naive_utc(value).isoformat(" ", "microseconds")
+    return None if value is None else naive_utc(value).isoformat(" ", "microseconds")

@@ -22,6 +22,13 @@ def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
 
+def naive_utc(value: datetime | None) -> datetime | None:
+    """As a time is stored: naive UTC."""
+    if value is None or value.tzinfo is None:
+        return value
+    return value.astimezone(timezone.utc).replace(tzinfo=None)
+
+
 class UTCDateTime(TypeDecorator[datetime]):
     """Stored as naive UTC (same on SQLite and PostgreSQL), read back as aware UTC."""
 
@@ -29,9 +36,7 @@ class UTCDateTime(TypeDecorator[datetime]):
     cache_ok = True
 
     def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
-        if value is None or value.tzinfo is None:
-            return value
-        return value.astimezone(timezone.utc).replace(tzinfo=None)
+        return naive_utc(value)
 
     def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
         return value.replace(tzinfo=timezone.utc) if value is not None else None

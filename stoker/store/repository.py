@@ -48,6 +48,10 @@ STACK_BY_ID_ONLY = select(STACKS).where(STACKS.c.id == bindparam("key"))
 LOCK_RELEASED = {"lock_owner": None, "lock_action": None, "lock_time": None, "cancel_requested": False,
                  "cancel_rollback": True}
 RESOURCES_OF_STACK = select(RESOURCES).where(RESOURCES.c.stack_id == bindparam("stack")).order_by(RESOURCES.c.id)
+# (an ``in_`` of a literal list, built per call, also leaves a cycle of its parameter for the collector)
+STORED_DATA = select(RESOURCES.c.id, RESOURCES.c.data).where(RESOURCES.c.id.in_(bindparam("ids", expanding=True))) \
+    .order_by(RESOURCES.c.id).with_for_update()
+RESOURCES_DELETED = delete(RESOURCES).where(RESOURCES.c.id.in_(bindparam("ids", expanding=True)))
 
 
 class Store:
@@ -287,7 +291,7 @@ class Store:
         ids = list(resource_ids)
         with self._write() as conn:
             for start in range(0, len(ids), 500):
-                conn.execute(delete(RESOURCES).where(RESOURCES.c.id.in_(ids[start:start + 500])))
+                conn.execute(RESOURCES_DELETED, {"ids": ids[start:start + 500]})
 
     def add_resources_bulk(self, rows: Iterable[dict[str, Any]]) -> list[int]:
         """Insert many resources in one transaction; returns their ids in input order."""
@@ -599,7 +603,6 @@ def _data_edited(conn: Connection, changes: list[tuple[int, dict[str, Any]]]) ->
     edited = sorted(resource_id for resource_id, fields in changes if isinstance(fields.get("data"), DataEdits))
     if not edited:
         return changes
-    stored = dict(conn.execute(select(RESOURCES.c.id, RESOURCES.c.data).where(RESOURCES.c.id.in_(edited))
-                               .order_by(RESOURCES.c.id).with_for_update()).all())
+    stored = dict(conn.execute(STORED_DATA, {"ids": edited}).all())
     return [(resource_id, fields | {"data": fields["data"].applied(stored.get(resource_id))}
              if isinstance(fields.get("data"), DataEdits) else fields) for resource_id, fields in changes]

@@ -25,6 +25,7 @@ import signal
 import sys
 import tempfile
 import textwrap
+from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -244,16 +245,12 @@ async def _drain(readers: list) -> None:
 async def _stop(process: spawn.Child) -> None:
     """SIGTERM to the script's whole process group; after a grace, SIGKILL to whatever is left of it."""
     _signal_group(process.pid, signal.SIGTERM)
-    try:
+    with suppress(asyncio.TimeoutError):
         await asyncio.wait_for(asyncio.shield(process.wait()), KILL_GRACE)
-    except asyncio.TimeoutError:
-        pass
     _signal_group(process.pid, signal.SIGKILL)
     await process.wait()
 
 
 def _signal_group(group: int, sig: int) -> None:
-    try:
+    with suppress(ProcessLookupError, PermissionError):  # the group is gone already
         os.killpg(group, sig)
-    except (ProcessLookupError, PermissionError):
-        pass  # the group is gone already

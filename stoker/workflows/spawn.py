@@ -14,6 +14,7 @@ import asyncio
 import os
 import shutil
 import signal
+from contextlib import suppress
 
 
 class Child:
@@ -82,11 +83,9 @@ def _kill_spawned(spawning: asyncio.Future) -> None:
 
 def _kill(pid: int) -> None:
     """SIGKILL to the new session's group, and reap its leader."""
-    try:
+    with suppress(ProcessLookupError, ChildProcessError):
         os.killpg(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
-    except (ProcessLookupError, ChildProcessError):
-        pass
 
 
 async def _reader(fd: int) -> tuple[asyncio.StreamReader, asyncio.BaseTransport]:

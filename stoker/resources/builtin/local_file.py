@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from contextlib import suppress
 from typing import Any
 
 from stoker.constraints import AllowedPattern
@@ -77,10 +78,8 @@ def remove(path: str) -> None:
 
 
 def _remove(path: str) -> None:
-    try:
+    with suppress(FileNotFoundError):
         os.remove(path)
-    except FileNotFoundError:
-        pass
 
 
 class LocalFile(Resource):

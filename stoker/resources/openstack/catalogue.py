@@ -20,11 +20,6 @@ def _document() -> dict:
     return json.loads(text)
 
 
-def heat_version() -> str:
-    """The openstack-heat release the schemas come from."""
-    return str(_document().get("heat_version", "unknown"))
-
-
 def names() -> list[str]:
     return sorted(_document()["types"])
 
