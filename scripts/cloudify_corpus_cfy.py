@@ -16,12 +16,15 @@ import json
 import os
 import re
 import sys
+from urllib.parse import parse_qs
 
 import script_runner.tasks
 from cloudify.state import current_ctx
 from cloudify.workflows import local
 from dsl_parser import parser, tasks
 from dsl_parser.import_resolver.default_import_resolver import DefaultImportResolver
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import parse as parse_version
 
 from cloudify_corpus_runs import sequences, simple_inputs
 
@@ -44,18 +47,39 @@ class LocalResolver(DefaultImportResolver):
                     with open(os.path.join(self.types_dir, name)) as handle:
                         return handle.read()
         if import_url.startswith("plugin:"):
-            name = import_url[len("plugin:"):].split("?")[0]
+            name, _, query = import_url[len("plugin:"):].strip().partition("?")
             found = self._plugin_yamls_for_dsl_version(os.path.join(self.plugins_dir, name), version)
             if not found:
                 raise RuntimeError(f"plugin {name} is not in {self.plugins_dir}")
             with open(found[0]) as handle:
-                return handle.read()
+                text = handle.read()
+            wanted = parse_qs(query).get("version")
+            if wanted and plugin_version(text) not in version_specifier(wanted):
+                raise RuntimeError(f"No matching version was found for plugin {name} and version(s) {wanted}.")
+            return text
         if "://" in import_url and not import_url.startswith("file:"):
             raise RuntimeError(f"not fetched: {import_url}")
         return super().fetch_import(import_url, **kwargs)
 
     def retrieve_plugin(self, import_url, **kwargs):
         return None
+
+
+def version_specifier(wanted):
+    """``?version=`` as the manager's catalog reads it: specifiers (``>=1,<2``), a bare version exact."""
+    specifier = SpecifierSet()
+    for spec in (v.strip() for values in wanted for v in values.split(",")):
+        try:
+            specifier &= SpecifierSet(spec)
+        except InvalidSpecifier:
+            specifier &= SpecifierSet(f"==={spec}")
+    return specifier
+
+
+def plugin_version(text):
+    """The package_version a plugin YAML declares (what a wagon of it would say), 0.0.0 without one."""
+    found = re.search(r"^\s+package_version:\s*['\"]?([^'\"\s]+)", text, re.MULTILINE)
+    return parse_version(found.group(1) if found else "0.0.0")
 
 
 def summary(plan):
