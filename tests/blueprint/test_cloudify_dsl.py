@@ -399,3 +399,19 @@ node_templates:
 """))
     assert plan["nodes"][0]["properties"]["resource_config"] == {
         "variables": {"access_key": {"get_input": "key"}}, "environment_variables": {}, "retries": {"get_input": "key"}}
+
+
+@pytest.mark.parametrize("section", ["data_types", "node_types", "relationships"])
+def test_a_property_schema_must_be_a_mapping(write, section):
+    """A plugin YAML indented one level short (cloudify-manager's test diamond plugin) declares
+    properties named ``description`` and ``required``; Cloudify refuses a schema that is not a
+    mapping, an empty one (``key:``) too."""
+    path = write("b.yaml", HEAD + f"{section}:\n  my.Config:\n    properties:\n      key:\n"
+                                  "      description: The key.\n      required: false\n      port: {default: 1}\n")
+    problems = _problems(path)
+    base = f"{section}.my.Config.properties"
+    assert problems == {(f"{base}.key", "invalid-property-schema"): "Expected 'dict' type but found 'null' type",
+                        (f"{base}.description", "invalid-property-schema"):
+                            "Expected 'dict' type but found 'string' type",
+                        (f"{base}.required", "invalid-property-schema"):
+                            "Expected 'dict' type but found 'boolean' type"}
