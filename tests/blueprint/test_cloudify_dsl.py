@@ -415,3 +415,37 @@ def test_a_property_schema_must_be_a_mapping(write, section):
                             "Expected 'dict' type but found 'string' type",
                         (f"{base}.required", "invalid-property-schema"):
                             "Expected 'dict' type but found 'boolean' type"}
+
+
+def test_a_name_two_files_define_conflicts_even_when_the_same(write):
+    """dsl_parser refuses a name two imported files define, identical or not (cloudify. names and
+    labels aside); a workflow defined again is merged, the first file's fields winning."""
+    same = HEAD + "node_types:\n  my.T: {derived_from: cloudify.nodes.Root}\n" \
+                  "workflows:\n  go: {mapping: p.mod.other, parameters: {x: {default: 1}}}\n"
+    write("a.yaml", same)
+    write("b.yaml", same)
+    assert set(_problems(write("bp.yaml", HEAD + TYPES.replace("]", ", a.yaml, b.yaml]")))) == {
+        ("node_types.my.T", "import-conflict")}
+    plan = parse_file(write("one.yaml", HEAD + TYPES.replace("]", ", a.yaml]") +
+                            "plugins:\n  p: {executor: central_deployment_agent, install: false}\n"
+                            "workflows:\n  go: {mapping: p.mod.run}\n"))
+    assert plan["workflows"]["go"] == {"mapping": "p.mod.run", "parameters": {"x": {"default": 1}}}
+
+
+def test_a_namespaced_import_keeps_cloudify_names(write):
+    """dsl_parser never namespaces a ``cloudify.`` name: a namespaced file's type of that name (a
+    plugin's, as cloudify-manager's dockercompute) and the references to it keep it; its other
+    names take the namespace."""
+    write("plugin.yaml", HEAD + "node_types:\n  cloudify.nodes.my.Compute: {derived_from: cloudify.nodes.Compute}\n"
+                                "  my.App: {derived_from: cloudify.nodes.Root}\n")
+    write("app.yaml", HEAD + TYPES.replace("]", ", plugin.yaml]") + """\
+node_templates:
+  vm: {type: cloudify.nodes.my.Compute}
+  app:
+    type: my.App
+    relationships: [{type: cloudify.relationships.contained_in, target: vm}]
+""")
+    plan = parse_file(write("main.yaml", HEAD + "imports: [ns--app.yaml]\n"))
+    assert {n["name"]: (n["type"], [r["target_id"] for r in n["relationships"]]) for n in plan["nodes"]} == {
+        "ns--vm": ("cloudify.nodes.my.Compute", []), "ns--app": ("ns--my.App", ["ns--vm"])}
+

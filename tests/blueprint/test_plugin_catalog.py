@@ -176,3 +176,18 @@ def test_stoker_plugin_download_gives_back_the_package_and_the_yaml_by_dsl_versi
                                               "plugin_1_5.yaml"]
     missing = cli("plugin", "download", "other-plugin")
     assert missing.exit_code == 1 and "plugin other-plugin is not uploaded" in missing.stderr
+
+
+def test_a_plugin_imported_under_two_specs_is_imported_twice(cli, write, source):
+    """As Cloudify keys imports by what they say: ``plugin:X?version=>0`` and ``plugin:X?version=1.0``
+    both find the one uploaded plugin, and its plugin is then defined twice (cloudify-manager's
+    blueprint_with_plugins_from_catalog_conflicting_versions); the same spec twice is one import."""
+    assert cli("plugin", "upload", source).exit_code == 0
+    head = "tosca_definitions_version: cloudify_dsl_1_4\nimports: [cloudify/types/types.yaml, "
+    with pytest.raises(ValidationFailed) as failure:
+        parse_file(write("b.yaml", head + "'plugin:my-plugin?version= >0', 'plugin:my-plugin?version=1.0']\n"))
+    assert [(p.path, p.code) for p in failure.value.problems] == [(("plugins", "mine"), "import-conflict"),
+                                                                   (("node_types", "t.V14"), "import-conflict")]
+    plan = parse_file(write("c.yaml", head + "'plugin:my-plugin?version=1.0', 'plugin:my-plugin?version=1.0']\n"
+                                             "node_templates:\n  n: {type: t.V14}\n"))
+    assert plan["nodes"][0]["type"] == "t.V14"
