@@ -449,3 +449,25 @@ node_templates:
     assert {n["name"]: (n["type"], [r["target_id"] for r in n["relationships"]]) for n in plan["nodes"]} == {
         "ns--vm": ("cloudify.nodes.my.Compute", []), "ns--app": ("ns--my.App", ["ns--vm"])}
 
+
+def test_the_constraints_of_a_typed_list_hold_for_each_item(write, engine):
+    """As cloudify-manager's blueprint_with_list_types: with ``item_type`` the constraints are the
+    items' (an empty list meets them), without it the list's own."""
+    path = write("b.yaml", HEAD + """\
+inputs:
+  flags: {type: list, item_type: boolean, constraints: [{valid_values: [true]}]}
+  names: {type: list, item_type: string, constraints: [{min_length: 2}], default: [ab, cd]}
+  pair: {type: list, constraints: [{length: 2}]}
+""")
+    engine.blueprints.upload(path, "b")
+    engine.blueprints.deployments.create("empty", "b", {"flags": [], "pair": [1, 2]})
+    engine.blueprints.deployments.create("all-true", "b", {"flags": [True, True], "pair": [[], []]})
+    with pytest.raises(Exception, match="value False of input flags violates constraint valid_values"):
+        engine.blueprints.deployments.create("bad", "b", {"flags": [True, False], "pair": [1, 2]})
+    with pytest.raises(Exception, match=r"value \[1\] of input pair violates constraint length\(2\)"):
+        engine.blueprints.deployments.create("short", "b", {"flags": [], "pair": [1]})
+    problems = _problems(write("c.yaml", HEAD + "inputs:\n  names: {type: list, item_type: string, "
+                                                "constraints: [{min_length: 2}], default: [ab, c]}\n"))
+    assert problems[("inputs.names.default", "constraint-violated")] == \
+        "value c of input names violates constraint min_length(2)"
+
