@@ -471,3 +471,20 @@ inputs:
     assert problems[("inputs.names.default", "constraint-violated")] == \
         "value c of input names violates constraint min_length(2)"
 
+
+def test_use_external_resource_cannot_be_a_function(write):
+    """It decides which properties are required, so Cloudify wants it known when parsing (the
+    vsphere plugin's examples set it from an input and are refused)."""
+    path = write("b.yaml", HEAD + TYPES + """\
+inputs:
+  existing: {default: true}
+node_types:
+  t:
+    derived_from: cloudify.nodes.Root
+    properties: {use_external_resource: {default: false}, name: {}}
+node_templates:
+  n: {type: t, properties: {use_external_resource: {get_input: existing}}}
+""")
+    assert _problems(path) == {("node_templates.n.properties.use_external_resource", "function-not-permitted"):
+                               "Only boolean values are allowed for `use_external_resource` property, don't use "
+                               "intrinsic functions."}
