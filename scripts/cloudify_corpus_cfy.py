@@ -12,6 +12,7 @@ got instead, in order; the states after each workflow are recorded too.
 """
 
 import contextlib
+import glob
 import json
 import os
 import re
@@ -37,6 +38,13 @@ class LocalResolver(DefaultImportResolver):
     def __init__(self, types_dir, plugins_dir):
         super().__init__(rules=[], fallback=False)
         self.types_dir, self.plugins_dir = types_dir, plugins_dir
+        self.catalog = {}  # as the manager's: package name -> [(version, folder)], from each folder's YAMLs
+        for folder in sorted(os.scandir(plugins_dir), key=lambda entry: entry.name):
+            text = "\n".join(open(path).read() for path in glob.glob(os.path.join(folder.path, "plugin*.yaml")))
+            if text:
+                named = re.search(r"^\s+package_name:\s*['\"]?([^'\"\s]+)", text, re.MULTILINE)
+                name = named.group(1) if named else folder.name
+                self.catalog.setdefault(name, []).append((plugin_version(text), folder.path))
 
     def fetch_import(self, import_url, dsl_version=None, **kwargs):
         version = str(dsl_version or "").replace("cloudify_dsl_", "")
@@ -48,15 +56,13 @@ class LocalResolver(DefaultImportResolver):
                         return handle.read()
         if import_url.startswith("plugin:"):
             name, _, query = import_url[len("plugin:"):].strip().partition("?")
-            found = self._plugin_yamls_for_dsl_version(os.path.join(self.plugins_dir, name), version)
-            if not found:
-                raise RuntimeError(f"plugin {name} is not in {self.plugins_dir}")
-            with open(found[0]) as handle:
-                text = handle.read()
-            wanted = parse_qs(query).get("version")
-            if wanted and plugin_version(text) not in version_specifier(wanted):
+            wanted = parse_qs(query).get("version") or []
+            matching = [(v, folder) for v, folder in self.catalog.get(name, []) if v in version_specifier(wanted)]
+            if not matching:
                 raise RuntimeError(f"No matching version was found for plugin {name} and version(s) {wanted}.")
-            return text
+            found = self._plugin_yamls_for_dsl_version(max(matching)[1], version)
+            with open(found[0]) as handle:
+                return handle.read()
         if "://" in import_url and not import_url.startswith("file:"):
             raise RuntimeError(f"not fetched: {import_url}")
         return super().fetch_import(import_url, **kwargs)
@@ -77,7 +83,7 @@ def version_specifier(wanted):
 
 
 def plugin_version(text):
-    """The package_version a plugin YAML declares (what a wagon of it would say), 0.0.0 without one."""
+    """The package_version plugin YAMLs declare (what a wagon of them would say), 0.0.0 without one."""
     found = re.search(r"^\s+package_version:\s*['\"]?([^'\"\s]+)", text, re.MULTILINE)
     return parse_version(found.group(1) if found else "0.0.0")
 
@@ -88,8 +94,8 @@ def summary(plan):
     for instance in deployment["node_instances"]:
         counts[instance["node_id"]] = counts.get(instance["node_id"], 0) + 1
     return {"nodes": {n["name"]: [n["type"], counts.get(n["name"], 0)] for n in deployment["nodes"]},
-            "relationships": sorted({(n["name"], r["target_id"], r["type"]) for n in deployment["nodes"]
-                                     for r in n.get("relationships", [])}),
+            "relationships": sorted([n["name"], r["target_id"], r["type"]] for n in deployment["nodes"]
+                                    for r in n.get("relationships", [])),
             "outputs": sorted(deployment.get("outputs", {})), "capabilities": sorted(deployment.get("capabilities", {}))}
 
 
@@ -133,7 +139,8 @@ def run(path, resolver, plan):
             status = f"failed: {type(exc).__name__}: {exc}"[:200]
         states = {}
         for instance in env.storage.get_node_instances():
-            states.setdefault(instance.node_id, []).append(instance.state)
+            # an instance no workflow touched: no state in local storage, "uninitialized" on a manager
+            states.setdefault(instance.node_id, []).append(instance.state or "uninitialized")
         result[workflow] = {"status": status.split(":")[0], "states": {k: sorted(v) for k, v in states.items()},
                             "operations": sequences(_calls)}
     return result
