@@ -88,8 +88,34 @@ def plugin_version(text):
     return parse_version(found.group(1) if found else "0.0.0")
 
 
+NAME_TESTS = {"contains": lambda v, a: a in v, "starts_with": str.startswith, "ends_with": str.endswith,
+              "equals_to": lambda v, a: v == a}
+
+
+class AnyValue:
+    """What a manager answers about its objects, as Stoker's side takes them: every secret exists, and
+    a deployment_id/node_id/... input's value names an object, one meeting the constraints
+    (valid_values, name_pattern) it is given."""
+
+    def get(self, type_name, value, **filters):
+        for name, argument in filters.items():
+            if name == "valid_values" and value not in argument:
+                return []
+            if name.endswith("_specs") and not all(NAME_TESTS[test](str(value), str(text))
+                                                   for test, text in argument.items() if test in NAME_TESTS):
+                return []
+        return [value]
+
+    def has_deployment_id(self):
+        return False
+
+    def has_blueprint_id(self):
+        return False
+
+
 def summary(plan):
-    deployment = tasks.prepare_deployment_plan(plan, inputs=_inputs(plan))
+    deployment = tasks.prepare_deployment_plan(plan, inputs=_inputs(plan), get_secret_method=lambda name: "x",
+                                               values_getter=AnyValue())
     counts = {}
     for instance in deployment["node_instances"]:
         counts[instance["node_id"]] = counts.get(instance["node_id"], 0) + 1
