@@ -17,10 +17,13 @@ agreement per stage and each disagreement.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
+import re
 import subprocess
 import sys
+import tarfile
 import tempfile
 from pathlib import Path
 
@@ -28,6 +31,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from cloudify_corpus_runs import sequences, simple_inputs  # noqa: E402
+
+
+BLUEPRINT = re.compile(r"""^tosca_definitions_version:\s*['"]?cloudify_dsl_""", re.MULTILINE)
+#: a plugin's own YAML (plugin.yaml, plugin_1_5.yaml, v2_plugin.yaml): imported, not a blueprint
+PLUGIN_YAML = re.compile(r"(v\d+_)?plugin(_\d_\d+)?\.ya?ml")
 
 
 def find_blueprints(roots: list[Path]) -> list[Path]:
@@ -38,7 +46,7 @@ def find_blueprints(roots: list[Path]) -> list[Path]:
                 head = path.read_text(errors="replace")[:4000]
             except OSError:
                 continue
-            if "tosca_definitions_version: cloudify_dsl_" in head and not path.name.startswith("plugin"):
+            if BLUEPRINT.search(head) and not PLUGIN_YAML.fullmatch(path.name):
                 found.append(path.resolve())
     return found
 
@@ -122,15 +130,32 @@ def upload_plugins(plugins: Path) -> None:
 
     catalog = PluginCatalog(stoker_home(create=True) / "plugins")
     for folder in sorted(p for p in plugins.iterdir() if p.is_dir()):
+        package = versioned_package(folder)
         usable = []
         for path in sorted(folder.glob("plugin*.yaml")):
             try:
-                catalog.upload(folder, [path])  # each on its own: a broken one is left out, and said
+                catalog.upload(package, [path])  # each on its own: a broken one is left out, and said
                 usable.append(path)
             except BlueprintError as exc:
                 print(f"plugin YAML left out: {exc}", file=sys.stderr)
         if usable:
-            catalog.upload(folder, usable)
+            catalog.upload(package, usable)
+
+
+def versioned_package(folder: Path) -> Path:
+    """``folder`` itself when its YAMLs say the plugin's version; else (a test plugin, its version
+    in the wagon a manager gets) a wagon holding only its name and version 0.0.0, as setuptools
+    gives a package without one."""
+    text = "\n".join(path.read_text(errors="replace") for path in folder.glob("plugin*.yaml"))
+    if "package_version:" in text:
+        return folder
+    wagon = Path(tempfile.mkdtemp(prefix="cloudify-corpus-wagon-")) / f"{folder.name}.wgn"
+    metadata = json.dumps({"package_name": folder.name, "package_version": "0.0.0"}).encode()
+    with tarfile.open(wagon, "w:gz") as archive:
+        info = tarfile.TarInfo(f"{folder.name}/package.json")
+        info.size = len(metadata)
+        archive.addfile(info, io.BytesIO(metadata))
+    return wagon
 
 
 def main() -> int:

@@ -12,16 +12,20 @@ got instead, in order; the states after each workflow are recorded too.
 """
 
 import contextlib
+import glob
 import json
 import os
 import re
 import sys
+from urllib.parse import parse_qs
 
 import script_runner.tasks
 from cloudify.state import current_ctx
 from cloudify.workflows import local
 from dsl_parser import parser, tasks
 from dsl_parser.import_resolver.default_import_resolver import DefaultImportResolver
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import parse as parse_version
 
 from cloudify_corpus_runs import sequences, simple_inputs
 
@@ -34,6 +38,13 @@ class LocalResolver(DefaultImportResolver):
     def __init__(self, types_dir, plugins_dir):
         super().__init__(rules=[], fallback=False)
         self.types_dir, self.plugins_dir = types_dir, plugins_dir
+        self.catalog = {}  # as the manager's: package name -> [(version, folder)], from each folder's YAMLs
+        for folder in sorted(os.scandir(plugins_dir), key=lambda entry: entry.name):
+            text = "\n".join(open(path).read() for path in glob.glob(os.path.join(folder.path, "plugin*.yaml")))
+            if text:
+                named = re.search(r"^\s+package_name:\s*['\"]?([^'\"\s]+)", text, re.MULTILINE)
+                name = named.group(1) if named else folder.name
+                self.catalog.setdefault(name, []).append((plugin_version(text), folder.path))
 
     def fetch_import(self, import_url, dsl_version=None, **kwargs):
         version = str(dsl_version or "").replace("cloudify_dsl_", "")
@@ -44,10 +55,12 @@ class LocalResolver(DefaultImportResolver):
                     with open(os.path.join(self.types_dir, name)) as handle:
                         return handle.read()
         if import_url.startswith("plugin:"):
-            name = import_url[len("plugin:"):].split("?")[0]
-            found = self._plugin_yamls_for_dsl_version(os.path.join(self.plugins_dir, name), version)
-            if not found:
-                raise RuntimeError(f"plugin {name} is not in {self.plugins_dir}")
+            name, _, query = import_url[len("plugin:"):].strip().partition("?")
+            wanted = parse_qs(query).get("version") or []
+            matching = [(v, folder) for v, folder in self.catalog.get(name, []) if v in version_specifier(wanted)]
+            if not matching:
+                raise RuntimeError(f"No matching version was found for plugin {name} and version(s) {wanted}.")
+            found = self._plugin_yamls_for_dsl_version(max(matching)[1], version)
             with open(found[0]) as handle:
                 return handle.read()
         if "://" in import_url and not import_url.startswith("file:"):
@@ -58,14 +71,57 @@ class LocalResolver(DefaultImportResolver):
         return None
 
 
+def version_specifier(wanted):
+    """``?version=`` as the manager's catalog reads it: specifiers (``>=1,<2``), a bare version exact."""
+    specifier = SpecifierSet()
+    for spec in (v.strip() for values in wanted for v in values.split(",")):
+        try:
+            specifier &= SpecifierSet(spec)
+        except InvalidSpecifier:
+            specifier &= SpecifierSet(f"==={spec}")
+    return specifier
+
+
+def plugin_version(text):
+    """The package_version plugin YAMLs declare (what a wagon of them would say), 0.0.0 without one."""
+    found = re.search(r"^\s+package_version:\s*['\"]?([^'\"\s]+)", text, re.MULTILINE)
+    return parse_version(found.group(1) if found else "0.0.0")
+
+
+NAME_TESTS = {"contains": lambda v, a: a in v, "starts_with": str.startswith, "ends_with": str.endswith,
+              "equals_to": lambda v, a: v == a}
+
+
+class AnyValue:
+    """What a manager answers about its objects, as Stoker's side takes them: every secret exists, and
+    a deployment_id/node_id/... input's value names an object, one meeting the constraints
+    (valid_values, name_pattern) it is given."""
+
+    def get(self, type_name, value, **filters):
+        for name, argument in filters.items():
+            if name == "valid_values" and value not in argument:
+                return []
+            if name.endswith("_specs") and not all(NAME_TESTS[test](str(value), str(text))
+                                                   for test, text in argument.items() if test in NAME_TESTS):
+                return []
+        return [value]
+
+    def has_deployment_id(self):
+        return False
+
+    def has_blueprint_id(self):
+        return False
+
+
 def summary(plan):
-    deployment = tasks.prepare_deployment_plan(plan, inputs=_inputs(plan))
+    deployment = tasks.prepare_deployment_plan(plan, inputs=_inputs(plan), get_secret_method=lambda name: "x",
+                                               values_getter=AnyValue())
     counts = {}
     for instance in deployment["node_instances"]:
         counts[instance["node_id"]] = counts.get(instance["node_id"], 0) + 1
     return {"nodes": {n["name"]: [n["type"], counts.get(n["name"], 0)] for n in deployment["nodes"]},
-            "relationships": sorted({(n["name"], r["target_id"], r["type"]) for n in deployment["nodes"]
-                                     for r in n.get("relationships", [])}),
+            "relationships": sorted([n["name"], r["target_id"], r["type"]] for n in deployment["nodes"]
+                                    for r in n.get("relationships", [])),
             "outputs": sorted(deployment.get("outputs", {})), "capabilities": sorted(deployment.get("capabilities", {}))}
 
 
@@ -109,7 +165,8 @@ def run(path, resolver, plan):
             status = f"failed: {type(exc).__name__}: {exc}"[:200]
         states = {}
         for instance in env.storage.get_node_instances():
-            states.setdefault(instance.node_id, []).append(instance.state)
+            # an instance no workflow touched: no state in local storage, "uninitialized" on a manager
+            states.setdefault(instance.node_id, []).append(instance.state or "uninitialized")
         result[workflow] = {"status": status.split(":")[0], "states": {k: sorted(v) for k, v in states.items()},
                             "operations": sequences(_calls)}
     return result

@@ -1,5 +1,8 @@
 """What both sides of scripts/cloudify-corpus share (standard library only: it runs in both virtualenvs)."""
 
+import itertools
+import re
+
 SIMPLE_VALUES = {"integer": 1, "float": 1.0, "boolean": True, "list": [], "dict": {}}
 
 
@@ -10,11 +13,20 @@ def simple_inputs(definitions, needs_value):
 
 def sequences(calls):
     """Per node: each of its instances' operations in the order they ran, from ``[instance, node,
-    operation]`` calls (instance ids differ between the sides, so only their sequences are compared)."""
+    operation]`` calls (instance ids differ between the sides, so only their sequences are compared).
+    A relationship operation's source and target sides run side by side (Cloudify's forkjoin), so
+    those of one operation towards one target, in a row, are in no particular order: sorted."""
     runs = {}
     for instance, node, operation in calls:
         runs.setdefault((node, instance), []).append(operation)
+    runs = {key: [op for _, group in itertools.groupby(operations, key=_without_side) for op in sorted(group)]
+            for key, operations in runs.items()}
     nodes = {}
     for (node, _), operations in runs.items():
         nodes.setdefault(node, []).append(operations)
     return {node: sorted(found) for node, found in sorted(nodes.items())}
+
+
+def _without_side(operation):
+    """``establish@->db`` for ``establish@source->db`` and ``establish@target->db``."""
+    return re.sub(r"@(source|target)->", "@->", operation)

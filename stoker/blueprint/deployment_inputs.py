@@ -8,7 +8,7 @@ from typing import Any
 from stoker.blueprint.blueprint_errors import BlueprintError, InputError
 from stoker.blueprint.functions.base import holds_function
 from stoker.blueprint.functions.table import FUNCTIONS
-from stoker.blueprint.values import check_constraints, typed_value
+from stoker.blueprint.values import check_input_constraints, typed_value
 
 
 def deployment_inputs(definitions: dict, given: dict | None, data_types: dict) -> dict:
@@ -46,7 +46,7 @@ def deployment_inputs(definitions: dict, given: dict | None, data_types: dict) -
             continue
         try:
             values[name] = typed_value(value, type_name, data_types, f"input {name}")
-            check_constraints(name, value, definition.get("constraints") or [])
+            check_input_constraints(name, value, definition)
         except BlueprintError as exc:
             if definition.get("hidden"):  # the message would show the value
                 raise InputError(f"input {name} (hidden) does not fit its type or constraints", f"inputs.{name}",

@@ -19,6 +19,7 @@ from typing import Any
 
 from stoker.blueprint import import_properties, namespaces, versions
 from stoker.blueprint.import_resolver import BLUEPRINT_PREFIX, ImportResolver
+from stoker.blueprint.namespaces import CLOUDIFY_PREFIX  # any file may define these names again
 from stoker.errors import Problem, ValidationFailed
 from stoker.template.loader import Source, load
 
@@ -31,10 +32,9 @@ MERGED_SECTIONS = ("inputs", "data_types", "node_types", "relationships", "plugi
                    "node_templates", "groups", "policies", "outputs", "capabilities", "policy_types",
                    "labels", "blueprint_labels", "resource_tags")
 #: sections where the first definition of a name wins, as Cloudify keeps it (every plugin YAML of
-#: DSL 1.4/1.5 declares its labels): a later one is no conflict
-FIRST_WINS = ("plugins", "labels", "blueprint_labels", "resource_tags")
-#: names Cloudify lets any file define again (dsl_parser's check_if_overridable_cloudify_type)
-CLOUDIFY_PREFIX = "cloudify."
+#: DSL 1.4/1.5 declares its labels): a later one is no conflict; elsewhere a name two files define
+#: is one, the same definition too (dsl_parser's _merge_into_dict_or_throw_on_duplicate)
+FIRST_WINS = ("labels", "blueprint_labels", "resource_tags")
 #: sections that belong to their own file (YAML anchors): never merged into the importer
 PER_FILE = ("tosca_definitions_version", "dsl_definitions")
 DSL_VERSION = re.compile(r"^cloudify_dsl_1_([0-5])$")
@@ -130,7 +130,7 @@ def _read_import(entry: str, base: Path | None, importer: str, loaded: Loaded) -
     """``(key, folder, problem)``: the file an import names (its path is its key) and its folder."""
     if _WELL_KNOWN.match(entry):
         return str(BUILTIN_TYPES), BUILTIN_TYPES.parent, None
-    if entry.startswith(("plugin:", BLUEPRINT_PREFIX)) or re.match(r"^[a-z][a-z0-9+.-]*://", entry):
+    if _resolved(entry):
         if loaded.resolver is None:
             loaded.resolver = ImportResolver.from_home()
         path, why = loaded.resolver.resolve(entry, loaded.version)
@@ -145,6 +145,12 @@ def _read_import(entry: str, base: Path | None, importer: str, loaded: Loaded) -
         return str(path), None, Problem(("imports",), "import-not-found", f"cannot import {entry}: no such file",
                                         importer)
     return str(path), path.parent, None
+
+
+def _resolved(entry: str) -> bool:
+    """A ``plugin:``, ``blueprint:`` or URL import: one Cloudify tells apart by what it says, so the
+    same plugin imported as ``plugin:X?version=>2`` and ``plugin:X?version=>3`` is imported twice."""
+    return entry.startswith(("plugin:", BLUEPRINT_PREFIX)) or bool(re.match(r"^[a-z][a-z0-9+.-]*://", entry))
 
 
 def _merge_imports(loaded: Loaded, document: dict, name: str, base: Path | None, seen: set, depth: int,
@@ -171,9 +177,10 @@ def _merge_imports(loaded: Loaded, document: dict, name: str, base: Path | None,
             loaded.problems.append(problem)
             continue
         builtin = key == str(BUILTIN_TYPES)
-        if (None if builtin else inner, key) in seen:
+        identity = (None if builtin else inner, entry if _resolved(entry) and not builtin else key)
+        if identity in seen:
             continue
-        seen.add((None if builtin else inner, key))
+        seen.add(identity)
         if len(seen) > MAX_IMPORTS:
             loaded.problems.append(Problem(("imports",), "too-many-imports", f"more than {MAX_IMPORTS} imports",
                                            name))
@@ -226,7 +233,9 @@ def _merge_document(loaded: Loaded, imported: dict, name: str) -> None:
         for key, definition in value.items():
             if key.startswith(CLOUDIFY_PREFIX) and key in merged:
                 merged[key] = definition  # Cloudify's own names may be defined again: the import's wins
-            elif key in merged and merged[key] != definition and section not in FIRST_WINS:
+            elif section == "workflows" and isinstance(merged.get(key), dict) and isinstance(definition, dict):
+                merged[key] = {**definition, **merged[key]}  # dsl_parser's _merge_workflows: the first's fields win
+            elif key in merged and section not in FIRST_WINS:
                 loaded.problems.append(Problem((section, key), "import-conflict",
                                                f"{section} '{key}' is defined both here and in {name}"))
             else:

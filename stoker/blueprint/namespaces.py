@@ -16,6 +16,8 @@ from typing import Any
 from stoker.blueprint.functions.base import NODE_REFS
 
 SEPARATOR = "--"
+#: names Cloudify never namespaces (dsl_parser's check_if_overridable_cloudify_type)
+CLOUDIFY_PREFIX = "cloudify."
 _ENTRY = re.compile(r"^([A-Za-z0-9_.-]+?)--(.+)$")
 #: sections whose keys are names a file defines
 NAMED_SECTIONS = ("inputs", "data_types", "node_types", "relationships", "node_templates", "outputs",
@@ -115,12 +117,18 @@ class _Renamer:
         self.builtin = builtin
 
     def name(self, value: Any) -> Any:
+        """A name the file defines, or a reference to one; ``cloudify.`` names keep theirs, as in
+        Cloudify (a plugin's types imported by a namespaced file)."""
+        return self.prefix + value if isinstance(value, str) and not value.startswith(CLOUDIFY_PREFIX) else value
+
+    def argument(self, value: Any) -> Any:
+        """A function's input or node name: always prefixed (dsl_parser's generate_namespaced_value)."""
         return self.prefix + value if isinstance(value, str) else value
 
     def type(self, value: Any) -> Any:
         if not isinstance(value, str) or value in self.builtin or value in PRIMITIVE_TYPES:
             return value
-        return self.prefix + value
+        return self.name(value)
 
     def functions(self, value: Any) -> None:
         """get_input names and node names in functions, wherever they sit."""
@@ -133,9 +141,10 @@ class _Renamer:
         if len(value) == 1:
             (key, args), = value.items()
             if key == "get_input":
-                value[key] = [self.name(args[0]), *args[1:]] if isinstance(args, list) and args else self.name(args)
+                value[key] = [self.argument(args[0]), *args[1:]] if isinstance(args, list) and args \
+                    else self.argument(args)
             elif key in NODE_FUNCTIONS and isinstance(args, list) and args and args[0] not in NODE_REFS:
-                args[0] = self.name(args[0])
+                args[0] = self.argument(args[0])
         for item in value.values():
             self.functions(item)
 

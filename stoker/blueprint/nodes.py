@@ -34,6 +34,10 @@ def typed_properties(owner: tuple, given: Any, schema: dict, data_types: dict, p
             continue
         result[name] = _checked(owner + (name,), value, schema[name], data_types, problems)
     external = given.get("use_external_resource", _default_of(schema.get("use_external_resource")))
+    if function_of(external, FUNCTIONS):  # it decides which properties are required: known when parsing
+        problems.add(owner + ("use_external_resource",), "function-not-permitted",
+                     "Only boolean values are allowed for `use_external_resource` property, don't use "
+                     "intrinsic functions.")
     for name, definition in schema.items():
         if name in result:
             continue

@@ -20,7 +20,7 @@ from stoker.blueprint.loader import DSL_VERSION, load_blueprint
 from stoker.blueprint.references import reference_cycles
 from stoker.blueprint.scanning import walk_plan
 from stoker.blueprint.types import flatten_types
-from stoker.blueprint.values import check_constraints, constraint_problem, known_type, typed_value
+from stoker.blueprint.values import check_input_constraints, constraint_problem, known_type, typed_value
 from stoker.cycles import find_cycles
 from stoker.workflows.resources import ResourceRefused, resource_path
 from stoker.errors import Problem, Problems
@@ -169,7 +169,7 @@ class _Parser:
             return
         try:
             typed_value(definition["default"], definition.get("type"), data_types, f"the default of input {name}")
-            check_constraints(name, definition["default"], definition.get("constraints") or [])
+            check_input_constraints(name, definition["default"], definition)
         except BlueprintError as exc:
             self.problems.add(place + ("default",), exc.code, exc.message)
 

@@ -64,7 +64,10 @@ def _flatten(section: str, name: str, types: dict, flat: dict, problems: Problem
     own = definition.get("properties") or {}
     if isinstance(own, dict):
         for prop, schema in own.items():
-            schema = schema if isinstance(schema, dict) else {}
+            if not isinstance(schema, dict):  # Cloudify refuses it, an empty one too (``key:``)
+                problems.add((section, name, "properties", prop), "invalid-property-schema",
+                             f"Expected 'dict' type but found '{_kind(schema)}' type")
+                continue
             problems.unknown_keys((section, name, "properties", prop), schema, PROPERTY_KEYS,
                                   f" in the schema of property '{prop}'")
             properties[prop] = schema
@@ -73,6 +76,12 @@ def _flatten(section: str, name: str, types: dict, flat: dict, problems: Problem
         result[key] = merge_interfaces(parent[key], definition.get(key) or {})
     flat[name] = result
     return result
+
+
+def _kind(value: Any) -> str:
+    """A YAML value's kind as Cloudify's messages name it."""
+    kinds = {type(None): "null", bool: "boolean", int: "integer", float: "float", str: "string", list: "list"}
+    return kinds.get(type(value), type(value).__name__)
 
 
 def merge_interfaces(base: dict, override: Any) -> dict:

@@ -143,6 +143,17 @@ def constraint_problem(constraint: Any) -> str | None:
     return None
 
 
+def check_input_constraints(name: str, value: Any, definition: dict) -> None:
+    """An input's constraints on its value; on each item of a list with an ``item_type``, as
+    Cloudify checks them (an empty list meets any)."""
+    constraints = definition.get("constraints") or []
+    if definition.get("type") == "list" and definition.get("item_type") and isinstance(value, list):
+        for item in value:
+            check_constraints(name, item, constraints)
+    else:
+        check_constraints(name, value, constraints)
+
+
 def check_constraints(name: str, value: Any, constraints: list) -> None:
     for constraint in constraints or ():
         (operator, argument), = ((k, v) for k, v in constraint.items() if k != "error_message")

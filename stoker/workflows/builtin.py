@@ -7,6 +7,7 @@ graph; the same call on resume rebuilds the same graph.
 
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 from stoker.engine.graph import Graph
@@ -19,7 +20,9 @@ from stoker.workflows.scaling import scale
 
 #: ``build(deployment, params, memo)``: what it decides (e.g. new instance ids) goes into ``memo``
 Builder = Callable[[Deployment, dict, dict], Graph]
-BUILTIN_PREFIX = "default_workflows.cloudify.plugins.workflows."
+#: ``<plugin>.cloudify.plugins.workflows.<name>``: cloudify-common's own workflow ``name``, under
+#: whichever plugin the mapping names (types.yaml says default_workflows, some blueprints builtin)
+BUILTIN_MAPPING = re.compile(r"^[^.]+\.cloudify\.plugins\.workflows\.(\w+)$")
 SCRIPT_WORKFLOW_TASKS = ("script.script_runner.tasks.execute_workflow", "script_runner.tasks.execute_workflow")
 
 
@@ -121,10 +124,16 @@ BUILTIN: dict[str, Builder] = {
 
 
 
+def builtin_name(mapping: object) -> str | None:
+    """``install`` for ``default_workflows.cloudify.plugins.workflows.install``; None for another mapping."""
+    found = BUILTIN_MAPPING.match(mapping) if isinstance(mapping, str) else None
+    return found.group(1) if found else None
+
+
 def operation_kwargs(declaration: str | dict, params: dict) -> dict[str, dict]:
     """Per phase, the keyword arguments the workflow passes to its operations (over their inputs)."""
     mapping = declaration.get("mapping") if isinstance(declaration, dict) else declaration
-    name = mapping[len(BUILTIN_PREFIX):] if isinstance(mapping, str) and mapping.startswith(BUILTIN_PREFIX) else None
+    name = builtin_name(mapping)
     chosen = {"execute_operation": {"operation": "operation_kwargs"}, "start": {"start": "operation_parms"},
               "stop": {"stop": "operation_parms"},
               "restart": {"stop": "stop_parms", "start": "start_parms"}, "pull": {"pull": "operation_parms"}}.get(name)
@@ -140,8 +149,8 @@ def graph_builder(workflow_id: str, declaration: str | dict, params: dict) -> Bu
     mapping = declaration.get("mapping") if isinstance(declaration, dict) else declaration
     if not isinstance(mapping, str) or not mapping:
         raise WorkflowError(f"workflow {workflow_id} has no mapping")
-    if mapping.startswith(BUILTIN_PREFIX):
-        builder = BUILTIN.get(mapping[len(BUILTIN_PREFIX):])
+    if builtin_name(mapping):
+        builder = BUILTIN.get(builtin_name(mapping))
         if builder is None:
             raise WorkflowError(f"workflow {workflow_id} ({mapping}) is not supported by Stoker")
         return builder

@@ -399,3 +399,92 @@ node_templates:
 """))
     assert plan["nodes"][0]["properties"]["resource_config"] == {
         "variables": {"access_key": {"get_input": "key"}}, "environment_variables": {}, "retries": {"get_input": "key"}}
+
+
+@pytest.mark.parametrize("section", ["data_types", "node_types", "relationships"])
+def test_a_property_schema_must_be_a_mapping(write, section):
+    """A plugin YAML indented one level short (cloudify-manager's test diamond plugin) declares
+    properties named ``description`` and ``required``; Cloudify refuses a schema that is not a
+    mapping, an empty one (``key:``) too."""
+    path = write("b.yaml", HEAD + f"{section}:\n  my.Config:\n    properties:\n      key:\n"
+                                  "      description: The key.\n      required: false\n      port: {default: 1}\n")
+    problems = _problems(path)
+    base = f"{section}.my.Config.properties"
+    assert problems == {(f"{base}.key", "invalid-property-schema"): "Expected 'dict' type but found 'null' type",
+                        (f"{base}.description", "invalid-property-schema"):
+                            "Expected 'dict' type but found 'string' type",
+                        (f"{base}.required", "invalid-property-schema"):
+                            "Expected 'dict' type but found 'boolean' type"}
+
+
+def test_a_name_two_files_define_conflicts_even_when_the_same(write):
+    """dsl_parser refuses a name two imported files define, identical or not (cloudify. names and
+    labels aside); a workflow defined again is merged, the first file's fields winning."""
+    same = HEAD + "node_types:\n  my.T: {derived_from: cloudify.nodes.Root}\n" \
+                  "workflows:\n  go: {mapping: p.mod.other, parameters: {x: {default: 1}}}\n"
+    write("a.yaml", same)
+    write("b.yaml", same)
+    assert set(_problems(write("bp.yaml", HEAD + TYPES.replace("]", ", a.yaml, b.yaml]")))) == {
+        ("node_types.my.T", "import-conflict")}
+    plan = parse_file(write("one.yaml", HEAD + TYPES.replace("]", ", a.yaml]") +
+                            "plugins:\n  p: {executor: central_deployment_agent, install: false}\n"
+                            "workflows:\n  go: {mapping: p.mod.run}\n"))
+    assert plan["workflows"]["go"] == {"mapping": "p.mod.run", "parameters": {"x": {"default": 1}}}
+
+
+def test_a_namespaced_import_keeps_cloudify_names(write):
+    """dsl_parser never namespaces a ``cloudify.`` name: a namespaced file's type of that name (a
+    plugin's, as cloudify-manager's dockercompute) and the references to it keep it; its other
+    names take the namespace."""
+    write("plugin.yaml", HEAD + "node_types:\n  cloudify.nodes.my.Compute: {derived_from: cloudify.nodes.Compute}\n"
+                                "  my.App: {derived_from: cloudify.nodes.Root}\n")
+    write("app.yaml", HEAD + TYPES.replace("]", ", plugin.yaml]") + """\
+node_templates:
+  vm: {type: cloudify.nodes.my.Compute}
+  app:
+    type: my.App
+    relationships: [{type: cloudify.relationships.contained_in, target: vm}]
+""")
+    plan = parse_file(write("main.yaml", HEAD + "imports: [ns--app.yaml]\n"))
+    assert {n["name"]: (n["type"], [r["target_id"] for r in n["relationships"]]) for n in plan["nodes"]} == {
+        "ns--vm": ("cloudify.nodes.my.Compute", []), "ns--app": ("ns--my.App", ["ns--vm"])}
+
+
+def test_the_constraints_of_a_typed_list_hold_for_each_item(write, engine):
+    """As cloudify-manager's blueprint_with_list_types: with ``item_type`` the constraints are the
+    items' (an empty list meets them), without it the list's own."""
+    path = write("b.yaml", HEAD + """\
+inputs:
+  flags: {type: list, item_type: boolean, constraints: [{valid_values: [true]}]}
+  names: {type: list, item_type: string, constraints: [{min_length: 2}], default: [ab, cd]}
+  pair: {type: list, constraints: [{length: 2}]}
+""")
+    engine.blueprints.upload(path, "b")
+    engine.blueprints.deployments.create("empty", "b", {"flags": [], "pair": [1, 2]})
+    engine.blueprints.deployments.create("all-true", "b", {"flags": [True, True], "pair": [[], []]})
+    with pytest.raises(Exception, match="value False of input flags violates constraint valid_values"):
+        engine.blueprints.deployments.create("bad", "b", {"flags": [True, False], "pair": [1, 2]})
+    with pytest.raises(Exception, match=r"value \[1\] of input pair violates constraint length\(2\)"):
+        engine.blueprints.deployments.create("short", "b", {"flags": [], "pair": [1]})
+    problems = _problems(write("c.yaml", HEAD + "inputs:\n  names: {type: list, item_type: string, "
+                                                "constraints: [{min_length: 2}], default: [ab, c]}\n"))
+    assert problems[("inputs.names.default", "constraint-violated")] == \
+        "value c of input names violates constraint min_length(2)"
+
+
+def test_use_external_resource_cannot_be_a_function(write):
+    """It decides which properties are required, so Cloudify wants it known when parsing (the
+    vsphere plugin's examples set it from an input and are refused)."""
+    path = write("b.yaml", HEAD + TYPES + """\
+inputs:
+  existing: {default: true}
+node_types:
+  t:
+    derived_from: cloudify.nodes.Root
+    properties: {use_external_resource: {default: false}, name: {}}
+node_templates:
+  n: {type: t, properties: {use_external_resource: {get_input: existing}}}
+""")
+    assert _problems(path) == {("node_templates.n.properties.use_external_resource", "function-not-permitted"):
+                               "Only boolean values are allowed for `use_external_resource` property, don't use "
+                               "intrinsic functions."}

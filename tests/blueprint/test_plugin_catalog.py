@@ -192,3 +192,18 @@ def test_stoker_plugin_delete_refuses_a_plugin_a_blueprint_uses_unless_forced_as
     cli("plugin", "delete", "my-plugin", "--version", "2.0").expect(0)  # no blueprint uses it
     cli("plugin", "delete", "my-plugin", "--version", "1.0", "--force").expect(0)
     assert json.loads(cli("plugin", "list", "-f", "json").stdout) == []
+
+
+def test_a_plugin_imported_under_two_specs_is_imported_twice(cli, write, source):
+    """As Cloudify keys imports by what they say: ``plugin:X?version=>0`` and ``plugin:X?version=1.0``
+    both find the one uploaded plugin, and its plugin is then defined twice (cloudify-manager's
+    blueprint_with_plugins_from_catalog_conflicting_versions); the same spec twice is one import."""
+    assert cli("plugin", "upload", source).exit_code == 0
+    head = "tosca_definitions_version: cloudify_dsl_1_4\nimports: [cloudify/types/types.yaml, "
+    with pytest.raises(ValidationFailed) as failure:
+        parse_file(write("b.yaml", head + "'plugin:my-plugin?version= >0', 'plugin:my-plugin?version=1.0']\n"))
+    assert [(p.path, p.code) for p in failure.value.problems] == [(("plugins", "mine"), "import-conflict"),
+                                                                   (("node_types", "t.V14"), "import-conflict")]
+    plan = parse_file(write("c.yaml", head + "'plugin:my-plugin?version=1.0', 'plugin:my-plugin?version=1.0']\n"
+                                             "node_templates:\n  n: {type: t.V14}\n"))
+    assert plan["nodes"][0]["type"] == "t.V14"

@@ -198,3 +198,25 @@ def test_scale_a_scaling_group_out_and_in(engine, tmp_path, trace):
     assert engine.executions.start("scale", dep, {"scalable_entity_name": "pair", "delta": -1})["status"] == "terminated"
     assert _ids(engine, dep, "vm") == vms[:2] and _ids(engine, dep, "app") == apps[:2]
     assert _lines(trace) == [f"delete {apps[2]} ", f"delete {vms[2]} "]
+
+
+def test_cloudify_s_own_workflows_run_under_any_plugin_name(engine, tmp_path, trace):
+    """``builtin.cloudify.plugins.workflows.install`` (cloudify-manager's deployment-update test
+    blueprints map their install so) is cloudify-common's install, as ``default_workflows.`` is."""
+    dep = deploy(engine, tmp_path / "own", """
+        plugins:
+          builtin: {executor: central_deployment_agent, install: false}
+        node_templates:
+          n:
+            type: cloudify.nodes.Root
+            interfaces:
+              cloudify.interfaces.lifecycle: {create: scripts/op.sh, delete: scripts/op.sh}
+        workflows:
+          deploy_all: builtin.cloudify.plugins.workflows.install
+          remove_all: {mapping: builtin.cloudify.plugins.workflows.uninstall}
+        """, SCRIPTS, name="own")
+    [n] = _ids(engine, dep, "n")
+    assert engine.executions.start("deploy_all", dep)["status"] == "terminated"
+    assert states(engine, dep) == {"n": "started"}
+    assert engine.executions.start("remove_all", dep)["status"] == "terminated"
+    assert states(engine, dep) == {"n": "deleted"} and _lines(trace) == [f"create {n} ", f"delete {n} "]
