@@ -8,7 +8,6 @@ cannot be reached, the tests that need it skip, saying why.
 from __future__ import annotations
 
 import os
-import tempfile
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +16,7 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import OperationalError
+from wheel_cache import PLUGIN_WHEELS
 
 PG_URL = os.environ.get("STOKER_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 
@@ -114,8 +114,6 @@ def db_url(request, tmp_path):
         conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
 
 
-#: plugin virtualenvs take their wheels from here, kept between runs (cloudify-common is built once)
-PLUGIN_WHEELS = Path(tempfile.gettempdir()) / "stoker-test-plugin-wheels"
 #: requirements this test process has already seen the wheel cache hold: checking costs a pip resolution
 _FILLED: set[str] = set()
 

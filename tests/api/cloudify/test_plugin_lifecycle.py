@@ -8,6 +8,7 @@ import subprocess
 import time
 
 import pytest
+from wheel_cache import PLUGIN_WHEELS
 
 from ..helpers import BIN, child_env
 from .conftest import PASSWORD, cloudify_server
@@ -32,8 +33,6 @@ USES_PLUGIN = ("tosca_definitions_version: cloudify_dsl_1_4\nimports: [cloudify/
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    from tests.conftest import PLUGIN_WHEELS
-
     tmp = tmp_path_factory.mktemp("plugin-lifecycle")
     # plugin virtualenvs take their wheels from the tests' cache (``plugin_wheels`` fills it)
     started = cloudify_server(tmp, USERS, extra=("--allow-local-resources",),
