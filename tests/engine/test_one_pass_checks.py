@@ -78,7 +78,7 @@ CORPUS = {
     "net_bad_bool": {"type": "OS::Neutron::Net", "properties": {"admin_state_up": "yes"}},
     "net_typo": {"type": "OS::Neutron::Net", "properties": {"nmae": "x"}},
     "net_null": {"type": "OS::Neutron::Net", "properties": {"name": None}},
-    "net_retain": {"type": "OS::Neutron::Net", "deletion_policy": "Retain", "properties": {"shared": True}},
+    "net_retain": {"type": "OS::Neutron::Net", "deletion_policy": "Retain", "properties": {"admin_state_up": True}},
     "net_snapshot": {"type": "OS::Neutron::Net", "deletion_policy": "Snapshot", "properties": {}},
     "subnet": {"type": "OS::Neutron::Subnet",
                "properties": {"network": {"get_resource": "net"}, "cidr": "10.0.0.0/24", "ip_version": 4,
