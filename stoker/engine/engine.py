@@ -12,10 +12,11 @@ updates (``updates``), running here (``running``), one resource's marks
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from stoker.dispatch.inprocess import InProcess
 from stoker.engine.bound_later import BoundLater
@@ -23,7 +24,6 @@ from stoker.engine.progress import Progress
 from stoker.errors import ValidationFailed
 from stoker.limits import limit
 from stoker.names import stack_name_error
-from stoker.resources import registry
 from stoker.started import Started, in_thread
 from stoker.store.locks import new_engine_id
 from stoker.template.loader import paused_gc
@@ -42,15 +42,17 @@ class Engine:
     """Runs stacks on one database (SQLite by default, PostgreSQL by URL)."""
 
     def __init__(self, db_url: str | None = None, plugin_dirs: Iterable[str] = (),
-                 project_id: str = "default", store: Any = None, dispatch: Dispatcher | None = None):
+                 project_id: str = "default", store: Any = None, dispatch: Dispatcher | None = None,
+                 warn: Callable[[str], None] | None = None):
         self._store = store
         #: where actions run: here (``InProcess``) or on workers (``stoker.dispatch``)
         self.dispatch: Dispatcher = dispatch or InProcess()
         self._db_url = db_url
         self.project_id = project_id
         self.engine_id = new_engine_id()
-        self.registry = registry.default_registry(list(plugin_dirs))
-        self.plugin_problems = list(self.registry.problems)
+        self._plugin_dirs = list(plugin_dirs)
+        #: told each broken plug-in once, when the types are first looked up
+        self._warn = warn
         #: Heat's max_nested_stack_depth, and a cap on resources in one tree of stacks
         self.max_nested_depth = int(os.environ.get("STOKER_MAX_NESTED_DEPTH", 5))
         self.max_resources = limit("max_resources")
@@ -88,6 +90,22 @@ class Engine:
                         self._store = open_store(self._db_url)
         return self._store
 
+    @functools.cached_property
+    def registry(self):
+        """The resource types (built-ins, installed plug-ins, plug-in folders), loaded on first use: a
+        blueprint command never looks one up, and loading them all is most of a HOT command's start-up."""
+        from stoker.resources import registry
+
+        types = registry.default_registry(self._plugin_dirs)
+        for problem in types.problems if self._warn else ():
+            self._warn(problem)
+        return types
+
+    @property
+    def plugin_problems(self) -> list[str]:
+        """Each plug-in that failed to load, and why (loads them)."""
+        return list(self.registry.problems)
+
     @property
     def store_open(self) -> bool:
         """Has the database been opened (checks that only may read it do not open it)?"""
@@ -117,6 +135,7 @@ class Engine:
 
     def for_project(self, project_id: str) -> "Engine":
         """The same engine (store, plug-ins) acting for another project."""
+        self.registry  # loaded now, for the same reason
         other = copy.copy(self)
         # opened now if not yet, so that every copy shares one database pool (a copy opening its
         # own would keep that pool's connections open after the copy is gone)
