@@ -98,11 +98,13 @@ class ScheduleRecords:
         with self._write() as conn:
             conn.execute(delete(SCHEDULES).where(SCHEDULES.c.pk == pk))
 
-    def due(self, now: datetime) -> list[dict]:
-        """The enabled schedules of every project whose next run is at ``now`` or before."""
+    def due(self, now: datetime, limit: int) -> list[dict]:
+        """The enabled schedules of every project whose next run is at ``now`` or before, the most overdue
+        first, ``limit`` at most."""
         with self._read() as conn:
             return self._rows(conn.execute(self._select().where(
-                SCHEDULES.c.enabled.is_(True), SCHEDULES.c.next_occurrence <= now).order_by(SCHEDULES.c.next_occurrence)))
+                SCHEDULES.c.enabled.is_(True), SCHEDULES.c.next_occurrence <= now)
+                .order_by(SCHEDULES.c.next_occurrence).limit(limit)))
 
     def claim(self, row: dict, **fields: Any) -> bool:
         """Move a due schedule on (``fields``: its next occurrence...) unless another server did first."""

@@ -26,6 +26,9 @@ LOG = logging.getLogger(__name__)
 LONGEST_ID = 255
 #: a due run later than its slip by more than this is skipped (Cloudify's scheduler looks once a minute)
 GRACE = timedelta(seconds=60)
+#: schedules one server fires at one look, at most: the rest wait for the next look (a tenant's thousands
+#: of schedules due at once never hold a server's heartbeat up)
+PER_LOOK = 20
 #: Cloudify's execution arguments, with their defaults
 ARGUMENTS = {"allow_custom_parameters": False, "force": False, "is_dry_run": False, "wait_after_fail": 600}
 
@@ -39,9 +42,18 @@ def naive(value: datetime | None) -> datetime | None:
     return value.astimezone(timezone.utc).replace(tzinfo=None) if value is not None and value.tzinfo else value
 
 
+def _anchor(row: dict) -> datetime | None:
+    """Where a stored schedule's runs are counted from: its next run, itself one of them, unless the rule
+    counts its runs from ``since`` (a rule walked from ``since`` each look would cost more every day)."""
+    if row["next_occurrence"] is not None and not row["rule"].get("count") and \
+            "COUNT=" not in str(row["rule"].get("rrule", "")).upper():
+        return naive(row["next_occurrence"])
+    return naive(row["since"])
+
+
 def upcoming(row: dict) -> list[datetime]:
     """A stored schedule's next runs (Cloudify's ``all_next_occurrences``)."""
-    return schedule_rules.upcoming(row["rule"], naive(row["since"]), naive(row["until"]), now_utc())
+    return schedule_rules.upcoming(row["rule"], _anchor(row), naive(row["until"]), now_utc())
 
 
 def _flag(given: dict, name: str, default: bool) -> bool:
@@ -144,9 +156,9 @@ def fire_due(store: Any, start: Callable[[dict], str], now: datetime | None = No
     records = ScheduleRecords(store)
     now = now or now_utc()
     fired = []
-    for row in records.due(now):
+    for row in records.due(now, PER_LOOK):
         try:
-            upcoming = schedule_rules.next_after(row["rule"], naive(row["since"]), naive(row["until"]), now)
+            upcoming = schedule_rules.next_after(row["rule"], _anchor(row), naive(row["until"]), now)
         except WorkflowError:  # the rule grew too long to walk: stop it rather than look again each beat
             upcoming = None
         fields: dict[str, Any] = {"next_occurrence": upcoming}

@@ -110,3 +110,32 @@ def test_schedules_are_checked_kept_per_deployment_and_go_with_it(engine, tmp_pa
     assert [r["deployment_id"] for r in service.list()] == ["other"]
     service.delete("s", "other")
     assert service.list() == []
+
+
+def test_one_look_fires_a_bounded_number_of_schedules_the_most_overdue_first(engine, tmp_path, monkeypatch):
+    deploy(engine, tmp_path / "bp", NOOP)
+    service = engine.blueprints.schedules
+    for hour in (12, 10, 11):
+        service.create(f"at{hour}", "dep", {"workflow_id": "install", "since": f"2030-01-01 {hour}:00:00",
+                                            "count": 1}, "admin")
+    monkeypatch.setattr(schedules, "PER_LOOK", 2)
+    skipped: list = []
+    fired = schedules.fire_due(engine.store, lambda row: skipped.append(row["id"]), now=datetime(2030, 1, 2))
+    assert fired == ["at10", "at11"] and skipped == []  # a day late: past their slip, moved on, not run
+    assert schedules.fire_due(engine.store, lambda row: skipped.append(row["id"]), now=datetime(2030, 1, 2)) == ["at12"]
+
+
+def test_a_walked_rule_is_walked_from_its_next_run_not_from_since(engine, tmp_path):
+    """An RRULE every minute: looked at 50 days on, then 100 days on.  From since, the second look would walk
+    144,000 minutes (past the 100,000 steps a rule may be walked); from the stored next run, itself one of the
+    rule's runs, each look walks 72,000."""
+    deploy(engine, tmp_path / "bp", NOOP)
+    start = schedules.now_utc().replace(microsecond=0) - timedelta(hours=1)
+    made = engine.blueprints.schedules.create("m", "dep", {"workflow_id": "install", "rrule": "RRULE:FREQ=MINUTELY",
+                                                           "since": start.strftime("%Y-%m-%d %H:%M:%S")}, "admin")
+    due = made["next_occurrence"].replace(tzinfo=None)
+    for days in (50, 100):
+        look = due + timedelta(days=days, seconds=30)
+        assert schedules.fire_due(engine.store, lambda row: "x", now=look) == ["m"]  # late: moved on, not run
+        [moved] = ScheduleRecords(engine.store).list(["default"])
+        assert moved["next_occurrence"].replace(tzinfo=None) == due + timedelta(days=days, minutes=1)
