@@ -217,6 +217,8 @@ def test_cfy_status_summaries_and_parameters_typed_as_text(server, tmp_path):
 
     assert cfy("profiles", "use", "127.0.0.1", "--rest-port", _port(server), "-u", "admin", "-p", PASSWORD,
                "-t", "default_tenant").returncode == 0
+    agents = cfy("agents", "list")
+    assert agents.returncode == 0 and "Agents:" in agents.stdout and "error" not in agents.stdout + agents.stderr
     status = cfy("status")
     assert status.returncode == 0 and "not responding" not in status.stdout + status.stderr
     assert re.search(r"Database\s+\|\s+Active", status.stdout), status.stdout

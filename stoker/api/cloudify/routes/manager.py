@@ -78,6 +78,12 @@ def managers(request: Request, who: Caller = Depends(caller)) -> Response:
                                       "distribution": "stoker", "networks": {"default": host}}], filters=False))
 
 
+@routes.get("/agents")
+def agents(request: Request, who: Caller = Depends(caller)) -> Response:
+    """Stoker runs every operation as a process of the server's host, with no agent: none to list."""
+    return reply(views.page(request, [], filters=False))
+
+
 @routes.get("/brokers")
 @routes.get("/db-nodes")
 def single_nodes(request: Request, who: Caller = Depends(caller)) -> Response:
