@@ -217,6 +217,8 @@ def test_cfy_status_summaries_and_parameters_typed_as_text(server, tmp_path):
 
     assert cfy("profiles", "use", "127.0.0.1", "--rest-port", _port(server), "-u", "admin", "-p", PASSWORD,
                "-t", "default_tenant").returncode == 0
+    me = cfy("users", "get", "admin")
+    assert me.returncode == 0 and "admin" in me.stdout, me.stdout + me.stderr
     agents = cfy("agents", "list")
     assert agents.returncode == 0 and "Agents:" in agents.stdout and "error" not in agents.stdout + agents.stderr
     status = cfy("status")

@@ -128,6 +128,12 @@ def user(name: str, who: Caller = Depends(caller)) -> Response:
     return reply(_user(who))
 
 
+@routes.get("/user")
+def current_user(who: Caller = Depends(caller)) -> Response:
+    """The caller (``cfy users get`` of oneself)."""
+    return reply(_user(who))
+
+
 # -- tokens -----------------------------------------------------------------------------------------
 def _token_view(token_id: str, value: str | None, who: Caller, description: str, expires: datetime | None) -> dict:
     return {"id": token_id, "value": value, "username": who.user, "role": who.role, "description": description,
