@@ -84,7 +84,8 @@ def create_app(db_url: str | None = None, auth_mode: str = "noauth", plugin_dirs
         await asyncio.to_thread(engine.store.register_process, process)
         await asyncio.to_thread(state.runner.resume_abandoned, engine)
         pruning = asyncio.create_task(_prune_request_threads())
-        with beating(lambda: _beat(state, process), every=ENGINE_BEAT), kept_frozen():
+        with beating(lambda: _beat(state, process), every=ENGINE_BEAT), \
+                beating(lambda: _fire_schedules(state), every=SCHEDULES_LOOK), kept_frozen():
             yield
         pruning.cancel()
         await asyncio.to_thread(state.runner.stop, engine)
@@ -107,6 +108,8 @@ def create_app(db_url: str | None = None, auth_mode: str = "noauth", plugin_dirs
     return app
 
 
+#: seconds between two looks for due execution schedules
+SCHEDULES_LOOK = 5.0
 #: seconds between two looks at the request threads (anyio ends those idle for 10 s)
 PRUNE_EVERY = 5.0
 
@@ -125,15 +128,23 @@ def _nothing() -> None:
 
 
 def _beat(state: State, process: str) -> None:
-    """This server is alive; the actions of servers that died go on here; due execution schedules run."""
-    from stoker.api.cloudify.routes.schedules import fire as fire_schedules
-
+    """This server is alive; the actions of servers that died go on here."""
     try:
         state.engine.store.beat_process(process)
         state.runner.resume_abandoned(state.engine, handed_back=False)
-        fire_schedules(state)
     except Exception:  # the database away for a moment: the next beat tries again
         LOG.exception("server heartbeat failed")
+
+
+def _fire_schedules(state: State) -> None:
+    """Start the runs of the execution schedules due now (a thread of their own: walking a rule may take
+    seconds, the heartbeat never waits for it)."""
+    from stoker.api.cloudify.routes.schedules import fire
+
+    try:
+        fire(state)
+    except Exception:  # the database away for a moment: the next look tries again
+        LOG.exception("execution schedules not looked at")
 
 
 def settings_to_env(db_url: str | None, auth_mode: str, plugin_dirs: Iterable[str] = (),

@@ -37,6 +37,8 @@ SCHEDULES = Table(
     Column("stop_on_fail", Boolean, nullable=False, default=False),
     Column("enabled", Boolean, nullable=False, default=True),
     Column("next_occurrence", UTCDateTime, index=True),
+    #: the next runs, as computed when the schedule was written or last fired (``schedule_rules.plan``)
+    Column("upcoming", JSON, nullable=False, default=list),
     Column("latest_execution_id", String(36)),
     Column("created_by", String(255), nullable=False),
     Column("created_at", UTCDateTime, nullable=False, default=utcnow),

@@ -9,7 +9,10 @@ dateutil's rrule computes the occurrences (Cloudify's manager uses it too).
 from __future__ import annotations
 
 import itertools
+import json
 import re
+import subprocess
+import sys
 from datetime import datetime, timedelta
 from typing import Any, Iterator
 
@@ -31,8 +34,11 @@ TIME_FORMATS = ("%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d 
                 "%Y-%m-%dT%H:%M:%S.%f", "%Y-%m-%dT%H:%M:%S.%fZ")
 #: the longest text a rule, a recurrence or a time may be (a schedule is stored, and read back each minute)
 LONGEST = 1000
-#: how many upcoming occurrences a schedule shows, and how far along the rule they are looked for
-SHOWN, SEARCHED = 1000, 100_000
+#: how many upcoming runs a schedule shows (none further than ``HORIZON``), and how many runs of a rule
+#: may be walked before now
+SHOWN, HORIZON, SEARCHED = 1000, timedelta(days=3660), 100_000
+#: seconds a walked rule may take to give its next runs
+WALK_SECONDS = 3.0
 
 
 def parse_time(text: Any, name: str) -> datetime:
@@ -190,13 +196,48 @@ def runs_after(rule: dict, since: datetime | None, until: datetime | None, now: 
 
 
 def next_after(rule: dict, since: datetime | None, until: datetime | None, now: datetime) -> datetime | None:
-    """The first time ``rule`` runs after ``now``, or None when it will not run again."""
+    """The first time ``rule`` runs after ``now``, or None when it will not run again (in this process:
+    ``plan`` bounds a walked rule's cost)."""
     return next(runs_after(rule, since, until, now), None)
 
 
 def upcoming(rule: dict, since: datetime | None, until: datetime | None, now: datetime) -> list[datetime]:
-    """The next ``SHOWN`` runs at most (none for a rule too long to walk)."""
+    """The next ``SHOWN`` runs at most, none past ``HORIZON`` from now (in this process)."""
+    horizon = now + HORIZON
+    return list(itertools.takewhile(lambda when: when <= horizon,
+                                     itertools.islice(runs_after(rule, since, until, now), SHOWN)))
+
+
+def plan(rule: dict, since: datetime | None, until: datetime | None, now: datetime) -> list[datetime]:
+    """``upcoming``, its first the next run; a rule that is walked is walked in a child process given
+    ``WALK_SECONDS``: dateutil looks for a run of an RRULE no date meets (February 30th) until the year
+    9999, minutes on end, and cannot be stopped from within."""
+    once = not rule.get("rrule") and not rule.get("recurrence") and rule.get("count") == 1
+    if once or _step(rule, since.replace(microsecond=0) if since else None) is not None:
+        return upcoming(rule, since, until, now)
+    asked = json.dumps({"rule": rule, "since": _text(since), "until": _text(until), "now": _text(now)})
     try:
-        return list(itertools.islice(runs_after(rule, since, until, now), SHOWN))
-    except WorkflowError:
-        return []
+        done = subprocess.run([sys.executable, "-P", "-c", "from stoker.workflows.schedule_rules import _walk; _walk()"],
+                              input=asked, capture_output=True, text=True, timeout=WALK_SECONDS)
+    except subprocess.TimeoutExpired:
+        raise WorkflowError(f"the rule gives no run within {WALK_SECONDS:g} s of computing (an RRULE no date "
+                            "meets, or with runs that far apart): refused") from None
+    answer = json.loads(done.stdout or "{}")
+    if "error" in answer or "runs" not in answer:
+        raise WorkflowError(answer.get("error") or f"the rule could not be computed: {done.stderr[-300:]}")
+    return [datetime.fromisoformat(when) for when in answer["runs"]]
+
+
+def _text(when: datetime | None) -> str | None:
+    return when.isoformat() if when is not None else None
+
+
+def _walk() -> None:
+    """``plan``'s child: the runs of the rule it reads on stdin, as JSON on stdout."""
+    asked = json.load(sys.stdin)
+    times = {key: datetime.fromisoformat(asked[key]) if asked[key] else None for key in ("since", "until", "now")}
+    try:
+        runs = upcoming(asked["rule"], times["since"], times["until"], times["now"])
+        print(json.dumps({"runs": [when.isoformat() for when in runs]}))
+    except WorkflowError as refused:
+        print(json.dumps({"error": str(refused)}))

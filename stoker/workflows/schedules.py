@@ -52,8 +52,16 @@ def _anchor(row: dict) -> datetime | None:
 
 
 def upcoming(row: dict) -> list[datetime]:
-    """A stored schedule's next runs (Cloudify's ``all_next_occurrences``)."""
-    return schedule_rules.upcoming(row["rule"], _anchor(row), naive(row["until"]), now_utc())
+    """A stored schedule's next runs (Cloudify's ``all_next_occurrences``), as computed when it was written
+    or last fired: reading one never walks its rule."""
+    now = now_utc()
+    return [when for when in map(datetime.fromisoformat, row["upcoming"] or ()) if when >= now]
+
+
+def _planned(rule: dict, since: datetime | None, until: datetime | None) -> dict:
+    """The next run and those after it, as stored."""
+    runs = schedule_rules.plan(rule, since, until, now_utc())
+    return {"next_occurrence": runs[0] if runs else None, "upcoming": [when.isoformat() for when in runs]}
 
 
 def _flag(given: dict, name: str, default: bool) -> bool:
@@ -110,8 +118,7 @@ class Schedules:
                "since": since, "until": until, "rule": schedule_rules.rule_of(given),
                "slip": schedule_rules.whole_number("slip", given.get("slip", 0), least=0), "stop_on_fail": _flag(given, "stop_on_fail", False),
                "enabled": _flag(given, "enabled", True), "created_by": created_by}
-        row["next_occurrence"] = schedule_rules.next_after(row["rule"], since, until, now_utc())
-        return self.records.add(row)
+        return self.records.add({**row, **_planned(row["rule"], since, until)})
 
     def update(self, schedule_id: str, deployment_id: str, given: dict) -> dict:
         """Change what ``given`` names (times, rule, workflow, slip, stop_on_fail, enabled); the rest stays."""
@@ -132,8 +139,7 @@ class Schedules:
         if any(given.get(name) for name in ("rrule", "recurrence", "count", "weekdays")):
             fields["rule"] = schedule_rules.rule_of(given, existing=row["rule"])
         since, until = fields.get("since", naive(row["since"])), fields.get("until", naive(row["until"]))
-        fields["next_occurrence"] = schedule_rules.next_after(fields.get("rule", row["rule"]), since, until,
-                                                              now_utc())
+        fields.update(_planned(fields.get("rule", row["rule"]), since, until))
         self.records.change(row["pk"], **fields)
         return self.records.get(deployment["pk"], schedule_id)
 
@@ -157,11 +163,15 @@ def fire_due(store: Any, start: Callable[[dict], str], now: datetime | None = No
     now = now or now_utc()
     fired = []
     for row in records.due(now, PER_LOOK):
-        try:
-            upcoming = schedule_rules.next_after(row["rule"], _anchor(row), naive(row["until"]), now)
-        except WorkflowError:  # the rule grew too long to walk: stop it rather than look again each beat
-            upcoming = None
-        fields: dict[str, Any] = {"next_occurrence": upcoming}
+        later = [when for when in map(datetime.fromisoformat, row["upcoming"] or ()) if when > now]
+        if later:
+            fields: dict[str, Any] = {"next_occurrence": later[0], "upcoming": [w.isoformat() for w in later]}
+        else:
+            try:
+                runs = schedule_rules.plan(row["rule"], _anchor(row), naive(row["until"]), now)
+            except WorkflowError:  # the rule grew too long to walk: stop it rather than look again each time
+                runs = []
+            fields = {"next_occurrence": runs[0] if runs else None, "upcoming": [w.isoformat() for w in runs]}
         latest = row["latest_execution_status"]
         runs = latest not in ACTIVE_EXECUTION + ("queued",)
         if runs and row["stop_on_fail"] and latest == "failed":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timedelta
 
 import pytest
@@ -61,7 +62,8 @@ def test_a_rule_too_long_to_walk_is_refused_not_walked_for_minutes():
     every_second = {"rrule": "RRULE:FREQ=SECONDLY"}
     with pytest.raises(WorkflowError, match="runs more than 100000 times from since to now"):
         rules.next_after(every_second, datetime(2020, 1, 1), None, NOW)
-    assert rules.upcoming(every_second, datetime(2020, 1, 1), None, NOW) == []
+    with pytest.raises(WorkflowError, match="runs more than 100000 times from since to now"):
+        rules.upcoming(every_second, datetime(2020, 1, 1), None, NOW)
 
 
 UNITS = ["sec", "min", "hour", "day", "week"]
@@ -81,3 +83,21 @@ def test_a_plain_recurrence_computed_is_the_rule_walked(every, unit, since_back,
                          until=None if count else until)  # dateutil deprecates both at once
     expected = [when for when in walked.xafter(now, count=3) if until is None or when <= until]
     assert rules.upcoming(rule, since, until, now)[:3] == expected
+
+
+@pytest.mark.parametrize("rrule_text", ["RRULE:FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30",
+                                        "RRULE:FREQ=SECONDLY;BYMONTH=2;BYMONTHDAY=30"])
+def test_an_rrule_no_date_meets_is_refused_within_its_bound(rrule_text, monkeypatch):
+    """dateutil would look for a February 30th until the year 9999 (35 s daily, minutes secondly)."""
+    monkeypatch.setattr(rules, "WALK_SECONDS", 1.0)
+    started = time.monotonic()
+    with pytest.raises(WorkflowError, match="gives no run within 1 s of computing"):
+        rules.plan({"rrule": rrule_text}, datetime(2026, 1, 1), None, NOW)
+    assert time.monotonic() - started < 4
+
+
+def test_plan_walks_other_rules_in_a_child_and_computes_plain_ones():
+    weekly = {"recurrence": "1 week", "weekdays": ["MO", "FR"], "count": None}
+    assert rules.plan(weekly, datetime(2026, 11, 1), None, NOW)[:2] == [datetime(2026, 11, 30), datetime(2026, 12, 4)]
+    hourly = {"recurrence": "1 hour", "count": None, "weekdays": None}
+    assert len(rules.plan(hourly, datetime(2026, 11, 1), None, NOW)) == rules.SHOWN

@@ -9,7 +9,7 @@ import pytest
 
 from stoker.errors import Conflict, NotFound
 from stoker.store.schedule_records import ScheduleRecords
-from stoker.workflows import schedules
+from stoker.workflows import schedule_rules, schedules
 from stoker.workflows.workflow_error import WorkflowError
 
 from .conftest import deploy
@@ -125,17 +125,22 @@ def test_one_look_fires_a_bounded_number_of_schedules_the_most_overdue_first(eng
     assert schedules.fire_due(engine.store, lambda row: skipped.append(row["id"]), now=datetime(2030, 1, 2)) == ["at12"]
 
 
-def test_a_walked_rule_is_walked_from_its_next_run_not_from_since(engine, tmp_path):
-    """An RRULE every minute: looked at 50 days on, then 100 days on.  From since, the second look would walk
-    144,000 minutes (past the 100,000 steps a rule may be walked); from the stored next run, itself one of the
-    rule's runs, each look walks 72,000."""
+def test_a_walked_rule_is_walked_from_its_next_run_not_from_since(engine, tmp_path, monkeypatch):
+    """An RRULE every minute, its runs walked here (the child process ``plan`` uses is tested with the
+    rules), at most 1,000 before now, 10 kept ahead: looked at 500 minutes on, then 1,000 minutes on.
+    From since, the second look would walk 1,060 runs; from the stored next run, itself one of the rule's
+    runs, each look walks 500."""
+    monkeypatch.setattr(schedule_rules, "plan", schedule_rules.upcoming)
+    monkeypatch.setattr(schedule_rules, "SEARCHED", 1000)
+    monkeypatch.setattr(schedule_rules, "SHOWN", 10)
     deploy(engine, tmp_path / "bp", NOOP)
     start = schedules.now_utc().replace(microsecond=0) - timedelta(hours=1)
     made = engine.blueprints.schedules.create("m", "dep", {"workflow_id": "install", "rrule": "RRULE:FREQ=MINUTELY",
                                                            "since": start.strftime("%Y-%m-%d %H:%M:%S")}, "admin")
     due = made["next_occurrence"].replace(tzinfo=None)
-    for days in (50, 100):
-        look = due + timedelta(days=days, seconds=30)
+    assert len(made["upcoming"]) == 10
+    for minutes in (500, 1000):
+        look = due + timedelta(minutes=minutes, seconds=30)
         assert schedules.fire_due(engine.store, lambda row: "x", now=look) == ["m"]  # late: moved on, not run
         [moved] = ScheduleRecords(engine.store).list(["default"])
-        assert moved["next_occurrence"].replace(tzinfo=None) == due + timedelta(days=days, minutes=1)
+        assert moved["next_occurrence"].replace(tzinfo=None) == due + timedelta(minutes=minutes + 1)

@@ -51,7 +51,7 @@ def test_a_schedule_runs_when_due_and_cfy_manages_it(server, tmp_path):
         client.blueprints.upload(str(folder / "blueprint.yaml"), name)
         client.deployments.create(name, name)
 
-    soon = datetime.now(timezone.utc).replace(tzinfo=None) + timedelta(seconds=1)
+    soon = datetime.now(timezone.utc).replace(tzinfo=None, microsecond=0) + timedelta(seconds=3)
     made = client.execution_schedules.create("once", "noop", "install", since=soon, count=1)
     assert made.next_occurrence and made["all_next_occurrences"] == [soon.strftime("%Y-%m-%d %H:%M:%S")]
     client.execution_schedules.create("weekly", "noop", "uninstall", since="2030-01-07", recurrence="1 week",

@@ -31,6 +31,7 @@ def upgrade() -> None:
         sa.Column("stop_on_fail", sa.Boolean, nullable=False),
         sa.Column("enabled", sa.Boolean, nullable=False),
         sa.Column("next_occurrence", sa.DateTime()),
+        sa.Column("upcoming", sa.JSON, nullable=False),
         sa.Column("latest_execution_id", sa.String(36)),
         sa.Column("created_by", sa.String(255), nullable=False),
         sa.Column("created_at", sa.DateTime(), nullable=False),
