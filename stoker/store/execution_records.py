@@ -312,15 +312,28 @@ def interrupted_message(row: dict) -> str:
 
 
 class ModificationRecords:
-    """What scaling changes in a deployment: instances added or removed, relationships rewired, node counts."""
+    """What a scale or a deployment update changes in a deployment: instances added or removed, relationships
+    rewired, node counts; an update also its nodes (definitions written, nodes removed) and its own row
+    (blueprint, plan, inputs)."""
 
     def __init__(self, records: ExecutionRecords):
         self._write = records._write
 
     def apply(self, deployment_pk: int, added: list[dict], removed: list[str], relinked: dict[str, list],
-              counts: dict[str, int]) -> None:
-        """All of it in one transaction."""
+              counts: dict[str, int], nodes: dict[str, dict] | None = None, removed_nodes: Iterable[str] = (),
+              deployment: dict | None = None) -> None:
+        """All of it in one transaction; ``nodes``: node id -> the columns of its row, made when missing."""
         with self._write() as conn:
+            if deployment:
+                conn.execute(update(DEPLOYMENTS).where(DEPLOYMENTS.c.pk == deployment_pk)
+                             .values(**deployment, updated_at=utcnow()))
+            for node_id, columns in (nodes or {}).items():
+                where = (NODES.c.deployment_pk == deployment_pk, NODES.c.id == node_id)
+                if not conn.execute(update(NODES).where(*where).values(**columns)).rowcount:
+                    conn.execute(insert(NODES).values({**columns, "deployment_pk": deployment_pk, "id": node_id}))
+            if removed_nodes:
+                conn.execute(NODES.delete().where(NODES.c.deployment_pk == deployment_pk,
+                                                  NODES.c.id.in_(list(removed_nodes))))
             if added:
                 conn.execute(insert(INSTANCES), [{"deployment_pk": deployment_pk, "version": 1, **row}
                                                  for row in added])
