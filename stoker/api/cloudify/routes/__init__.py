@@ -4,9 +4,9 @@ from __future__ import annotations
 
 
 def routers() -> list:
-    from stoker.api.cloudify.routes import (blueprints, deployments, executions, manager, nodes, plugins,
-                                            plugins_updates, secrets, standard_types)
+    from stoker.api.cloudify.routes import (blueprints, deployment_updates, deployments, executions, manager, nodes,
+                                            plugins, plugins_updates, secrets, standard_types)
 
-    return [manager.unversioned, manager.routes, blueprints.routes, deployments.routes, executions.routes,
-            nodes.routes, plugins.routes, plugins_updates.routes, secrets.routes, standard_types.routes,
+    return [manager.unversioned, manager.routes, blueprints.routes, deployments.routes, deployment_updates.routes,
+            executions.routes, nodes.routes, plugins.routes, plugins_updates.routes, secrets.routes, standard_types.routes,
             manager.unknown]

@@ -10,7 +10,7 @@ Heat's local resource types).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable
 
 from fastapi import Depends, Request
 from fastapi.responses import Response
@@ -42,13 +42,15 @@ def _in_background(request: Request, who: Caller, engine: Any, action: Any) -> d
     return views.execution(service.get(started.id), who.project)
 
 
-def _refuse_scripts(request: Request, who: Caller, engine: Any, deployment_id: str) -> None:
+def refuse_scripts(request: Request, who: Caller, engine: Any, deployment_id: str, coming: Iterable[dict] = ()) -> None:
+    """Forbidden when the deployment's nodes (or the ``coming`` ones: an update's) run scripts on the host
+    and the project may not."""
     policy = request.app.state.stoker.engine.type_policy
     if policy.allows_local(who.project):
         return
     records = engine.executions.records
     row = records.get_deployment(who.project, deployment_id)
-    if runs_on_host(secretbox.unseal(node["definition"]) for node in records.nodes(row["pk"])):
+    if runs_on_host([*(secretbox.unseal(node["definition"]) for node in records.nodes(row["pk"])), *coming]):
         raise forbidden(f"deployment {deployment_id} has script operations, which run on the server host and "
                         f"are off for tenant {who.tenant!r} (turn them on with {LOCAL_SETTINGS})")
 
@@ -70,7 +72,7 @@ async def start(request: Request, who: Caller = Depends(requiring("user"))) -> R
         raise bad("parameters must be a map")
 
     def work(engine):
-        _refuse_scripts(request, who, engine, body["deployment_id"])
+        refuse_scripts(request, who, engine, body["deployment_id"])
         return _in_background(request, who, engine, lambda executions: executions.start(
             body["workflow_id"], body["deployment_id"], parameters, force=_flag(body, "force"),
             allow_custom_parameters=_flag(body, "allow_custom_parameters"), queue=_flag(body, "queue")))
@@ -121,7 +123,7 @@ async def act(execution_id: str, request: Request, who: Caller = Depends(requiri
     def work(engine):
         if action.endswith("resume"):
             deployment_id = engine.executions.get(execution_id)["deployment_id"]
-            _refuse_scripts(request, who, engine, deployment_id)
+            refuse_scripts(request, who, engine, deployment_id)
             return _in_background(request, who, engine, lambda executions: executions.resume(execution_id))
         engine.executions.cancel(execution_id, force=action != "cancel")
         return views.execution(engine.executions.get(execution_id), who.project)
