@@ -3,80 +3,31 @@ execution that uninstalls what went, installs what came and reinstalls what chan
 
 from __future__ import annotations
 
-import pytest
+import json
+import os
 
+import pytest
+from click.testing import CliRunner
+from update_blueprints import NEW, OLD, folder, ran
+
+from stoker.cli import main
 from stoker.errors import Conflict
 
-from .conftest import deploy, states, write_blueprint
-
-OPS = """
-    interfaces:
-      cloudify.interfaces.lifecycle:
-        create: scripts/op.sh
-        delete: scripts/op.sh
-"""
-
-#: the nodes both blueprints have
-KEPT = f"""
-inputs:
-  port: {{default: 80}}
-node_templates:
-  host:
-    type: cloudify.nodes.Compute
-    properties: {{ip: 127.0.0.1}}
-{OPS}
-  web:
-    type: cloudify.nodes.WebServer
-    properties: {{port: {{get_input: port}}}}
-    relationships: [{{type: cloudify.relationships.contained_in, target: host}}]
-{OPS}"""
-
-OLD = KEPT + f"""
-  old:
-    type: cloudify.nodes.Root
-{OPS}
-outputs:
-  port: {{value: {{get_property: [web, port]}}}}
-"""
-
-NEW = KEPT + f"""
-  fresh:
-    type: cloudify.nodes.Root
-    relationships: [{{type: cloudify.relationships.depends_on, target: web}}]
-{OPS}
-outputs:
-  port: {{value: {{get_property: [web, port]}}}}
-  fresh: {{value: {{get_attribute: [fresh, made]}}}}
-capabilities:
-  where: {{value: {{get_property: [host, ip]}}}}
-"""
-
-SCRIPTS = {"scripts/op.sh": """
-    echo "$(ctx node id) $(ctx operation name | sed 's/.*\\.//')" >> "$TRACE"
-    ctx instance runtime-properties made yes
-    """}
+from .conftest import states
 
 
 @pytest.fixture
-def trace(tmp_path, monkeypatch):
-    path = tmp_path / "trace.txt"
-    monkeypatch.setenv("TRACE", str(path))
-    return path
-
-
-def _ran(trace) -> list[str]:
-    """What ran since the last look (the trace emptied)."""
-    lines = sorted(line.strip() for line in trace.read_text().splitlines())
-    trace.write_text("")
-    return lines
+def trace(tmp_path):
+    return tmp_path / "trace.txt"
 
 
 @pytest.fixture
 def installed(engine, tmp_path, trace):
-    deploy(engine, tmp_path / "v1", OLD, SCRIPTS)
-    engine.blueprints.upload(write_blueprint(tmp_path / "v2", NEW, SCRIPTS), "v2")
+    engine.blueprints.upload(folder(tmp_path, "v1", OLD), "dep-bp")
+    engine.blueprints.upload(folder(tmp_path, "v2", NEW), "v2")
+    engine.blueprints.deployments.create("dep", "dep-bp", {"trace": str(trace)})
     assert engine.executions.start("install", "dep")["status"] == "terminated"
-    _ran(trace)
+    ran(trace)
     return engine
 
 
@@ -84,7 +35,7 @@ def test_a_new_blueprint_adds_and_removes_nodes_and_nothing_else_runs(installed,
     updates = installed.executions.updates
     done = updates.update("dep", "v2")
     assert done["state"] == "successful" and done["old_blueprint_id"] == "dep-bp" and done["new_blueprint_id"] == "v2"
-    assert _ran(trace) == ["fresh create", "old delete"]
+    assert ran(trace) == ["fresh create", "old delete"]
     assert states(installed, "dep") == {"host": "started", "web": "started", "fresh": "started"}
     deployments = installed.blueprints.deployments
     assert deployments.get("dep")["blueprint_id"] == "v2"
@@ -100,12 +51,12 @@ def test_a_new_blueprint_adds_and_removes_nodes_and_nothing_else_runs(installed,
 def test_a_changed_input_reinstalls_the_node_reading_it_unless_told_not_to(installed, trace):
     updates = installed.executions.updates
     done = updates.update("dep", inputs={"port": 8080})
-    assert done["state"] == "successful" and done["new_inputs"] == {"port": 8080}
+    assert done["state"] == "successful" and done["new_inputs"]["port"] == 8080
     assert ("modify", ["nodes", "web", "properties", "port"]) in [(s["action"], s["entity_id"]) for s in done["steps"]]
-    assert _ran(trace) == ["web create", "web delete"]
+    assert ran(trace) == ["web create", "web delete"]
     assert installed.blueprints.deployments.outputs("dep") == {"port": 8080}
     updates.update("dep", inputs={"port": 9090}, skip_reinstall=True)
-    assert _ran(trace) == []
+    assert ran(trace) == []
     assert installed.blueprints.deployments.outputs("dep") == {"port": 9090}
 
 
@@ -113,7 +64,7 @@ def test_a_preview_changes_nothing(installed, trace):
     preview = installed.executions.updates.update("dep", "v2", preview=True)
     assert preview["state"] == "preview" and preview["execution_id"] is None
     assert {"fresh", "old"} <= {s["entity_id"][1] for s in preview["steps"] if s["entity_type"] == "node"}
-    assert _ran(trace) == []
+    assert ran(trace) == []
     assert installed.blueprints.deployments.get("dep")["blueprint_id"] == "dep-bp"
     assert installed.executions.updates.list("dep") == []
 
@@ -125,3 +76,25 @@ def test_an_update_is_refused_while_the_deployment_runs_an_execution(installed, 
     with pytest.raises(Conflict, match=f"running execution {row['id']}"):
         executions.updates.update("dep", "v2")
     assert executions.updates.list("dep") == []
+
+
+def test_stoker_deployment_update_previews_runs_and_lists(installed, trace, tmp_path):
+    env = {"STOKER_HOME": os.environ["STOKER_HOME"], "STOKER_DB_URL": f"sqlite:///{tmp_path / 'stoker.db'}"}
+
+    def stoker(*args: str):
+        return CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
+
+    preview = stoker("deployment", "update", "dep", "-b", "v2", "--preview", "-f", "json")
+    assert preview.exit_code == 0, preview.output
+    assert json.loads(preview.stdout)["state"] == "preview" and ran(trace) == []
+    done = stoker("deployments", "update", "dep", "-b", "v2", "-i", "port=81", "-f", "json")
+    assert done.exit_code == 0, done.output
+    update = json.loads(done.stdout)
+    assert (update["state"], update["new_inputs"]["port"]) == ("successful", 81)
+    assert "'update' workflow execution succeeded" in done.stderr
+    assert ran(trace) == ["fresh create", "old delete", "web create", "web delete"]
+    listed = json.loads(stoker("deployment", "history", "-d", "dep", "-f", "json").stdout)
+    assert [u["id"] for u in listed] == [update["id"]]
+    assert json.loads(stoker("deployment", "get-update", update["id"], "-f", "json").stdout)["steps"] == update["steps"]
+    refused = stoker("deployment", "update", "dep")
+    assert refused.exit_code == 1 and "give a blueprint (-b) or new inputs (-i)" in refused.output

@@ -9,6 +9,7 @@ import subprocess
 import time
 
 import pytest
+from update_blueprints import NEW, OLD, folder, ran
 
 from ..helpers import BIN, child_env
 from .conftest import PASSWORD, cloudify_server
@@ -17,56 +18,6 @@ from .test_plugin_tenants import _client
 pytest.importorskip("cloudify_rest_client")
 pytestmark = pytest.mark.slow  # a server, `cfy` processes
 
-#: every operation records "<node> <operation>" in the file the deployment's input ``trace`` names
-OPS = """
-    interfaces:
-      cloudify.interfaces.lifecycle:
-        create: *op
-        delete: *op
-"""
-KEPT = f"""tosca_definitions_version: cloudify_dsl_1_4
-imports: [cloudify/types/types.yaml]
-dsl_definitions:
-  op: &op {{implementation: scripts/op.sh, inputs: {{TRACE: {{get_input: trace}}, GATE: {{get_input: gate}}}}}}
-inputs:
-  trace: {{type: string}}
-  gate: {{type: string, default: ''}}
-  port: {{default: 80}}
-node_templates:
-  host:
-    type: cloudify.nodes.Compute
-    properties: {{ip: 127.0.0.1}}
-{OPS}
-  web:
-    type: cloudify.nodes.WebServer
-    properties: {{port: {{get_input: port}}}}
-    relationships: [{{type: cloudify.relationships.contained_in, target: host}}]
-{OPS}"""
-OLD = KEPT + f"""
-  old:
-    type: cloudify.nodes.Root
-{OPS}
-outputs:
-  port: {{value: {{get_property: [web, port]}}}}
-"""
-NEW = KEPT + f"""
-  fresh:
-    type: cloudify.nodes.Root
-    relationships: [{{type: cloudify.relationships.depends_on, target: web}}]
-{OPS}
-outputs:
-  port: {{value: {{get_property: [web, port]}}}}
-  fresh: {{value: {{get_attribute: [fresh, made]}}}}
-capabilities:
-  where: {{value: {{get_property: [host, ip]}}}}
-"""
-#: waits while the file GATE names does not exist (a held execution)
-SCRIPT = """#!/bin/bash
-while [ -n "$GATE" ] && [ ! -e "$GATE" ]; do sleep 0.1; done
-echo "$(ctx node id) $(ctx operation name | sed 's/.*\\.//')" >> "$TRACE"
-ctx instance runtime-properties made yes
-"""
-
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
@@ -74,21 +25,6 @@ def server(tmp_path_factory):
     started = cloudify_server(tmp, [("admin", "default_tenant", "manager")], extra=("--allow-local-resources",))
     yield started
     started.stop()
-
-
-def _folder(tmp_path, name: str, text: str) -> str:
-    folder = tmp_path / name
-    (folder / "scripts").mkdir(parents=True)
-    (folder / "scripts" / "op.sh").write_text(SCRIPT)
-    (folder / "blueprint.yaml").write_text(text)
-    return str(folder / "blueprint.yaml")
-
-
-def _ran(trace) -> list[str]:
-    """What ran since the last look (the trace emptied)."""
-    lines = sorted(line.strip() for line in trace.read_text().splitlines()) if trace.exists() else []
-    trace.write_text("")
-    return lines
 
 
 def _ended(client, execution_id: str) -> dict:
@@ -105,11 +41,11 @@ def installed(server, tmp_path, request):
     client = _client(server, "admin", "default_tenant")
     name = request.node.name.split("_", 1)[1][:20].replace("_", "-")
     trace = tmp_path / "trace.txt"
-    client.blueprints.upload(_folder(tmp_path, "old", OLD), f"old-{name}")
-    client.blueprints.upload(_folder(tmp_path, "new", NEW), f"new-{name}")
+    client.blueprints.upload(folder(tmp_path, "old", OLD), f"old-{name}")
+    client.blueprints.upload(folder(tmp_path, "new", NEW), f"new-{name}")
     client.deployments.create(f"old-{name}", f"d-{name}", inputs={"trace": str(trace)})
     assert _ended(client, client.executions.start(f"d-{name}", "install").id).status == "terminated"
-    _ran(trace)
+    ran(trace)
     return client, name, trace
 
 
@@ -131,7 +67,7 @@ def test_cfy_moves_a_deployment_onto_a_blueprint_with_a_node_added_and_one_remov
     cfy = _cfy(server, tmp_path)
     out = cfy("deployments", "update", f"d-{name}", "-b", f"new-{name}")
     assert f"Successfully updated deployment d-{name}" in out
-    assert _ran(trace) == ["fresh create", "old delete"]  # nothing else ran again
+    assert ran(trace) == ["fresh create", "old delete"]  # nothing else ran again
     outputs = json.loads(cfy("deployments", "outputs", f"d-{name}", "--json"))
     assert (outputs["port"]["value"], outputs["fresh"]["value"]) == (80, "yes")
     assert json.loads(cfy("deployments", "capabilities", f"d-{name}", "--json"))["where"]["value"] == "127.0.0.1"
@@ -151,7 +87,7 @@ def test_a_changed_input_reinstalls_the_node_reading_it_and_skip_reinstall_does_
     client, name, trace = installed
     update = client.deployment_updates.update_with_existing_blueprint(f"d-{name}", inputs={"port": 8080})
     assert _ended(client, update.execution_id).status == "terminated"
-    assert _ran(trace) == ["web create", "web delete"]
+    assert ran(trace) == ["web create", "web delete"]
     got = client.deployment_updates.get(update.id)
     assert got.state == "successful" and got.new_inputs["port"] == 8080 and got.old_inputs["port"] == 80
     assert {"action": "modify", "entity_type": "property", "entity_id": ["nodes", "web", "properties", "port"],
@@ -160,7 +96,7 @@ def test_a_changed_input_reinstalls_the_node_reading_it_and_skip_reinstall_does_
     skipped = client.deployment_updates.update_with_existing_blueprint(f"d-{name}", inputs={"port": 9090},
                                                                        skip_reinstall=True)
     assert _ended(client, skipped.execution_id).status == "terminated"
-    assert _ran(trace) == []
+    assert ran(trace) == []
     assert client.deployments.outputs.get(f"d-{name}").outputs == {"port": 9090}
 
 
@@ -172,7 +108,7 @@ def test_a_preview_shows_the_steps_and_changes_nothing(installed):
     assert ("add", ["outputs", "fresh"]) in [(s["action"], s["entity_id"]) for s in preview.steps]
     assert client.deployments.get(f"d-{name}").blueprint_id == f"old-{name}"
     assert list(client.deployment_updates.list(deployment_id=f"d-{name}")) == []
-    assert _ran(trace) == []
+    assert ran(trace) == []
 
 
 def test_an_update_is_refused_while_the_deployment_runs_an_execution(installed, tmp_path):
@@ -180,7 +116,7 @@ def test_an_update_is_refused_while_the_deployment_runs_an_execution(installed, 
 
     client, name, trace = installed
     gate = tmp_path / "gate"
-    client.blueprints.upload(_folder(tmp_path, "held", OLD), f"held-{name}")
+    client.blueprints.upload(folder(tmp_path, "held", OLD), f"held-{name}")
     client.deployments.create(f"held-{name}", f"h-{name}", inputs={"trace": str(trace), "gate": str(gate)})
     held = client.executions.start(f"h-{name}", "install")
     try:
