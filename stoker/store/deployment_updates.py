@@ -2,7 +2,7 @@
 
 The row keeps what the update was asked and computed (blueprints, inputs, steps, the new plan); what it did
 is its ``update`` execution's: the row's state is read from that execution (``updating`` while it runs,
-``successful`` once it ended well, ``failed`` otherwise).  The changes themselves are written by the
+``successful`` once it ended well, ``failed`` otherwise), or, a plugins update's, stored.  The changes themselves are written by the
 execution (``ModificationRecords``) before it runs and once it ended.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Column, String, Table, select
+from sqlalchemy import JSON, Boolean, Column, Connection, String, Table, select
 
 from stoker.store.models import UTCDateTime, metadata, utcnow
 
@@ -31,9 +31,16 @@ DEPLOYMENT_UPDATES = Table(
     Column("parameters", JSON, nullable=False),
     Column("runtime_only_evaluation", Boolean, nullable=False, default=False),
     Column("execution_id", String(36), nullable=False),
+    #: the state when no execution of the deployment has ``execution_id`` (a plugins update's, which runs
+    #: no operation: its rows are written at once)
+    Column("state", String(32), nullable=False),
     Column("created_by", String(255), nullable=False),
     Column("created_at", UTCDateTime, nullable=False, default=utcnow),
 )
+
+
+def add(conn: Connection, row: dict) -> None:
+    conn.execute(DEPLOYMENT_UPDATES.insert().values(**row))
 
 
 class DeploymentUpdateRecords:
@@ -44,7 +51,7 @@ class DeploymentUpdateRecords:
 
     def add(self, row: dict) -> None:
         with self._write() as conn:
-            conn.execute(DEPLOYMENT_UPDATES.insert().values(**row))
+            add(conn, row)
 
     def list(self, project_ids: list[str], **equal: Any) -> list[dict]:
         c = DEPLOYMENT_UPDATES.c

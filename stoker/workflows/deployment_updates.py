@@ -63,13 +63,8 @@ class DeploymentUpdates:
         blueprint = self.records.get_blueprint(self.project_id, blueprint_id or deployment_row["blueprint_id"])
         params = {**FLAGS, **{k: v for k, v in options.items() if k in FLAGS or k in ("workflow_id", "force",
                                                                                       "reinstall_list")}}
-        runtime_only = options.get("runtime_only_evaluation")
-        if runtime_only is None:
-            runtime_only = deployment_row["runtime_only_evaluation"]
-        row, decided = plan_update(self.records, self.project_id, deployment_row, blueprint, inputs or {},
-                                   bool(runtime_only))
-        row.update(id=f"{deployment_id}-{uuid.uuid4()}", project_id=self.project_id, created_by=created_by,
-                   created_at=utcnow(), parameters=params, runtime_only_evaluation=bool(runtime_only))
+        row, decided = self.planned(deployment_row, blueprint, inputs or {}, params, created_by,
+                                    options.get("runtime_only_evaluation"))
         if preview:
             return self.view({**row, "execution_id": None}, "preview"), None
         parameters = {**params, "update_id": row["id"], "blueprint_id": blueprint["id"], "inputs": inputs or {},
@@ -81,6 +76,19 @@ class DeploymentUpdates:
             self.rows.add({**row, "execution_id": started.id})
             return self.get(row["id"]), started
         return self.view({**row, "execution_id": None}, "failed"), started
+
+    def planned(self, deployment_row: dict, blueprint: dict, inputs: dict, params: dict, created_by: str,
+                runtime_only: bool | None = None) -> tuple[dict, dict]:
+        """(the update's row, what its execution does) of moving the deployment onto ``blueprint`` (a row, or
+        one whose plan is about to be: a plugins update's) with ``inputs``; nothing stored."""
+        if runtime_only is None:
+            runtime_only = deployment_row["runtime_only_evaluation"]
+        row, decided = plan_update(self.records, self.project_id, deployment_row, blueprint, inputs,
+                                   bool(runtime_only))
+        row.update(id=f"{deployment_row['id']}-{uuid.uuid4()}", project_id=self.project_id, created_by=created_by,
+                   created_at=utcnow(), parameters=params, runtime_only_evaluation=bool(runtime_only),
+                   state="updating")
+        return row, decided
 
     def get(self, update_id: str) -> dict:
         found = self.rows.list([self.project_id], id=update_id)
@@ -111,8 +119,8 @@ class DeploymentUpdates:
     def _state(self, row: dict) -> str:
         try:
             status = self.executions.get(row["execution_id"])["status"]
-        except NotFound:  # the deployment (and its executions) deleted since
-            return "successful"
+        except NotFound:  # a plugins update's (no execution of its own), or the deployment deleted since
+            return row["state"]
         return STATES.get(status, "updating")
 
 

@@ -258,11 +258,11 @@ class Executions:
         if not decided:
             return
         if when == "before" and decided["added"]:
-            ModificationRecords(self.records).apply(deployment_row["pk"], decided["added"], [],
-                                                    decided["relinked_before"], decided["counts"])
+            ModificationRecords(self.records).apply(deployment_row["pk"], added=decided["added"], removed=[],
+                                                    relinked=decided["relinked_before"], counts=decided["counts"])
         elif when == "after" and decided["removed"]:
-            ModificationRecords(self.records).apply(deployment_row["pk"], [], decided["removed"],
-                                                    decided["relinked_after"], decided["counts"])
+            ModificationRecords(self.records).apply(deployment_row["pk"], added=[], removed=decided["removed"],
+                                                    relinked=decided["relinked_after"], counts=decided["counts"])
 
     def _run(self, row: dict, deployment_row: dict, model: Deployment, graph, done: frozenset, memo: dict,
              resumed: bool = False) -> dict:

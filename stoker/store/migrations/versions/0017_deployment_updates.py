@@ -30,6 +30,7 @@ def upgrade() -> None:
         sa.Column("parameters", sa.JSON, nullable=False),
         sa.Column("runtime_only_evaluation", sa.Boolean, nullable=False),
         sa.Column("execution_id", sa.String(36), nullable=False),
+        sa.Column("state", sa.String(32), nullable=False),
         sa.Column("created_by", sa.String(255), nullable=False),
         sa.Column("created_at", sa.DateTime(), nullable=False),
     )
