@@ -19,6 +19,7 @@ from stoker.blueprint.deployments import hides_inputs, seal_if, stored_nodes, st
 from stoker.blueprint.namespaces import SEPARATOR, prefix_operation
 from stoker.blueprint.plan_diff import by_name, match_relationships, modified_entity_ids, nodes_to_reinstall, plan_steps
 from stoker.blueprint.relayout import relayout
+from stoker.blueprint.secrets import MASK
 from stoker.blueprint.state import tenant_of
 from stoker.errors import NotFound
 from stoker.started import Started, in_thread
@@ -27,7 +28,8 @@ from stoker.store.models import utcnow
 from stoker.workflows.updating import WORKFLOW
 
 #: the flags cfy sends, with Cloudify's defaults; those the workflow reads: skip_install, skip_uninstall,
-#: skip_reinstall, reinstall_list (the others are accepted and kept as the execution's parameters)
+#: skip_reinstall, install_first (and reinstall_list, force: beside a running execution); the others are
+#: accepted and kept as the execution's parameters
 FLAGS = {"skip_install": False, "skip_uninstall": False, "skip_reinstall": False, "skip_drift_check": False,
          "skip_heal": False, "force_reinstall": False, "ignore_failure": False, "install_first": False,
          "update_plugins": True, "auto_correct_types": False, "reevaluate_active_statuses": False}
@@ -70,8 +72,8 @@ class DeploymentUpdates:
         parameters = {**params, "update_id": row["id"], "blueprint_id": blueprint["id"], "inputs": inputs or {},
                       "preview": False}
         started = self.executions.begun(
-            lambda service: service.start(WORKFLOW, deployment_id, parameters, allow_custom_parameters=True,
-                                          memo={WORKFLOW: decided}), submit, timeout)
+            lambda service: service.start(WORKFLOW, deployment_id, parameters, force=bool(params.get("force")),
+                                          allow_custom_parameters=True, memo={WORKFLOW: decided}), submit, timeout)
         if started.id is not None:
             self.rows.add({**row, "execution_id": started.id})
             return self.get(row["id"]), started
@@ -104,11 +106,13 @@ class DeploymentUpdates:
         """The update as cloudify-rest-client reads it (hidden inputs masked by their sealing)."""
         if state is None:
             state = self._state(row)
+        plan = secretbox.unseal(row["deployment_plan"])
+        hidden = {name for name, d in (plan.get("input_definitions") or {}).items() if d.get("hidden")}
         return {"id": row["id"], "deployment_id": row["deployment_id"], "state": state,
                 "old_blueprint_id": row["old_blueprint_id"], "new_blueprint_id": row["new_blueprint_id"],
-                "old_inputs": secretbox.unseal(row["old_inputs"]), "new_inputs": secretbox.unseal(row["new_inputs"]),
+                "old_inputs": _masked(row["old_inputs"], hidden), "new_inputs": _masked(row["new_inputs"], hidden),
                 "steps": row["steps"], "modified_entity_ids": row["modified_entity_ids"],
-                "deployment_plan": secretbox.unseal(row["deployment_plan"]), "execution_id": row["execution_id"],
+                "deployment_plan": plan, "execution_id": row["execution_id"],
                 "runtime_only_evaluation": row["runtime_only_evaluation"], "created_by": row["created_by"],
                 "created_at": row["created_at"].replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z",
                 "tenant_name": tenant_of(row["project_id"]), "visibility": "tenant", "preview": state == "preview",
@@ -122,6 +126,11 @@ class DeploymentUpdates:
         except NotFound:  # a plugins update's (no execution of its own), or the deployment deleted since
             return row["state"]
         return STATES.get(status, "updating")
+
+
+def _masked(values: Any, hidden: set[str]) -> dict:
+    """Input values as shown: a hidden input's masked, as ``Deployments.inputs`` shows it."""
+    return {k: (MASK if k in hidden else v) for k, v in (secretbox.unseal(values) or {}).items()}
 
 
 def plan_update(records: Any, project_id: str, deployment_row: dict, blueprint: dict, inputs: dict,

@@ -7,7 +7,7 @@ with the old relationships a kept instance loses and the removed nodes still the
 uninstalled; once it ended well ``memo["update"]["after"]`` drops them.  In order: removed relationships
 unlinked and removed instances uninstalled (unless ``skip_uninstall``), changed instances reinstalled
 (unless ``skip_reinstall``; ``reinstall_list`` always), added instances installed and added relationships
-established (unless ``skip_install``).
+established (unless ``skip_install``); ``install_first`` turns the order round.
 """
 
 from __future__ import annotations
@@ -29,19 +29,18 @@ def update(deployment: Deployment, params: dict, memo: dict) -> Graph:
         raise WorkflowError("the update workflow runs as a deployment update (stoker deployment update, "
                             "cfy deployments update), not on its own")
     laid_out(deployment, decided["before"])
-    stages = []
+    down = up = Graph()
     if not params.get("skip_uninstall"):
-        down = uninstall_graph(deployment, decided["removed"], phase="update-uninstall")
-        link_steps(deployment, down, decided["unlinked"], "unlink", "update-unlink")
-        stages.append(down.graph)
+        chains = uninstall_graph(deployment, decided["removed"], phase="update-uninstall")
+        link_steps(deployment, chains, decided["unlinked"], "unlink", "update-unlink")
+        down = chains.graph
     reinstalled = _reinstalled(deployment, decided, params)
-    if reinstalled:
-        stages.append(reinstall_graph(deployment, reinstalled, "update-reinstall"))
+    again = reinstall_graph(deployment, reinstalled, "update-reinstall") if reinstalled else Graph()
     if not params.get("skip_install"):
-        up = install_graph(deployment, [row["id"] for row in decided["before"]["added"]], phase="update-install")
-        link_steps(deployment, up, decided["established"], "establish", "update-establish")
-        stages.append(up.graph)
-    return in_order(stages)
+        chains = install_graph(deployment, [row["id"] for row in decided["before"]["added"]], phase="update-install")
+        link_steps(deployment, chains, decided["established"], "establish", "update-establish")
+        up = chains.graph
+    return in_order([up, again, down] if params.get("install_first") else [down, again, up])
 
 
 def laid_out(deployment: Deployment, before: dict) -> None:

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from update_blueprints import NEW, OLD, folder, ran
 
+from stoker import secretbox
+from stoker.blueprint.secrets import MASK
 from stoker.cli import main
 from stoker.errors import Conflict
 
@@ -98,3 +101,57 @@ def test_stoker_deployment_update_previews_runs_and_lists(installed, trace, tmp_
     assert json.loads(stoker("deployment", "get-update", update["id"], "-f", "json").stdout)["steps"] == update["steps"]
     refused = stoker("deployment", "update", "dep")
     assert refused.exit_code == 1 and "give a blueprint (-b) or new inputs (-i)" in refused.output
+
+
+def _linked(target: str) -> str:
+    """A blueprint whose node ``client`` depends on node ``target``, recording its establish and unlink."""
+    return f"""
+tosca_definitions_version: cloudify_dsl_1_4
+imports: [cloudify/types/types.yaml]
+dsl_definitions:
+  op: &op {{implementation: scripts/op.sh, inputs: {{TRACE: {{get_input: trace}}}}}}
+  link: &link {{implementation: scripts/link.sh, inputs: {{TRACE: {{get_input: trace}}}}}}
+inputs:
+  trace: {{type: string}}
+  secret: {{type: string, hidden: true, default: hush}}
+node_templates:
+  {target}:
+    type: cloudify.nodes.Root
+    interfaces: {{cloudify.interfaces.lifecycle: {{create: *op, delete: *op}}}}
+  client:
+    type: cloudify.nodes.Root
+    relationships:
+      - type: cloudify.relationships.depends_on
+        target: {target}
+        source_interfaces:
+          cloudify.interfaces.relationship_lifecycle: {{establish: *link, unlink: *link}}
+"""
+
+
+def _order(trace) -> list[str]:
+    lines = [line.strip() for line in trace.read_text().splitlines()]
+    trace.write_text("")
+    return lines
+
+
+@pytest.mark.parametrize("install_first", [False, True])
+def test_a_kept_node_unlinks_from_the_removed_target_and_establishes_with_the_added_one(engine, tmp_path,
+                                                                                      install_first):
+    trace = tmp_path / "trace.txt"
+    for version, target in (("v1", "old"), ("v2", "fresh")):
+        path = Path(folder(tmp_path, version, _linked(target)))
+        (path.parent / "scripts" / "link.sh").write_text(
+            'echo "$(ctx source node id) $(ctx operation name | sed \'s/.*\\.//\')" >> "$TRACE"\n')
+        engine.blueprints.upload(path, version)
+    engine.blueprints.deployments.create("dep", "v1", {"trace": str(trace), "secret": "sesame"})
+    assert engine.executions.start("install", "dep")["status"] == "terminated"
+    assert _order(trace) == ["old create", "client establish"]
+    done = engine.executions.updates.update("dep", "v2", install_first=install_first)
+    assert done["state"] == "successful"
+    down, up = ["client unlink", "old delete"], ["fresh create", "client establish"]
+    assert _order(trace) == (up + down if install_first else down + up)
+    [client] = [i for i in engine.blueprints.deployments.node_instances("dep") if i["node_id"] == "client"]
+    assert [r["target_name"] for r in client["relationships"]] == ["fresh"]
+    assert done["old_inputs"]["secret"] == done["new_inputs"]["secret"] == MASK  # a hidden input's value
+    [stored] = engine.executions.updates.rows.list([engine.project_id], id=done["id"])
+    assert secretbox.MARK in stored["new_inputs"] and "sesame" not in json.dumps(stored, default=str)  # kept sealed
