@@ -22,7 +22,8 @@ pytestmark = pytest.mark.slow  # a server, `cfy` processes
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("deployment-updates")
-    started = cloudify_server(tmp, [("admin", "default_tenant", "manager")], extra=("--allow-local-resources",))
+    started = cloudify_server(tmp, [("admin", "default_tenant", "manager"), ("vic", "default_tenant", "viewer")],
+                              extra=("--allow-local-resources",))
     yield started
     started.stop()
 
@@ -100,12 +101,21 @@ def test_a_changed_input_reinstalls_the_node_reading_it_and_skip_reinstall_does_
     assert client.deployments.outputs.get(f"d-{name}").outputs == {"port": 9090}
 
 
-def test_a_preview_shows_the_steps_and_changes_nothing(installed):
+def test_a_preview_shows_the_steps_and_changes_nothing(server, installed):
     client, name, trace = installed
     preview = client.deployment_updates.update_with_existing_blueprint(f"d-{name}", f"new-{name}", preview=True)
     nodes = {(s["action"], s["entity_id"][1]) for s in preview.steps if s["entity_type"] == "node"}
     assert nodes == {("add", "fresh"), ("remove", "old")}
     assert ("add", ["outputs", "fresh"]) in [(s["action"], s["entity_id"]) for s in preview.steps]
+    older = client.deployment_updates.api.put(f"/deployment-updates/d-{name}/update/initiate",
+                                              data={"blueprint_id": f"new-{name}", "preview": True})
+    assert older["steps"] == preview.steps  # older clients initiate with PUT
+    from cloudify_rest_client.exceptions import CloudifyClientError
+
+    with pytest.raises(CloudifyClientError) as viewer:
+        _client(server, "vic", "default_tenant").deployment_updates.update_with_existing_blueprint(
+            f"d-{name}", f"new-{name}", preview=True)
+    assert viewer.value.status_code == 403
     assert client.deployments.get(f"d-{name}").blueprint_id == f"old-{name}"
     assert list(client.deployment_updates.list(deployment_id=f"d-{name}")) == []
     assert ran(trace) == []

@@ -3,7 +3,8 @@
 
 An initiate answers once the update's ``update`` execution is stored (cfy then follows the execution), or
 at once with the steps for a preview, which stores nothing.  While the deployment runs an execution it is
-refused as Cloudify's manager refuses it (400 ``existing_running_execution_error``).
+refused as Cloudify's manager refuses it (400 ``existing_running_execution_error``).  As on Cloudify, a
+``user`` of the tenant may update (``deployment_update_create``), a viewer only reads.
 """
 
 from __future__ import annotations
@@ -79,19 +80,19 @@ async def _initiate(deployment_id: str, request: Request, who: Caller) -> Respon
 
 
 @routes.post("/deployment-updates/{deployment_id}/update/initiate")
-async def initiate(deployment_id: str, request: Request, who: Caller = Depends(requiring("manager"))) -> Response:
+async def initiate(deployment_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
     return await _initiate(deployment_id, request, who)
 
 
 @routes.put("/deployment-updates/{deployment_id}/update/initiate")
 async def initiate_put(deployment_id: str, request: Request,
-                       who: Caller = Depends(requiring("manager"))) -> Response:
+                       who: Caller = Depends(requiring("user"))) -> Response:
     """Older cloudify-rest-clients initiate with PUT."""
     return await _initiate(deployment_id, request, who)
 
 
 @routes.post("/deployment-updates/{update_id}/update/finalize")
-async def finalize(update_id: str, request: Request, who: Caller = Depends(requiring("manager"))) -> Response:
+async def finalize(update_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
     """Kept for older clients: the update is already final (as on Cloudify's manager)."""
     return await run(request, who, lambda engine: engine.executions.updates.get(update_id))
 
