@@ -4,8 +4,9 @@ REST API.
 The same calls as ``Engine.executions`` (``workflows/executions.py``), ``Engine.blueprints``
 (``blueprint/blueprints.py``) and the plugin catalog (``cli/plugin_cmds.LocalPlugins``) that the
 ``stoker`` commands make, each through ``/api/v3.1`` of a ``stoker api`` server, so ``stoker --url ...
-install``, ``execution ...``, ``deployment update``, ``event list`` and ``plugin ...`` work there as here.  An execution starts in the server (which answers once it is
-stored) and is followed through its ``Started`` handle; the rows come back in the local shapes.
+install``, ``execution ...``, ``deployment update``, ``event list`` and ``plugin ...`` work there as here.
+An execution starts in the server (which answers once it is stored) and is followed through its ``Started``
+handle; the rows come back in the local shapes.
 """
 
 from __future__ import annotations

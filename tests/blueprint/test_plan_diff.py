@@ -63,7 +63,8 @@ def test_the_steps_name_what_changed_in_cloudifys_order(old, new):
     assert [s["entity_id"] for s in steps if s["entity_type"] == "description"] == (
         [] if old["description"] == new["description"] else [["description"]])
     assert [ACTIONS.index(s["action"]) for s in steps] == sorted(ACTIONS.index(s["action"]) for s in steps)
-    position = {s["entity_id"][1]: i for i, s in enumerate(steps) if s["entity_type"] == "node" and s["action"] == "add"}
+    position = {s["entity_id"][1]: i for i, s in enumerate(steps)
+                if s["entity_type"] == "node" and s["action"] == "add"}
     for name in position:  # an added node comes after the added nodes it depends on
         for rel in new_nodes[name]["relationships"]:
             if rel["target_id"] in position and name not in {r["target_id"] for r in

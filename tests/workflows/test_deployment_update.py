@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -155,3 +156,49 @@ def test_a_kept_node_unlinks_from_the_removed_target_and_establishes_with_the_ad
     assert done["old_inputs"]["secret"] == done["new_inputs"]["secret"] == MASK  # a hidden input's value
     [stored] = engine.executions.updates.rows.list([engine.project_id], id=done["id"])
     assert secretbox.MARK in stored["new_inputs"] and "sesame" not in json.dumps(stored, default=str)  # kept sealed
+
+
+def test_a_changed_instance_count_adds_or_removes_instances_of_a_kept_node(engine, tmp_path):
+    trace = tmp_path / "trace.txt"
+    counted = OLD.replace("  old:\n    type: cloudify.nodes.Root\n", "  old:\n    type: cloudify.nodes.Root\n"
+                          "    capabilities: {scalable: {properties: {default_instances: {get_input: copies}}}}\n")
+    counted = counted.replace("  port: {default: 80}\n", "  port: {default: 80}\n  copies: {default: 1}\n")
+    engine.blueprints.upload(folder(tmp_path, "v1", counted), "v1")
+    engine.blueprints.deployments.create("dep", "v1", {"trace": str(trace)})
+    assert engine.executions.start("install", "dep")["status"] == "terminated"
+    ran(trace)
+    first = {i["id"] for i in engine.blueprints.deployments.node_instances("dep", "old")}
+    assert engine.executions.updates.update("dep", inputs={"copies": 3})["state"] == "successful"
+    assert ran(trace) == ["old create", "old create"]
+    grown = {i["id"] for i in engine.blueprints.deployments.node_instances("dep", "old")}
+    assert first < grown and len(grown) == 3
+    assert engine.executions.updates.update("dep", inputs={"copies": 1})["state"] == "successful"
+    assert ran(trace) == ["old delete", "old delete"]
+    assert {i["id"] for i in engine.blueprints.deployments.node_instances("dep", "old")} == first
+    [node] = [n for n in engine.blueprints.deployments.nodes("dep") if n["id"] == "old"]
+    assert node["number_of_instances"] == 1
+
+
+def test_a_cancelled_update_resumes_to_its_end(installed, trace, tmp_path):
+    gate = tmp_path / "gate"  # every operation now waits for it
+    updates = installed.executions.updates
+    found, started = updates.begin("dep", "v2", {"gate": str(gate)}, skip_reinstall=True)
+    deadline = time.monotonic() + 30
+    while updates.get(found["id"])["state"] != "updating" or not _operating(installed, started.id):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    installed.executions.cancel(started.id, force=True)
+    started.wait()
+    assert updates.get(found["id"])["state"] == "failed"
+    assert {n["id"] for n in installed.blueprints.deployments.nodes("dep")} == {"host", "web", "old", "fresh"}
+    gate.write_text("")
+    assert installed.executions.resume(started.id)["status"] == "terminated"
+    assert updates.get(found["id"])["state"] == "successful"
+    assert ran(trace) == ["fresh create", "old delete"]
+    assert {n["id"] for n in installed.blueprints.deployments.nodes("dep")} == {"host", "web", "fresh"}
+    assert installed.blueprints.deployments.outputs("dep") == {"port": 80, "fresh": "yes"}
+
+
+def _operating(engine, execution_id: str) -> bool:
+    """Has the execution started an operation (its script is waiting for the gate)?"""
+    return any(e["event_type"] == "task_started" for e in engine.executions.events(execution_id))

@@ -8,5 +8,5 @@ def routers() -> list:
                                             plugins, plugins_updates, secrets, standard_types)
 
     return [manager.unversioned, manager.routes, blueprints.routes, deployments.routes, deployment_updates.routes,
-            executions.routes, nodes.routes, plugins.routes, plugins_updates.routes, secrets.routes, standard_types.routes,
-            manager.unknown]
+            executions.routes, nodes.routes, plugins.routes, plugins_updates.routes, secrets.routes,
+            standard_types.routes, manager.unknown]
