@@ -65,7 +65,7 @@ def create_app(db_url: str | None = None, auth_mode: str = "noauth", plugin_dirs
     if engine is None:
         engine = Engine(db_url=db_url or os.environ.get("STOKER_DB_URL"), plugin_dirs=list(plugin_dirs),
                         dispatch=dispatcher(broker))
-    for problem in engine.plugin_problems:
+    for problem in engine.registry.problems:
         LOG.warning("plug-in %s", problem)
     engine.type_policy = TypePolicy.from_config(allow_local=allow_local_resources)
     engine.max_resources = api_max_resources()

@@ -35,10 +35,9 @@ class _Settings:
                 from stoker.dispatch import dispatcher
                 from stoker.engine.engine import Engine
 
-            self._engine = Engine(db_url=self.db_url, plugin_dirs=self.plugin_dirs,
-                                  dispatch=dispatcher(self.broker))
-            for problem in self._engine.plugin_problems:  # each broken plug-in, once per command
-                click.echo(f"WARNING: plug-in {problem}", err=True)
+            # each broken plug-in, once per command that looks a resource type up
+            self._engine = Engine(db_url=self.db_url, plugin_dirs=self.plugin_dirs, dispatch=dispatcher(self.broker),
+                                  warn=lambda problem: click.echo(f"WARNING: plug-in {problem}", err=True))
         return self._engine
 
     def close(self) -> None:

@@ -12,10 +12,11 @@ updates (``updates``), running here (``running``), one resource's marks
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from stoker.dispatch.inprocess import InProcess
 from stoker.engine.bound_later import BoundLater
@@ -23,7 +24,6 @@ from stoker.engine.progress import Progress
 from stoker.errors import ValidationFailed
 from stoker.limits import limit
 from stoker.names import stack_name_error
-from stoker.resources import registry
 from stoker.started import Started, in_thread
 from stoker.store.locks import new_engine_id
 from stoker.template.loader import paused_gc
@@ -42,15 +42,17 @@ class Engine:
     """Runs stacks on one database (SQLite by default, PostgreSQL by URL)."""
 
     def __init__(self, db_url: str | None = None, plugin_dirs: Iterable[str] = (),
-                 project_id: str = "default", store: Any = None, dispatch: Dispatcher | None = None):
+                 project_id: str = "default", store: Any = None, dispatch: Dispatcher | None = None,
+                 warn: Callable[[str], None] | None = None):
         self._store = store
         #: where actions run: here (``InProcess``) or on workers (``stoker.dispatch``)
         self.dispatch: Dispatcher = dispatch or InProcess()
         self._db_url = db_url
         self.project_id = project_id
         self.engine_id = new_engine_id()
-        self.registry = registry.default_registry(list(plugin_dirs))
-        self.plugin_problems = list(self.registry.problems)
+        self._plugin_dirs = list(plugin_dirs)
+        #: told each broken plug-in once, when the types are first looked up
+        self._warn = warn
         #: Heat's max_nested_stack_depth, and a cap on resources in one tree of stacks
         self.max_nested_depth = int(os.environ.get("STOKER_MAX_NESTED_DEPTH", 5))
         self.max_resources = limit("max_resources")
@@ -88,6 +90,16 @@ class Engine:
                         self._store = open_store(self._db_url)
         return self._store
 
+    @functools.cached_property
+    def registry(self):
+        """The resource types and plug-ins, loaded on first use (a blueprint command never looks one up)."""
+        from stoker.resources import registry
+
+        types = registry.default_registry(self._plugin_dirs)
+        for problem in types.problems if self._warn else ():
+            self._warn(problem)
+        return types
+
     @property
     def store_open(self) -> bool:
         """Has the database been opened (checks that only may read it do not open it)?"""
@@ -117,6 +129,7 @@ class Engine:
 
     def for_project(self, project_id: str) -> "Engine":
         """The same engine (store, plug-ins) acting for another project."""
+        self.registry  # loaded now, for the same reason
         other = copy.copy(self)
         # opened now if not yet, so that every copy shares one database pool (a copy opening its
         # own would keep that pool's connections open after the copy is gone)
@@ -202,31 +215,10 @@ class Engine:
         return starting.begin(self, lambda engine: getattr(engine, f"{verb}_stack")(name, *args, **kwargs),
                               in_thread)
 
-    def export_stack(self, name_or_id: str) -> dict:
-        """Heat's export: everything needed to adopt the stack elsewhere."""
-        from stoker.engine.exported import export
-
-        return export(self, self.get_record(name_or_id))
-
-    def abandon_stack(self, name_or_id: str) -> dict:
-        """Heat's abandon: the export data; the stack is forgotten, nothing it made is deleted."""
-        from stoker.engine.exported import abandon
-
-        return abandon(self, self.get_record(name_or_id))
-
-    def adopt_stack(self, name: str, data: Any, environment: Environment | None = None,
-                    parameters: dict | None = None, timeout_mins: int | None = None) -> dict:
-        """Heat's adopt: a stack made from abandon ``data`` (a map or its JSON text), taking over
-        what it lists instead of making it again."""
-        from stoker.engine.exported import adopt_data, adopted_resource_data, adoption_template
-        from stoker.template.environment import Environment
-        from stoker.template.template import Template
-
-        data = adopt_data(data)
-        template = Template(adoption_template(data), data.get("files") or {})
-        environment = environment or Environment.from_dict(data.get("environment") or {})
-        return self.create_stack(name, template, environment, parameters, timeout_mins=timeout_mins,
-                                 tags=data.get("tags") or (), adopted_data=adopted_resource_data(data))
+    # -- Heat's abandon, export and adopt (``exported.py``) ----------------------------------
+    export_stack = BoundLater("exported")
+    abandon_stack = BoundLater("exported")
+    adopt_stack = BoundLater("exported")
 
     def preview_stack(self, name: str, template: Template | dict | str | Path,
                       environment: Environment | None = None, parameters: dict | None = None) -> list:

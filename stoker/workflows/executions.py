@@ -332,6 +332,8 @@ class Executions:
 
 
 #: what an execution reads of each node instance (``model_of``), in ``_instance``'s order
+#: how Cloudify shows a status (``status_display``), where it differs from the status
+STATUS_DISPLAY = {"terminated": "completed"}
 INSTANCE_COLUMNS = ("id", "node_id", "index", "state", "runtime_properties", "relationships", "host_id",
                     "scaling_groups")
 
@@ -366,7 +368,7 @@ def ended_event(runner: Runner, row: dict, status: str, error: str) -> dict:
 def view(row: dict) -> dict:
     """An execution as ``cfy executions get --json`` shows it."""
     return {"id": row["id"], "workflow_id": row["workflow_id"], "deployment_id": row["deployment_id"],
-            "status": row["status"], "status_display": row["status"], "parameters": row["parameters"],
+            "status": row["status"], "status_display": STATUS_DISPLAY.get(row["status"], row["status"]), "parameters": row["parameters"],
             "error": row["error"] or "", "created_at": iso_time(row["created_at"]),
             "started_at": iso_time(row["started_at"]), "ended_at": iso_time(row["ended_at"]),
             "tenant_name": tenant_of(row["project_id"])}

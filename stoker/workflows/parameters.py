@@ -9,6 +9,16 @@ from stoker.workflows.workflow_error import WorkflowError
 #: execution settings every workflow takes (``cfy local``'s --task-retries / --task-retry-interval)
 EXECUTION_SETTINGS = {"task_retries": {"type": "integer", "default": 0},
                       "task_retry_interval": {"type": "float", "default": 1}}
+
+
+def _boolean(text: str) -> bool:
+    if text.strip().lower() not in ("true", "false"):
+        raise ValueError(text)
+    return text.strip().lower() == "true"
+
+
+#: what a text given for a number or a boolean stands for, as Cloudify's manager reads it
+_FROM_TEXT = {"integer": int, "float": float, "boolean": _boolean}
 _TYPES = {"string": (str,), "integer": (int,), "float": (int, float), "boolean": (bool,), "list": (list,),
           "dict": (dict,)}
 
@@ -40,6 +50,11 @@ def _checked(workflow_id: str, name: str, value: Any, type_name: Any) -> Any:
     allowed = _TYPES.get(type_name)
     if allowed is None or value is None:
         return value
+    if isinstance(value, str) and type_name in _FROM_TEXT:  # ``cfy executions start -p delta=2`` sends text
+        try:
+            return _FROM_TEXT[type_name](value)
+        except ValueError:
+            pass
     if isinstance(value, bool) and type_name in ("integer", "float"):
         allowed = ()
     if not isinstance(value, allowed):

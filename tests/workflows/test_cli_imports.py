@@ -13,7 +13,9 @@ import sys
 UNUSED = ("fastapi", "starlette", "uvicorn", "celery", "kombu", "alembic", "yaml", "rich", "packaging.specifiers",
           "stoker.api", "stoker.cli.stack_cmds", "stoker.cli.template_cmds", "stoker.cli.api_cmds",
           "stoker.cli.plugin_cmds", "stoker.engine.stack", "stoker.engine.actions", "stoker.engine.running",
-          "stoker.template.resolve", "stoker.template.definition")
+          "stoker.template.resolve", "stoker.template.definition",
+          # the resource types and HOT plug-ins: loaded when a type is first looked up
+          "stoker.resources.registry", "stoker.resources.builtin")
 
 #: the ``stoker`` command, writing the modules it imported to argv[1] as it exits
 COMMAND = """

@@ -22,7 +22,7 @@ MAX_PAGE = 1000
 NOT_FILTERS = {"_size", "_offset", "_sort", "_include", "_search", "_get_all_results", "_all_tenants",
                "include_logs", "type", "_range", "_filter_id", "_evaluate_functions", "_execution_id",
                "all_sub_deployments", "_include_workdir", "force", "with_logs", "recursive", "delete_db_mode",
-               "delete_logs", "_group_id", "_summary", "state"}
+               "delete_logs", "_group_id", "_summary", "state", "_target_field", "_sub_field"}
 
 
 def common(project: str) -> dict:
@@ -94,26 +94,36 @@ def secret(record: dict, project: str) -> dict:
             "updated_at": record["updated_at"], "schema": None, "provider_name": None, "provider_options": None}
 
 
+def filtered(request: Request, items: Iterable[dict]) -> list[dict]:
+    """``items`` whose fields equal what the query's filters ask (a parameter naming no field is no filter)."""
+    query = request.query_params
+    found = list(items)
+    known = set().union(*found) if found else set()
+    for key in {k for k in query.keys() if k not in NOT_FILTERS and k in known}:
+        wanted = query.getlist(key)
+        found = [i for i in found if text(i.get(key)) in wanted]
+    return found
+
+
 def page(request: Request, items: Iterable[dict], filters: bool = True) -> dict:
     """Cloudify's list envelope over ``items``, filtered, sorted, paged and trimmed as the query asks."""
     query = request.query_params
-    found = list(items)
-    if filters:
-        known = set().union(*found) if found else set()  # a parameter naming no field is no filter
-        for key in {k for k in query.keys() if k not in NOT_FILTERS and k in known}:
-            wanted = query.getlist(key)
-            found = [i for i in found if _text(i.get(key)) in wanted]
+    found = filtered(request, items) if filters else list(items)
     for spec in reversed(query.getlist("_sort")):
         key, descending = spec.lstrip("-+"), spec.startswith("-")
-        found.sort(key=lambda i: (i.get(key) is None, _text(i.get(key))), reverse=descending)
-    total = len(found)
-    size, offset = _number(query, "_size", MAX_PAGE), _number(query, "_offset", 0)
-    found = found[offset:offset + min(size, MAX_PAGE)]
+        found.sort(key=lambda i: (i.get(key) is None, text(i.get(key))), reverse=descending)
+    found, pagination = paged(request, found)
     include = [f for part in query.getlist("_include") for f in part.split(",") if f]
     if include:
         found = [{k: i.get(k) for k in include} for i in found]
-    return {"items": found, "metadata": {"pagination": {"total": total, "size": size, "offset": offset},
-                                         "filtered": None}}
+    return {"items": found, "metadata": {"pagination": pagination, "filtered": None}}
+
+
+def paged(request: Request, items: list) -> tuple[list, dict]:
+    """The page of ``items`` that ``_size`` and ``_offset`` ask for, and Cloudify's pagination of it."""
+    query = request.query_params
+    size, offset = _number(query, "_size", MAX_PAGE), _number(query, "_offset", 0)
+    return items[offset:offset + min(size, MAX_PAGE)], {"total": len(items), "size": size, "offset": offset}
 
 
 def one(request: Request, item: dict) -> dict:
@@ -122,7 +132,7 @@ def one(request: Request, item: dict) -> dict:
     return {k: item.get(k) for k in include} if include else item
 
 
-def _text(value: Any) -> str:
+def text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return "" if value is None else str(value)

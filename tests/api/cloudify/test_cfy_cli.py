@@ -5,6 +5,7 @@ instances, events, executions, uninstall, deletes."""
 from __future__ import annotations
 
 import json
+import re
 import os
 import signal
 import subprocess
@@ -80,7 +81,7 @@ def test_cfy_drives_a_blueprint_through_its_life(server, tmp_path, request):
     assert cfy_json("deployments", "capabilities", "web") == {}
     assert cfy_json("tokens", "create")["value"].startswith("stk_")
     executions = cfy_json("executions", "list", "-d", "web")
-    assert [(e["workflow_id"], e["status"]) for e in executions] == [("install", "terminated")]
+    assert [(e["workflow_id"], e["status"]) for e in executions] == [("install", "completed")]  # status_display
     events = cfy("events", "list", executions[0]["id"])
     assert "Task succeeded 'cloudify.interfaces.lifecycle.start'" in events
     assert "Finished executing workflow install" in cfy("events", "list", executions[0]["id"], "--tail")
@@ -191,3 +192,65 @@ def test_executions_cancel_kill_resume_and_list_paging(server, tmp_path):
     paged = client.deployments.list(sort="id", _offset=1, _size=1)
     assert [d.id for d in paged] == ["s2"] and paged.metadata.pagination.total == 3
     assert [e.workflow_id for e in client.executions.list(deployment_id="s1")] == ["install"]
+
+
+#: two hosts, an app in each (a scale of the host by one adds a host and its app)
+SCALED = """tosca_definitions_version: cloudify_dsl_1_4
+description: counted by the summaries
+imports: [cloudify/types/types.yaml]
+node_templates:
+  host: {type: cloudify.nodes.Root, capabilities: {scalable: {properties: {default_instances: 2}}}}
+  app: {type: cloudify.nodes.Root, relationships: [{type: cloudify.relationships.contained_in, target: host}]}
+"""
+
+
+def test_cfy_status_summaries_and_parameters_typed_as_text(server, tmp_path):
+    """``cfy status`` lists the services; ``-p delta=1`` (text) scales as Cloudify's manager reads it; the
+    summaries count what the lists hold, by one field or two, paged, and name the fields they allow."""
+    from cloudify_rest_client import CloudifyClient
+    from cloudify_rest_client.exceptions import CloudifyClientError
+
+    env = {**child_env(tmp_path), "CFY_WORKDIR": str(tmp_path / "cfy")}
+
+    def cfy(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([str(BIN / "cfy"), *args], capture_output=True, text=True, timeout=120, env=env)
+
+    assert cfy("profiles", "use", "127.0.0.1", "--rest-port", _port(server), "-u", "admin", "-p", PASSWORD,
+               "-t", "default_tenant").returncode == 0
+    status = cfy("status")
+    assert status.returncode == 0 and "not responding" not in status.stdout + status.stderr
+    assert re.search(r"Database\s+\|\s+Active", status.stdout), status.stdout
+
+    folder = tmp_path / "scaled"
+    folder.mkdir()
+    (folder / "blueprint.yaml").write_text(SCALED)
+    client = CloudifyClient(host="127.0.0.1", port=int(_port(server)), username="admin", password=PASSWORD,
+                            tenant="default_tenant")
+    client.blueprints.upload(str(folder / "blueprint.yaml"), "scaled")
+    client.deployments.create("scaled", "sc1")
+    client.deployments.create("scaled", "sc2")
+    assert _ended(client, client.executions.start("sc1", "install").id).status == "terminated"
+    scaled = cfy("executions", "start", "scale", "-d", "sc1", "-p", "scalable_entity_name=host", "-p", "delta=1")
+    assert scaled.returncode == 0, scaled.stdout + scaled.stderr
+    with pytest.raises(CloudifyClientError) as wrong:
+        client.executions.start("sc1", "scale", parameters={"scalable_entity_name": "host", "delta": "one"})
+    assert wrong.value.status_code == 400 and "delta must be of type integer" in str(wrong.value)
+
+    by_node = client.summary.node_instances.get(_target_field="node_id", deployment_id="sc1")
+    assert sorted((i["node_id"], i["node_instances"]) for i in by_node) == [("app", 3), ("host", 3)]
+    by_state = client.summary.node_instances.get(_target_field="deployment_id", _sub_field="state",
+                                                 node_id="host")
+    mine = {i["deployment_id"]: i for i in by_state if i["deployment_id"] in ("sc1", "sc2")}
+    assert mine["sc1"]["node_instances"] == 3 and mine["sc1"]["by state"] == [{"state": "started",
+                                                                               "node_instances": 3}]
+    assert mine["sc2"]["by state"] == [{"state": "uninitialized", "node_instances": 2}]
+    executions = client.summary.executions.get(_target_field="workflow_id", _sub_field="status_display",
+                                               deployment_id="sc1")
+    assert [(i["workflow_id"], i["by status_display"]) for i in executions] == [
+        ("install", [{"status_display": "completed", "executions": 1}]),
+        ("scale", [{"status_display": "completed", "executions": 1}])]
+    second = client.summary.node_instances.get(_target_field="node_id", deployment_id="sc1", _size=1, _offset=1)
+    assert [i["node_id"] for i in second] == ["host"] and second.metadata.pagination.total == 2
+    with pytest.raises(CloudifyClientError) as unknown:
+        client.summary.deployments.get(_target_field="colour")
+    assert unknown.value.status_code == 400 and "Allowed values: blueprint_id" in str(unknown.value)

@@ -89,11 +89,15 @@ async def validate(blueprint_id: str, request: Request, who: Caller = Depends(re
     return await run(request, who, work)
 
 
+def listed(request: Request, who: Caller, engine: Any) -> list[dict]:
+    """The blueprints a list (or a summary) covers."""
+    return [views.blueprint(b, project) for project, acting in engines_listed(request, who, engine, Blueprint.__table__)
+            for b in acting.blueprints.list()]
+
+
 @routes.get("/blueprints")
 async def list_(request: Request, who: Caller = Depends(caller)) -> Response:
-    return await run(request, who, lambda engine: views.page(request, [
-        views.blueprint(b, project) for project, acting in engines_listed(request, who, engine, Blueprint.__table__)
-        for b in acting.blueprints.list()]))
+    return await run(request, who, lambda engine: views.page(request, listed(request, who, engine)))
 
 
 @routes.get("/blueprints/{blueprint_id}")

@@ -74,18 +74,18 @@ async def create(deployment_id: str, request: Request, who: Caller = Depends(req
     return await run(request, who, work, 201)
 
 
+def listed(request: Request, who: Caller, engine: Any) -> list[dict]:
+    """The deployments a list (or a summary) covers: the tenants asked for, the labels asked for."""
+    wanted = _label_filter(request)
+    rows = [deployment_view(acting, d["id"], project, {**d, "labels": found.labels(d["id"])})
+            for project, acting in engines_listed(request, who, engine, Deployment.__table__)
+            for found in [acting.blueprints.deployments] for d in found.list()]
+    return [r for r in rows if all({"key": k, "value": v} in r["labels"] for k, v in wanted)]
+
+
 @routes.get("/deployments")
 async def list_(request: Request, who: Caller = Depends(caller)) -> Response:
-    wanted = _label_filter(request)
-
-    def work(engine):
-        rows = [deployment_view(acting, d["id"], project, {**d, "labels": listed.labels(d["id"])})
-                for project, acting in engines_listed(request, who, engine, Deployment.__table__)
-                for listed in [acting.blueprints.deployments] for d in listed.list()]
-        rows = [r for r in rows if all({"key": k, "value": v} in r["labels"] for k, v in wanted)]
-        return views.page(request, rows)
-
-    return await run(request, who, work)
+    return await run(request, who, lambda engine: views.page(request, listed(request, who, engine)))
 
 
 @routes.get("/deployments/{deployment_id}")

@@ -90,12 +90,16 @@ def _executions_of(acting: Any, deployment: str | None, strict: bool) -> list[di
         return []
 
 
+def listed(request: Request, who: Caller, engine: Any) -> list[dict]:
+    """The executions a list (or a summary) covers."""
+    deployment = request.query_params.get("deployment_id")
+    return [views.execution(e, project) for project, acting in engines_listed(request, who, engine, Execution.__table__)
+            for e in _executions_of(acting, deployment, not asked(request))]
+
+
 @routes.get("/executions")
 async def list_(request: Request, who: Caller = Depends(caller)) -> Response:
-    deployment = request.query_params.get("deployment_id")
-    return await run(request, who, lambda engine: views.page(request, [
-        views.execution(e, project) for project, acting in engines_listed(request, who, engine, Execution.__table__)
-        for e in _executions_of(acting, deployment, not asked(request))]))
+    return await run(request, who, lambda engine: views.page(request, listed(request, who, engine)))
 
 
 @routes.get("/executions/{execution_id}")

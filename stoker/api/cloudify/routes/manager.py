@@ -10,7 +10,7 @@ from fastapi.responses import Response
 from stoker.api.body import json_body
 from stoker.api.cloudify import views
 from stoker.api.cloudify.identity import Caller, caller, forbidden, requiring
-from stoker.api.cloudify.routing import CloudifyRoute, router
+from stoker.api.cloudify.routing import CloudifyRoute, router, run
 from stoker.api.request_context import reply
 from stoker.api.error_bodies import ApiError
 from stoker.api.routes.info import _version
@@ -35,9 +35,34 @@ def version(who: Caller = Depends(caller)) -> Response:
     return reply(_version_info())
 
 
+def _service(active: bool, **extra: str) -> dict:
+    return {"status": "Active" if active else "Inactive", "is_remote": False, "is_external": False,
+            "extra_info": extra}
+
+
 @routes.get("/status")
-def status(who: Caller = Depends(caller)) -> Response:
-    return reply({"status": "OK", "services": {}})
+async def status(request: Request, who: Caller = Depends(caller)) -> Response:
+    """What ``cfy status`` lists: this REST service, and the database it reads (asked for one row)."""
+    def work(engine):
+        database = engine.store.engine
+        try:
+            with database.connect() as conn:
+                conn.exec_driver_sql("SELECT 1")
+            reached = True
+        except Exception:  # any driver error: the database is what is down, not this request
+            reached = False
+        services = {"Manager Rest-Service": _service(True, version=_version()),
+                    "Database": _service(reached, kind=database.dialect.name)}
+        return {"status": "OK" if reached else "Fail", "services": services}
+
+    return await run(request, who, work)
+
+
+@routes.get("/maintenance")
+def maintenance(who: Caller = Depends(caller)) -> Response:
+    """Stoker has no maintenance mode: always off (``cfy status`` asks)."""
+    return reply({"status": "deactivated", "activated_at": None, "activation_requested_at": None,
+                  "remaining_executions": None, "requested_by": None})
 
 
 @routes.get("/provider/context")

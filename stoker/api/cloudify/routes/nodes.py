@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from fastapi import Depends, Request
 from fastapi.responses import Response
@@ -20,24 +20,28 @@ def _deployments(engine: Any, request: Request) -> list[str]:
     return [wanted] if wanted else [d["id"] for d in engine.blueprints.deployments.list()]
 
 
-async def _listed(request: Request, who: Caller, read: str, view) -> Response:
-    """A page of ``deployments.<read>(id)`` over the asked deployment (or every one), shown by ``view``."""
-    def work(engine):
-        deployments = engine.blueprints.deployments
-        return views.page(request, [view(item, who.project) for d in _deployments(engine, request)
-                                    for item in getattr(deployments, read)(d)])
+def _listed(request: Request, who: Caller, engine: Any, read: str, view: Callable[[dict, str], dict]) -> list[dict]:
+    """``deployments.<read>(id)`` over the asked deployment (or every one), shown by ``view``."""
+    deployments = engine.blueprints.deployments
+    return [view(item, who.project) for d in _deployments(engine, request) for item in getattr(deployments, read)(d)]
 
-    return await run(request, who, work)
+
+def listed_nodes(request: Request, who: Caller, engine: Any) -> list[dict]:
+    return _listed(request, who, engine, "nodes", views.node)
+
+
+def listed_instances(request: Request, who: Caller, engine: Any) -> list[dict]:
+    return _listed(request, who, engine, "node_instances", views.node_instance)
 
 
 @routes.get("/nodes")
 async def nodes(request: Request, who: Caller = Depends(caller)) -> Response:
-    return await _listed(request, who, "nodes", views.node)
+    return await run(request, who, lambda engine: views.page(request, listed_nodes(request, who, engine)))
 
 
 @routes.get("/node-instances")
 async def node_instances(request: Request, who: Caller = Depends(caller)) -> Response:
-    return await _listed(request, who, "node_instances", views.node_instance)
+    return await run(request, who, lambda engine: views.page(request, listed_instances(request, who, engine)))
 
 
 @routes.get("/node-instances/{instance_id}")
