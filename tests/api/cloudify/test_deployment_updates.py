@@ -66,6 +66,9 @@ def _cfy(server, tmp_path):
 def test_cfy_moves_a_deployment_onto_a_blueprint_with_a_node_added_and_one_removed(server, tmp_path, installed):
     client, name, trace = installed
     cfy = _cfy(server, tmp_path)
+    preview = cfy("deployments", "update", f"d-{name}", "-b", f"new-{name}", "--preview")
+    assert "nodes: fresh" in preview and "Installed nodes:" in preview and "Uninstalled nodes:" in preview
+    assert ran(trace) == []
     out = cfy("deployments", "update", f"d-{name}", "-b", f"new-{name}")
     assert f"Successfully updated deployment d-{name}" in out
     assert ran(trace) == ["fresh create", "old delete"]  # nothing else ran again
