@@ -37,6 +37,14 @@ class PlanChanged(Conflict):
     start: the execution is planned again on it as it is now."""
 
 
+class DeploymentBusy(Conflict):
+    """The deployment runs an execution (``running``: its row), and this one may not run beside it."""
+
+    def __init__(self, message: str, running: dict):
+        super().__init__(message)
+        self.running = running
+
+
 class ExecutionRecords(BlueprintRecords):
     """The executions half of the store, beside (and reading) the deployments."""
 
@@ -66,10 +74,10 @@ class ExecutionRecords(BlueprintRecords):
                 raise PlanChanged(f"Deployment {planned_on['id']} changed while its execution was planned")
             busy = None if concurrent else self._running(conn, deployment_pk, is_gone)
             if busy is not None and not queue:
-                raise Conflict(f"Deployment {busy['deployment_id']} is running execution {busy['id']} "
-                               f"({busy['workflow_id']}, {busy['status']}); wait for it to end or cancel it "
-                               f"(stoker execution cancel {busy['id']}), start with --queue to run it next, "
-                               "or with --force to run both at once")
+                raise DeploymentBusy(f"Deployment {busy['deployment_id']} is running execution {busy['id']} "
+                                     f"({busy['workflow_id']}, {busy['status']}); wait for it to end or cancel it "
+                                     f"(stoker execution cancel {busy['id']}), start with --queue to run it next, "
+                                     "or with --force to run both at once", busy)
             started = {"status": "started", "owner": owner, "heartbeat_at": now, "started_at": now}
             conn.execute(insert(EXECUTIONS).values(
                 id=execution_id, project_id=project_id, deployment_pk=deployment_pk, workflow_id=workflow_id,

@@ -136,7 +136,7 @@ def test_an_update_is_refused_while_the_deployment_runs_an_execution(installed, 
         with pytest.raises(CloudifyClientError) as refused:
             client.deployment_updates.update_with_existing_blueprint(f"h-{name}", f"new-{name}")
         assert (refused.value.status_code, refused.value.error_code) == (400, "existing_running_execution_error")
-        assert "currently running for this deployment" in str(refused.value)
+        assert f"currently running for this deployment: [{held.id} (install, started)]" in str(refused.value)
     finally:
         gate.write_text("")
     assert _ended(client, held.id).status == "terminated"

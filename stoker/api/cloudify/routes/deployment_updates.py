@@ -22,8 +22,8 @@ from stoker.api.cloudify.identity import Caller, caller, requiring
 from stoker.api.cloudify.routes.executions import refuse_scripts
 from stoker.api.cloudify.routing import bad, router, run
 from stoker.api.error_bodies import ApiError
-from stoker.errors import Conflict
 from stoker.store.deployment_updates import DEPLOYMENT_UPDATES
+from stoker.store.execution_records import DeploymentBusy
 from stoker.workflows.deployment_updates import FLAGS
 
 routes = router("deployment-updates")
@@ -68,10 +68,12 @@ async def _initiate(deployment_id: str, request: Request, who: Caller) -> Respon
             found, started = executions.updates.begin(
                 deployment_id, blueprint_id, inputs, _flag(body.get("preview")), created_by=who.user,
                 submit=request.app.state.stoker.runner.submitter(who.project), timeout=START_TIMEOUT, **options)
-        except Conflict as exc:
-            raise ApiError(400, f"The following executions are currently running for this deployment: {exc}. "
-                           "To execute this workflow anyway, pass \"force=true\" as a query parameter to this "
-                           "request", "existing_running_execution_error") from None
+        except DeploymentBusy as exc:
+            running = exc.running
+            raise ApiError(400, "The following executions are currently running for this deployment: "
+                           f"[{running['id']} ({running['workflow_id']}, {running['status']})]. To execute this "
+                           "workflow anyway, pass \"force=true\" as a query parameter to this request",
+                           "existing_running_execution_error") from None
         if started is not None and started.id is None:
             raise ApiError(503, "the update's execution did not start in time; look for it with cfy executions list")
         return found
