@@ -73,7 +73,8 @@ class DeploymentUpdates:
                       "preview": False}
         started = self.executions.begun(
             lambda service: service.start(WORKFLOW, deployment_id, parameters, force=bool(params.get("force")),
-                                          allow_custom_parameters=True, memo={WORKFLOW: decided}), submit, timeout)
+                                          allow_custom_parameters=True, decided={WORKFLOW: decided}),
+            submit, timeout)
         if started.id is not None:
             self.rows.add({**row, "execution_id": started.id})
             return self.get(row["id"]), started
@@ -172,7 +173,9 @@ def plan_update(records: Any, project_id: str, deployment_row: dict, blueprint: 
              "nodes": final_nodes, "removed_nodes": removed_nodes,
              "deployment": {**deployment, "plan": seal_if(final_plan, hidden)}}
     decided = {"before": before, "after": after, "removed": layout["removed"], "unlinked": unlinked,
-               "established": layout["established"], "reinstall_nodes": sorted(nodes_to_reinstall(steps))}
+               "established": layout["established"], "reinstall_nodes": sorted(nodes_to_reinstall(steps)),
+               # the deployment as planned on: its update is refused if it changed before the execution starts
+               "planned_on": str(deployment_row["updated_at"])}
     row = {"deployment_id": deployment_row["id"], "old_blueprint_id": deployment_row["blueprint_id"],
            "new_blueprint_id": blueprint["id"], "old_inputs": deployment_row["inputs"],
            "new_inputs": seal_if(dep["inputs"], hidden), "steps": steps,

@@ -19,7 +19,7 @@ from stoker.blueprint.blueprints import BlueprintService
 from stoker.blueprint.state import tenant_of
 from stoker.dispatch.inprocess import InProcess
 from stoker.engine.graph import WalkFailed
-from stoker.errors import NotFound, StokerError
+from stoker.errors import Conflict, NotFound, StokerError
 from stoker import lease
 from stoker.store.blueprint_records import recorded_commands
 from stoker.store.execution_records import ACTIVE, ExecutionRecords, ModificationRecords, PlanChanged
@@ -122,18 +122,18 @@ class Executions:
         return started.run(submit, lambda: action(service), timeout)
 
     def start(self, workflow_id: str, deployment_id: str, parameters: dict | None = None, force: bool = False,
-              allow_custom_parameters: bool = False, queue: bool = False, memo: dict | None = None) -> dict:
+              allow_custom_parameters: bool = False, queue: bool = False, decided: dict | None = None) -> dict:
         """Run ``workflow_id`` on the deployment to its end, in this process; the execution as it ended.
 
         While another execution of the deployment runs: ``force`` runs this one beside it, ``queue``
         stores it ``queued`` (returned at once; the running one's end starts it), otherwise ``Conflict``.
         A deployment changed between its reading and the start (a plugins update) is read and planned again,
-        so no execution runs on two versions of its plan.  ``memo``: what was decided before (a deployment
-        update's plan), which the graph's builder reads.
+        so no execution runs on two versions of its plan.  ``decided``: what was decided before (a deployment
+        update's plan), the memo the graph's builder starts from.
         """
         while True:
             deployment_row, params, model, graph, memo = self._planned(deployment_id, workflow_id, parameters or {},
-                                                                       allow_custom_parameters, memo)
+                                                                       allow_custom_parameters, decided)
             try:
                 row = self.records.start_execution(self.project_id, deployment_row["pk"], workflow_id, params,
                                                    self.owner, execution_gone, concurrent=force, queue=queue,
@@ -160,6 +160,8 @@ class Executions:
         params = workflow_parameters(workflow_id, declared, parameters, allow_custom)
         build = graph_builder(workflow_id, declared, params)
         processes.stop_orphans(self.records.execution_commands(deployment_row["pk"]))
+        if UPDATE in (decided or {}) and decided[UPDATE]["planned_on"] != str(deployment_row["updated_at"]):
+            raise Conflict(f"Deployment {deployment_id} changed while its update was planned: update it again")
         model, memo = self.model_of(deployment_row), copy.deepcopy(decided or {})
         return deployment_row, params, model, build(model, params, memo), memo
 

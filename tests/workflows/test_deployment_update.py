@@ -202,3 +202,15 @@ def test_a_cancelled_update_resumes_to_its_end(installed, trace, tmp_path):
 def _operating(engine, execution_id: str) -> bool:
     """Has the execution started an operation (its script is waiting for the gate)?"""
     return any(e["event_type"] == "task_started" for e in engine.executions.events(execution_id))
+
+
+def test_an_update_planned_on_a_deployment_changed_since_is_refused(installed):
+    executions = installed.executions
+    deployment = executions.records.get_deployment(installed.project_id, "dep")
+    _row, decided = executions.updates.planned(
+        deployment, executions.records.get_blueprint(installed.project_id, "v2"), {}, {}, "admin")
+    executions.updates.update("dep", inputs={"port": 81}, skip_reinstall=True)  # the deployment changes meanwhile
+    with pytest.raises(Conflict, match="changed while its update was planned"):
+        executions.start("update", "dep", {}, allow_custom_parameters=True, decided={"update": decided})
+    assert installed.blueprints.deployments.get("dep")["blueprint_id"] == "dep-bp"
+    assert {n["id"] for n in installed.blueprints.deployments.nodes("dep")} == {"host", "web", "old"}
