@@ -15,7 +15,7 @@ from update_blueprints import NEW, OLD, folder, ran
 from stoker import secretbox
 from stoker.blueprint.secrets import MASK
 from stoker.cli import main
-from stoker.errors import Conflict
+from stoker.errors import Conflict, StokerError
 
 from .conftest import states
 
@@ -212,5 +212,7 @@ def test_an_update_planned_on_a_deployment_changed_since_is_refused(installed):
     executions.updates.update("dep", inputs={"port": 81}, skip_reinstall=True)  # the deployment changes meanwhile
     with pytest.raises(Conflict, match="changed while its update was planned"):
         executions.start("update", "dep", {}, allow_custom_parameters=True, decided={"update": decided})
+    with pytest.raises(StokerError, match="runs as a deployment update"):  # not started on its own
+        executions.start("update", "dep")
     assert installed.blueprints.deployments.get("dep")["blueprint_id"] == "dep-bp"
     assert {n["id"] for n in installed.blueprints.deployments.nodes("dep")} == {"host", "web", "old"}
