@@ -17,10 +17,11 @@ CONTAINED_IN = "cloudify.relationships.contained_in"
 ACTIONS = ("remove", "add", "modify")
 #: sections of the plan compared key by key: (section, the entity type of its steps)
 SECTIONS = (("outputs", "output"), ("capabilities", "capability"), ("workflows", "workflow"),
-            ("groups", "group"), ("policies", "policy"))
+            ("groups", "group"), ("policies", "policy"), ("plugins", "plugin"))
 
 
 def step(action: str, entity_type: str, *entity_id: Any, topology_order: int = 0) -> dict:
+    """One step; its ``entity_id`` parts are strings, as Cloudify stores them (cfy joins them to print)."""
     return {"action": action, "entity_type": entity_type, "entity_id": [str(part) for part in entity_id],
             "topology_order": topology_order}
 
@@ -35,8 +36,6 @@ def plan_steps(old: dict, new: dict) -> list[dict]:
     for section, entity_type in SECTIONS:
         for action, key in diff_keys(old.get(section), new.get(section)):
             found.append(step(action, entity_type, section, key))
-    for action, key in diff_keys(old.get("plugins"), new.get("plugins")):
-        found.append(step(action, "plugin", "plugins", key))
     order = _added_order(new_nodes, {s["entity_id"][1] for s in found if _is_node(s, "add")})
     for item in found:
         if _is_node(item, "add"):
@@ -45,6 +44,7 @@ def plan_steps(old: dict, new: dict) -> list[dict]:
 
 
 def by_name(nodes: list[dict]) -> dict[str, dict]:
+    """Node name -> node, of a plan's list of nodes."""
     return {node.get("id") or node["name"]: node for node in nodes}
 
 
@@ -113,12 +113,6 @@ def _inside_node(name: str, old: dict, new: dict) -> Iterator[dict]:
                 yield step(action, "operation", "nodes", name, "relationships", index, side, key)
         for action, key in diff_keys(before.get("properties"), rel.get("properties")):
             yield step(action, "property", "nodes", name, "relationships", index, "properties", key)
-    for action, key in diff_keys(_plugin_names(old), _plugin_names(new)):
-        yield step(action, "plugin", "plugins_to_install", name, key)
-
-
-def _plugin_names(node: dict) -> dict:
-    return {p.get("name"): p for p in (node.get("plugins_to_install") or []) if isinstance(p, dict)}
 
 
 def match_relationships(old: list[dict], new: list[dict]) -> dict[int, int]:
