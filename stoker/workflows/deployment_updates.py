@@ -147,7 +147,9 @@ def plan_update(records: Any, project_id: str, deployment_row: dict, blueprint: 
     dep = prepare(new_plan, {**kept_inputs, **inputs}, runtime_only, secret_exists)
     hidden = hides_inputs(new_plan)
     steps = plan_steps({**old_plan, "nodes": list(old_nodes.values())}, dep)
-    layout = relayout(records.node_instances(deployment_row["pk"]), dep["node_instances"])
+    instances = records.node_instances(deployment_row["pk"])
+    layout = relayout(instances, dep["node_instances"])
+    had = {row["id"]: row["relationships"] or [] for row in instances}
     final_nodes = {row["id"]: row for row in stored_nodes(dep, hidden)}
     final_plan = stored_plan(dep, new_plan)
     moving = blueprint["pk"] != deployment_row["blueprint_pk"]
@@ -157,11 +159,16 @@ def plan_update(records: Any, project_id: str, deployment_row: dict, blueprint: 
         during["namespaces_mapping"] = {**(during.get("namespaces_mapping") or {}),
                                         OLD_FILES: deployment_row["blueprint_id"]}
     model_nodes = _model_nodes(old_nodes, by_name(dep["nodes"]), removed_nodes, moving)
-    relinked, unlinked = {}, []
+    lost: dict[str, list] = {}
+    for source, rel in layout["unlinked"]:
+        lost.setdefault(source, []).append(rel)
+    relinked, unlinked = {}, []  # only the instances whose relationships change are written
     for instance_id, relationships in layout["relationships"].items():
-        lost = [rel for source, rel in layout["unlinked"] if source == instance_id]
-        relinked[instance_id] = relationships + lost
-        unlinked += [[instance_id, len(relationships) + n] for n in range(len(lost))]
+        gone = lost.get(instance_id, [])
+        if relationships + gone != had[instance_id]:
+            relinked[instance_id] = relationships + gone
+        unlinked += [[instance_id, len(relationships) + n] for n in range(len(gone))]
+    final = {i: rels for i, rels in layout["relationships"].items() if rels != had[i]}
     deployment = {"blueprint_pk": blueprint["pk"], "inputs": seal_if(dep["inputs"], hidden),
                   "runtime_only_evaluation": runtime_only}
     before = {"added": layout["added"], "removed": [], "relinked": relinked, "counts": {},
@@ -169,7 +176,7 @@ def plan_update(records: Any, project_id: str, deployment_row: dict, blueprint: 
                                                          "number_of_instances": 0}),
                                "definition": seal_if(node, hidden)} for name, node in model_nodes.items()},
               "removed_nodes": [], "deployment": {**deployment, "plan": seal_if(during, hidden)}}
-    after = {"added": [], "removed": layout["removed"], "relinked": layout["relationships"], "counts": {},
+    after = {"added": [], "removed": layout["removed"], "relinked": final, "counts": {},
              "nodes": final_nodes, "removed_nodes": removed_nodes,
              "deployment": {**deployment, "plan": seal_if(final_plan, hidden)}}
     decided = {"before": before, "after": after, "removed": layout["removed"], "unlinked": unlinked,
