@@ -216,3 +216,18 @@ def test_an_update_planned_on_a_deployment_changed_since_is_refused(installed):
         executions.start("update", "dep")
     assert installed.blueprints.deployments.get("dep")["blueprint_id"] == "dep-bp"
     assert {n["id"] for n in installed.blueprints.deployments.nodes("dep")} == {"host", "web", "old"}
+
+
+def test_skip_install_and_skip_uninstall_change_the_rows_only(installed, trace):
+    done = installed.executions.updates.update("dep", "v2", skip_install=True, skip_uninstall=True)
+    assert done["state"] == "successful" and ran(trace) == []
+    assert states(installed, "dep") == {"host": "started", "web": "started", "fresh": "uninitialized"}
+
+
+def test_reinstall_list_reinstalls_an_instance_and_what_it_contains(installed, trace):
+    [host] = installed.blueprints.deployments.node_instances("dep", "host")
+    done = installed.executions.updates.update("dep", "dep-bp", reinstall_list=[host["id"]])
+    assert done["state"] == "successful" and done["steps"] == []
+    assert ran(trace) == ["host create", "host delete", "web create", "web delete"]
+    with pytest.raises(StokerError, match="reinstall_list: node instance nope is not in deployment dep"):
+        installed.executions.updates.update("dep", "dep-bp", reinstall_list=["nope"])
