@@ -125,10 +125,13 @@ def _nothing() -> None:
 
 
 def _beat(state: State, process: str) -> None:
-    """This server is alive; the actions of servers that died go on here."""
+    """This server is alive; the actions of servers that died go on here; due execution schedules run."""
+    from stoker.api.cloudify.routes.schedules import fire as fire_schedules
+
     try:
         state.engine.store.beat_process(process)
         state.runner.resume_abandoned(state.engine, handed_back=False)
+        fire_schedules(state)
     except Exception:  # the database away for a moment: the next beat tries again
         LOG.exception("server heartbeat failed")
 

@@ -28,6 +28,13 @@ class BlueprintService:
         self.deployments = Deployments(self.records, project_id)
         self.secrets = Secrets(self.records, project_id)
 
+    @property
+    def schedules(self):
+        """Execution schedules of the deployments (``stoker api`` runs them when due)."""
+        from stoker.workflows.schedules import Schedules
+
+        return Schedules(self.store, self.project_id)
+
     @staticmethod
     def validate(path: str | Path) -> dict:
         """The plan, or ``ValidationFailed`` with every problem and its place."""

@@ -94,6 +94,16 @@ def secret(record: dict, project: str) -> dict:
             "updated_at": record["updated_at"], "schema": None, "provider_name": None, "provider_options": None}
 
 
+def schedule(record: dict, project: str, upcoming: list) -> dict:
+    """An execution schedule; ``upcoming``: its next runs (``all_next_occurrences``)."""
+    return {**common(project), "created_by": record["created_by"],
+            **{key: record[key] for key in ("id", "deployment_id", "workflow_id", "created_at", "next_occurrence",
+                                            "since", "until", "rule", "slip", "stop_on_fail", "enabled",
+                                            "parameters", "execution_arguments", "latest_execution_status")},
+            "latest_execution": record["latest_execution_id"],
+            "all_next_occurrences": [when.strftime("%Y-%m-%d %H:%M:%S") for when in upcoming]}
+
+
 def filtered(request: Request, items: Iterable[dict]) -> list[dict]:
     """``items`` whose fields equal what the query's filters ask (a parameter naming no field is no filter)."""
     query = request.query_params

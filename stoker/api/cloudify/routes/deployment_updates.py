@@ -60,7 +60,7 @@ async def _initiate(deployment_id: str, request: Request, who: Caller) -> Respon
 
     def work(engine):
         blueprint_id = body.get("blueprint_id")
-        refuse_scripts(request, who, engine, deployment_id,
+        refuse_scripts(request.app.state.stoker.engine.type_policy, engine, who.project, deployment_id,
                        engine.blueprints.plan(blueprint_id)["nodes"] if blueprint_id else ())
         executions = engine.executions
         executions.stopping = engine.stopping  # the server stopping cancels the update (resumable)
