@@ -76,7 +76,7 @@ async def start(request: Request, who: Caller = Depends(requiring("user"))) -> R
         raise bad("parameters must be a map")
 
     def work(engine):
-        refuse_scripts(request, who, engine, body["deployment_id"])
+        _refuse_scripts(request, who, engine, body["deployment_id"])
         return _in_background(request, who, engine, lambda executions: executions.start(
             body["workflow_id"], body["deployment_id"], parameters, force=_flag(body, "force"),
             allow_custom_parameters=_flag(body, "allow_custom_parameters"), queue=_flag(body, "queue")))
@@ -131,7 +131,7 @@ async def act(execution_id: str, request: Request, who: Caller = Depends(requiri
     def work(engine):
         if action.endswith("resume"):
             deployment_id = engine.executions.get(execution_id)["deployment_id"]
-            refuse_scripts(request, who, engine, deployment_id)
+            _refuse_scripts(request, who, engine, deployment_id)
             return _in_background(request, who, engine, lambda executions: executions.resume(execution_id))
         engine.executions.cancel(execution_id, force=action != "cancel")
         return views.execution(engine.executions.get(execution_id), who.project)
