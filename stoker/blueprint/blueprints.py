@@ -29,6 +29,13 @@ class BlueprintService:
         self.secrets = Secrets(self.records, project_id)
 
     @property
+    def sites(self):
+        """Sites, and the site each deployment is set at."""
+        from stoker.blueprint.sites import Sites
+
+        return Sites(self.store, self.project_id)
+
+    @property
     def schedules(self):
         """Execution schedules of the deployments (``stoker api`` runs them when due)."""
         from stoker.workflows.schedules import Schedules

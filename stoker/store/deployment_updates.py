@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, Column, Connection, String, Table, select
 
 from stoker.store.models import UTCDateTime, metadata, utcnow
+from stoker.store.records import Records
 
 DEPLOYMENT_UPDATES = Table(
     "deployment_update", metadata,
@@ -43,11 +44,8 @@ def add(conn: Connection, row: dict) -> None:
     conn.execute(DEPLOYMENT_UPDATES.insert().values(**row))
 
 
-class DeploymentUpdateRecords:
-    """The rows, over one store (``Store``: its connections read and write)."""
-
-    def __init__(self, store: Any):
-        self._read, self._write = store._read, store._write
+class DeploymentUpdateRecords(Records):
+    """The rows, over one store."""
 
     def add(self, row: dict) -> None:
         with self._write() as conn:
@@ -58,4 +56,4 @@ class DeploymentUpdateRecords:
         query = select(DEPLOYMENT_UPDATES).where(c.project_id.in_(project_ids),
                                                  *[c[k] == v for k, v in equal.items()])
         with self._read() as conn:
-            return [dict(r._mapping) for r in conn.execute(query.order_by(c.created_at, c.id))]
+            return self._rows(conn.execute(query.order_by(c.created_at, c.id)))

@@ -16,6 +16,7 @@ from sqlalchemy.exc import IntegrityError
 
 from stoker.errors import Conflict, NotFound
 from stoker.store.models import Deployment, Execution, UTCDateTime, metadata, utcnow
+from stoker.store.records import Records
 
 SCHEDULES = Table(
     "execution_schedule", metadata,
@@ -47,12 +48,9 @@ DEPLOYMENTS: Table = Deployment.__table__  # type: ignore[assignment]
 EXECUTIONS: Table = Execution.__table__  # type: ignore[assignment]
 
 
-class ScheduleRecords:
+class ScheduleRecords(Records):
     """The schedules of every project, over the stack store's connections.  A row read carries its
     deployment's id and the status of the execution it started last (``latest_execution_status``)."""
-
-    def __init__(self, store: Any):
-        self._read, self._write = store._read, store._write
 
     @staticmethod
     def _select() -> Any:
@@ -61,11 +59,6 @@ class ScheduleRecords:
                        EXECUTIONS.c.status.label("latest_execution_status"))
                 .join(DEPLOYMENTS, DEPLOYMENTS.c.pk == SCHEDULES.c.deployment_pk)
                 .outerjoin(EXECUTIONS, latest & (EXECUTIONS.c.deployment_pk == SCHEDULES.c.deployment_pk)))
-
-    @staticmethod
-    def _rows(result: Any) -> list[dict]:
-        keys = list(result.keys())
-        return [dict(zip(keys, row)) for row in result]
 
     def add(self, row: dict) -> dict:
         try:
