@@ -141,3 +141,28 @@ def test_an_update_is_refused_while_the_deployment_runs_an_execution(installed, 
         gate.write_text("")
     assert _ended(client, held.id).status == "terminated"
     assert list(client.deployment_updates.list(deployment_id=f"h-{name}")) == []
+
+
+def test_an_update_bringing_scripts_is_forbidden_where_the_project_may_not_run_them(tmp_path, monkeypatch):
+    """In process, scripts off (the default): a deployment without scripts may not update onto a blueprint
+    with some, as it may not start a workflow running them."""
+    from fastapi.testclient import TestClient
+
+    from stoker.api.app import create_app
+
+    from .test_isolation_and_hostile import _archive
+
+    monkeypatch.setenv("STOKER_HOME", str(tmp_path / "home"))
+    plain = "\n".join(line for line in OLD.splitlines() if "*op" not in line and "interfaces:" not in line
+                      and "cloudify.interfaces.lifecycle:" not in line)
+    with TestClient(create_app(f"sqlite:///{tmp_path / 'stoker.db'}")) as client:
+        for name, text in (("plain", plain), ("scripted", NEW)):
+            files = {"blueprint.yaml": text.encode(), "scripts/op.sh": b"true\n"}
+            stored = client.put(f"/api/v3.1/blueprints/{name}", params={"application_file_name": "blueprint.yaml"},
+                                content=_archive(files))
+            assert stored.status_code == 201, stored.text
+        made = client.put("/api/v3.1/deployments/dep", json={"blueprint_id": "plain", "inputs": {"trace": "t"}})
+        assert made.status_code == 201, made.text
+        refused = client.post("/api/v3.1/deployment-updates/dep/update/initiate", json={"blueprint_id": "scripted"})
+        assert refused.status_code == 403 and "script operations" in refused.json()["message"]
+        assert client.get("/api/v3.1/deployment-updates").json()["items"] == []
