@@ -48,8 +48,9 @@ outputs:
 capabilities:
   where: {{value: {{get_property: [host, ip]}}}}
 """
-#: waits while the file GATE names does not exist (a held execution)
+#: waits while the file GATE names does not exist (a held execution), having made GATE.held (it waits)
 SCRIPT = """#!/bin/bash
+[ -z "$GATE" ] || touch "$GATE.held"
 while [ -n "$GATE" ] && [ ! -e "$GATE" ]; do sleep 0.1; done
 echo "$(ctx node id) $(ctx operation name | sed 's/.*\\.//')" >> "$TRACE"
 ctx instance runtime-properties made yes
