@@ -10,7 +10,7 @@ from typing import Any, Iterable, Iterator
 from stoker.blueprint import archives
 from stoker.blueprint.deployments import Deployments, label_pairs
 from stoker.blueprint.blueprint_errors import BlueprintError
-from stoker.blueprint.import_resolver import PLUGIN_STORE, PLUGIN_VIEWER, UPLOADED_BLUEPRINTS
+from stoker.blueprint.import_resolver import PLUGIN_STORE, PLUGIN_VERSIONS, PLUGIN_VIEWER, UPLOADED_BLUEPRINTS
 from stoker.blueprint.parser import parse_file
 from stoker.blueprint.secrets import Secrets
 from stoker.errors import Conflict, NotFound
@@ -53,6 +53,17 @@ class BlueprintService:
         with self.importing():
             plan = parse_file(path)
         return self._add(blueprint_id, plan, path.name, archives.pack(path.parent))
+
+    def parsed_again(self, blueprint_id: str, versions: dict[str, str]) -> dict:
+        """The uploaded blueprint's plan parsed again from its files, its ``plugin:`` imports reading the plugin
+        versions ``versions`` names (a plugins update: types only the newer plugin YAML declares come in)."""
+        row = self.records.get_blueprint(self.project_id, blueprint_id)
+        token = PLUGIN_VERSIONS.set(versions)
+        try:
+            with self.importing():
+                return parse_file(self.folder(row) / row["main_file_name"])
+        finally:
+            PLUGIN_VERSIONS.reset(token)
 
     @contextmanager
     def importing(self) -> Iterator[None]:

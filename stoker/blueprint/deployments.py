@@ -24,8 +24,31 @@ PLAN_KEYS = ("version", "version_name", "description", "outputs", "capabilities"
              "namespaces_mapping")
 
 
-def _seal_if(value: Any, hidden: bool) -> Any:
+def seal_if(value: Any, hidden: bool) -> Any:
     return secretbox.seal(value) if hidden else value
+
+
+def hides_inputs(plan: dict) -> bool:
+    """Does the blueprint declare a hidden input (its deployment's values are then sealed)?"""
+    return any(d.get("hidden") for d in plan["inputs"].values())
+
+
+def stored_plan(dep: dict, plan: dict) -> dict:
+    """What a deployment's row keeps of deployment plan ``dep`` made from blueprint plan ``plan``."""
+    saved = {key: dep[key] for key in PLAN_KEYS if key in dep}
+    saved["input_definitions"] = plan["inputs"]
+    return saved
+
+
+def stored_nodes(dep: dict, hidden: bool) -> list[dict]:
+    """The node rows of deployment plan ``dep`` (definitions sealed when ``hidden``)."""
+    counts: dict[str, int] = {}
+    for instance in dep["node_instances"]:
+        counts[instance["node_id"]] = counts.get(instance["node_id"], 0) + 1
+    hosts = node_hosts(dep["nodes"])
+    return [{"id": node["name"], "type": node["type"], "definition": seal_if(node, hidden),
+             "number_of_instances": counts.get(node["name"], 0), "host_id": hosts.get(node["name"])}
+            for node in dep["nodes"]]
 
 
 def label_pairs(labels: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -61,7 +84,7 @@ class Deployments:
         plan = blueprint["plan"]
         secret_exists = lambda name: self.records.get_secret(self.project_id, name) is not None  # noqa: E731
         dep = prepare(plan, inputs, runtime_only_evaluation, secret_exists)
-        hidden = any(d.get("hidden") for d in plan["inputs"].values())
+        hidden = hides_inputs(plan)
         if runtime_only_evaluation:  # labels are needed now: evaluate them anyway
             scan(dep["labels"], PlanEvaluator(dep), "labels", dep["labels"], "labels")
         pairs = label_pairs([(key, value) for key, label in dep["labels"].items() for value in label["values"]]
@@ -71,20 +94,13 @@ class Deployments:
         sys_values = {"tenant_name": tenant_of(self.project_id), "deployment_id": deployment_id,
                       "deployment_name": deployment_id, "blueprint_id": blueprint_id, "owner": "admin"}
         name = display_name or self._display_name(dep, sys_values, pairs) or deployment_id
-        saved_plan = {key: dep[key] for key in PLAN_KEYS if key in dep}
-        saved_plan["input_definitions"] = plan["inputs"]
-        counts: dict[str, int] = {}
-        for instance in dep["node_instances"]:
-            counts[instance["node_id"]] = counts.get(instance["node_id"], 0) + 1
-        hosts = node_hosts(dep["nodes"])
-        nodes = [{"id": node["name"], "type": node["type"], "definition": _seal_if(node, hidden),
-                  "number_of_instances": counts.get(node["name"], 0), "host_id": hosts.get(node["name"])}
-                 for node in dep["nodes"]]
+        saved_plan = stored_plan(dep, plan)
+        nodes = stored_nodes(dep, hidden)
         instances = [{key: i[key] for key in ("id", "node_id", "index", "state", "host_id", "scaling_groups",
                                              "relationships", "runtime_properties")}
                      for i in dep["node_instances"]]
         fields = {"blueprint_pk": blueprint["pk"], "display_name": str(name)[:255],
-                  "inputs": _seal_if(dep["inputs"], hidden), "plan": _seal_if(saved_plan, hidden),
+                  "inputs": seal_if(dep["inputs"], hidden), "plan": seal_if(saved_plan, hidden),
                   "runtime_only_evaluation": runtime_only_evaluation, "created_by": created_by}
         self.records.add_deployment(self.project_id, deployment_id, fields, nodes, instances, pairs)
         return self.get(deployment_id)

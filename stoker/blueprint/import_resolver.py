@@ -30,6 +30,8 @@ UPLOADED_BLUEPRINTS: ContextVar[Callable[[str], Path | None] | None] = ContextVa
 PLUGIN_STORE: ContextVar[Any] = ContextVar("plugin_store", default=None)
 #: who reads it (``store.plugin_packages.Viewer``: the project parsing, which sees its own plugins and global ones)
 PLUGIN_VIEWER: ContextVar[Any] = ContextVar("plugin_viewer", default=None)
+#: plugin name -> the version its imports read whatever version they name (a plugins update parsing again)
+PLUGIN_VERSIONS: ContextVar[dict[str, str]] = ContextVar("plugin_versions", default={})
 
 _PLUGIN_URLS = (re.compile(r"getcloudify\.org/spec/(?P<short>[A-Za-z0-9_]+)-plugin/(?P<version>[^/]+)/"),
                 re.compile(r"/(?P<name>cloudify-[A-Za-z0-9_-]+-plugin)/(releases/download/)?(?P<version>[^/]+)/"))
@@ -67,7 +69,8 @@ class ImportResolver:
             found = pattern.search(url)
             if found:
                 name = found.groupdict().get("name") or f"cloudify-{found['short']}-plugin"
-                plugin = self.catalog.find(name, found["version"]) or self.catalog.find(name)
+                plugin = self.catalog.find(name, PLUGIN_VERSIONS.get().get(name, found["version"])) \
+                    or self.catalog.find(name)
                 if plugin is None:
                     return None, f"plugin {name} is not uploaded (stoker plugin upload)"
                 return plugin.yaml_for(dsl_version, url.rsplit("/", 1)[-1]), ""
@@ -87,6 +90,7 @@ class ImportResolver:
     def _plugin(self, url: str, dsl_version: tuple[int, int] | None) -> tuple[Path | None, str]:
         parts = urlsplit(url[len("plugin:"):])
         name, version = parts.path, (parse_qs(parts.query).get("version") or [None])[0]
+        version = PLUGIN_VERSIONS.get().get(name, version)
         plugin = self.catalog.find(name, version)
         if plugin is None:
             which = f"{name} {version}" if version else name

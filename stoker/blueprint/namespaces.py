@@ -88,7 +88,7 @@ def prefix_scripts(document: dict, namespace: str) -> None:
                     if isinstance(operation, str) and _SCRIPT.search(operation):
                         interface[name] = prefix + operation
                     elif isinstance(operation, dict):
-                        _prefix_operation(operation, prefix)
+                        prefix_operation(operation, prefix)
 
 
 def script_root(base: Path, imported: dict[str, Path], script: str) -> tuple[Path, str]:
@@ -99,7 +99,8 @@ def script_root(base: Path, imported: dict[str, Path], script: str) -> tuple[Pat
     return base, script
 
 
-def _prefix_operation(operation: dict, prefix: str) -> None:
+def prefix_operation(operation: dict, prefix: str) -> None:
+    """``prefix`` before the operation's script (its implementation or its ``script_path`` input)."""
     implementation = operation.get("implementation")
     if isinstance(implementation, str) and _SCRIPT.search(implementation):
         operation["implementation"] = prefix + implementation

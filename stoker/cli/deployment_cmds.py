@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any, Iterable
 
 import click
@@ -100,6 +101,60 @@ def get(engine, deployment_id, fmt):
 def delete(engine, deployment_id):
     engine.blueprints.deployments.delete(deployment_id)
     click.echo(f"Deployment {deployment_id} deleted.")
+
+
+#: what ``deployment update`` and ``history`` show of an update (``get-update``, json/yaml: all of it)
+UPDATE_COLUMNS = ["id", "deployment_id", "state", "execution_id", "created_at", "old_blueprint_id", "new_blueprint_id"]
+
+
+@deployment.command("update")
+@click.argument("deployment_id")
+@click.option("-b", "--blueprint-id", "blueprint_id", default=None, help="The blueprint to move onto (uploaded).")
+@click.option("-i", "--inputs", "inputs", multiple=True, metavar="FILE|KEY=VALUE",
+              help="New inputs, over the deployment's own; repeat for several.")
+@click.option("--preview", is_flag=True, help="Show the steps the update would take; change nothing.")
+@click.option("--skip-install", is_flag=True, help="Do not install the instances added.")
+@click.option("--skip-uninstall", is_flag=True, help="Do not uninstall the instances removed.")
+@click.option("--skip-reinstall", is_flag=True, help="Do not reinstall the instances of changed nodes.")
+@click.option("--reinstall-list", "reinstall_list", multiple=True, metavar="INSTANCE_ID",
+              help="Reinstall this node instance too; repeat for several.")
+@click.option("--wait/--no-wait", default=True, help="Print the update's events as they happen.")
+@format_option()
+@pass_engine
+def update(engine, deployment_id, blueprint_id, inputs, preview, skip_install, skip_uninstall, skip_reinstall,
+           reinstall_list, wait, fmt):
+    """Move DEPLOYMENT_ID onto another blueprint and/or new inputs (cfy deployments update): what went is
+    uninstalled, what came installed, changed nodes reinstalled."""
+    from stoker.cli.following import follow
+
+    if not blueprint_id and not inputs:
+        raise StokerError("give a blueprint (-b) or new inputs (-i) to update the deployment with")
+    found, started = engine.executions.updates.begin(
+        deployment_id, blueprint_id, parse_inputs(inputs), preview, skip_install=skip_install,
+        skip_uninstall=skip_uninstall, skip_reinstall=skip_reinstall, reinstall_list=list(reinstall_list))
+    if started is not None:
+        follow(engine.executions, started, deployment_id, wait)
+        found = engine.executions.updates.get(found["id"])
+    show_record(found, fmt)
+    if found["state"] == "failed":
+        sys.exit(1)
+
+
+@deployment.command("history")
+@click.option("-d", "--deployment-id", "deployment_id", default=None)
+@format_option()
+@pass_engine
+def history(engine, deployment_id, fmt):
+    """The deployment updates (of one deployment with -d), oldest first."""
+    show_list(engine.executions.updates.list(deployment_id), UPDATE_COLUMNS, fmt)
+
+
+@deployment.command("get-update")
+@click.argument("update_id")
+@format_option()
+@pass_engine
+def get_update(engine, update_id, fmt):
+    show_record(engine.executions.updates.get(update_id), fmt)
 
 
 def _document_command(name: str, read: str, summary: str) -> None:

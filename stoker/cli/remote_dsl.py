@@ -4,8 +4,9 @@ REST API.
 The same calls as ``Engine.executions`` (``workflows/executions.py``), ``Engine.blueprints``
 (``blueprint/blueprints.py``) and the plugin catalog (``cli/plugin_cmds.LocalPlugins``) that the
 ``stoker`` commands make, each through ``/api/v3.1`` of a ``stoker api`` server, so ``stoker --url ...
-install``, ``execution ...``, ``event list`` and ``plugin ...`` work there as here.  An execution starts in the server (which answers once it is
-stored) and is followed through its ``Started`` handle; the rows come back in the local shapes.
+install``, ``execution ...``, ``deployment update``, ``event list`` and ``plugin ...`` work there as here.
+An execution starts in the server (which answers once it is stored) and is followed through its ``Started``
+handle; the rows come back in the local shapes.
 """
 
 from __future__ import annotations
@@ -110,6 +111,37 @@ class RemoteExecutions(_OverTheApi):
 
     def _act(self, execution_id: str, action: str) -> dict:
         return self.call("POST", f"/executions/{quote(execution_id, safe='')}", {"action": action})
+
+    @property
+    def updates(self) -> RemoteDeploymentUpdates:
+        return RemoteDeploymentUpdates(self)
+
+
+class RemoteDeploymentUpdates:
+    """``Executions.updates`` over ``/deployment-updates``: the update runs in the server, its execution is
+    followed here."""
+
+    def __init__(self, executions: RemoteExecutions):
+        self.executions = executions
+
+    def begin(self, deployment_id: str, blueprint_id: str | None = None, inputs: dict | None = None,
+              preview: bool = False, **options: Any) -> tuple[dict, Started | None]:
+        from stoker.started import Started
+        from stoker.store.models import ACTIVE_EXECUTION
+
+        found = self.executions.call("POST", f"/deployment-updates/{quote(deployment_id, safe='')}/update/initiate",
+                                     {"blueprint_id": blueprint_id, "inputs": inputs or {}, "preview": preview,
+                                      **options})
+        if preview:
+            return found, None
+        return found, Started(self.executions.get, lambda execution: execution["status"] in ACTIVE_EXECUTION,
+                              found["execution_id"])
+
+    def get(self, update_id: str) -> dict:
+        return self.executions.call("GET", f"/deployment-updates/{quote(update_id, safe='')}")
+
+    def list(self, deployment_id: str | None = None) -> list[dict]:
+        return self.executions.rows("/deployment-updates", deployment_id=deployment_id)
 
 
 def _types(include_logs: bool) -> list[str]:

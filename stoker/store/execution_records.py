@@ -37,6 +37,14 @@ class PlanChanged(Conflict):
     start: the execution is planned again on it as it is now."""
 
 
+class DeploymentBusy(Conflict):
+    """The deployment runs an execution (``running``: its row), and this one may not run beside it."""
+
+    def __init__(self, message: str, running: dict):
+        super().__init__(message)
+        self.running = running
+
+
 class ExecutionRecords(BlueprintRecords):
     """The executions half of the store, beside (and reading) the deployments."""
 
@@ -66,10 +74,10 @@ class ExecutionRecords(BlueprintRecords):
                 raise PlanChanged(f"Deployment {planned_on['id']} changed while its execution was planned")
             busy = None if concurrent else self._running(conn, deployment_pk, is_gone)
             if busy is not None and not queue:
-                raise Conflict(f"Deployment {busy['deployment_id']} is running execution {busy['id']} "
-                               f"({busy['workflow_id']}, {busy['status']}); wait for it to end or cancel it "
-                               f"(stoker execution cancel {busy['id']}), start with --queue to run it next, "
-                               "or with --force to run both at once")
+                raise DeploymentBusy(f"Deployment {busy['deployment_id']} is running execution {busy['id']} "
+                                     f"({busy['workflow_id']}, {busy['status']}); wait for it to end or cancel it "
+                                     f"(stoker execution cancel {busy['id']}), start with --queue to run it next, "
+                                     "or with --force to run both at once", busy)
             started = {"status": "started", "owner": owner, "heartbeat_at": now, "started_at": now}
             conn.execute(insert(EXECUTIONS).values(
                 id=execution_id, project_id=project_id, deployment_pk=deployment_pk, workflow_id=workflow_id,
@@ -312,25 +320,40 @@ def interrupted_message(row: dict) -> str:
 
 
 class ModificationRecords:
-    """What scaling changes in a deployment: instances added or removed, relationships rewired, node counts."""
+    """What a scale or a deployment update changes in a deployment (``modify``), in a transaction of its own."""
 
     def __init__(self, records: ExecutionRecords):
         self._write = records._write
 
-    def apply(self, deployment_pk: int, added: list[dict], removed: list[str], relinked: dict[str, list],
-              counts: dict[str, int]) -> None:
-        """All of it in one transaction."""
+    def apply(self, deployment_pk: int, **changes: Any) -> None:
         with self._write() as conn:
-            if added:
-                conn.execute(insert(INSTANCES), [{"deployment_pk": deployment_pk, "version": 1, **row}
-                                                 for row in added])
-            if removed:
-                conn.execute(INSTANCES.delete().where(INSTANCES.c.deployment_pk == deployment_pk,
-                                                      INSTANCES.c.id.in_(removed)))
-            for instance_id, relationships in relinked.items():
-                conn.execute(update(INSTANCES).where(INSTANCES.c.deployment_pk == deployment_pk,
-                                                     INSTANCES.c.id == instance_id)
-                             .values(relationships=relationships, version=INSTANCES.c.version + 1))
-            for node_id, count in counts.items():
-                conn.execute(update(NODES).where(NODES.c.deployment_pk == deployment_pk, NODES.c.id == node_id)
-                             .values(number_of_instances=count))
+            modify(conn, deployment_pk, **changes)
+
+
+def modify(conn: Connection, deployment_pk: int, added: list[dict], removed: list[str], relinked: dict[str, list],
+           counts: dict[str, int], nodes: dict[str, dict] | None = None, removed_nodes: Iterable[str] = (),
+           deployment: dict | None = None) -> None:
+    """Instances added or removed, relationships rewired, node counts (a scale); a deployment update also
+    writes its nodes (``nodes``: node id -> the columns of its row, made when missing), removes nodes and
+    changes the deployment's row (blueprint, plan, inputs)."""
+    if deployment:
+        conn.execute(update(DEPLOYMENTS).where(DEPLOYMENTS.c.pk == deployment_pk)
+                     .values(**deployment, updated_at=utcnow()))
+    for node_id, columns in (nodes or {}).items():
+        where = (NODES.c.deployment_pk == deployment_pk, NODES.c.id == node_id)
+        if not conn.execute(update(NODES).where(*where).values(**columns)).rowcount:
+            conn.execute(insert(NODES).values({**columns, "deployment_pk": deployment_pk, "id": node_id}))
+    if removed_nodes:
+        conn.execute(NODES.delete().where(NODES.c.deployment_pk == deployment_pk,
+                                          NODES.c.id.in_(list(removed_nodes))))
+    if added:
+        conn.execute(insert(INSTANCES), [{"deployment_pk": deployment_pk, "version": 1, **row} for row in added])
+    if removed:
+        conn.execute(INSTANCES.delete().where(INSTANCES.c.deployment_pk == deployment_pk,
+                                              INSTANCES.c.id.in_(removed)))
+    for instance_id, relationships in relinked.items():
+        conn.execute(update(INSTANCES).where(INSTANCES.c.deployment_pk == deployment_pk, INSTANCES.c.id == instance_id)
+                     .values(relationships=relationships, version=INSTANCES.c.version + 1))
+    for node_id, count in counts.items():
+        conn.execute(update(NODES).where(NODES.c.deployment_pk == deployment_pk, NODES.c.id == node_id)
+                     .values(number_of_instances=count))

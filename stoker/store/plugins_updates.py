@@ -14,9 +14,10 @@ from typing import Any, Iterable
 from sqlalchemy import JSON, Boolean, Column, String, Table, select, update
 
 from stoker import secretbox
-from stoker.store.execution_records import ExecutionRecords
+from stoker.store.deployment_updates import add as add_update
+from stoker.store.execution_records import ExecutionRecords, modify
 from stoker.store.locks import execution_gone
-from stoker.store.models import Blueprint, Deployment, UTCDateTime, metadata, utcnow
+from stoker.store.models import Blueprint, UTCDateTime, metadata, utcnow
 
 PLUGINS_UPDATES = Table(
     "plugins_update", metadata,
@@ -55,19 +56,20 @@ class PluginsUpdates:
         self._read = store._read
         self._executions = ExecutionRecords(store)
 
-    def apply(self, row: dict, blueprint_pk: int, deployment_pks: Iterable[int]) -> dict:
-        """Store ``row``; with changes, the blueprint's and the deployments' plans run the new versions
-        (``Conflict``, nothing changed, while one of the deployments runs an execution)."""
-        blueprints, deployments = Blueprint.__table__, Deployment.__table__
-        with self._executions.between_executions(deployment_pks, execution_gone) as conn:
+    def apply(self, row: dict, blueprint_pk: int, plan: dict | None, deployments: Iterable[tuple[int, dict, dict]]
+              ) -> dict:
+        """Store ``row``; with changes, the blueprint's plan becomes ``plan`` (parsed again on the new versions)
+        and each deployment ``(pk, what its update changes, the update's row)`` moves onto it, as a deployment
+        update that runs no operation (``Conflict``, nothing changed, while one of them runs an execution)."""
+        deployments = list(deployments)
+        blueprints = Blueprint.__table__
+        with self._executions.between_executions([pk for pk, _, _ in deployments], execution_gone) as conn:
             if row["changes"]:
-                plan = conn.execute(select(blueprints.c.plan).where(blueprints.c.pk == blueprint_pk)).scalar_one()
-                conn.execute(update(blueprints).where(blueprints.c.pk == blueprint_pk)
-                             .values(plan=with_versions(plan, row["changes"])))
-                for pk in deployment_pks:
-                    plan = conn.execute(select(deployments.c.plan).where(deployments.c.pk == pk)).scalar_one()
-                    conn.execute(update(deployments).where(deployments.c.pk == pk)
-                                 .values(plan=with_versions(plan, row["changes"]), updated_at=utcnow()))
+                conn.execute(update(blueprints).where(blueprints.c.pk == blueprint_pk).values(plan=plan))
+                for pk, decided, update_row in deployments:
+                    modify(conn, pk, **decided["before"])
+                    modify(conn, pk, **decided["after"])
+                    add_update(conn, update_row)
             conn.execute(PLUGINS_UPDATES.insert().values(**row))
         return self.get(row["project_id"], row["id"])
 

@@ -17,6 +17,7 @@ from stoker.workflows.lifecycle import Chains, Step, install_graph, operation_gr
 from stoker.workflows.maintenance import reinstall_graph
 from stoker.workflows.model import LIFECYCLE, Deployment
 from stoker.workflows.scaling import scale
+from stoker.workflows import updating
 
 #: ``build(deployment, params, memo)``: what it decides (e.g. new instance ids) goes into ``memo``
 Builder = Callable[[Deployment, dict, dict], Graph]
@@ -119,9 +120,17 @@ BUILTIN: dict[str, Builder] = {
     "restart": _restart,
     "auto_heal_reinstall_node_subgraph": _heal,
     "scale_entity": scale,
+    updating.WORKFLOW: updating.update,
     **maintenance.workflows(_chosen),
 }
 
+#: workflows every deployment has though its plan does not declare them: Cloudify's system workflows
+SYSTEM_WORKFLOWS = {updating.WORKFLOW: f"default_workflows.cloudify.plugins.workflows.{updating.WORKFLOW}"}
+
+
+def declaration(plan: dict, workflow_id: str) -> str | dict | None:
+    """Workflow ``workflow_id`` as the deployment's plan declares it, or a system workflow (None: neither)."""
+    return (plan.get("workflows") or {}).get(workflow_id) or SYSTEM_WORKFLOWS.get(workflow_id)
 
 
 def builtin_name(mapping: object) -> str | None:

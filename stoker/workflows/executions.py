@@ -19,13 +19,14 @@ from stoker.blueprint.blueprints import BlueprintService
 from stoker.blueprint.state import tenant_of
 from stoker.dispatch.inprocess import InProcess
 from stoker.engine.graph import WalkFailed
-from stoker.errors import NotFound, StokerError
+from stoker.errors import Conflict, NotFound, StokerError
 from stoker import lease
 from stoker.store.blueprint_records import recorded_commands
 from stoker.store.execution_records import ACTIVE, ExecutionRecords, ModificationRecords, PlanChanged
 from stoker.store.locks import execution_gone
 from stoker.store.models import utcnow
-from stoker.workflows.builtin import graph_builder, operation_kwargs
+from stoker.workflows.deployment_updates import DeploymentUpdates
+from stoker.workflows.builtin import declaration, graph_builder, operation_kwargs
 from stoker.workflows.workflow_error import WorkflowError
 from stoker.blueprint.secrets import masker, secret_values
 from stoker.resources import processes
@@ -35,6 +36,7 @@ from stoker.workflows.manager import LocalManager
 from stoker.workflows.model import Deployment, Instance
 from stoker.workflows.operations import RetryPolicy
 from stoker.workflows.parameters import workflow_parameters
+from stoker.workflows.updating import WORKFLOW as UPDATE
 from stoker.workflows.execution_runner import Runner, first_failure
 from stoker.workflows.writer import BatchWriter
 
@@ -63,6 +65,11 @@ class Executions:
         self.stopping: Any = None
         #: told the id of the execution ``start`` or ``resume`` stored (``begin``: it shows then)
         self.announce: Callable[[str], None] = lambda _execution_id: None
+
+    @property
+    def updates(self) -> DeploymentUpdates:
+        """Deployment updates: each runs as an ``update`` execution of this service."""
+        return DeploymentUpdates(self)
 
     # -- reading --------------------------------------------------------------------------------
     def get(self, execution_id: str) -> dict:
@@ -115,17 +122,18 @@ class Executions:
         return started.run(submit, lambda: action(service), timeout)
 
     def start(self, workflow_id: str, deployment_id: str, parameters: dict | None = None, force: bool = False,
-              allow_custom_parameters: bool = False, queue: bool = False) -> dict:
+              allow_custom_parameters: bool = False, queue: bool = False, decided: dict | None = None) -> dict:
         """Run ``workflow_id`` on the deployment to its end, in this process; the execution as it ended.
 
         While another execution of the deployment runs: ``force`` runs this one beside it, ``queue``
         stores it ``queued`` (returned at once; the running one's end starts it), otherwise ``Conflict``.
         A deployment changed between its reading and the start (a plugins update) is read and planned again,
-        so no execution runs on two versions of its plan.
+        so no execution runs on two versions of its plan.  ``decided``: what was decided before (a deployment
+        update's plan), the memo the graph's builder starts from.
         """
         while True:
             deployment_row, params, model, graph, memo = self._planned(deployment_id, workflow_id, parameters or {},
-                                                                       allow_custom_parameters)
+                                                                       allow_custom_parameters, decided)
             try:
                 row = self.records.start_execution(self.project_id, deployment_row["pk"], workflow_id, params,
                                                    self.owner, execution_gone, concurrent=force, queue=queue,
@@ -138,20 +146,23 @@ class Executions:
             return view(row)
         return self._begin(row, deployment_row, model, graph, memo)
 
-    def _planned(self, deployment_id: str, workflow_id: str, parameters: dict, allow_custom: bool) -> tuple:
+    def _planned(self, deployment_id: str, workflow_id: str, parameters: dict, allow_custom: bool,
+                 decided: dict | None = None) -> tuple:
         """(deployment row, parameters, model, graph, memo) of the workflow on the deployment as it is now;
         refused here (unknown workflow, bad parameters, a graph that cannot be built), before any execution
         is stored."""
         deployment_row = self._deployment(deployment_id)
         plan = secretbox.unseal(deployment_row["plan"])
-        declaration = (plan.get("workflows") or {}).get(workflow_id)
-        if declaration is None:
+        declared = declaration(plan, workflow_id)
+        if declared is None:
             raise NotFound(f"Workflow {workflow_id} not found in deployment {deployment_id} (it has: "
                            f"{', '.join(sorted(plan.get('workflows') or {}))})")
-        params = workflow_parameters(workflow_id, declaration, parameters, allow_custom)
-        build = graph_builder(workflow_id, declaration, params)
+        params = workflow_parameters(workflow_id, declared, parameters, allow_custom)
+        build = graph_builder(workflow_id, declared, params)
         processes.stop_orphans(self.records.execution_commands(deployment_row["pk"]))
-        model, memo = self.model_of(deployment_row), {}
+        if UPDATE in (decided or {}) and decided[UPDATE]["planned_on"] != str(deployment_row["updated_at"]):
+            raise Conflict(f"Deployment {deployment_id} changed while its update was planned: update it again")
+        model, memo = self.model_of(deployment_row), copy.deepcopy(decided or {})
         return deployment_row, params, model, build(model, params, memo), memo
 
     def _begin(self, row: dict, deployment_row: dict, model: Deployment, graph, memo: dict) -> dict:
@@ -159,6 +170,9 @@ class Executions:
                        "commands": self.commands(row), LOCAL_ALLOWED: self.local_allowed}
         self.records.update_execution(row["pk"], resume_data=resume_data)
         self.modify(deployment_row, memo, "before")
+        if UPDATE in memo:  # the deployment's rows hold the new plan now (its blueprint's files too)
+            deployment_row = self._deployment(deployment_row["id"])
+            model = self.model_of(deployment_row)
         return self._run(row, deployment_row, model, graph, frozenset(), memo)
 
     def start_queued(self, deployment_row: dict) -> None:
@@ -166,11 +180,11 @@ class Executions:
         Cloudify's manager does); each is planned on the deployment as it is now."""
         while (row := self.records.take_queued(deployment_row["pk"], self.owner, execution_gone)) is not None:
             deployment_row = self.records.get_deployment(self.project_id, row["deployment_id"])
-            declaration = (secretbox.unseal(deployment_row["plan"]).get("workflows") or {}).get(row["workflow_id"])
+            declared = declaration(secretbox.unseal(deployment_row["plan"]), row["workflow_id"])
             model, memo = self.model_of(deployment_row), {}
             try:
-                graph = graph_builder(row["workflow_id"], declaration, row["parameters"])(model, row["parameters"],
-                                                                                         memo)
+                graph = graph_builder(row["workflow_id"], declared, row["parameters"])(model, row["parameters"],
+                                                                                      memo)
             except StokerError as exc:  # the deployment changed under it since it was queued
                 self.records.update_execution(row["pk"], status="failed", error=str(exc), ended_at=utcnow(),
                                               owner=None)
@@ -195,8 +209,7 @@ class Executions:
         """(the deployment as it is now, the graph the execution started with, what its planning decided):
         the graph is built again from the instance states it started from."""
         plan = secretbox.unseal(deployment_row["plan"])
-        declaration = (plan.get("workflows") or {}).get(row["workflow_id"])
-        build = graph_builder(row["workflow_id"], declaration, row["parameters"])
+        build = graph_builder(row["workflow_id"], declaration(plan, row["workflow_id"]), row["parameters"])
         model = self.model_of(deployment_row)
         saved = row.get("resume_data") or {}
         current = {i.id: i.state for i in model.instances.values()}
@@ -238,16 +251,20 @@ class Executions:
                           instances, plan.get("scaling_groups") or {}, plan.get("plugins") or {}, imported)
 
     def modify(self, deployment_row: dict, memo: dict, when: str) -> None:
-        """Apply what a scale decided: instances added and rewired before it runs, removed after it ran."""
+        """Apply what a scale decided: instances added and rewired before it runs, removed after it ran; or
+        what a deployment update decided (``updating``): its ``before`` and ``after`` changes of the rows."""
+        if UPDATE in memo:
+            ModificationRecords(self.records).apply(deployment_row["pk"], **memo[UPDATE][when])
+            return
         decided = memo.get("scale")
         if not decided:
             return
         if when == "before" and decided["added"]:
-            ModificationRecords(self.records).apply(deployment_row["pk"], decided["added"], [],
-                                                    decided["relinked_before"], decided["counts"])
+            ModificationRecords(self.records).apply(deployment_row["pk"], added=decided["added"], removed=[],
+                                                    relinked=decided["relinked_before"], counts=decided["counts"])
         elif when == "after" and decided["removed"]:
-            ModificationRecords(self.records).apply(deployment_row["pk"], [], decided["removed"],
-                                                    decided["relinked_after"], decided["counts"])
+            ModificationRecords(self.records).apply(deployment_row["pk"], added=[], removed=decided["removed"],
+                                                    relinked=decided["relinked_after"], counts=decided["counts"])
 
     def _run(self, row: dict, deployment_row: dict, model: Deployment, graph, done: frozenset, memo: dict,
              resumed: bool = False) -> dict:
@@ -271,11 +288,11 @@ class Executions:
         mask = masker(secret_values(self.records, self.project_id, deployment_row))
         state = LiveState(self.records, self.project_id, deployment_row, model)
         policy = RetryPolicy(int(params.get("task_retries", 0)), float(params.get("task_retry_interval", 1)))
-        declaration = (secretbox.unseal(deployment_row["plan"]).get("workflows") or {}).get(row["workflow_id"])
+        declared = declaration(secretbox.unseal(deployment_row["plan"]), row["workflow_id"])
         writer = BatchWriter(lambda changes, events, edits: self.records.write_batch(
             row["pk"], deployment_row["pk"], changes, events, edits))
         runner = Runner(model, writer, LiveEvaluator(state), row["id"], row["workflow_id"], policy, done, mask,
-                        operation_kwargs(declaration, params), tenant_of(self.project_id))
+                        operation_kwargs(declared, params), tenant_of(self.project_id))
         runner.marker = self.commands(row)["marker"]
         runner.manager = LocalManager(self.store, self.project_id, self)
         runner.workflow_parameters = dict(params)

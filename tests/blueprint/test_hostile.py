@@ -311,7 +311,7 @@ def _many_instances(cli, write) -> None:
 
 
 def test_following_an_execution_reads_each_event_once(cli, write, monkeypatch):
-    from stoker.cli import execution_cmds
+    from stoker.cli import following
     from stoker.store.execution_records import ExecutionRecords
 
     reads: list[int] = []
@@ -323,7 +323,7 @@ def test_following_an_execution_reads_each_event_once(cli, write, monkeypatch):
         return rows
 
     monkeypatch.setattr(ExecutionRecords, "events", counted)
-    monkeypatch.setattr(execution_cmds, "FOLLOW_PAGE", 500, raising=False)
+    monkeypatch.setattr(following, "FOLLOW_PAGE", 500, raising=False)
     _many_instances(cli, write)
     followed = cli("install", "d").expect(0)
     printed = [line for line in followed.stderr.splitlines() if "<d>" in line]
@@ -333,10 +333,10 @@ def test_following_an_execution_reads_each_event_once(cli, write, monkeypatch):
 
 
 def test_a_follower_far_behind_skips_to_the_newest_events_saying_so(cli, write, monkeypatch):
-    from stoker.cli import execution_cmds
+    from stoker.cli import following
 
-    monkeypatch.setattr(execution_cmds, "FOLLOW_PAGE", 50, raising=False)
-    monkeypatch.setattr(execution_cmds, "FOLLOW_BACKLOG", 60, raising=False)
+    monkeypatch.setattr(following, "FOLLOW_PAGE", 50, raising=False)
+    monkeypatch.setattr(following, "FOLLOW_BACKLOG", 60, raising=False)
     _many_instances(cli, write)
     followed = cli("install", "d").expect(0)
     lines = followed.stderr.splitlines()

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow  # a server, `cfy` processes, a plugin virtualenv
 #: admin is the operator (a manager of default_tenant); cat belongs to two tenants
 USERS = [("admin", "default_tenant", "manager"), ("admin", "team-a", "manager"), ("ann", "team-a", "manager"),
          ("amy", "team-a", "user"), ("bob", "team-b", "manager"), ("cat", "team-a", "user"),
-         ("cat", "team-b", "viewer")]
+         ("cat", "team-b", "viewer"), ("dan", "team-d", "manager")]
 
 PLAIN = ("tosca_definitions_version: cloudify_dsl_1_4\nimports: [cloudify/types/types.yaml]\n"
          "node_templates:\n  n: {type: cloudify.nodes.Root}\n")
@@ -210,6 +210,33 @@ def test_a_plugin_a_deployment_runs_is_deleted_only_with_force_and_update_moves_
     ann.plugins.delete(major.id, force=True)
     assert [p.id for p in ann.plugins.list()] == [minor.id]
     ann.plugins.delete(minor.id, force=True)
+
+
+def test_an_update_brings_what_the_newer_plugin_yaml_declares_into_the_deployment(server, tmp_path):
+    """As Cloudify's, a plugins update moves each deployment onto the blueprint parsed again on the new
+    versions (a deployment update that runs no operation): a property only 3.1's YAML declares reaches it."""
+    dan = _client(server, "dan", "team-d")
+    _upload(dan, tmp_path / "v30", "3.0")
+    (tmp_path / "v31").mkdir()
+    wagon, yaml = _wagon(tmp_path / "v31", "3.1")
+    yaml.write_text(yaml.read_text() + "    properties:\n      color: {default: blue}\n")
+    dan.plugins.upload(_zip(tmp_path / "v31" / "up", wagon, yaml))
+    blueprint = tmp_path / "grows" / "blueprint.yaml"
+    blueprint.parent.mkdir()
+    blueprint.write_text(PLAIN.replace("types.yaml]", "types.yaml, 'plugin:my-plugin?version=3.0']").replace(
+        "cloudify.nodes.Root", "my.Thing"))
+    dan.blueprints.upload(str(blueprint), "grows")
+    dan.deployments.create("grows", "grown")
+    assert "color" not in dan.nodes.get("grown", "n").properties
+    out = _cfy(server, tmp_path, "dan", "team-d")("plugins", "update", "grows")
+    assert "Successfully updated plugins for blueprint grows" in out
+    assert dan.nodes.get("grown", "n").properties["color"] == "blue"
+    assert _versions(dan, "grows") == "3.1"
+    [moved] = dan.deployment_updates.list(deployment_id="grown")
+    assert moved.state == "successful" and moved.execution_id == dan.plugins_update.list(
+        blueprint_id="grows")[0].execution_id
+    assert {"action": "add", "entity_type": "property", "entity_id": ["nodes", "n", "properties", "color"],
+            "topology_order": 0} in moved.steps
 
 
 def _versions(client, blueprint_id: str) -> str:

@@ -10,7 +10,7 @@ Heat's local resource types).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable
 
 from fastapi import Depends, Request
 from fastapi.responses import Response
@@ -43,13 +43,14 @@ def _in_background(request: Request, who: Caller, engine: Any, action: Any) -> d
     return views.execution(service.get(started.id), who.project)
 
 
-def refuse_scripts(policy: Any, engine: Any, project: str, deployment_id: str) -> None:
-    """403 when the deployment runs scripts on the host and ``project`` may not (the operator's switch)."""
+def refuse_scripts(policy: Any, engine: Any, project: str, deployment_id: str, coming: Iterable[dict] = ()) -> None:
+    """403 when the deployment (or the ``coming`` nodes: an update's) runs scripts on the host and ``project`` may
+    not (the operator's switch)."""
     if policy.allows_local(project):
         return
     records = engine.executions.records
     row = records.get_deployment(project, deployment_id)
-    if runs_on_host(secretbox.unseal(node["definition"]) for node in records.nodes(row["pk"])):
+    if runs_on_host([*(secretbox.unseal(node["definition"]) for node in records.nodes(row["pk"])), *coming]):
         raise forbidden(f"deployment {deployment_id} has script operations, which run on the server host and "
                         f"are off for tenant {tenant_of(project)!r} (turn them on with {LOCAL_SETTINGS})")
 

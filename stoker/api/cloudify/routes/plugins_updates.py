@@ -1,13 +1,14 @@
 """``/plugins-updates``: ``cfy plugins update BLUEPRINT`` moves the blueprint and its deployments to newer
 plugin versions of the catalog (as the caller's tenant sees it); ``get-update``, ``history``, ``list_updates``.
 
-On Cloudify an ``update_plugin`` execution updates each deployment; on Stoker a deployment's plugin operations
-run the version its plan names (``plugin_envs.task_command``), so the update rewrites those versions in the
-blueprint's and the deployments' plans in one transaction (``store/plugins_updates.py``) that holds their
-execution locks: refused while one runs an execution (none starts meanwhile), or when a creator does not see
-a new version (400 ``plugins_update_failed``, nothing changed).  The update's execution, which
-cfy waits for, has ended when the answer comes (``execution_view``).  Types or operations that only the new
-version's YAML declares are not read into existing deployments.
+As on Cloudify, the blueprint is parsed again on the new versions and each deployment moves onto it by a
+deployment update that runs no operation (skip_install, skip_uninstall, skip_reinstall: listed by ``cfy
+deployments history``), so types and properties the newer plugin YAML declares reach the deployments; a
+deployment's plugin operations run the version its plan names (``plugin_envs.task_command``).  All of it is
+written in one transaction (``store/plugins_updates.py``) that holds the deployments' execution locks:
+refused while one runs an execution (none starts meanwhile), or when a creator does not see a new version (400
+``plugins_update_failed``, nothing changed).  The update's execution, which cfy waits for, has ended when the
+answer comes (``execution_view``).
 """
 
 from __future__ import annotations
@@ -26,11 +27,12 @@ from stoker.api.cloudify.routes.plugins import plugin_catalog
 from stoker.api.cloudify.routing import bad, router, run
 from stoker.api.error_bodies import ApiError
 from stoker.blueprint.plugin_versions import changes, wanted_from
-from stoker.errors import Conflict
+from stoker.errors import Conflict, StokerError
 from stoker.store.models import utcnow
 from stoker.store.plugin_packages import viewer_of
-from stoker.store.plugins_updates import PLUGINS_UPDATES, PluginsUpdates
+from stoker.store.plugins_updates import PLUGINS_UPDATES, PluginsUpdates, with_versions
 from stoker.workflows import executions
+from stoker.workflows.deployment_updates import FLAGS
 
 routes = router("plugins-updates")
 #: the system workflow Cloudify runs a plugins update as
@@ -69,6 +71,30 @@ def _refuse_unseen(engine: Any, deployment: dict, targets: list, who: Caller) ->
                        "visibility first", "plugins_update_failed")
 
 
+def _parsed_again(engine: Any, blueprint_id: str, moved: dict[str, list[str]]) -> dict:
+    """The blueprint's plan parsed on the new plugin versions (400 ``plugins_update_failed`` if it no longer
+    parses)."""
+    try:
+        plan = engine.blueprints.parsed_again(blueprint_id, {name: versions[1] for name, versions in moved.items()})
+    except StokerError as exc:
+        raise ApiError(400, f"Blueprint {blueprint_id} does not parse on the new plugin versions: {exc}",
+                       "plugins_update_failed") from None
+    return with_versions(plan, moved)
+
+
+def _moved_onto(updates: Any, deployment: dict, blueprint: dict, row: dict, who: Caller) -> tuple[dict, dict]:
+    """(what the deployment update changes, its row) moving ``deployment`` onto the updated blueprint: no
+    operation runs (installed, uninstalled and reinstalled nothing, as Cloudify's plugins update asks)."""
+    params = {**FLAGS, "skip_install": True, "skip_uninstall": True, "skip_reinstall": True, "update_plugins": True,
+              "plugins_update_id": row["id"]}
+    try:
+        update_row, decided = updates.planned(deployment, blueprint, {}, params, who.user)
+    except StokerError as exc:
+        raise ApiError(400, f"Deployment {deployment['id']} cannot move onto the new plugin versions: {exc}",
+                       "plugins_update_failed") from None
+    return decided, {**update_row, "execution_id": row["execution_id"], "state": "successful"}
+
+
 @routes.post("/plugins-updates/{blueprint_id}/update/initiate")
 async def initiate(blueprint_id: str, request: Request, who: Caller = Depends(requiring("manager"))) -> Response:
     body = await json_body(request) if await request.body() else {}
@@ -93,8 +119,11 @@ async def initiate(blueprint_id: str, request: Request, who: Caller = Depends(re
                "state": "successful" if moved else "no_changes_required", "forced": forced,
                "created_by": who.user, "created_at": utcnow(), "execution_id": str(uuid.uuid4()),
                "deployments_to_update": [d["id"] for d in deployments], "changes": moved}
+        plan = _parsed_again(engine, blueprint_id, moved) if moved else None
+        updates = engine.executions.updates
+        planned = [(d["pk"], *_moved_onto(updates, d, {**blueprint, "plan": plan}, row, who)) for d in deployments]
         try:
-            stored = PluginsUpdates(engine.store).apply(row, blueprint["pk"], [d["pk"] for d in deployments])
+            stored = PluginsUpdates(engine.store).apply(row, blueprint["pk"], plan, planned)
         except Conflict as exc:  # a deployment runs an execution: its plugins are updated once it ends
             raise ApiError(400, f"{exc}: its plugins are updated once it ends", "plugins_update_failed") from None
         return _view(stored)

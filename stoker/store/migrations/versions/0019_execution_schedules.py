@@ -1,7 +1,7 @@
 """Execution schedules (``cfy deployments schedule``): workflows a deployment runs at the times a rule gives.
 
 Revision ID: 0019
-Revises: 0016
+Revises: 0017
 Create Date: 2026-11-28
 """
 
@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0019"
-down_revision = "0016"
+down_revision = "0017"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,89 @@
+"""The ``update`` workflow: a deployment moved onto its new plan, as Cloudify's deployment update runs it.
+
+What the update decided (``deployment_updates.plan_update``: the nodes, the instances added and removed,
+the relationships rewired) is in the execution's memo, so a resumed update builds the same graph.  The
+deployment's rows hold the new plan while it runs (``memo["update"]["before"]``, written when it starts),
+with the old relationships a kept instance loses and the removed nodes still there to be unlinked and
+uninstalled; once it ended well ``memo["update"]["after"]`` drops them.  In order: removed relationships
+unlinked and removed instances uninstalled (unless ``skip_uninstall``), changed instances reinstalled
+(unless ``skip_reinstall``; ``reinstall_list`` always), added instances installed and added relationships
+established (unless ``skip_install``); ``install_first`` turns the order round.
+"""
+
+from __future__ import annotations
+
+from stoker import secretbox
+from stoker.engine.graph import Graph
+from stoker.workflows.lifecycle import install_graph, link_steps, uninstall_graph
+from stoker.workflows.maintenance import reinstall_graph
+from stoker.workflows.model import Deployment, Instance
+from stoker.workflows.workflow_error import WorkflowError
+
+#: the workflow a deployment update runs as (the name Cloudify's manager gives its execution)
+WORKFLOW = "update"
+
+
+def update(deployment: Deployment, params: dict, memo: dict) -> Graph:
+    decided = memo.get(WORKFLOW)
+    if not decided:
+        raise WorkflowError("the update workflow runs as a deployment update (stoker deployment update, "
+                            "cfy deployments update), not on its own")
+    laid_out(deployment, decided["before"])
+    down = up = Graph()
+    if not params.get("skip_uninstall"):
+        chains = uninstall_graph(deployment, decided["removed"], phase="update-uninstall")
+        link_steps(deployment, chains, decided["unlinked"], "unlink", "update-unlink")
+        down = chains.graph
+    reinstalled = _reinstalled(deployment, decided, params)
+    again = reinstall_graph(deployment, reinstalled, "update-reinstall") if reinstalled else Graph()
+    if not params.get("skip_install"):
+        chains = install_graph(deployment, [row["id"] for row in decided["before"]["added"]], phase="update-install")
+        link_steps(deployment, chains, decided["established"], "establish", "update-establish")
+        up = chains.graph
+    return in_order([up, again, down] if params.get("install_first") else [down, again, up])
+
+
+def laid_out(deployment: Deployment, before: dict) -> None:
+    """The model as the rows are while the update runs (as ``before`` writes them): built from the old rows
+    when the execution is planned, the same again when it resumes."""
+    for node_id, columns in before["nodes"].items():
+        deployment.nodes[node_id] = secretbox.unseal(columns["definition"])
+    deployment._implements.clear()
+    for row in before["added"]:
+        if row["id"] not in deployment.instances:
+            deployment.instances[row["id"]] = Instance(row["id"], row["node_id"], row["index"], row["state"], {},
+                                                       list(row["relationships"]), row["host_id"],
+                                                       list(row["scaling_groups"]))
+    for instance_id, relationships in before["relinked"].items():
+        deployment.instances[instance_id].relationships = list(relationships)
+
+
+def _reinstalled(deployment: Deployment, decided: dict, params: dict) -> list[str]:
+    """Installed instances of the changed nodes, with what they contain (none with ``skip_reinstall``),
+    and those ``reinstall_list`` names."""
+    fresh = {row["id"] for row in decided["before"]["added"]} | set(decided["removed"])
+    chosen = [] if params.get("skip_reinstall") else [
+        i.id for i in deployment.instances.values()
+        if i.node_id in decided["reinstall_nodes"] and i.state == "started"]
+    for instance_id in params.get("reinstall_list") or []:
+        if instance_id not in deployment.instances:
+            raise WorkflowError(f"reinstall_list: node instance {instance_id} is not in deployment {deployment.id}")
+        chosen.append(instance_id)
+    found: list[str] = []
+    for instance_id in chosen:
+        found += [i for i in deployment.contained(instance_id) if i not in found and i not in fresh]
+    return found
+
+
+def in_order(stages: list[Graph]) -> Graph:
+    """One graph running ``stages`` one after the other: each stage's first steps wait for the last of the
+    stages before it."""
+    result, last = Graph(), []
+    for stage in stages:
+        if not stage.requires:
+            continue
+        needed = {step for requires in stage.requires.values() for step in requires}
+        for step, requires in stage.requires.items():
+            result.add(step, requires or last)
+        last = [step for step in stage.requires if step not in needed]
+    return result
