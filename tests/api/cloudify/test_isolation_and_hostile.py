@@ -193,7 +193,7 @@ def test_noauth_serves_default_tenant_only(noauth_server):
 
 
 def test_a_route_not_served_answers_in_cloudifys_shape(noauth_server):
-    answer = httpx.post(noauth_server.url + API + "/deployment-updates/x/update/initiate")
+    answer = httpx.post(noauth_server.url + API + "/snapshots/x")  # a manager's backup: not served
     assert answer.status_code == 404 and answer.json()["error_code"] == "not_found_error"
     assert "not served" in answer.json()["message"]
 
