@@ -21,6 +21,7 @@ from sqlalchemy import Connection, Table, bindparam, func, insert, select, updat
 from stoker.errors import Conflict, NotFound
 from stoker.store.blueprint_records import WORKER_COMMANDS, BlueprintRecords
 from stoker.store.bulk import execute_many, insert_of
+from stoker.store.group_tables import in_group
 from stoker.store.models import ACTIVE_EXECUTION, Deployment, Execution, ExecutionEvent, Node, NodeInstance, utcnow
 
 EXECUTIONS: Table = Execution.__table__  # type: ignore[assignment]
@@ -107,14 +108,15 @@ class ExecutionRecords(BlueprintRecords):
         return None
 
     def take_queued(self, deployment_pk: int, owner: str, is_gone: Callable[[dict], bool]) -> dict | None:
-        """The deployment's oldest queued execution, now started and owned by ``owner``, if the deployment
-        runs nothing else; None otherwise."""
+        """The deployment's oldest queued execution (not an execution group's: its group starts it), now
+        started and owned by ``owner``, if the deployment runs nothing else; None otherwise."""
         with self._write() as conn:
             self._lock(conn, deployment_pk)
             if self._running(conn, deployment_pk, is_gone) is not None:
                 return None
             pk = conn.execute(select(EXECUTIONS.c.pk).where(EXECUTIONS.c.deployment_pk == deployment_pk,
-                                                            EXECUTIONS.c.status == "queued")
+                                                            EXECUTIONS.c.status == "queued",
+                                                            ~in_group(EXECUTIONS.c.pk))
                               .order_by(EXECUTIONS.c.pk).limit(1)).scalar()
             if pk is None:
                 return None

@@ -27,6 +27,7 @@ from stoker.api.background import START_TIMEOUT
 from stoker.errors import NotFound
 from stoker.resources.policy import LOCAL_SETTINGS
 from stoker.store.models import Execution
+from stoker.workflows.execution_groups import ExecutionGroups
 from stoker.workflows.model import runs_on_host
 
 routes = router("executions")
@@ -135,21 +136,25 @@ async def act(execution_id: str, request: Request, who: Caller = Depends(requiri
 
 @routes.get("/events")
 async def events(request: Request, who: Caller = Depends(caller)) -> Response:
-    """An execution's events (and logs, given ``type=cloudify_log``), or a deployment's; ``_offset`` pages on."""
+    """An execution's events (and logs, given ``type=cloudify_log``), or a deployment's, or an execution group's;
+    ``_offset`` pages on."""
     query = request.query_params
     types = query.getlist("type") or ["cloudify_event"]
     include_logs = "cloudify_log" in types or query.get("include_logs") in ("true", "True", "1")
     execution_id = query.get("execution_id") or query.get("_execution_id")
     deployment_id = query.get("deployment_id")
+    group_id = query.get("execution_group_id")
 
     def work(engine):
         executions = engine.executions
         if execution_id:
             chosen = [execution_id]
+        elif group_id:
+            chosen = ExecutionGroups(executions).execution_ids(group_id)
         elif deployment_id:
             chosen = [e["id"] for e in executions.list(deployment_id)]
         else:
-            raise bad("events are listed by execution_id (or deployment_id)")
+            raise bad("events are listed by execution_id (or deployment_id, execution_group_id)")
         found = [views.event(e) for eid in chosen for e in executions.events(eid, include_logs)]
         return views.page(request, found, filters=False)
 
