@@ -138,9 +138,14 @@ class ExecutionGroups:
     def execution_ids(self, group_id: str) -> list[str]:
         return [e["id"] for e in self.records.execution_group(self.project_id, group_id)["executions"]]
 
-    def logs(self, group_id: str) -> list[str]:
-        """What the group's start said of the deployments it skipped."""
-        return list(self.records.execution_group(self.project_id, group_id)["logs"] or [])
+    def logs(self, group_id: str) -> list[dict]:
+        """What the group's start said of the deployments it skipped, as logs of the group (``cfy events list
+        --execution-group-id`` shows them before its executions' events)."""
+        group = self.records.execution_group(self.project_id, group_id)
+        return [{"timestamp": group["created_at"], "type": "cloudify_log", "event_type": None, "level": "info",
+                 "message": message, "node_name": None, "node_instance_id": None, "operation": None,
+                 "execution_id": None, "workflow_id": group["workflow_id"], "deployment_id": None,
+                 "error_causes": None} for message in group["logs"] or []]
 
     @staticmethod
     def _view(group: dict) -> dict:

@@ -37,11 +37,11 @@ def server(tmp_path_factory):
     started.stop()
 
 
-def _blueprint(tmp_path, name: str, script: str, body: bytes):
-    """A box blueprint whose create runs ``body`` (a shell script)."""
+def _blueprint(tmp_path, name: str, script: str, body: bytes, more: str = ""):
+    """A box blueprint whose create runs ``body`` (a shell script), with ``more`` (sections) after it."""
     folder = tmp_path / name
     (folder / "scripts").mkdir(parents=True)
-    (folder / "blueprint.yaml").write_text(BOX.replace("SCRIPT", script))
+    (folder / "blueprint.yaml").write_text(BOX.replace("SCRIPT", script) + more)
     (folder / "scripts" / script).write_bytes(body)
     return folder / "blueprint.yaml"
 
@@ -120,6 +120,18 @@ def test_cfy_runs_install_on_a_group_one_at_a_time(server, tmp_path):
     with pytest.raises(CloudifyClientError):
         client.deployment_groups.get("grp")
 
+    # a deployment lacking the workflow is left out, as the group's log says (Cloudify's manager does so)
+    flows = _blueprint(tmp_path, "flows", "pause.sh", b"true\n", "workflows:\n  hello: {mapping: scripts/pause.sh}\n")
+    cfy("blueprints", "upload", str(flows), "-b", "flows")
+    cfy("deployments", "create", "greeter", "-b", "flows")
+    client.deployment_groups.put("mixed", deployment_ids=["greeter", "other"])
+    out = cfy("executions", "groups", "start", "hello", "-g", "mixed")
+    assert "Finished executing workflow hello on deployment group mixed" in out
+    [hello] = [g for g in client.execution_groups.list() if g.workflow_id == "hello"]
+    assert [client.executions.get(i).deployment_id for i in hello.execution_ids] == ["greeter"]
+    logs = client.events.list(execution_group_id=hello.id, include_logs=True, _size=1000)
+    assert "Workflow hello does not exist in the deployment other" in [e["message"] for e in logs]
+
 
 def test_cancel_and_resume_of_an_execution_group(server, tmp_path):
     client = rest_client(server)
@@ -134,8 +146,10 @@ def test_cancel_and_resume_of_an_execution_group(server, tmp_path):
                                                                        "operator": "any_of", "type": "label"}])
     assert client.deployment_groups.get("waiters").deployment_ids == ["w1", "w2", "w3"]
 
-    group = client.execution_groups.start("waiters", "install", concurrency=1)
-    assert group.status in ("started", "queued") and len(group.execution_ids) == 3
+    group = client.execution_groups.start("waiters", "install", concurrency=0)  # paused: nothing starts
+    assert group.status == "queued" and len(group.execution_ids) == 3
+    assert {client.executions.get(i).status for i in group.execution_ids} == {"queued"}
+    group = client.execution_groups.set_concurrency(group.id, 1)
     statuses = [client.executions.get(i).status for i in group.execution_ids]
     assert statuses.count("queued") >= 2 and client.execution_groups.get(group.id).status == "started"
     client.execution_groups.cancel(group.id, kill=True)  # the waiting script is killed

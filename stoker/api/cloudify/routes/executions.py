@@ -28,6 +28,7 @@ from stoker.errors import NotFound
 from stoker.resources.policy import LOCAL_SETTINGS
 from stoker.store.models import Execution
 from stoker.workflows.execution_groups import ExecutionGroups
+from stoker.workflows.executions import iso_time
 from stoker.workflows.model import runs_on_host
 
 routes = router("executions")
@@ -147,15 +148,19 @@ async def events(request: Request, who: Caller = Depends(caller)) -> Response:
 
     def work(engine):
         executions = engine.executions
+        found = []
         if execution_id:
             chosen = [execution_id]
         elif group_id:
-            chosen = ExecutionGroups(executions).execution_ids(group_id)
+            groups = ExecutionGroups(executions)
+            chosen = groups.execution_ids(group_id)
+            found = [views.event({**log, "timestamp": iso_time(log["timestamp"])}) for log in groups.logs(group_id)
+                     if include_logs]
         elif deployment_id:
             chosen = [e["id"] for e in executions.list(deployment_id)]
         else:
             raise bad("events are listed by execution_id (or deployment_id, execution_group_id)")
-        found = [views.event(e) for eid in chosen for e in executions.events(eid, include_logs)]
+        found += [views.event(e) for eid in chosen for e in executions.events(eid, include_logs)]
         return views.page(request, found, filters=False)
 
     return await run(request, who, work)
