@@ -36,7 +36,7 @@ class BadFilterRule(StokerError):
     """A rule the manager would refuse (``invalid_filter_rule``)."""
 
     def __init__(self, rule: Any, reason: str):
-        super().__init__(f"The filter rule {rule} is invalid. {reason}")
+        super().__init__(f"The filter rule {rule} is not in the right format. {reason}")
 
 
 def checked(rules: Any) -> list[dict]:

@@ -113,12 +113,11 @@ class ExecutionGroups:
     def cancel(self, group_id: str, force: bool = False) -> dict:
         """Cancel the waiting executions at once, then ask the running ones to stop (``force``: now)."""
         group = self.records.execution_group(self.project_id, group_id)
-        for member in group["executions"]:
-            if member["status"] == "queued":
-                self.records.cancel_queued(member["pk"])
-        for member in group["executions"]:
-            if member["status"] in ACTIVE:
-                self.records.request_cancel(member["pk"], force)
+        members = group["executions"]
+        # a waiting one no longer waiting was started meanwhile (a running one ended): it is cancelled too
+        started = [m for m in members if m["status"] == "queued" and not self.records.cancel_queued(m["pk"])]
+        for member in [m for m in members if m["status"] in ACTIVE] + started:
+            self.records.request_cancel(member["pk"], force)
         return self.get(group_id)
 
     def resume(self, group_id: str) -> dict:
