@@ -168,8 +168,10 @@ class GroupRecords(ExecutionRecords):
         concurrency leaves room for beside those running, each only once its deployment runs nothing else
         (unless the group was started with ``force``)."""
         with self._write() as conn:
+            # the group's row locked (PostgreSQL; SQLite's writers go one at a time): two ends of its
+            # executions at once never both see the same free room
             group = conn.execute(select(XGROUPS.c.concurrency, XGROUPS.c.force)
-                                 .where(XGROUPS.c.pk == group_pk)).first()
+                                 .where(XGROUPS.c.pk == group_pk).with_for_update()).first()
             if group is None:
                 return []
             members = self._rows(conn.execute(self._query().join(XMEMBERS, XMEMBERS.c.execution_pk == EXECUTIONS.c.pk)
@@ -184,15 +186,17 @@ class GroupRecords(ExecutionRecords):
                     else:
                         running += 1
             taken, now = [], utcnow()
+            if running < group.concurrency:
+                for pk in sorted({row["deployment_pk"] for row in members if row["status"] == "queued"}):
+                    self._lock(conn, pk)  # in one order, as ``between_executions``: no two writers wait in a cycle
             for row in members:
                 if row["status"] != "queued" or running + len(taken) >= group.concurrency:
                     continue
-                self._lock(conn, row["deployment_pk"])
                 if not group.force and self._running(conn, row["deployment_pk"], is_gone) is not None:
                     continue  # its deployment's execution's end wakes the group again
-                conn.execute(update(EXECUTIONS).where(EXECUTIONS.c.pk == row["pk"]).values(
-                    status="started", owner=owner, heartbeat_at=now, started_at=now))
-                taken.append(row["pk"])
+                if conn.execute(update(EXECUTIONS).where(EXECUTIONS.c.pk == row["pk"], EXECUTIONS.c.status == "queued")
+                                .values(status="started", owner=owner, heartbeat_at=now, started_at=now)).rowcount:
+                    taken.append(row["pk"])  # (not cancelled since it was read)
             return self._rows(conn.execute(self._query().where(EXECUTIONS.c.pk.in_(taken))
                                            .order_by(EXECUTIONS.c.pk))) if taken else []
 
