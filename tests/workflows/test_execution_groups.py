@@ -8,17 +8,7 @@ import time
 from stoker.blueprint.deployment_groups import DeploymentGroups
 from stoker.workflows.execution_groups import ExecutionGroups
 
-from .conftest import write_blueprint
-
-PAUSED = """
-node_templates:
-  box:
-    type: cloudify.nodes.Root
-    interfaces:
-      cloudify.interfaces.lifecycle:
-        create: scripts/pause.sh
-"""
-
+from .conftest import PAUSED, write_blueprint
 
 def _ended(groups: ExecutionGroups, group_id: str, bound: float = 60) -> dict:
     deadline = time.monotonic() + bound
