@@ -31,17 +31,6 @@ def any_engine(db_url, tmp_path, monkeypatch):
 HEADER = "tosca_definitions_version: cloudify_dsl_1_4\nimports: [cloudify/types/types.yaml]\n"
 
 
-#: one box whose create runs ``scripts/pause.sh`` (the test writes it: a pause, a wait for a file)
-PAUSED = """
-node_templates:
-  box:
-    type: cloudify.nodes.Root
-    interfaces:
-      cloudify.interfaces.lifecycle:
-        create: scripts/pause.sh
-"""
-
-
 def write_blueprint(folder: Path, text: str, scripts: dict[str, str] | None = None) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     for name, body in (scripts or {}).items():

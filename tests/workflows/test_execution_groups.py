@@ -8,7 +8,7 @@ import time
 from stoker.blueprint.deployment_groups import DeploymentGroups
 from stoker.workflows.execution_groups import ExecutionGroups
 
-from .conftest import PAUSED, write_blueprint
+from box_blueprint import write_box
 
 def _ended(groups: ExecutionGroups, group_id: str, bound: float = 60) -> dict:
     deadline = time.monotonic() + bound
@@ -20,7 +20,7 @@ def _ended(groups: ExecutionGroups, group_id: str, bound: float = 60) -> dict:
 
 def test_at_most_concurrency_executions_run_at_once(any_engine, tmp_path):
     service = any_engine.blueprints
-    service.upload(write_blueprint(tmp_path / "bp", PAUSED, {"scripts/pause.sh": "sleep 0.4\n"}), "bp")
+    service.upload(write_box(tmp_path / "bp", "sleep 0.4\n"), "bp")
     names = ["a", "b", "c", "d", "e"]
     for name in names:
         service.deployments.create(name, "bp")
@@ -40,8 +40,7 @@ def test_a_deployments_queue_leaves_a_group_execution_to_its_group(any_engine, t
     queue) lets the group start it, within the group's concurrency."""
     go = tmp_path / "go"
     service = any_engine.blueprints
-    service.upload(write_blueprint(tmp_path / "bp", PAUSED, {"scripts/pause.sh": f"while [ ! -f {go} ]; do sleep 0.05;"
-                                                                                 " done\n"}), "bp")
+    service.upload(write_box(tmp_path / "bp", f"while [ ! -f {go} ]; do sleep 0.05; done\n"), "bp")
     for name in ("x", "y"):
         service.deployments.create(name, "bp")
     DeploymentGroups(service.deployments).put("two", {"deployment_ids": ["x", "y"]})

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from stoker.cli import main
 
-from .conftest import PAUSED, write_blueprint
+from box_blueprint import write_box
 
 
 def _run(env, *args, ok: bool = True):
@@ -26,7 +26,7 @@ def _json(env, *args):
 
 def test_groups_from_the_stoker_command(tmp_path):
     env = {"STOKER_HOME": str(tmp_path / "home"), "STOKER_DB_URL": f"sqlite:///{tmp_path / 's.db'}"}
-    path = write_blueprint(tmp_path / "bp", PAUSED, {"scripts/pause.sh": "sleep 0.3\n"})
+    path = write_box(tmp_path / "bp", "sleep 0.3\n")
     _run(env, "blueprint", "upload", str(path), "-b", "bp")
     _run(env, "deployment", "create", "a", "-b", "bp")
     _run(env, "deployment", "create", "b", "-b", "bp", "--label", "tier:web")

@@ -10,22 +10,13 @@ from datetime import datetime
 
 import pytest
 
+from box_blueprint import write_box
 from .conftest import cfy_on, cloudify_server, rest_client
 
 pytestmark = pytest.mark.slow  # each `cfy` command is a process of its own
 
 pytest.importorskip("cloudify_rest_client")
 
-#: one box whose create runs ``scripts/SCRIPT``
-BOX = """tosca_definitions_version: cloudify_dsl_1_4
-imports: [cloudify/types/types.yaml]
-node_templates:
-  box:
-    type: cloudify.nodes.Root
-    interfaces:
-      cloudify.interfaces.lifecycle:
-        create: scripts/SCRIPT
-"""
 ENDED = ("terminated", "failed", "cancelled")
 
 
@@ -35,15 +26,6 @@ def server(tmp_path_factory):
     started = cloudify_server(tmp, [("admin", "default_tenant", "manager")], extra=("--allow-local-resources",))
     yield started
     started.stop()
-
-
-def _blueprint(tmp_path, name: str, script: str, body: bytes, more: str = ""):
-    """A box blueprint whose create runs ``body`` (a shell script), with ``more`` (sections) after it."""
-    folder = tmp_path / name
-    (folder / "scripts").mkdir(parents=True)
-    (folder / "blueprint.yaml").write_text(BOX.replace("SCRIPT", script) + more)
-    (folder / "scripts" / script).write_bytes(body)
-    return folder / "blueprint.yaml"
 
 
 def _moment(text: str) -> datetime:
@@ -65,7 +47,7 @@ def test_cfy_runs_install_on_a_group_one_at_a_time(server, tmp_path):
 
     cfy = cfy_on(server, tmp_path)
     client = rest_client(server)
-    cfy("blueprints", "upload", str(_blueprint(tmp_path, "timed", "pause.sh", b"sleep 0.4\n")), "-b", "timed")
+    cfy("blueprints", "upload", str(write_box(tmp_path / "timed", "sleep 0.4\n")), "-b", "timed")
     cfy("deployments", "create", "d1", "-b", "timed")
     for name in ("d2", "d3", "other"):
         cfy("deployments", "create", name, "-b", "timed", "--labels", "env:prod" if name != "other" else "env:dev")
@@ -121,7 +103,7 @@ def test_cfy_runs_install_on_a_group_one_at_a_time(server, tmp_path):
         client.deployment_groups.get("grp")
 
     # a deployment lacking the workflow is left out, as the group's log says (Cloudify's manager does so)
-    flows = _blueprint(tmp_path, "flows", "pause.sh", b"true\n", "workflows:\n  hello: {mapping: scripts/pause.sh}\n")
+    flows = write_box(tmp_path / "flows", "true\n", more="workflows:\n  hello: {mapping: scripts/pause.sh}\n")
     cfy("blueprints", "upload", str(flows), "-b", "flows")
     cfy("deployments", "create", "greeter", "-b", "flows")
     client.deployment_groups.put("mixed", deployment_ids=["greeter", "other"])
@@ -136,8 +118,7 @@ def test_cfy_runs_install_on_a_group_one_at_a_time(server, tmp_path):
 def test_cancel_and_resume_of_an_execution_group(server, tmp_path):
     client = rest_client(server)
     go = tmp_path / "go"
-    path = _blueprint(tmp_path, "waiting", "wait.sh",
-                      b'while [ ! -f "%s" ]; do sleep 0.1; done\n' % str(go).encode())
+    path = write_box(tmp_path / "waiting", f'while [ ! -f "{go}" ]; do sleep 0.1; done\n', "wait.sh")
     client.blueprints.upload(str(path), "waiting")
     for name in ("w1", "w2", "w3"):
         client.deployments.create("waiting", name, labels=[{"kind": "waiter"}])
