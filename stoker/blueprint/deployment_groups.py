@@ -17,6 +17,7 @@ from stoker.blueprint.deployments import Deployments
 from stoker.blueprint.filter_rules import checked, matches
 from stoker.errors import Conflict, NotFound
 from stoker.store.group_records import GroupRecords
+from stoker.store.locks import execution_gone
 
 #: a new deployment's id when neither its spec nor the blueprint's ``deployment_settings.id_template`` gives one
 DEFAULT_ID_TEMPLATE = "{group_id}-{uuid}"
@@ -80,6 +81,7 @@ class DeploymentGroups:
         """Delete the group (with ``delete_deployments``, its deployments first: none may be running)."""
         group = self.records.deployment_group(self.project_id, group_id)
         if delete_deployments:
+            self.records.check_idle(group["deployment_pks"], execution_gone)  # none deleted while one runs
             for deployment_id in group["deployment_ids"]:
                 self.deployments.delete(deployment_id)
         self.records.delete_deployment_group(group["pk"])

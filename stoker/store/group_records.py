@@ -104,6 +104,11 @@ class GroupRecords(ExecutionRecords):
             conn.execute(update(DGROUPS).where(DGROUPS.c.pk == group_pk).values(creation_counter=count + 1))
         return count
 
+    def check_idle(self, deployment_pks: Iterable[int], is_gone: Callable[[dict], bool]) -> None:
+        """Conflict, naming the first of the deployments that runs an execution, if one does."""
+        with self.between_executions(deployment_pks, is_gone):
+            return
+
     def delete_deployment_group(self, group_pk: int) -> None:
         with self._write() as conn:
             conn.execute(delete(DMEMBERS).where(DMEMBERS.c.group_pk == group_pk))

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from stoker.blueprint.deployment_groups import DeploymentGroups
+from stoker.errors import Conflict
 from stoker.workflows.execution_groups import ExecutionGroups
 
 from box_blueprint import write_box
@@ -54,3 +57,21 @@ def test_a_deployments_queue_leaves_a_group_execution_to_its_group(any_engine, t
     assert busy.wait()["status"] == "terminated"
     group = _ended(groups, started["id"])
     assert [any_engine.executions.get(i)["status"] for i in group["execution_ids"]] == ["terminated"] * 2
+
+
+def test_a_groups_delete_with_its_deployments_deletes_none_while_one_runs(engine, tmp_path):
+    go = tmp_path / "go"
+    service = engine.blueprints
+    service.upload(write_box(tmp_path / "bp", f"while [ ! -f {go} ]; do sleep 0.05; done\n"), "bp")
+    for name in ("idle", "running"):
+        service.deployments.create(name, "bp")
+    groups = DeploymentGroups(service.deployments)
+    groups.put("pair", {"deployment_ids": ["idle", "running"]})
+    busy = engine.executions.begin("start", "install", "running")
+    with pytest.raises(Conflict, match="Deployment running is running execution"):
+        groups.delete("pair", delete_deployments=True)
+    assert groups.get("pair")["deployment_ids"] == ["idle", "running"]  # "idle" too is kept
+    go.write_text("go")
+    assert busy.wait()["status"] == "terminated"
+    groups.delete("pair", delete_deployments=True)
+    assert service.deployments.list() == []

@@ -33,12 +33,12 @@ def cloudify_server(tmp: Path, users: list[tuple[str, str, str]], extra: tuple[s
     return start_server(tmp, db_url, auth="token", extra=extra, env=env)
 
 
-def rest_client(server, user: str = "admin"):
-    """cloudify-rest-client on ``server`` as ``user`` (its password is ``PASSWORD``)."""
+def rest_client(server, user: str = "admin", tenant: str = "default_tenant"):
+    """cloudify-rest-client on ``server`` as ``user`` (its password is ``PASSWORD``) in ``tenant``."""
     from cloudify_rest_client import CloudifyClient
 
     return CloudifyClient(host="127.0.0.1", port=int(server.url.rsplit(":", 1)[1]), username=user,
-                          password=PASSWORD, tenant="default_tenant")
+                          password=PASSWORD, tenant=tenant)
 
 
 def cfy_on(server, tmp: Path):

@@ -23,7 +23,8 @@ ENDED = ("terminated", "failed", "cancelled")
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("groups")
-    started = cloudify_server(tmp, [("admin", "default_tenant", "manager")], extra=("--allow-local-resources",))
+    started = cloudify_server(tmp, [("admin", "default_tenant", "manager"), ("eve", "default_tenant", "viewer"),
+                                    ("bob", "other_tenant", "manager")], extra=("--allow-local-resources",))
     yield started
     started.stop()
 
@@ -116,6 +117,8 @@ def test_cfy_runs_install_on_a_group_one_at_a_time(server, tmp_path):
 
 
 def test_cancel_and_resume_of_an_execution_group(server, tmp_path):
+    from cloudify_rest_client.exceptions import CloudifyClientError
+
     client = rest_client(server)
     go = tmp_path / "go"
     path = write_box(tmp_path / "waiting", f'while [ ! -f "{go}" ]; do sleep 0.1; done\n', "wait.sh")
@@ -133,6 +136,10 @@ def test_cancel_and_resume_of_an_execution_group(server, tmp_path):
     group = client.execution_groups.set_concurrency(group.id, 1)
     statuses = [client.executions.get(i).status for i in group.execution_ids]
     assert statuses.count("queued") >= 2 and client.execution_groups.get(group.id).status == "started"
+    with pytest.raises(CloudifyClientError) as busy:  # w1 runs its install: no deployment is deleted
+        client.deployment_groups.delete("waiters", delete_deployments=True)
+    assert busy.value.status_code == 409 and "is running execution" in str(busy.value)
+    assert client.deployment_groups.get("waiters").deployment_ids == ["w1", "w2", "w3"]
     client.execution_groups.cancel(group.id, kill=True)  # the waiting script is killed
     ended = _group_ended(client, group.id)
     assert ended.status == "terminated"  # all ended, none failed (Cloudify's rule)
@@ -147,3 +154,26 @@ def test_cancel_and_resume_of_an_execution_group(server, tmp_path):
     with pytest.raises(Exception) as wrong:
         client.execution_groups.start("waiters", "install", concurrency=-1)
     assert "concurrency must be a nonnegative number" in str(wrong.value)
+
+
+def test_groups_are_their_tenants_and_viewers_only_read_them(server):
+    from cloudify_rest_client.exceptions import CloudifyClientError
+
+    admin, eve, bob = rest_client(server), rest_client(server, "eve"), rest_client(server, "bob", "other_tenant")
+    admin.deployment_groups.put("kept", description="the default tenant's")
+    assert eve.deployment_groups.get("kept").description == "the default tenant's"
+    for refused in (lambda: eve.deployment_groups.put("kept", description="changed"),
+                    lambda: eve.deployment_groups.delete("kept"),
+                    lambda: eve.execution_groups.start("kept", "install")):
+        with pytest.raises(CloudifyClientError) as denied:
+            refused()
+        assert denied.value.status_code == 403
+    assert "kept" not in [g["id"] for g in bob.deployment_groups.list()]
+    with pytest.raises(CloudifyClientError) as unseen:
+        bob.deployment_groups.get("kept")
+    assert unseen.value.status_code == 404
+    bob.deployment_groups.put("kept", description="bob's own")
+    assert admin.deployment_groups.get("kept").description == "the default tenant's"
+    everywhere = admin.deployment_groups.list(_all_tenants=True)
+    assert sorted((g["id"], g["tenant_name"]) for g in everywhere if g["id"] == "kept") == [
+        ("kept", "default_tenant"), ("kept", "other_tenant")]
