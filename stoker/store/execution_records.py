@@ -21,7 +21,7 @@ from sqlalchemy import Connection, Table, bindparam, func, insert, select, updat
 from stoker.errors import Conflict, NotFound
 from stoker.store.blueprint_records import WORKER_COMMANDS, BlueprintRecords
 from stoker.store.bulk import execute_many, insert_of
-from stoker.store.group_tables import in_group
+from stoker.store.group_tables import group_of, in_group
 from stoker.store.models import ACTIVE_EXECUTION, Deployment, Execution, ExecutionEvent, Node, NodeInstance, utcnow
 
 EXECUTIONS: Table = Execution.__table__  # type: ignore[assignment]
@@ -42,10 +42,10 @@ class ExecutionRecords(BlueprintRecords):
     """The executions half of the store, beside (and reading) the deployments."""
 
     def _query(self, light: bool = False) -> Any:
-        """Executions with their deployment's id; ``light``: without ``resume_data`` (the instance states an
+        """Executions with their deployment's id (and their execution group's); ``light``: without ``resume_data`` (the instance states an
         execution started from: megabytes for 100,000 instances), for readers that only show or follow it."""
         columns = [c for c in EXECUTIONS.c if c.name != "resume_data"] if light else [EXECUTIONS]
-        return select(*columns, DEPLOYMENTS.c.id.label("deployment_id")).join(
+        return select(*columns, DEPLOYMENTS.c.id.label("deployment_id"), group_of(EXECUTIONS.c.pk)).join(
             DEPLOYMENTS, DEPLOYMENTS.c.pk == EXECUTIONS.c.deployment_pk)
 
     # -- executions -----------------------------------------------------------------------------

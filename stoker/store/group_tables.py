@@ -66,3 +66,11 @@ def in_group(execution_pk: Any) -> Any:
     deployment's queue)."""
     return select(EXECUTION_GROUP_MEMBERS.c.execution_pk).where(
         EXECUTION_GROUP_MEMBERS.c.execution_pk == execution_pk).exists()
+
+
+def group_of(execution_pk: Any) -> Any:
+    """A column: the id of the execution group the execution belongs to (None: none)."""
+    return (select(EXECUTION_GROUPS.c.id).join(EXECUTION_GROUP_MEMBERS,
+                                               EXECUTION_GROUP_MEMBERS.c.group_pk == EXECUTION_GROUPS.c.pk)
+            .where(EXECUTION_GROUP_MEMBERS.c.execution_pk == execution_pk).scalar_subquery()
+            .label("execution_group_id"))

@@ -373,7 +373,7 @@ def view(row: dict) -> dict:
             "status": row["status"], "status_display": STATUS_DISPLAY.get(row["status"], row["status"]), "parameters": row["parameters"],
             "error": row["error"] or "", "created_at": iso_time(row["created_at"]),
             "started_at": iso_time(row["started_at"]), "ended_at": iso_time(row["ended_at"]),
-            "tenant_name": tenant_of(row["project_id"])}
+            "tenant_name": tenant_of(row["project_id"]), "execution_group_id": row.get("execution_group_id")}
 
 
 def event_view(event: dict, execution: dict) -> dict:

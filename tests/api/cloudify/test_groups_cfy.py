@@ -5,6 +5,7 @@ with new deployments of its default blueprint, delete, and the manager's errors.
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import datetime
 
@@ -74,6 +75,8 @@ def test_cfy_runs_install_on_a_group_one_at_a_time(server, tmp_path):
     events = client.events.list(execution_group_id=started.id, include_logs=True, _size=1000)
     assert sum(e["event_type"] == "workflow_succeeded" for e in events) == 3
     assert "install" in cfy("executions", "groups", "get", started.id)
+    assert sorted(e.deployment_id for e in client.executions.list(execution_group_id=started.id)) == ["d1", "d2", "d3"]
+    assert re.search(r"terminated:\s+3", cfy("executions", "groups", "details", started.id))  # by status
 
     missing = cfy("executions", "groups", "start", "no_such_flow", "-g", "grp", ok=False)
     assert "Workflow no_such_flow does not exist in the deployment d1" in missing
