@@ -91,13 +91,18 @@ def test_cfy_runs_install_on_a_group_one_at_a_time(server, tmp_path):
         client.execution_groups.get("nope")
     assert (no_run.value.status_code, no_run.value.error_code) == (404, "not_found_error")
 
-    client.deployment_groups.put("grp", labels=[{"tier": "web"}])
+    cfy("deployments", "groups", "labels", "add", "tier:web", "grp")
+    assert "tier" in cfy("deployments", "groups", "labels", "list", "grp")
+    cfy("deployments", "groups", "update", "grp", "--description", "boxes")
+    assert client.deployment_groups.get("grp").description == "boxes"
     assert {"key": "tier", "value": "web"} in [
         {"key": label["key"], "value": label["value"]} for label in client.deployments.get("d1").labels]
     assert "It now contains 5 deployments" in cfy("deployments", "groups", "extend", "grp", "--count", "2")
     made = [d for d in client.deployment_groups.get("grp").deployment_ids if d.startswith("grp-")]
     assert len(made) == 2
     assert [(label["key"], label["value"]) for label in client.deployments.get(made[0]).labels] == [("tier", "web")]
+    cfy("deployments", "groups", "labels", "delete", "tier", "grp")  # its deployments lose it too
+    assert client.deployments.get(made[0]).labels == [] and client.deployment_groups.get("grp").labels == []
     cfy("deployments", "groups", "shrink", "grp", "-d", "d1")
     assert "d1" not in client.deployment_groups.get("grp").deployment_ids
 
