@@ -11,7 +11,8 @@ taken from its deployment's queue is (``Executions.run_taken``).
 from __future__ import annotations
 
 import copy
-from typing import Any
+import threading
+from typing import Any, Callable
 
 from stoker import secretbox
 from stoker.errors import StokerError
@@ -44,6 +45,12 @@ def status(statuses: list[str]) -> str | None:
     if all(s in ENDED for s in statuses):
         return "failed" if "failed" in statuses else "terminated"
     return "started"
+
+
+def in_kept_thread(work: Callable[[], Any]) -> None:
+    """``work()`` in a thread the process waits for before it exits (a command that ended one execution
+    runs to their end the group's executions it started then, as it runs its deployment's queued ones)."""
+    threading.Thread(target=work, name="stoker-execution-group", daemon=False).start()  # not its starter's
 
 
 def wake(executions: Any, row: dict) -> None:

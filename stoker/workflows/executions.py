@@ -65,7 +65,7 @@ class Executions:
         #: told the id of the execution ``start`` or ``resume`` stored (``begin``: it shows then)
         self.announce: Callable[[str], None] = lambda _execution_id: None
         #: how an execution group's next executions are handed to threads (the API: the tenant's action pool)
-        self.submit: Callable[[Callable[[], Any]], Any] = in_thread
+        self.submit: Callable[[Callable[[], Any]], Any] = execution_groups.in_kept_thread
 
     # -- reading --------------------------------------------------------------------------------
     def get(self, execution_id: str) -> dict:

@@ -5,7 +5,12 @@ of its default blueprint, shrink, delete."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
 from datetime import datetime
+from pathlib import Path
 
 from click.testing import CliRunner
 
@@ -52,3 +57,30 @@ def test_groups_from_the_stoker_command(tmp_path):
     assert "deleted" in _run(env, "deployment", "group", "delete", "g", "--delete-deployments").output
     assert [d["id"] for d in _json(env, "deployment", "list")] == ["a"]
     assert "was not found" in _run(env, "deployment", "group", "get", "g", ok=False).output
+
+
+def test_a_command_whose_execution_frees_a_deployment_runs_the_groups_turn_to_its_end(tmp_path):
+    """``stoker execution start`` on a deployment a group waits for: its end starts the group's execution
+    there, which the command runs before it exits (not left to die with it)."""
+    stoker = str(Path(sys.executable).parent / "stoker")
+    env = {**os.environ, "STOKER_HOME": str(tmp_path / "home"), "STOKER_DB_URL": f"sqlite:///{tmp_path / 's.db'}"}
+    go = tmp_path / "go"
+    path = write_box(tmp_path / "bp", f"while [ ! -f {go} ]; do sleep 0.05; done\n")
+    for args in (("blueprint", "upload", str(path), "-b", "bp"), ("deployment", "create", "x", "-b", "bp"),
+                 ("deployment", "group", "create", "g"), ("deployment", "group", "extend", "g", "-d", "x")):
+        _run(env, *args)
+    own = subprocess.Popen([stoker, "execution", "start", "install", "-d", "x"], env=env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not _json(env, "execution", "list"):
+        assert time.monotonic() < deadline, "the deployment's own install did not start"
+        time.sleep(0.05)
+    group = subprocess.Popen([stoker, "execution", "group", "start", "install", "-g", "g", "-f", "json"], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    while not _json(env, "execution", "group", "list"):
+        assert time.monotonic() < deadline, "the group did not start"
+        time.sleep(0.05)
+    go.write_text("go")
+    assert own.wait(timeout=60) == 0
+    out, _ = group.communicate(timeout=60)
+    assert group.returncode == 0 and json.loads(out)["status"] == "terminated", out
