@@ -38,7 +38,8 @@ def _in_background(request: Request, who: Caller, engine: Any, action: Any) -> d
     """Run ``action(executions)`` in the tenant's action pool; the execution once stored (or its refusal)."""
     service = engine.executions
     service.stopping = engine.stopping  # the server stopping cancels it (resumable), not waits for it
-    started = service.begun(action, request.app.state.stoker.runner.submitter(who.project), START_TIMEOUT)
+    service.submit = request.app.state.stoker.runner.submitter(who.project)  # what its end starts (groups)
+    started = service.begun(action, service.submit, START_TIMEOUT)
     if started.id is None:
         raise ApiError(503, "the execution did not start in time; look for it with cfy executions list")
     return views.execution(service.get(started.id), who.project)
