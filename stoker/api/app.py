@@ -65,7 +65,7 @@ def create_app(db_url: str | None = None, auth_mode: str = "noauth", plugin_dirs
     if engine is None:
         engine = Engine(db_url=db_url or os.environ.get("STOKER_DB_URL"), plugin_dirs=list(plugin_dirs),
                         dispatch=dispatcher(broker))
-    for problem in engine.plugin_problems:
+    for problem in engine.registry.problems:
         LOG.warning("plug-in %s", problem)
     engine.type_policy = TypePolicy.from_config(allow_local=allow_local_resources)
     engine.max_resources = api_max_resources()
@@ -84,7 +84,8 @@ def create_app(db_url: str | None = None, auth_mode: str = "noauth", plugin_dirs
         await asyncio.to_thread(engine.store.register_process, process)
         await asyncio.to_thread(state.runner.resume_abandoned, engine)
         pruning = asyncio.create_task(_prune_request_threads())
-        with beating(lambda: _beat(state, process), every=ENGINE_BEAT), kept_frozen():
+        with beating(lambda: _beat(state, process), every=ENGINE_BEAT), \
+                beating(lambda: _fire_schedules(state), every=SCHEDULES_LOOK), kept_frozen():
             yield
         pruning.cancel()
         await asyncio.to_thread(state.runner.stop, engine)
@@ -107,6 +108,8 @@ def create_app(db_url: str | None = None, auth_mode: str = "noauth", plugin_dirs
     return app
 
 
+#: seconds between two looks for due execution schedules
+SCHEDULES_LOOK = 5.0
 #: seconds between two looks at the request threads (anyio ends those idle for 10 s)
 PRUNE_EVERY = 5.0
 
@@ -131,6 +134,17 @@ def _beat(state: State, process: str) -> None:
         state.runner.resume_abandoned(state.engine, handed_back=False)
     except Exception:  # the database away for a moment: the next beat tries again
         LOG.exception("server heartbeat failed")
+
+
+def _fire_schedules(state: State) -> None:
+    """Start the runs of the execution schedules due now (a thread of their own: walking a rule may take
+    seconds, the heartbeat never waits for it)."""
+    from stoker.api.cloudify.routes.schedules import fire
+
+    try:
+        fire(state)
+    except Exception:  # the database away for a moment: the next look tries again
+        LOG.exception("execution schedules not looked at")
 
 
 def settings_to_env(db_url: str | None, auth_mode: str, plugin_dirs: Iterable[str] = (),

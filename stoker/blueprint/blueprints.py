@@ -28,6 +28,20 @@ class BlueprintService:
         self.deployments = Deployments(self.records, project_id)
         self.secrets = Secrets(self.records, project_id)
 
+    @property
+    def sites(self):
+        """Sites, and the site each deployment is set at."""
+        from stoker.blueprint.sites import Sites
+
+        return Sites(self.store, self.project_id)
+
+    @property
+    def schedules(self):
+        """Execution schedules of the deployments (``stoker api`` runs them when due)."""
+        from stoker.workflows.schedules import Schedules
+
+        return Schedules(self.store, self.project_id)
+
     @staticmethod
     def validate(path: str | Path) -> dict:
         """The plan, or ``ValidationFailed`` with every problem and its place."""

@@ -92,19 +92,13 @@ class Engine:
 
     @functools.cached_property
     def registry(self):
-        """The resource types (built-ins, installed plug-ins, plug-in folders), loaded on first use: a
-        blueprint command never looks one up, and loading them all is most of a HOT command's start-up."""
+        """The resource types and plug-ins, loaded on first use (a blueprint command never looks one up)."""
         from stoker.resources import registry
 
         types = registry.default_registry(self._plugin_dirs)
         for problem in types.problems if self._warn else ():
             self._warn(problem)
         return types
-
-    @property
-    def plugin_problems(self) -> list[str]:
-        """Each plug-in that failed to load, and why (loads them)."""
-        return list(self.registry.problems)
 
     @property
     def store_open(self) -> bool:
@@ -221,31 +215,10 @@ class Engine:
         return starting.begin(self, lambda engine: getattr(engine, f"{verb}_stack")(name, *args, **kwargs),
                               in_thread)
 
-    def export_stack(self, name_or_id: str) -> dict:
-        """Heat's export: everything needed to adopt the stack elsewhere."""
-        from stoker.engine.exported import export
-
-        return export(self, self.get_record(name_or_id))
-
-    def abandon_stack(self, name_or_id: str) -> dict:
-        """Heat's abandon: the export data; the stack is forgotten, nothing it made is deleted."""
-        from stoker.engine.exported import abandon
-
-        return abandon(self, self.get_record(name_or_id))
-
-    def adopt_stack(self, name: str, data: Any, environment: Environment | None = None,
-                    parameters: dict | None = None, timeout_mins: int | None = None) -> dict:
-        """Heat's adopt: a stack made from abandon ``data`` (a map or its JSON text), taking over
-        what it lists instead of making it again."""
-        from stoker.engine.exported import adopt_data, adopted_resource_data, adoption_template
-        from stoker.template.environment import Environment
-        from stoker.template.template import Template
-
-        data = adopt_data(data)
-        template = Template(adoption_template(data), data.get("files") or {})
-        environment = environment or Environment.from_dict(data.get("environment") or {})
-        return self.create_stack(name, template, environment, parameters, timeout_mins=timeout_mins,
-                                 tags=data.get("tags") or (), adopted_data=adopted_resource_data(data))
+    # -- Heat's abandon, export and adopt (``exported.py``) ----------------------------------
+    export_stack = BoundLater("exported")
+    abandon_stack = BoundLater("exported")
+    adopt_stack = BoundLater("exported")
 
     def preview_stack(self, name: str, template: Template | dict | str | Path,
                       environment: Environment | None = None, parameters: dict | None = None) -> list:

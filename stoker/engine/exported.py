@@ -137,3 +137,27 @@ def adopted_resource_data(data: dict) -> dict:
         if kept:
             found[name] = kept
     return found
+
+
+def export_stack(engine: Any, name_or_id: str) -> dict:
+    """Heat's export: everything needed to adopt the stack elsewhere."""
+    return export(engine, engine.get_record(name_or_id))
+
+
+def abandon_stack(engine: Any, name_or_id: str) -> dict:
+    """Heat's abandon: the export data; the stack is forgotten, nothing it made is deleted."""
+    return abandon(engine, engine.get_record(name_or_id))
+
+
+def adopt_stack(engine: Any, name: str, data: Any, environment: Any = None, parameters: dict | None = None,
+                timeout_mins: int | None = None) -> dict:
+    """Heat's adopt: a stack made from abandon ``data`` (a map or its JSON text), taking over what it
+    lists instead of making it again."""
+    from stoker.template.environment import Environment
+    from stoker.template.template import Template
+
+    data = adopt_data(data)
+    template = Template(adoption_template(data), data.get("files") or {})
+    environment = environment or Environment.from_dict(data.get("environment") or {})
+    return engine.create_stack(name, template, environment, parameters, timeout_mins=timeout_mins,
+                               tags=data.get("tags") or (), adopted_data=adopted_resource_data(data))

@@ -16,6 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from stoker.errors import Conflict, NotFound, StaleWrite
 from stoker.store.bulk import execute_many, insert_of
 from stoker.store.locks import execution_gone
+from stoker.store.records import Records
 from stoker.store.models import (ACTIVE_EXECUTION, Blueprint, Deployment, DeploymentLabel, Execution, Node, NodeInstance,
                                  Secret, utcnow)
 
@@ -38,18 +39,12 @@ def recorded_commands(resume_data: Any) -> list[dict]:
     return started + [r for r in resume_data.get(WORKER_COMMANDS) or [] if isinstance(r, dict)]
 
 
-class BlueprintRecords:
+class BlueprintRecords(Records):
     """The blueprint half of the store, over the same database as ``Store``."""
 
     def __init__(self, store: Any):
+        super().__init__(store)
         self.engine = store.engine
-        # the stack store's connections: one way to read and to write the database
-        self._read, self._write = store._read, store._write
-
-    @staticmethod
-    def _rows(result: Any) -> list[dict]:
-        keys = list(result.keys())  # once, not per row (deployments have 100,000 instance rows)
-        return [dict(zip(keys, row)) for row in result]
 
     # -- blueprints -----------------------------------------------------------------------------
     def add_blueprint(self, project_id: str, blueprint_id: str, **fields: Any) -> dict:

@@ -260,6 +260,8 @@ def create_schema(conn: Connection, revision: str) -> None:
     from stoker.store import group_tables  # noqa: F401 - deployment and execution groups
     from stoker.store import plugin_packages  # noqa: F401 - uploaded plugins
     from stoker.store import plugins_updates  # noqa: F401 - plugins updates
+    from stoker.store import schedule_records  # noqa: F401 - execution schedules
+    from stoker.store import site_records  # noqa: F401 - sites
     from stoker.store import snapshots  # noqa: F401 - stack snapshots
     from stoker.store.models import metadata
 

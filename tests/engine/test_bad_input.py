@@ -40,7 +40,7 @@ def test_an_unknown_type_names_its_place_and_a_close_match(engine):
 
 def test_a_property_out_of_range_names_its_place(make_engine, tmp_path):
     engine = make_engine(plugin_dirs=[str(write_plugins(tmp_path / "plugins", broken=False))])
-    assert engine.plugin_problems == []
+    assert engine.registry.problems == []
     with pytest.raises(ValidationFailed) as caught:
         engine.create_stack("bad", template("bad_port.yaml"))
     problems = _problems(caught)

@@ -20,7 +20,7 @@ def test_bad_plugins_are_reported_and_the_good_ones_load(make_engine, plugins):
 
     assert "Stoker::Test::Web" in engine.registry
     assert "My::Res" in engine.registry
-    problems = engine.plugin_problems
+    problems = engine.registry.problems
     by_file = {name: [p for p in problems if name in p]
                for name in ("broken_syntax.py", "broken_import.py", "not_a_class.py")}
     assert all(len(found) == 1 for found in by_file.values()), problems

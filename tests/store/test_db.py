@@ -56,7 +56,8 @@ def test_head_from_file_names_matches_alembic():
 
 def _all_tables() -> MetaData:
     """The engine's models and the REST API's tables: what a database must hold (``db.create_schema``'s)."""
-    from stoker.store import api_tables, group_tables, plugin_packages, plugins_updates, snapshots  # noqa: F401 - declared on the models' metadata
+    from stoker.store import (api_tables, group_tables, plugin_packages, plugins_updates,  # noqa: F401 - declared on the models' metadata
+                              schedule_records, site_records, snapshots)
 
     return metadata
 
@@ -157,11 +158,8 @@ def test_upgrade_runs_pending_migrations(db_url):
     upgrade(engine)
     with engine.begin() as conn:
         conn.execute(text("DELETE FROM alembic_version"))
-        for table in ("execution_group_member", "execution_group", "deployment_group_member", "deployment_group",
-                      "plugins_update", "plugin_package", "api_keypair", "stack_snapshot", "api_user", "engine_process", "dispatch_node", "dispatch_traversal", "execution_event", "execution", "secret", "deployment_label", "node_instance", "node", "deployment", "blueprint",
-                      "api_software_deployment", "api_software_config", "api_token",
-                      "event", "resource", "stack", "raw_template"):
-            conn.execute(text(f"DROP TABLE {table}"))
+        for table in reversed(_all_tables().sorted_tables):  # dependents first
+            conn.execute(text(f"DROP TABLE {table.name}"))
     upgrade(engine)
     assert "stack" in inspect(engine).get_table_names()
     engine.dispose()

@@ -48,14 +48,15 @@ def workflows(plan: dict) -> list[dict]:
             for name, w in sorted((plan.get("workflows") or {}).items())]
 
 
-def deployment(record: dict, project: str, plan: dict, inputs: dict, latest: dict | None) -> dict:
+def deployment(record: dict, project: str, plan: dict, inputs: dict, latest: dict | None,
+               site_name: str | None = None) -> dict:
     status = latest["status"] if latest else None
     installed = "active" if latest and latest["workflow_id"] == "install" and status == "terminated" else "inactive"
     return {**common(project), **record, "updated_at": record["created_at"], "inputs": inputs,
             "outputs": plan.get("outputs", {}), "capabilities": plan.get("capabilities", {}),
             "workflows": workflows(plan), "groups": plan.get("groups", {}), "policies": plan.get("policies", {}),
             "scaling_groups": plan.get("scaling_groups", {}), "labels": record.get("labels", []),
-            "site_name": None, "installation_status": installed,
+            "site_name": site_name, "installation_status": installed,
             "deployment_status": "good" if status != "failed" else "requires_attention",
             "latest_execution_status": {"terminated": "completed", "failed": "failed"}.get(status, "in_progress")
             if status else None, "latest_execution": latest["id"] if latest else None,
@@ -92,6 +93,23 @@ def secret(record: dict, project: str) -> dict:
     return {**common(project), "key": record["key"], "value": record.get("value"),
             "is_hidden_value": record["is_hidden_value"], "created_at": record["created_at"],
             "updated_at": record["updated_at"], "schema": None, "provider_name": None, "provider_options": None}
+
+
+def site(record: dict, project: str) -> dict:
+    located = record["latitude"] is not None and record["longitude"] is not None
+    return {**common(record["project_id"]), "name": record["name"], "visibility": record["visibility"],
+            "created_by": record["created_by"], "created_at": record["created_at"],
+            "location": f"{record['latitude']}, {record['longitude']}" if located else None}
+
+
+def schedule(record: dict, project: str, upcoming: list) -> dict:
+    """An execution schedule; ``upcoming``: its next runs (``all_next_occurrences``)."""
+    return {**common(project), "created_by": record["created_by"],
+            **{key: record[key] for key in ("id", "deployment_id", "workflow_id", "created_at", "next_occurrence",
+                                            "since", "until", "rule", "slip", "stop_on_fail", "enabled",
+                                            "parameters", "execution_arguments", "latest_execution_status")},
+            "latest_execution": record["latest_execution_id"],
+            "all_next_occurrences": [when.strftime("%Y-%m-%d %H:%M:%S") for when in upcoming]}
 
 
 def filtered(request: Request, items: Iterable[dict]) -> list[dict]:

@@ -217,6 +217,10 @@ def test_cfy_status_summaries_and_parameters_typed_as_text(server, tmp_path):
 
     assert cfy("profiles", "use", "127.0.0.1", "--rest-port", _port(server), "-u", "admin", "-p", PASSWORD,
                "-t", "default_tenant").returncode == 0
+    me = cfy("users", "get", "admin")
+    assert me.returncode == 0 and "admin" in me.stdout, me.stdout + me.stderr
+    agents = cfy("agents", "list")
+    assert agents.returncode == 0 and "Agents:" in agents.stdout and "error" not in agents.stdout + agents.stderr
     status = cfy("status")
     assert status.returncode == 0 and "not responding" not in status.stdout + status.stderr
     assert re.search(r"Database\s+\|\s+Active", status.stdout), status.stdout
@@ -254,3 +258,52 @@ def test_cfy_status_summaries_and_parameters_typed_as_text(server, tmp_path):
     with pytest.raises(CloudifyClientError) as unknown:
         client.summary.deployments.get(_target_field="colour")
     assert unknown.value.status_code == 400 and "Allowed values: blueprint_id" in str(unknown.value)
+
+
+def test_sites_and_the_site_a_deployment_is_set_at(server, tmp_path):
+    """``cfy sites`` made, renamed, listed and deleted; a deployment set at one (at creation or later, detached),
+    its ``site_name`` shown and summarized; bad locations and unknown sites refused, nothing half-made."""
+    from cloudify_rest_client import CloudifyClient
+    from cloudify_rest_client.exceptions import CloudifyClientError
+
+    env = {**child_env(tmp_path), "CFY_WORKDIR": str(tmp_path / "cfy")}
+
+    def cfy(*args: str) -> str:
+        done = subprocess.run([str(BIN / "cfy"), *args], capture_output=True, text=True, timeout=120, env=env)
+        assert done.returncode == 0, f"cfy {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+        return done.stdout + done.stderr
+
+    client = CloudifyClient(host="127.0.0.1", port=int(_port(server)), username="admin", password=PASSWORD,
+                            tenant="default_tenant")
+    cfy("profiles", "use", "127.0.0.1", "--rest-port", _port(server), "-u", "admin", "-p", PASSWORD,
+        "-t", "default_tenant")
+    assert "Site `lab` created" in cfy("sites", "create", "lab", "--location", "32.07,34.78")
+    client.sites.create("edge")
+    for location, message in (("95,10", "latitude must be a number between -90 and 90"),
+                              ("abc", 'the format is expected to be "latitude,longitude"')):
+        with pytest.raises(CloudifyClientError) as refused:
+            client.sites.create("bad", location=location)
+        assert refused.value.status_code == 400 and message in str(refused.value)
+    assert client.sites.get("lab").location == "32.07, 34.78"
+
+    folder = tmp_path / "sited"
+    folder.mkdir()
+    (folder / "blueprint.yaml").write_text(SCALED)
+    client.blueprints.upload(str(folder / "blueprint.yaml"), "sited")
+    client.deployments.create("sited", "at-lab", site_name="lab")
+    with pytest.raises(CloudifyClientError) as ghost:
+        client.deployments.create("sited", "at-ghost", site_name="ghost")
+    assert ghost.value.status_code == 404 and "ghost" in str(ghost.value)
+    assert "at-ghost" not in [d.id for d in client.deployments.list()]  # nothing half-made
+    client.deployments.create("sited", "later")
+    cfy("deployments", "set-site", "later", "--site-name", "edge")
+    cfy("sites", "update", "lab", "--new-name", "hq")
+    assert {d.id: d.site_name for d in client.deployments.list(blueprint_id="sited")} == {"at-lab": "hq",
+                                                                                         "later": "edge"}
+    by_site = client.summary.deployments.get(_target_field="site_name", blueprint_id="sited")
+    assert sorted((i["site_name"], i["deployments"]) for i in by_site) == [("edge", 1), ("hq", 1)]
+    cfy("deployments", "set-site", "later", "--detach-site")
+    cfy("sites", "delete", "hq")
+    assert {d.id: d.site_name for d in client.deployments.list(blueprint_id="sited")} == {"at-lab": None,
+                                                                                         "later": None}
+    assert sorted(s.name for s in client.sites.list()) == ["edge"]

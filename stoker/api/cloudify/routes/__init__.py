@@ -5,8 +5,9 @@ from __future__ import annotations
 
 def routers() -> list:
     from stoker.api.cloudify.routes import (blueprints, deployments, executions, groups, manager, nodes, plugins,
-                                            plugins_updates, secrets, standard_types, summary)
+                                            plugins_updates, schedules, secrets, sites, standard_types,
+                                            summary)
 
     return [manager.unversioned, manager.routes, blueprints.routes, deployments.routes, executions.routes,
-            nodes.routes, groups.routes, plugins.routes, plugins_updates.routes, secrets.routes, standard_types.routes,
-            summary.routes, manager.unknown]
+            nodes.routes, groups.routes, plugins.routes, plugins_updates.routes, schedules.routes, secrets.routes,
+            sites.routes, standard_types.routes, summary.routes, manager.unknown]

@@ -41,7 +41,7 @@ def deployment_view(engine: Any, deployment_id: str, project: str, row: dict | N
     row = row or deployments.get(deployment_id)
     executions = engine.executions.list(deployment_id)
     return views.deployment(row, project, deployments.plan(deployment_id), deployments.inputs(deployment_id),
-                            executions[-1] if executions else None)
+                            executions[-1] if executions else None, engine.blueprints.sites.site_of(deployment_id))
 
 
 def _label_filter(request: Request) -> list[tuple[str, str]]:
@@ -64,11 +64,17 @@ async def create(deployment_id: str, request: Request, who: Caller = Depends(req
     labels = _labels(body.get("labels"))
     display_name = body.get("display_name")
 
+    site_name = body.get("site_name")
+
     def work(engine):
+        if site_name:
+            engine.blueprints.sites.get(site_name)  # a site that does not exist: 404, nothing stored
         engine.blueprints.deployments.create(deployment_id, body["blueprint_id"], inputs, labels,
                                              display_name if isinstance(display_name, str) else None,
                                              bool(body.get("runtime_only_evaluation")),
                                              created_by=who.user)
+        if site_name:
+            engine.blueprints.sites.set_site(deployment_id, site_name)
         return deployment_view(engine, deployment_id, who.project)
 
     return await run(request, who, work, 201)

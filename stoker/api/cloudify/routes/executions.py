@@ -24,6 +24,7 @@ from stoker.api.cloudify.routes.plugins_updates import execution_view
 from stoker.api.cloudify.routing import bad, router, run
 from stoker.api.error_bodies import ApiError
 from stoker.api.background import START_TIMEOUT
+from stoker.blueprint.state import tenant_of
 from stoker.errors import NotFound
 from stoker.resources.policy import LOCAL_SETTINGS
 from stoker.store.models import Execution
@@ -45,15 +46,19 @@ def _in_background(request: Request, who: Caller, engine: Any, action: Any) -> d
     return views.execution(service.get(started.id), who.project)
 
 
-def _refuse_scripts(request: Request, who: Caller, engine: Any, deployment_id: str) -> None:
-    policy = request.app.state.stoker.engine.type_policy
-    if policy.allows_local(who.project):
+def refuse_scripts(policy: Any, engine: Any, project: str, deployment_id: str) -> None:
+    """403 when the deployment runs scripts on the host and ``project`` may not (the operator's switch)."""
+    if policy.allows_local(project):
         return
     records = engine.executions.records
-    row = records.get_deployment(who.project, deployment_id)
+    row = records.get_deployment(project, deployment_id)
     if runs_on_host(secretbox.unseal(node["definition"]) for node in records.nodes(row["pk"])):
         raise forbidden(f"deployment {deployment_id} has script operations, which run on the server host and "
-                        f"are off for tenant {who.tenant!r} (turn them on with {LOCAL_SETTINGS})")
+                        f"are off for tenant {tenant_of(project)!r} (turn them on with {LOCAL_SETTINGS})")
+
+
+def _refuse_scripts(request: Request, who: Caller, engine: Any, deployment_id: str) -> None:
+    refuse_scripts(request.app.state.stoker.engine.type_policy, engine, who.project, deployment_id)
 
 
 def _flag(body: dict, name: str) -> bool:

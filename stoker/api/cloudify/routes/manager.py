@@ -78,6 +78,12 @@ def managers(request: Request, who: Caller = Depends(caller)) -> Response:
                                       "distribution": "stoker", "networks": {"default": host}}], filters=False))
 
 
+@routes.get("/agents")
+def agents(request: Request, who: Caller = Depends(caller)) -> Response:
+    """Stoker runs every operation as a process of the server's host, with no agent: none to list."""
+    return reply(views.page(request, [], filters=False))
+
+
 @routes.get("/brokers")
 @routes.get("/db-nodes")
 def single_nodes(request: Request, who: Caller = Depends(caller)) -> Response:
@@ -119,6 +125,12 @@ def users(request: Request, who: Caller = Depends(caller)) -> Response:
 def user(name: str, who: Caller = Depends(caller)) -> Response:
     if name != who.user:
         raise forbidden("a user reads only itself here")
+    return reply(_user(who))
+
+
+@routes.get("/user")
+def current_user(who: Caller = Depends(caller)) -> Response:
+    """The caller (``cfy users get`` of oneself)."""
     return reply(_user(who))
 
 

@@ -1,5 +1,6 @@
-"""``/summary/<kind>``: how many blueprints, deployments, nodes, node instances or executions share a field's
-value (``_target_field``), optionally split by a second field (``_sub_field``), as ``cfy ... summary`` asks.
+"""``/summary/<kind>``: how many blueprints, deployments, nodes, node instances, executions or execution
+schedules share a field's value (``_target_field``), optionally split by a second field (``_sub_field``), as
+``cfy ... summary`` asks.
 
 The rows are the ones the kind's list would answer (same tenants, labels and equality filters); counted
 here, grouped as Cloudify's storage groups them (a page of (value, sub value) groups), shown as its REST
@@ -16,7 +17,7 @@ from fastapi.responses import Response
 
 from stoker.api.cloudify import views
 from stoker.api.cloudify.identity import Caller, caller
-from stoker.api.cloudify.routes import blueprints, deployments, executions, nodes
+from stoker.api.cloudify.routes import blueprints, deployments, executions, nodes, schedules
 from stoker.api.cloudify.routing import bad, router, run
 
 routes = router("summary")
@@ -29,6 +30,7 @@ KINDS: dict[str, tuple[Callable[[Request, Caller, Any], list[dict]], tuple[str, 
     "nodes": (nodes.listed_nodes, ("deployment_id", "tenant_name", "visibility")),
     "node_instances": (nodes.listed_instances, ("deployment_id", "index", "node_id", "state", "host_id",
                                                 "tenant_name", "visibility")),
+    "execution_schedules": (schedules.listed, ("deployment_id", "workflow_id", "tenant_name", "visibility")),
     "executions": (executions.listed, ("status", "status_display", "blueprint_id", "deployment_id", "workflow_id",
                                        "tenant_name", "visibility")),
 }

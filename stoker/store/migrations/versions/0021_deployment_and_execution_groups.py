@@ -1,15 +1,15 @@
 """Deployment groups and execution groups (``cfy deployments groups``, ``cfy executions groups``).
 
-Revision ID: 0018
-Revises: 0016
+Revision ID: 0021
+Revises: 0020
 Create Date: 2026-11-28
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0018"
-down_revision = "0016"
+revision = "0021"
+down_revision = "0020"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,77 @@
+"""``/sites`` (``cfy sites create|get|update|list|delete``) and ``/deployments/<id>/set-site``
+(``cfy deployments set-site DEP --site-name S`` or ``--detach-site``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Depends, Request
+from fastapi.responses import Response
+
+from stoker.api.body import json_body
+from stoker.api.cloudify import views
+from stoker.api.cloudify.identity import Caller, caller, forbidden, requiring
+from stoker.api.cloudify.routes.deployments import deployment_view
+from stoker.api.cloudify.routing import bad, router, run
+
+routes = router("sites")
+
+
+async def _body(request: Request) -> dict:
+    body = await json_body(request) if await request.body() else {}
+    if not isinstance(body, dict):
+        raise bad("send {\"location\": \"LATITUDE,LONGITUDE\", \"visibility\": ..., \"new_name\": ...}")
+    return body
+
+
+def _check_global(request: Request, who: Caller, visibility: Any) -> None:
+    if visibility == "global" and not request.app.state.cloudify.operator(who):
+        raise forbidden("only the operator (a manager of tenant default_tenant) makes a site global")
+
+
+@routes.get("/sites")
+async def list_(request: Request, who: Caller = Depends(caller)) -> Response:
+    return await run(request, who, lambda engine: views.page(request, [
+        views.site(row, who.project) for row in engine.blueprints.sites.list()]))
+
+
+@routes.get("/sites/{name}")
+async def get(name: str, request: Request, who: Caller = Depends(caller)) -> Response:
+    return await run(request, who, lambda engine: views.one(request, views.site(engine.blueprints.sites.get(name),
+                                                                                 who.project)))
+
+
+@routes.put("/sites/{name}")
+async def create(name: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
+    body = await _body(request)
+    _check_global(request, who, body.get("visibility"))
+    return await run(request, who, lambda engine: views.site(engine.blueprints.sites.create(
+        name, body.get("location"), body.get("visibility"), who.user), who.project))
+
+
+@routes.post("/sites/{name}")
+async def update(name: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
+    body = await _body(request)
+    _check_global(request, who, body.get("visibility"))
+    return await run(request, who, lambda engine: views.site(engine.blueprints.sites.update(
+        name, body.get("location"), body.get("visibility"), body.get("new_name")), who.project))
+
+
+@routes.delete("/sites/{name}")
+async def delete(name: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
+    return await run(request, who, lambda engine: engine.blueprints.sites.delete(name))
+
+
+@routes.post("/deployments/{deployment_id}/set-site")
+async def set_site(deployment_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
+    body = await _body(request)
+    site_name, detach = body.get("site_name"), body.get("detach_site") in (True, "true", "True")
+    if bool(site_name) == detach:
+        raise bad("Must provide either a `site_name` of a valid site or `detach_site` with true value for "
+                  "detaching the current site of the given deployment")
+
+    def work(engine):
+        engine.blueprints.sites.set_site(deployment_id, site_name or None)
+        return deployment_view(engine, deployment_id, who.project)
+
+    return await run(request, who, work)
