@@ -126,8 +126,8 @@ def test_cfy_runs_install_on_a_group_one_at_a_time(server, tmp_path):
                                         parameters={"greeter": {"greeting": "hey"}})  # a deployment's own first
     assert client.executions.get(own.execution_ids[0]).parameters["greeting"] == "hey"
     assert _group_ended(client, own.id).status == "terminated"
-    logs = client.events.list(execution_group_id=hello.id, include_logs=True, _size=1000)
-    assert "Workflow hello does not exist in the deployment other" in [e["message"] for e in logs]
+    logs = cfy("events", "list", "-g", hello.id, "--include-logs")
+    assert "Workflow hello does not exist in the deployment other" in logs and "workflow execution succeeded" in logs
 
 
 def test_cancel_and_resume_of_an_execution_group(server, tmp_path):
