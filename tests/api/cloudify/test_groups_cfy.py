@@ -191,3 +191,7 @@ def test_groups_are_their_tenants_and_viewers_only_read_them(server):
     everywhere = admin.deployment_groups.list(_all_tenants=True)
     assert sorted((g["id"], g["tenant_name"]) for g in everywhere if g["id"] == "kept") == [
         ("kept", "default_tenant"), ("kept", "other_tenant")]
+    with pytest.raises(CloudifyClientError) as malformed:
+        admin.deployment_groups.add_deployments("kept", filter_rules=[{"key": "env", "values": ["prod"],
+                                                                       "operator": "equals", "type": "label"}])
+    assert (malformed.value.status_code, malformed.value.error_code) == (400, "invalid_filter_rule")
