@@ -164,5 +164,5 @@ class DeploymentGroups:
         return {"id": row["id"], "description": row["description"],
                 "default_blueprint_id": row["default_blueprint_id"], "default_inputs": row["default_inputs"] or {},
                 "labels": row["labels"] or [], "deployment_ids": row["deployment_ids"],
-                "created_at": row["created_at"], "created_by": row["created_by"],
+                "created_at": row["created_at"].isoformat(), "created_by": row["created_by"],
                 "creation_counter": row["creation_counter"]}

@@ -12,13 +12,17 @@ from typing import Any, Callable
 
 from stoker.errors import StokerError
 
+#: by the values the deployment's labels hold under the rule's key (the manager's queries: ``not_any_of``, a
+#: value of the key outside the list; ``is_not``, that or no such key)
 LABEL_OPERATORS: dict[str, Callable[[set[str], list], bool]] = {
     "any_of": lambda held, values: bool(held & set(values)),
-    "not_any_of": lambda held, values: not held & set(values),
-    "is_not": lambda held, values: bool(held) and not held & set(values),
+    "not_any_of": lambda held, values: bool(held - set(values)),
     "is_null": lambda held, _values: not held,
     "is_not_null": lambda held, _values: bool(held),
+    "is_not": lambda held, values: not held or bool(held - set(values)),
 }
+#: the label operators that take no values (the others take at least one)
+NULL_OPERATORS = ("is_null", "is_not_null")
 ATTRIBUTE_OPERATORS: dict[str, Callable[[str, list], bool]] = {
     "any_of": lambda held, values: held in values,
     "not_any_of": lambda held, values: held not in values,
@@ -58,6 +62,10 @@ def checked(rules: Any) -> list[dict]:
         if rule["operator"] not in operators:
             raise BadFilterRule(rule, f"The operator for filtering by {rule['type']}s must be one of "
                                       f"{', '.join(operators)}")
+        if rule["type"] == "label" and (rule["operator"] in NULL_OPERATORS) != (not rule["values"]):
+            raise BadFilterRule(rule, f"Values list must be empty if the operator is one of {', '.join(NULL_OPERATORS)}"
+                                if rule["values"] else "Values list must include at least one item if the operator "
+                                "is one of any_of, not_any_of, is_not")
         if rule["type"] == "attribute" and rule["key"] not in ATTRIBUTES:
             raise BadFilterRule(rule, f"Allowed attributes to filter deployments by are {', '.join(ATTRIBUTES)}")
         found.append({**rule, "key": rule["key"].lower()})

@@ -158,6 +158,6 @@ class ExecutionGroups:
         members = group["executions"]
         return {"id": group["id"], "deployment_group_id": group["deployment_group_id"],
                 "workflow_id": group["workflow_id"], "concurrency": group["concurrency"],
-                "created_at": group["created_at"], "created_by": group["created_by"],
+                "created_at": group["created_at"].isoformat(), "created_by": group["created_by"],
                 "execution_ids": [e["id"] for e in members], "status": status([e["status"] for e in members]),
                 "success_group_id": None, "failed_group_id": None}

@@ -79,3 +79,18 @@ def test_a_groups_delete_with_its_deployments_deletes_none_while_one_runs(engine
     assert busy.wait()["status"] == "terminated"
     groups.delete("pair", delete_deployments=True)
     assert service.deployments.list() == []
+
+
+def test_a_forced_group_runs_beside_a_deployments_own_execution(engine, tmp_path):
+    go = tmp_path / "go"
+    service = engine.blueprints
+    service.upload(write_box(tmp_path / "bp", f"while [ ! -f {go} ]; do sleep 0.05; done\n"), "bp")
+    service.deployments.create("x", "bp")
+    DeploymentGroups(service.deployments).put("one", {"deployment_ids": ["x"]})
+    busy = engine.executions.begin("start", "install", "x")
+    groups = ExecutionGroups(engine.executions)
+    started = groups.start("one", "install", force=True)
+    assert engine.executions.get(started["execution_ids"][0])["status"] == "started"  # not waiting for x's own
+    go.write_text("go")
+    assert busy.wait()["status"] == "terminated"
+    assert _ended(groups, started["id"])["status"] == "terminated"

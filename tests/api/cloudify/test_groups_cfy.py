@@ -112,16 +112,22 @@ def test_cfy_runs_install_on_a_group_one_at_a_time(server, tmp_path):
         client.deployment_groups.get("grp")
 
     # a deployment lacking the workflow is left out, as the group's log says (Cloudify's manager does so)
-    flows = write_box(tmp_path / "flows", "true\n", more="workflows:\n  hello: {mapping: scripts/pause.sh}\n")
+    flows = write_box(tmp_path / "flows", "true\n", more="workflows:\n  hello: {mapping: scripts/pause.sh, "
+                                                         "parameters: {greeting: {default: hi}}}\n")
     cfy("blueprints", "upload", str(flows), "-b", "flows")
     cfy("deployments", "create", "greeter", "-b", "flows")
     client.deployment_groups.put("mixed", deployment_ids=["greeter", "other"])
-    out = cfy("executions", "groups", "start", "hello", "-g", "mixed")
+    out = cfy("executions", "groups", "start", "hello", "-g", "mixed", "-p", "greeting=yo")
     assert "Finished executing workflow hello on deployment group mixed" in out
     [hello] = [g for g in client.execution_groups.list() if g.workflow_id == "hello"]
-    assert [client.executions.get(i).deployment_id for i in hello.execution_ids] == ["greeter"]
-    logs = client.events.list(execution_group_id=hello.id, include_logs=True, _size=1000)
-    assert "Workflow hello does not exist in the deployment other" in [e["message"] for e in logs]
+    [run] = [client.executions.get(i) for i in hello.execution_ids]
+    assert (run.deployment_id, run.parameters["greeting"]) == ("greeter", "yo")
+    own = client.execution_groups.start("mixed", "hello", default_parameters={"greeting": "yo"},
+                                        parameters={"greeter": {"greeting": "hey"}})  # a deployment's own first
+    assert client.executions.get(own.execution_ids[0]).parameters["greeting"] == "hey"
+    assert _group_ended(client, own.id).status == "terminated"
+    logs = cfy("events", "list", "-g", hello.id, "--include-logs")
+    assert "Workflow hello does not exist in the deployment other" in logs and "workflow execution succeeded" in logs
 
 
 def test_cancel_and_resume_of_an_execution_group(server, tmp_path):
@@ -185,3 +191,7 @@ def test_groups_are_their_tenants_and_viewers_only_read_them(server):
     everywhere = admin.deployment_groups.list(_all_tenants=True)
     assert sorted((g["id"], g["tenant_name"]) for g in everywhere if g["id"] == "kept") == [
         ("kept", "default_tenant"), ("kept", "other_tenant")]
+    with pytest.raises(CloudifyClientError) as malformed:
+        admin.deployment_groups.add_deployments("kept", filter_rules=[{"key": "env", "values": ["prod"],
+                                                                       "operator": "equals", "type": "label"}])
+    assert (malformed.value.status_code, malformed.value.error_code) == (400, "invalid_filter_rule")

@@ -23,7 +23,6 @@ from stoker.blueprint.deployment_groups import DeploymentGroups
 from stoker.blueprint.filter_rules import BadFilterRule
 from stoker.store.group_tables import DEPLOYMENT_GROUPS, EXECUTION_GROUPS
 from stoker.workflows.execution_groups import DEFAULT_CONCURRENCY, ExecutionGroups, MissingWorkflow
-from stoker.workflows.executions import iso_time
 
 routes = router("groups")
 
@@ -39,7 +38,7 @@ def _deployment_groups(engine: Any, who: Caller) -> DeploymentGroups:
 
 
 def _shown(item: dict, project: str) -> dict:
-    return {**views.common(project), **item, "created_at": iso_time(item["created_at"])}
+    return {**views.common(project), **item}
 
 
 def _checked_rules(work: Any) -> Any:
