@@ -35,6 +35,15 @@ def label_pairs(labels: Any) -> list[tuple[str, str]]:
     return list(dict.fromkeys(pairs))
 
 
+def member_ids(deployments: Deployments, group_id: str) -> set[str]:
+    """The ids of the deployments in the tenant's group ``group_id`` (none when it has no such group)."""
+    try:
+        group = GroupRecords(deployments.records).deployment_group(deployments.project_id, group_id)
+    except NotFound:
+        return set()
+    return set(group["deployment_ids"])
+
+
 class DeploymentGroups:
     """A tenant's deployment groups, over its deployments."""
 

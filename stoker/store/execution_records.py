@@ -42,8 +42,9 @@ class ExecutionRecords(BlueprintRecords):
     """The executions half of the store, beside (and reading) the deployments."""
 
     def _query(self, light: bool = False) -> Any:
-        """Executions with their deployment's id (and their execution group's); ``light``: without ``resume_data`` (the instance states an
-        execution started from: megabytes for 100,000 instances), for readers that only show or follow it."""
+        """Executions with their deployment's id (and their execution group's); ``light``: without
+        ``resume_data`` (the instance states an execution started from: megabytes for 100,000 instances), for
+        readers that only show or follow it."""
         columns = [c for c in EXECUTIONS.c if c.name != "resume_data"] if light else [EXECUTIONS]
         return select(*columns, DEPLOYMENTS.c.id.label("deployment_id"), group_of(EXECUTIONS.c.pk)).join(
             DEPLOYMENTS, DEPLOYMENTS.c.pk == EXECUTIONS.c.deployment_pk)

@@ -5,6 +5,7 @@ with new deployments of its default blueprint, delete, and the manager's errors.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from datetime import datetime
@@ -61,6 +62,10 @@ def test_cfy_runs_install_on_a_group_one_at_a_time(server, tmp_path):
     assert (group.deployment_ids, group.default_blueprint_id, group.description) == (["d1", "d2", "d3"], "timed",
                                                                                      "three boxes")
     assert "grp" in cfy("deployments", "groups", "list")
+    listed = json.loads(cfy("deployments", "list", "--group-id", "grp", "--json"))
+    assert [d["id"] for d in listed] == ["d1", "d2", "d3"]
+    by_blueprint = client.summary.deployments.get(_target_field="blueprint_id", deployment_group_id="grp")
+    assert [(i["blueprint_id"], i["deployments"]) for i in by_blueprint] == [("timed", 3)]  # "other" is not in it
 
     out = cfy("executions", "groups", "start", "install", "-g", "grp", "--concurrency", "1")
     assert "Finished executing workflow install on deployment group grp" in out
