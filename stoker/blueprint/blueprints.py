@@ -5,10 +5,10 @@ from __future__ import annotations
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from stoker.blueprint import archives
-from stoker.blueprint.deployments import Deployments
+from stoker.blueprint.deployments import Deployments, label_pairs
 from stoker.blueprint.blueprint_errors import BlueprintError
 from stoker.blueprint.import_resolver import PLUGIN_STORE, PLUGIN_VIEWER, UPLOADED_BLUEPRINTS
 from stoker.blueprint.parser import parse_file
@@ -134,6 +134,17 @@ class BlueprintService:
 
     def get(self, blueprint_id: str) -> dict:
         return self._view(self.records.get_blueprint(self.project_id, blueprint_id))
+
+    def set_labels(self, blueprint_id: str, labels: Iterable[tuple[str, str]]) -> dict:
+        """The blueprint's labels become ``labels`` (``cfy blueprints labels add|delete`` send the whole list);
+        they live in its plan, where its ``blueprint_labels`` were read into at upload."""
+        row = self.records.get_blueprint(self.project_id, blueprint_id)
+        values: dict[str, list[str]] = {}
+        for key, value in label_pairs(labels):
+            values.setdefault(key, []).append(value)
+        plan = {**row["plan"], "blueprint_labels": {key: {"values": found} for key, found in values.items()}}
+        self.records.set_blueprint_plan(row["pk"], plan)
+        return self.get(blueprint_id)
 
     def plan(self, blueprint_id: str) -> dict:
         return self.records.get_blueprint(self.project_id, blueprint_id)["plan"]

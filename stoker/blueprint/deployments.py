@@ -28,7 +28,7 @@ def _seal_if(value: Any, hidden: bool) -> Any:
     return secretbox.seal(value) if hidden else value
 
 
-def _label_pairs(labels: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+def label_pairs(labels: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
     """Keys lower-cased, duplicates dropped, as the manager keeps them."""
     pairs = []
     for key, value in labels:
@@ -64,7 +64,7 @@ class Deployments:
         hidden = any(d.get("hidden") for d in plan["inputs"].values())
         if runtime_only_evaluation:  # labels are needed now: evaluate them anyway
             scan(dep["labels"], PlanEvaluator(dep), "labels", dep["labels"], "labels")
-        pairs = _label_pairs([(key, value) for key, label in dep["labels"].items() for value in label["values"]]
+        pairs = label_pairs([(key, value) for key, label in dep["labels"].items() for value in label["values"]]
                              + list(labels))
         if check_environment:
             self._check_environment(dep, pairs)
@@ -259,7 +259,7 @@ class Deployments:
         return [{"key": r["key"], "value": r["value"]} for r in self.records.labels(self._row(deployment_id)["pk"])]
 
     def add_labels(self, deployment_id: str, labels: Iterable[tuple[str, str]]) -> list[dict]:
-        self.records.add_labels(self._row(deployment_id)["pk"], _label_pairs(labels))
+        self.records.add_labels(self._row(deployment_id)["pk"], label_pairs(labels))
         return self.labels(deployment_id)
 
     def delete_label(self, deployment_id: str, key: str, value: str | None = None) -> list[dict]:

@@ -97,6 +97,7 @@ class Worker:
             # nested stacks that resources here own are created on the workers too
             dispatch = CeleryDispatch(self.app.conf.broker_url, app=self.app)
             self._engine = Engine(db_url=self.db_url, plugin_dirs=self.plugin_dirs, dispatch=dispatch)
+            self._engine.registry  # a long-lived worker loads its plug-ins with its engine, whatever it runs first
             self._pid, self._stacks = os.getpid(), OrderedDict()
         return self._engine
 

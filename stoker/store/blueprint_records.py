@@ -89,6 +89,10 @@ class BlueprintRecords(Records):
                 raise Conflict(f"Blueprint {blueprint_id} is used by deployments: {', '.join(users)}")
             conn.execute(delete(BLUEPRINTS).where(BLUEPRINTS.c.pk == blueprint["pk"]))
 
+    def set_blueprint_plan(self, blueprint_pk: int, plan: dict) -> None:
+        with self._write() as conn:
+            conn.execute(update(BLUEPRINTS).where(BLUEPRINTS.c.pk == blueprint_pk).values(plan=plan))
+
     # -- deployments ----------------------------------------------------------------------------
     def add_deployment(self, project_id: str, deployment_id: str, fields: dict, nodes: list[dict],
                        instances: list[dict], labels: Iterable[tuple[str, str]]) -> dict:

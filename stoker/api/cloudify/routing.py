@@ -92,3 +92,20 @@ async def run(request: Request, caller: Caller, work: Callable[[Any], Any], stat
     if result is None:
         return Response(status_code=204)
     return result if isinstance(result, Response) else reply(result, status)
+
+
+def label_list(raw: Any) -> list[tuple[str, str]]:
+    """Labels as the client sends them: ``[{"key": k, "value": v}]`` or ``[{k: v}]``."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise bad("labels must be a list of {key: value} entries")
+    pairs = []
+    for entry in raw:
+        if isinstance(entry, dict) and set(entry) == {"key", "value"}:
+            pairs.append((entry["key"], entry["value"]))
+        elif isinstance(entry, dict) and len(entry) == 1:
+            pairs.extend((k, v) for k, v in entry.items())
+        else:
+            raise bad(f"a label is {{key: value}}, not {entry!r}")
+    return pairs

@@ -217,6 +217,8 @@ def test_cfy_status_summaries_and_parameters_typed_as_text(server, tmp_path):
 
     assert cfy("profiles", "use", "127.0.0.1", "--rest-port", _port(server), "-u", "admin", "-p", PASSWORD,
                "-t", "default_tenant").returncode == 0
+    idp = cfy("idp", "get")
+    assert idp.returncode == 0 and "local" in idp.stdout, idp.stdout + idp.stderr
     me = cfy("users", "get", "admin")
     assert me.returncode == 0 and "admin" in me.stdout, me.stdout + me.stderr
     agents = cfy("agents", "list")
@@ -300,6 +302,9 @@ def test_sites_and_the_site_a_deployment_is_set_at(server, tmp_path):
     cfy("sites", "update", "lab", "--new-name", "hq")
     assert {d.id: d.site_name for d in client.deployments.list(blueprint_id="sited")} == {"at-lab": "hq",
                                                                                          "later": "edge"}
+    cfy("blueprints", "labels", "add", "env:lab,tier:edge", "sited")
+    cfy("blueprints", "labels", "delete", "tier", "sited")
+    assert client.blueprints.get("sited").labels == [{"key": "env", "value": "lab"}]
     by_site = client.summary.deployments.get(_target_field="site_name", blueprint_id="sited")
     assert sorted((i["site_name"], i["deployments"]) for i in by_site) == [("edge", 1), ("hq", 1)]
     cfy("deployments", "set-site", "later", "--detach-site")

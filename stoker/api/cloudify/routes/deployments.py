@@ -12,29 +12,12 @@ from stoker.api.body import json_body
 from stoker.api.cloudify import views
 from stoker.api.cloudify.all_tenants import engines_listed
 from stoker.api.cloudify.identity import Caller, caller, requiring
-from stoker.api.cloudify.routing import bad, router, run
+from stoker.api.cloudify.routing import bad, label_list, router, run
 from stoker.blueprint.deployment_groups import member_ids
 from stoker.errors import NotFound
 from stoker.store.models import Deployment
 
 routes = router("deployments")
-
-
-def _labels(raw: Any) -> list[tuple[str, str]]:
-    """Labels as the client sends them: ``[{"key": k, "value": v}]`` or ``[{k: v}]``."""
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        raise bad("labels must be a list of {key: value} entries")
-    pairs = []
-    for entry in raw:
-        if isinstance(entry, dict) and set(entry) == {"key", "value"}:
-            pairs.append((entry["key"], entry["value"]))
-        elif isinstance(entry, dict) and len(entry) == 1:
-            pairs.extend((k, v) for k, v in entry.items())
-        else:
-            raise bad(f"a label is {{key: value}}, not {entry!r}")
-    return pairs
 
 
 def deployment_view(engine: Any, deployment_id: str, project: str, row: dict | None = None) -> dict:
@@ -62,7 +45,7 @@ async def create(deployment_id: str, request: Request, who: Caller = Depends(req
     inputs = body.get("inputs") or {}
     if not isinstance(inputs, dict):
         raise bad("inputs must be a map of input names to values")
-    labels = _labels(body.get("labels"))
+    labels = label_list(body.get("labels"))
     display_name = body.get("display_name")
 
     site_name = body.get("site_name")
@@ -116,7 +99,7 @@ async def update_labels(deployment_id: str, request: Request, who: Caller = Depe
     body = await json_body(request)
     if not isinstance(body, dict) or "labels" not in body:
         raise bad("only a deployment's labels can be changed here: send {\"labels\": [...]}")
-    wanted = _labels(body["labels"])
+    wanted = label_list(body["labels"])
 
     def work(engine):
         deployments = engine.blueprints.deployments

@@ -78,6 +78,12 @@ def managers(request: Request, who: Caller = Depends(caller)) -> Response:
                                       "distribution": "stoker", "networks": {"default": host}}], filters=False))
 
 
+@routes.get("/idp")
+def identity_provider(who: Caller = Depends(caller)) -> Response:
+    """Who checks passwords: Stoker itself (``cfy idp get``), as a manager without LDAP or SAML."""
+    return reply("local")
+
+
 @routes.get("/agents")
 def agents(request: Request, who: Caller = Depends(caller)) -> Response:
     """Stoker runs every operation as a process of the server's host, with no agent: none to list."""
