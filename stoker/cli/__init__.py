@@ -100,13 +100,13 @@ COMMANDS = {
     "stack": ("stack_cmds", "stack", "abandon_cmds", "snapshot_cmds"),  # these two add ``stack snapshot|abandon...``
     "resource": ("resource_type_cmds", "resource"),
     "blueprint": ("blueprint_cmds", "blueprint"),
-    "deployment": ("deployment_cmds", "deployment"),
+    "deployment": ("deployment_cmds", "deployment", "group_cmds"),  # group_cmds adds ``deployment group ...``
     "node": ("deployment_cmds", "node"),
     "node-instance": ("deployment_cmds", "node_instance"),
     "workflow": ("deployment_cmds", "workflow"),
     "plugin": ("plugin_cmds", "plugin"),
     "secret": ("secret_cmds", "secret"),
-    "execution": ("execution_cmds", "execution"),
+    "execution": ("execution_cmds", "execution", "group_cmds"),  # and ``execution group ...``
     "event": ("execution_cmds", "event"),
     "install": ("execution_cmds", "install"),
     "uninstall": ("execution_cmds", "uninstall"),

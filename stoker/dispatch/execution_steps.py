@@ -37,6 +37,7 @@ from stoker.dispatch.step import STEP_PER_TASK
 from stoker.engine.graph import Graph
 from stoker.store.blueprint_records import recorded_commands
 from stoker.store.models import Execution, utcnow
+from stoker.workflows import execution_groups
 from stoker.workflows.execution_runner import StepFailed
 from stoker.workflows.executions import (ENDED_EVENT, LOCAL_ALLOWED, Executions, ended_event, started_message,
                                          stop_scripts_left)
@@ -111,6 +112,7 @@ def end(executions: Executions, store: Any, traversal_id: str, row: dict) -> Non
         executions.modify(deployment_row, (row.get("resume_data") or {}).get("memo") or {}, "after")
     traversal.mark_ended(store, traversal_id)
     executions.start_queued(deployment_row)
+    execution_groups.wake(executions, row)
 
 
 class StepWorker:

@@ -21,6 +21,7 @@ from sqlalchemy import Connection, Table, bindparam, func, insert, select, updat
 from stoker.errors import Conflict, NotFound
 from stoker.store.blueprint_records import WORKER_COMMANDS, BlueprintRecords
 from stoker.store.bulk import execute_many, insert_of
+from stoker.store.group_tables import group_of, in_group
 from stoker.store.models import ACTIVE_EXECUTION, Deployment, Execution, ExecutionEvent, Node, NodeInstance, utcnow
 
 EXECUTIONS: Table = Execution.__table__  # type: ignore[assignment]
@@ -49,10 +50,11 @@ class ExecutionRecords(BlueprintRecords):
     """The executions half of the store, beside (and reading) the deployments."""
 
     def _query(self, light: bool = False) -> Any:
-        """Executions with their deployment's id; ``light``: without ``resume_data`` (the instance states an
-        execution started from: megabytes for 100,000 instances), for readers that only show or follow it."""
+        """Executions with their deployment's id (and their execution group's); ``light``: without
+        ``resume_data`` (the instance states an execution started from: megabytes for 100,000 instances), for
+        readers that only show or follow it."""
         columns = [c for c in EXECUTIONS.c if c.name != "resume_data"] if light else [EXECUTIONS]
-        return select(*columns, DEPLOYMENTS.c.id.label("deployment_id")).join(
+        return select(*columns, DEPLOYMENTS.c.id.label("deployment_id"), group_of(EXECUTIONS.c.pk)).join(
             DEPLOYMENTS, DEPLOYMENTS.c.pk == EXECUTIONS.c.deployment_pk)
 
     # -- executions -----------------------------------------------------------------------------
@@ -115,14 +117,15 @@ class ExecutionRecords(BlueprintRecords):
         return None
 
     def take_queued(self, deployment_pk: int, owner: str, is_gone: Callable[[dict], bool]) -> dict | None:
-        """The deployment's oldest queued execution, now started and owned by ``owner``, if the deployment
-        runs nothing else; None otherwise."""
+        """The deployment's oldest queued execution (not an execution group's: its group starts it), now
+        started and owned by ``owner``, if the deployment runs nothing else; None otherwise."""
         with self._write() as conn:
             self._lock(conn, deployment_pk)
             if self._running(conn, deployment_pk, is_gone) is not None:
                 return None
             pk = conn.execute(select(EXECUTIONS.c.pk).where(EXECUTIONS.c.deployment_pk == deployment_pk,
-                                                            EXECUTIONS.c.status == "queued")
+                                                            EXECUTIONS.c.status == "queued",
+                                                            ~in_group(EXECUTIONS.c.pk))
                               .order_by(EXECUTIONS.c.pk).limit(1)).scalar()
             if pk is None:
                 return None

@@ -25,6 +25,7 @@ from stoker.store.blueprint_records import recorded_commands
 from stoker.store.execution_records import ACTIVE, ExecutionRecords, ModificationRecords, PlanChanged
 from stoker.store.locks import execution_gone
 from stoker.store.models import utcnow
+from stoker.workflows import execution_groups
 from stoker.workflows.deployment_updates import DeploymentUpdates
 from stoker.workflows.builtin import declaration, graph_builder, operation_kwargs
 from stoker.workflows.workflow_error import WorkflowError
@@ -65,6 +66,8 @@ class Executions:
         self.stopping: Any = None
         #: told the id of the execution ``start`` or ``resume`` stored (``begin``: it shows then)
         self.announce: Callable[[str], None] = lambda _execution_id: None
+        #: how an execution group's next executions are handed to threads (the API: the tenant's action pool)
+        self.submit: Callable[[Callable[[], Any]], Any] = execution_groups.in_kept_thread
 
     @property
     def updates(self) -> DeploymentUpdates:
@@ -179,18 +182,27 @@ class Executions:
         """Start the deployment's queued executions, oldest first, now that its running one ended (as
         Cloudify's manager does); each is planned on the deployment as it is now."""
         while (row := self.records.take_queued(deployment_row["pk"], self.owner, execution_gone)) is not None:
-            deployment_row = self.records.get_deployment(self.project_id, row["deployment_id"])
-            declared = declaration(secretbox.unseal(deployment_row["plan"]), row["workflow_id"])
-            model, memo = self.model_of(deployment_row), {}
-            try:
-                graph = graph_builder(row["workflow_id"], declared, row["parameters"])(model, row["parameters"],
-                                                                                      memo)
-            except StokerError as exc:  # the deployment changed under it since it was queued
-                self.records.update_execution(row["pk"], status="failed", error=str(exc), ended_at=utcnow(),
-                                              owner=None)
-                continue
-            if self._begin(row, deployment_row, model, graph, memo)["status"] in ACTIVE:
+            ended = self.run_taken(row)
+            if ended is not None and ended["status"] in ACTIVE:
                 return  # the workers run it: its end starts the next
+
+    def run_taken(self, row: dict) -> dict | None:
+        """Run a queued execution just taken (``row``: started, owned by this process), planned on its
+        deployment as it is now; None when that plan fails (the deployment changed since it was queued:
+        the execution is failed).  One that ran before (an execution group's, resumed) continues."""
+        if (row.get("resume_data") or {}).get("states") is not None:
+            stop_scripts_left(row)
+            return self._continue(row)
+        deployment_row = self.records.get_deployment(self.project_id, row["deployment_id"])
+        declared = declaration(secretbox.unseal(deployment_row["plan"]), row["workflow_id"])
+        model, memo = self.model_of(deployment_row), {}
+        try:
+            graph = graph_builder(row["workflow_id"], declared, row["parameters"])(model, row["parameters"], memo)
+        except StokerError as exc:
+            self.records.update_execution(row["pk"], status="failed", error=str(exc), ended_at=utcnow(), owner=None)
+            execution_groups.wake(self, row)
+            return None
+        return self._begin(row, deployment_row, model, graph, memo)
 
     def resume(self, execution_id: str) -> dict:
         """Continue an interrupted, failed or cancelled execution; finished operations do not run again."""
@@ -198,6 +210,10 @@ class Executions:
         stop_scripts_left(row)
         row = self.records.claim_execution(self.project_id, execution_id, self.owner)
         self.announce(row["id"])
+        return self._continue(row)
+
+    def _continue(self, row: dict) -> dict:
+        """Run the resumed execution ``row`` (started, owned by this process) from where it stopped."""
         row["resume_data"] = {**(row.get("resume_data") or {}), "commands": self.commands(row)}
         self.records.update_execution(row["pk"], resume_data=row["resume_data"])
         deployment_row = self.records.get_deployment(self.project_id, row["deployment_id"])
@@ -271,6 +287,7 @@ class Executions:
         ended = self.dispatch.execute(self, row, deployment_row, model, graph, done, memo, resumed)
         if ended["status"] not in ACTIVE:  # ran here to its end (workers start the next at theirs)
             self.start_queued(deployment_row)
+            execution_groups.wake(self, row)
         return ended
 
     def run_here(self, row: dict, deployment_row: dict, model: Deployment, graph, done: frozenset, memo: dict,
@@ -373,7 +390,7 @@ def view(row: dict) -> dict:
             "status": row["status"], "status_display": STATUS_DISPLAY.get(row["status"], row["status"]), "parameters": row["parameters"],
             "error": row["error"] or "", "created_at": iso_time(row["created_at"]),
             "started_at": iso_time(row["started_at"]), "ended_at": iso_time(row["ended_at"]),
-            "tenant_name": tenant_of(row["project_id"])}
+            "tenant_name": tenant_of(row["project_id"]), "execution_group_id": row.get("execution_group_id")}
 
 
 def event_view(event: dict, execution: dict) -> dict:

@@ -31,3 +31,30 @@ def cloudify_server(tmp: Path, users: list[tuple[str, str, str]], extra: tuple[s
     for name, tenant, role in users:
         add_user(db_url, tmp, name, tenant, role)
     return start_server(tmp, db_url, auth="token", extra=extra, env=env)
+
+
+def rest_client(server, user: str = "admin", tenant: str = "default_tenant"):
+    """cloudify-rest-client on ``server`` as ``user`` (its password is ``PASSWORD``) in ``tenant``."""
+    from cloudify_rest_client import CloudifyClient
+
+    return CloudifyClient(host="127.0.0.1", port=int(server.url.rsplit(":", 1)[1]), username=user,
+                          password=PASSWORD, tenant=tenant)
+
+
+def cfy_on(server, tmp: Path):
+    """``cfy`` with a profile of its own (under ``tmp``) on ``server`` as admin: ``run(*args, ok=True)`` runs one
+    command, asserts whether it succeeded, and returns what it printed."""
+    import subprocess
+
+    from ..helpers import BIN, child_env
+
+    env = {**child_env(tmp), "CFY_WORKDIR": str(tmp / "cfy")}
+
+    def run(*args: str, ok: bool = True) -> str:
+        done = subprocess.run([str(BIN / "cfy"), *args], capture_output=True, text=True, timeout=180, env=env)
+        assert (done.returncode == 0) == ok, f"cfy {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+        return done.stdout + done.stderr
+
+    run("profiles", "use", "127.0.0.1", "--rest-port", server.url.rsplit(":", 1)[1], "-u", "admin", "-p",
+        PASSWORD, "-t", "default_tenant")
+    return run

@@ -4,15 +4,13 @@ queued executions, ``cfy blueprints validate``, and creation-time checks of envi
 from __future__ import annotations
 
 import json
-import subprocess
 import tarfile
 import time
 import zipfile
 
 import pytest
 
-from ..helpers import BIN, child_env
-from .conftest import PASSWORD, cloudify_server
+from .conftest import cfy_on, cloudify_server, rest_client
 
 pytest.importorskip("cloudify_rest_client")
 
@@ -28,24 +26,12 @@ def server(tmp_path_factory):
 
 
 def _client(server, user: str = "admin"):
-    from cloudify_rest_client import CloudifyClient
-
-    return CloudifyClient(host="127.0.0.1", port=int(server.url.rsplit(":", 1)[1]), username=user,
-                          password=PASSWORD, tenant="default_tenant")
+    return rest_client(server, user)
 
 
 @pytest.fixture
 def cfy(server, tmp_path):
-    env = {**child_env(tmp_path), "CFY_WORKDIR": str(tmp_path / "cfy")}
-
-    def run(*args: str, ok: bool = True) -> str:
-        done = subprocess.run([str(BIN / "cfy"), *args], capture_output=True, text=True, timeout=120, env=env)
-        assert (done.returncode == 0) == ok, f"cfy {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
-        return done.stdout + done.stderr
-
-    run("profiles", "use", "127.0.0.1", "--rest-port", server.url.rsplit(":", 1)[1], "-u", "admin", "-p",
-        PASSWORD, "-t", "default_tenant")
-    return run
+    return cfy_on(server, tmp_path)
 
 
 def _wagon(folder, version: str):

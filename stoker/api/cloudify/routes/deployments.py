@@ -13,6 +13,7 @@ from stoker.api.cloudify import views
 from stoker.api.cloudify.all_tenants import engines_listed
 from stoker.api.cloudify.identity import Caller, caller, requiring
 from stoker.api.cloudify.routing import bad, label_list, router, run
+from stoker.blueprint.deployment_groups import member_ids
 from stoker.errors import NotFound
 from stoker.store.models import Deployment
 
@@ -64,11 +65,15 @@ async def create(deployment_id: str, request: Request, who: Caller = Depends(req
 
 
 def listed(request: Request, who: Caller, engine: Any) -> list[dict]:
-    """The deployments a list (or a summary) covers: the tenants asked for, the labels asked for."""
+    """The deployments a list (or a summary) covers: the tenants asked for, the labels asked for, the deployment
+    group asked for (``_group_id``: ``cfy deployments list --group-id``; ``deployment_group_id``: its summary)."""
     wanted = _label_filter(request)
+    group_id = request.query_params.get("_group_id") or request.query_params.get("deployment_group_id")
     rows = [deployment_view(acting, d["id"], project, {**d, "labels": found.labels(d["id"])})
             for project, acting in engines_listed(request, who, engine, Deployment.__table__)
-            for found in [acting.blueprints.deployments] for d in found.list()]
+            for found in [acting.blueprints.deployments]
+            for members in [None if group_id is None else member_ids(found, group_id)]
+            for d in found.list() if members is None or d["id"] in members]
     return [r for r in rows if all({"key": k, "value": v} in r["labels"] for k, v in wanted)]
 
 

@@ -28,6 +28,8 @@ from stoker.blueprint.state import tenant_of
 from stoker.errors import NotFound
 from stoker.resources.policy import LOCAL_SETTINGS
 from stoker.store.models import Execution
+from stoker.workflows.execution_groups import ExecutionGroups
+from stoker.workflows.executions import iso_time
 from stoker.workflows.model import runs_on_host
 
 routes = router("executions")
@@ -37,7 +39,8 @@ def _in_background(request: Request, who: Caller, engine: Any, action: Any) -> d
     """Run ``action(executions)`` in the tenant's action pool; the execution once stored (or its refusal)."""
     service = engine.executions
     service.stopping = engine.stopping  # the server stopping cancels it (resumable), not waits for it
-    started = service.begun(action, request.app.state.stoker.runner.submitter(who.project), START_TIMEOUT)
+    service.submit = request.app.state.stoker.runner.submitter(who.project)  # what its end starts (groups)
+    started = service.begun(action, service.submit, START_TIMEOUT)
     if started.id is None:
         raise ApiError(503, "the execution did not start in time; look for it with cfy executions list")
     return views.execution(service.get(started.id), who.project)
@@ -141,22 +144,30 @@ async def act(execution_id: str, request: Request, who: Caller = Depends(requiri
 
 @routes.get("/events")
 async def events(request: Request, who: Caller = Depends(caller)) -> Response:
-    """An execution's events (and logs, given ``type=cloudify_log``), or a deployment's; ``_offset`` pages on."""
+    """An execution's events (and logs, given ``type=cloudify_log``), or a deployment's, or an execution group's;
+    ``_offset`` pages on."""
     query = request.query_params
     types = query.getlist("type") or ["cloudify_event"]
     include_logs = "cloudify_log" in types or query.get("include_logs") in ("true", "True", "1")
     execution_id = query.get("execution_id") or query.get("_execution_id")
     deployment_id = query.get("deployment_id")
+    group_id = query.get("execution_group_id")
 
     def work(engine):
         executions = engine.executions
+        found = []
         if execution_id:
             chosen = [execution_id]
+        elif group_id:
+            groups = ExecutionGroups(executions)
+            chosen = groups.execution_ids(group_id)
+            found = [views.event({**log, "timestamp": iso_time(log["timestamp"])}) for log in groups.logs(group_id)
+                     if include_logs]
         elif deployment_id:
             chosen = [e["id"] for e in executions.list(deployment_id)]
         else:
-            raise bad("events are listed by execution_id (or deployment_id)")
-        found = [views.event(e) for eid in chosen for e in executions.events(eid, include_logs)]
+            raise bad("events are listed by execution_id (or deployment_id, execution_group_id)")
+        found += [views.event(e) for eid in chosen for e in executions.events(eid, include_logs)]
         return views.page(request, found, filters=False)
 
     return await run(request, who, work)

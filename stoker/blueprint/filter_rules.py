@@ -1,0 +1,84 @@
+"""Cloudify's deployment filter rules (``filter_rules`` of a deployment group's members): which
+deployments a list of ``{"key", "values", "operator", "type"}`` rules selects, all rules at once.
+
+Label rules (``type: label``) read the deployment's labels; attribute rules (``type: attribute``) the
+attributes Cloudify allows to filter deployments by that Stoker keeps.  A malformed rule is refused with
+the manager's words.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from stoker.errors import StokerError
+
+#: by the values the deployment's labels hold under the rule's key (the manager's queries: ``not_any_of``, a
+#: value of the key outside the list; ``is_not``, that or no such key)
+LABEL_OPERATORS: dict[str, Callable[[set[str], list], bool]] = {
+    "any_of": lambda held, values: bool(held & set(values)),
+    "not_any_of": lambda held, values: bool(held - set(values)),
+    "is_null": lambda held, _values: not held,
+    "is_not_null": lambda held, _values: bool(held),
+    "is_not": lambda held, values: not held or bool(held - set(values)),
+}
+#: the label operators that take no values (the others take at least one)
+NULL_OPERATORS = ("is_null", "is_not_null")
+ATTRIBUTE_OPERATORS: dict[str, Callable[[str, list], bool]] = {
+    "any_of": lambda held, values: held in values,
+    "not_any_of": lambda held, values: held not in values,
+    "contains": lambda held, values: any(v in held for v in values),
+    "not_contains": lambda held, values: not any(v in held for v in values),
+    "starts_with": lambda held, values: any(held.startswith(v) for v in values),
+    "ends_with": lambda held, values: any(held.endswith(v) for v in values),
+    "is_not_empty": lambda held, _values: bool(held),
+}
+#: the deployment attributes a rule may read (Cloudify's ``allowed_filter_attrs`` Stoker keeps)
+ATTRIBUTES = ("blueprint_id", "created_by", "display_name", "site_name")
+
+
+class BadFilterRule(StokerError):
+    """A rule the manager would refuse (``invalid_filter_rule``)."""
+
+    def __init__(self, rule: Any, reason: str):
+        super().__init__(f"The filter rule {rule} is not in the right format. {reason}")
+
+
+def checked(rules: Any) -> list[dict]:
+    """The rules, each one checked (the key lower-cased, as the manager keeps it)."""
+    if not isinstance(rules, list):
+        raise BadFilterRule(rules, "The filter rules must be a list")
+    found = []
+    for rule in rules:
+        if not isinstance(rule, dict) or set(rule) != {"key", "values", "operator", "type"}:
+            raise BadFilterRule(rule, "Each filter rule must be a dictionary with the keys key, values, operator "
+                                      "and type")
+        if not isinstance(rule["key"], str):
+            raise BadFilterRule(rule, "The filter rule key must be a string")
+        if not isinstance(rule["values"], list):
+            raise BadFilterRule(rule, "The filter rule values must be a list")
+        operators = {"label": LABEL_OPERATORS, "attribute": ATTRIBUTE_OPERATORS}.get(rule["type"])
+        if operators is None:
+            raise BadFilterRule(rule, "Filter rule type must be one of label, attribute")
+        if rule["operator"] not in operators:
+            raise BadFilterRule(rule, f"The operator for filtering by {rule['type']}s must be one of "
+                                      f"{', '.join(operators)}")
+        if rule["type"] == "label" and (rule["operator"] in NULL_OPERATORS) != (not rule["values"]):
+            raise BadFilterRule(rule, f"Values list must be empty if the operator is one of {', '.join(NULL_OPERATORS)}"
+                                if rule["values"] else "Values list must include at least one item if the operator "
+                                "is one of any_of, not_any_of, is_not")
+        if rule["type"] == "attribute" and rule["key"] not in ATTRIBUTES:
+            raise BadFilterRule(rule, f"Allowed attributes to filter deployments by are {', '.join(ATTRIBUTES)}")
+        found.append({**rule, "key": rule["key"].lower()})
+    return found
+
+
+def matches(rules: list[dict], deployment: dict, labels: list[tuple[str, str]]) -> bool:
+    """Whether the deployment (its row's view and its ``(key, value)`` labels) meets every rule."""
+    for rule in rules:
+        if rule["type"] == "label":
+            held = {value for key, value in labels if key == rule["key"]}
+            if not LABEL_OPERATORS[rule["operator"]](held, rule["values"]):
+                return False
+        elif not ATTRIBUTE_OPERATORS[rule["operator"]](str(deployment.get(rule["key"]) or ""), rule["values"]):
+            return False
+    return True
