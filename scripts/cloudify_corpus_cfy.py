@@ -29,7 +29,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import parse as parse_version
 import yaml
 
-from cloudify_corpus_runs import sequences, simple_inputs
+from cloudify_corpus_runs import plugins_to_install, sequences, simple_inputs
 
 TYPES_URL = re.compile(r"(getcloudify\.org|cloudify\.co)/spec/cloudify/[^/]+/types\.yaml$|cloudify/types/types\.yaml$")
 
@@ -138,7 +138,8 @@ def summary(plan):
     return {"nodes": {n["name"]: [n["type"], counts.get(n["name"], 0)] for n in deployment["nodes"]},
             "relationships": sorted([n["name"], r["target_id"], r["type"]] for n in deployment["nodes"]
                                     for r in n.get("relationships", [])),
-            "outputs": sorted(deployment.get("outputs", {})), "capabilities": sorted(deployment.get("capabilities", {}))}
+            "outputs": sorted(deployment.get("outputs", {})), "capabilities": sorted(deployment.get("capabilities", {})),
+            "plugins": plugins_to_install(plan)}
 
 
 SCRIPT_TASK = "script_runner.tasks.run"
