@@ -115,3 +115,30 @@ def test_a_plugin_imported_into_two_namespaces_plans_and_runs_each_with_its_own_
     home = tmp_path / "home"
     assert [p.relative_to(home / "plugin-envs").as_posix() for p in (home / "plugin-envs").glob("**/0.0.1")] == [
         "with_properties/0.0.1"]  # one package, one virtualenv, for both namespaces
+
+
+def test_plugin_properties_set_to_functions_are_evaluated_for_the_task(engine, tmp_path, plugin_wheels):
+    """cloudify-manager's plugin_properties_intrinsic_func.yaml: a secret and an input set on import are
+    the task's values; a property set by no one has none."""
+    PluginCatalog(tmp_path / "home" / "plugins").upload(_plugin(tmp_path / "with_properties"), [])
+    engine.blueprints.secrets.create("my_secret", "s3cr3t")
+    (tmp_path / "bp").mkdir()
+    (tmp_path / "bp" / "blueprint.yaml").write_text("""\
+tosca_definitions_version: cloudify_dsl_1_5
+inputs:
+  a_list: {type: list, item_type: integer, default: [1, 2, 3, 4]}
+imports:
+  - cloudify/types/types.yaml
+  - plugin:with_properties?version=>=0.0.1:
+      string_property: {get_secret: my_secret}
+      list_property: {get_input: a_list}
+node_templates:
+  test_node: {type: test_type}
+""")
+    engine.blueprints.upload(tmp_path / "bp" / "blueprint.yaml", "bp")
+    engine.blueprints.deployments.create("dep", "bp")
+    execution = engine.executions.start("install", "dep")
+    assert execution["status"] == "terminated", execution["error"]
+    [instance] = engine.blueprints.deployments.node_instances("dep")
+    assert instance["runtime_properties"]["properties"] == {
+        "string_property": "s3cr3t", "integer_property": None, "list_property": [1, 2, 3, 4]}
