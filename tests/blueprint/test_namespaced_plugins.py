@@ -97,3 +97,19 @@ def test_a_workflow_naming_no_plugin_is_refused(write):
     assert _problems(write("main.yaml", HEAD + "imports: [cloudify/types/types.yaml, a--other.yaml]\n")) == [
         "Could not extract plugin or a script resource is not found from workflow mapping/script-path "
         "'a--missing.mod.wf', which is declared for workflow 'a--go'."]
+
+
+def test_a_plugins_update_moves_the_package_in_every_namespace(write):
+    """``cfy plugins update`` rewrites the plan's versions: both namespaces' plugins of the package, in
+    ``plugins`` and in the lists of plugins to install."""
+    from stoker.store.plugins_updates import with_versions
+
+    write("scripts/c.sh", "echo\n")
+    write("other.yaml", OTHER)
+    plan = parse_file(write("main.yaml", MAIN.replace("a--other.yaml]", "a--other.yaml, b--other.yaml]")
+                            + "  n: {type: b--t}\n"))
+    moved = with_versions(plan, {"own-pkg": ["1.0", "2.0"]})
+    assert {name: p.get("package_version") for name, p in moved["plugins"].items() if "own" in name} == {
+        "a--own": "2.0", "b--own": "2.0"}
+    assert [(p["name"], p["package_version"]) for p in moved["deployment_plugins_to_install"]] == [
+        ("a--own", "2.0"), ("b--own", "2.0")]
