@@ -21,6 +21,11 @@ FIELDS = ("source", "executor", "install", "install_arguments", "package_name", 
           "properties_description", "properties")
 CENTRAL = "central_deployment_agent"
 HOST_AGENT = "host_agent"
+#: Cloudify's Compute declares the agent's operations (cloudify.interfaces.cloudify_agent), some run by
+#: the manager, some by the agent: Stoker's standard types leave them out (it installs no agents), the
+#: plan lists their plugin as Cloudify's does
+COMPUTE = "cloudify.nodes.Compute"
+AGENT_PLUGIN = "agent"
 
 
 def plugin_entry(name: str, definition: Any) -> dict:
@@ -55,12 +60,13 @@ def plugins_to_install(nodes: list[dict], workflows: dict, plugins: dict) -> dic
 
 
 def _node_plugins(node: dict, nodes: list[dict]) -> list[tuple[str, str]]:
-    """``(plugin, executor)`` of a node's operations, its relationships' source side and the target
-    side of relationships to it (dsl_parser's node ``plugins``)."""
+    """``(plugin, executor)`` of a node's operations (a Compute's agent operations first), its
+    relationships' source side and the target side of relationships to it (dsl_parser's node ``plugins``)."""
     tables = [node["operations"], *(rel["source_operations"] for rel in node["relationships"])]
     tables += [rel["target_operations"] for other in nodes for rel in other["relationships"]
                if rel["target_id"] == node["name"]]
-    found: list[tuple[str, str]] = []
+    found: list[tuple[str, str]] = [(AGENT_PLUGIN, CENTRAL), (AGENT_PLUGIN, HOST_AGENT)] \
+        if COMPUTE in node.get("type_hierarchy", ()) else []
     for table in tables:
         for operation in table.values():
             key = (operation.get("plugin"), operation.get("executor"))
