@@ -187,7 +187,7 @@ def relationships(place: tuple, own: Any, names: set, rel_types: dict, plugins: 
         if target not in names:
             problems.add(where + ("target",), "unknown-target", f"relationship target '{target}' is not a node")
             continue
-        whose = f"in relationship of type '{rel_type}' in node '{place[1]}'"  # a target side's: its target's
+        whose = f"in relationship of type '{rel_type}' in node '{place[1]}'"  # the target side's: the target's
         result.append({
             "type": rel_type, "target_id": target, "type_hierarchy": flat["hierarchy"],
             "properties": typed_properties(where + ("properties",), rel.get("properties"), flat["properties"],
