@@ -16,8 +16,8 @@ from stoker.blueprint.blueprint_errors import BlueprintError
 from stoker.blueprint.evaluation import PlanEvaluator, make_function
 from stoker.blueprint.functions.base import function_of, holds_function
 from stoker.blueprint.functions.table import FUNCTIONS
-from stoker.blueprint.loader import DSL_VERSION, load_blueprint
-from stoker.blueprint.plugins_to_install import plugins_to_install, workflow_plugin
+from stoker.blueprint.loader import DSL_VERSION, builtin_document, load_blueprint
+from stoker.blueprint.plugins_to_install import COMPUTE, plugins_to_install, workflow_plugin
 from stoker.blueprint.references import reference_cycles
 from stoker.blueprint.scanning import walk_plan
 from stoker.blueprint.types import flatten_types
@@ -136,7 +136,9 @@ class _Parser:
             "resource_tags": self.section("resource_tags"),
         }
         self.check_workflow_mappings(plan["workflows"], plugins)
-        plan.update(plugins_to_install([n for n in plan["nodes"] if not n.get("broken")], plan["workflows"], plugins))
+        standard = self.section("node_types").get(COMPUTE) == builtin_document()["node_types"][COMPUTE]
+        plan.update(plugins_to_install([n for n in plan["nodes"] if not n.get("broken")], plan["workflows"], plugins,
+                                       standard))
         plan["groups"], plan["policies"], plan["scaling_groups"] = self.groups(plan["nodes"])
         self.check_relationship_graph(plan["nodes"])
         self.check_functions(plan)

@@ -37,13 +37,15 @@ def plugin_entry(name: str, definition: Any) -> dict:
     return {**entry, "name": name}
 
 
-def plugins_to_install(nodes: list[dict], workflows: dict, plugins: dict) -> dict[str, list[dict]]:
+def plugins_to_install(nodes: list[dict], workflows: dict, plugins: dict,
+                       standard_compute: bool = True) -> dict[str, list[dict]]:
     """The three lists, from the nodes' operations (each plugin with the executor its operations run
-    under) and the workflows' mappings."""
+    under) and the workflows' mappings; ``standard_compute``: the plan's Compute is the standard types'
+    (a blueprint defining its own has no agent operations)."""
     deployment: dict[str, dict] = {}
     host_agent: dict[str, dict] = {}
     for node in nodes:
-        for name, executor in _node_plugins(node, nodes):
+        for name, executor in _node_plugins(node, nodes, standard_compute):
             entry = {**plugin_entry(name, plugins.get(name)), "executor": executor}
             if executor == CENTRAL:
                 deployment.setdefault(name, entry)
@@ -59,14 +61,14 @@ def plugins_to_install(nodes: list[dict], workflows: dict, plugins: dict) -> dic
             "host_agent_plugins_to_install": list(host_agent.values())}
 
 
-def _node_plugins(node: dict, nodes: list[dict]) -> list[tuple[str, str]]:
+def _node_plugins(node: dict, nodes: list[dict], standard_compute: bool) -> list[tuple[str, str]]:
     """``(plugin, executor)`` of a node's operations (a Compute's agent operations first), its
     relationships' source side and the target side of relationships to it (dsl_parser's node ``plugins``)."""
     tables = [node["operations"], *(rel["source_operations"] for rel in node["relationships"])]
     tables += [rel["target_operations"] for other in nodes for rel in other["relationships"]
                if rel["target_id"] == node["name"]]
     found: list[tuple[str, str]] = [(AGENT_PLUGIN, CENTRAL), (AGENT_PLUGIN, HOST_AGENT)] \
-        if COMPUTE in node.get("type_hierarchy", ()) else []
+        if standard_compute and COMPUTE in node.get("type_hierarchy", ()) else []
     for table in tables:
         for operation in table.values():
             key = (operation.get("plugin"), operation.get("executor"))
