@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from stoker.blueprint.loader import builtin_document
 from stoker.blueprint.namespaces import is_script
 from stoker.blueprint.nodes import SCRIPT_PLUGIN
 
@@ -62,13 +63,20 @@ def plugins_to_install(nodes: list[dict], workflows: dict, plugins: dict,
 
 
 def _node_plugins(node: dict, nodes: list[dict], standard_compute: bool) -> list[tuple[str, str]]:
-    """``(plugin, executor)`` of a node's operations (a Compute's agent operations first), its
-    relationships' source side and the target side of relationships to it (dsl_parser's node ``plugins``)."""
-    tables = [node["operations"], *(rel["source_operations"] for rel in node["relationships"])]
+    """``(plugin, executor)`` of a node's operations, its relationships' source side and the target side
+    of relationships to it (dsl_parser's node ``plugins``), in dsl_parser's order: a Compute's agent
+    operations come after those of the interfaces Root declares, before those of interfaces declared below."""
+    own = node["operations"]
+    root = builtin_document()["node_types"]["cloudify.nodes.Root"]["interfaces"]
+    first = {key: op for key, op in own.items() if key.rsplit(".", 1)[0] in root}
+    agent = {"agent": {"plugin": AGENT_PLUGIN, "executor": CENTRAL}, "amqp": {"plugin": AGENT_PLUGIN,
+                                                                                "executor": HOST_AGENT}}
+    tables = [first, agent if standard_compute and COMPUTE in node.get("type_hierarchy", ()) else {},
+              {key: op for key, op in own.items() if key not in first},
+              *(rel["source_operations"] for rel in node["relationships"])]
     tables += [rel["target_operations"] for other in nodes for rel in other["relationships"]
                if rel["target_id"] == node["name"]]
-    found: list[tuple[str, str]] = [(AGENT_PLUGIN, CENTRAL), (AGENT_PLUGIN, HOST_AGENT)] \
-        if standard_compute and COMPUTE in node.get("type_hierarchy", ()) else []
+    found: list[tuple[str, str]] = []
     for table in tables:
         for operation in table.values():
             key = (operation.get("plugin"), operation.get("executor"))
