@@ -7,7 +7,8 @@ both with the same plugin YAMLs (``--plugins DIR``: one folder per plugin, named
 ``plugin:NAME`` imports name it, uploaded into a scratch Stoker catalog) and the same
 standard types. Where both accept, both make the deployment plan (an input without a
 default gets its type's simplest value) and the node types, instance counts, relationships,
-output and capability names are compared. Where every operation is a no-op or a script,
+output and capability names and the plugins to install (deployment, workflow, host agent) are
+compared. Where every operation is a no-op or a script,
 install then uninstall run on both sides (``cloudify.workflows.local`` and Stoker's
 engine), scripts recorded rather than run, and the outcome, the instances' states after
 each workflow and the operations each instance got, in order, are compared. Prints the
@@ -30,7 +31,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from cloudify_corpus_runs import sequences, simple_inputs  # noqa: E402
+from cloudify_corpus_runs import plugins_to_install, sequences, simple_inputs  # noqa: E402
 
 
 BLUEPRINT = re.compile(r"""^tosca_definitions_version:\s*['"]?cloudify_dsl_""", re.MULTILINE)
@@ -75,7 +76,8 @@ def stoker_side(path: Path) -> dict:
     result["summary"] = {
         "nodes": {n["name"]: [n["type"], counts.get(n["name"], 0)] for n in dep["nodes"]},
         "relationships": sorted([n["name"], r["target_id"], r["type"]] for n in dep["nodes"] for r in n["relationships"]),
-        "outputs": sorted(dep["outputs"]), "capabilities": sorted(dep["capabilities"])}
+        "outputs": sorted(dep["outputs"]), "capabilities": sorted(dep["capabilities"]),
+        "plugins": plugins_to_install(plan)}
     return result
 
 

@@ -17,6 +17,7 @@ import json
 import os
 import re
 import sys
+import tempfile
 from urllib.parse import parse_qs
 
 import script_runner.tasks
@@ -26,8 +27,9 @@ from dsl_parser import parser, tasks
 from dsl_parser.import_resolver.default_import_resolver import DefaultImportResolver
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import parse as parse_version
+import yaml
 
-from cloudify_corpus_runs import sequences, simple_inputs
+from cloudify_corpus_runs import plugins_to_install, sequences, simple_inputs
 
 TYPES_URL = re.compile(r"(getcloudify\.org|cloudify\.co)/spec/cloudify/[^/]+/types\.yaml$|cloudify/types/types\.yaml$")
 
@@ -60,7 +62,7 @@ class LocalResolver(DefaultImportResolver):
             matching = [(v, folder) for v, folder in self.catalog.get(name, []) if v in version_specifier(wanted)]
             if not matching:
                 raise RuntimeError(f"No matching version was found for plugin {name} and version(s) {wanted}.")
-            found = self._plugin_yamls_for_dsl_version(max(matching)[1], version)
+            found = self._plugin_yamls_for_dsl_version(loading_yamls(max(matching)[1]), version)
             with open(found[0]) as handle:
                 return handle.read()
         if "://" in import_url and not import_url.startswith("file:"):
@@ -69,6 +71,20 @@ class LocalResolver(DefaultImportResolver):
 
     def retrieve_plugin(self, import_url, **kwargs):
         return None
+
+
+def loading_yamls(folder):
+    """A folder of links to the plugin YAMLs of ``folder`` that load: a broken one (cloudify-openstack-plugin's
+    plugin_1_4.yaml) is left out, as Stoker's side leaves it out of the plugin it uploads."""
+    kept = tempfile.mkdtemp(prefix="cloudify-corpus-plugin-")
+    for path in glob.glob(os.path.join(folder, "plugin*.yaml")):
+        try:
+            with open(path) as handle:
+                yaml.safe_load(handle)
+        except yaml.YAMLError:
+            continue
+        os.symlink(path, os.path.join(kept, os.path.basename(path)))
+    return kept
 
 
 def version_specifier(wanted):
@@ -122,7 +138,8 @@ def summary(plan):
     return {"nodes": {n["name"]: [n["type"], counts.get(n["name"], 0)] for n in deployment["nodes"]},
             "relationships": sorted([n["name"], r["target_id"], r["type"]] for n in deployment["nodes"]
                                     for r in n.get("relationships", [])),
-            "outputs": sorted(deployment.get("outputs", {})), "capabilities": sorted(deployment.get("capabilities", {}))}
+            "outputs": sorted(deployment.get("outputs", {})), "capabilities": sorted(deployment.get("capabilities", {})),
+            "plugins": plugins_to_install(plan)}
 
 
 SCRIPT_TASK = "script_runner.tasks.run"

@@ -11,6 +11,14 @@ def simple_inputs(definitions, needs_value):
     return {name: SIMPLE_VALUES.get(d.get("type"), "x") for name, d in definitions.items() if needs_value(d)}
 
 
+PLUGIN_LISTS = ("deployment_plugins_to_install", "workflow_plugins_to_install", "host_agent_plugins_to_install")
+
+
+def plugins_to_install(plan):
+    """The names in each of the plan's plugins-to-install lists, sorted."""
+    return {kind: sorted(plugin["name"] for plugin in plan.get(kind) or []) for kind in PLUGIN_LISTS}
+
+
 def sequences(calls):
     """Per node: each of its instances' operations in the order they ran, from ``[instance, node,
     operation]`` calls (instance ids differ between the sides, so only their sequences are compared).

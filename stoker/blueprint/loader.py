@@ -115,8 +115,15 @@ def load_blueprint(text: str, name: str = "blueprint.yaml", base: Path | None = 
 @functools.lru_cache(maxsize=1)
 def builtin_names() -> frozenset[str]:
     """The names the standard types define (never namespaced)."""
-    data, _ = load_text(BUILTIN_TYPES.read_text(encoding="utf-8"), str(BUILTIN_TYPES))
+    data = builtin_document()
     return frozenset(name for section in namespaces.NAMED_SECTIONS for name in (data.get(section) or {}))
+
+
+@functools.lru_cache(maxsize=1)
+def builtin_document() -> dict:
+    """The standard types as loaded (read only: callers compare with it)."""
+    data, _ = load_text(BUILTIN_TYPES.read_text(encoding="utf-8"), str(BUILTIN_TYPES))
+    return data
 
 
 def dsl_version(document: Any) -> tuple[int, int] | None:

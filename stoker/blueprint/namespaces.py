@@ -1,10 +1,12 @@
 """Namespaced imports: ``imports: [ns--other.yaml]`` puts everything the file defines under ``ns--``.
 
 As in Cloudify, the names a file defines (inputs, types, node templates,
-outputs, groups...) and its references to them (types, derived_from, targets,
-group members, get_input/get_property/get_attribute) take the prefix; the
-standard types keep their names. Namespaces nest: an import of a namespaced
-file is in the same namespace, ``outer--inner--`` if it has one of its own.
+outputs, groups, plugins and their properties...) and its references to them (types,
+derived_from, targets, group members, get_input/get_property/get_attribute, the plugin
+an operation or workflow mapping names) take the prefix; the standard types keep their
+names. Namespaces nest: an import of a namespaced file is in the same namespace,
+``outer--inner--`` if it has one of its own. So one plugin imported into two namespaces
+is two plugins (``a--p``, ``b--p``) of one package, each with its own properties.
 """
 
 from __future__ import annotations
@@ -67,6 +69,30 @@ def apply(document: dict, namespace: str, builtin: set[str]) -> None:
             policy["targets"] = [rename.name(t) for t in policy["targets"]]
     for section in ("node_templates", "outputs", "capabilities", "node_types", "relationships", "inputs"):
         rename.functions(document.get(section))
+    _plugins(document, rename)
+
+
+def _plugins(document: dict, rename: _Renamer) -> None:
+    """Plugin names and their property names, and the mappings naming them (dsl_parser namespaces
+    every string of an operation's implementation or a workflow's mapping but scripts and
+    ``cloudify.`` names: a namespaced file's ``p.module.task`` is plugin ``ns--p``'s, and
+    an unnamespaced plugin cannot be reached from it)."""
+    if isinstance(document.get("plugins"), dict):
+        document["plugins"] = {rename.name(key): value for key, value in document["plugins"].items()}
+    for plugin in _values(document.get("plugins")):
+        if isinstance(plugin.get("properties"), dict):
+            plugin["properties"] = {rename.name(key): value for key, value in plugin["properties"].items()}
+    for interface, name, operation in _operations(document):
+        if isinstance(operation, str):
+            interface[name] = rename.mapping(operation)
+        elif isinstance(operation, dict) and "implementation" in operation:
+            operation["implementation"] = rename.mapping(operation["implementation"])
+    workflows = document.get("workflows") if isinstance(document.get("workflows"), dict) else {}
+    for name, workflow in workflows.items():
+        if isinstance(workflow, str):
+            workflows[name] = rename.mapping(workflow)
+        elif isinstance(workflow, dict) and "mapping" in workflow:
+            workflow["mapping"] = rename.mapping(workflow["mapping"])
 
 
 #: an operation implementation naming a script (not ``plugin.module.task``)
@@ -77,18 +103,28 @@ def prefix_scripts(document: dict, namespace: str) -> None:
     """Script paths (implementations and ``script_path`` inputs) of an imported blueprint's operations
     as ``ns--path``: they are read from that blueprint's files."""
     prefix = namespace + SEPARATOR
+    for interface, name, operation in _operations(document):
+        if isinstance(operation, str) and _SCRIPT.search(operation):
+            interface[name] = prefix + operation
+        elif isinstance(operation, dict):
+            prefix_operation(operation, prefix)
+
+
+def _operations(document: dict) -> list[tuple[dict, str, Any]]:
+    """``(interface, name, operation)`` of every operation of the types and templates of ``document``."""
     holders = [*_values(document.get("node_types")), *_values(document.get("node_templates")),
                *_values(document.get("relationships"))]
     holders += [rel for template in _values(document.get("node_templates"))
                 for rel in template.get("relationships") or [] if isinstance(rel, dict)]
-    for holder in holders:
-        for key in ("interfaces", "source_interfaces", "target_interfaces"):
-            for interface in _values(holder.get(key)):
-                for name, operation in list(interface.items()):
-                    if isinstance(operation, str) and _SCRIPT.search(operation):
-                        interface[name] = prefix + operation
-                    elif isinstance(operation, dict):
-                        prefix_operation(operation, prefix)
+    return [(interface, name, operation) for holder in holders
+            for key in ("interfaces", "source_interfaces", "target_interfaces")
+            for interface in _values(holder.get(key)) for name, operation in list(interface.items())]
+
+
+def is_script(mapping: str) -> bool:
+    """An implementation or workflow mapping naming a script (a path, a URL, or the script written in place)
+    rather than ``plugin.module.task``."""
+    return bool(_SCRIPT.search(mapping)) or "\n" in mapping.strip()
 
 
 def script_root(base: Path, imported: dict[str, Path], script: str) -> tuple[Path, str]:
@@ -125,6 +161,10 @@ class _Renamer:
     def argument(self, value: Any) -> Any:
         """A function's input or node name: always prefixed (dsl_parser's generate_namespaced_value)."""
         return self.prefix + value if isinstance(value, str) else value
+
+    def mapping(self, value: Any) -> Any:
+        """An operation's implementation or a workflow's mapping: ``ns--plugin.module.task``, scripts kept."""
+        return self.name(value) if isinstance(value, str) and value and not is_script(value) else value
 
     def type(self, value: Any) -> Any:
         if not isinstance(value, str) or value in self.builtin or value in PRIMITIVE_TYPES:

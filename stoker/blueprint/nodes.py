@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from stoker.blueprint import namespaces
 from stoker.blueprint.blueprint_errors import BlueprintError
 from stoker.blueprint.functions.base import function_of
 from stoker.blueprint.functions.table import FUNCTIONS
@@ -64,8 +65,10 @@ def _checked(place: tuple, value: Any, definition: dict, data_types: dict, probl
         return value
 
 
-def operations(place: tuple, type_interfaces: dict, own: Any, plugins: dict, problems: Problems) -> dict:
-    """``{"interface.operation": {implementation, inputs, ...}}``: the type's operations overridden by own."""
+def operations(place: tuple, type_interfaces: dict, own: Any, plugins: dict, problems: Problems,
+               where: str = "") -> dict:
+    """``{"interface.operation": {implementation, inputs, ...}}``: the type's operations overridden by own
+    (``where``: whose they are, in Cloudify's words, for its refusals)."""
     merged = {name: dict(ops) for name, ops in type_interfaces.items()}
     if own is not None and not isinstance(own, dict):
         problems.add(place, "invalid-interfaces", "interfaces must be a mapping")
@@ -79,7 +82,8 @@ def operations(place: tuple, type_interfaces: dict, own: Any, plugins: dict, pro
     result = {}
     for name, ops in merged.items():
         for op, definition in ops.items():
-            operation = _operation(place + (name, op), definition, plugins, problems)
+            operation = _operation(place + (name, op), definition, plugins, problems,
+                                   f"In interface '{name}' {where}")
             if operation is not None:
                 result[f"{name}.{op}"] = operation
     return result
@@ -96,7 +100,7 @@ def _override(base: Any, own: Any) -> Any:
     return {**base, **own, "inputs": inputs, "__template__": True}
 
 
-def _operation(place: tuple, definition: Any, plugins: dict, problems: Problems) -> dict | None:
+def _operation(place: tuple, definition: Any, plugins: dict, problems: Problems, where: str) -> dict | None:
     if not definition:
         return None  # declared only (as most of the standard lifecycle is): nothing to run
     if isinstance(definition, str):
@@ -113,11 +117,15 @@ def _operation(place: tuple, definition: Any, plugins: dict, problems: Problems)
     if not from_template:  # a type's inputs are schemas: their defaults are the values
         inputs = {k: (v.get("default") if isinstance(v, dict) else v) for k, v in inputs.items()}
     inline = isinstance(implementation, str) and "\n" in implementation.strip()
-    plugin = implementation.split(".", 1)[0] if "." in implementation and not inline else ""
+    plugin = _plugin_of(place, implementation, plugins, problems, where) if not inline else ""
+    if plugin is None:
+        return None
     operation = {"implementation": implementation, "inputs": copy.deepcopy(inputs) if inputs else {},
                  "executor": definition.get("executor"), "max_retries": definition.get("max_retries"),
                  "retry_interval": definition.get("retry_interval"), "timeout": definition.get("timeout"),
                  "plugin": plugin if plugin in plugins else None}
+    if operation["plugin"] and not operation["executor"]:  # dsl_parser's: the plugin's
+        operation["executor"] = plugins[plugin].get("executor") if isinstance(plugins[plugin], dict) else None
     if implementation and plugin not in plugins:  # a script beside the blueprint, or written in place
         given = [name for name in SCRIPT_INPUTS if isinstance(operation["inputs"], dict)
                  and name in operation["inputs"]]
@@ -126,9 +134,31 @@ def _operation(place: tuple, definition: Any, plugins: dict, problems: Problems)
                          f"Cannot define '{given[0]}' property in an operation whose implementation is a script")
         operation["plugin"] = SCRIPT_PLUGIN
         operation["implementation"] = SCRIPT_TASK
+        operation["executor"] = operation["executor"] or "auto"
         if isinstance(operation["inputs"], dict):
             operation["inputs"] = {**operation["inputs"], SCRIPT_INPUTS[inline]: implementation}
     return operation
+
+
+def _plugin_of(place: tuple, implementation: Any, plugins: dict, problems: Problems, where: str) -> str | None:
+    """The plugin ``plugin.module.task`` names, as dsl_parser finds it (the plugin whose name and a dot
+    begin it); "" for none. A namespaced mapping naming no plugin is refused (None): it can only be its
+    namespace's plugin (``namespaces``), never a script."""
+    if not isinstance(implementation, str):
+        return ""
+    candidates = [name for name in plugins if implementation.startswith(f"{name}.")]
+    if len(candidates) > 1:  # Cloudify's error 91
+        problems.add(place, "ambiguous-operation", f"Ambiguous operation mapping. [operation={place[-1]}, "
+                                                   f"plugins={candidates}]")
+    if candidates:
+        return candidates[0]
+    namespace, rest = namespaces.split(implementation)
+    if namespace is not None and "." in rest and not namespaces.is_script(rest):  # Cloudify's error 10/19
+        problems.add(place, "unknown-plugin", "Could not extract plugin or a script resource is not found from "
+                     f"operation mapping/script-path '{implementation}', which is declared for operation "
+                     f"'{place[-1]}'.{where}")
+        return None
+    return implementation.split(".", 1)[0] if "." in implementation else ""
 
 
 def relationships(place: tuple, own: Any, names: set, rel_types: dict, plugins: dict,
@@ -157,14 +187,16 @@ def relationships(place: tuple, own: Any, names: set, rel_types: dict, plugins: 
         if target not in names:
             problems.add(where + ("target",), "unknown-target", f"relationship target '{target}' is not a node")
             continue
+        whose = f"in relationship of type '{rel_type}' in node '{place[1]}'"  # the target side's: the target's
         result.append({
             "type": rel_type, "target_id": target, "type_hierarchy": flat["hierarchy"],
             "properties": typed_properties(where + ("properties",), rel.get("properties"), flat["properties"],
                                            data_types, problems),
             "source_operations": operations(where + ("source_interfaces",), flat["source_interfaces"],
-                                            rel.get("source_interfaces"), plugins, problems),
+                                            rel.get("source_interfaces"), plugins, problems, whose),
             "target_operations": operations(where + ("target_interfaces",), flat["target_interfaces"],
-                                            rel.get("target_interfaces"), plugins, problems),
+                                            rel.get("target_interfaces"), plugins, problems,
+                                            f"in relationship of type '{rel_type}' in node '{target}'"),
         })
     return result
 

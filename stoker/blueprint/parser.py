@@ -16,7 +16,8 @@ from stoker.blueprint.blueprint_errors import BlueprintError
 from stoker.blueprint.evaluation import PlanEvaluator, make_function
 from stoker.blueprint.functions.base import function_of, holds_function
 from stoker.blueprint.functions.table import FUNCTIONS
-from stoker.blueprint.loader import DSL_VERSION, load_blueprint
+from stoker.blueprint.loader import DSL_VERSION, builtin_document, load_blueprint
+from stoker.blueprint.plugins_to_install import COMPUTE, plugins_to_install, workflow_plugin
 from stoker.blueprint.references import reference_cycles
 from stoker.blueprint.scanning import walk_plan
 from stoker.blueprint.types import flatten_types
@@ -134,6 +135,10 @@ class _Parser:
             "deployment_settings": {"default_schedules": {}, **self.section("deployment_settings")},
             "resource_tags": self.section("resource_tags"),
         }
+        self.check_workflow_mappings(plan["workflows"], plugins)
+        standard = self.section("node_types").get(COMPUTE) == builtin_document()["node_types"][COMPUTE]
+        plan.update(plugins_to_install([n for n in plan["nodes"] if not n.get("broken")], plan["workflows"], plugins,
+                                       standard))
         plan["groups"], plan["policies"], plan["scaling_groups"] = self.groups(plan["nodes"])
         self.check_relationship_graph(plan["nodes"])
         self.check_functions(plan)
@@ -198,7 +203,8 @@ class _Parser:
                 "properties": node_rules.typed_properties(place + ("properties",), template.get("properties"),
                                                           flat["properties"], data_types, self.problems),
                 "operations": node_rules.operations(place + ("interfaces",), flat["interfaces"],
-                                                    template.get("interfaces"), plugins, self.problems),
+                                                    template.get("interfaces"), plugins, self.problems,
+                                                    f"in node '{name}' of type '{template['type']}'"),
                 "relationships": node_rules.relationships(place + ("relationships",),
                                                           template.get("relationships"), names, rel_types,
                                                           plugins, data_types, self.problems),
@@ -213,6 +219,15 @@ class _Parser:
             except BlueprintError as exc:
                 self.problems.add(("node_templates", node["name"], "capabilities"), exc.code, exc.message)
         return result
+
+    def check_workflow_mappings(self, workflows: dict, plugins: dict) -> None:
+        """A workflow maps to a plugin's function or a script (dsl_parser's error 21)."""
+        for name, workflow in workflows.items():
+            mapping = workflow.get("mapping") if isinstance(workflow, dict) else workflow
+            if isinstance(mapping, str) and mapping and workflow_plugin(workflow, plugins) is None:
+                self.problems.add(("workflows", name), "unknown-plugin",
+                                  "Could not extract plugin or a script resource is not found from workflow "
+                                  f"mapping/script-path '{mapping}', which is declared for workflow '{name}'.")
 
     def check_relationship_graph(self, nodes: list[dict]) -> None:
         """One contained_in at most per node, and no cycle of relationships."""

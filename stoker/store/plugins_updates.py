@@ -38,15 +38,21 @@ PLUGINS_UPDATES = Table(
 
 
 def with_versions(plan: Any, changes: dict[str, list[str]]) -> Any:
-    """``plan`` (a blueprint's or a deployment's, sealed or not) whose ``plugins`` run the new versions."""
+    """``plan`` (a blueprint's or a deployment's, sealed or not) whose ``plugins`` run the new versions, and
+    whose lists of plugins to install (``deployment_plugins_to_install``...) say so."""
     sealed = isinstance(plan, dict) and secretbox.MARK in plan
     opened = dict(secretbox.unseal(plan) if sealed else plan)
-    plugins = {}
-    for name, definition in (opened.get("plugins") or {}).items():
-        moved = changes.get(definition.get("package_name")) if isinstance(definition, dict) else None
-        plugins[name] = {**definition, "package_version": moved[1]} if moved else definition
-    opened["plugins"] = plugins
+    opened["plugins"] = {name: _moved(definition, changes)
+                         for name, definition in (opened.get("plugins") or {}).items()}
+    for key, entries in list(opened.items()):
+        if key.endswith("_plugins_to_install") and isinstance(entries, list):
+            opened[key] = [_moved(entry, changes) for entry in entries]
     return secretbox.seal(opened) if sealed else opened
+
+
+def _moved(definition: Any, changes: dict[str, list[str]]) -> Any:
+    moved = changes.get(definition.get("package_name")) if isinstance(definition, dict) else None
+    return {**definition, "package_version": moved[1]} if moved else definition
 
 
 class PluginsUpdates:

@@ -211,6 +211,20 @@ class Runner:
             return None
         return plugin_view(name, self.deployment.plugins[name], self.deployment.id)
 
+    def _plugin_values(self, plugin: dict | None, instance: Instance, target: Instance | None) -> dict | None:
+        """The plugin with its properties' values evaluated, as Cloudify evaluates them for each task
+        (``{get_secret: ...}`` set on import)."""
+        properties = (plugin or {}).get("properties") or {}
+        values = {key: definition["value"] for key, definition in properties.items() if "value" in definition}
+        if not values:
+            return plugin
+        try:
+            values = self.evaluator.operation_inputs(values, instance, target)
+        except Exception as exc:  # as an input's: the operation fails, naming it
+            raise OperationFailed(f"cannot evaluate the plugin's properties: {exc}", recoverable=False) from None
+        return {**plugin, "properties": {key: {**definition, **({"value": values[key]} if key in values else {})}
+                                         for key, definition in properties.items()}}
+
     def _context(self, step: Step, instance: Instance, spec: OperationSpec, retry_number: int) -> OperationContext:
         target = None
         if step.relationship is not None:
@@ -219,6 +233,7 @@ class Runner:
             inputs = self.evaluator.operation_inputs(spec.inputs, instance, target)
         except Exception as exc:  # a function that cannot be evaluated fails the operation, naming itself
             raise OperationFailed(f"cannot evaluate the operation's inputs: {exc}", recoverable=False) from None
+        plugin = self._plugin_values(spec.plugin, instance, target)
 
         def log(level: str, message: str) -> None:
             self.writer.event(self.row("cloudify_log", message, instance, step.operation, level=level,
@@ -230,7 +245,7 @@ class Runner:
                                     self.policy.task_retries if spec.max_retries is None else spec.max_retries),
             resource_root=spec.root or self.deployment.resource_root, log=log, persist=self._persist,
             execution_id=self.execution_id, workflow_id=self.workflow_id, tenant_name=self.tenant_name,
-            plugin=spec.plugin, manager=self.manager, acting_side=step.side or "source",
+            plugin=plugin, manager=self.manager, acting_side=step.side or "source",
             workflow_parameters=self.workflow_parameters)
         if target is None:
             ctx.node, ctx.instance = self._node_view(instance), self._instance_view(instance)

@@ -28,6 +28,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from stoker.blueprint import namespaces
 from stoker.blueprint.plugin_catalog import Plugin, PluginCatalog
 from stoker.store.blueprint_records import BlueprintRecords
 from stoker.store.plugin_packages import Viewer, viewer_of
@@ -58,13 +59,14 @@ def task_command(plugin: dict, implementation: str, store: Any = None, viewer: V
     if plugin.get("name") in MANAGER_PLUGINS:
         raise OperationFailed(f"{implementation} is one of the Cloudify manager's own operations (agents, "
                               "workflows), which Stoker does not run", recoverable=False)
-    name, version = plugin.get("package_name") or plugin.get("name"), plugin.get("package_version")
+    own = str(plugin.get("name"))  # ns--name when imported into a namespace: its package is still name's
+    name, version = plugin.get("package_name") or namespaces.split(own)[1], plugin.get("package_version")
     found = PluginCatalog.at_home(store=store, viewer=viewer).find(str(name), str(version) if version else None)
     if found is None:
         which = f"{name} {version}" if version else str(name)
         raise OperationFailed(f"plugin {which} is not uploaded (stoker plugin upload): cannot run {implementation}",
                               recoverable=False)
-    task = implementation.split(".", 1)[1] if "." in implementation else ""
+    task = implementation[len(own) + 1:] if implementation.startswith(f"{own}.") else ""
     if "." not in task:
         raise OperationFailed(f"{implementation} names no module.function of plugin {name}", recoverable=False)
     return [str(environment(found) / "bin" / "python"), "-s", str(RUNNER), task]
@@ -78,12 +80,13 @@ def task_viewer(store: Any, project_id: str, tenant: str, deployment_id: str) ->
 
 
 def plugin_view(name: str, definition: dict, deployment_id: str) -> dict:
-    """What ``ctx.plugin`` shows: names, the properties set on import, a work folder of its own."""
+    """What ``ctx.plugin`` shows: names, its properties as Cloudify gives them (each one's definition,
+    ``value`` the one set on import; named ``ns--property`` in a namespace), a work folder of its own."""
     properties = definition.get("properties") if isinstance(definition.get("properties"), dict) else {}
     workdir = plugin_workdir(deployment_id, name)
-    return {"name": name, "package_name": definition.get("package_name") or name,
+    return {"name": name, "package_name": definition.get("package_name") or namespaces.split(name)[1],
             "package_version": definition.get("package_version"), "workdir": str(workdir),
-            "properties": {key: (value.get("value", value.get("default")) if isinstance(value, dict) else value)
+            "properties": {key: dict(value) if isinstance(value, dict) else {"value": value}
                            for key, value in properties.items()}}
 
 

@@ -488,3 +488,13 @@ node_templates:
     assert _problems(path) == {("node_templates.n.properties.use_external_resource", "function-not-permitted"):
                                "Only boolean values are allowed for `use_external_resource` property, don't use "
                                "intrinsic functions."}
+
+
+def test_a_compute_node_s_plugins_to_install_hold_the_agent_as_cloudify_s(write):
+    """Cloudify's Compute declares the agent's operations (the manager runs some, the agent others), so
+    its plan lists plugin ``agent`` for both; Stoker's standard types leave those operations out."""
+    plan = parse_file(write("b.yaml", HEAD + TYPES + "node_templates:\n  vm: {type: cloudify.nodes.Compute}\n"
+                                                     "  app: {type: cloudify.nodes.Root}\n"))
+    assert [(p["name"], p["executor"]) for p in plan["deployment_plugins_to_install"]] == [
+        ("agent", "central_deployment_agent")]
+    assert [(p["name"], p["executor"]) for p in plan["host_agent_plugins_to_install"]] == [("agent", "host_agent")]
