@@ -257,6 +257,6 @@ def workflow() -> None:
 def workflow_list(engine, deployment_id, fmt):
     """The workflows DEPLOYMENT_ID can run, with their parameters."""
     declared = engine.blueprints.deployments.plan(deployment_id).get("workflows") or {}
-    rows = [{"name": name, "parameters": sorted((w or {}).get("parameters") or {})}
-            for name, w in sorted(declared.items())]
+    rows = [{"name": name, "parameters": sorted((w if isinstance(w, dict) else {}).get("parameters") or {})}
+            for name, w in sorted(declared.items())]  # ``hello: scripts/x.sh`` (short form) declares none
     show_list(rows, ["name", "parameters"], fmt)

@@ -14,6 +14,7 @@ from typing import Any, Iterable
 from fastapi import Request
 
 from stoker.api.error_bodies import ApiError
+from stoker.blueprint.namespaces import is_script
 from stoker.blueprint.state import tenant_of
 
 #: the largest page a list returns (Cloudify's default ``max_results``)
@@ -42,10 +43,22 @@ def blueprint(record: dict, project: str, plan: dict | None = None) -> dict:
 
 
 def workflows(plan: dict) -> list[dict]:
-    return [{"name": name, "plugin": (w or {}).get("plugin", ""), "operation": (w or {}).get("operation", ""),
-             "parameters": (w or {}).get("parameters", {}), "is_cascading": False,
-             "is_available": True}
+    return [{"name": name, **_workflow(w), "is_cascading": False, "is_available": True}
             for name, w in sorted((plan.get("workflows") or {}).items())]
+
+
+def _workflow(declared: Any) -> dict:
+    """A workflow's plugin, operation and parameters; one given in short form (``hello: scripts/x.sh``, or
+    ``plugin.module.task``) as dsl-parser spells it out."""
+    if isinstance(declared, dict):
+        return {key: declared.get(key, default) for key, default in (("plugin", ""), ("operation", ""),
+                                                                     ("parameters", {}))}
+    mapping = str(declared or "")
+    if is_script(mapping):
+        return {"plugin": "script", "operation": "script_runner.tasks.execute_workflow",
+                "parameters": {"script_path": {"default": mapping}}}
+    plugin, _, operation = mapping.partition(".")
+    return {"plugin": plugin, "operation": operation, "parameters": {}}
 
 
 def deployment(record: dict, project: str, plan: dict, inputs: dict, latest: dict | None,

@@ -312,3 +312,26 @@ def test_sites_and_the_site_a_deployment_is_set_at(server, tmp_path):
     assert {d.id: d.site_name for d in client.deployments.list(blueprint_id="sited")} == {"at-lab": None,
                                                                                          "later": None}
     assert sorted(s.name for s in client.sites.list()) == ["edge"]
+
+
+def test_a_workflow_given_in_short_form_is_listed_as_cloudify_spells_it(server, tmp_path):
+    """``hello: scripts/hello.sh`` (and ``plugin.module.task``) in a blueprint's workflows: the deployment is
+    created, listed and its workflows shown (was a 500), over REST and with ``stoker workflows list``."""
+    from cloudify_rest_client import CloudifyClient
+
+    folder = tmp_path / "short"
+    (folder / "scripts").mkdir(parents=True)
+    (folder / "scripts" / "hello.sh").write_text("ctx logger info hello\n")
+    (folder / "blueprint.yaml").write_text(SCALED + "workflows:\n  hello: scripts/hello.sh\n")
+    client = CloudifyClient(host="127.0.0.1", port=int(_port(server)), username="admin", password=PASSWORD,
+                            tenant="default_tenant")
+    client.blueprints.upload(str(folder / "blueprint.yaml"), "short")
+    client.deployments.create("short", "short")
+    [hello] = [w for w in client.deployments.get("short").workflows if w.name == "hello"]
+    assert (hello["plugin"], hello["operation"]) == ("script", "script_runner.tasks.execute_workflow")
+    assert hello.parameters == {"script_path": {"default": "scripts/hello.sh"}}
+    assert "short" in [d.id for d in client.deployments.list()]
+    listed = subprocess.run([str(BIN / "stoker"), "--db-url", server.db_url, "workflows", "list", "-d", "short",
+                             "-f", "json"], capture_output=True, text=True, timeout=60, env=child_env(tmp_path))
+    assert listed.returncode == 0, listed.stderr
+    assert {"name": "hello", "parameters": []} in json.loads(listed.stdout)
