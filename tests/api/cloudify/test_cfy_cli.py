@@ -335,3 +335,37 @@ def test_a_workflow_given_in_short_form_is_listed_as_cloudify_spells_it(server, 
                              "-f", "json"], capture_output=True, text=True, timeout=60, env=child_env(tmp_path))
     assert listed.returncode == 0, listed.stderr
     assert {"name": "hello", "parameters": []} in json.loads(listed.stdout)
+
+
+def test_deployments_listed_by_label_and_attribute_rules(server, tmp_path):
+    """``cfy deployments list --labels-rule ... --attrs-rule ...`` (``POST /searches/deployments``)."""
+    from cloudify_rest_client import CloudifyClient
+    from cloudify_rest_client.exceptions import CloudifyClientError
+
+    client = CloudifyClient(host="127.0.0.1", port=int(_port(server)), username="admin", password=PASSWORD,
+                            tenant="default_tenant")
+    folder = tmp_path / "ruled"
+    folder.mkdir()
+    (folder / "blueprint.yaml").write_text(SCALED)
+    client.blueprints.upload(str(folder / "blueprint.yaml"), "ruled")
+    for name, env in (("r-prod", "prod"), ("r-dev", "dev"), ("r-none", None)):
+        client.deployments.create("ruled", name, labels=[{"env": env}] if env else None)
+    env = {**child_env(tmp_path), "CFY_WORKDIR": str(tmp_path / "cfy")}
+
+    def listed(*rules: str) -> list[str]:
+        done = subprocess.run([str(BIN / "cfy"), "deployments", "list", *rules, "--json"], capture_output=True,
+                              text=True, timeout=120, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return sorted(d["id"] for d in json.loads(done.stdout) if d["id"].startswith("r-"))
+
+    subprocess.run([str(BIN / "cfy"), "profiles", "use", "127.0.0.1", "--rest-port", _port(server), "-u", "admin",
+                    "-p", PASSWORD, "-t", "default_tenant"], capture_output=True, timeout=120, env=env, check=True)
+    assert listed("--labels-rule", "env=prod") == ["r-prod"]
+    assert listed("--labels-rule", "env!=prod") == ["r-dev"]
+    assert listed("--labels-rule", "env is null") == ["r-none"]
+    assert listed("--attrs-rule", "blueprint_id starts-with rul", "--labels-rule", "env is not null") == [
+        "r-dev", "r-prod"]
+    with pytest.raises(CloudifyClientError) as bad:
+        client.deployments.list(filter_rules=[{"key": "colour", "values": ["x"], "operator": "any_of",
+                                               "type": "attribute"}])
+    assert bad.value.status_code == 400 and bad.value.error_code == "invalid_filter_rule"

@@ -41,7 +41,7 @@ def _shown(item: dict, project: str) -> dict:
     return {**views.common(project), **item}
 
 
-def _checked_rules(work: Any) -> Any:
+def checked_rules(work: Any) -> Any:
     """``work()``, a malformed filter rule answered as the manager answers it."""
     try:
         return work()
@@ -69,7 +69,7 @@ async def put_deployment_group(group_id: str, request: Request,
     body = await json_body(request)
     if not isinstance(body, dict) or set(body) - GROUP_FIELDS:
         raise bad(f"a deployment group takes {', '.join(sorted(GROUP_FIELDS))}")
-    return await run(request, who, lambda engine: _checked_rules(
+    return await run(request, who, lambda engine: checked_rules(
         lambda: _shown(_deployment_groups(engine, who).put(group_id, body), who.project)))
 
 
@@ -80,7 +80,7 @@ async def change_deployment_group(group_id: str, request: Request,
     if not isinstance(body, dict) or not set(body) <= {"add", "remove"} \
             or not all(isinstance(body.get(k) or {}, dict) for k in ("add", "remove")):
         raise bad("send {\"add\": {...}} or {\"remove\": {...}} (deployment_ids, filter_rules, deployments_from_group)")
-    return await run(request, who, lambda engine: _checked_rules(lambda: _shown(
+    return await run(request, who, lambda engine: checked_rules(lambda: _shown(
         _deployment_groups(engine, who).change(group_id, body.get("add"), body.get("remove")), who.project)))
 
 
