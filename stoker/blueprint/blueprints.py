@@ -29,6 +29,13 @@ class BlueprintService:
         self.secrets = Secrets(self.records, project_id)
 
     @property
+    def filters(self):
+        """Saved deployment filters (named filter rules)."""
+        from stoker.blueprint.saved_filters import SavedFilters
+
+        return SavedFilters(self.store, self.project_id)
+
+    @property
     def sites(self):
         """Sites, and the site each deployment is set at."""
         from stoker.blueprint.sites import Sites

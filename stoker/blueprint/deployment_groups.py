@@ -15,6 +15,7 @@ from typing import Any
 from stoker.blueprint.blueprint_errors import BlueprintError
 from stoker.blueprint.deployments import Deployments
 from stoker.blueprint.filter_rules import checked, matches
+from stoker.blueprint.saved_filters import SavedFilters
 from stoker.errors import Conflict, NotFound
 from stoker.store.group_records import GroupRecords
 from stoker.store.locks import execution_gone
@@ -111,10 +112,10 @@ class DeploymentGroups:
         """The pks of the deployments ``spec`` names: by id, by filter, from another group."""
         records = self.deployments.records
         chosen = [records.get_deployment(self.project_id, d)["pk"] for d in spec.get("deployment_ids") or []]
+        rules = checked(spec.get("filter_rules") or [])
         if spec.get("filter_id") is not None:
-            raise NotFound(f"Requested `DeploymentsFilter` with ID `{spec['filter_id']}` was not found")
-        if spec.get("filter_rules"):
-            rules = checked(spec["filter_rules"])
+            rules += SavedFilters(records, self.project_id).rules(spec["filter_id"])
+        if rules:
             chosen += [row["pk"] for row in records.list_deployments(self.project_id)
                        if matches(rules, {**row, "site_name": None},
                                   [(label["key"], label["value"]) for label in records.labels(row["pk"])])]

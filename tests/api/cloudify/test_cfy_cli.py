@@ -369,3 +369,22 @@ def test_deployments_listed_by_label_and_attribute_rules(server, tmp_path):
         client.deployments.list(filter_rules=[{"key": "colour", "values": ["x"], "operator": "any_of",
                                                "type": "attribute"}])
     assert bad.value.status_code == 400 and bad.value.error_code == "invalid_filter_rule"
+
+    def cfy(*args: str) -> str:
+        done = subprocess.run([str(BIN / "cfy"), *args], capture_output=True, text=True, timeout=120, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    cfy("deployments", "filters", "create", "prod-only", "--labels-rule", "env=prod")
+    saved = client.deployments_filters.get("prod-only")
+    assert saved.labels_filter_rules == [{"key": "env", "values": ["prod"], "operator": "any_of", "type": "label"}]
+    assert listed("--filter-id", "prod-only") == ["r-prod"]
+    cfy("deployments", "filters", "update", "prod-only", "--labels-rule", "env=dev")
+    assert listed("--filter-id", "prod-only") == ["r-dev"]
+    group = client.deployment_groups.put("by-filter", filter_id="prod-only")
+    assert group.deployment_ids == ["r-dev"]
+    assert "prod-only" in [f.id for f in client.deployments_filters.list()]
+    cfy("deployments", "filters", "delete", "prod-only")
+    with pytest.raises(CloudifyClientError) as gone:
+        client.deployments.list(filter_id="prod-only")
+    assert gone.value.status_code == 404 and "DeploymentsFilter" in str(gone.value)

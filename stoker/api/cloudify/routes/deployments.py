@@ -14,6 +14,7 @@ from stoker.api.cloudify.all_tenants import engines_listed
 from stoker.api.cloudify.identity import Caller, caller, requiring
 from stoker.api.cloudify.routing import bad, label_list, router, run
 from stoker.blueprint.deployment_groups import member_ids
+from stoker.blueprint.filter_rules import matches
 from stoker.errors import NotFound
 from stoker.store.models import Deployment
 
@@ -74,7 +75,14 @@ def listed(request: Request, who: Caller, engine: Any) -> list[dict]:
             for found in [acting.blueprints.deployments]
             for members in [None if group_id is None else member_ids(found, group_id)]
             for d in found.list() if members is None or d["id"] in members]
-    return [r for r in rows if all({"key": k, "value": v} in r["labels"] for k, v in wanted)]
+    rows = [r for r in rows if all({"key": k, "value": v} in r["labels"] for k, v in wanted)]
+    filter_id = request.query_params.get("_filter_id")
+    return meeting(engine.blueprints.filters.rules(filter_id), rows) if filter_id else rows
+
+
+def meeting(rules: list[dict], rows: list[dict]) -> list[dict]:
+    """The deployments (views) that meet every filter rule."""
+    return [row for row in rows if matches(rules, row, [(label["key"], label["value"]) for label in row["labels"]])]
 
 
 @routes.get("/deployments")

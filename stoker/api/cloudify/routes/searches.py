@@ -1,6 +1,7 @@
-"""``POST /searches/deployments``: the deployments a list would answer that meet filter rules (labels and
-attributes, ``stoker.blueprint.filter_rules``), as ``cfy deployments list --labels-rule ... --attrs-rule ...``
-asks.  Saved filters (``_filter_id``) are not kept by Stoker: naming one is a 404."""
+"""``POST /searches/deployments`` (the deployments a list would answer that meet filter rules: labels and
+attributes, ``stoker.blueprint.filter_rules``; ``cfy deployments list --labels-rule ... --attrs-rule ...``) and
+``/filters/deployments`` (``cfy deployments filters create|list|get|update|delete``: saved rules that lists,
+searches and deployment groups name by id)."""
 
 from __future__ import annotations
 
@@ -9,29 +10,71 @@ from fastapi.responses import Response
 
 from stoker.api.body import json_body
 from stoker.api.cloudify import views
-from stoker.api.cloudify.identity import Caller, caller
+from stoker.api.cloudify.identity import Caller, caller, forbidden, requiring
 from stoker.api.cloudify.routes import deployments
 from stoker.api.cloudify.routes.groups import checked_rules
 from stoker.api.cloudify.routing import bad, router, run
-from stoker.api.error_bodies import ApiError
-from stoker.blueprint.filter_rules import checked, matches
+from stoker.blueprint.filter_rules import checked
 
 routes = router("searches")
 
 
-@routes.post("/searches/deployments")
-async def search_deployments(request: Request, who: Caller = Depends(caller)) -> Response:
+async def _body(request: Request) -> dict:
     body = await json_body(request) if await request.body() else {}
     if not isinstance(body, dict):
         raise bad("send {\"filter_rules\": [{\"key\": ..., \"values\": [...], \"operator\": ..., \"type\": ...}]}")
-    filter_id = request.query_params.get("_filter_id")
-    if filter_id:
-        raise ApiError(404, f"Requested `DeploymentsFilter` with ID `{filter_id}` was not found", "not_found_error")
+    return body
+
+
+@routes.post("/searches/deployments")
+async def search_deployments(request: Request, who: Caller = Depends(caller)) -> Response:
+    body = await _body(request)
     rules = checked_rules(lambda: checked(body.get("filter_rules") or []))
+    return await run(request, who, lambda engine: views.page(request, deployments.meeting(
+        rules, deployments.listed(request, who, engine))))
 
-    def work(engine):
-        found = [row for row in deployments.listed(request, who, engine)
-                 if matches(rules, row, [(label["key"], label["value"]) for label in row["labels"]])]
-        return views.page(request, found)
 
-    return await run(request, who, work)
+def _view(row: dict) -> dict:
+    rules = row["filter_rules"]
+    return {**views.common(row["project_id"]), "id": row["id"], "value": rules, "visibility": row["visibility"],
+            "labels_filter_rules": [r for r in rules if r["type"] == "label"],
+            "attrs_filter_rules": [r for r in rules if r["type"] == "attribute"],
+            "created_by": row["created_by"], "created_at": row["created_at"], "updated_at": row["updated_at"],
+            "is_system_filter": False}
+
+
+def _check_global(request: Request, who: Caller, visibility: object) -> None:
+    if visibility == "global" and not request.app.state.cloudify.operator(who):
+        raise forbidden("only the operator (a manager of tenant default_tenant) makes a filter global")
+
+
+@routes.get("/filters/deployments")
+async def list_filters(request: Request, who: Caller = Depends(caller)) -> Response:
+    return await run(request, who, lambda engine: views.page(request, [
+        _view(row) for row in engine.blueprints.filters.list()]))
+
+
+@routes.get("/filters/deployments/{filter_id}")
+async def get_filter(filter_id: str, request: Request, who: Caller = Depends(caller)) -> Response:
+    return await run(request, who, lambda engine: _view(engine.blueprints.filters.get(filter_id)))
+
+
+@routes.put("/filters/deployments/{filter_id}")
+async def create_filter(filter_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
+    body = await _body(request)
+    _check_global(request, who, body.get("visibility"))
+    return await run(request, who, lambda engine: checked_rules(lambda: _view(engine.blueprints.filters.create(
+        filter_id, body.get("filter_rules"), body.get("visibility"), who.user))))
+
+
+@routes.patch("/filters/deployments/{filter_id}")
+async def update_filter(filter_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
+    body = await _body(request)
+    _check_global(request, who, body.get("visibility"))
+    return await run(request, who, lambda engine: checked_rules(lambda: _view(engine.blueprints.filters.update(
+        filter_id, body.get("filter_rules"), body.get("visibility")))))
+
+
+@routes.delete("/filters/deployments/{filter_id}")
+async def delete_filter(filter_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
+    return await run(request, who, lambda engine: engine.blueprints.filters.delete(filter_id))
