@@ -32,8 +32,10 @@ ATTRIBUTE_OPERATORS: dict[str, Callable[[str, list], bool]] = {
     "ends_with": lambda held, values: any(held.endswith(v) for v in values),
     "is_not_empty": lambda held, _values: bool(held),
 }
-#: the deployment attributes a rule may read (Cloudify's ``allowed_filter_attrs`` Stoker keeps)
-ATTRIBUTES = ("blueprint_id", "created_by", "display_name", "site_name")
+#: the attributes a rule may read, by what is filtered (Cloudify's ``allowed_filter_attrs`` Stoker keeps)
+ATTRIBUTES = {"deployments": ("id", "blueprint_id", "created_by", "site_name", "tenant_name", "display_name",
+                              "installation_status"),
+              "blueprints": ("created_by", "state", "id", "tenant_name")}
 
 
 class BadFilterRule(StokerError):
@@ -43,8 +45,9 @@ class BadFilterRule(StokerError):
         super().__init__(f"The filter rule {rule} is not in the right format. {reason}")
 
 
-def checked(rules: Any) -> list[dict]:
-    """The rules, each one checked (the key lower-cased, as the manager keeps it)."""
+def checked(rules: Any, kind: str = "deployments") -> list[dict]:
+    """The rules filtering ``kind`` (deployments or blueprints), each one checked (the key lower-cased, as the
+    manager keeps it)."""
     if not isinstance(rules, list):
         raise BadFilterRule(rules, "The filter rules must be a list")
     found = []
@@ -66,8 +69,8 @@ def checked(rules: Any) -> list[dict]:
             raise BadFilterRule(rule, f"Values list must be empty if the operator is one of {', '.join(NULL_OPERATORS)}"
                                 if rule["values"] else "Values list must include at least one item if the operator "
                                 "is one of any_of, not_any_of, is_not")
-        if rule["type"] == "attribute" and rule["key"] not in ATTRIBUTES:
-            raise BadFilterRule(rule, f"Allowed attributes to filter deployments by are {', '.join(ATTRIBUTES)}")
+        if rule["type"] == "attribute" and rule["key"] not in ATTRIBUTES[kind]:
+            raise BadFilterRule(rule, f"Allowed attributes to filter {kind} by are {', '.join(ATTRIBUTES[kind])}")
         found.append({**rule, "key": rule["key"].lower()})
     return found
 

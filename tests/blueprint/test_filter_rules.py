@@ -47,7 +47,7 @@ def test_attribute_operators():
     (_label("env", "equals", "prod"), "The operator for filtering by labels must be one of any_of"),
     (_label("env", "any_of"), "Values list must include at least one item"),
     (_label("env", "is_null", "prod"), "Values list must be empty"),
-    (_attribute("colour", "any_of", "red"), "Allowed attributes to filter deployments by are blueprint_id"),
+    (_attribute("colour", "any_of", "red"), "Allowed attributes to filter deployments by are id, blueprint_id"),
     ({"key": "env", "values": ["prod"], "operator": "any_of", "type": "tag"}, "Filter rule type must be one of"),
     ({"key": "env", "values": "prod", "operator": "any_of", "type": "label"}, "The filter rule values must be a list"),
 ])

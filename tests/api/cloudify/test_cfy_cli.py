@@ -375,6 +375,13 @@ def test_deployments_listed_by_label_and_attribute_rules(server, tmp_path):
         assert done.returncode == 0, done.stdout + done.stderr
         return done.stdout
 
+    by_blueprint = client.blueprints.list(filter_rules=[{"key": "id", "values": ["ruled"], "operator": "any_of",
+                                                         "type": "attribute"}])
+    assert [b.id for b in by_blueprint] == ["ruled"]
+    by_tier = subprocess.run([str(BIN / "cfy"), "blueprints", "list", "--labels-rule", "tier=gold", "--json"],
+                             capture_output=True, text=True, timeout=120, env=env)
+    assert by_tier.returncode == 0 and json.loads(by_tier.stdout) == [], by_tier.stdout + by_tier.stderr
+    assert listed("--attrs-rule", "installation_status=inactive", "--labels-rule", "env=dev") == ["r-dev"]
     cfy("deployments", "filters", "create", "prod-only", "--labels-rule", "env=prod")
     saved = client.deployments_filters.get("prod-only")
     assert saved.labels_filter_rules == [{"key": "env", "values": ["prod"], "operator": "any_of", "type": "label"}]

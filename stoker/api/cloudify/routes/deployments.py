@@ -81,7 +81,7 @@ def listed(request: Request, who: Caller, engine: Any) -> list[dict]:
 
 
 def meeting(rules: list[dict], rows: list[dict]) -> list[dict]:
-    """The deployments (views) that meet every filter rule."""
+    """The deployments (or blueprints: views with labels) that meet every filter rule."""
     return [row for row in rows if matches(rules, row, [(label["key"], label["value"]) for label in row["labels"]])]
 
 

@@ -1,4 +1,4 @@
-"""``POST /searches/deployments`` (the deployments a list would answer that meet filter rules: labels and
+"""``POST /searches/deployments`` and ``/searches/blueprints`` (the deployments or blueprints a list would answer that meet filter rules: labels and
 attributes, ``stoker.blueprint.filter_rules``; ``cfy deployments list --labels-rule ... --attrs-rule ...``) and
 ``/filters/deployments`` (``cfy deployments filters create|list|get|update|delete``: saved rules that lists,
 searches and deployment groups name by id)."""
@@ -11,7 +11,7 @@ from fastapi.responses import Response
 from stoker.api.body import json_body
 from stoker.api.cloudify import views
 from stoker.api.cloudify.identity import Caller, caller, forbidden, requiring
-from stoker.api.cloudify.routes import deployments
+from stoker.api.cloudify.routes import blueprints, deployments
 from stoker.api.cloudify.routes.groups import checked_rules
 from stoker.api.cloudify.routing import bad, router, run
 from stoker.blueprint.filter_rules import checked
@@ -32,6 +32,15 @@ async def search_deployments(request: Request, who: Caller = Depends(caller)) ->
     rules = checked_rules(lambda: checked(body.get("filter_rules") or []))
     return await run(request, who, lambda engine: views.page(request, deployments.meeting(
         rules, deployments.listed(request, who, engine))))
+
+
+@routes.post("/searches/blueprints")
+async def search_blueprints(request: Request, who: Caller = Depends(caller)) -> Response:
+    """The blueprints a list would answer that meet the rules (``cfy blueprints list --labels-rule ...``)."""
+    body = await _body(request)
+    rules = checked_rules(lambda: checked(body.get("filter_rules") or [], "blueprints"))
+    return await run(request, who, lambda engine: views.page(request, deployments.meeting(
+        rules, blueprints.listed(request, who, engine))))
 
 
 def _view(row: dict) -> dict:
