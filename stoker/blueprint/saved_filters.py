@@ -6,29 +6,20 @@ from __future__ import annotations
 from typing import Any
 
 from stoker.blueprint.blueprint_errors import BlueprintError
+from stoker.blueprint import visibility
 from stoker.blueprint.filter_rules import checked
 from stoker.store.filter_records import FilterRecords, missing
-
-VISIBILITIES = ("private", "tenant", "global")
-
-
-def _visibility(value: Any) -> str:
-    if value not in VISIBILITIES:
-        raise BlueprintError(f"Invalid visibility: `{str(value)[:30]}`. Valid visibility's values are: "
-                             f"{', '.join(VISIBILITIES)}", code="invalid-filter")
-    return value
-
 
 class SavedFilters:
     def __init__(self, store: Any, project_id: str):
         self.records = FilterRecords(store)
         self.project_id = project_id
 
-    def create(self, filter_id: str, rules: Any, visibility: Any = None, created_by: str = "admin") -> dict:
+    def create(self, filter_id: str, rules: Any, shown_to: Any = None, created_by: str = "admin") -> dict:
         if not filter_id or len(filter_id) > 255:
             raise BlueprintError("a filter id is 1 to 255 characters", code="invalid-filter")
         self.records.add({"project_id": self.project_id, "id": filter_id, "filter_rules": checked(rules),
-                          "visibility": _visibility(visibility or "tenant"), "created_by": created_by})
+                          "visibility": visibility.checked(shown_to or "tenant"), "created_by": created_by})
         return self.get(filter_id)
 
     def get(self, filter_id: str) -> dict:
@@ -40,13 +31,13 @@ class SavedFilters:
     def list(self) -> list[dict]:
         return self.records.list([self.project_id])
 
-    def update(self, filter_id: str, rules: Any = None, visibility: Any = None) -> dict:
+    def update(self, filter_id: str, rules: Any = None, shown_to: Any = None) -> dict:
         found = self._own(filter_id)
         fields: dict[str, Any] = {}
         if rules is not None:
             fields["filter_rules"] = checked(rules)
-        if visibility:
-            fields["visibility"] = _visibility(visibility)
+        if shown_to:
+            fields["visibility"] = visibility.checked(shown_to)
         self.records.change(found["pk"], **fields)
         return self.get(filter_id)
 

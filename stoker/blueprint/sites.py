@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from stoker.blueprint import visibility
 from stoker.blueprint.blueprint_errors import BlueprintError
 from stoker.errors import NotFound
 from stoker.store.blueprint_records import BlueprintRecords
 from stoker.store.site_records import SiteRecords
 
-VISIBILITIES = ("private", "tenant", "global")
 LONGEST_NAME = 255
 
 
@@ -40,23 +40,16 @@ def _name(name: Any, what: str = "name") -> str:
     return name
 
 
-def _visibility(value: Any) -> str:
-    if value not in VISIBILITIES:
-        raise BlueprintError(f"Invalid visibility: `{str(value)[:30]}`. Valid visibility's values are: "
-                             f"{', '.join(VISIBILITIES)}", code="invalid-site")
-    return value
-
-
 class Sites:
     def __init__(self, store: Any, project_id: str):
         self.records = SiteRecords(store)
         self.deployments = BlueprintRecords(store)
         self.project_id = project_id
 
-    def create(self, name: str, location: Any = None, visibility: Any = None, created_by: str = "admin") -> dict:
+    def create(self, name: str, location: Any = None, shown_to: Any = None, created_by: str = "admin") -> dict:
         latitude, longitude = _location(location) if location is not None else (None, None)
         self.records.add({"project_id": self.project_id, "name": _name(name), "latitude": latitude,
-                          "longitude": longitude, "visibility": _visibility(visibility or "tenant"),
+                          "longitude": longitude, "visibility": visibility.checked(shown_to or "tenant"),
                           "created_by": created_by})
         return self.get(name)
 
@@ -72,17 +65,17 @@ class Sites:
     def list(self) -> list[dict]:
         return self.records.list([self.project_id])
 
-    def update(self, name: str, location: Any = None, visibility: Any = None, new_name: Any = None) -> dict:
+    def update(self, name: str, location: Any = None, shown_to: Any = None, new_name: Any = None) -> dict:
         """Change what is given; a visibility only widens (private -> tenant -> global), as Cloudify's."""
         site = self._own(name)
         fields: dict[str, Any] = {}
         if location is not None:
             fields["latitude"], fields["longitude"] = _location(location)
-        if visibility:
-            if VISIBILITIES.index(_visibility(visibility)) < VISIBILITIES.index(site["visibility"]):
-                raise BlueprintError(f"Can't set the visibility of `{name}` to {visibility} because it already has "
+        if shown_to:
+            if not visibility.widens(site["visibility"], visibility.checked(shown_to)):
+                raise BlueprintError(f"Can't set the visibility of `{name}` to {shown_to} because it already has "
                                      f"wider visibility", code="invalid-site")
-            fields["visibility"] = visibility
+            fields["visibility"] = shown_to
         if new_name and new_name != name:
             fields["name"] = _name(new_name, "new_name")
         if fields:
@@ -98,4 +91,4 @@ class Sites:
         self.records.set_deployment_site(deployment["pk"], self.get(site_name)["pk"] if site_name else None)
 
     def site_of(self, deployment_id: str) -> str | None:
-        return self.records.site_of(self.deployments.get_deployment(self.project_id, deployment_id)["pk"])
+        return self.records.site_of(self.project_id, deployment_id)

@@ -13,7 +13,7 @@ from sqlalchemy import (Column, Float, ForeignKey, Index, Integer, String, Table
 from sqlalchemy.exc import IntegrityError
 
 from stoker.errors import Conflict, NotFound
-from stoker.store.models import UTCDateTime, metadata, utcnow
+from stoker.store.models import Deployment, UTCDateTime, metadata, utcnow
 from stoker.store.records import Records
 
 SITES = Table(
@@ -34,6 +34,9 @@ DEPLOYMENT_SITES = Table(
     Column("deployment_pk", ForeignKey("deployment.pk", ondelete="CASCADE"), primary_key=True),
     Column("site_pk", ForeignKey("site.pk", ondelete="CASCADE"), nullable=False, index=True),
 )
+
+
+DEPLOYMENTS: Table = Deployment.__table__  # type: ignore[assignment]
 
 
 class SiteRecords(Records):
@@ -78,7 +81,10 @@ class SiteRecords(Records):
             if site_pk is not None:
                 conn.execute(insert(DEPLOYMENT_SITES).values(deployment_pk=deployment_pk, site_pk=site_pk))
 
-    def site_of(self, deployment_pk: int) -> str | None:
+    def site_of(self, project_id: str, deployment_id: str) -> str | None:
+        """The name of the site the project's deployment is set at (one query: a list asks it per deployment)."""
         with self._read() as conn:
-            return conn.execute(select(SITES.c.name).join(DEPLOYMENT_SITES, DEPLOYMENT_SITES.c.site_pk == SITES.c.pk)
-                                .where(DEPLOYMENT_SITES.c.deployment_pk == deployment_pk)).scalar()
+            return conn.execute(select(SITES.c.name)
+                                .join(DEPLOYMENT_SITES, DEPLOYMENT_SITES.c.site_pk == SITES.c.pk)
+                                .join(DEPLOYMENTS, DEPLOYMENTS.c.pk == DEPLOYMENT_SITES.c.deployment_pk)
+                                .where(DEPLOYMENTS.c.project_id == project_id, DEPLOYMENTS.c.id == deployment_id)).scalar()

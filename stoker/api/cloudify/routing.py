@@ -14,6 +14,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 
+from stoker.api.body import json_body
 from stoker.api.cloudify.identity import Caller
 from stoker.api.request_context import reply
 from stoker.api.error_bodies import ApiError, from_stoker_error
@@ -109,3 +110,18 @@ def label_list(raw: Any) -> list[tuple[str, str]]:
         else:
             raise bad(f"a label is {{key: value}}, not {entry!r}")
     return pairs
+
+
+async def map_body(request: Request, hint: str) -> dict:
+    """The request's JSON map (an empty body: ``{}``); anything else 400 with ``hint``."""
+    body = await json_body(request) or {}
+    if not isinstance(body, dict):
+        raise bad(hint)
+    return body
+
+
+def global_for_operator(request: Request, who: Caller, visibility: Any, what: str) -> None:
+    """Only the operator makes ``what`` global (as Cloudify's admin)."""
+    if visibility == "global" and not request.app.state.cloudify.operator(who):
+        raise ApiError(403, f"only the operator (a manager of tenant default_tenant) makes a {what} global",
+                       "forbidden_error")

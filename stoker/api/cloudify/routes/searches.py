@@ -8,27 +8,23 @@ from __future__ import annotations
 from fastapi import Depends, Request
 from fastapi.responses import Response
 
-from stoker.api.body import json_body
 from stoker.api.cloudify import views
-from stoker.api.cloudify.identity import Caller, caller, forbidden, requiring
+from stoker.api.cloudify.identity import Caller, caller, requiring
 from stoker.api.cloudify.routes import blueprints, deployments
 from stoker.api.cloudify.routes.groups import checked_rules
-from stoker.api.cloudify.routing import bad, router, run
+from stoker.api.cloudify.routing import global_for_operator, map_body, router, run
 from stoker.blueprint.filter_rules import checked
 
 routes = router("searches")
 
 
-async def _body(request: Request) -> dict:
-    body = await json_body(request) if await request.body() else {}
-    if not isinstance(body, dict):
-        raise bad("send {\"filter_rules\": [{\"key\": ..., \"values\": [...], \"operator\": ..., \"type\": ...}]}")
-    return body
+#: what a search's or a filter's body holds
+RULES = "send {\"filter_rules\": [{\"key\": ..., \"values\": [...], \"operator\": ..., \"type\": ...}]}"
 
 
 @routes.post("/searches/deployments")
 async def search_deployments(request: Request, who: Caller = Depends(caller)) -> Response:
-    body = await _body(request)
+    body = await map_body(request, RULES)
     rules = checked_rules(lambda: checked(body.get("filter_rules") or []))
     return await run(request, who, lambda engine: views.page(request, deployments.meeting(
         rules, deployments.listed(request, who, engine))))
@@ -37,7 +33,7 @@ async def search_deployments(request: Request, who: Caller = Depends(caller)) ->
 @routes.post("/searches/blueprints")
 async def search_blueprints(request: Request, who: Caller = Depends(caller)) -> Response:
     """The blueprints a list would answer that meet the rules (``cfy blueprints list --labels-rule ...``)."""
-    body = await _body(request)
+    body = await map_body(request, RULES)
     rules = checked_rules(lambda: checked(body.get("filter_rules") or [], "blueprints"))
     return await run(request, who, lambda engine: views.page(request, deployments.meeting(
         rules, blueprints.listed(request, who, engine))))
@@ -50,11 +46,6 @@ def _view(row: dict) -> dict:
             "attrs_filter_rules": [r for r in rules if r["type"] == "attribute"],
             "created_by": row["created_by"], "created_at": row["created_at"], "updated_at": row["updated_at"],
             "is_system_filter": False}
-
-
-def _check_global(request: Request, who: Caller, visibility: object) -> None:
-    if visibility == "global" and not request.app.state.cloudify.operator(who):
-        raise forbidden("only the operator (a manager of tenant default_tenant) makes a filter global")
 
 
 @routes.get("/filters/deployments")
@@ -70,16 +61,16 @@ async def get_filter(filter_id: str, request: Request, who: Caller = Depends(cal
 
 @routes.put("/filters/deployments/{filter_id}")
 async def create_filter(filter_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
-    body = await _body(request)
-    _check_global(request, who, body.get("visibility"))
+    body = await map_body(request, RULES)
+    global_for_operator(request, who, body.get("visibility"), "filter")
     return await run(request, who, lambda engine: checked_rules(lambda: _view(engine.blueprints.filters.create(
         filter_id, body.get("filter_rules"), body.get("visibility"), who.user))))
 
 
 @routes.patch("/filters/deployments/{filter_id}")
 async def update_filter(filter_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
-    body = await _body(request)
-    _check_global(request, who, body.get("visibility"))
+    body = await map_body(request, RULES)
+    global_for_operator(request, who, body.get("visibility"), "filter")
     return await run(request, who, lambda engine: checked_rules(lambda: _view(engine.blueprints.filters.update(
         filter_id, body.get("filter_rules"), body.get("visibility")))))
 

@@ -3,30 +3,19 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import Depends, Request
 from fastapi.responses import Response
 
-from stoker.api.body import json_body
 from stoker.api.cloudify import views
-from stoker.api.cloudify.identity import Caller, caller, forbidden, requiring
+from stoker.api.cloudify.identity import Caller, caller, requiring
 from stoker.api.cloudify.routes.deployments import deployment_view
-from stoker.api.cloudify.routing import bad, router, run
+from stoker.api.cloudify.routing import bad, global_for_operator, map_body, router, run
 
 routes = router("sites")
 
 
-async def _body(request: Request) -> dict:
-    body = await json_body(request) if await request.body() else {}
-    if not isinstance(body, dict):
-        raise bad("send {\"location\": \"LATITUDE,LONGITUDE\", \"visibility\": ..., \"new_name\": ...}")
-    return body
-
-
-def _check_global(request: Request, who: Caller, visibility: Any) -> None:
-    if visibility == "global" and not request.app.state.cloudify.operator(who):
-        raise forbidden("only the operator (a manager of tenant default_tenant) makes a site global")
+#: what a site's body holds
+SITE = "send {\"location\": \"LATITUDE,LONGITUDE\", \"visibility\": ..., \"new_name\": ...}"
 
 
 @routes.get("/sites")
@@ -43,16 +32,16 @@ async def get(name: str, request: Request, who: Caller = Depends(caller)) -> Res
 
 @routes.put("/sites/{name}")
 async def create(name: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
-    body = await _body(request)
-    _check_global(request, who, body.get("visibility"))
+    body = await map_body(request, SITE)
+    global_for_operator(request, who, body.get("visibility"), "site")
     return await run(request, who, lambda engine: views.site(engine.blueprints.sites.create(
         name, body.get("location"), body.get("visibility"), who.user), who.project))
 
 
 @routes.post("/sites/{name}")
 async def update(name: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
-    body = await _body(request)
-    _check_global(request, who, body.get("visibility"))
+    body = await map_body(request, SITE)
+    global_for_operator(request, who, body.get("visibility"), "site")
     return await run(request, who, lambda engine: views.site(engine.blueprints.sites.update(
         name, body.get("location"), body.get("visibility"), body.get("new_name")), who.project))
 
@@ -64,7 +53,7 @@ async def delete(name: str, request: Request, who: Caller = Depends(requiring("u
 
 @routes.post("/deployments/{deployment_id}/set-site")
 async def set_site(deployment_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
-    body = await _body(request)
+    body = await map_body(request, SITE)
     site_name, detach = body.get("site_name"), body.get("detach_site") in (True, "true", "True")
     if bool(site_name) == detach:
         raise bad("Must provide either a `site_name` of a valid site or `detach_site` with true value for "
