@@ -125,3 +125,12 @@ def global_for_operator(request: Request, who: Caller, visibility: Any, what: st
     if visibility == "global" and not request.app.state.cloudify.operator(who):
         raise ApiError(403, f"only the operator (a manager of tenant default_tenant) makes a {what} global",
                        "forbidden_error")
+
+
+async def labels_sent(request: Request, what: str) -> list[tuple[str, str]]:
+    """The whole new label list a PATCH of a blueprint or a deployment sends (``cfy ... labels add|delete``)."""
+    hint = f"only a {what}'s labels can be changed here: send {{\"labels\": [...]}}"
+    body = await map_body(request, hint)
+    if "labels" not in body:
+        raise bad(hint)
+    return label_list(body["labels"])

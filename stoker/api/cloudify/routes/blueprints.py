@@ -11,12 +11,12 @@ from urllib.parse import unquote
 from fastapi import Depends, Request
 from fastapi.responses import Response
 
-from stoker.api.body import json_body, read_body
+from stoker.api.body import read_body
 from stoker.api.cloudify import views
 from stoker.api.cloudify.all_tenants import engines_listed
 from stoker.api.cloudify.identity import Caller, caller, requiring
 from stoker.api.cloudify.routes.plugins import plugins_seen_by
-from stoker.api.cloudify.routing import bad, label_list, router, run
+from stoker.api.cloudify.routing import bad, labels_sent, router, run
 from stoker.limits import limit
 from stoker.store.models import Blueprint
 
@@ -119,10 +119,7 @@ async def archive(blueprint_id: str, request: Request, who: Caller = Depends(cal
 @routes.patch("/blueprints/{blueprint_id}")
 async def update_labels(blueprint_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
     """Replace the blueprint's labels (``cfy blueprints labels add|delete`` send the whole new list)."""
-    body = await json_body(request)
-    if not isinstance(body, dict) or "labels" not in body:
-        raise bad("only a blueprint's labels can be changed here: send {\"labels\": [...]}")
-    wanted = label_list(body["labels"])
+    wanted = await labels_sent(request, "blueprint")
 
     def work(engine):
         engine.blueprints.set_labels(blueprint_id, wanted)

@@ -12,7 +12,7 @@ from stoker.api.body import json_body
 from stoker.api.cloudify import views
 from stoker.api.cloudify.all_tenants import engines_listed
 from stoker.api.cloudify.identity import Caller, caller, requiring
-from stoker.api.cloudify.routing import bad, label_list, router, run
+from stoker.api.cloudify.routing import bad, label_list, labels_sent, router, run
 from stoker.blueprint.deployment_groups import member_ids
 from stoker.blueprint.filter_rules import matches
 from stoker.errors import NotFound
@@ -104,10 +104,7 @@ async def delete(deployment_id: str, request: Request, who: Caller = Depends(req
 @routes.patch("/deployments/{deployment_id}")
 async def update_labels(deployment_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
     """Replace the deployment's labels (``cfy deployments labels add|delete`` send the whole new list)."""
-    body = await json_body(request)
-    if not isinstance(body, dict) or "labels" not in body:
-        raise bad("only a deployment's labels can be changed here: send {\"labels\": [...]}")
-    wanted = label_list(body["labels"])
+    wanted = await labels_sent(request, "deployment")
 
     def work(engine):
         deployments = engine.blueprints.deployments
