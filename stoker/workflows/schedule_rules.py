@@ -195,12 +195,6 @@ def runs_after(rule: dict, since: datetime | None, until: datetime | None, now: 
         _walked(rule, since, until, now)
 
 
-def next_after(rule: dict, since: datetime | None, until: datetime | None, now: datetime) -> datetime | None:
-    """The first time ``rule`` runs after ``now``, or None when it will not run again (in this process:
-    ``plan`` bounds a walked rule's cost)."""
-    return next(runs_after(rule, since, until, now), None)
-
-
 def upcoming(rule: dict, since: datetime | None, until: datetime | None, now: datetime) -> list[datetime]:
     """The next ``SHOWN`` runs at most, none past ``HORIZON`` from now (in this process)."""
     horizon = now + HORIZON

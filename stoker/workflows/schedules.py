@@ -155,6 +155,30 @@ class Schedules:
 
 
 
+def _moved_on(row: dict, now: datetime) -> dict:
+    """A due schedule's next run and those after it: the stored ones still ahead, else the rule's again."""
+    later = [when for when in map(datetime.fromisoformat, row["upcoming"] or ()) if when > now]
+    if not later:
+        try:
+            later = schedule_rules.plan(row["rule"], _anchor(row), naive(row["until"]), now)
+        except WorkflowError:  # the rule grew too long to walk: stop it rather than look again each time
+            later = []
+    return {"next_occurrence": later[0] if later else None, "upcoming": [when.isoformat() for when in later]}
+
+
+def _runs(row: dict, now: datetime, fields: dict) -> bool:
+    """Whether a due schedule runs now: its last execution ended (a failure with ``stop_on_fail`` disables
+    it, in ``fields``), and it is not later than its slip."""
+    latest = row["latest_execution_status"]
+    if latest in ACTIVE_EXECUTION + ("queued",):
+        return False
+    if row["stop_on_fail"] and latest == "failed":
+        fields["enabled"] = False
+        LOG.warning("schedule %s disabled: its last execution failed and stop_on_fail is set", row["id"])
+        return False
+    return now - naive(row["next_occurrence"]) <= timedelta(minutes=row["slip"]) + GRACE
+
+
 def fire_due(store: Any, start: Callable[[dict], str], now: datetime | None = None) -> list[str]:
     """Run the schedules of every project that are due: ``start(row)`` starts one's workflow (on
     ``row["deployment_id"]``) and gives its execution's id.  The schedules this server moved on (another server may
@@ -163,22 +187,8 @@ def fire_due(store: Any, start: Callable[[dict], str], now: datetime | None = No
     now = now or now_utc()
     fired = []
     for row in records.due(now, PER_LOOK):
-        later = [when for when in map(datetime.fromisoformat, row["upcoming"] or ()) if when > now]
-        if later:
-            fields: dict[str, Any] = {"next_occurrence": later[0], "upcoming": [w.isoformat() for w in later]}
-        else:
-            try:
-                runs = schedule_rules.plan(row["rule"], _anchor(row), naive(row["until"]), now)
-            except WorkflowError:  # the rule grew too long to walk: stop it rather than look again each time
-                runs = []
-            fields = {"next_occurrence": runs[0] if runs else None, "upcoming": [w.isoformat() for w in runs]}
-        latest = row["latest_execution_status"]
-        runs = latest not in ACTIVE_EXECUTION + ("queued",)
-        if runs and row["stop_on_fail"] and latest == "failed":
-            fields["enabled"], runs = False, False
-            LOG.warning("schedule %s disabled: its last execution failed and stop_on_fail is set", row["id"])
-        late = now - naive(row["next_occurrence"])
-        runs = runs and late <= timedelta(minutes=row["slip"]) + GRACE
+        fields = _moved_on(row, now)
+        runs = _runs(row, now, fields)
         if not records.claim(row, **fields):
             continue
         fired.append(row["id"])

@@ -16,6 +16,10 @@ from stoker.workflows.workflow_error import WorkflowError
 NOW = datetime(2026, 11, 28, 12, 0, 0)
 
 
+def _next_after(rule: dict, since: datetime | None, until: datetime | None, now: datetime) -> datetime | None:
+    return next(rules.runs_after(rule, since, until, now), None)
+
+
 @pytest.mark.parametrize("given, message", [
     ({"recurrence": "2 fortnights"}, "`2 fortnights` is not a legal recurrence expression"),
     ({"count": 3}, "recurrence must be specified for execution count larger than 1"),
@@ -55,13 +59,13 @@ def test_an_update_keeps_what_it_does_not_name():
 ])
 def test_the_runs_after_now(rule, since, until, expected):
     assert rules.upcoming(rule, since, until, NOW) == expected
-    assert rules.next_after(rule, since, until, NOW) == expected[0]
+    assert _next_after(rule, since, until, NOW) == expected[0]
 
 
 def test_a_rule_too_long_to_walk_is_refused_not_walked_for_minutes():
     every_second = {"rrule": "RRULE:FREQ=SECONDLY"}
     with pytest.raises(WorkflowError, match="runs more than 100000 times from since to now"):
-        rules.next_after(every_second, datetime(2020, 1, 1), None, NOW)
+        _next_after(every_second, datetime(2020, 1, 1), None, NOW)
     with pytest.raises(WorkflowError, match="runs more than 100000 times from since to now"):
         rules.upcoming(every_second, datetime(2020, 1, 1), None, NOW)
 
