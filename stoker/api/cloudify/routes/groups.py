@@ -166,10 +166,22 @@ async def act_on_execution_group(group_id: str, request: Request,
 @routes.patch("/execution-groups/{group_id}")
 async def change_execution_group(group_id: str, request: Request,
                                  who: Caller = Depends(requiring("user"))) -> Response:
-    """``cfy executions groups set-concurrency`` (the success and failure target groups are not kept)."""
+    """``cfy executions groups set-concurrency``, ``set-success-group`` and ``set-failure-group``."""
     body = await json_body(request)
-    if not isinstance(body, dict) or body.get("concurrency") is None:
-        raise bad("only an execution group's concurrency can be changed here: send {\"concurrency\": N}")
-    concurrency = _concurrency(body["concurrency"])
-    return await run(request, who, lambda engine: _shown(
-        _execution_groups(request, who, engine).set_concurrency(group_id, concurrency), who.project))
+    if not isinstance(body, dict):
+        raise bad("send a mapping of concurrency, success_group_id and failure_group_id")
+    concurrency = None if body.get("concurrency") is None else _concurrency(body["concurrency"])
+    targets = [body.get(key) for key in ("success_group_id", "failure_group_id")]
+    for key, target in zip(("success_group_id", "failure_group_id"), targets):
+        if target is not None and not isinstance(target, str):
+            raise bad(f"{key} must be a deployment group id, but got: {target!r}")
+
+    def work(engine):
+        groups = _execution_groups(request, who, engine)
+        if any(targets):
+            groups.set_targets(group_id, *targets)
+        if concurrency is not None:
+            groups.set_concurrency(group_id, concurrency)
+        return _shown(groups.get(group_id), who.project)
+
+    return await run(request, who, work)
