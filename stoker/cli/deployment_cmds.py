@@ -97,9 +97,12 @@ def get(engine, deployment_id, fmt):
 
 @deployment.command("delete")
 @click.argument("deployment_id")
+@click.option("-f", "--force", is_flag=True, help="Delete it even while other deployments name it their parent.")
+@click.option("-r", "--recursive", is_flag=True, help="Delete the deployments naming it their parent first.")
 @pass_engine
-def delete(engine, deployment_id):
-    engine.blueprints.deployments.delete(deployment_id)
+def delete(engine, deployment_id, force, recursive):
+    """Delete DEPLOYMENT_ID (refused while it is the csys-obj-parent of another deployment)."""
+    engine.blueprints.deployments.delete(deployment_id, force, recursive)
     click.echo(f"Deployment {deployment_id} deleted.")
 
 

@@ -195,6 +195,10 @@ class RemoteDeployments(_Kept):
     def list(self, blueprint_id: str | None = None) -> list[dict]:  # type: ignore[override]
         return self.rows(self.path, blueprint_id=blueprint_id)
 
+    def delete(self, deployment_id: str, force: bool = False, recursive: bool = False) -> None:  # type: ignore[override]
+        self.call("DELETE", f"{self.path}/{quote(deployment_id, safe='')}", force=str(force).lower(),
+                  recursive=str(recursive).lower())
+
     def create(self, deployment_id: str, blueprint_id: str, inputs: dict | None = None,
                labels: Iterable[tuple[str, str]] = (), display_name: str | None = None,
                runtime_only_evaluation: bool = False) -> dict:

@@ -39,8 +39,11 @@ def _mapped(exc: Exception) -> JSONResponse:
         return error_response(exc.status, exc.message, code)
     if isinstance(exc, StaleWrite):
         return error_response(409, str(exc), "conflict_error")
+    code = getattr(exc, "cloudify_code", None)  # one of Stoker's errors Cloudify answers with a code of its own
     if isinstance(exc, (NotFound, Conflict)):
-        return error_response(404 if isinstance(exc, NotFound) else 409, str(exc))
+        return error_response(404 if isinstance(exc, NotFound) else 409, str(exc), code)
+    if code:
+        return error_response(400, str(exc), code)
     if isinstance(exc, StokerError):
         mapped = from_stoker_error(exc)
         return error_response(mapped.status, mapped.message)

@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from stoker.blueprint.environments import PARENT_LABEL
 from stoker.errors import Conflict, NotFound, StokerError
 from stoker.workflows.cfy_extensions.call import Call, Refused
 from stoker.workflows.manager import ExecutionTimedOut
 from stoker.workflows.resources import ResourceRefused, resource_path
 
-PARENT_LABEL = "csys-obj-parent"
 EXTERNAL_RESOURCE = "external_resource"
 #: Cloudify's: how long to wait for a child's execution, how often to look, how many suffixes to try
 EXECUTIONS_TIMEOUT = 1800
