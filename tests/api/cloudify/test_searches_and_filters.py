@@ -5,6 +5,7 @@ resources never show, and that bad input (an unknown filter, a malformed rule or
 from __future__ import annotations
 
 import json
+import time
 
 import httpx
 import pytest
@@ -243,3 +244,62 @@ def test_capabilities_searched_by_key_and_value(server, world):
     bob = rest_client(server, "bob", "tenant-b")
     assert [c["deployment_id"] for c in bob.deployments.capabilities.list("prod")] == ["b-prod"]
     _refused(_http(server).post("/searches/capabilities", json={}), 400, "bad_parameters_error")
+
+
+#: one operation that succeeds, then one that fails: the install fails, resumable
+FAILING = """tosca_definitions_version: cloudify_dsl_1_4
+imports: [cloudify/types/types.yaml]
+node_templates:
+  first: {type: cloudify.nodes.Root, interfaces: {cloudify.interfaces.lifecycle: {create: scripts/hello.sh}}}
+  second:
+    type: cloudify.nodes.Root
+    interfaces: {cloudify.interfaces.lifecycle: {create: scripts/fail.sh}}
+    relationships: [{type: cloudify.relationships.depends_on, target: first}]
+"""
+
+
+def _ended(client, execution_id: str) -> str:
+    for _ in range(600):
+        status = client.executions.get(execution_id).status
+        if status in ("terminated", "failed", "cancelled"):
+            return status
+        time.sleep(0.2)
+    raise AssertionError(f"execution {execution_id} did not end")
+
+
+def test_events_of_a_deployment_deleted(server, world, tmp_path):
+    cfy = cfy_on(server, tmp_path)
+    world.deployments.create("plain-bp", "ev")
+    assert _ended(world, world.executions.start("ev", "install").id) == "terminated"
+    [install] = [e.id for e in world.executions.list(deployment_id="ev") if e.workflow_id == "install"]
+    assert len(world.events.list(execution_id=install)) > 0
+    from cloudify_rest_client.exceptions import CloudifyClientError
+
+    bob = rest_client(server, "bob", "tenant-b")
+    with pytest.raises(CloudifyClientError) as elsewhere:
+        bob.events.delete("ev")
+    assert elsewhere.value.status_code == 404
+    admin = _http(server)
+    _refused(admin.delete("/events", params={"deployment_id": "ev"}), 400, "bad_parameters_error")
+    _refused(admin.delete("/events", params={"deployment_id": "ev", "type": "cloudify_event",
+                                             "_range": "@timestamp,yesterday,"}), 400, "bad_parameters_error")
+    # a range before the install leaves its events
+    assert world.events.delete("ev", to_datetime="2000-01-01T00:00:00").items == [0]
+    assert "No events to delete" in cfy("events", "delete", "ev", "--before", "2 weeks")
+    assert "Deleted" in cfy("events", "delete", "ev")
+    assert len(world.events.list(execution_id=install)) == 0
+    assert "No events to delete" in cfy("events", "delete", "ev")
+
+    folder = tmp_path / "failing"
+    (folder / "scripts").mkdir(parents=True)
+    (folder / "scripts" / "hello.sh").write_text("ctx logger info hello\n")
+    (folder / "scripts" / "fail.sh").write_text("exit 1\n")
+    (folder / "blueprint.yaml").write_text(FAILING)
+    world.blueprints.upload(str(folder / "blueprint.yaml"), "failing")
+    world.deployments.create("failing", "fails")
+    failed = world.executions.start("fails", "install").id
+    assert _ended(world, failed) == "failed"
+    cfy("events", "delete", "fails", "--include-logs")
+    # what a resume reads is kept: the operations that succeeded
+    assert {e["event_type"] for e in world.events.list(execution_id=failed, include_logs=True)} == {
+        "task_succeeded"}
