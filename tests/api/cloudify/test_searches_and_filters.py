@@ -303,3 +303,24 @@ def test_events_of_a_deployment_deleted(server, world, tmp_path):
     # what a resume reads is kept: the operations that succeeded
     assert {e["event_type"] for e in world.events.list(execution_id=failed, include_logs=True)} == {
         "task_succeeded"}
+
+
+def test_deployments_and_blueprints_searched_by_constraints(server, world):
+    assert [b.id for b in world.blueprints.list(constraints={"labels": [{"tier": "gold"}]})] == ["gold-bp"]
+    assert [d.id for d in world.deployments.list(constraints={"name_pattern": {"starts_with": "g-"}})] == ["g-prod"]
+    world.deployments_filters.create("dev", [{"key": "env", "values": ["dev"], "operator": "any_of",
+                                              "type": "label"}])
+    assert [d.id for d in world.deployments.list(constraints={"filter_id": "dev"})] == ["p-dev"]
+    assert [d.id for d in world.deployments.list(constraints={"filter_id": "dev", "labels": [{"env": "prod"}]})] == []
+    world.deployments_filters.delete("dev")
+    admin = _http(server)
+    assert "not both" in _refused(admin.post("/searches/deployments", json={
+        "constraints": {"labels": [{"env": "dev"}]},
+        "filter_rules": [{"key": "env", "values": ["dev"], "operator": "any_of", "type": "label"}]}),
+        400, "bad_parameters_error")
+    _refused(admin.post("/searches/deployments", json={"constraints": {"labels": {"env": "dev"}}}), 400,
+             "invalid_filter_rule")
+    _refused(admin.post("/searches/deployments", json={"constraints": {"filter_id": "nope"}}), 404,
+             "not_found_error")
+    bob = rest_client(server, "bob", "tenant-b")
+    assert [d.id for d in bob.deployments.list(constraints={"labels": [{"env": "prod"}]})] == ["b-prod"]
