@@ -16,7 +16,7 @@ from functools import lru_cache
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator
 
-from sqlalchemy import Connection, Table, bindparam, func, insert, select, update
+from sqlalchemy import Connection, Table, bindparam, delete, func, insert, select, update
 
 from stoker.errors import Conflict, NotFound
 from stoker.store.blueprint_records import WORKER_COMMANDS, BlueprintRecords
@@ -280,6 +280,22 @@ class ExecutionRecords(BlueprintRecords):
             query = query.where(EVENTS.c.type == "cloudify_event")
         with self._read() as conn:
             return conn.execute(query).scalar()
+
+    def delete_events(self, execution_pk: int, include_logs: bool, since: Any = None, until: Any = None,
+                      keep: tuple[str, ...] = ()) -> int:
+        """Delete the execution's events (and logs) stamped in ``[since, until]`` but those of the ``keep``
+        event types; how many went."""
+        query = delete(EVENTS).where(EVENTS.c.execution_pk == execution_pk)
+        if not include_logs:
+            query = query.where(EVENTS.c.type == "cloudify_event")
+        if since is not None:
+            query = query.where(EVENTS.c.timestamp >= since)
+        if until is not None:
+            query = query.where(EVENTS.c.timestamp <= until)
+        if keep:
+            query = query.where(EVENTS.c.event_type.is_(None) | EVENTS.c.event_type.not_in(keep))
+        with self._write() as conn:
+            return conn.execute(query).rowcount
 
     def has_event(self, execution_pk: int, event_type: str) -> bool:
         """Whether the execution has an event of ``event_type`` (its end, say) already."""

@@ -101,6 +101,19 @@ class Executions:
         return self.records.count_events(self.records.get_execution(self.project_id, execution_id, light=True)["pk"],
                                          include_logs)
 
+    def delete_events(self, deployment_id: str, include_logs: bool = False, since: Any = None,
+                      until: Any = None) -> int:
+        """Delete the events (and logs) of the deployment's executions (``cfy events delete``), stamped in
+        ``[since, until]``; how many went.  A running execution's are left, and so are the ``task_succeeded``
+        events of one a resume may continue (failed, cancelled): its resume skips the tasks they name."""
+        count = 0
+        for row in self.records.list_executions(self.project_id, self._deployment(deployment_id)["pk"], light=True):
+            row = self._fresh(row)
+            if row["status"] not in ACTIVE:
+                count += self.records.delete_events(row["pk"], include_logs, since, until, keep=(
+                    "task_succeeded",) if row["status"] in ("failed", "cancelled") else ())
+        return count
+
     def _fresh(self, row: dict) -> dict:
         """The row, marked interrupted first when its process is gone."""
         if row["status"] in ACTIVE and execution_gone(row):

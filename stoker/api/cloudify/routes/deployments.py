@@ -1,5 +1,5 @@
-"""``/deployments`` (create with inputs and labels, list with label filters, get, delete, outputs,
-capabilities, workflows, labels) and ``/labels/deployments``."""
+"""``/deployments`` (create with inputs and labels, list with label filters and saved filters, get, delete,
+outputs, capabilities, workflows, labels)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,6 @@ from stoker.api.cloudify.identity import Caller, caller, requiring
 from stoker.api.cloudify.routing import bad, label_list, labels_sent, router, run
 from stoker.blueprint import environments
 from stoker.blueprint.deployment_groups import member_ids
-from stoker.blueprint.filter_rules import matches
-from stoker.errors import NotFound
 from stoker.store.models import Deployment
 
 routes = router("deployments")
@@ -93,13 +91,7 @@ def listed(request: Request, who: Caller, engine: Any) -> list[dict]:
         rows += [deployment_view(acting, d["id"], project, {**d, "labels": found.labels(d["id"])}, family[d["id"]])
                  for d in chosen]
     rows = [r for r in rows if all({"key": k, "value": v} in r["labels"] for k, v in wanted)]
-    filter_id = request.query_params.get("_filter_id")
-    return meeting(engine.blueprints.filters.rules(filter_id), rows) if filter_id else rows
-
-
-def meeting(rules: list[dict], rows: list[dict]) -> list[dict]:
-    """The deployments (or blueprints: views with labels) that meet every filter rule."""
-    return [row for row in rows if matches(rules, row, [(label["key"], label["value"]) for label in row["labels"]])]
+    return engine.blueprints.filters().applied(request.query_params.get("_filter_id"), rows)
 
 
 @routes.get("/deployments")
@@ -154,25 +146,3 @@ async def workflows(deployment_id: str, request: Request, who: Caller = Depends(
     return await run(request, who, lambda engine: {
         "deployment_id": deployment_id,
         "workflows": views.workflows(engine.blueprints.deployments.plan(deployment_id))})
-
-
-@routes.get("/labels/deployments")
-async def label_keys(request: Request, who: Caller = Depends(caller)) -> Response:
-    return await run(request, who, lambda engine: views.page(
-        request, [{"key": k} for k in sorted({k for k, _ in _all_labels(engine)})], filters=False))
-
-
-@routes.get("/labels/deployments/{key}")
-async def label_values(key: str, request: Request, who: Caller = Depends(caller)) -> Response:
-    def work(engine):
-        values = sorted({v for k, v in _all_labels(engine) if k == key.lower()})
-        if not values:
-            raise NotFound(f"No deployment has the label key {key}")
-        return views.page(request, [{"value": v} for v in values], filters=False)
-
-    return await run(request, who, work)
-
-
-def _all_labels(engine: Any) -> list[tuple[str, str]]:
-    deployments = engine.blueprints.deployments
-    return [(label["key"], label["value"]) for d in deployments.list() for label in deployments.labels(d["id"])]

@@ -31,6 +31,7 @@ from stoker.store.models import Execution
 from stoker.workflows.execution_groups import ExecutionGroups
 from stoker.workflows.executions import iso_time
 from stoker.workflows.model import runs_on_host
+from stoker.workflows.schedule_rules import parse_time
 
 routes = router("executions")
 
@@ -169,5 +170,32 @@ async def events(request: Request, who: Caller = Depends(caller)) -> Response:
             raise bad("events are listed by execution_id (or deployment_id, execution_group_id)")
         found += [views.event(e) for eid in chosen for e in executions.events(eid, include_logs)]
         return views.page(request, found, filters=False)
+
+    return await run(request, who, work)
+
+
+@routes.delete("/events")
+async def delete_events(request: Request, who: Caller = Depends(requiring("user"))) -> Response:
+    """Delete a deployment's events, and its logs given ``type=cloudify_log`` (``cfy events delete``), stamped
+    in the ``_range=@timestamp,FROM,TO`` asked for; answers how many went."""
+    query = request.query_params
+    types = query.getlist("type")
+    if "cloudify_event" not in types:
+        raise bad("At least `type=cloudify_event` filter is expected")
+    deployment_id = query.get("deployment_id")
+    if not deployment_id:
+        raise bad("events are deleted by deployment: name its deployment_id")
+    since = until = None
+    for spec in query.getlist("_range"):
+        field, _, span = spec.partition(",")
+        start, _, end = span.partition(",")
+        if field != "@timestamp" or "," in end:
+            raise bad(f"_range: expected @timestamp,FROM,TO, got {spec[:100]}")
+        since = parse_time(start, "_range from") if start else since
+        until = parse_time(end, "_range to") if end else until
+
+    def work(engine):
+        count = engine.executions.delete_events(deployment_id, "cloudify_log" in types, since, until)
+        return {"items": [count], "metadata": {"pagination": {"total": count, "size": count, "offset": 0}}}
 
     return await run(request, who, work)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import Depends, Request
 from fastapi.responses import Response
 
@@ -45,11 +47,15 @@ async def update(key: str, request: Request, who: Caller = Depends(requiring("ma
         key, body.get("value"), _hidden(body)), who.project))
 
 
+def listed(request: Request, who: Caller, engine: Any) -> list[dict]:
+    """The secrets a list (or a search) covers: the tenants asked for."""
+    return [views.secret(s, project) for project, acting in engines_listed(request, who, engine, Secret.__table__)
+            for s in acting.blueprints.secrets.list()]
+
+
 @routes.get("/secrets")
 async def list_(request: Request, who: Caller = Depends(caller)) -> Response:
-    return await run(request, who, lambda engine: views.page(request, [
-        views.secret(s, project) for project, acting in engines_listed(request, who, engine, Secret.__table__)
-        for s in acting.blueprints.secrets.list()]))
+    return await run(request, who, lambda engine: views.page(request, listed(request, who, engine)))
 
 
 @routes.get("/secrets/{key}")
