@@ -24,7 +24,7 @@ from stoker import lease
 from stoker.store.blueprint_records import recorded_commands
 from stoker.store.execution_records import ACTIVE, ExecutionRecords, ModificationRecords, PlanChanged
 from stoker.store.locks import execution_gone
-from stoker.store.modification_records import STARTED, ModificationRefused
+from stoker.store.modification_records import FINISHED, STARTED, ModificationRefused
 from stoker.store.models import iso_time, utcnow
 from stoker.workflows import execution_groups
 from stoker.workflows.deployment_updates import DeploymentUpdates
@@ -309,7 +309,7 @@ class Executions:
         if when == "before":
             self.modifications.begin(deployment_row, decided, scale_nodes(decided),
                                      scale_context(execution, deployment_row))
-        else:
+        elif self.modifications.get(decided["modification_id"])["status"] != FINISHED:  # a worker's end runs twice
             self.modifications.finish(decided["modification_id"])
 
     def _run(self, row: dict, deployment_row: dict, model: Deployment, graph, done: frozenset, memo: dict,
@@ -328,10 +328,17 @@ class Executions:
                  resumed: bool = False) -> dict:
         """Walk the graph in this process, to the execution's end."""
         asyncio.run(self._execute(row, graph, self.runner(row, deployment_row, model, done), resumed))
-        finished = self.get(row["id"])
-        if finished["status"] == "terminated":
+        if self.get(row["id"])["status"] == "terminated":
+            self.succeeded(row, deployment_row, memo)
+        return self.get(row["id"])
+
+    def succeeded(self, row: dict, deployment_row: dict, memo: dict) -> None:
+        """Execution ``row`` ended well: what it decided for its end is made (``modify``); a scale whose
+        modification was rolled back meanwhile fails, as Cloudify's does when its ``finish()`` is refused."""
+        try:
             self.modify(deployment_row, memo, "after")
-        return finished
+        except ModificationRefused as exc:
+            self.records.update_execution(row["pk"], status="failed", error=str(exc))
 
     def runner(self, row: dict, deployment_row: dict, model: Deployment, done: frozenset) -> Runner:
         """The runner of the execution's steps over ``model``, with a writer of its own (closed by the caller)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -82,3 +83,47 @@ def test_a_started_modification_refuses_another_until_it_is_rolled_back(any_engi
     assert [m["status"] for m in modifications.list("dep")] == ["rolledback"]
     engine.blueprints.deployments.delete("dep")  # its modifications go with it
     assert modifications.list() == []
+
+
+#: an app whose create rolls back the deployment's started modification (from another process, as a user's
+#: ``cfy deployments modifications rollback`` while the scale runs)
+ROLLING_BACK = """tosca_definitions_version: cloudify_dsl_1_4
+imports: [cloudify/types/types.yaml]
+inputs:
+  py: {type: string}
+  db: {type: string}
+node_templates:
+  app:
+    type: cloudify.nodes.Root
+    interfaces:
+      cloudify.interfaces.lifecycle:
+        create: {implementation: scripts/create.sh, inputs: {PY: {get_input: py}, DB: {get_input: db}}}
+"""
+ROLLBACK_SCRIPT = """#!/bin/bash
+"$PY" -c '
+import sys
+from stoker.engine.engine import Engine
+modifications = Engine(db_url=sys.argv[1]).executions.modifications
+for found in modifications.list("dep"):
+    if found["status"] == "started":
+        modifications.rollback(found["id"])
+' "$DB"
+"""
+
+
+def test_a_scale_whose_modification_is_rolled_back_while_it_runs_fails(engine, tmp_path):
+    home = tmp_path / "rolling"
+    (home / "scripts").mkdir(parents=True)
+    (home / "scripts" / "create.sh").write_text(ROLLBACK_SCRIPT)
+    (home / "blueprint.yaml").write_text(ROLLING_BACK)
+    engine.blueprints.upload(str(home / "blueprint.yaml"), "rolling")
+    engine.blueprints.deployments.create("dep", "rolling", {"py": sys.executable,
+                                                            "db": f"sqlite:///{tmp_path / 'stoker.db'}"})
+    assert engine.executions.start("install", "dep")["status"] == "terminated"
+    scaled = engine.executions.start("scale", "dep", {"scalable_entity_name": "app"})
+    [modification] = engine.executions.modifications.list("dep")
+    assert modification["status"] == "rolledback"
+    assert scaled["status"] == "failed"
+    assert scaled["error"] == (f"Cannot finish deployment modification: {modification['id']}. It is already in "
+                               "rolledback status.")
+    assert len(_ids(engine, "app")) == 1
