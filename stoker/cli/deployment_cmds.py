@@ -179,6 +179,7 @@ def modifications_list(engine, deployment_id, fmt):
 @format_option()
 @pass_engine
 def modifications_get(engine, modification_id, fmt):
+    """One modification: what it asked, the instances it added, removed and related, its context."""
     show_record(engine.executions.modifications.get(modification_id), fmt)
 
 
