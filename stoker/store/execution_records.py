@@ -71,7 +71,7 @@ class ExecutionRecords(BlueprintRecords):
         execution_id = str(uuid.uuid4())
         now = utcnow()
         with self._write() as conn:
-            updated_at = self._lock(conn, deployment_pk)
+            updated_at = self.lock_deployment(conn, deployment_pk)
             if planned_on is not None and updated_at != planned_on["updated_at"]:
                 raise PlanChanged(f"Deployment {planned_on['id']} changed while its execution was planned")
             busy = None if concurrent else self._running(conn, deployment_pk, is_gone)
@@ -92,7 +92,7 @@ class ExecutionRecords(BlueprintRecords):
         as ``start_execution`` locks them, in one order); Conflict naming the first one running one."""
         with self._write() as conn:
             for pk in sorted(deployment_pks):
-                self._lock(conn, pk)
+                self.lock_deployment(conn, pk)
                 busy = self._running(conn, pk, is_gone)
                 if busy is not None:
                     raise Conflict(f"Deployment {busy['deployment_id']} is running execution {busy['id']} "
@@ -100,7 +100,7 @@ class ExecutionRecords(BlueprintRecords):
             yield conn
 
     @staticmethod
-    def _lock(conn: Connection, deployment_pk: int) -> Any:
+    def lock_deployment(conn: Connection, deployment_pk: int) -> Any:
         """The deployment's ``updated_at``, its row locked until the transaction ends (PostgreSQL: ``FOR
         UPDATE``; SQLite's writers begin IMMEDIATE, one at a time)."""
         query = select(DEPLOYMENTS.c.updated_at).where(DEPLOYMENTS.c.pk == deployment_pk)
@@ -120,7 +120,7 @@ class ExecutionRecords(BlueprintRecords):
         """The deployment's oldest queued execution (not an execution group's: its group starts it), now
         started and owned by ``owner``, if the deployment runs nothing else; None otherwise."""
         with self._write() as conn:
-            self._lock(conn, deployment_pk)
+            self.lock_deployment(conn, deployment_pk)
             if self._running(conn, deployment_pk, is_gone) is not None:
                 return None
             pk = conn.execute(select(EXECUTIONS.c.pk).where(EXECUTIONS.c.deployment_pk == deployment_pk,
@@ -160,7 +160,7 @@ class ExecutionRecords(BlueprintRecords):
         committed before the resumed execution reads the deployment."""
         row = self.get_execution(project_id, execution_id)
         with self._write() as conn:
-            self._lock(conn, row["deployment_pk"])
+            self.lock_deployment(conn, row["deployment_pk"])
             done = conn.execute(update(EXECUTIONS).where(EXECUTIONS.c.pk == row["pk"],
                                                          EXECUTIONS.c.status.in_(("failed", "cancelled")))
                                 .values(status="started", owner=owner, heartbeat_at=utcnow(), error="",

@@ -225,7 +225,7 @@ class GroupRecords(ExecutionRecords):
             taken, now = [], utcnow()
             if running < group.concurrency:
                 for pk in sorted({row["deployment_pk"] for row in members if row["status"] == "queued"}):
-                    self._lock(conn, pk)  # in one order, as ``between_executions``: no two writers wait in a cycle
+                    self.lock_deployment(conn, pk)  # in one order, as ``between_executions``: no two writers wait in a cycle
             for row in members:
                 if row["status"] != "queued" or running + len(taken) >= group.concurrency:
                     continue

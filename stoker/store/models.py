@@ -22,6 +22,11 @@ def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
 
+def iso_time(value: datetime | None) -> str | None:
+    """A stored time as Cloudify's API shows it (``2026-11-28T14:03:16.123Z``)."""
+    return value.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z" if value else None
+
+
 def naive_utc(value: datetime | None) -> datetime | None:
     """As a time is stored: naive UTC."""
     if value is None or value.tzinfo is None:

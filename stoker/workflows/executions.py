@@ -24,7 +24,8 @@ from stoker import lease
 from stoker.store.blueprint_records import recorded_commands
 from stoker.store.execution_records import ACTIVE, ExecutionRecords, ModificationRecords, PlanChanged
 from stoker.store.locks import execution_gone
-from stoker.store.models import utcnow
+from stoker.store.modification_records import FINISHED, STARTED, ModificationRefused
+from stoker.store.models import iso_time, utcnow
 from stoker.workflows import execution_groups
 from stoker.workflows.deployment_updates import DeploymentUpdates
 from stoker.workflows.builtin import declaration, graph_builder, operation_kwargs
@@ -34,6 +35,7 @@ from stoker.resources import processes
 from stoker.started import Started, in_thread
 from stoker.workflows.live_evaluator import LiveEvaluator, LiveState
 from stoker.workflows.manager import LocalManager
+from stoker.workflows.modifications import Modifications, scale_context, scale_nodes
 from stoker.workflows.model import Deployment, Instance
 from stoker.workflows.operations import RetryPolicy
 from stoker.workflows.parameters import workflow_parameters
@@ -73,6 +75,11 @@ class Executions:
     def updates(self) -> DeploymentUpdates:
         """Deployment updates: each runs as an ``update`` execution of this service."""
         return DeploymentUpdates(self)
+
+    @property
+    def modifications(self) -> Modifications:
+        """Deployment modifications: a scale's, or one a plugin or custom workflow starts."""
+        return Modifications(self)
 
     # -- reading --------------------------------------------------------------------------------
     def get(self, execution_id: str) -> dict:
@@ -185,7 +192,10 @@ class Executions:
         resume_data = {"states": {i.id: i.state for i in model.instances.values()}, "memo": memo,
                        "commands": self.commands(row), LOCAL_ALLOWED: self.local_allowed}
         self.records.update_execution(row["pk"], resume_data=resume_data)
-        self.modify(deployment_row, memo, "before")
+        try:
+            self.modify(deployment_row, memo, "before", row)
+        except ModificationRefused as exc:  # another modification is started: the execution fails, as Cloudify's
+            return self._failed_at_start(row, deployment_row, str(exc))
         if UPDATE in memo:  # the deployment's rows hold the new plan now (its blueprint's files too)
             deployment_row = self._deployment(deployment_row["id"])
             model = self.model_of(deployment_row)
@@ -212,18 +222,38 @@ class Executions:
         try:
             graph = graph_builder(row["workflow_id"], declared, row["parameters"])(model, row["parameters"], memo)
         except StokerError as exc:
-            self.records.update_execution(row["pk"], status="failed", error=str(exc), ended_at=utcnow(), owner=None)
-            execution_groups.wake(self, row)
+            self._failed_at_start(row, deployment_row, str(exc))
             return None
         return self._begin(row, deployment_row, model, graph, memo)
+
+    def _failed_at_start(self, row: dict, deployment_row: dict, error: str) -> dict:
+        """Execution ``row`` failed before its first step (``error``); the deployment's next ones start."""
+        self.records.update_execution(row["pk"], status="failed", error=error, ended_at=utcnow(), owner=None)
+        ended = self.get(row["id"])
+        self._run_next(row, deployment_row)
+        return ended
 
     def resume(self, execution_id: str) -> dict:
         """Continue an interrupted, failed or cancelled execution; finished operations do not run again."""
         row = self._fresh(self.records.get_execution(self.project_id, execution_id))
+        self._refuse_ended_modification(row)
         stop_scripts_left(row)
         row = self.records.claim_execution(self.project_id, execution_id, self.owner)
         self.announce(row["id"])
         return self._continue(row)
+
+    def _refuse_ended_modification(self, row: dict) -> None:
+        """A scale continues only while its deployment modification is started (not rolled back since)."""
+        decided = ((row.get("resume_data") or {}).get("memo") or {}).get("scale")
+        if not decided:
+            return
+        try:
+            status = self.modifications.get(decided["modification_id"])["status"]
+        except NotFound:
+            status = "never started"
+        if status != STARTED:
+            raise WorkflowError(f"Execution {row['id']} cannot be resumed: its deployment modification "
+                                f"{decided['modification_id']} is {status}")
 
     def _continue(self, row: dict) -> dict:
         """Run the resumed execution ``row`` (started, owned by this process) from where it stopped."""
@@ -279,38 +309,49 @@ class Executions:
         return Deployment(deployment_row["id"], deployment_row["blueprint_id"], blueprints.folder(blueprint), nodes,
                           instances, plan.get("scaling_groups") or {}, plan.get("plugins") or {}, imported)
 
-    def modify(self, deployment_row: dict, memo: dict, when: str) -> None:
-        """Apply what a scale decided: instances added and rewired before it runs, removed after it ran; or
-        what a deployment update decided (``updating``): its ``before`` and ``after`` changes of the rows."""
+    def modify(self, deployment_row: dict, memo: dict, when: str, execution: dict | None = None) -> None:
+        """Apply what a scale decided, by its deployment modification (``modifications``): started before
+        it runs (by ``execution``), finished once it ran well; or what a deployment update decided
+        (``updating``): its ``before`` and ``after`` changes of the rows."""
         if UPDATE in memo:
             ModificationRecords(self.records).apply(deployment_row["pk"], **memo[UPDATE][when])
             return
         decided = memo.get("scale")
         if not decided:
             return
-        if when == "before" and decided["added"]:
-            ModificationRecords(self.records).apply(deployment_row["pk"], added=decided["added"], removed=[],
-                                                    relinked=decided["relinked_before"], counts=decided["counts"])
-        elif when == "after" and decided["removed"]:
-            ModificationRecords(self.records).apply(deployment_row["pk"], added=[], removed=decided["removed"],
-                                                    relinked=decided["relinked_after"], counts=decided["counts"])
+        if when == "before":
+            self.modifications.begin(deployment_row, decided, scale_nodes(decided),
+                                     scale_context(execution, deployment_row))
+        elif self.modifications.get(decided["modification_id"])["status"] != FINISHED:  # a worker's end runs twice
+            self.modifications.finish(decided["modification_id"])
 
     def _run(self, row: dict, deployment_row: dict, model: Deployment, graph, done: frozenset, memo: dict,
              resumed: bool = False) -> dict:
         ended = self.dispatch.execute(self, row, deployment_row, model, graph, done, memo, resumed)
         if ended["status"] not in ACTIVE:  # ran here to its end (workers start the next at theirs)
-            self.start_queued(deployment_row)
-            execution_groups.wake(self, row)
+            self._run_next(row, deployment_row)
         return ended
+
+    def _run_next(self, row: dict, deployment_row: dict) -> None:
+        """Execution ``row`` ended: the deployment's queued ones, and its group's next, start."""
+        self.start_queued(deployment_row)
+        execution_groups.wake(self, row)
 
     def run_here(self, row: dict, deployment_row: dict, model: Deployment, graph, done: frozenset, memo: dict,
                  resumed: bool = False) -> dict:
         """Walk the graph in this process, to the execution's end."""
         asyncio.run(self._execute(row, graph, self.runner(row, deployment_row, model, done), resumed))
-        finished = self.get(row["id"])
-        if finished["status"] == "terminated":
+        if self.get(row["id"])["status"] == "terminated":
+            self.succeeded(row, deployment_row, memo)
+        return self.get(row["id"])
+
+    def succeeded(self, row: dict, deployment_row: dict, memo: dict) -> None:
+        """Execution ``row`` ended well: what it decided for its end is made (``modify``); a scale whose
+        modification was rolled back meanwhile fails, as Cloudify's does when its ``finish()`` is refused."""
+        try:
             self.modify(deployment_row, memo, "after")
-        return finished
+        except ModificationRefused as exc:
+            self.records.update_execution(row["pk"], status="failed", error=str(exc))
 
     def runner(self, row: dict, deployment_row: dict, model: Deployment, done: frozenset) -> Runner:
         """The runner of the execution's steps over ``model``, with a writer of its own (closed by the caller)."""
@@ -416,6 +457,3 @@ def event_view(event: dict, execution: dict) -> dict:
             "error_causes": ([{"message": event["message"], "traceback": (event["context"] or {}).get("stderr", "")}]
                              if event["event_type"] in ("task_failed", "workflow_failed") else None)}
 
-
-def iso_time(value) -> str | None:
-    return value.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z" if value else None

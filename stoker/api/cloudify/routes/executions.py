@@ -27,9 +27,8 @@ from stoker.api.background import START_TIMEOUT
 from stoker.blueprint.state import tenant_of
 from stoker.errors import NotFound
 from stoker.resources.policy import LOCAL_SETTINGS
-from stoker.store.models import Execution
+from stoker.store.models import Execution, iso_time
 from stoker.workflows.execution_groups import ExecutionGroups
-from stoker.workflows.executions import iso_time
 from stoker.workflows.model import runs_on_host
 from stoker.workflows.schedule_rules import parse_time
 
