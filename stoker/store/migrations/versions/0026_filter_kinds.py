@@ -1,7 +1,7 @@
 """Saved blueprint filters (``cfy blueprints filters``) beside the deployment ones: a filter's ``kind``.
 
 Revision ID: 0026
-Revises: 0022
+Revises: 0025
 Create Date: 2026-11-28
 """
 
@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0026"
-down_revision = "0022"
+down_revision = "0025"
 branch_labels = None
 depends_on = None
 

@@ -4,7 +4,7 @@
 By primary key, without a foreign key: deleting a deployment group clears the references to it.
 
 Revision ID: 0027
-Revises: 0022
+Revises: 0026
 Create Date: 2026-11-28
 """
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0027"
-down_revision = "0022"
+down_revision = "0026"
 branch_labels = None
 depends_on = None
 
