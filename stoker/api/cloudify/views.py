@@ -61,10 +61,15 @@ def _workflow(declared: Any) -> dict:
     return {"plugin": plugin, "operation": operation, "parameters": {}}
 
 
-def deployment(record: dict, project: str, plan: dict, inputs: dict, latest: dict | None,
+def deployment(record: dict, project: str, plan: dict, inputs: dict, executions: list[dict],
                site_name: str | None = None) -> dict:
+    """``executions``: the deployment's, oldest first; installed as its last one that was no dry run (which
+    changes no instance) left it."""
+    latest = executions[-1] if executions else None
     status = latest["status"] if latest else None
-    installed = "active" if latest and latest["workflow_id"] == "install" and status == "terminated" else "inactive"
+    acted = [e for e in executions if not e["is_dry_run"]]
+    installed = "active" if acted and acted[-1]["workflow_id"] == "install" and acted[-1]["status"] == "terminated" \
+        else "inactive"
     return {**common(project), **record, "updated_at": record["created_at"], "inputs": inputs,
             "outputs": plan.get("outputs", {}), "capabilities": plan.get("capabilities", {}),
             "workflows": workflows(plan), "groups": plan.get("groups", {}), "policies": plan.get("policies", {}),
@@ -79,7 +84,7 @@ def deployment(record: dict, project: str, plan: dict, inputs: dict, latest: dic
 
 def execution(record: dict, project: str) -> dict:
     return {**common(project), **record, "is_system_workflow": False, "blueprint_id": record.get("blueprint_id"),
-            "total_operations": None, "finished_operations": None, "is_dry_run": False, "scheduled_for": None,
+            "total_operations": None, "finished_operations": None, "scheduled_for": None,
             "execution_group_id": record.get("execution_group_id"), "allow_custom_parameters": False,
             "resume": False, "token": None}
 

@@ -24,9 +24,8 @@ routes = router("deployments")
 def deployment_view(engine: Any, deployment_id: str, project: str, row: dict | None = None) -> dict:
     deployments = engine.blueprints.deployments
     row = row or deployments.get(deployment_id)
-    executions = engine.executions.list(deployment_id)
     return views.deployment(row, project, deployments.plan(deployment_id), deployments.inputs(deployment_id),
-                            executions[-1] if executions else None, engine.blueprints.sites.site_of(deployment_id))
+                            engine.executions.list(deployment_id), engine.blueprints.sites.site_of(deployment_id))
 
 
 def _label_filter(request: Request) -> list[tuple[str, str]]:
