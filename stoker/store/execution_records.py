@@ -60,9 +60,10 @@ class ExecutionRecords(BlueprintRecords):
     # -- executions -----------------------------------------------------------------------------
     def start_execution(self, project_id: str, deployment_pk: int, workflow_id: str, parameters: dict,
                         owner: str, is_gone: Callable[[dict], bool], concurrent: bool = False,
-                        queue: bool = False, planned_on: dict | None = None) -> dict:
+                        queue: bool = False, planned_on: dict | None = None, dry_run: bool = False) -> dict:
         """A new execution owned by ``owner``, status started; while another is active, Conflict, or
         with ``queue`` a ``queued`` one (no owner), which the active one's end starts (``take_queued``).
+        A dry run (``dry_run``) is an execution like any other here: it blocks and is blocked as one.
 
         ``is_gone(row)`` says whether an active execution's process has died:
         such an execution is marked interrupted here and does not block.  ``planned_on``: the deployment
@@ -83,7 +84,8 @@ class ExecutionRecords(BlueprintRecords):
             started = {"status": "started", "owner": owner, "heartbeat_at": now, "started_at": now}
             conn.execute(insert(EXECUTIONS).values(
                 id=execution_id, project_id=project_id, deployment_pk=deployment_pk, workflow_id=workflow_id,
-                parameters=parameters, error="", created_at=now, **({"status": "queued"} if busy else started)))
+                parameters=parameters, error="", is_dry_run=dry_run, created_at=now,
+                **({"status": "queued"} if busy else started)))
         return self.get_execution(project_id, execution_id)
 
     @contextmanager

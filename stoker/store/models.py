@@ -350,7 +350,8 @@ class Execution(Record):
 
     ``owner`` is the engine id (host:pid:uuid) of the process running it: a
     dead owner means the execution was interrupted.  ``resume_data`` keeps
-    what rebuilds the same graph on resume.
+    what rebuilds the same graph on resume.  A dry run (``is_dry_run``) walks
+    the same graph but runs no operation and changes no instance state.
     """
 
     __table__ = Table(
@@ -363,6 +364,7 @@ class Execution(Record):
         Column("status", String(32), default="pending", nullable=False),
         Column("parameters", JSON, default=dict, nullable=False),
         Column("error", Text, default="", nullable=False),
+        Column("is_dry_run", Boolean, default=False, server_default=false(), nullable=False),
         Column("owner", String(255)),
         Column("heartbeat_at", UTCDateTime),
         #: None, "graceful" or "force": asked by ``stoker execution cancel``

@@ -40,7 +40,7 @@ from stoker.workflows.model import Deployment, Instance
 from stoker.workflows.operations import RetryPolicy
 from stoker.workflows.parameters import workflow_parameters
 from stoker.workflows.updating import WORKFLOW as UPDATE
-from stoker.workflows.execution_runner import Runner, first_failure
+from stoker.workflows.execution_runner import DRY_RUN_MARK, Runner, first_failure
 from stoker.workflows.writer import BatchWriter
 
 #: an event's fields a followed execution's line shows (``Executions.event_lines``)
@@ -145,11 +145,14 @@ class Executions:
         return started.run(submit, lambda: action(service), timeout)
 
     def start(self, workflow_id: str, deployment_id: str, parameters: dict | None = None, force: bool = False,
-              allow_custom_parameters: bool = False, queue: bool = False, decided: dict | None = None) -> dict:
+              allow_custom_parameters: bool = False, queue: bool = False, dry_run: bool = False,
+              decided: dict | None = None) -> dict:
         """Run ``workflow_id`` on the deployment to its end, in this process; the execution as it ended.
 
         While another execution of the deployment runs: ``force`` runs this one beside it, ``queue``
         stores it ``queued`` (returned at once; the running one's end starts it), otherwise ``Conflict``.
+        ``dry_run``: the graph is walked, each operation reported as if it ran (none does) and no instance
+        state changes (``Runner.dry_run``), as Cloudify's ``--dry-run``.
         A deployment changed between its reading and the start (a plugins update) is read and planned again,
         so no execution runs on two versions of its plan.  ``decided``: what was decided before (a deployment
         update's plan), the memo the graph's builder starts from.
@@ -160,7 +163,7 @@ class Executions:
             try:
                 row = self.records.start_execution(self.project_id, deployment_row["pk"], workflow_id, params,
                                                    self.owner, execution_gone, concurrent=force, queue=queue,
-                                                   planned_on=deployment_row)
+                                                   planned_on=deployment_row, dry_run=dry_run)
                 break
             except PlanChanged:
                 continue
@@ -367,6 +370,7 @@ class Executions:
         runner.marker = self.commands(row)["marker"]
         runner.manager = LocalManager(self.store, self.project_id, self)
         runner.workflow_parameters = dict(params)
+        runner.dry_run = bool(row.get("is_dry_run"))
         return runner
 
     async def _execute(self, row: dict, graph, runner: Runner, resumed: bool) -> None:
@@ -423,7 +427,12 @@ def stop_scripts_left(row: dict) -> None:
 
 
 def started_message(row: dict, resumed: bool) -> str:
-    return f"{'Resuming' if resumed else 'Starting'} '{row['workflow_id']}' workflow execution"
+    return f"{'Resuming' if resumed else 'Starting'} '{row['workflow_id']}' workflow execution{dry_run_mark(row)}"
+
+
+def dry_run_mark(row: dict) -> str:
+    """What Cloudify adds to a dry run's start and success messages."""
+    return DRY_RUN_MARK if row.get("is_dry_run") else ""
 
 
 #: the last event's type, by how the execution ended
@@ -432,7 +441,7 @@ ENDED_EVENT = {"terminated": "workflow_succeeded", "cancelled": "workflow_cancel
 
 def ended_event(runner: Runner, row: dict, status: str, error: str) -> dict:
     """The execution's last event: how it ended (``status``) and why (``error``)."""
-    message = {"terminated": f"'{row['workflow_id']}' workflow execution succeeded",
+    message = {"terminated": f"'{row['workflow_id']}' workflow execution succeeded{dry_run_mark(row)}",
                "cancelled": f"'{row['workflow_id']}' workflow execution cancelled",
                "failed": f"'{row['workflow_id']}' workflow execution failed: {error}"}[status]
     return runner.row("cloudify_event", message, event_type=ENDED_EVENT[status])
@@ -444,7 +453,8 @@ def view(row: dict) -> dict:
             "status": row["status"], "status_display": STATUS_DISPLAY.get(row["status"], row["status"]), "parameters": row["parameters"],
             "error": row["error"] or "", "created_at": iso_time(row["created_at"]),
             "started_at": iso_time(row["started_at"]), "ended_at": iso_time(row["ended_at"]),
-            "tenant_name": tenant_of(row["project_id"]), "execution_group_id": row.get("execution_group_id")}
+            "tenant_name": tenant_of(row["project_id"]), "execution_group_id": row.get("execution_group_id"),
+            "is_dry_run": bool(row.get("is_dry_run"))}
 
 
 def event_view(event: dict, execution: dict) -> dict:

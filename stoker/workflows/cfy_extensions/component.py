@@ -213,9 +213,10 @@ def check_status(call: Call) -> None:
 
 
 def installed(call: Call, deployment_id: str) -> bool:
-    """Cloudify's installation_status ``active``: an install ended well and no uninstall since."""
-    ended = [e for e in call.manager.executions.list(deployment_id)
-             if e["workflow_id"] in ("install", "uninstall") and e["status"] == "terminated"]
+    """Cloudify's installation_status ``active``: an install ended well and no uninstall since (dry runs aside:
+    they change no instance)."""
+    ended = [e for e in call.manager.executions.list(deployment_id) if not e["is_dry_run"]
+             and e["workflow_id"] in ("install", "uninstall") and e["status"] == "terminated"]
     return bool(ended) and ended[-1]["workflow_id"] == "install"
 
 

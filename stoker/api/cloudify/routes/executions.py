@@ -31,6 +31,7 @@ from stoker.store.models import Execution, iso_time
 from stoker.workflows.execution_groups import ExecutionGroups
 from stoker.workflows.model import runs_on_host
 from stoker.workflows.schedule_rules import parse_time
+from stoker.workflows.parameters import given_flag
 
 routes = router("executions")
 
@@ -62,12 +63,6 @@ def _refuse_scripts(request: Request, who: Caller, engine: Any, deployment_id: s
     refuse_scripts(request.app.state.stoker.engine.type_policy, engine, who.project, deployment_id)
 
 
-def _flag(body: dict, name: str) -> bool:
-    """A boolean of the body: the rest client sends them as the strings "true"/"false"."""
-    value = body.get(name)
-    return value is True or (isinstance(value, str) and value.lower() == "true")
-
-
 @routes.post("/executions", status_code=201)
 async def start(request: Request, who: Caller = Depends(requiring("user"))) -> Response:
     body = await json_body(request)
@@ -78,11 +73,12 @@ async def start(request: Request, who: Caller = Depends(requiring("user"))) -> R
     if not isinstance(parameters, dict):
         raise bad("parameters must be a map")
 
+    flags = {name: given_flag(body, name) for name in ("force", "allow_custom_parameters", "queue", "dry_run")}
+
     def work(engine):
         _refuse_scripts(request, who, engine, body["deployment_id"])
         return _in_background(request, who, engine, lambda executions: executions.start(
-            body["workflow_id"], body["deployment_id"], parameters, force=_flag(body, "force"),
-            allow_custom_parameters=_flag(body, "allow_custom_parameters"), queue=_flag(body, "queue")))
+            body["workflow_id"], body["deployment_id"], parameters, **flags))
 
     return await run(request, who, work, 201)
 

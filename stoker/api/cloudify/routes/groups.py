@@ -16,13 +16,14 @@ from stoker.api.body import json_body
 from stoker.api.cloudify import views
 from stoker.api.cloudify.all_tenants import engines_listed
 from stoker.api.cloudify.identity import Caller, caller, requiring
-from stoker.api.cloudify.routes.executions import _flag, _refuse_scripts
+from stoker.api.cloudify.routes.executions import _refuse_scripts
 from stoker.api.cloudify.routing import bad, router, run
 from stoker.api.error_bodies import ApiError
 from stoker.blueprint.deployment_groups import DeploymentGroups
 from stoker.blueprint.filter_rules import BadFilterRule
 from stoker.store.group_tables import DEPLOYMENT_GROUPS, EXECUTION_GROUPS
 from stoker.workflows.execution_groups import DEFAULT_CONCURRENCY, ExecutionGroups, MissingWorkflow
+from stoker.workflows.parameters import given_flag
 
 routes = router("groups")
 
@@ -136,7 +137,7 @@ async def start_execution_group(request: Request, who: Caller = Depends(requirin
             _refuse_scripts(request, who, engine, deployment_id)
         try:
             started = groups.start(body["deployment_group_id"], body["workflow_id"], body.get("default_parameters"),
-                                   body.get("parameters"), concurrency, _flag(body, "force"), who.user)
+                                   body.get("parameters"), concurrency, given_flag(body, "force"), who.user)
         except MissingWorkflow as exc:
             raise ApiError(400, str(exc), "nonexistent_workflow_error") from None
         return _shown(started, who.project)
