@@ -340,8 +340,9 @@ def interrupted_message(row: dict) -> str:
             f"`stoker execution resume {row['id']}` continues it")
 
 
-class ModificationRecords:
-    """What a scale or a deployment update changes in a deployment (``modify``), in a transaction of its own."""
+class DeploymentRowChanges:
+    """What a deployment update changes in a deployment's rows (``modify``), in a transaction of its own (a
+    scale's changes go through its deployment modification, ``workflows.modifications``)."""
 
     def __init__(self, records: ExecutionRecords):
         self._write = records._write

@@ -22,7 +22,7 @@ from stoker.engine.graph import WalkFailed
 from stoker.errors import Conflict, NotFound, StokerError
 from stoker import lease
 from stoker.store.blueprint_records import recorded_commands
-from stoker.store.execution_records import ACTIVE, ExecutionRecords, ModificationRecords, PlanChanged
+from stoker.store.execution_records import ACTIVE, ExecutionRecords, DeploymentRowChanges, PlanChanged
 from stoker.store.locks import execution_gone
 from stoker.store.modification_records import FINISHED, STARTED, ModificationRefused
 from stoker.store.models import iso_time, utcnow
@@ -248,7 +248,7 @@ class Executions:
     def _refuse_ended_modification(self, row: dict) -> None:
         """A scale continues only while its deployment modification is started (not rolled back since)."""
         decided = ((row.get("resume_data") or {}).get("memo") or {}).get("scale")
-        if not decided:
+        if not decided or "modification_id" not in decided:  # (one started before scales had modifications)
             return
         try:
             status = self.modifications.get(decided["modification_id"])["status"]
@@ -317,7 +317,7 @@ class Executions:
         it runs (by ``execution``), finished once it ran well; or what a deployment update decided
         (``updating``): its ``before`` and ``after`` changes of the rows."""
         if UPDATE in memo:
-            ModificationRecords(self.records).apply(deployment_row["pk"], **memo[UPDATE][when])
+            DeploymentRowChanges(self.records).apply(deployment_row["pk"], **memo[UPDATE][when])
             return
         decided = memo.get("scale")
         if not decided:
@@ -325,6 +325,9 @@ class Executions:
         if when == "before":
             self.modifications.begin(deployment_row, decided, scale_nodes(decided),
                                      scale_context(execution, deployment_row))
+        elif "modification_id" not in decided:  # started before scales had modifications: its start added rows
+            DeploymentRowChanges(self.records).apply(deployment_row["pk"], added=[], removed=decided["removed"],
+                                                     relinked=decided["relinked_after"], counts=decided["counts"])
         elif self.modifications.get(decided["modification_id"])["status"] != FINISHED:  # a worker's end runs twice
             self.modifications.finish(decided["modification_id"])
 
