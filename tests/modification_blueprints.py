@@ -1,6 +1,7 @@
 """The blueprint the deployment modification tests scale (tests/workflows and tests/api): a host with an app in
 it and a load balancer connected to the app; the host's create fails while the file the input ``mark`` names
-exists, so a test makes a scale out fail by creating that file."""
+exists, so a test makes a scale out fail by creating that file; the host's delete writes its id to that file's
+name with ``.deleted`` added."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ node_templates:
     interfaces:
       cloudify.interfaces.lifecycle:
         create: {implementation: scripts/create.sh, inputs: {MARK: {get_input: mark}}}
+        delete: {implementation: scripts/delete.sh, inputs: {MARK: {get_input: mark}}}
   app:
     type: cloudify.nodes.Root
     relationships: [{type: cloudify.relationships.contained_in, target: host}]
@@ -26,6 +28,7 @@ node_templates:
     relationships: [{type: cloudify.relationships.connected_to, target: app}]
 """
 SCRIPT = '#!/bin/bash\nif [ -e "$MARK" ]; then echo "create refused: $MARK exists" >&2; exit 1; fi\n'
+DELETE_SCRIPT = '#!/bin/bash\nctx instance id >> "$MARK.deleted"\n'
 
 
 def folder(tmp_path: Path) -> str:
@@ -33,5 +36,6 @@ def folder(tmp_path: Path) -> str:
     home = tmp_path / "scaled"
     (home / "scripts").mkdir(parents=True)
     (home / "scripts" / "create.sh").write_text(SCRIPT)
+    (home / "scripts" / "delete.sh").write_text(DELETE_SCRIPT)
     (home / "blueprint.yaml").write_text(TEXT)
     return str(home / "blueprint.yaml")

@@ -1,5 +1,6 @@
 """Deployment modifications against ``stoker api``: ``cfy executions start scale`` makes one (finished when the
-scale ends well, left started when it fails), ``cfy deployments modifications list|get|rollback`` show and undo
+scale ends well; when it fails, rolled back after what it added is uninstalled, or left started with
+``rollback_if_failed=false``), ``cfy deployments modifications list|get|rollback`` show and undo
 it, and cloudify-rest-client's ``deployment_modifications`` start and finish one as a plugin's workflow does,
 with Cloudify's refusals."""
 
@@ -79,11 +80,31 @@ def test_cfy_scale_out_and_in_shows_finished_modifications(deployed):
     assert _instances(client, dep) == before
 
 
-def test_a_failed_scale_leaves_its_modification_started_and_cfy_rolls_it_back(deployed):
+def test_a_failed_cfy_scale_uninstalls_what_it_added_and_rolls_its_modification_back(deployed):
     dep, client, mark, cfy = deployed
     before = _instances(client, dep)
     mark.write_text("")
     out = cfy("executions", "start", "scale", "-d", dep, "-p", "scalable_entity_name=host", ok=False)
+    assert "create refused" in out
+    [rolled] = client.deployment_modifications.list(deployment_id=dep)
+    assert rolled.status == "rolledback" and rolled.ended_at
+    [new_host] = [i for node, i in _added(rolled) if node == "host"]
+    assert (mark.parent / f"{mark.name}.deleted").read_text().split() == [new_host]  # its delete ran
+    assert _instances(client, dep) == before
+    [lb] = before["lb"]
+    assert [r["target_id"] for r in client.node_instances.get(lb).relationships] == before["app"]
+    [failed] = client.executions.list(deployment_id=dep, workflow_id="scale")
+    assert failed.status == "failed"
+    logs = cfy("events", "list", failed.id, "--include-logs")
+    assert f"Rolling back deployment modification. [modification_id={rolled.id}]" in logs
+
+
+def test_a_failed_scale_leaves_its_modification_started_and_cfy_rolls_it_back(deployed):
+    dep, client, mark, cfy = deployed
+    before = _instances(client, dep)
+    mark.write_text("")
+    out = cfy("executions", "start", "scale", "-d", dep, "-p", "scalable_entity_name=host", "-p",
+              "rollback_if_failed=false", ok=False)
     assert "create refused" in out
     [started] = client.deployment_modifications.list(deployment_id=dep)
     assert started.status == "started"
