@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from stoker.blueprint.state import instance_view, tenant_of
 from stoker.errors import NotFound
-from stoker.store.modification_records import (FINISHED, ROLLEDBACK, DeploymentModificationRecords,
+from stoker.store.modification_records import (FINISHED, ROLLEDBACK, STARTED, DeploymentModificationRecords,
                                                ModificationRefused)
 from stoker.store.models import iso_time, utcnow
 from stoker.engine.graph import WalkFailed
@@ -45,6 +45,26 @@ class Modifications:
     def list(self, deployment_id: str | None = None, project_ids: list[str] | None = None) -> list[dict]:
         equal = {"deployment_id": deployment_id} if deployment_id else {}
         return [view(row) for row in self.rows.list(project_ids or [self.project_id], **equal)]
+
+    def scaling_groups(self, deployment_id: str, groups: dict) -> dict:
+        """The plan's scaling ``groups`` with Cloudify's counts in their properties: ``current_instances``, what the
+        last finished modification of the group made it (else its ``default_instances``), and
+        ``planned_instances``, what a started one makes it (else the current)."""
+        shown = {}
+        modifications = self.rows.list([self.project_id], deployment_id=deployment_id) if groups else []
+        for name, group in groups.items():
+            properties = group.get("properties") or {}
+            current = properties.get("default_instances", 1)
+            planned = None
+            for row in modifications:
+                asked = (row["modified_nodes"].get(name) or {}).get("instances")
+                if asked is not None and row["status"] == FINISHED:
+                    current = asked
+                elif asked is not None and row["status"] == STARTED:
+                    planned = asked
+            shown[name] = {**group, "properties": {**properties, "current_instances": current,
+                                                   "planned_instances": current if planned is None else planned}}
+        return shown
 
     def _found(self, modification_id: str) -> dict:
         found = self.rows.list([self.project_id], id=modification_id)

@@ -183,3 +183,51 @@ def test_rest_client_starts_and_finishes_a_modification_with_cloudify_refusals(d
     with pytest.raises(CloudifyClientError) as missing:
         modifications.start("no-such-deployment", {"app": {"instances": 1}})
     assert missing.value.status_code == 404
+
+
+#: a scaling group of one vm, whose create fails while the file the input ``mark`` names exists
+GROUPED = """tosca_definitions_version: cloudify_dsl_1_4
+imports: [cloudify/types/types.yaml]
+inputs:
+  mark: {type: string}
+node_templates:
+  vm:
+    type: cloudify.nodes.Compute
+    properties: {agent_config: {install_method: none}}
+    interfaces:
+      cloudify.interfaces.lifecycle:
+        create: {implementation: scripts/create.sh, inputs: {MARK: {get_input: mark}}}
+groups:
+  pair: {members: [vm]}
+policies:
+  pairs: {type: cloudify.policies.scaling, properties: {default_instances: 1, max_instances: 3}, targets: [pair]}
+"""
+
+
+def test_a_deployment_shows_its_scaling_group_s_current_and_planned_instances_a_scaling_group_s_current_and_planned_instances(server, tmp_path):
+    from modification_blueprints import SCRIPT
+
+    client, cfy, mark = rest_client(server), cfy_on(server, tmp_path), tmp_path / "fail-create"
+    (tmp_path / "grouped" / "scripts").mkdir(parents=True)
+    (tmp_path / "grouped" / "scripts" / "create.sh").write_text(SCRIPT)
+    (tmp_path / "grouped" / "blueprint.yaml").write_text(GROUPED)
+    client.blueprints.upload(str(tmp_path / "grouped" / "blueprint.yaml"), "bp-grouped")
+    client.deployments.create("bp-grouped", "grouped", inputs={"mark": str(mark)})
+    cfy("executions", "start", "install", "-d", "grouped")
+
+    def counts() -> tuple[int, int]:
+        shown = client.deployments.get("grouped").scaling_groups["pair"]["properties"]
+        return shown["current_instances"], shown["planned_instances"]
+
+    assert counts() == (1, 1)
+    cfy("executions", "start", "scale", "-d", "grouped", "-p", "scalable_entity_name=pair")
+    assert counts() == (2, 2)
+    mark.write_text("")
+    cfy("executions", "start", "scale", "-d", "grouped", "-p", "scalable_entity_name=pair", "-p",
+        "rollback_if_failed=false", ok=False)
+    assert counts() == (2, 3)  # its modification is started
+    [started] = client.deployment_modifications.list(deployment_id="grouped", status="started")
+    cfy("deployments", "modifications", "rollback", started.id)
+    assert counts() == (2, 2)
+    cfy("executions", "start", "scale", "-d", "grouped", "-p", "scalable_entity_name=pair", ok=False)
+    assert counts() == (2, 2)  # rolled back by the scale itself

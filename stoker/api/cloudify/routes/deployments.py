@@ -26,7 +26,10 @@ def deployment_view(engine: Any, deployment_id: str, project: str, row: dict | N
     deployments = engine.blueprints.deployments
     row = row or deployments.get(deployment_id)
     family = family or families(engine, [deployment_id])[deployment_id]
-    return views.deployment(row, project, deployments.plan(deployment_id), deployments.inputs(deployment_id),
+    plan = deployments.plan(deployment_id)
+    plan["scaling_groups"] = engine.executions.modifications.scaling_groups(deployment_id,
+                                                                            plan.get("scaling_groups") or {})
+    return views.deployment(row, project, plan, deployments.inputs(deployment_id),
                             family, engine.blueprints.sites.site_of(deployment_id))
 
 
