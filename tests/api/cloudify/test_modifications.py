@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from modification_blueprints import folder
+from modification_blueprints import GROUPED, folder
 
 from .conftest import cfy_on, cloudify_server, rest_client
 
@@ -185,33 +185,9 @@ def test_rest_client_starts_and_finishes_a_modification_with_cloudify_refusals(d
     assert missing.value.status_code == 404
 
 
-#: a scaling group of one vm, whose create fails while the file the input ``mark`` names exists
-GROUPED = """tosca_definitions_version: cloudify_dsl_1_4
-imports: [cloudify/types/types.yaml]
-inputs:
-  mark: {type: string}
-node_templates:
-  vm:
-    type: cloudify.nodes.Compute
-    properties: {agent_config: {install_method: none}}
-    interfaces:
-      cloudify.interfaces.lifecycle:
-        create: {implementation: scripts/create.sh, inputs: {MARK: {get_input: mark}}}
-groups:
-  pair: {members: [vm]}
-policies:
-  pairs: {type: cloudify.policies.scaling, properties: {default_instances: 1, max_instances: 3}, targets: [pair]}
-"""
-
-
-def test_a_deployment_shows_its_scaling_group_s_current_and_planned_instances_a_scaling_group_s_current_and_planned_instances(server, tmp_path):
-    from modification_blueprints import SCRIPT
-
+def test_a_deployment_shows_its_scaling_group_s_current_and_planned_instances(server, tmp_path):
     client, cfy, mark = rest_client(server), cfy_on(server, tmp_path), tmp_path / "fail-create"
-    (tmp_path / "grouped" / "scripts").mkdir(parents=True)
-    (tmp_path / "grouped" / "scripts" / "create.sh").write_text(SCRIPT)
-    (tmp_path / "grouped" / "blueprint.yaml").write_text(GROUPED)
-    client.blueprints.upload(str(tmp_path / "grouped" / "blueprint.yaml"), "bp-grouped")
+    client.blueprints.upload(folder(tmp_path, GROUPED), "bp-grouped")
     client.deployments.create("bp-grouped", "grouped", inputs={"mark": str(mark)})
     cfy("executions", "start", "install", "-d", "grouped")
 
