@@ -164,10 +164,15 @@ def test_rest_client_starts_and_finishes_a_modification_with_cloudify_refusals(d
         modifications.finish(started.id)
     with pytest.raises(DeploymentModificationAlreadyEndedError):
         modifications.rollback(started.id)
-    assert len(_instances(client, dep)["app"]) == 3
+    apps = _instances(client, dep)["app"]
+    assert len(apps) == 3
+
+    hinted = modifications.start(dep, {"app": {"instances": 2, "removed_ids_include_hint": [apps[0]]}})
+    modifications.finish(hinted.id)
+    assert _instances(client, dep)["app"] == apps[1:]  # the hint's instance went, not the newest
 
     page = modifications.list(deployment_id=dep, _size=1, _offset=0)
-    assert [m.id for m in page] == [started.id] and page.metadata.pagination.total == 1
+    assert [m.id for m in page] == [started.id] and page.metadata.pagination.total == 2
     assert modifications.list(deployment_id="nowhere").metadata.pagination.total == 0
     for call, args in ((modifications.get, ("no-such-id",)), (modifications.finish, ("no-such-id",)),
                        (modifications.rollback, ("no-such-id",))):
@@ -176,7 +181,8 @@ def test_rest_client_starts_and_finishes_a_modification_with_cloudify_refusals(d
             call(*args)
         assert (unknown.value.status_code, unknown.value.error_code) == (404, "not_found_error")
     for nodes in ({}, {"app": {"instances": -1}}, {"app": {"instances": "two"}}, {"nope": {"instances": 1}},
-                  {"app": {"instances": 1}, "host": {"instances": 1}}):
+                  {"app": {"instances": 1}, "host": {"instances": 1}},
+                  {"app": {"instances": 1, "removed_ids_exclude_hint": "app_x"}}):
         with pytest.raises(CloudifyClientError) as bad:
             modifications.start(dep, nodes)
         assert (bad.value.status_code, bad.value.error_code) == (400, "bad_parameters_error"), nodes
