@@ -20,11 +20,11 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from stoker.blueprint.state import instance_view, tenant_of
+from stoker.engine.graph import WalkFailed
 from stoker.errors import NotFound
 from stoker.store.modification_records import (FINISHED, ROLLEDBACK, STARTED, DeploymentModificationRecords,
                                                ModificationRefused)
 from stoker.store.models import iso_time, utcnow
-from stoker.engine.graph import WalkFailed
 from stoker.workflows.execution_runner import first_failure
 from stoker.workflows.scaling import decide_count, uninstall_added
 
@@ -126,7 +126,6 @@ class Modifications:
                for r in self.rows.instances(found["deployment_pk"], ids)]
         self.rows.end(found, ROLLEDBACK, found["changes"][ROLLEDBACK], {**listed, "before_rollback": now})
         return self.get(modification_id)
-
 
     async def roll_back_uninstalled(self, modification_id: str, runner: Any, strict: bool) -> None:
         """Uninstall the instances the started modification added (``scaling.uninstall_added``, by ``runner``: the
