@@ -18,7 +18,8 @@ from stoker.api.body import json_body
 from stoker.api.cloudify.identity import Caller
 from stoker.api.request_context import reply
 from stoker.api.error_bodies import ApiError, from_stoker_error
-from stoker.errors import Conflict, NotFound, StaleWrite, StokerError
+from stoker.blueprint import visibility
+from stoker.errors import Conflict, IllegalAction, NotFound, StaleWrite, StokerError
 from stoker.store.locks import new_engine_id
 
 LOG = logging.getLogger("stoker.api")
@@ -39,6 +40,8 @@ def _mapped(exc: Exception) -> JSONResponse:
         return error_response(exc.status, exc.message, code)
     if isinstance(exc, StaleWrite):
         return error_response(409, str(exc), "conflict_error")
+    if isinstance(exc, IllegalAction):
+        return error_response(400, str(exc), "illegal_action_error")
     if isinstance(exc, (NotFound, Conflict)):
         return error_response(404 if isinstance(exc, NotFound) else 409, str(exc))
     if isinstance(exc, StokerError):
@@ -120,11 +123,39 @@ async def map_body(request: Request, hint: str) -> dict:
     return body
 
 
+def global_refused(request: Request, who: Caller, what: str) -> str | None:
+    """Why ``who`` may not make ``what`` global, in Cloudify's words (None: it is the operator, Cloudify's admin)."""
+    if request.app.state.cloudify.operator(who):
+        return None
+    return (f"User `{who.user}` is not permitted to set or create a global resource (only the operator, a manager "
+            f"of tenant default_tenant, makes a {what} global)")
+
+
 def global_for_operator(request: Request, who: Caller, visibility: Any, what: str) -> None:
-    """Only the operator makes ``what`` global (as Cloudify's admin)."""
-    if visibility == "global" and not request.app.state.cloudify.operator(who):
-        raise ApiError(403, f"only the operator (a manager of tenant default_tenant) makes a {what} global",
-                       "forbidden_error")
+    """Only the operator makes ``what`` global (as Cloudify's admin): 403 for anyone else."""
+    if visibility == "global" and (refused := global_refused(request, who, what)):
+        raise ApiError(403, refused, "forbidden_error")
+
+
+def visibility_given(request: Request, who: Caller, given: Any, what: str,
+                     allowed: tuple[str, ...] = visibility.VISIBILITIES) -> str:
+    """A visibility asked for (none: ``tenant``), checked as Cloudify checks it: 400 for a value not
+    ``allowed``, 403 for global from anyone but the operator."""
+    wanted = "tenant" if given is None else given
+    try:
+        visibility.checked(wanted, allowed)
+    except StokerError as exc:
+        raise bad(str(exc)) from None
+    global_for_operator(request, who, wanted, what)
+    return wanted
+
+
+async def visibility_sent(request: Request, who: Caller, what: str) -> str:
+    """The visibility a ``set-visibility`` PATCH asks for (``{"visibility": "tenant"|"global"}``)."""
+    body = await map_body(request, "send {\"visibility\": \"tenant\" or \"global\"}")
+    if "visibility" not in body:
+        raise bad("Missing visibility in json request body")
+    return visibility_given(request, who, body["visibility"], what, visibility.WIDER)
 
 
 async def labels_sent(request: Request, what: str) -> list[tuple[str, str]]:

@@ -16,7 +16,7 @@ from stoker.api.cloudify import views
 from stoker.api.cloudify.all_tenants import engines_listed
 from stoker.api.cloudify.identity import Caller, caller, requiring
 from stoker.api.cloudify.routes.plugins import plugins_seen_by
-from stoker.api.cloudify.routing import bad, labels_sent, router, run
+from stoker.api.cloudify.routing import bad, labels_sent, router, run, visibility_given, visibility_sent
 from stoker.limits import limit
 from stoker.store.models import Blueprint
 
@@ -66,11 +66,12 @@ def _view(service: Any, blueprint_id: str, project: str) -> dict:
 async def upload(blueprint_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
     archive, params = await _upload(request)
     name = _file_name(params)
+    shown_to = visibility_given(request, who, params.get("visibility"), "blueprint")
 
     def work(engine):
         service = engine.blueprints
         with plugins_seen_by(request, who):
-            service.upload_archive(archive, blueprint_id, name)
+            service.upload_archive(archive, blueprint_id, name, shown_to, who.user)
         return _view(service, blueprint_id, who.project)
 
     return await run(request, who, work, 201)
@@ -90,9 +91,11 @@ async def validate(blueprint_id: str, request: Request, who: Caller = Depends(re
 
 
 def listed(request: Request, who: Caller, engine: Any) -> list[dict]:
-    """The blueprints a list (or a summary) covers."""
-    return [views.blueprint(b, project) for project, acting in engines_listed(request, who, engine, Blueprint.__table__)
-            for b in acting.blueprints.list()]
+    """The blueprints a list (or a summary) covers: each tenant's and the global ones, each once."""
+    found = {(b["project_id"], b["id"]): views.blueprint(b, project)
+             for project, acting in engines_listed(request, who, engine, Blueprint.__table__)
+             for b in acting.blueprints.list()}
+    return sorted(found.values(), key=lambda b: (b["created_at"], b["id"]))
 
 
 @routes.get("/blueprints")
@@ -126,6 +129,15 @@ async def update_labels(blueprint_id: str, request: Request, who: Caller = Depen
         return _view(engine.blueprints, blueprint_id, who.project)
 
     return await run(request, who, work)
+
+
+@routes.patch("/blueprints/{blueprint_id}/set-visibility")
+async def set_visibility(blueprint_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
+    """``cfy blueprints set-visibility ID -l tenant|global`` (and ``set-global``): only widens; global is the
+    operator's, and makes the blueprint seen, and deployed, from every tenant."""
+    wanted = await visibility_sent(request, who, "blueprint")
+    return await run(request, who, lambda engine: views.blueprint(
+        engine.blueprints.set_visibility(blueprint_id, wanted), who.project, engine.blueprints.plan(blueprint_id)))
 
 
 @routes.delete("/blueprints/{blueprint_id}")

@@ -12,7 +12,8 @@ from stoker.api.body import json_body
 from stoker.api.cloudify import views
 from stoker.api.cloudify.all_tenants import engines_listed
 from stoker.api.cloudify.identity import Caller, caller, requiring
-from stoker.api.cloudify.routing import bad, label_list, labels_sent, router, run
+from stoker.api.cloudify.routing import (bad, label_list, labels_sent, router, run, visibility_given,
+                                        visibility_sent)
 from stoker.blueprint.deployment_groups import member_ids
 from stoker.blueprint.filter_rules import matches
 from stoker.errors import NotFound
@@ -50,6 +51,7 @@ async def create(deployment_id: str, request: Request, who: Caller = Depends(req
     display_name = body.get("display_name")
 
     site_name = body.get("site_name")
+    shown_to = visibility_given(request, who, body.get("visibility"), "deployment")
 
     def work(engine):
         if site_name:
@@ -57,7 +59,7 @@ async def create(deployment_id: str, request: Request, who: Caller = Depends(req
         engine.blueprints.deployments.create(deployment_id, body["blueprint_id"], inputs, labels,
                                              display_name if isinstance(display_name, str) else None,
                                              bool(body.get("runtime_only_evaluation")),
-                                             created_by=who.user)
+                                             created_by=who.user, shown_to=shown_to)
         if site_name:
             engine.blueprints.sites.set_site(deployment_id, site_name)
         return deployment_view(engine, deployment_id, who.project)
@@ -112,6 +114,18 @@ async def update_labels(deployment_id: str, request: Request, who: Caller = Depe
             if (label["key"], label["value"]) not in wanted:
                 deployments.delete_label(deployment_id, label["key"], label["value"])
         deployments.add_labels(deployment_id, wanted)
+        return deployment_view(engine, deployment_id, who.project)
+
+    return await run(request, who, work)
+
+
+@routes.patch("/deployments/{deployment_id}/set-visibility")
+async def set_visibility(deployment_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
+    """``cfy deployments set-visibility DEP -l tenant|global``: only widens, never past its blueprint's."""
+    wanted = await visibility_sent(request, who, "deployment")
+
+    def work(engine):
+        engine.blueprints.deployments.set_visibility(deployment_id, wanted)
         return deployment_view(engine, deployment_id, who.project)
 
     return await run(request, who, work)
