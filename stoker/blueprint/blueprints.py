@@ -181,6 +181,11 @@ class BlueprintService:
         self.records.set_visibility(BLUEPRINTS, row, wanted, "Blueprint")
         return self.get(blueprint_id)
 
+    def set_owner(self, blueprint_id: str, creator: str) -> dict:
+        """``cfy blueprints set-owner`` (who may, and whether the user exists, is the caller's to decide)."""
+        self.records.set_owner(BLUEPRINTS, self._own(blueprint_id), creator)
+        return self.get(blueprint_id)
+
     def plan(self, blueprint_id: str) -> dict:
         return self.records.get_blueprint(self.project_id, blueprint_id)["plan"]
 

@@ -90,8 +90,7 @@ class Secrets:
 
     def set_owner(self, key: str, creator: str) -> dict:
         """``cfy secrets set-owner`` (who may, and whether the user exists, is the caller's to decide)."""
-        self._own(key)
-        self.records.update_secret(self.project_id, key, created_by=creator)
+        self.records.set_owner(SECRETS, self._own(key), creator)
         return self.get(key)
 
     def update(self, key: str, value: str | None = None, hidden: bool | None = None) -> dict:
@@ -129,12 +128,11 @@ class Secrets:
     def export(self, projects: Iterable[str], passphrase: str | None = None, shown_to: str | None = None,
                search: str | None = None, permitted: Callable[[dict], bool] = lambda row: True) -> list[dict]:
         """The entries of ``cfy secrets export`` (``secret_files``) of the secrets ``projects`` see (each once),
-        of visibility ``shown_to``, whose key holds ``search``; a hidden one only when ``permitted``."""
+        of visibility ``shown_to``, whose key holds ``search``, that the reader is ``permitted`` (a row)."""
         rows = {row["pk"]: row for project in projects for row in self.records.list_secrets(project)}
         return exported([row for row in rows.values()
                          if (shown_to is None or row["visibility"] == shown_to)
-                         and (not search or search in row["key"]) and (not row["hidden"] or permitted(row))],
-                        passphrase)
+                         and (not search or search in row["key"]) and permitted(row)], passphrase)
 
     def import_(self, importer: Importer, entries: Any, passphrase: str | None = None, tenant_map: Any = None,
                 override: bool = False) -> dict:

@@ -126,6 +126,10 @@ class BlueprintRecords(Records):
                                visibility, what)
             conn.execute(update(table).where(table.c.pk == row["pk"]).values(visibility=visibility))
 
+    def set_owner(self, table: Table, row: dict, creator: str) -> None:
+        with self._write() as conn:
+            conn.execute(update(table).where(table.c.pk == row["pk"]).values(created_by=creator))
+
     def set_blueprint_plan(self, blueprint_pk: int, plan: dict) -> None:
         with self._write() as conn:
             conn.execute(update(BLUEPRINTS).where(BLUEPRINTS.c.pk == blueprint_pk).values(plan=plan))

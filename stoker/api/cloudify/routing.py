@@ -160,8 +160,27 @@ async def visibility_sent(request: Request, who: Caller, what: str) -> str:
 
 async def labels_sent(request: Request, what: str) -> list[tuple[str, str]]:
     """The whole new label list a PATCH of a blueprint or a deployment sends (``cfy ... labels add|delete``)."""
-    hint = f"only a {what}'s labels can be changed here: send {{\"labels\": [...]}}"
-    body = await map_body(request, hint)
+    return labels_in(await map_body(request, _labels_hint(what)), what)
+
+
+def labels_in(body: dict, what: str) -> list[tuple[str, str]]:
     if "labels" not in body:
-        raise bad(hint)
+        raise bad(_labels_hint(what))
     return label_list(body["labels"])
+
+
+def _labels_hint(what: str) -> str:
+    return f"only a {what}'s labels can be changed here: send {{\"labels\": [...]}}"
+
+
+def new_owner(request: Request, who: Caller, creator: Any) -> str:
+    """``creator`` as a resource's new owner (``cfy ... set-owner -s USER``): the operator's to give (Cloudify's
+    ``set_owner`` is the sys_admin's), to a user Stoker knows (else Cloudify's 400)."""
+    cloudify = request.app.state.cloudify
+    if not cloudify.operator(who):
+        raise ApiError(403, f"User `{who.user}` is not permitted to perform the action set_owner in the tenant "
+                            f"`{who.tenant}` (only the operator, a manager of tenant default_tenant, does)",
+                       "forbidden_error")
+    if not isinstance(creator, str) or not cloudify.users.rows(creator):
+        raise bad(f"User {str(creator)[:100]} does not exist.")
+    return creator

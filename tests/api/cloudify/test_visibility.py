@@ -15,7 +15,7 @@ from .conftest import cfy_on, cloudify_server, rest_client
 pytest.importorskip("cloudify_rest_client")
 
 USERS = [("admin", "default_tenant", "manager"), ("ann", "team-a", "manager"), ("amy", "team-a", "user"),
-         ("vic", "team-a", "viewer"), ("bob", "team-b", "manager")]
+         ("uma", "team-a", "user"), ("vic", "team-a", "viewer"), ("bob", "team-b", "manager")]
 PLAIN = "tosca_definitions_version: cloudify_dsl_1_4\nimports: [cloudify/types/types.yaml]\nnode_templates: {}\n"
 READS_SECRET = PLAIN + "outputs:\n  token: {value: {get_secret: fleet_token}}\n"
 PASSPHRASE = "correct horse battery"
@@ -91,10 +91,42 @@ def test_a_blueprint_widens_to_global_by_the_operator_and_is_then_seen_and_deplo
     assert amy.blueprints.get("twin")["visibility"] == "tenant"
 
 
-def test_cfy_blueprints_set_visibility_and_set_global(server, tmp_path):
+def test_a_private_blueprint_deployment_or_secret_is_its_creators_and_the_managers(server, tmp_path):
+    ann, amy, uma, vic = (rest_client(server, name, "team-a") for name in ("ann", "amy", "uma", "vic"))
+    assert amy.blueprints.upload(_blueprint(tmp_path, "priv"), "amys", visibility="private")["visibility"] == "private"
+    amy.deployments.create("amys", "amys-dep", visibility="private")
+    ann.secrets.create("anns_key", "private-value", visibility="private")
+    for other in (uma, vic):
+        assert _refused(other.blueprints.get, "amys").status_code == 404
+        assert "amys" not in [b.id for b in other.blueprints.list()]
+        assert _refused(other.deployments.get, "amys-dep").status_code == 404
+        assert "amys-dep" not in [d.id for d in other.deployments.list()]
+        assert _refused(other.secrets.get, "anns_key").status_code == 404
+        assert "anns_key" not in [s.key for s in other.secrets.list()]
+    assert _refused(uma.deployments.create, "amys", "umas").status_code == 404
+    assert _refused(uma.blueprints.set_visibility, "amys", "tenant").status_code == 404
+    assert "anns_key" not in [e["key"] for e in uma.secrets.export()]
+    # its creator and the tenant's manager see them all; widened to tenant, every member does
+    assert (ann.blueprints.get("amys")["created_by"], ann.deployments.get("amys-dep")["visibility"]) == (
+        "amy", "private")
+    assert "anns_key" not in [s.key for s in amy.secrets.list()]
+    assert ann.secrets.get("anns_key").value == "private-value"
+    amy.blueprints.set_visibility("amys", "tenant")
+    assert vic.blueprints.get("amys")["visibility"] == "tenant"
+    assert _refused(vic.deployments.get, "amys-dep").status_code == 404  # the deployment is still private
+
+
+def test_cfy_blueprints_set_visibility_set_global_and_set_owner(server, tmp_path):
     """(cfy prints a refusal of these commands and exits 0, as it does against Cloudify: prettify_client_error)"""
     cfy = cfy_on(server, tmp_path)
     cfy("blueprints", "upload", _blueprint(tmp_path, "cli"), "-b", "cli-bp")
+    assert "is now owned by user `bob`" in cfy("blueprints", "set-owner", "cli-bp", "-s", "bob")
+    assert "does not exist" in cfy("blueprints", "set-owner", "cli-bp", "-s", "nobody", ok=False)
+    assert rest_client(server).blueprints.get("cli-bp")["created_by"] == "bob"
+    amy = rest_client(server, "amy", "team-a")
+    amy.blueprints.upload(_blueprint(tmp_path, "amy"), "amy-bp")
+    assert _refused(amy.blueprints.update, "amy-bp", {"creator": "uma"}).status_code == 403
+    assert amy.blueprints.update("amy-bp", {"labels": [{"env": "dev"}]})["labels"][0]["value"] == "dev"
     assert "was set to tenant" in cfy("blueprints", "set-visibility", "cli-bp", "-l", "tenant")
     assert "was set to global" in cfy("blueprints", "set-global", "cli-bp")
     assert "Error: 400: Can't set the visibility of `cli-bp` to tenant because it already has wider visibility" in cfy(

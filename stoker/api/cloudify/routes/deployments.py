@@ -12,6 +12,8 @@ from stoker.api.body import json_body
 from stoker.api.cloudify import views
 from stoker.api.cloudify.all_tenants import engines_listed
 from stoker.api.cloudify.identity import Caller, caller, requiring
+from stoker.api.cloudify.routes.blueprints import seen_blueprint
+from stoker.api.cloudify.viewers import seen, seen_by
 from stoker.api.cloudify.routing import (bad, label_list, labels_sent, router, run, visibility_given,
                                         visibility_sent)
 from stoker.blueprint.deployment_groups import member_ids
@@ -54,6 +56,7 @@ async def create(deployment_id: str, request: Request, who: Caller = Depends(req
     shown_to = visibility_given(request, who, body.get("visibility"), "deployment")
 
     def work(engine):
+        seen_blueprint(request, who, engine, body["blueprint_id"])  # another's private one: 404
         if site_name:
             engine.blueprints.sites.get(site_name)  # a site that does not exist: 404, nothing stored
         engine.blueprints.deployments.create(deployment_id, body["blueprint_id"], inputs, labels,
@@ -77,7 +80,8 @@ def listed(request: Request, who: Caller, engine: Any) -> list[dict]:
             for found in [acting.blueprints.deployments]
             for members in [None if group_id is None else member_ids(found, group_id)]
             for d in found.list() if members is None or d["id"] in members]
-    rows = [r for r in rows if all({"key": k, "value": v} in r["labels"] for k, v in wanted)]
+    sees = seen_by(request, who)
+    rows = [r for r in rows if all({"key": k, "value": v} in r["labels"] for k, v in wanted) and sees(r)]
     filter_id = request.query_params.get("_filter_id")
     return meeting(engine.blueprints.filters.rules(filter_id), rows) if filter_id else rows
 
@@ -94,8 +98,13 @@ async def list_(request: Request, who: Caller = Depends(caller)) -> Response:
 
 @routes.get("/deployments/{deployment_id}")
 async def get(deployment_id: str, request: Request, who: Caller = Depends(caller)) -> Response:
-    return await run(request, who, lambda engine: views.one(request, deployment_view(engine, deployment_id,
-                                                                                      who.project)))
+    return await run(request, who, lambda engine: views.one(request, seen_deployment(request, who, engine,
+                                                                                       deployment_id)))
+
+
+def seen_deployment(request: Request, who: Caller, engine: Any, deployment_id: str) -> dict:
+    """The deployment as ``who`` sees it (another's private one: 404)."""
+    return seen(request, who, deployment_view(engine, deployment_id, who.project), "Deployment", deployment_id)
 
 
 @routes.delete("/deployments/{deployment_id}")
@@ -125,6 +134,7 @@ async def set_visibility(deployment_id: str, request: Request, who: Caller = Dep
     wanted = await visibility_sent(request, who, "deployment")
 
     def work(engine):
+        seen_deployment(request, who, engine, deployment_id)
         engine.blueprints.deployments.set_visibility(deployment_id, wanted)
         return deployment_view(engine, deployment_id, who.project)
 

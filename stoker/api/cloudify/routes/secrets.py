@@ -15,9 +15,11 @@ from fastapi.responses import Response
 from stoker.api.body import json_body
 from stoker.api.cloudify import views
 from stoker.api.cloudify.all_tenants import engines_listed, projects_listed
-from stoker.api.cloudify.identity import Caller, caller, forbidden, requiring
-from stoker.api.cloudify.routing import bad, global_refused, router, run, visibility_given, visibility_sent
+from stoker.api.cloudify.identity import Caller, caller, requiring
+from stoker.api.cloudify.routing import (bad, global_refused, new_owner, router, run, visibility_given,
+                                        visibility_sent)
 from stoker.api.cloudify.users import project_of
+from stoker.api.cloudify.viewers import seen, seen_by
 from stoker.blueprint import visibility
 from stoker.blueprint.secret_files import Importer, NotWritable
 from stoker.blueprint.state import tenant_of
@@ -59,10 +61,11 @@ async def update(key: str, request: Request, who: Caller = Depends(requiring("ma
     shown_to = body.get("visibility")
     if shown_to is not None:
         shown_to = visibility_given(request, who, shown_to, "secret")
-    creator = _new_owner(request, who, body.get("creator"))
+    creator = None if body.get("creator") is None else new_owner(request, who, body["creator"])
 
     def work(engine):
         secrets = engine.blueprints.secrets
+        _seen(request, who, secrets, key)
         if shown_to is not None:
             secrets.set_visibility(key, shown_to, visibility.VISIBILITIES)
         if creator is not None:
@@ -72,32 +75,29 @@ async def update(key: str, request: Request, who: Caller = Depends(requiring("ma
     return await run(request, who, work)
 
 
-def _new_owner(request: Request, who: Caller, creator: object) -> str | None:
-    if creator is None:
-        return None
-    cloudify = request.app.state.cloudify
-    if not cloudify.operator(who):
-        raise forbidden(f"User `{who.user}` is not permitted to perform the action set_owner in the tenant "
-                        f"`{who.tenant}` (only the operator, a manager of tenant default_tenant, does)")
-    if not isinstance(creator, str) or not cloudify.users.rows(creator):
-        raise bad(f"User {str(creator)[:100]} does not exist.")
-    return creator
-
-
 @routes.patch("/secrets/{key}/set-visibility")
 async def set_visibility(key: str, request: Request, who: Caller = Depends(requiring("manager"))) -> Response:
     """``cfy secrets set-visibility KEY -l tenant|global`` (and ``set-global``): only widens."""
     wanted = await visibility_sent(request, who, "secret")
-    return await run(request, who, lambda engine: views.secret(engine.blueprints.secrets.set_visibility(key, wanted),
-                                                               who.project))
+
+    def work(engine):
+        _seen(request, who, engine.blueprints.secrets, key)
+        return views.secret(engine.blueprints.secrets.set_visibility(key, wanted), who.project)
+
+    return await run(request, who, work)
+
+
+def _seen(request: Request, who: Caller, secrets, key: str) -> dict:
+    """The secret as ``who`` sees it (another's private one: 404)."""
+    return seen(request, who, views.secret(secrets.get(key), who.project), "Secret", key)
 
 
 @routes.get("/secrets")
 async def list_(request: Request, who: Caller = Depends(caller)) -> Response:
-    return await run(request, who, lambda engine: views.page(request, list({
+    return await run(request, who, lambda engine: views.page(request, list(filter(seen_by(request, who), {
         (s["tenant_name"], s["key"]): views.secret(s, project)
         for project, acting in engines_listed(request, who, engine, Secret.__table__)
-        for s in acting.blueprints.secrets.list()}.values())))
+        for s in acting.blueprints.secrets.list()}.values()))))
 
 
 @routes.get("/secrets/share/export")
@@ -110,8 +110,14 @@ async def export(request: Request, who: Caller = Depends(requiring("user"))) -> 
         visibility_given(request, who, shown_to, "secret", allowed=("private", "tenant", "global"))
     cloudify = request.app.state.cloudify
 
+    sees = seen_by(request, who)
+
     def permitted(row: dict) -> bool:
-        return row["created_by"] == who.user or cloudify.role_in(who, tenant_of(row["project_id"])) == "manager"
+        """Whether ``who`` sees the secret, and its value when hidden."""
+        shown = {"tenant_name": tenant_of(row["project_id"]), "visibility": row["visibility"],
+                 "created_by": row["created_by"]}
+        return sees(shown) and (not row["hidden"] or row["created_by"] == who.user
+                                or cloudify.role_in(who, shown["tenant_name"]) == "manager")
 
     def work(engine):
         return engine.blueprints.secrets.export(projects_listed(request, who, Secret.__table__),
@@ -168,9 +174,13 @@ def _known(request: Request, who: Caller, tenant: object) -> bool:
 
 @routes.get("/secrets/{key}")
 async def get(key: str, request: Request, who: Caller = Depends(caller)) -> Response:
-    return await run(request, who, lambda engine: views.secret(engine.blueprints.secrets.get(key), who.project))
+    return await run(request, who, lambda engine: _seen(request, who, engine.blueprints.secrets, key))
 
 
 @routes.delete("/secrets/{key}")
 async def delete(key: str, request: Request, who: Caller = Depends(requiring("manager"))) -> Response:
-    return await run(request, who, lambda engine: engine.blueprints.secrets.delete(key))
+    def work(engine):
+        _seen(request, who, engine.blueprints.secrets, key)
+        engine.blueprints.secrets.delete(key)
+
+    return await run(request, who, work)
