@@ -359,3 +359,21 @@ def test_secrets_move_between_a_local_stoker_and_the_server(server, tmp_path, mo
     assert json.loads(stoker("secret", "get", "local_open", "-f", "json"))["value"] == "changed-on-server"
     (tmp_path / "bad.json").write_text("{not json")
     assert "is not a secrets file" in stoker("secret", "import", "-i", str(tmp_path / "bad.json"), ok=False)
+
+
+def test_no_value_nor_passphrase_reaches_the_servers_log(tmp_path):
+    """At ``--log-level debug`` (access lines on) the passphrase ``cfy secrets export -p`` sends in the query is
+    logged hidden, and no value is logged at all."""
+    server = cloudify_server(tmp_path, USERS[:1], extra=("--log-level", "debug"))
+    try:
+        admin = rest_client(server)
+        admin.secrets.create("logged_key", "never-in-the-log", is_hidden_value=True)
+        entries = admin.secrets.export(_passphrase=PASSPHRASE)
+        admin.secrets.delete("logged_key")
+        admin.secrets.import_secrets(entries, passphrase=PASSPHRASE)
+        assert _exported(admin, "logged_key") == ("never-in-the-log", True)
+    finally:
+        server.stop()
+    log = server.log.read_text()
+    assert "/secrets/share/export?_passphrase=******" in log
+    assert PASSPHRASE.split()[0] not in log and "never-in-the-log" not in log
