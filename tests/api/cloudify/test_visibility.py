@@ -95,6 +95,8 @@ def test_a_private_blueprint_deployment_or_secret_is_its_creators_and_the_manage
     ann, amy, uma, vic = (rest_client(server, name, "team-a") for name in ("ann", "amy", "uma", "vic"))
     assert amy.blueprints.upload(_blueprint(tmp_path, "priv"), "amys", visibility="private")["visibility"] == "private"
     amy.deployments.create("amys", "amys-dep", visibility="private")
+    # as on Cloudify, a new deployment of a private blueprint is the tenant's unless asked otherwise
+    assert amy.deployments.create("amys", "amys-open")["visibility"] == "tenant"
     ann.secrets.create("anns_key", "private-value", visibility="private")
     for other in (uma, vic):
         assert _refused(other.blueprints.get, "amys").status_code == 404
@@ -149,7 +151,9 @@ def test_a_deployment_is_never_wider_than_its_blueprint(server, tmp_path):
     assert (wider.status_code, wider.error_code) == (400, "illegal_action_error")
     assert ("The visibility of deployment `mine` can't be wider than the visibility of its blueprint `app`. "
             "Current blueprint visibility is tenant") in str(wider)
-    assert _refused(operator.deployments.create, "app", "too-wide", visibility="global").status_code == 400
+    too_wide = _refused(operator.deployments.create, "app", "too-wide", visibility="global")
+    assert (too_wide.status_code, str(too_wide)) == (
+        403, "403: Can't create global deployment too-wide because blueprint app is not global")
     assert "too-wide" not in [d.id for d in amy.deployments.list()]
     operator.blueprints.set_global("app")
     assert operator.deployments.set_visibility("mine", "global")["visibility"] == "global"

@@ -11,7 +11,7 @@ from fastapi.responses import Response
 from stoker.api.body import json_body
 from stoker.api.cloudify import views
 from stoker.api.cloudify.all_tenants import engines_listed
-from stoker.api.cloudify.identity import Caller, caller, requiring
+from stoker.api.cloudify.identity import Caller, caller, forbidden, requiring
 from stoker.api.cloudify.routes.blueprints import seen_blueprint
 from stoker.api.cloudify.viewers import seen, seen_by
 from stoker.api.cloudify.routing import (bad, label_list, labels_sent, router, run, visibility_given,
@@ -56,7 +56,10 @@ async def create(deployment_id: str, request: Request, who: Caller = Depends(req
     shown_to = visibility_given(request, who, body.get("visibility"), "deployment")
 
     def work(engine):
-        seen_blueprint(request, who, engine, body["blueprint_id"])  # another's private one: 404
+        blueprint = seen_blueprint(request, who, engine, body["blueprint_id"])  # another's private one: 404
+        if shown_to == "global" and blueprint["visibility"] != "global":
+            raise forbidden(f"Can't create global deployment {deployment_id} because blueprint {blueprint['id']} is "
+                            f"not global")
         if site_name:
             engine.blueprints.sites.get(site_name)  # a site that does not exist: 404, nothing stored
         engine.blueprints.deployments.create(deployment_id, body["blueprint_id"], inputs, labels,
