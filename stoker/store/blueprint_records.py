@@ -126,6 +126,15 @@ class BlueprintRecords(Records):
                                visibility, what)
             conn.execute(update(table).where(table.c.pk == row["pk"]).values(visibility=visibility))
 
+    def global_elsewhere(self, table: Table, project_id: str, wanted: str | None = None) -> list[tuple[str, str]]:
+        """(project, id) of the global rows of ``table`` other projects hold (of id ``wanted`` only)."""
+        query = select(table.c.project_id, table.c.id).where(table.c.visibility == "global",
+                                                             table.c.project_id != project_id)
+        if wanted is not None:
+            query = query.where(table.c.id == wanted)
+        with self._read() as conn:
+            return [tuple(row) for row in conn.execute(query.order_by(table.c.project_id, table.c.id))]
+
     def set_owner(self, table: Table, row: dict, creator: str) -> None:
         with self._write() as conn:
             conn.execute(update(table).where(table.c.pk == row["pk"]).values(created_by=creator))

@@ -156,7 +156,14 @@ def test_a_deployment_is_never_wider_than_its_blueprint(server, tmp_path):
         403, "403: Can't create global deployment too-wide because blueprint app is not global")
     assert "too-wide" not in [d.id for d in amy.deployments.list()]
     operator.blueprints.set_global("app")
+    bob = rest_client(server, "bob", "team-b")
+    assert _refused(bob.deployments.get, "mine").status_code == 404
     assert operator.deployments.set_visibility("mine", "global")["visibility"] == "global"
+    # seen from another tenant, never changed from there
+    assert (bob.deployments.get("mine")["tenant_name"], bob.deployments.get("mine")["created_by"]) == ("team-a", "amy")
+    assert ("mine", "team-a") in [(d.id, d.tenant_name) for d in bob.deployments.list()]
+    assert _refused(bob.deployments.delete, "mine").status_code == 404
+    assert _refused(bob.deployments.set_visibility, "mine", "global").status_code == 403
     narrowed = _refused(amy.deployments.set_visibility, "mine", "tenant")
     assert "already has wider visibility" in str(narrowed)
     assert amy.deployments.get("mine")["visibility"] == "global"

@@ -19,6 +19,7 @@ from stoker.api.cloudify.routing import (bad, label_list, labels_sent, router, r
 from stoker.blueprint.deployment_groups import member_ids
 from stoker.blueprint.filter_rules import matches
 from stoker.errors import NotFound
+from stoker.store.blueprint_records import DEPLOYMENTS
 from stoker.store.models import Deployment
 
 routes = router("deployments")
@@ -83,8 +84,11 @@ def listed(request: Request, who: Caller, engine: Any) -> list[dict]:
             for found in [acting.blueprints.deployments]
             for members in [None if group_id is None else member_ids(found, group_id)]
             for d in found.list() if members is None or d["id"] in members]
+    if group_id is None:
+        rows += _global_elsewhere(engine, who.project)
     sees = seen_by(request, who)
-    rows = [r for r in rows if all({"key": k, "value": v} in r["labels"] for k, v in wanted) and sees(r)]
+    rows = list({(r["tenant_name"], r["id"]): r for r in rows
+                 if all({"key": k, "value": v} in r["labels"] for k, v in wanted) and sees(r)}.values())
     filter_id = request.query_params.get("_filter_id")
     return meeting(engine.blueprints.filters.rules(filter_id), rows) if filter_id else rows
 
@@ -102,12 +106,26 @@ async def list_(request: Request, who: Caller = Depends(caller)) -> Response:
 @routes.get("/deployments/{deployment_id}")
 async def get(deployment_id: str, request: Request, who: Caller = Depends(caller)) -> Response:
     return await run(request, who, lambda engine: views.one(request, seen_deployment(request, who, engine,
-                                                                                       deployment_id)))
+                                                                                       deployment_id, True)))
 
 
-def seen_deployment(request: Request, who: Caller, engine: Any, deployment_id: str) -> dict:
-    """The deployment as ``who`` sees it (another's private one: 404)."""
-    return seen(request, who, deployment_view(engine, deployment_id, who.project), "Deployment", deployment_id)
+def seen_deployment(request: Request, who: Caller, engine: Any, deployment_id: str, elsewhere: bool = False) -> dict:
+    """The deployment as ``who`` sees it (another's private one: 404); ``elsewhere``: else another tenant's
+    global one of that id."""
+    try:
+        shown = deployment_view(engine, deployment_id, who.project)
+    except NotFound:
+        found = _global_elsewhere(engine, who.project, deployment_id) if elsewhere else []
+        if not found:
+            raise
+        shown = found[0]
+    return seen(request, who, shown, "Deployment", deployment_id)
+
+
+def _global_elsewhere(engine: Any, project: str, wanted: str | None = None) -> list[dict]:
+    """Other tenants' global deployments (of id ``wanted``): read from every tenant, changed only from their own."""
+    return [deployment_view(engine.for_project(owner), deployment_id, owner)
+            for owner, deployment_id in engine.blueprints.records.global_elsewhere(DEPLOYMENTS, project, wanted)]
 
 
 @routes.delete("/deployments/{deployment_id}")
