@@ -23,6 +23,8 @@ from stoker.store.plugin_packages import VISIBILITIES
 
 #: the fields every entry needs, in the order Cloudify names the missing ones
 NEEDED = ("key", "is_hidden_value", "visibility", "tenant_name", "value", "encrypted")
+#: the longest key a secret may have (the column's)
+LONGEST_KEY = 255
 #: the shortest passphrase ``cfy`` takes (checked here too: the API may be called without ``cfy``)
 SHORTEST_PASSPHRASE = 8
 
@@ -98,6 +100,9 @@ class Importer:
 
     def _row(self, entry: dict, passphrase: str | None, tenant_map: dict, wrong: dict) -> dict | None:
         missing = [f for f in NEEDED if entry.get(f) is None or (isinstance(entry[f], str) and not entry[f].strip())]
+        key = entry.get("key")
+        if key is not None and not (isinstance(key, str) and 0 < len(key) <= LONGEST_KEY):
+            wrong["key"] = f"Not a key (a text of 1 to {LONGEST_KEY} characters)"
         hidden, encrypted = (_boolean(entry, name, wrong) for name in ("is_hidden_value", "encrypted"))
         shown_to = entry.get("visibility")
         if shown_to is not None and shown_to not in VISIBILITIES:
@@ -126,7 +131,7 @@ class Importer:
         if wrong:
             return None
         now = utcnow()
-        return {"project_id": project, "key": str(entry["key"]), "value": secretbox.encrypt(value),
+        return {"project_id": project, "key": key, "value": secretbox.encrypt(value),
                 "hidden": hidden, "visibility": shown_to, "created_by": str(creator or self.created_by),
                 "created_at": now, "updated_at": now}
 

@@ -271,12 +271,14 @@ def test_an_import_is_all_or_nothing(server, tmp_path):
     assert "No passphrase" in cfy("secrets", "import", "-i", str(_file(tmp_path, "np.json", good_new)),
                                   "--non-encrypted", ok=False)
     # one entry wrong: the good one before it is not stored either
-    broken = good_new + [{"key": "half", "value": "v"}, {**good_new[0], "key": "odd", "visibility": "everyone"}, 7]
+    broken = good_new + [{"key": "half", "value": "v"}, {**good_new[0], "key": "odd", "visibility": "everyone"}, 7,
+                         {**good_new[0], "key": "k" * 300}]
     answer = _refused(admin.secrets.import_secrets, broken, passphrase=PASSPHRASE)
     assert (answer.status_code, answer.error_code) == (400, "bad_parameters_error")
     message = str(answer)
     assert "secret 2: missing secret fields: ['is_hidden_value', 'visibility', 'tenant_name', 'encrypted']" in message
     assert "secret 3: visibility: Not a valid visibility" in message and "secret 4" in message
+    assert "secret 5: key: Not a key (a text of 1 to 255 characters)" in message
     global_by_user = _refused(rest_client(server, "ann", "team-a").secrets.import_secrets,
                               [{**good_new[0], "visibility": "global", "tenant_name": "team-a"}],
                               passphrase=PASSPHRASE)
