@@ -326,6 +326,8 @@ class BlueprintRecords(Records):
                     continue
                 colliding.append(row)
                 if override:
+                    unique_then_global(conn, SECRETS, SECRETS.c.key, row["key"], row["project_id"], row["visibility"],
+                                       "Secret")
                     conn.execute(update(SECRETS).where(*where).values(
                         **{k: v for k, v in row.items() if k not in ("project_id", "key", "created_at")}))
         return colliding

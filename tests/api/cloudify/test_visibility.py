@@ -334,6 +334,12 @@ def test_export_gives_hidden_values_only_to_managers_and_import_maps_tenants(ser
         "colliding_secrets": {}, "secrets_errors": {}}
     assert bob.secrets.get("team_hidden").is_hidden_value is True
     assert {e["key"]: e["value"] for e in bob.secrets.export(_search="team_")} == by_manager
+    # an entry that fails only as it is stored (its key is another tenant's global one): nothing stored either
+    operator.secrets.create("everywhere_key", "v", visibility="global")
+    clash = [{**entries[0], "key": "fresh_one", "tenant_name": "team-b"},
+             {**entries[0], "key": "everywhere_key", "tenant_name": "team-b"}]
+    assert _refused(bob.secrets.import_secrets, clash, passphrase=PASSPHRASE).status_code == 409
+    assert _refused(bob.secrets.get, "fresh_one").status_code == 404
     everywhere = operator.secrets.export(_search="team_plain", _all_tenants=True)
     assert sorted(e["tenant_name"] for e in everywhere) == ["team-a", "team-b"]
 
