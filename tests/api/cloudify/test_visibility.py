@@ -255,6 +255,13 @@ def test_cfy_secrets_export_with_a_passphrase_imports_back_and_is_cloudifys_ciph
     cfy("secrets", "export", "--non-encrypted", "-o", str(clear), "-l", "tenant", "--filter-by", "api_")
     assert [(e["key"], e["value"], e["encrypted"]) for e in json.loads(clear.read_text())] == [
         ("api_url", "https://api.example", False)]
+    # another tenant's (cfy -t, the operator acting as its manager), and every tenant's
+    rest_client(server, "ann", "team-a").secrets.create("a_only", "in-team-a")
+    cfy("secrets", "export", "--non-encrypted", "-o", str(clear), "-t", "team-a", "--filter-by", "_only")
+    assert [(e["key"], e["tenant_name"]) for e in json.loads(clear.read_text())] == [("a_only", "team-a")]
+    cfy("secrets", "export", "--non-encrypted", "-o", str(clear), "--all-tenants", "--filter-by", "_")
+    assert {"a_only", "api_url", "db_password"} <= {e["key"] for e in json.loads(clear.read_text())}
+    assert "one of" in cfy("secrets", "export", "-o", str(clear), ok=False)  # cfy: a passphrase or --non-encrypted
 
 
 def test_an_import_is_all_or_nothing(server, tmp_path):
