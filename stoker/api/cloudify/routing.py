@@ -141,13 +141,17 @@ def visibility_given(request: Request, who: Caller, given: Any, what: str,
                      allowed: tuple[str, ...] = visibility.VISIBILITIES) -> str:
     """A visibility asked for (none: ``tenant``), checked as Cloudify checks it: 400 for a value not
     ``allowed``, 403 for global from anyone but the operator."""
-    wanted = "tenant" if given is None else given
-    try:
-        visibility.checked(wanted, allowed)
-    except StokerError as exc:
-        raise bad(str(exc)) from None
+    wanted = valid_visibility("tenant" if given is None else given, allowed)
     global_for_operator(request, who, wanted, what)
     return wanted
+
+
+def valid_visibility(given: Any, allowed: tuple[str, ...] = visibility.VISIBILITIES) -> str:
+    """``given``, one of ``allowed`` (400 in Cloudify's words otherwise)."""
+    try:
+        return visibility.checked(given, allowed)
+    except StokerError as exc:
+        raise bad(str(exc)) from None
 
 
 async def visibility_sent(request: Request, who: Caller, what: str) -> str:

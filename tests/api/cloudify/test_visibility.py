@@ -329,6 +329,8 @@ def test_export_gives_hidden_values_only_to_managers_and_import_maps_tenants(ser
     assert set(by_user) == {"team_plain"} and by_user["team_plain"]["value"] == "plain-value"
     by_manager = {e["key"]: e["value"] for e in ann.secrets.export(_search="team_")}
     assert by_manager == {"team_hidden": "s3cr3t-hidden", "team_plain": "plain-value"}
+    assert [e["key"] for e in amy.secrets.export(visibility="global", _search="team_")] == []
+    assert "Invalid visibility: `wide`" in str(_refused(amy.secrets.export, visibility="wide"))
     viewer = _refused(vic.secrets.export)
     assert (viewer.status_code, viewer.error_code) == (403, "forbidden_error")
     entries = ann.secrets.export(_search="team_", _passphrase=PASSPHRASE)

@@ -16,8 +16,8 @@ from stoker.api.body import json_body
 from stoker.api.cloudify import views
 from stoker.api.cloudify.all_tenants import engines_listed, projects_listed
 from stoker.api.cloudify.identity import Caller, caller, requiring
-from stoker.api.cloudify.routing import (bad, global_refused, new_owner, router, run, visibility_given,
-                                        visibility_sent)
+from stoker.api.cloudify.routing import (bad, global_refused, new_owner, router, run, valid_visibility,
+                                        visibility_given, visibility_sent)
 from stoker.api.cloudify.users import project_of
 from stoker.api.cloudify.viewers import seen, seen_by
 from stoker.blueprint import visibility
@@ -105,11 +105,8 @@ async def export(request: Request, who: Caller = Depends(requiring("user"))) -> 
     """``cfy secrets export [-p PASSPHRASE] [-l VISIBILITY] [--filter-by TEXT] [--all-tenants]``: the file's
     entries.  A hidden value only where ``who`` manages the tenant or made the secret, as Cloudify's."""
     query = request.query_params
-    shown_to = query.get("visibility") or None
-    if shown_to is not None:
-        visibility_given(request, who, shown_to, "secret", allowed=("private", "tenant", "global"))
+    shown_to = valid_visibility(query["visibility"]) if query.get("visibility") else None
     cloudify = request.app.state.cloudify
-
     sees = seen_by(request, who)
 
     def permitted(row: dict) -> bool:
