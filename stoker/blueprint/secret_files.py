@@ -63,6 +63,10 @@ def exported(rows: list[dict], passphrase: str | None) -> list[dict]:
     return entries
 
 
+class NotWritable(StokerError):
+    """A tenant an import may not write: unknown, or the caller may not create secrets there."""
+
+
 @dataclass
 class Importer:
     """How entries become rows: ``project_of(tenant)`` the project to write (or why it may not be written:
@@ -86,19 +90,21 @@ class Importer:
         passphrase = checked_passphrase(passphrase)
         rows, errors = [], {}
         for place, entry in enumerate(entries):
-            wrong: dict[str, Any] = {}
-            row = self._row(entry, passphrase, tenant_map or {}, wrong) if isinstance(entry, dict) else None
             if not isinstance(entry, dict):
-                wrong["entry"] = "Not a map of the secret's fields"
+                errors[place] = {"entry": "Not a map of the secret's fields"}
+                continue
+            wrong: dict[str, Any] = {}
+            row = self._row(entry, passphrase, tenant_map or {}, wrong)
             if wrong:
                 errors[place] = wrong
-            elif row is not None:
+            else:
                 rows.append(row)
         if errors:
             raise ImportRefused(errors)
         return rows
 
-    def _row(self, entry: dict, passphrase: str | None, tenant_map: dict, wrong: dict) -> dict | None:
+    def _row(self, entry: dict, passphrase: str | None, tenant_map: dict, wrong: dict) -> dict:
+        """The row of ``entry``, or (anything wrong) each problem put in ``wrong``, by field."""
         missing = [f for f in NEEDED if entry.get(f) is None or (isinstance(entry[f], str) and not entry[f].strip())]
         key = entry.get("key")
         if key is not None and not (isinstance(key, str) and 0 < len(key) <= LONGEST_KEY):
@@ -129,15 +135,11 @@ class Importer:
         if missing:
             wrong["missing secret fields"] = missing
         if wrong:
-            return None
+            return {}
         now = utcnow()
-        return {"project_id": project, "key": key, "value": secretbox.encrypt(value),
-                "hidden": hidden, "visibility": shown_to, "created_by": str(creator or self.created_by),
-                "created_at": now, "updated_at": now}
-
-
-class NotWritable(StokerError):
-    """A tenant an import may not write: unknown, or the caller may not create secrets there."""
+        return {"project_id": project, "key": key, "value": secretbox.encrypt(value), "hidden": hidden,
+                "visibility": shown_to, "created_by": str(creator or self.created_by), "created_at": now,
+                "updated_at": now}
 
 
 def _boolean(entry: dict, name: str, wrong: dict) -> bool:

@@ -227,7 +227,7 @@ def _secrets(client) -> dict:
 
 
 def test_cfy_secrets_export_with_a_passphrase_imports_back_and_is_cloudifys_cipher(server, tmp_path):
-    from cloudify.cryptography_utils import decrypt, generate_key_using_password
+    from cloudify.cryptography_utils import decrypt, encrypt, generate_key_using_password
 
     cfy = cfy_on(server, tmp_path)
     admin = rest_client(server)
@@ -250,6 +250,12 @@ def test_cfy_secrets_export_with_a_passphrase_imports_back_and_is_cloudifys_ciph
     assert admin.secrets.get("db_password").value == "******"  # hidden: read back masked, exported in full
     assert _exported(admin, "db_password") == ("hunter2-db", True)
     assert admin.secrets.get("api_url").value == "https://api.example"
+    # a manager's file (Cloudify's own code encrypts it) imports here too
+    made_by_cloudify = {"key": "from_cloudify", "value": encrypt("ünïcode válue", key), "visibility": "tenant",
+                        "tenant_name": "default_tenant", "is_hidden_value": False, "encrypted": True,
+                        "provider": None, "provider_options": None}
+    admin.secrets.import_secrets([made_by_cloudify], passphrase=PASSPHRASE)
+    assert admin.secrets.get("from_cloudify").value == "ünïcode válue"
     # a file without a passphrase holds the values in clear, as Cloudify's
     clear = tmp_path / "clear.json"
     cfy("secrets", "export", "--non-encrypted", "-o", str(clear), "-l", "tenant", "--filter-by", "api_")
