@@ -150,6 +150,8 @@ class BlueprintRecords(Records):
         now = utcnow()
         try:
             with self._write() as conn:
+                unique_then_global(conn, DEPLOYMENTS, DEPLOYMENTS.c.id, deployment_id, project_id,
+                                   fields.get("visibility", "tenant"), "Deployment")
                 pk = conn.execute(insert(DEPLOYMENTS).values(project_id=project_id, id=deployment_id,
                                                              created_at=now, **fields)
                                   .returning(DEPLOYMENTS.c.pk)).scalar_one()

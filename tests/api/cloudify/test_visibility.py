@@ -164,6 +164,10 @@ def test_a_deployment_is_never_wider_than_its_blueprint(server, tmp_path):
     assert ("mine", "team-a") in [(d.id, d.tenant_name) for d in bob.deployments.list()]
     assert _refused(bob.deployments.delete, "mine").status_code == 404
     assert _refused(bob.deployments.set_visibility, "mine", "global").status_code == 403
+    bob.blueprints.upload(_blueprint(tmp_path, "bobs"), "bobs-app")
+    twin = _refused(bob.deployments.create, "bobs-app", "mine")
+    assert (twin.status_code, str(twin)) == (409, "409: <Deployment id=`mine`> already exists on team-b or with "
+                                                  "global visibility")
     narrowed = _refused(amy.deployments.set_visibility, "mine", "tenant")
     assert "already has wider visibility" in str(narrowed)
     assert amy.deployments.get("mine")["visibility"] == "global"
