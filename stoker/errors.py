@@ -132,6 +132,7 @@ class IllegalAction(StokerError):
     narrowed, a global resource changed from another tenant."""
 
     code = "illegal-action"
+    cloudify_code = "illegal_action_error"
 
 
 @dataclass

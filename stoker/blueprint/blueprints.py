@@ -28,12 +28,11 @@ class BlueprintService:
         self.deployments = Deployments(self.records, project_id)
         self.secrets = Secrets(self.records, project_id)
 
-    @property
-    def filters(self):
-        """Saved deployment filters (named filter rules)."""
+    def filters(self, kind: str = "deployments"):
+        """Saved filters (named filter rules) of deployments or blueprints."""
         from stoker.blueprint.saved_filters import SavedFilters
 
-        return SavedFilters(self.store, self.project_id)
+        return SavedFilters(self.store, self.project_id, kind)
 
     @property
     def sites(self):

@@ -10,7 +10,8 @@ from stoker.blueprint import runtime, visibility
 from stoker.blueprint.deployment import prepare
 from stoker.blueprint.blueprint_errors import BlueprintError
 from stoker.blueprint.evaluation import PlanEvaluator, RuntimeEvaluator, scan
-from stoker.blueprint.functions.manager import PARENT_LABEL
+from stoker.blueprint import environments
+from stoker.blueprint.environments import PARENT_LABEL
 from stoker.blueprint.instances import node_hosts
 from stoker.blueprint.secrets import MASK, masked_values, masker, secret_values
 from stoker.blueprint.state import StoredState, instance_view, tenant_of
@@ -93,6 +94,8 @@ class Deployments:
                              + list(labels))
         if check_environment:
             self._check_environment(dep, pairs)
+        parents = environments.parents_in(pairs)
+        environments.check_parents(self.records, self.project_id, deployment_id, parents)
         sys_values = {"tenant_name": tenant_of(self.project_id), "deployment_id": deployment_id,
                       "deployment_name": deployment_id, "blueprint_id": blueprint_id, "owner": "admin"}
         name = display_name or self._display_name(dep, sys_values, pairs) or deployment_id
@@ -106,6 +109,7 @@ class Deployments:
                   "runtime_only_evaluation": runtime_only_evaluation, "created_by": created_by,
                   "visibility": shown_to}
         self.records.add_deployment(self.project_id, deployment_id, fields, nodes, instances, pairs)
+        environments.link(self.records, self.project_id, deployment_id, parents)
         return self.get(deployment_id)
 
     def _check_environment(self, dep: dict, labels: list[tuple[str, str]]) -> None:
@@ -173,10 +177,20 @@ class Deployments:
                                     "Deployment")
         return self.get(deployment_id)
 
-    def delete(self, deployment_id: str) -> None:
-        """Delete the deployment, killing first the scripts its dead executions left running."""
-        processes.stop_orphans(self.records.execution_commands(self._row(deployment_id)["pk"]))
+    def delete(self, deployment_id: str, force: bool = False, recursive: bool = False) -> None:
+        """Delete the deployment, killing first the scripts its dead executions left running; refused while
+        it is a parent (``force``: its children are left without it; ``recursive``: they are deleted first,
+        theirs before them)."""
+        row = self._row(deployment_id)
+        if recursive:
+            for child in environments.children_of(self.records, self.project_id, deployment_id):
+                self.delete(child, force, recursive)
+        elif not force:
+            environments.check_childless(self.records, self.project_id, deployment_id)
+        processes.stop_orphans(self.records.execution_commands(row["pk"]))
+        parents = environments.parents_in((r["key"], r["value"]) for r in self.records.labels(row["pk"]))
         self.records.delete_deployment(self.project_id, deployment_id)
+        environments.unlink(self.records, self.project_id, deployment_id, parents)
         workdirs.remove(tenant_of(self.project_id), deployment_id)
 
     def state(self, deployment_id: str) -> StoredState:
@@ -287,12 +301,22 @@ class Deployments:
         return [{"key": r["key"], "value": r["value"]} for r in self.records.labels(self._row(deployment_id)["pk"])]
 
     def add_labels(self, deployment_id: str, labels: Iterable[tuple[str, str]]) -> list[dict]:
-        self.records.add_labels(self._row(deployment_id)["pk"], label_pairs(labels))
+        """Add labels; a new ``csys-obj-parent`` one makes the deployment a child of an existing deployment."""
+        row, pairs = self._row(deployment_id), label_pairs(labels)
+        held = {(r["key"], r["value"]) for r in self.records.labels(row["pk"])}
+        parents = environments.parents_in(pair for pair in pairs if pair not in held)
+        environments.check_parents(self.records, self.project_id, deployment_id, parents)
+        self.records.add_labels(row["pk"], pairs)
+        environments.link(self.records, self.project_id, deployment_id, parents)
         return self.labels(deployment_id)
 
     def delete_label(self, deployment_id: str, key: str, value: str | None = None) -> list[dict]:
-        if not self.records.delete_labels(self._row(deployment_id)["pk"], key.lower(), value):
+        row = self._row(deployment_id)
+        parents = environments.parents_in((r["key"], r["value"]) for r in self.records.labels(row["pk"])
+                                          if r["key"] == key.lower() and value in (None, r["value"]))
+        if not self.records.delete_labels(row["pk"], key.lower(), value):
             raise NotFound(f"Deployment {deployment_id} has no label {key}" + (f":{value}" if value else ""))
+        environments.unlink(self.records, self.project_id, deployment_id, parents)
         return self.labels(deployment_id)
 
 

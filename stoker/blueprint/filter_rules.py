@@ -1,8 +1,10 @@
-"""Cloudify's deployment filter rules (``filter_rules`` of a deployment group's members): which
-deployments a list of ``{"key", "values", "operator", "type"}`` rules selects, all rules at once.
+"""Cloudify's filter rules (``filter_rules`` of a search, a saved filter, a deployment group's members): which
+deployments, blueprints, nodes, node instances or secrets a list of ``{"key", "values", "operator", "type"}``
+rules selects, all rules at once; and the DSL constraints a search may send instead (``constraints``: the
+manager reads them into the same rules).
 
-Label rules (``type: label``) read the deployment's labels; attribute rules (``type: attribute``) the
-attributes Cloudify allows to filter deployments by that Stoker keeps.  A malformed rule is refused with
+Label rules (``type: label``) read the resource's labels; attribute rules (``type: attribute``) the
+attributes Cloudify allows to filter that resource by that Stoker keeps.  A malformed rule is refused with
 the manager's words.
 """
 
@@ -35,7 +37,12 @@ ATTRIBUTE_OPERATORS: dict[str, Callable[[str, list], bool]] = {
 #: the attributes a rule may read, by what is filtered (Cloudify's ``allowed_filter_attrs`` Stoker keeps)
 ATTRIBUTES = {"deployments": ("id", "blueprint_id", "created_by", "site_name", "tenant_name", "display_name",
                               "installation_status"),
-              "blueprints": ("created_by", "state", "id", "tenant_name")}
+              "blueprints": ("created_by", "state", "id", "tenant_name"),
+              "nodes": ("id", "type"), "node_instances": ("id",), "secrets": ("key", "provider_name"),
+              "capabilities": ("key", "value")}
+#: a constraint's ``name_pattern`` operators, as the attribute operators they become
+PATTERN_OPERATORS = {"contains": "contains", "starts_with": "starts_with", "ends_with": "ends_with",
+                     "equals_to": "any_of"}
 
 
 class BadFilterRule(StokerError):
@@ -65,6 +72,8 @@ def checked(rules: Any, kind: str = "deployments") -> list[dict]:
         if rule["operator"] not in operators:
             raise BadFilterRule(rule, f"The operator for filtering by {rule['type']}s must be one of "
                                       f"{', '.join(operators)}")
+        if rule["type"] == "attribute" and rule["operator"] == "is_not_empty" and rule["values"]:
+            raise BadFilterRule(rule, "Values list must be empty if the operator is is_not_empty")
         if rule["type"] == "label" and (rule["operator"] in NULL_OPERATORS) != (not rule["values"]):
             raise BadFilterRule(rule, f"Values list must be empty if the operator is one of {', '.join(NULL_OPERATORS)}"
                                 if rule["values"] else "Values list must include at least one item if the operator "
@@ -85,3 +94,46 @@ def matches(rules: list[dict], deployment: dict, labels: list[tuple[str, str]]) 
         elif not ATTRIBUTE_OPERATORS[rule["operator"]](str(deployment.get(rule["key"]) or ""), rule["values"]):
             return False
     return True
+
+
+def meeting(rules: list[dict], rows: list[dict]) -> list[dict]:
+    """The rows (API views; a labelled one with its ``labels``: ``{"key", "value"}`` maps) meeting every rule."""
+    return [row for row in rows
+            if matches(rules, row, [(label["key"], label["value"]) for label in row.get("labels") or []])]
+
+
+def from_constraints(constraints: dict, field: str, kind: str, valid_field: str | None = None) -> list[dict]:
+    """The checked rules DSL ``constraints`` stand for when they filter ``kind`` by ``field`` (the manager's
+    reading: ``name_pattern`` tests ``field``, ``valid_values`` ``valid_field`` (a capability's value) or else
+    ``field``; ``labels`` and ``tenants`` are label and tenant rules).  A saved filter they name
+    (``filter_id``) is the caller's to add."""
+    rules = [{"key": key, "values": [value], "operator": "any_of", "type": "label"}
+             for label in _listed(constraints, "labels") for key, value in _pair(label)]
+    if constraints.get("tenants"):
+        rules.append({"key": "tenant_name", "values": _listed(constraints, "tenants"), "operator": "any_of",
+                      "type": "attribute"})
+    if constraints.get("valid_values"):
+        rules.append({"key": valid_field or field, "values": _listed(constraints, "valid_values"), "operator": "any_of",
+                      "type": "attribute"})
+    pattern = constraints.get("name_pattern") or {}
+    if not isinstance(pattern, dict):
+        raise BadFilterRule(pattern, "name_pattern must be a map of operators to values")
+    for operator, value in pattern.items():
+        if operator not in PATTERN_OPERATORS:
+            raise BadFilterRule(pattern, f"Unknown name pattern operator: {operator}")
+        rules.append({"key": field, "values": [str(value)], "operator": PATTERN_OPERATORS[operator],
+                      "type": "attribute"})
+    return checked(rules, kind)
+
+
+def _listed(constraints: dict, name: str) -> list:
+    found = constraints.get(name) or []
+    if not isinstance(found, list):
+        raise BadFilterRule(found, f"The constraint {name} must be a list")
+    return found
+
+
+def _pair(label: Any) -> list[tuple[str, str]]:
+    if not isinstance(label, dict) or len(label) != 1:
+        raise BadFilterRule(label, "A labels constraint is a list of one-key maps (key: value)")
+    return [(str(key), str(value)) for key, value in label.items()]

@@ -97,9 +97,12 @@ def get(engine, deployment_id, fmt):
 
 @deployment.command("delete")
 @click.argument("deployment_id")
+@click.option("-f", "--force", is_flag=True, help="Delete it even while other deployments name it their parent.")
+@click.option("-r", "--recursive", is_flag=True, help="Delete the deployments naming it their parent first.")
 @pass_engine
-def delete(engine, deployment_id):
-    engine.blueprints.deployments.delete(deployment_id)
+def delete(engine, deployment_id, force, recursive):
+    """Delete DEPLOYMENT_ID (refused while it is the csys-obj-parent of another deployment)."""
+    engine.blueprints.deployments.delete(deployment_id, force, recursive)
     click.echo(f"Deployment {deployment_id} deleted.")
 
 
@@ -155,6 +158,41 @@ def history(engine, deployment_id, fmt):
 @pass_engine
 def get_update(engine, update_id, fmt):
     show_record(engine.executions.updates.get(update_id), fmt)
+
+
+MODIFICATION_COLUMNS = ["id", "deployment_id", "status", "created_at", "ended_at"]
+
+
+@deployment.group("modifications")
+def modifications() -> None:
+    """A deployment's modifications (each scale's change of its instances), as ``cfy deployments modifications``."""
+
+
+@modifications.command("list")
+@click.argument("deployment_id", required=False)
+@format_option()
+@pass_engine
+def modifications_list(engine, deployment_id, fmt):
+    """The modifications (of DEPLOYMENT_ID, or of every deployment), oldest first."""
+    show_list(engine.executions.modifications.list(deployment_id), MODIFICATION_COLUMNS, fmt)
+
+
+@modifications.command("get")
+@click.argument("modification_id")
+@format_option()
+@pass_engine
+def modifications_get(engine, modification_id, fmt):
+    """One modification: what it asked, the instances it added, removed and related, its context."""
+    show_record(engine.executions.modifications.get(modification_id), fmt)
+
+
+@modifications.command("rollback")
+@click.argument("modification_id")
+@format_option()
+@pass_engine
+def modifications_rollback(engine, modification_id, fmt):
+    """Undo a started modification: the instances it added go (their scripts are not undone)."""
+    show_record(engine.executions.modifications.rollback(modification_id), fmt)
 
 
 def _document_command(name: str, read: str, summary: str) -> None:

@@ -25,9 +25,9 @@ TAIL_POLL = 0.5
 
 
 def run_workflow(engine, workflow: str, deployment_id: str, parameters: dict, wait: bool, fmt: str,
-                 force: bool = False, allow_custom: bool = False, queue: bool = False) -> None:
+                 force: bool = False, allow_custom: bool = False, queue: bool = False, dry_run: bool = False) -> None:
     _to_the_end(engine.executions, deployment_id, wait, fmt, "start", workflow, deployment_id, parameters, force,
-                allow_custom, queue)
+                allow_custom, queue, dry_run)
 
 
 def _to_the_end(service, deployment_id: str, wait: bool, fmt: str, verb: str, *args) -> None:
@@ -53,12 +53,16 @@ def execution() -> None:
 @click.option("--force", is_flag=True, help="Run even while another execution of the deployment runs.")
 @click.option("--queue", is_flag=True, help="While the deployment runs another execution, queue this one: it starts when that one ends.")
 @click.option("--allow-custom-parameters", is_flag=True, help="Pass parameters the workflow does not declare.")
+@click.option("--dry-run", is_flag=True, help="Walk the workflow and report each operation it would run, running "
+                                              "none and changing no instance's state.")
 @format_option()
 @pass_engine
-def start(engine, workflow, deployment_id, parameters, wait, force, queue, allow_custom_parameters, fmt):
+def start(engine, workflow, deployment_id, parameters, wait, force, queue, allow_custom_parameters, dry_run, fmt):
     """Run WORKFLOW on a deployment, to its end."""
+    if queue and dry_run:  # as cfy's --queue
+        raise click.UsageError("--queue is mutually exclusive with --dry-run")
     run_workflow(engine, workflow, deployment_id, parse_inputs(parameters, "-p"), wait, fmt,
-                 force, allow_custom_parameters, queue)
+                 force, allow_custom_parameters, queue, dry_run)
 
 
 @execution.command("list")

@@ -197,3 +197,31 @@ def execution_group_resume(engine, group_id, fmt):
     """Run the group's failed and cancelled executions again from where they stopped, waiting for all."""
     groups = _execution_groups(engine)
     _waited(groups, groups.resume(group_id), fmt)
+
+
+@execution_group.command("set-concurrency")
+@click.argument("group_id")
+@click.argument("concurrency", type=click.IntRange(0))
+@format_option()
+@pass_engine
+def set_concurrency(engine, group_id, concurrency, fmt):
+    """How many of the group's executions run at once from now on (0: none starts)."""
+    show_record(_execution_groups(engine).set_concurrency(group_id, concurrency), fmt)
+
+
+def _target_command(verb: str, outcome: str) -> None:
+    """``set-success-group`` / ``set-failure-group``: a deployment group the deployments join by outcome."""
+
+    @execution_group.command(verb, help=f"Deployments whose execution in GROUP_ID {outcome} join TARGET_GROUP_ID "
+                                        "(those that did already, at once).")
+    @click.argument("group_id")
+    @click.argument("target_group_id")
+    @format_option()
+    @pass_engine
+    def command(engine, group_id, target_group_id, fmt):
+        targets = {"success_group_id" if outcome == "succeeds" else "failure_group_id": target_group_id}
+        show_record(_execution_groups(engine).set_targets(group_id, **targets), fmt)
+
+
+_target_command("set-success-group", "succeeds")
+_target_command("set-failure-group", "fails")

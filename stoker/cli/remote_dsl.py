@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover - concurrent.futures loads with a remote e
 
 #: the fields of an execution and of an event as the local service gives them
 EXECUTION_FIELDS = ("id", "workflow_id", "deployment_id", "status", "status_display", "parameters", "error",
-                    "created_at", "started_at", "ended_at", "tenant_name")
+                    "created_at", "started_at", "ended_at", "tenant_name", "is_dry_run")
 EVENT_FIELDS = ("timestamp", "type", "event_type", "level", "message", "node_name", "node_instance_id", "operation",
                 "execution_id", "workflow_id", "deployment_id", "error_causes")
 LINE_FIELDS = ("timestamp", "type", "event_type", "level", "node_instance_id", "operation", "message")
@@ -90,15 +90,16 @@ class RemoteExecutions(_OverTheApi):
                        getattr(self, f"_start_{verb}")(*args, **kwargs)["id"])
 
     def start(self, workflow_id: str, deployment_id: str, parameters: dict | None = None, force: bool = False,
-              allow_custom_parameters: bool = False, queue: bool = False) -> dict:
+              allow_custom_parameters: bool = False, queue: bool = False, dry_run: bool = False) -> dict:
         return self.begin("start", workflow_id, deployment_id, parameters, force, allow_custom_parameters,
-                          queue).wait()
+                          queue, dry_run).wait()
 
     def _start_start(self, workflow_id: str, deployment_id: str, parameters: dict | None = None,
-                     force: bool = False, allow_custom_parameters: bool = False, queue: bool = False) -> dict:
+                     force: bool = False, allow_custom_parameters: bool = False, queue: bool = False,
+                     dry_run: bool = False) -> dict:
         return self.call("POST", "/executions", {
             "workflow_id": workflow_id, "deployment_id": deployment_id, "parameters": parameters or {},
-            "force": force, "allow_custom_parameters": allow_custom_parameters, "queue": queue})
+            "force": force, "allow_custom_parameters": allow_custom_parameters, "queue": queue, "dry_run": dry_run})
 
     def resume(self, execution_id: str) -> dict:
         return self.begin("resume", execution_id).wait()
@@ -194,6 +195,10 @@ class RemoteDeployments(_Kept):
 
     def list(self, blueprint_id: str | None = None) -> list[dict]:  # type: ignore[override]
         return self.rows(self.path, blueprint_id=blueprint_id)
+
+    def delete(self, deployment_id: str, force: bool = False, recursive: bool = False) -> None:  # type: ignore[override]
+        self.call("DELETE", f"{self.path}/{quote(deployment_id, safe='')}", force=str(force).lower(),
+                  recursive=str(recursive).lower())
 
     def create(self, deployment_id: str, blueprint_id: str, inputs: dict | None = None,
                labels: Iterable[tuple[str, str]] = (), display_name: str | None = None,

@@ -87,12 +87,12 @@ def _event(executions: Executions, row: dict, deployment_row: dict, model: Any, 
 
 def end(executions: Executions, store: Any, traversal_id: str, row: dict) -> None:
     """The execution's end, from the stored state: cancelled when asked to, failed when a step
-    failed, else terminated (and a scale's removed instances go).
+    failed, else terminated (and a scale's deployment modification finished: its removed instances go).
 
     Safe to run again whole, as a task that finds a lost worker's end half
     done does: the ended event is written unless it is there, then the
     status (a watcher that sees the status finds the event), a scale's
-    removal changes nothing the second time, and the traversal is marked
+    modification is finished once, and the traversal is marked
     ended last.
     """
     _action, stopping, _ = traversal.outcome(store, traversal_id)
@@ -109,7 +109,7 @@ def end(executions: Executions, store: Any, traversal_id: str, row: dict) -> Non
         records.update_execution(row["pk"], status=status, error=error, ended_at=utcnow(), owner=None,
                                  cancel_request=None)
     if status == "terminated":
-        executions.modify(deployment_row, (row.get("resume_data") or {}).get("memo") or {}, "after")
+        executions.succeeded(row, deployment_row, (row.get("resume_data") or {}).get("memo") or {})
     traversal.mark_ended(store, traversal_id)
     executions.start_queued(deployment_row)
     execution_groups.wake(executions, row)

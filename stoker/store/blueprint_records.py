@@ -164,12 +164,12 @@ class BlueprintRecords(Records):
                 if rows:
                     conn.execute(insert(LABELS), rows)
         except IntegrityError:
-            if self._deployment_exists(project_id, deployment_id):
+            if self.deployment_exists(project_id, deployment_id):
                 raise Conflict(f"Deployment {deployment_id} already exists") from None
             raise
         return self.get_deployment(project_id, deployment_id)
 
-    def _deployment_exists(self, project_id: str, deployment_id: str) -> bool:
+    def deployment_exists(self, project_id: str, deployment_id: str) -> bool:
         try:
             self.get_deployment(project_id, deployment_id)
         except NotFound:
@@ -279,6 +279,22 @@ class BlueprintRecords(Records):
             return self._rows(conn.execute(select(LABELS.c.key, LABELS.c.value, LABELS.c.created_at)
                                            .where(LABELS.c.deployment_pk == deployment_pk)
                                            .order_by(LABELS.c.key, LABELS.c.value)))
+
+    def labelled(self, project_id: str, key: str) -> list[tuple[str, str]]:
+        """(deployment id, value) of every label ``key`` of the tenant's deployments, in one query."""
+        with self._read() as conn:
+            return [tuple(row) for row in conn.execute(
+                select(DEPLOYMENTS.c.id, LABELS.c.value).join(LABELS, LABELS.c.deployment_pk == DEPLOYMENTS.c.pk)
+                .where(DEPLOYMENTS.c.project_id == project_id, LABELS.c.key == key)
+                .order_by(DEPLOYMENTS.c.id, LABELS.c.value))]
+
+    def not_all_started(self, project_id: str) -> set[str]:
+        """The tenant's deployments having a node instance that is not ``started`` (Cloudify's inactive)."""
+        with self._read() as conn:
+            return set(conn.execute(select(DEPLOYMENTS.c.id).where(
+                DEPLOYMENTS.c.project_id == project_id,
+                select(INSTANCES.c.pk).where(INSTANCES.c.deployment_pk == DEPLOYMENTS.c.pk,
+                                             INSTANCES.c.state != "started").exists())).scalars())
 
     def add_labels(self, deployment_pk: int, labels: Iterable[tuple[str, str]]) -> None:
         existing = {(row["key"], row["value"]) for row in self.labels(deployment_pk)}

@@ -260,6 +260,7 @@ def create_schema(conn: Connection, revision: str) -> None:
     from stoker.store import deployment_updates  # noqa: F401 - deployment updates
     from stoker.store import filter_records  # noqa: F401 - saved deployment filters
     from stoker.store import group_tables  # noqa: F401 - deployment and execution groups
+    from stoker.store import modification_records  # noqa: F401 - deployment modifications
     from stoker.store import plugin_packages  # noqa: F401 - uploaded plugins
     from stoker.store import plugins_updates  # noqa: F401 - plugins updates
     from stoker.store import schedule_records  # noqa: F401 - execution schedules

@@ -3,7 +3,7 @@
 The row keeps what the update was asked and computed (blueprints, inputs, steps, the new plan); what it did
 is its ``update`` execution's: the row's state is read from that execution (``updating`` while it runs,
 ``successful`` once it ended well, ``failed`` otherwise), or, a plugins update's, stored.  The changes
-themselves are written by the execution (``ModificationRecords``) before it runs and once it ended.
+themselves are written by the execution (``DeploymentRowChanges``) before it runs and once it ended.
 """
 
 from __future__ import annotations

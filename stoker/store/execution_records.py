@@ -16,7 +16,7 @@ from functools import lru_cache
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator
 
-from sqlalchemy import Connection, Table, bindparam, func, insert, select, update
+from sqlalchemy import Connection, Table, bindparam, delete, func, insert, select, update
 
 from stoker.errors import Conflict, NotFound
 from stoker.store.blueprint_records import WORKER_COMMANDS, BlueprintRecords
@@ -60,9 +60,10 @@ class ExecutionRecords(BlueprintRecords):
     # -- executions -----------------------------------------------------------------------------
     def start_execution(self, project_id: str, deployment_pk: int, workflow_id: str, parameters: dict,
                         owner: str, is_gone: Callable[[dict], bool], concurrent: bool = False,
-                        queue: bool = False, planned_on: dict | None = None) -> dict:
+                        queue: bool = False, planned_on: dict | None = None, dry_run: bool = False) -> dict:
         """A new execution owned by ``owner``, status started; while another is active, Conflict, or
         with ``queue`` a ``queued`` one (no owner), which the active one's end starts (``take_queued``).
+        A dry run (``dry_run``) is an execution like any other here: it blocks and is blocked as one.
 
         ``is_gone(row)`` says whether an active execution's process has died:
         such an execution is marked interrupted here and does not block.  ``planned_on``: the deployment
@@ -71,7 +72,7 @@ class ExecutionRecords(BlueprintRecords):
         execution_id = str(uuid.uuid4())
         now = utcnow()
         with self._write() as conn:
-            updated_at = self._lock(conn, deployment_pk)
+            updated_at = self.lock_deployment(conn, deployment_pk)
             if planned_on is not None and updated_at != planned_on["updated_at"]:
                 raise PlanChanged(f"Deployment {planned_on['id']} changed while its execution was planned")
             busy = None if concurrent else self._running(conn, deployment_pk, is_gone)
@@ -83,7 +84,8 @@ class ExecutionRecords(BlueprintRecords):
             started = {"status": "started", "owner": owner, "heartbeat_at": now, "started_at": now}
             conn.execute(insert(EXECUTIONS).values(
                 id=execution_id, project_id=project_id, deployment_pk=deployment_pk, workflow_id=workflow_id,
-                parameters=parameters, error="", created_at=now, **({"status": "queued"} if busy else started)))
+                parameters=parameters, error="", is_dry_run=dry_run, created_at=now,
+                **({"status": "queued"} if busy else started)))
         return self.get_execution(project_id, execution_id)
 
     @contextmanager
@@ -92,7 +94,7 @@ class ExecutionRecords(BlueprintRecords):
         as ``start_execution`` locks them, in one order); Conflict naming the first one running one."""
         with self._write() as conn:
             for pk in sorted(deployment_pks):
-                self._lock(conn, pk)
+                self.lock_deployment(conn, pk)
                 busy = self._running(conn, pk, is_gone)
                 if busy is not None:
                     raise Conflict(f"Deployment {busy['deployment_id']} is running execution {busy['id']} "
@@ -100,7 +102,7 @@ class ExecutionRecords(BlueprintRecords):
             yield conn
 
     @staticmethod
-    def _lock(conn: Connection, deployment_pk: int) -> Any:
+    def lock_deployment(conn: Connection, deployment_pk: int) -> Any:
         """The deployment's ``updated_at``, its row locked until the transaction ends (PostgreSQL: ``FOR
         UPDATE``; SQLite's writers begin IMMEDIATE, one at a time)."""
         query = select(DEPLOYMENTS.c.updated_at).where(DEPLOYMENTS.c.pk == deployment_pk)
@@ -120,7 +122,7 @@ class ExecutionRecords(BlueprintRecords):
         """The deployment's oldest queued execution (not an execution group's: its group starts it), now
         started and owned by ``owner``, if the deployment runs nothing else; None otherwise."""
         with self._write() as conn:
-            self._lock(conn, deployment_pk)
+            self.lock_deployment(conn, deployment_pk)
             if self._running(conn, deployment_pk, is_gone) is not None:
                 return None
             pk = conn.execute(select(EXECUTIONS.c.pk).where(EXECUTIONS.c.deployment_pk == deployment_pk,
@@ -160,7 +162,7 @@ class ExecutionRecords(BlueprintRecords):
         committed before the resumed execution reads the deployment."""
         row = self.get_execution(project_id, execution_id)
         with self._write() as conn:
-            self._lock(conn, row["deployment_pk"])
+            self.lock_deployment(conn, row["deployment_pk"])
             done = conn.execute(update(EXECUTIONS).where(EXECUTIONS.c.pk == row["pk"],
                                                          EXECUTIONS.c.status.in_(("failed", "cancelled")))
                                 .values(status="started", owner=owner, heartbeat_at=utcnow(), error="",
@@ -281,6 +283,22 @@ class ExecutionRecords(BlueprintRecords):
         with self._read() as conn:
             return conn.execute(query).scalar()
 
+    def delete_events(self, execution_pk: int, include_logs: bool, since: Any = None, until: Any = None,
+                      keep: tuple[str, ...] = ()) -> int:
+        """Delete the execution's events (and logs) stamped in ``[since, until]`` but those of the ``keep``
+        event types; how many went."""
+        query = delete(EVENTS).where(EVENTS.c.execution_pk == execution_pk)
+        if not include_logs:
+            query = query.where(EVENTS.c.type == "cloudify_event")
+        if since is not None:
+            query = query.where(EVENTS.c.timestamp >= since)
+        if until is not None:
+            query = query.where(EVENTS.c.timestamp <= until)
+        if keep:
+            query = query.where(EVENTS.c.event_type.is_(None) | EVENTS.c.event_type.not_in(keep))
+        with self._write() as conn:
+            return conn.execute(query).rowcount
+
     def has_event(self, execution_pk: int, event_type: str) -> bool:
         """Whether the execution has an event of ``event_type`` (its end, say) already."""
         with self._read() as conn:
@@ -322,8 +340,9 @@ def interrupted_message(row: dict) -> str:
             f"`stoker execution resume {row['id']}` continues it")
 
 
-class ModificationRecords:
-    """What a scale or a deployment update changes in a deployment (``modify``), in a transaction of its own."""
+class DeploymentRowChanges:
+    """What a deployment update changes in a deployment's rows (``modify``), in a transaction of its own (a
+    scale's changes go through its deployment modification, ``workflows.modifications``)."""
 
     def __init__(self, records: ExecutionRecords):
         self._write = records._write

@@ -1,5 +1,7 @@
-"""Saved deployment filters (``cfy deployments filters``): named lists of filter rules a tenant lists
-deployments, searches and fills deployment groups by (``_filter_id``, ``filter_id``)."""
+"""Saved filters (``cfy deployments filters``, ``cfy blueprints filters``): named lists of filter rules a tenant
+lists deployments or blueprints, searches and fills deployment groups by (``_filter_id``, ``filter_id``).  A
+filter's ``kind`` is what it filters (deployments or blueprints); each kind has ids of its own, as Cloudify's
+two filter tables do."""
 
 from __future__ import annotations
 
@@ -17,18 +19,25 @@ FILTERS = Table(
     Column("pk", Integer, primary_key=True, autoincrement=True),
     Column("project_id", String(255), nullable=False),
     Column("id", String(255), nullable=False),
+    #: deployments or blueprints
+    Column("kind", String(16), nullable=False, server_default="deployments"),
     Column("filter_rules", JSON, nullable=False),
     #: private, tenant or global (every tenant's)
     Column("visibility", String(16), nullable=False, default="tenant"),
     Column("created_by", String(255), nullable=False),
     Column("created_at", UTCDateTime, nullable=False, default=utcnow),
     Column("updated_at", UTCDateTime, nullable=False, default=utcnow),
-    Index("ix_deployments_filter_project_id_id", "project_id", "id", unique=True),
+    Index("ix_deployments_filter_project_id_kind_id", "project_id", "kind", "id", unique=True),
 )
 
 
-def missing(filter_id: str) -> NotFound:
-    return NotFound(f"Requested `DeploymentsFilter` with ID `{filter_id}` was not found")
+def model(kind: str) -> str:
+    """The manager's name for a filter of ``kind`` (its errors name it)."""
+    return f"{kind.capitalize()}Filter"
+
+
+def missing(kind: str, filter_id: str) -> NotFound:
+    return NotFound(f"Requested `{model(kind)}` with ID `{filter_id}` was not found")
 
 
 class FilterRecords(Records):
@@ -37,21 +46,23 @@ class FilterRecords(Records):
             with self._write() as conn:
                 conn.execute(insert(FILTERS).values(**row))
         except IntegrityError:
-            raise Conflict(f"<DeploymentsFilter id=`{row['id']}`> already exists on {row['project_id']}") from None
+            raise Conflict(f"<{model(row['kind'])} id=`{row['id']}`> already exists on {row['project_id']}") from None
 
-    def get(self, project_id: str, filter_id: str) -> dict:
-        """The project's filter of that id, else a global one of another project's."""
+    def get(self, project_id: str, kind: str, filter_id: str) -> dict:
+        """The project's filter of that kind and id, else a global one of another project's."""
         with self._read() as conn:
             found = self._rows(conn.execute(select(FILTERS).where(
-                FILTERS.c.id == filter_id, or_(FILTERS.c.project_id == project_id, FILTERS.c.visibility == "global"))
+                FILTERS.c.kind == kind, FILTERS.c.id == filter_id,
+                or_(FILTERS.c.project_id == project_id, FILTERS.c.visibility == "global"))
                 .order_by((FILTERS.c.project_id == project_id).desc())))
         if not found:
-            raise missing(filter_id)
+            raise missing(kind, filter_id)
         return found[0]
 
-    def list(self, project_ids: Iterable[str]) -> list[dict]:
+    def list(self, project_ids: Iterable[str], kind: str) -> list[dict]:
         with self._read() as conn:
             return self._rows(conn.execute(select(FILTERS).where(
+                FILTERS.c.kind == kind,
                 or_(FILTERS.c.project_id.in_(list(project_ids)), FILTERS.c.visibility == "global"))
                 .order_by(FILTERS.c.pk)))
 

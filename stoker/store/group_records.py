@@ -91,11 +91,7 @@ class GroupRecords(ExecutionRecords):
             if removed:
                 conn.execute(delete(DMEMBERS).where(DMEMBERS.c.group_pk == group_pk,
                                                     DMEMBERS.c.deployment_pk.in_(removed)))
-            held = set(conn.execute(select(DMEMBERS.c.deployment_pk).where(DMEMBERS.c.group_pk == group_pk))
-                       .scalars())
-            new = [pk for pk in dict.fromkeys(add) if pk not in held and pk not in removed]
-            if new:
-                conn.execute(insert(DMEMBERS), [{"group_pk": group_pk, "deployment_pk": pk} for pk in new])
+            _join(conn, group_pk, [pk for pk in add if pk not in removed])
 
     def count_created(self, group_pk: int) -> int:
         """The group's ``creation_counter`` before this deployment it makes (and counts)."""
@@ -112,6 +108,8 @@ class GroupRecords(ExecutionRecords):
     def delete_deployment_group(self, group_pk: int) -> None:
         with self._write() as conn:
             conn.execute(delete(DMEMBERS).where(DMEMBERS.c.group_pk == group_pk))
+            for target in (XGROUPS.c.success_group_pk, XGROUPS.c.failed_group_pk):
+                conn.execute(update(XGROUPS).where(target == group_pk).values({target: None}))
             conn.execute(delete(DGROUPS).where(DGROUPS.c.pk == group_pk))
 
     # -- execution groups -------------------------------------------------------------------------
@@ -145,7 +143,11 @@ class GroupRecords(ExecutionRecords):
                      .where(XMEMBERS.c.group_pk.in_(found)).order_by(EXECUTIONS.c.pk))
             for member in self._rows(conn.execute(query)):
                 found[member.pop("group_pk")].append(member)
-        return [{**row, "executions": found[row["pk"]]} for row in rows]
+        targets = {pk for row in rows for pk in (row["success_group_pk"], row["failed_group_pk"]) if pk is not None}
+        names = dict(conn.execute(select(DGROUPS.c.pk, DGROUPS.c.id).where(DGROUPS.c.pk.in_(targets))).all()) \
+            if targets else {}
+        return [{**row, "executions": found[row["pk"]], "success_group_id": names.get(row["success_group_pk"]),
+                 "failed_group_id": names.get(row["failed_group_pk"])} for row in rows]
 
     def requeue(self, pks: list[int]) -> None:
         """Failed and cancelled executions of a group waiting again (a group's resume)."""
@@ -154,6 +156,36 @@ class GroupRecords(ExecutionRecords):
                 conn.execute(update(EXECUTIONS).where(EXECUTIONS.c.pk.in_(pks),
                                                       EXECUTIONS.c.status.in_(("failed", "cancelled")))
                              .values(status="queued", owner=None, ended_at=None, error="", cancel_request=None))
+
+    def set_targets(self, group_pk: int, success_pk: int | None, failed_pk: int | None) -> None:
+        """Name the group's target deployment groups (None: keep it); the deployments whose execution in
+        the group already succeeded (failed) join the success (failure) group at once."""
+        with self._write() as conn:
+            for target, pk, status in ((XGROUPS.c.success_group_pk, success_pk, "terminated"),
+                                       (XGROUPS.c.failed_group_pk, failed_pk, "failed")):
+                if pk is None:
+                    continue
+                conn.execute(update(XGROUPS).where(XGROUPS.c.pk == group_pk).values({target: pk}))
+                ended = select(EXECUTIONS.c.deployment_pk).join(XMEMBERS, XMEMBERS.c.execution_pk == EXECUTIONS.c.pk) \
+                    .where(XMEMBERS.c.group_pk == group_pk, EXECUTIONS.c.status == status)
+                _join(conn, pk, conn.execute(ended).scalars())
+
+    def file_by_outcome(self, execution_pk: int) -> None:
+        """The ended execution's deployment joins the target group its group names for how it ended
+        (succeeded: the success group; failed: the failure group; cancelled: neither), as Cloudify's."""
+        with self._read() as conn:
+            found = conn.execute(select(EXECUTIONS.c.status, EXECUTIONS.c.deployment_pk, XGROUPS.c.success_group_pk,
+                                        XGROUPS.c.failed_group_pk)
+                                 .join(XMEMBERS, XMEMBERS.c.execution_pk == EXECUTIONS.c.pk)
+                                 .join(XGROUPS, XGROUPS.c.pk == XMEMBERS.c.group_pk)
+                                 .where(EXECUTIONS.c.pk == execution_pk)).all()
+        targets = [(success if status == "terminated" else failed, deployment_pk)
+                   for status, deployment_pk, success, failed in found if status in ("terminated", "failed")]
+        if any(pk is not None for pk, _ in targets):
+            with self._write() as conn:
+                for pk, deployment_pk in targets:
+                    if pk is not None:
+                        _join(conn, pk, [deployment_pk])
 
     def set_concurrency(self, group_pk: int, concurrency: int) -> None:
         with self._write() as conn:
@@ -193,7 +225,7 @@ class GroupRecords(ExecutionRecords):
             taken, now = [], utcnow()
             if running < group.concurrency:
                 for pk in sorted({row["deployment_pk"] for row in members if row["status"] == "queued"}):
-                    self._lock(conn, pk)  # in one order, as ``between_executions``: no two writers wait in a cycle
+                    self.lock_deployment(conn, pk)  # in one order, as ``between_executions``: no two writers wait in a cycle
             for row in members:
                 if row["status"] != "queued" or running + len(taken) >= group.concurrency:
                     continue
@@ -205,3 +237,10 @@ class GroupRecords(ExecutionRecords):
             return self._rows(conn.execute(self._query().where(EXECUTIONS.c.pk.in_(taken))
                                            .order_by(EXECUTIONS.c.pk))) if taken else []
 
+
+def _join(conn: Connection, group_pk: int, deployment_pks: Iterable[int]) -> None:
+    """The deployments join the deployment group (those it holds already stay as they are)."""
+    held = set(conn.execute(select(DMEMBERS.c.deployment_pk).where(DMEMBERS.c.group_pk == group_pk)).scalars())
+    new = [pk for pk in dict.fromkeys(deployment_pks) if pk not in held]
+    if new:
+        conn.execute(insert(DMEMBERS), [{"group_pk": group_pk, "deployment_pk": pk} for pk in new])

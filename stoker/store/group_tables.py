@@ -56,6 +56,10 @@ EXECUTION_GROUPS = _group(
     Column("force", Boolean, nullable=False, default=False),
     #: what the group's start said of the deployments it skipped (no such workflow), as Cloudify's logs
     Column("logs", JSON, nullable=False, default=list),
+    #: the deployment groups its deployments join when their execution succeeds / fails (by pk: a deleted
+    #: deployment group clears them)
+    Column("success_group_pk", Integer),
+    Column("failed_group_pk", Integer),
 )
 
 EXECUTION_GROUP_MEMBERS = _members("execution_group", "execution")

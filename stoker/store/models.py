@@ -22,6 +22,11 @@ def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
 
+def iso_time(value: datetime | None) -> str | None:
+    """A stored time as Cloudify's API shows it (``2026-11-28T14:03:16.123Z``)."""
+    return value.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z" if value else None
+
+
 def naive_utc(value: datetime | None) -> datetime | None:
     """As a time is stored: naive UTC."""
     if value is None or value.tzinfo is None:
@@ -352,7 +357,8 @@ class Execution(Record):
 
     ``owner`` is the engine id (host:pid:uuid) of the process running it: a
     dead owner means the execution was interrupted.  ``resume_data`` keeps
-    what rebuilds the same graph on resume.
+    what rebuilds the same graph on resume.  A dry run (``is_dry_run``) walks
+    the same graph but runs no operation and changes no instance state.
     """
 
     __table__ = Table(
@@ -365,6 +371,7 @@ class Execution(Record):
         Column("status", String(32), default="pending", nullable=False),
         Column("parameters", JSON, default=dict, nullable=False),
         Column("error", Text, default="", nullable=False),
+        Column("is_dry_run", Boolean, default=False, server_default=false(), nullable=False),
         Column("owner", String(255)),
         Column("heartbeat_at", UTCDateTime),
         #: None, "graceful" or "force": asked by ``stoker execution cancel``

@@ -3,7 +3,7 @@ blueprint and/or new inputs, by an ``update`` execution (``updating``) on the de
 
 ``plan_update`` makes the new deployment plan (the new blueprint's, with the old inputs under the new ones),
 the steps between the plans (``plan_diff``), the instances kept, added and removed (``relayout``), and the
-rows' changes before and after the execution (``ModificationRecords``); a preview stops there.  Otherwise the
+rows' changes before and after the execution (``DeploymentRowChanges``); a preview stops there.  Otherwise the
 execution starts as any other, so it is refused while the deployment runs one, and its memo carries the plan.
 """
 

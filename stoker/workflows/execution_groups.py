@@ -54,8 +54,10 @@ def in_kept_thread(work: Callable[[], Any]) -> None:
 
 
 def wake(executions: Any, row: dict) -> None:
-    """Execution ``row`` ended: start what its group, and the groups waiting for its deployment, have room for."""
+    """Execution ``row`` ended: its deployment joins its group's target group for how it ended; start what
+    its group, and the groups waiting for its deployment, have room for."""
     records = GroupRecords(executions.store)
+    records.file_by_outcome(row["pk"])
     for group_pk in records.groups_to_wake(row["pk"], row["deployment_pk"]):
         start_next(executions, records, group_pk)
 
@@ -141,6 +143,16 @@ class ExecutionGroups:
         start_next(self.executions, self.records, group["pk"])
         return self.get(group_id)
 
+    def set_targets(self, group_id: str, success_group_id: str | None = None,
+                    failure_group_id: str | None = None) -> dict:
+        """``cfy executions groups set-success-group`` / ``set-failure-group``: deployments whose execution
+        in the group succeeds (fails) join that deployment group, those that did already at once."""
+        group = self.records.execution_group(self.project_id, group_id)
+        success, failed = (self.records.deployment_group(self.project_id, target)["pk"] if target else None
+                           for target in (success_group_id, failure_group_id))
+        self.records.set_targets(group["pk"], success, failed)
+        return self.get(group_id)
+
     def execution_ids(self, group_id: str) -> list[str]:
         return [e["id"] for e in self.records.execution_group(self.project_id, group_id)["executions"]]
 
@@ -160,4 +172,4 @@ class ExecutionGroups:
                 "workflow_id": group["workflow_id"], "concurrency": group["concurrency"],
                 "created_at": group["created_at"].isoformat(), "created_by": group["created_by"],
                 "execution_ids": [e["id"] for e in members], "status": status([e["status"] for e in members]),
-                "success_group_id": None, "failed_group_id": None}
+                "success_group_id": group["success_group_id"], "failed_group_id": group["failed_group_id"]}

@@ -29,6 +29,10 @@ from stoker.workflows.plugin_envs import plugin_view
 from stoker.workflows.writer import BatchWriter
 
 
+#: after the messages of a dry run's start, success and each operation reported as if it ran (Cloudify's)
+DRY_RUN_MARK = " (dry run)"
+
+
 class Evaluator(Protocol):
     """Functions in node properties and operation inputs, evaluated when an operation runs."""
 
@@ -77,6 +81,9 @@ class Runner:
         self.manager: Any = None
         #: the execution's parameters, as operations see them (``ctx.workflow_parameters``)
         self.workflow_parameters: dict = {}
+        #: a dry run (Cloudify's ``--dry-run``): each operation is reported as if it ran (``operate``), none
+        #: does, and no instance state changes (``set_state``)
+        self.dry_run = False
 
     async def run(self, graph: Graph) -> bool:
         """Walk ``graph``; False when a graceful cancel left steps unstarted.  Raises ``WalkFailed``."""
@@ -136,6 +143,8 @@ class Runner:
         self.finished += 1
 
     def set_state(self, instance: Instance, state: str) -> None:
+        if self.dry_run:  # as Cloudify's: a dry run leaves every instance as it found it
+            return
         instance.state = state
         self.writer.queue(instance.id, {"state": state}, self.row(
             "cloudify_event", f"Node instance {instance.id} is {state}", instance,
@@ -156,13 +165,20 @@ class Runner:
         return found if has_implementation(found) else None
 
     async def operate(self, step: Step, instance: Instance) -> Any:
+        """Run the step's operation (script, plugin task or the manager's own), retried as its policy says,
+        with its events; in a dry run none runs (nor its inputs evaluated): only its success is reported,
+        marked, as Cloudify reports it."""
+        task = {"task": step.key}
+        if self.dry_run:
+            self.writer.event(self.row("cloudify_event", f"Task succeeded '{step.operation}'{DRY_RUN_MARK}", instance,
+                                       step.operation, "task_succeeded", context=task))
+            return None
         found = self._spec(step, instance)
         root, implementation, inputs = self.deployment.script_home(
             found["implementation"], {**(found.get("inputs") or {}), **self.operation_kwargs.get(step.phase, {})})
         spec = OperationSpec(step.operation, implementation, inputs, found.get("max_retries"),
                              found.get("retry_interval"), found.get("timeout"), bool(found.get("timeout_recoverable")),
                              self._plugin(found), root)
-        task = {"task": step.key}
         self.writer.event(self.row("cloudify_event", f"Task started '{step.operation}'", instance, step.operation,
                                    "task_started", context=task))
 

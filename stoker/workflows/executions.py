@@ -22,9 +22,10 @@ from stoker.engine.graph import WalkFailed
 from stoker.errors import Conflict, NotFound, StokerError
 from stoker import lease
 from stoker.store.blueprint_records import recorded_commands
-from stoker.store.execution_records import ACTIVE, ExecutionRecords, ModificationRecords, PlanChanged
+from stoker.store.execution_records import ACTIVE, ExecutionRecords, DeploymentRowChanges, PlanChanged
 from stoker.store.locks import execution_gone
-from stoker.store.models import utcnow
+from stoker.store.modification_records import FINISHED, STARTED, ModificationRefused
+from stoker.store.models import iso_time, utcnow
 from stoker.workflows import execution_groups
 from stoker.workflows.deployment_updates import DeploymentUpdates
 from stoker.workflows.builtin import declaration, graph_builder, operation_kwargs
@@ -34,11 +35,12 @@ from stoker.resources import processes
 from stoker.started import Started, in_thread
 from stoker.workflows.live_evaluator import LiveEvaluator, LiveState
 from stoker.workflows.manager import LocalManager
+from stoker.workflows.modifications import Modifications, scale_context, scale_nodes
 from stoker.workflows.model import Deployment, Instance
 from stoker.workflows.operations import RetryPolicy
 from stoker.workflows.parameters import workflow_parameters
 from stoker.workflows.updating import WORKFLOW as UPDATE
-from stoker.workflows.execution_runner import Runner, first_failure
+from stoker.workflows.execution_runner import DRY_RUN_MARK, Runner, first_failure
 from stoker.workflows.writer import BatchWriter
 
 #: an event's fields a followed execution's line shows (``Executions.event_lines``)
@@ -74,6 +76,11 @@ class Executions:
         """Deployment updates: each runs as an ``update`` execution of this service."""
         return DeploymentUpdates(self)
 
+    @property
+    def modifications(self) -> Modifications:
+        """Deployment modifications: a scale's, or one a plugin or custom workflow starts."""
+        return Modifications(self)
+
     # -- reading --------------------------------------------------------------------------------
     def get(self, execution_id: str) -> dict:
         return view(self._fresh(self.records.get_execution(self.project_id, execution_id, light=True)))
@@ -101,6 +108,19 @@ class Executions:
         return self.records.count_events(self.records.get_execution(self.project_id, execution_id, light=True)["pk"],
                                          include_logs)
 
+    def delete_events(self, deployment_id: str, include_logs: bool = False, since: Any = None,
+                      until: Any = None) -> int:
+        """Delete the events (and logs) of the deployment's executions (``cfy events delete``), stamped in
+        ``[since, until]``; how many went.  A running execution's are left, and so are the ``task_succeeded``
+        events of one a resume may continue (failed, cancelled): its resume skips the tasks they name."""
+        count = 0
+        for row in self.records.list_executions(self.project_id, self._deployment(deployment_id)["pk"], light=True):
+            row = self._fresh(row)
+            if row["status"] not in ACTIVE:
+                count += self.records.delete_events(row["pk"], include_logs, since, until, keep=(
+                    "task_succeeded",) if row["status"] in ("failed", "cancelled") else ())
+        return count
+
     def _fresh(self, row: dict) -> dict:
         """The row, marked interrupted first when its process is gone."""
         if row["status"] in ACTIVE and execution_gone(row):
@@ -125,11 +145,14 @@ class Executions:
         return started.run(submit, lambda: action(service), timeout)
 
     def start(self, workflow_id: str, deployment_id: str, parameters: dict | None = None, force: bool = False,
-              allow_custom_parameters: bool = False, queue: bool = False, decided: dict | None = None) -> dict:
+              allow_custom_parameters: bool = False, queue: bool = False, dry_run: bool = False,
+              decided: dict | None = None) -> dict:
         """Run ``workflow_id`` on the deployment to its end, in this process; the execution as it ended.
 
         While another execution of the deployment runs: ``force`` runs this one beside it, ``queue``
         stores it ``queued`` (returned at once; the running one's end starts it), otherwise ``Conflict``.
+        ``dry_run``: the graph is walked, each operation reported as if it ran (none does) and no instance
+        state changes (``Runner.dry_run``), as Cloudify's ``--dry-run``.
         A deployment changed between its reading and the start (a plugins update) is read and planned again,
         so no execution runs on two versions of its plan.  ``decided``: what was decided before (a deployment
         update's plan), the memo the graph's builder starts from.
@@ -140,7 +163,7 @@ class Executions:
             try:
                 row = self.records.start_execution(self.project_id, deployment_row["pk"], workflow_id, params,
                                                    self.owner, execution_gone, concurrent=force, queue=queue,
-                                                   planned_on=deployment_row)
+                                                   planned_on=deployment_row, dry_run=dry_run)
                 break
             except PlanChanged:
                 continue
@@ -172,7 +195,10 @@ class Executions:
         resume_data = {"states": {i.id: i.state for i in model.instances.values()}, "memo": memo,
                        "commands": self.commands(row), LOCAL_ALLOWED: self.local_allowed}
         self.records.update_execution(row["pk"], resume_data=resume_data)
-        self.modify(deployment_row, memo, "before")
+        try:
+            self.modify(deployment_row, memo, "before", row)
+        except ModificationRefused as exc:  # another modification is started: the execution fails, as Cloudify's
+            return self._failed_at_start(row, deployment_row, str(exc))
         if UPDATE in memo:  # the deployment's rows hold the new plan now (its blueprint's files too)
             deployment_row = self._deployment(deployment_row["id"])
             model = self.model_of(deployment_row)
@@ -199,18 +225,38 @@ class Executions:
         try:
             graph = graph_builder(row["workflow_id"], declared, row["parameters"])(model, row["parameters"], memo)
         except StokerError as exc:
-            self.records.update_execution(row["pk"], status="failed", error=str(exc), ended_at=utcnow(), owner=None)
-            execution_groups.wake(self, row)
+            self._failed_at_start(row, deployment_row, str(exc))
             return None
         return self._begin(row, deployment_row, model, graph, memo)
+
+    def _failed_at_start(self, row: dict, deployment_row: dict, error: str) -> dict:
+        """Execution ``row`` failed before its first step (``error``); the deployment's next ones start."""
+        self.records.update_execution(row["pk"], status="failed", error=error, ended_at=utcnow(), owner=None)
+        ended = self.get(row["id"])
+        self._run_next(row, deployment_row)
+        return ended
 
     def resume(self, execution_id: str) -> dict:
         """Continue an interrupted, failed or cancelled execution; finished operations do not run again."""
         row = self._fresh(self.records.get_execution(self.project_id, execution_id))
+        self._refuse_ended_modification(row)
         stop_scripts_left(row)
         row = self.records.claim_execution(self.project_id, execution_id, self.owner)
         self.announce(row["id"])
         return self._continue(row)
+
+    def _refuse_ended_modification(self, row: dict) -> None:
+        """A scale continues only while its deployment modification is started (not rolled back since)."""
+        decided = ((row.get("resume_data") or {}).get("memo") or {}).get("scale")
+        if not decided or "modification_id" not in decided:  # (one started before scales had modifications)
+            return
+        try:
+            status = self.modifications.get(decided["modification_id"])["status"]
+        except NotFound:
+            status = "never started"
+        if status != STARTED:
+            raise WorkflowError(f"Execution {row['id']} cannot be resumed: its deployment modification "
+                                f"{decided['modification_id']} is {status}")
 
     def _continue(self, row: dict) -> dict:
         """Run the resumed execution ``row`` (started, owned by this process) from where it stopped."""
@@ -266,38 +312,52 @@ class Executions:
         return Deployment(deployment_row["id"], deployment_row["blueprint_id"], blueprints.folder(blueprint), nodes,
                           instances, plan.get("scaling_groups") or {}, plan.get("plugins") or {}, imported)
 
-    def modify(self, deployment_row: dict, memo: dict, when: str) -> None:
-        """Apply what a scale decided: instances added and rewired before it runs, removed after it ran; or
-        what a deployment update decided (``updating``): its ``before`` and ``after`` changes of the rows."""
+    def modify(self, deployment_row: dict, memo: dict, when: str, execution: dict | None = None) -> None:
+        """Apply what a scale decided, by its deployment modification (``modifications``): started before
+        it runs (by ``execution``), finished once it ran well; or what a deployment update decided
+        (``updating``): its ``before`` and ``after`` changes of the rows."""
         if UPDATE in memo:
-            ModificationRecords(self.records).apply(deployment_row["pk"], **memo[UPDATE][when])
+            DeploymentRowChanges(self.records).apply(deployment_row["pk"], **memo[UPDATE][when])
             return
         decided = memo.get("scale")
         if not decided:
             return
-        if when == "before" and decided["added"]:
-            ModificationRecords(self.records).apply(deployment_row["pk"], added=decided["added"], removed=[],
-                                                    relinked=decided["relinked_before"], counts=decided["counts"])
-        elif when == "after" and decided["removed"]:
-            ModificationRecords(self.records).apply(deployment_row["pk"], added=[], removed=decided["removed"],
-                                                    relinked=decided["relinked_after"], counts=decided["counts"])
+        if when == "before":
+            self.modifications.begin(deployment_row, decided, scale_nodes(decided),
+                                     scale_context(execution, deployment_row))
+        elif "modification_id" not in decided:  # started before scales had modifications: its start added rows
+            DeploymentRowChanges(self.records).apply(deployment_row["pk"], added=[], removed=decided["removed"],
+                                                     relinked=decided["relinked_after"], counts=decided["counts"])
+        elif self.modifications.get(decided["modification_id"])["status"] != FINISHED:  # a worker's end runs twice
+            self.modifications.finish(decided["modification_id"])
 
     def _run(self, row: dict, deployment_row: dict, model: Deployment, graph, done: frozenset, memo: dict,
              resumed: bool = False) -> dict:
         ended = self.dispatch.execute(self, row, deployment_row, model, graph, done, memo, resumed)
         if ended["status"] not in ACTIVE:  # ran here to its end (workers start the next at theirs)
-            self.start_queued(deployment_row)
-            execution_groups.wake(self, row)
+            self._run_next(row, deployment_row)
         return ended
+
+    def _run_next(self, row: dict, deployment_row: dict) -> None:
+        """Execution ``row`` ended: the deployment's queued ones, and its group's next, start."""
+        self.start_queued(deployment_row)
+        execution_groups.wake(self, row)
 
     def run_here(self, row: dict, deployment_row: dict, model: Deployment, graph, done: frozenset, memo: dict,
                  resumed: bool = False) -> dict:
         """Walk the graph in this process, to the execution's end."""
         asyncio.run(self._execute(row, graph, self.runner(row, deployment_row, model, done), resumed))
-        finished = self.get(row["id"])
-        if finished["status"] == "terminated":
+        if self.get(row["id"])["status"] == "terminated":
+            self.succeeded(row, deployment_row, memo)
+        return self.get(row["id"])
+
+    def succeeded(self, row: dict, deployment_row: dict, memo: dict) -> None:
+        """Execution ``row`` ended well: what it decided for its end is made (``modify``); a scale whose
+        modification was rolled back meanwhile fails, as Cloudify's does when its ``finish()`` is refused."""
+        try:
             self.modify(deployment_row, memo, "after")
-        return finished
+        except ModificationRefused as exc:
+            self.records.update_execution(row["pk"], status="failed", error=str(exc))
 
     def runner(self, row: dict, deployment_row: dict, model: Deployment, done: frozenset) -> Runner:
         """The runner of the execution's steps over ``model``, with a writer of its own (closed by the caller)."""
@@ -313,6 +373,7 @@ class Executions:
         runner.marker = self.commands(row)["marker"]
         runner.manager = LocalManager(self.store, self.project_id, self)
         runner.workflow_parameters = dict(params)
+        runner.dry_run = bool(row.get("is_dry_run"))
         return runner
 
     async def _execute(self, row: dict, graph, runner: Runner, resumed: bool) -> None:
@@ -369,7 +430,12 @@ def stop_scripts_left(row: dict) -> None:
 
 
 def started_message(row: dict, resumed: bool) -> str:
-    return f"{'Resuming' if resumed else 'Starting'} '{row['workflow_id']}' workflow execution"
+    return f"{'Resuming' if resumed else 'Starting'} '{row['workflow_id']}' workflow execution{dry_run_mark(row)}"
+
+
+def dry_run_mark(row: dict) -> str:
+    """What Cloudify adds to a dry run's start and success messages."""
+    return DRY_RUN_MARK if row.get("is_dry_run") else ""
 
 
 #: the last event's type, by how the execution ended
@@ -378,7 +444,7 @@ ENDED_EVENT = {"terminated": "workflow_succeeded", "cancelled": "workflow_cancel
 
 def ended_event(runner: Runner, row: dict, status: str, error: str) -> dict:
     """The execution's last event: how it ended (``status``) and why (``error``)."""
-    message = {"terminated": f"'{row['workflow_id']}' workflow execution succeeded",
+    message = {"terminated": f"'{row['workflow_id']}' workflow execution succeeded{dry_run_mark(row)}",
                "cancelled": f"'{row['workflow_id']}' workflow execution cancelled",
                "failed": f"'{row['workflow_id']}' workflow execution failed: {error}"}[status]
     return runner.row("cloudify_event", message, event_type=ENDED_EVENT[status])
@@ -390,7 +456,8 @@ def view(row: dict) -> dict:
             "status": row["status"], "status_display": STATUS_DISPLAY.get(row["status"], row["status"]), "parameters": row["parameters"],
             "error": row["error"] or "", "created_at": iso_time(row["created_at"]),
             "started_at": iso_time(row["started_at"]), "ended_at": iso_time(row["ended_at"]),
-            "tenant_name": tenant_of(row["project_id"]), "execution_group_id": row.get("execution_group_id")}
+            "tenant_name": tenant_of(row["project_id"]), "execution_group_id": row.get("execution_group_id"),
+            "is_dry_run": bool(row.get("is_dry_run"))}
 
 
 def event_view(event: dict, execution: dict) -> dict:
@@ -403,6 +470,3 @@ def event_view(event: dict, execution: dict) -> dict:
             "error_causes": ([{"message": event["message"], "traceback": (event["context"] or {}).get("stderr", "")}]
                              if event["event_type"] in ("task_failed", "workflow_failed") else None)}
 
-
-def iso_time(value) -> str | None:
-    return value.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z" if value else None

@@ -11,6 +11,17 @@ EXECUTION_SETTINGS = {"task_retries": {"type": "integer", "default": 0},
                       "task_retry_interval": {"type": "float", "default": 1}}
 
 
+def given_flag(given: dict, name: str, default: bool = False) -> bool:
+    """A switch of a request (an execution's ``force``, ``dry_run``, ...): a boolean, or the text "true"/"false"
+    cloudify-rest-client sends; anything else refused as Cloudify's ``verify_and_convert_bool`` refuses it."""
+    value = given.get(name, default)
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    if not isinstance(value, bool):
+        raise WorkflowError(f"{name} must be <true/false>, got {str(value)[:100]}")
+    return value
+
+
 def _boolean(text: str) -> bool:
     if text.strip().lower() not in ("true", "false"):
         raise ValueError(text)

@@ -9,13 +9,16 @@ to the unit (not all_to_one) get a relationship to the clone too, and
 sources ``unlink`` first, then the units are uninstalled and deleted.
 
 What is decided goes into ``memo`` (stored with the execution), so a resumed
-scale runs the same plan and adds nothing twice.
+scale runs the same plan and adds nothing twice; a deployment modification
+(``modifications``) makes it in the deployment's rows: started (instances
+added) as the execution starts, finished (instances removed) once it ended well.
 """
 
 from __future__ import annotations
 
 import secrets
 import string
+import uuid
 
 from stoker.blueprint.instances import MAX_INSTANCES
 from stoker.engine.graph import Graph
@@ -29,7 +32,7 @@ _ALPHABET = string.ascii_lowercase + string.digits
 
 def scale(deployment: Deployment, params: dict, memo: dict) -> Graph:
     if "scale" not in memo:
-        memo["scale"] = _decide(deployment, params)
+        memo["scale"] = decide(deployment, _entity(deployment, params), _delta(params))
     decided = memo["scale"]
     for row in decided["added"]:
         if row["id"] not in deployment.instances:
@@ -47,15 +50,32 @@ def scale(deployment: Deployment, params: dict, memo: dict) -> Graph:
     return chains.graph
 
 
-def _decide(deployment: Deployment, params: dict) -> dict:
-    entity = params.get("scalable_entity_name")
+def _delta(params: dict) -> int:
     delta = params.get("delta", 1)
     if isinstance(delta, str) and delta.lstrip("+-").isdigit():
         delta = int(delta)
     if not isinstance(delta, int) or isinstance(delta, bool):
         raise WorkflowError(f"scale: delta must be an integer, not {delta!r}")
+    return delta
+
+
+def _entity(deployment: Deployment, params: dict) -> str:
+    entity = params.get("scalable_entity_name")
     if entity in deployment.nodes and params.get("scale_compute"):
-        entity = _compute_of(deployment, entity)
+        return _compute_of(deployment, entity)
+    return entity
+
+
+def decide_count(deployment: Deployment, entity: str, instances: int) -> dict:
+    """What taking ``entity`` (a node or a scaling group) to ``instances`` copies does (a modification's
+    ``{entity: {"instances": N}}``)."""
+    units, _bounds = _units(deployment, entity)
+    return decide(deployment, entity, instances - len(units))
+
+
+def decide(deployment: Deployment, entity: str, delta: int) -> dict:
+    """What adding (removing) ``delta`` copies of ``entity`` does; its ``modification_id`` names the
+    deployment modification that makes it (``modifications``)."""
     units, bounds = _units(deployment, entity)
     count = len(units) + delta
     low, high = bounds.get("min_instances", 0), bounds.get("max_instances", -1)
@@ -66,8 +86,8 @@ def _decide(deployment: Deployment, params: dict) -> dict:
     if delta > 0 and total > MAX_INSTANCES:
         raise WorkflowError(f"scale: deployment {deployment.id} would have {total} node instances, more than the "
                             f"limit of {MAX_INSTANCES} (STOKER_MAX_NODE_INSTANCES)")
-    decided = {"entity": entity, "delta": delta, "added": [], "removed": [], "links": [], "relinked_before": {},
-               "relinked_after": {}}
+    decided = {"modification_id": str(uuid.uuid4()), "entity": entity, "delta": delta, "instances": count,
+               "added": [], "removed": [], "links": [], "relinked_before": {}, "relinked_after": {}}
     if delta > 0:
         if not units:
             raise WorkflowError(f"scale: {entity} has no instance to copy; scaling out from 0 is not supported")

@@ -19,6 +19,7 @@ from stoker.store.blueprint_records import BlueprintRecords
 from stoker.store.models import ACTIVE_EXECUTION
 from stoker.store.schedule_records import ScheduleRecords
 from stoker.workflows import schedule_rules
+from stoker.workflows.parameters import given_flag
 from stoker.workflows.workflow_error import WorkflowError
 
 LOG = logging.getLogger(__name__)
@@ -64,23 +65,14 @@ def _planned(rule: dict, since: datetime | None, until: datetime | None) -> dict
     return {"next_occurrence": runs[0] if runs else None, "upcoming": [when.isoformat() for when in runs]}
 
 
-def _flag(given: dict, name: str, default: bool) -> bool:
-    value = given.get(name, default)
-    if isinstance(value, str) and value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    if not isinstance(value, bool):
-        raise WorkflowError(f"{name}: expected a boolean, but got: {str(value)[:100]}")
-    return value
-
-
 def _arguments(given: Any) -> dict:
     if not given:
         return dict(ARGUMENTS)
     if not isinstance(given, dict):
         raise WorkflowError(f"execution_arguments: expected a dict, but got: {str(given)[:100]}")
     wait = given.get("wait_after_fail", ARGUMENTS["wait_after_fail"])
-    return {"allow_custom_parameters": _flag(given, "allow_custom_parameters", False),
-            "force": _flag(given, "force", False), "is_dry_run": _flag(given, "dry_run", False),
+    return {"allow_custom_parameters": given_flag(given, "allow_custom_parameters", False),
+            "force": given_flag(given, "force", False), "is_dry_run": given_flag(given, "dry_run", False),
             "wait_after_fail": wait if isinstance(wait, int) and not isinstance(wait, bool) else 600}
 
 
@@ -116,8 +108,9 @@ class Schedules:
                "workflow_id": self._check_workflow(deployment, given.get("workflow_id")),
                "parameters": parameters, "execution_arguments": _arguments(given.get("execution_arguments")),
                "since": since, "until": until, "rule": schedule_rules.rule_of(given),
-               "slip": schedule_rules.whole_number("slip", given.get("slip", 0), least=0), "stop_on_fail": _flag(given, "stop_on_fail", False),
-               "enabled": _flag(given, "enabled", True), "created_by": created_by}
+               "slip": schedule_rules.whole_number("slip", given.get("slip", 0), least=0),
+               "stop_on_fail": given_flag(given, "stop_on_fail", False),
+               "enabled": given_flag(given, "enabled", True), "created_by": created_by}
         return self.records.add({**row, **_planned(row["rule"], since, until)})
 
     def update(self, schedule_id: str, deployment_id: str, given: dict) -> dict:
@@ -135,7 +128,7 @@ class Schedules:
             fields["slip"] = schedule_rules.whole_number("slip", given["slip"], least=0)
         for name in ("stop_on_fail", "enabled"):
             if given.get(name) is not None:
-                fields[name] = _flag(given, name, row[name])
+                fields[name] = given_flag(given, name, row[name])
         if any(given.get(name) for name in ("rrule", "recurrence", "count", "weekdays")):
             fields["rule"] = schedule_rules.rule_of(given, existing=row["rule"])
         since, until = fields.get("since", naive(row["since"])), fields.get("until", naive(row["until"]))

@@ -125,6 +125,23 @@ def test_install_and_uninstall_run_each_operation_once_on_the_workers(cluster, t
     assert {i["state"] for i in instances(cluster).values()} == {"deleted"}
 
 
+def test_a_dry_run_on_the_workers_runs_no_operation_and_changes_no_state(cluster, tmp_path):
+    cluster.start_worker()
+    cluster.listening(1)
+    runs = deploy(cluster, tmp_path)
+    done = finish(cluster, cluster.engine.executions.start("install", "dep", dry_run=True))
+    assert (done["status"], done["is_dry_run"]) == ("terminated", True), done["error"]
+    assert not runs.exists()  # no script ran
+    assert {i["state"] for i in instances(cluster).values()} == {"uninitialized"}
+    events = cluster.engine.executions.events(done["id"])
+    assert events[0]["message"] == "Starting 'install' workflow execution (dry run)"
+    assert events[-1]["message"] == "'install' workflow execution succeeded (dry run)"
+    reported = Counter((e["operation"].rsplit(".", 1)[1], e["node_instance_id"]) for e in events
+                       if e["event_type"] == "task_succeeded" and e["message"].endswith("' (dry run)"))
+    assert reported == expected(cluster, ("create", "configure", "start"), ("preconfigure",))
+    assert {e["event_type"] for e in events} == {"workflow_started", "task_succeeded", "workflow_succeeded"}
+
+
 def test_a_failed_operation_fails_the_execution_with_its_reason(cluster, tmp_path):
     cluster.start_worker(), cluster.start_worker()
     deploy(cluster, tmp_path, operation='echo "db is down" >&2\nexit 3\n')  # uploaded with the blueprint

@@ -84,3 +84,25 @@ def test_a_command_whose_execution_frees_a_deployment_runs_the_groups_turn_to_it
     assert own.wait(timeout=60) == 0
     out, _ = group.communicate(timeout=60)
     assert group.returncode == 0 and json.loads(out)["status"] == "terminated", out
+
+
+def test_target_groups_and_concurrency_from_the_stoker_command(tmp_path):
+    env = {"STOKER_HOME": str(tmp_path / "home"), "STOKER_DB_URL": f"sqlite:///{tmp_path / 's.db'}"}
+    path = write_box(tmp_path / "bp", 'case "$(ctx deployment id)" in bad*) exit 1 ;; esac\n')
+    _run(env, "blueprint", "upload", str(path), "-b", "bp")
+    for name in ("good", "bad"):
+        _run(env, "deployment", "create", name, "-b", "bp")
+    for name in ("all", "passed", "broke"):
+        _run(env, "deployment", "group", "create", name)
+    _run(env, "deployment", "group", "extend", "all", "-d", "good", "-d", "bad")
+    assert "bad: install failed" in _run(env, "execution", "group", "start", "install", "-g", "all", ok=False).output
+    [ended] = _json(env, "execution", "group", "list")
+    assert ended["status"] == "failed"
+    shown = _json(env, "execution", "group", "set-success-group", ended["id"], "passed")
+    assert shown["success_group_id"] == "passed"
+    _run(env, "execution", "group", "set-failure-group", ended["id"], "broke")
+    assert _json(env, "deployment", "group", "get", "passed")["deployment_ids"] == ["good"]
+    assert _json(env, "deployment", "group", "get", "broke")["deployment_ids"] == ["bad"]
+    assert _json(env, "execution", "group", "set-concurrency", ended["id"], "4")["concurrency"] == 4
+    assert "was not found" in _run(env, "execution", "group", "set-success-group", ended["id"], "nope",
+                                   ok=False).output

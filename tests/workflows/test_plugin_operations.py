@@ -138,14 +138,15 @@ def _source(tmp_path):
     return folder
 
 
-def _install(engine, tmp_path, blueprint=BLUEPRINT):
+def _install(engine, tmp_path, blueprint=BLUEPRINT, **options):
+    """Upload ``blueprint``, create its deployment and install it (``options``: the start's, ``dry_run``...)."""
     folder = tmp_path / "bp"
     (folder / "data").mkdir(parents=True)
     (folder / "data" / "motd.txt").write_text("welcome\n")
     (folder / "blueprint.yaml").write_text(blueprint)
     engine.blueprints.upload(folder / "blueprint.yaml", "bp")
     engine.blueprints.deployments.create("dep", "bp")
-    return engine.executions.start("install", "dep", {"task_retries": 3, "task_retry_interval": 0})
+    return engine.executions.start("install", "dep", {"task_retries": 3, "task_retry_interval": 0}, **options)
 
 
 def _runtime(engine, node="thing"):

@@ -19,7 +19,7 @@ from stoker.api.cloudify.identity import Caller
 from stoker.api.request_context import reply
 from stoker.api.error_bodies import ApiError, from_stoker_error
 from stoker.blueprint import visibility
-from stoker.errors import Conflict, IllegalAction, NotFound, StaleWrite, StokerError
+from stoker.errors import Conflict, NotFound, StaleWrite, StokerError
 from stoker.store.locks import new_engine_id
 
 LOG = logging.getLogger("stoker.api")
@@ -40,10 +40,11 @@ def _mapped(exc: Exception) -> JSONResponse:
         return error_response(exc.status, exc.message, code)
     if isinstance(exc, StaleWrite):
         return error_response(409, str(exc), "conflict_error")
-    if isinstance(exc, IllegalAction):
-        return error_response(400, str(exc), "illegal_action_error")
+    code = getattr(exc, "cloudify_code", None)  # one of Stoker's errors Cloudify answers with a code of its own
     if isinstance(exc, (NotFound, Conflict)):
-        return error_response(404 if isinstance(exc, NotFound) else 409, str(exc))
+        return error_response(404 if isinstance(exc, NotFound) else 409, str(exc), code)
+    if code:
+        return error_response(400, str(exc), code)
     if isinstance(exc, StokerError):
         mapped = from_stoker_error(exc)
         return error_response(mapped.status, mapped.message)

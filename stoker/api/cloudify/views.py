@@ -68,25 +68,18 @@ def _workflow(declared: Any) -> dict:
     return {"plugin": plugin, "operation": operation, "parameters": {}}
 
 
-def deployment(record: dict, project: str, plan: dict, inputs: dict, latest: dict | None,
-               site_name: str | None = None) -> dict:
-    status = latest["status"] if latest else None
-    installed = "active" if latest and latest["workflow_id"] == "install" and status == "terminated" else "inactive"
+def deployment(record: dict, project: str, plan: dict, inputs: dict, family: dict, site_name: str | None = None) -> dict:
+    """``family``: its statuses and its sub-services' and sub-environments' (``environments.summaries``)."""
     return {**owned(record, project), **record, "updated_at": record["created_at"], "inputs": inputs,
             "outputs": plan.get("outputs", {}), "capabilities": plan.get("capabilities", {}),
             "workflows": workflows(plan), "groups": plan.get("groups", {}), "policies": plan.get("policies", {}),
             "scaling_groups": plan.get("scaling_groups", {}), "labels": record.get("labels", []),
-            "site_name": site_name, "installation_status": installed,
-            "deployment_status": "good" if status != "failed" else "requires_attention",
-            "latest_execution_status": {"terminated": "completed", "failed": "failed"}.get(status, "in_progress")
-            if status else None, "latest_execution": latest["id"] if latest else None,
-            "environment_type": "", "sub_services_count": 0, "sub_environments_count": 0,
-            "sub_services_status": None, "sub_environments_status": None, "is_hidden": False}
+            "site_name": site_name, **family, "environment_type": "", "is_hidden": False}
 
 
 def execution(record: dict, project: str) -> dict:
     return {**common(project), **record, "is_system_workflow": False, "blueprint_id": record.get("blueprint_id"),
-            "total_operations": None, "finished_operations": None, "is_dry_run": False, "scheduled_for": None,
+            "total_operations": None, "finished_operations": None, "scheduled_for": None,
             "execution_group_id": record.get("execution_group_id"), "allow_custom_parameters": False,
             "resume": False, "token": None}
 

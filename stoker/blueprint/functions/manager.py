@@ -7,11 +7,9 @@ import json
 from typing import Any
 
 from stoker.blueprint.blueprint_errors import FunctionFailed
+from stoker.blueprint.environments import CONSUMER_LABEL, PARENT_LABEL
 from stoker.blueprint.functions.base import RUNTIME, Function, function_of, walk_path
 
-PARENT_LABEL = "csys-obj-parent"
-#: set on a shared deployment, once per deployment that consumes it (a SharedResource's)
-CONSUMER_LABEL = "csys-consumer-id"
 SYS_PROPERTIES = {("tenant", "name"): "tenant_name", ("deployment", "id"): "deployment_id",
                   ("deployment", "name"): "deployment_name", ("deployment", "blueprint"): "blueprint_id",
                   ("deployment", "owner"): "owner"}

@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from stoker.blueprint.environments import PARENT_LABEL
 from stoker.errors import Conflict, NotFound, StokerError
 from stoker.workflows.cfy_extensions.call import Call, Refused
 from stoker.workflows.manager import ExecutionTimedOut
 from stoker.workflows.resources import ResourceRefused, resource_path
 
-PARENT_LABEL = "csys-obj-parent"
 EXTERNAL_RESOURCE = "external_resource"
 #: Cloudify's: how long to wait for a child's execution, how often to look, how many suffixes to try
 EXECUTIONS_TIMEOUT = 1800
@@ -213,9 +213,10 @@ def check_status(call: Call) -> None:
 
 
 def installed(call: Call, deployment_id: str) -> bool:
-    """Cloudify's installation_status ``active``: an install ended well and no uninstall since."""
-    ended = [e for e in call.manager.executions.list(deployment_id)
-             if e["workflow_id"] in ("install", "uninstall") and e["status"] == "terminated"]
+    """Cloudify's installation_status ``active``: an install ended well and no uninstall since (dry runs aside:
+    they change no instance)."""
+    ended = [e for e in call.manager.executions.list(deployment_id) if not e["is_dry_run"]
+             and e["workflow_id"] in ("install", "uninstall") and e["status"] == "terminated"]
     return bool(ended) and ended[-1]["workflow_id"] == "install"
 
 

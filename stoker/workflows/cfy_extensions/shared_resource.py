@@ -12,11 +12,10 @@ relationship's establish/unlink) runs a workflow on the target's deployment.
 
 from __future__ import annotations
 
+from stoker.blueprint.environments import CONSUMER_LABEL, TYPE_LABEL
 from stoker.workflows.cfy_extensions.call import Call, Refused
 from stoker.workflows.cfy_extensions.component import check_deployment, copy_capabilities, installed, run_child
 
-CONSUMER_LABEL = "csys-consumer-id"
-TYPE_LABEL = "csys-obj-type"
 ON_DEMAND = "on-demand-resource"
 SHARED_RESOURCE_TYPE = "cloudify.nodes.SharedResource"
 WORKFLOW_EXECUTION_TIMEOUT = 1800

@@ -33,6 +33,14 @@ def cloudify_server(tmp: Path, users: list[tuple[str, str, str]], extra: tuple[s
     return start_server(tmp, db_url, auth="token", extra=extra, env=env)
 
 
+def admin_server(tmp_path_factory, name: str):
+    """A module's server (yielded, then stopped) with the one user admin, running local scripts."""
+    started = cloudify_server(tmp_path_factory.mktemp(name), [("admin", "default_tenant", "manager")],
+                              extra=("--allow-local-resources",))
+    yield started
+    started.stop()
+
+
 def rest_client(server, user: str = "admin", tenant: str = "default_tenant"):
     """cloudify-rest-client on ``server`` as ``user`` (its password is ``PASSWORD``) in ``tenant``."""
     from cloudify_rest_client import CloudifyClient

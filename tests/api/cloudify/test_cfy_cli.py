@@ -15,7 +15,7 @@ import urllib.request
 import pytest
 
 from ..helpers import BIN, child_env, free_port
-from .conftest import EXAMPLES, PASSWORD, cloudify_server
+from .conftest import EXAMPLES, PASSWORD, admin_server
 
 pytestmark = pytest.mark.slow  # each `cfy` command is a process of its own
 
@@ -24,10 +24,7 @@ pytest.importorskip("cloudify_rest_client")
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("cfy")
-    started = cloudify_server(tmp, [("admin", "default_tenant", "manager")], extra=("--allow-local-resources",))
-    yield started
-    started.stop()
+    yield from admin_server(tmp_path_factory, "cfy")
 
 
 def _port(server) -> str:

@@ -200,3 +200,43 @@ def test_groups_are_their_tenants_and_viewers_only_read_them(server):
         admin.deployment_groups.add_deployments("kept", filter_rules=[{"key": "env", "values": ["prod"],
                                                                        "operator": "equals", "type": "label"}])
     assert (malformed.value.status_code, malformed.value.error_code) == (400, "invalid_filter_rule")
+
+
+def test_deployments_join_the_success_and_failure_groups_by_how_their_execution_ended(server, tmp_path):
+    from cloudify_rest_client.exceptions import CloudifyClientError
+
+    cfy, client = cfy_on(server, tmp_path), rest_client(server)
+    go = tmp_path / "go"
+    script = f'case "$(ctx deployment id)" in bad*) [ -f "{go}" ] || exit 1 ;; esac\n'
+    client.blueprints.upload(str(write_box(tmp_path / "picky", script, "picky.sh")), "picky")
+    for name in ("ok1", "bad1", "ok2"):
+        client.deployments.create("picky", name)
+    client.deployment_groups.put("runners", deployment_ids=["ok1", "bad1", "ok2"])
+    for target in ("winners", "losers"):
+        client.deployment_groups.put(target)
+    group = client.execution_groups.start("runners", "install", concurrency=3)
+    assert _group_ended(client, group.id).status == "failed"
+    assert client.deployment_groups.get("winners").deployment_ids == []  # no target named yet
+
+    out = cfy("executions", "groups", "set-success-group", group.id, "winners")
+    assert "winners" in out
+    assert client.deployment_groups.get("winners").deployment_ids == ["ok1", "ok2"]  # those that ended, at once
+    client.execution_groups.set_target_group(group.id, failed_group="losers")
+    assert client.deployment_groups.get("losers").deployment_ids == ["bad1"]
+    shown = client.execution_groups.get(group.id)
+    assert (shown["success_group_id"], shown["failed_group_id"]) == ("winners", "losers")
+
+    go.write_text("go")  # bad1 now succeeds: its resumed execution's end puts it in the success group
+    client.execution_groups.resume(group.id)
+    assert _group_ended(client, group.id).status == "terminated"
+    assert client.deployment_groups.get("winners").deployment_ids == ["bad1", "ok1", "ok2"]
+    assert client.deployment_groups.get("losers").deployment_ids == ["bad1"]  # joining never removes
+
+    with pytest.raises(CloudifyClientError) as unknown:
+        client.execution_groups.set_target_group(group.id, success_group="nowhere")
+    assert unknown.value.status_code == 404 and "nowhere" in str(unknown.value)
+    with pytest.raises(CloudifyClientError) as malformed:
+        client.execution_groups.set_target_group(group.id, failed_group=["losers"])
+    assert malformed.value.status_code == 400 and "failure_group_id" in str(malformed.value)
+    client.deployment_groups.delete("losers")
+    assert client.execution_groups.get(group.id)["failed_group_id"] is None

@@ -99,3 +99,26 @@ def test_a_schedule_runs_when_due_and_cfy_manages_it(server, tmp_path):
         time.sleep(0.2)
     client.deployments.delete("noop")
     assert list(client.execution_schedules.list()) == []
+
+
+def test_a_dry_run_schedule_starts_dry_runs(server, tmp_path):
+    """``execution_arguments: {dry_run: true}`` (``cfy deployments schedule create ... --dry-run``): its runs walk
+    the workflow and change no instance, as ``cfy executions start --dry-run``."""
+    from cloudify_rest_client import CloudifyClient
+
+    port = int(server.url.rsplit(":", 1)[1])
+    client = CloudifyClient(host="127.0.0.1", port=port, username="admin", password=PASSWORD, tenant="default_tenant")
+    (tmp_path / "blueprint.yaml").write_text(NOOP)
+    client.blueprints.upload(str(tmp_path / "blueprint.yaml"), "dry")
+    client.deployments.create("dry", "dry")
+    soon = datetime.now(timezone.utc).replace(tzinfo=None, microsecond=0) + timedelta(seconds=2)
+    made = client.execution_schedules.create("dry", "dry", "install", since=soon, count=1,
+                                             execution_arguments={"dry_run": True})
+    assert made["execution_arguments"]["is_dry_run"] is True
+    deadline = time.monotonic() + 30
+    while client.execution_schedules.get("dry", "dry")["latest_execution_status"] != "terminated":
+        assert time.monotonic() < deadline, "the schedule did not run"
+        time.sleep(0.2)
+    [execution] = client.executions.list(deployment_id="dry")
+    assert execution.is_dry_run is True
+    assert [i.state for i in client.node_instances.list(deployment_id="dry")] == ["uninitialized"]

@@ -1,4 +1,5 @@
-"""``/blueprints``: upload an archive (as ``cfy blueprints upload`` sends it), list, get, download, validate, delete."""
+"""``/blueprints``: upload an archive (as ``cfy blueprints upload`` sends it), list (by saved filter too), get,
+download, validate, delete."""
 
 from __future__ import annotations
 
@@ -98,12 +99,13 @@ async def validate(blueprint_id: str, request: Request, who: Caller = Depends(re
 
 
 def listed(request: Request, who: Caller, engine: Any) -> list[dict]:
-    """The blueprints a list (or a summary) covers: each tenant's and the global ones, each once, those ``who``
-    sees."""
+    """The blueprints a list (or a summary) covers: the tenants asked for (each tenant's and the global ones, each
+    once, those ``who`` sees), the saved filter asked for (``_filter_id``: ``cfy blueprints list --filter-id``)."""
     found = {(b["project_id"], b["id"]): views.blueprint(b, project)
              for project, acting in engines_listed(request, who, engine, Blueprint.__table__)
              for b in acting.blueprints.list()}
-    return sorted(filter(seen_by(request, who), found.values()), key=lambda b: (b["created_at"], b["id"]))
+    rows = sorted(filter(seen_by(request, who), found.values()), key=lambda b: (b["created_at"], b["id"]))
+    return engine.blueprints.filters("blueprints").applied(request.query_params.get("_filter_id"), rows)
 
 
 @routes.get("/blueprints")

@@ -1,5 +1,5 @@
-"""``/deployments`` (create with inputs and labels, list with label filters, get, delete, outputs,
-capabilities, workflows, labels) and ``/labels/deployments``."""
+"""``/deployments`` (create with inputs and labels, list with label filters and saved filters, get, delete,
+outputs, capabilities, workflows, labels)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from stoker.api.cloudify import views
 from stoker.api.cloudify.all_tenants import engines_listed
 from stoker.api.cloudify.identity import Caller, caller, forbidden, requiring
 from stoker.api.cloudify.routes.blueprints import seen_blueprint
-from stoker.api.cloudify.viewers import seen, seen_by
 from stoker.api.cloudify.routing import (bad, label_list, labels_sent, router, run, visibility_given,
                                         visibility_sent)
+from stoker.api.cloudify.viewers import seen, seen_by
+from stoker.blueprint import environments
 from stoker.blueprint.deployment_groups import member_ids
-from stoker.blueprint.filter_rules import matches
 from stoker.errors import NotFound
 from stoker.store.blueprint_records import DEPLOYMENTS
 from stoker.store.models import Deployment
@@ -25,12 +25,25 @@ from stoker.store.models import Deployment
 routes = router("deployments")
 
 
-def deployment_view(engine: Any, deployment_id: str, project: str, row: dict | None = None) -> dict:
+def deployment_view(engine: Any, deployment_id: str, project: str, row: dict | None = None,
+                    family: dict | None = None) -> dict:
+    """The deployment as cfy sees it (``family``: its part of ``families``, computed here when not given)."""
     deployments = engine.blueprints.deployments
     row = row or deployments.get(deployment_id)
-    executions = engine.executions.list(deployment_id)
+    family = family or families(engine, [deployment_id])[deployment_id]
     return views.deployment(row, project, deployments.plan(deployment_id), deployments.inputs(deployment_id),
-                            executions[-1] if executions else None, engine.blueprints.sites.site_of(deployment_id))
+                            family, engine.blueprints.sites.site_of(deployment_id))
+
+
+def families(engine: Any, deployment_ids: list[str]) -> dict[str, dict]:
+    """Each deployment's statuses and those of its sub-services and sub-environments."""
+    deployments = engine.blueprints.deployments
+
+    def latest(deployment_id: str) -> dict | None:
+        executions = engine.executions.list(deployment_id)
+        return executions[-1] if executions else None
+
+    return environments.summaries(deployments.records, deployments.project_id, deployment_ids, latest)
 
 
 def _label_filter(request: Request) -> list[tuple[str, str]]:
@@ -79,23 +92,20 @@ def listed(request: Request, who: Caller, engine: Any) -> list[dict]:
     group asked for (``_group_id``: ``cfy deployments list --group-id``; ``deployment_group_id``: its summary)."""
     wanted = _label_filter(request)
     group_id = request.query_params.get("_group_id") or request.query_params.get("deployment_group_id")
-    rows = [deployment_view(acting, d["id"], project, {**d, "labels": found.labels(d["id"])})
-            for project, acting in engines_listed(request, who, engine, Deployment.__table__)
-            for found in [acting.blueprints.deployments]
-            for members in [None if group_id is None else member_ids(found, group_id)]
-            for d in found.list() if members is None or d["id"] in members]
+    rows = []
+    for project, acting in engines_listed(request, who, engine, Deployment.__table__):
+        found = acting.blueprints.deployments
+        members = None if group_id is None else member_ids(found, group_id)
+        chosen = [d for d in found.list() if members is None or d["id"] in members]
+        family = families(acting, [d["id"] for d in chosen])
+        rows += [deployment_view(acting, d["id"], project, {**d, "labels": found.labels(d["id"])}, family[d["id"]])
+                 for d in chosen]
     if group_id is None:
         rows += _global_elsewhere(engine, who.project)
     sees = seen_by(request, who)
     rows = list({(r["tenant_name"], r["id"]): r for r in rows
                  if all({"key": k, "value": v} in r["labels"] for k, v in wanted) and sees(r)}.values())
-    filter_id = request.query_params.get("_filter_id")
-    return meeting(engine.blueprints.filters.rules(filter_id), rows) if filter_id else rows
-
-
-def meeting(rules: list[dict], rows: list[dict]) -> list[dict]:
-    """The deployments (or blueprints: views with labels) that meet every filter rule."""
-    return [row for row in rows if matches(rules, row, [(label["key"], label["value"]) for label in row["labels"]])]
+    return engine.blueprints.filters().applied(request.query_params.get("_filter_id"), rows)
 
 
 @routes.get("/deployments")
@@ -130,7 +140,10 @@ def _global_elsewhere(engine: Any, project: str, wanted: str | None = None) -> l
 
 @routes.delete("/deployments/{deployment_id}")
 async def delete(deployment_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
-    return await run(request, who, lambda engine: engine.blueprints.deployments.delete(deployment_id))
+    """``cfy deployments delete [-f] [-r]``: ``force`` even while it is a parent; ``recursive`` with its children."""
+    force, recursive = (request.query_params.get(name, "").lower() == "true" for name in ("force", "recursive"))
+    return await run(request, who, lambda engine: engine.blueprints.deployments.delete(deployment_id, force,
+                                                                                         recursive))
 
 
 @routes.patch("/deployments/{deployment_id}")
@@ -179,25 +192,3 @@ async def workflows(deployment_id: str, request: Request, who: Caller = Depends(
     return await run(request, who, lambda engine: {
         "deployment_id": deployment_id,
         "workflows": views.workflows(engine.blueprints.deployments.plan(deployment_id))})
-
-
-@routes.get("/labels/deployments")
-async def label_keys(request: Request, who: Caller = Depends(caller)) -> Response:
-    return await run(request, who, lambda engine: views.page(
-        request, [{"key": k} for k in sorted({k for k, _ in _all_labels(engine)})], filters=False))
-
-
-@routes.get("/labels/deployments/{key}")
-async def label_values(key: str, request: Request, who: Caller = Depends(caller)) -> Response:
-    def work(engine):
-        values = sorted({v for k, v in _all_labels(engine) if k == key.lower()})
-        if not values:
-            raise NotFound(f"No deployment has the label key {key}")
-        return views.page(request, [{"value": v} for v in values], filters=False)
-
-    return await run(request, who, work)
-
-
-def _all_labels(engine: Any) -> list[tuple[str, str]]:
-    deployments = engine.blueprints.deployments
-    return [(label["key"], label["value"]) for d in deployments.list() for label in deployments.labels(d["id"])]

@@ -27,10 +27,11 @@ from stoker.api.background import START_TIMEOUT
 from stoker.blueprint.state import tenant_of
 from stoker.errors import NotFound
 from stoker.resources.policy import LOCAL_SETTINGS
-from stoker.store.models import Execution
+from stoker.store.models import Execution, iso_time
 from stoker.workflows.execution_groups import ExecutionGroups
-from stoker.workflows.executions import iso_time
 from stoker.workflows.model import runs_on_host
+from stoker.workflows.schedule_rules import parse_time
+from stoker.workflows.parameters import given_flag
 
 routes = router("executions")
 
@@ -62,12 +63,6 @@ def _refuse_scripts(request: Request, who: Caller, engine: Any, deployment_id: s
     refuse_scripts(request.app.state.stoker.engine.type_policy, engine, who.project, deployment_id)
 
 
-def _flag(body: dict, name: str) -> bool:
-    """A boolean of the body: the rest client sends them as the strings "true"/"false"."""
-    value = body.get(name)
-    return value is True or (isinstance(value, str) and value.lower() == "true")
-
-
 @routes.post("/executions", status_code=201)
 async def start(request: Request, who: Caller = Depends(requiring("user"))) -> Response:
     body = await json_body(request)
@@ -78,11 +73,12 @@ async def start(request: Request, who: Caller = Depends(requiring("user"))) -> R
     if not isinstance(parameters, dict):
         raise bad("parameters must be a map")
 
+    flags = {name: given_flag(body, name) for name in ("force", "allow_custom_parameters", "queue", "dry_run")}
+
     def work(engine):
         _refuse_scripts(request, who, engine, body["deployment_id"])
         return _in_background(request, who, engine, lambda executions: executions.start(
-            body["workflow_id"], body["deployment_id"], parameters, force=_flag(body, "force"),
-            allow_custom_parameters=_flag(body, "allow_custom_parameters"), queue=_flag(body, "queue")))
+            body["workflow_id"], body["deployment_id"], parameters, **flags))
 
     return await run(request, who, work, 201)
 
@@ -169,5 +165,32 @@ async def events(request: Request, who: Caller = Depends(caller)) -> Response:
             raise bad("events are listed by execution_id (or deployment_id, execution_group_id)")
         found += [views.event(e) for eid in chosen for e in executions.events(eid, include_logs)]
         return views.page(request, found, filters=False)
+
+    return await run(request, who, work)
+
+
+@routes.delete("/events")
+async def delete_events(request: Request, who: Caller = Depends(requiring("user"))) -> Response:
+    """Delete a deployment's events, and its logs given ``type=cloudify_log`` (``cfy events delete``), stamped
+    in the ``_range=@timestamp,FROM,TO`` asked for; answers how many went."""
+    query = request.query_params
+    types = query.getlist("type")
+    if "cloudify_event" not in types:
+        raise bad("At least `type=cloudify_event` filter is expected")
+    deployment_id = query.get("deployment_id")
+    if not deployment_id:
+        raise bad("events are deleted by deployment: name its deployment_id")
+    since = until = None
+    for spec in query.getlist("_range"):
+        field, _, span = spec.partition(",")
+        start, _, end = span.partition(",")
+        if field != "@timestamp" or "," in end:
+            raise bad(f"_range: expected @timestamp,FROM,TO, got {spec[:100]}")
+        since = parse_time(start, "_range from") if start else since
+        until = parse_time(end, "_range to") if end else until
+
+    def work(engine):
+        count = engine.executions.delete_events(deployment_id, "cloudify_log" in types, since, until)
+        return {"items": [count], "metadata": {"pagination": {"total": count, "size": count, "offset": 0}}}
 
     return await run(request, who, work)

@@ -16,13 +16,14 @@ from stoker.api.body import json_body
 from stoker.api.cloudify import views
 from stoker.api.cloudify.all_tenants import engines_listed
 from stoker.api.cloudify.identity import Caller, caller, requiring
-from stoker.api.cloudify.routes.executions import _flag, _refuse_scripts
+from stoker.api.cloudify.routes.executions import _refuse_scripts
 from stoker.api.cloudify.routing import bad, router, run
 from stoker.api.error_bodies import ApiError
 from stoker.blueprint.deployment_groups import DeploymentGroups
 from stoker.blueprint.filter_rules import BadFilterRule
 from stoker.store.group_tables import DEPLOYMENT_GROUPS, EXECUTION_GROUPS
 from stoker.workflows.execution_groups import DEFAULT_CONCURRENCY, ExecutionGroups, MissingWorkflow
+from stoker.workflows.parameters import given_flag
 
 routes = router("groups")
 
@@ -136,7 +137,7 @@ async def start_execution_group(request: Request, who: Caller = Depends(requirin
             _refuse_scripts(request, who, engine, deployment_id)
         try:
             started = groups.start(body["deployment_group_id"], body["workflow_id"], body.get("default_parameters"),
-                                   body.get("parameters"), concurrency, _flag(body, "force"), who.user)
+                                   body.get("parameters"), concurrency, given_flag(body, "force"), who.user)
         except MissingWorkflow as exc:
             raise ApiError(400, str(exc), "nonexistent_workflow_error") from None
         return _shown(started, who.project)
@@ -166,10 +167,22 @@ async def act_on_execution_group(group_id: str, request: Request,
 @routes.patch("/execution-groups/{group_id}")
 async def change_execution_group(group_id: str, request: Request,
                                  who: Caller = Depends(requiring("user"))) -> Response:
-    """``cfy executions groups set-concurrency`` (the success and failure target groups are not kept)."""
+    """``cfy executions groups set-concurrency``, ``set-success-group`` and ``set-failure-group``."""
     body = await json_body(request)
-    if not isinstance(body, dict) or body.get("concurrency") is None:
-        raise bad("only an execution group's concurrency can be changed here: send {\"concurrency\": N}")
-    concurrency = _concurrency(body["concurrency"])
-    return await run(request, who, lambda engine: _shown(
-        _execution_groups(request, who, engine).set_concurrency(group_id, concurrency), who.project))
+    if not isinstance(body, dict):
+        raise bad("send a mapping of concurrency, success_group_id and failure_group_id")
+    concurrency = None if body.get("concurrency") is None else _concurrency(body["concurrency"])
+    targets = [body.get(key) for key in ("success_group_id", "failure_group_id")]
+    for key, target in zip(("success_group_id", "failure_group_id"), targets):
+        if target is not None and not isinstance(target, str):
+            raise bad(f"{key} must be a deployment group id, but got: {target!r}")
+
+    def work(engine):
+        groups = _execution_groups(request, who, engine)
+        if any(targets):
+            groups.set_targets(group_id, *targets)
+        if concurrency is not None:
+            groups.set_concurrency(group_id, concurrency)
+        return _shown(groups.get(group_id), who.project)
+
+    return await run(request, who, work)

@@ -15,23 +15,25 @@ from stoker.api.cloudify.routing import bad, router, run
 routes = router("nodes")
 
 
-def _deployments(engine: Any, request: Request) -> list[str]:
-    wanted = request.query_params.get("deployment_id")
+def _deployments(engine: Any, wanted: str | None) -> list[str]:
     return [wanted] if wanted else [d["id"] for d in engine.blueprints.deployments.list()]
 
 
-def _listed(request: Request, who: Caller, engine: Any, read: str, view: Callable[[dict, str], dict]) -> list[dict]:
-    """``deployments.<read>(id)`` over the asked deployment (or every one), shown by ``view``."""
+def _listed(request: Request, who: Caller, engine: Any, read: str, view: Callable[[dict, str], dict],
+            deployment_id: str | None) -> list[dict]:
+    """``deployments.<read>(id)`` over the deployment asked for (else the query's, else every one), shown by
+    ``view``."""
     deployments = engine.blueprints.deployments
-    return [view(item, who.project) for d in _deployments(engine, request) for item in getattr(deployments, read)(d)]
+    wanted = deployment_id or request.query_params.get("deployment_id")
+    return [view(item, who.project) for d in _deployments(engine, wanted) for item in getattr(deployments, read)(d)]
 
 
-def listed_nodes(request: Request, who: Caller, engine: Any) -> list[dict]:
-    return _listed(request, who, engine, "nodes", views.node)
+def listed_nodes(request: Request, who: Caller, engine: Any, deployment_id: str | None = None) -> list[dict]:
+    return _listed(request, who, engine, "nodes", views.node, deployment_id)
 
 
-def listed_instances(request: Request, who: Caller, engine: Any) -> list[dict]:
-    return _listed(request, who, engine, "node_instances", views.node_instance)
+def listed_instances(request: Request, who: Caller, engine: Any, deployment_id: str | None = None) -> list[dict]:
+    return _listed(request, who, engine, "node_instances", views.node_instance, deployment_id)
 
 
 @routes.get("/nodes")

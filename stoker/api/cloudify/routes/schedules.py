@@ -96,7 +96,8 @@ def fire(state: Any) -> list[str]:
         arguments = row["execution_arguments"] or {}
         started = service.begun(lambda executions: executions.start(
             row["workflow_id"], row["deployment_id"], row["parameters"] or {}, force=bool(arguments.get("force")),
-            allow_custom_parameters=bool(arguments.get("allow_custom_parameters")), queue=True),
+            allow_custom_parameters=bool(arguments.get("allow_custom_parameters")), queue=True,
+            dry_run=bool(arguments.get("is_dry_run"))),
             state.runner.submitter(row["project_id"]), START_TIMEOUT)
         if started.id is None:
             raise RuntimeError("the execution did not start in time")

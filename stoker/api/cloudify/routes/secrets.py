@@ -9,6 +9,8 @@ with a passphrase as Cloudify encrypts them.  An export holds a hidden value onl
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import Depends, Request
 from fastapi.responses import Response
 
@@ -92,12 +94,18 @@ def _seen(request: Request, who: Caller, secrets, key: str) -> dict:
     return seen(request, who, views.secret(secrets.get(key), who.project), "Secret", key)
 
 
-@routes.get("/secrets")
-async def list_(request: Request, who: Caller = Depends(caller)) -> Response:
-    return await run(request, who, lambda engine: views.page(request, list(filter(seen_by(request, who), {
+def listed(request: Request, who: Caller, engine: Any) -> list[dict]:
+    """The secrets a list (or a search) covers: the tenants asked for (each tenant's and the global ones, each
+    once, those ``who`` sees)."""
+    return list(filter(seen_by(request, who), {
         (s["tenant_name"], s["key"]): views.secret(s, project)
         for project, acting in engines_listed(request, who, engine, Secret.__table__)
-        for s in acting.blueprints.secrets.list()}.values()))))
+        for s in acting.blueprints.secrets.list()}.values()))
+
+
+@routes.get("/secrets")
+async def list_(request: Request, who: Caller = Depends(caller)) -> Response:
+    return await run(request, who, lambda engine: views.page(request, listed(request, who, engine)))
 
 
 @routes.get("/secrets/share/export")

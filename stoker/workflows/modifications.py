@@ -1,0 +1,185 @@
+"""Deployment modifications: a change of a deployment's instances, started, then finished or rolled back,
+as Cloudify's manager makes them (``start_deployment_modification`` and its finish and rollback).
+
+The one place that makes them, for the ``scale`` workflow (``Executions.modify``: started as the execution
+starts, finished once it ended well, left started when it fails) and for the REST routes (a plugin's or a
+custom workflow's ``ctx.deployment.start_modification(nodes)``, ``cfy deployments modifications rollback``).
+What changes is what ``scaling`` decided: a start adds the new instances and the relationships to them, a
+finish removes the instances a scale-in takes away (and the relationships to them), a rollback removes what
+the start added and puts the rewired relationships and the node counts back.  A rollback only changes rows,
+as Cloudify's: the scripts that ran on an added instance are not undone.
+
+Cloudify's record lists every instance of the deployment in ``before_modification``; Stoker lists the ones
+the modification adds, removes or rewires (a deployment may hold 100,000 instances).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from stoker.blueprint.state import instance_view, tenant_of
+from stoker.errors import NotFound
+from stoker.store.modification_records import (FINISHED, ROLLEDBACK, DeploymentModificationRecords,
+                                               ModificationRefused)
+from stoker.store.models import iso_time, utcnow
+from stoker.workflows.scaling import decide_count
+
+
+class Modifications:
+    """The deployment modifications of one project, over its ``Executions`` (the deployments' model)."""
+
+    def __init__(self, executions: Any):
+        self.executions = executions
+        self.records = executions.records
+        self.project_id = executions.project_id
+        self.rows = DeploymentModificationRecords(executions.store)
+
+    # -- reading --------------------------------------------------------------------------------
+    def get(self, modification_id: str) -> dict:
+        return view(self._found(modification_id))
+
+    def list(self, deployment_id: str | None = None, project_ids: list[str] | None = None) -> list[dict]:
+        equal = {"deployment_id": deployment_id} if deployment_id else {}
+        return [view(row) for row in self.rows.list(project_ids or [self.project_id], **equal)]
+
+    def _found(self, modification_id: str) -> dict:
+        found = self.rows.list([self.project_id], id=modification_id)
+        if not found:
+            raise NotFound(f"Requested `DeploymentModification` with ID `{modification_id}` was not found")
+        return found[0]
+
+    # -- starting, finishing, rolling back ------------------------------------------------------
+    def start(self, deployment_id: str, nodes: Any, context: Any = None) -> dict:
+        """Start the modification ``nodes`` asks (``{node or group: {"instances": N}}``, one entry)."""
+        if not isinstance(nodes, dict) or len(nodes) != 1:
+            raise ModificationRefused("nodes: give exactly one node or scaling group, as "
+                                      "{\"NAME\": {\"instances\": N}} (Stoker modifies one per modification)",
+                                      "bad_parameters_error")
+        if context is not None and not isinstance(context, dict):
+            raise ModificationRefused("context must be a map", "bad_parameters_error")
+        [(entity, asked)] = nodes.items()
+        instances = asked.get("instances") if isinstance(asked, dict) else None
+        if not isinstance(instances, int) or isinstance(instances, bool) or instances < 0:
+            raise ModificationRefused(f"nodes.{entity}.instances must be a whole number >= 0, not {instances!r}",
+                                      "bad_parameters_error")
+        deployment_row = self.records.get_deployment(self.project_id, deployment_id)
+        decided = decide_count(self.executions.model_of(deployment_row), entity, instances)
+        return self.begin(deployment_row, decided, nodes, context or {})
+
+    def begin(self, deployment_row: dict, decided: dict, modified_nodes: dict, context: dict) -> dict:
+        """Store the started modification that makes ``decided`` (``scaling.decide``), with the instances it
+        adds and the relationships to them; refused while the deployment has a started one."""
+        counts_before = {row["id"]: row["number_of_instances"] for row in self.records.nodes(deployment_row["pk"])
+                         if row["id"] in decided["counts"]}
+
+        def make(read: Callable[[Any], list[dict]]) -> tuple[dict, dict]:
+            shown = _Shown(deployment_row["id"], decided, read)
+            row = {"id": decided["modification_id"], "project_id": self.project_id, "context": context,
+                   "modified_nodes": modified_nodes, "created_at": utcnow(), "node_instances": shown.node_instances(),
+                   "changes": {FINISHED: _finish_changes(decided),
+                               ROLLEDBACK: _rollback_changes(decided, shown.before, counts_before)}}
+            return row, _start_changes(decided)
+
+        self.rows.start(deployment_row["pk"], make)
+        return self.get(decided["modification_id"])
+
+    def finish(self, modification_id: str) -> dict:
+        """End it well: the instances it removes go."""
+        found = self._found(modification_id)
+        self.rows.end(found, FINISHED, found["changes"][FINISHED])
+        return self.get(modification_id)
+
+    def rollback(self, modification_id: str) -> dict:
+        """Undo its start: the instances it added go, rewired relationships and node counts are put back."""
+        found = self._found(modification_id)
+        listed = found["node_instances"]
+        ids = {i["id"] for key in ("added_and_related", "removed_and_related") for i in listed[key]}
+        now = [{**instance_view(r), "deployment_id": found["deployment_id"]}
+               for r in self.rows.instances(found["deployment_pk"], ids)]
+        self.rows.end(found, ROLLEDBACK, found["changes"][ROLLEDBACK], {**listed, "before_rollback": now})
+        return self.get(modification_id)
+
+
+def scale_context(execution: dict, deployment_row: dict) -> dict:
+    """The context a scale's modification carries, as cloudify-common's workflow handler gives it."""
+    return {"blueprint_id": deployment_row["blueprint_id"], "deployment_id": deployment_row["id"],
+            "execution_id": execution["id"], "workflow_id": execution["workflow_id"]}
+
+
+def scale_nodes(decided: dict) -> dict:
+    """``modified_nodes`` of a scale, as cloudify-common's ``scale_entity`` asks it."""
+    return {decided["entity"]: {"instances": decided["instances"], "removed_ids_exclude_hint": [],
+                                "removed_ids_include_hint": []}}
+
+
+class _Shown:
+    """Cloudify's ``node_instances`` of a modification: the instances it adds and removes, with those they
+    relate to (``extended``/``reduced``: their relationships to them; targets: none), and those rows before."""
+
+    def __init__(self, deployment_id: str, decided: dict, read: Callable[[Any], list[dict]]):
+        self.deployment_id = deployment_id
+        self.decided = decided
+        added = {row["id"] for row in decided["added"]}
+        removed = set(decided["removed"])
+        removed_rows = read(removed)
+        targets = ({r["target_id"] for row in decided["added"] + removed_rows for r in row["relationships"]}
+                   - added - removed)
+        #: the rows of the instances listed, as they are before the modification
+        self.before = {row["id"]: row for row in removed_rows + read(
+            targets | set(decided["relinked_before"]) | set(decided["relinked_after"]))}
+        self.added, self.removed, self.targets = added, removed, targets
+
+    def node_instances(self) -> dict:
+        decided = self.decided
+        added_and_related = [self._shown({**row, "version": 1}, "added") for row in decided["added"]]
+        added_and_related += [self._shown(self.before[i], "extended", [r for r in relationships
+                                                                      if r["target_id"] in self.added])
+                              for i, relationships in decided["relinked_before"].items()]
+        removed_and_related = [self._shown(self.before[i], "removed") for i in decided["removed"]]
+        removed_and_related += [self._shown(self.before[i], "reduced", [r for r in self.before[i]["relationships"]
+                                                                       if r["target_id"] in self.removed])
+                                for i in decided["relinked_after"]]
+        for target in sorted(self.targets):
+            related = added_and_related if _points_at(decided["added"], target) else removed_and_related
+            if all(i["id"] != target for i in related):
+                related.append(self._shown(self.before[target], None, []))
+        return {"added_and_related": added_and_related, "removed_and_related": removed_and_related,
+                "before_modification": [self._shown(row, None) for row in self.before.values()]}
+
+    def _shown(self, row: dict, modification: str | None, relationships: list | None = None) -> dict:
+        shown = {**instance_view(row), "deployment_id": self.deployment_id}
+        if relationships is not None:
+            shown["relationships"] = relationships
+        if modification:
+            shown["modification"] = modification
+        return shown
+
+
+def _points_at(rows: list[dict], target: str) -> bool:
+    return any(r["target_id"] == target for row in rows for r in row["relationships"])
+
+
+def _start_changes(decided: dict) -> dict:
+    """The rows' changes a start makes (``execution_records.modify``'s arguments)."""
+    return {"added": decided["added"], "removed": [], "relinked": decided["relinked_before"],
+            "counts": decided["counts"] if decided["added"] else {}}
+
+
+def _finish_changes(decided: dict) -> dict:
+    return {"added": [], "removed": decided["removed"], "relinked": decided["relinked_after"],
+            "counts": decided["counts"] if decided["removed"] else {}}
+
+
+def _rollback_changes(decided: dict, before: dict, counts_before: dict) -> dict:
+    return {"added": [], "removed": [row["id"] for row in decided["added"]],
+            "relinked": {i: before[i]["relationships"] for i in decided["relinked_before"]},
+            "counts": counts_before if decided["added"] else {}}
+
+
+def view(row: dict) -> dict:
+    """A modification as cloudify-rest-client reads it."""
+    return {"id": row["id"], "deployment_id": row["deployment_id"], "status": row["status"],
+            "modified_nodes": row["modified_nodes"], "node_instances": row["node_instances"],
+            "context": row["context"], "created_at": iso_time(row["created_at"]), "ended_at": iso_time(row["ended_at"]),
+            "tenant_name": tenant_of(row["project_id"]), "visibility": "tenant", "private_resource": False,
+            "resource_availability": "tenant", "created_by": "admin"}

@@ -1,0 +1,2 @@
+touch "$marker"
+ctx logger info "marker written"
