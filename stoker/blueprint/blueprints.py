@@ -177,7 +177,7 @@ class BlueprintService:
         global while no other tenant holds a blueprint of its id (who may is the caller's to decide)."""
         row = self._own(blueprint_id)
         wanted = visibility.widened(blueprint_id, row["visibility"], visibility.checked(shown_to, visibility.WIDER))
-        self.records.set_visibility(BLUEPRINTS, row, wanted, "Blueprint")
+        self.records.set_visibility(BLUEPRINTS, row, wanted)
         return self.get(blueprint_id)
 
     def set_owner(self, blueprint_id: str, creator: str) -> dict:

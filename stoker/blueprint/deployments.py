@@ -173,8 +173,7 @@ class Deployments:
         row = self._row(deployment_id)
         wanted = visibility.checked(shown_to, visibility.WIDER)
         visibility.within(deployment_id, row["blueprint_id"], row["blueprint_visibility"], wanted)
-        self.records.set_visibility(DEPLOYMENTS, row, visibility.widened(deployment_id, row["visibility"], wanted),
-                                    "Deployment")
+        self.records.set_visibility(DEPLOYMENTS, row, visibility.widened(deployment_id, row["visibility"], wanted))
         return self.get(deployment_id)
 
     def delete(self, deployment_id: str, force: bool = False, recursive: bool = False) -> None:

@@ -85,7 +85,7 @@ class Secrets:
         takes any that widens)."""
         row = self._own(key)
         wanted = visibility.widened(key, row["visibility"], visibility.checked(shown_to, allowed))
-        self.records.set_visibility(SECRETS, row, wanted, "Secret")
+        self.records.set_visibility(SECRETS, row, wanted)
         return self.get(key)
 
     def set_owner(self, key: str, creator: str) -> dict:

@@ -37,19 +37,29 @@ def seen_from(table: Table, project_id: str) -> tuple:
             (table.c.project_id == project_id).desc())
 
 
-def unique_then_global(conn: Any, table: Table, key: Any, value: str, project_id: str, visibility: str,
-                       what: str) -> None:
-    """Cloudify's rule for an id: one row per project, and a global one is the only one of its id anywhere
+def id_of(table: Table) -> str:
+    """The column users name a row of ``table`` by: a secret's key, a blueprint's or deployment's id."""
+    return "id" if "id" in table.c else "key"
+
+
+#: what Cloudify calls a row of each table in its messages
+_KINDS = {"blueprint": "Blueprint", "deployment": "Deployment", "secret": "Secret"}
+
+
+def unique_then_global(conn: Any, table: Table, row: dict) -> None:
+    """Cloudify's rule for an id: one ``row`` per project, and a global one is the only one of its id anywhere
     (409 ``Conflict`` in its words, for a new row and for one made global)."""
-    others = select(table.c.pk).where(key == value, table.c.project_id != project_id)
+    name, visibility = row[id_of(table)], row.get("visibility", "tenant")
+    others = select(table.c.pk).where(table.c[id_of(table)] == name, table.c.project_id != row["project_id"])
     if visibility != "global":
         others = others.where(table.c.visibility == "global")
     if conn.execute(others.limit(1)).first() is None:
         return
+    what = _KINDS[table.name]
     if visibility == "global":
-        raise Conflict(f"Can't set or create the resource <{what} id=`{value}`>, its visibility can't be global "
+        raise Conflict(f"Can't set or create the resource <{what} id=`{name}`>, its visibility can't be global "
                        "because it also exists in other tenants")
-    raise Conflict(f"<{what} id=`{value}`> already exists on {project_id} or with global visibility")
+    raise Conflict(f"<{what} id=`{name}`> already exists on {row['project_id']} or with global visibility")
 
 
 def recorded_commands(resume_data: Any) -> list[dict]:
@@ -73,8 +83,7 @@ class BlueprintRecords(Records):
         row = {"project_id": project_id, "id": blueprint_id, "created_at": utcnow(), **fields}
         try:
             with self._write() as conn:
-                unique_then_global(conn, BLUEPRINTS, BLUEPRINTS.c.id, blueprint_id, project_id,
-                                   row.get("visibility", "tenant"), "Blueprint")
+                unique_then_global(conn, BLUEPRINTS, row)
                 conn.execute(insert(BLUEPRINTS).values(**row))
         except IntegrityError:
             raise Conflict(f"Blueprint {blueprint_id} already exists") from None
@@ -117,23 +126,21 @@ class BlueprintRecords(Records):
                 raise Conflict(f"Blueprint {blueprint_id} is used by deployments: {', '.join(users)}")
             conn.execute(delete(BLUEPRINTS).where(BLUEPRINTS.c.pk == blueprint["pk"]))
 
-    def set_visibility(self, table: Table, row: dict, visibility: str, what: str) -> None:
+    def set_visibility(self, table: Table, row: dict, visibility: str) -> None:
         """``row`` of ``table`` (a blueprint, a deployment, a secret) made ``visibility``; global: refused
         (409) while another project holds one of its id."""
-        key = table.c.key if table is SECRETS else table.c.id
         with self._write() as conn:
-            unique_then_global(conn, table, key, row["key" if table is SECRETS else "id"], row["project_id"],
-                               visibility, what)
+            unique_then_global(conn, table, {**row, "visibility": visibility})
             conn.execute(update(table).where(table.c.pk == row["pk"]).values(visibility=visibility))
 
     def global_elsewhere(self, table: Table, project_id: str, wanted: str | None = None) -> list[tuple[str, str]]:
         """(project, id) of the global rows of ``table`` other projects hold (of id ``wanted`` only)."""
-        query = select(table.c.project_id, table.c.id).where(table.c.visibility == "global",
-                                                             table.c.project_id != project_id)
+        name = table.c[id_of(table)]
+        query = select(table.c.project_id, name).where(table.c.visibility == "global", table.c.project_id != project_id)
         if wanted is not None:
-            query = query.where(table.c.id == wanted)
+            query = query.where(name == wanted)
         with self._read() as conn:
-            return [tuple(row) for row in conn.execute(query.order_by(table.c.project_id, table.c.id))]
+            return [tuple(row) for row in conn.execute(query.order_by(table.c.project_id, name))]
 
     def set_owner(self, table: Table, row: dict, creator: str) -> None:
         with self._write() as conn:
@@ -150,8 +157,7 @@ class BlueprintRecords(Records):
         now = utcnow()
         try:
             with self._write() as conn:
-                unique_then_global(conn, DEPLOYMENTS, DEPLOYMENTS.c.id, deployment_id, project_id,
-                                   fields.get("visibility", "tenant"), "Deployment")
+                unique_then_global(conn, DEPLOYMENTS, {"project_id": project_id, "id": deployment_id, **fields})
                 pk = conn.execute(insert(DEPLOYMENTS).values(project_id=project_id, id=deployment_id,
                                                              created_at=now, **fields)
                                   .returning(DEPLOYMENTS.c.pk)).scalar_one()
@@ -328,7 +334,7 @@ class BlueprintRecords(Records):
 
     @staticmethod
     def _insert_secret(conn: Any, row: dict) -> None:
-        unique_then_global(conn, SECRETS, SECRETS.c.key, row["key"], row["project_id"], row["visibility"], "Secret")
+        unique_then_global(conn, SECRETS, row)
         conn.execute(insert(SECRETS).values(**row))
 
     def import_secrets(self, rows: list[dict], override: bool) -> list[dict]:
@@ -344,8 +350,7 @@ class BlueprintRecords(Records):
                     continue
                 colliding.append(row)
                 if override:
-                    unique_then_global(conn, SECRETS, SECRETS.c.key, row["key"], row["project_id"], row["visibility"],
-                                       "Secret")
+                    unique_then_global(conn, SECRETS, row)
                     conn.execute(update(SECRETS).where(*where).values(
                         **{k: v for k, v in row.items() if k not in ("project_id", "key", "created_at")}))
         return colliding
