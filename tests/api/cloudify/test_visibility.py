@@ -71,7 +71,8 @@ def test_a_blueprint_widens_to_global_by_the_operator_and_is_then_seen_and_deplo
     assert [b.id for b in bob.blueprints.list() if b.tenant_name == "team-a"] == ["web"]
     bob.deployments.create("web", "bobs-web")
     assert bob.deployments.get("bobs-web").blueprint_id == "web"
-    for change in (lambda: bob.blueprints.delete("web"), lambda: bob.blueprints.set_visibility("web", "tenant")):
+    for change in (lambda: bob.blueprints.delete("web"), lambda: bob.blueprints.set_visibility("web", "tenant"),
+                   lambda: bob.plugins_update.update_plugins("web")):
         foreign = _refused(change)
         assert (foreign.status_code, foreign.error_code) == (400, "illegal_action_error")
         assert "Can't modify the global resource `web` from outside its tenant `team-a`" in str(foreign)
