@@ -3,16 +3,16 @@ blueprint or a secret (a private one is its creator's and the tenant managers').
 
 Rows stored before this are ``tenant``, as they were seen; their creator ``admin``, as they were shown.
 
-Revision ID: 0028
-Revises: 0027
+Revision ID: 0024
+Revises: 0023
 Create Date: 2026-11-28
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0028"
-down_revision = "0027"
+revision = "0024"
+down_revision = "0023"
 branch_labels = None
 depends_on = None
 
