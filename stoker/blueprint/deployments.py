@@ -77,8 +77,9 @@ class Deployments:
         """Check the inputs, evaluate what is static, lay out the node instances, store it all at once.
 
         ``check_environment``: outputs and capabilities reading ``get_environment_capability`` need a
-        parent (label ``csys-obj-parent``) declaring that capability, checked here as Cloudify's manager
-        does at creation (dsl-parser alone, which the conformance cases record, leaves it to the read).
+        parent (label ``csys-obj-parent``) declaring that capability, and a parent must exist and be linked
+        (``environments``), checked here as Cloudify's manager does at creation (dsl-parser alone, which the
+        conformance cases record, leaves it to the read).
         """
         if not deployment_id or not isinstance(deployment_id, str):
             raise BlueprintError("a deployment needs an id", code="invalid-id")
@@ -92,10 +93,10 @@ class Deployments:
             scan(dep["labels"], PlanEvaluator(dep), "labels", dep["labels"], "labels")
         pairs = label_pairs([(key, value) for key, label in dep["labels"].items() for value in label["values"]]
                              + list(labels))
+        parents = environments.parents_in(pairs) if check_environment else []
         if check_environment:
             self._check_environment(dep, pairs)
-        parents = environments.parents_in(pairs)
-        environments.check_parents(self.records, self.project_id, deployment_id, parents)
+            environments.check_parents(self.records, self.project_id, deployment_id, parents)
         sys_values = {"tenant_name": tenant_of(self.project_id), "deployment_id": deployment_id,
                       "deployment_name": deployment_id, "blueprint_id": blueprint_id, "owner": "admin"}
         name = display_name or self._display_name(dep, sys_values, pairs) or deployment_id
