@@ -21,13 +21,14 @@ import io
 import json
 import re
 import zipfile
+import zlib
 from datetime import datetime, timezone
 from importlib.metadata import version
 from typing import IO, Any, Iterator
 
 from sqlalchemy import JSON, DateTime, Integer, LargeBinary, Table, bindparam, delete, func, insert, select, text
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import StatementError
 
 from stoker import secretbox
 from stoker.errors import StokerError
@@ -159,26 +160,41 @@ class Backup:
         if listed is None:
             return
         kept = [column for column in table.columns if column.name in listed["columns"]]
-        with self.archive.open(f"tables/{table.name}.jsonl") as member:
-            for number, line in enumerate(member, 1):
-                try:
-                    row = json.loads(line)
-                    yield {column.name: _typed(column, row[column.name]) for column in kept}
-                except (ValueError, TypeError, KeyError) as exc:
-                    raise BackupError(f"table {table.name}, row {number}: not a row of its columns ({exc})") from None
+        for number, line in self._lines(table.name):
+            row = _parsed(table.name, number, line)
+            try:
+                yield {column.name: _typed(column, row[column.name]) for column in kept}
+            except (ValueError, TypeError, KeyError) as exc:
+                raise BackupError(f"table {table.name}, row {number}: not a row of its columns ({exc})") from None
 
     def sealed_sample(self) -> str | None:
         """One value sealed with the key of the server that made the backup, if it holds any."""
-        for table in tables():
-            if table.name not in self.metadata["tables"]:
-                continue
-            with self.archive.open(f"tables/{table.name}.jsonl") as member:
-                for line in member:
-                    if table.name == "secret":
-                        return json.loads(line)["value"]
-                    if secretbox.MARK.encode() in line:
-                        return _find_sealed(json.loads(line))
+        secrets = metadata.tables["secret"]
+        for row in self.rows(secrets):
+            return row["value"]
+        mark = secretbox.MARK.encode()
+        for name in self.metadata["tables"]:
+            for number, line in self._lines(name):
+                if mark in line and (found := _find_sealed(_parsed(name, number, line))) is not None:
+                    return found
         return None
+
+    def _lines(self, name: str) -> Iterator[tuple[int, bytes]]:
+        try:
+            with self.archive.open(f"tables/{name}.jsonl") as member:
+                yield from enumerate(member, 1)
+        except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
+            raise BackupError(f"table {name}: its member cannot be read ({exc})") from None
+
+
+def _parsed(name: str, number: int, line: bytes) -> dict:
+    try:
+        row = json.loads(line)
+    except ValueError as exc:
+        raise BackupError(f"table {name}, row {number}: not JSON ({exc})") from None
+    if not isinstance(row, dict):
+        raise BackupError(f"table {name}, row {number}: not an object of its columns")
+    return row
 
 
 def _typed(column: Any, value: Any) -> Any:
@@ -227,7 +243,7 @@ def restore(engine: Engine, backup: Backup, force: bool = False) -> dict[str, in
                 restored[table.name] = _insert(conn, table, backup.rows(table))
             if conn.dialect.name == "postgresql":
                 _reset_sequences(conn)
-    except DBAPIError as exc:
+    except StatementError as exc:
         cause = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
         raise BackupError(f"the backup could not be restored, nothing was: {cause}") from None
     return restored

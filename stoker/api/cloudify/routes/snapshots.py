@@ -75,7 +75,7 @@ def execution_view(store: Any, project: str, execution_id: str) -> dict | None:
 def status(request: Request) -> dict:
     """Open to all, as Cloudify's (it answers while a restore replaces who may log in)."""
     snapshots = ManagerSnapshots(request.app.state.stoker.engine.store)
-    return {"status": "RUNNING" if snapshots.restoring() else "NOT_RUNNING"}
+    return {"status": "running" if snapshots.restoring() else "not-running"}
 
 
 @routes.get("/snapshots")
