@@ -1,0 +1,82 @@
+"""``stoker backup create|restore``: a SQLite server's whole state (blueprints, deployments, executions, events,
+secrets, stacks) restored into an empty PostgreSQL one, which then goes on making rows of its own; a
+non-empty server, an archive that is no backup and one naming a member outside it are refused, nothing
+written."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+from cryptography.fernet import Fernet
+
+from .conftest import REPO, cli_on
+
+BLUEPRINT = """\
+tosca_definitions_version: cloudify_dsl_1_4
+imports:
+  - cloudify/types/types.yaml
+node_templates:
+  a:
+    type: cloudify.nodes.Root
+  b:
+    type: cloudify.nodes.Root
+    relationships:
+      - type: cloudify.relationships.depends_on
+        target: a
+"""
+
+
+def _zip(members: dict[str, bytes]) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return out.getvalue()
+
+
+def test_a_sqlite_backup_restores_into_postgresql(sqlite_url, new_pg_database, write, tmp_path, monkeypatch):
+    monkeypatch.setenv("STOKER_SECRET_KEY", Fernet.generate_key().decode())
+    source = cli_on(sqlite_url)
+    assert source("blueprint", "upload", write("bp/blueprint.yaml", BLUEPRINT), "-b", "bp").exit_code == 0
+    assert source("deployment", "create", "d1", "-b", "bp", "--label", "env:prod").exit_code == 0
+    assert source("install", "d1").exit_code == 0
+    assert source("secret", "create", "pw", "-s", "topsecret", "--hidden").exit_code == 0
+    assert source("stack", "create", "hello", "-t", REPO / "examples" / "hello.yaml", "--wait").exit_code == 0
+    made = source("backup", "create", tmp_path / "f.zip")
+    assert made.exit_code == 0, made.stderr
+
+    with new_pg_database("stoker_backup") as database:
+        target = cli_on(database.url.render_as_string(hide_password=False))
+        done = target("backup", "restore", tmp_path / "f.zip")
+        assert done.exit_code == 0, done.stderr
+        [deployment] = json.loads(target("deployment", "list", "-f", "json").stdout)
+        assert deployment["id"] == "d1"
+        labels = json.loads(target("deployment", "get", "d1", "-f", "json").stdout)["labels"]
+        assert [(label["key"], label["value"]) for label in labels] == [("env", "prod")]
+        instances = json.loads(target("node-instance", "list", "-d", "d1", "-f", "json").stdout)
+        assert sorted(i["state"] for i in instances) == ["started", "started"]
+        [install] = json.loads(target("execution", "list", "-d", "d1", "-f", "json").stdout)
+        assert install["status"] == "terminated"
+        assert "workflow_succeeded" in target("event", "list", install["id"], "-f", "json").stdout
+        assert json.loads(target("secret", "get", "pw", "-f", "json").stdout)["is_hidden_value"] is True
+        assert json.loads(target("stack", "show", "hello", "-f", "json").stdout)["stack_status"] == "CREATE_COMPLETE"
+
+        # the integer keys go on after the restored ones
+        assert target("deployment", "create", "d2", "-b", "bp").exit_code == 0
+        assert target("install", "d2").exit_code == 0
+        assert target("secret", "create", "more", "-s", "x").exit_code == 0
+
+        refused = target("backup", "restore", tmp_path / "f.zip")
+        assert refused.exit_code == 1 and "non-empty manager is not permitted" in refused.stderr
+        with zipfile.ZipFile(tmp_path / "f.zip") as kept:
+            members = {name: kept.read(name) for name in kept.namelist()}
+        for name, data in {"junk.zip": b"PK no zip", "dotdot.zip": _zip({**members, "tables/../x.jsonl": b"{}"}),
+                           "newer.zip": _zip({**members, "metadata.json": json.dumps({
+                               **json.loads(members["metadata.json"]), "schema_revision": "9999"}).encode()})}.items():
+            (tmp_path / name).write_bytes(data)
+            refused = target("backup", "restore", tmp_path / name, "--force")
+            assert refused.exit_code == 1 and "Traceback" not in refused.stderr, refused.stderr
+        assert "Cannot restore a newer server's backup" in refused.stderr
+        assert sorted(d["id"] for d in json.loads(target("deployment", "list", "-f", "json").stdout)) == ["d1", "d2"]
