@@ -5,12 +5,12 @@ written."""
 
 from __future__ import annotations
 
-import io
 import json
 import socket
 import zipfile
 
 import pytest
+from archives import zipped
 from cryptography.fernet import Fernet
 
 from .conftest import REPO, cli_on
@@ -29,13 +29,6 @@ node_templates:
         target: a
 """
 
-
-def _zip(members: dict[str, bytes]) -> bytes:
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as archive:
-        for name, data in members.items():
-            archive.writestr(name, data)
-    return out.getvalue()
 
 
 def test_a_sqlite_backup_restores_into_postgresql(sqlite_url, new_pg_database, write, tmp_path, monkeypatch):
@@ -74,8 +67,8 @@ def test_a_sqlite_backup_restores_into_postgresql(sqlite_url, new_pg_database, w
         assert refused.exit_code == 1 and "non-empty manager is not permitted" in refused.stderr
         with zipfile.ZipFile(tmp_path / "f.zip") as kept:
             members = {name: kept.read(name) for name in kept.namelist()}
-        for name, data in {"junk.zip": b"PK no zip", "dotdot.zip": _zip({**members, "tables/../x.jsonl": b"{}"}),
-                           "newer.zip": _zip({**members, "metadata.json": json.dumps({
+        for name, data in {"junk.zip": b"PK no zip", "dotdot.zip": zipped({**members, "tables/../x.jsonl": b"{}"}),
+                           "newer.zip": zipped({**members, "metadata.json": json.dumps({
                                **json.loads(members["metadata.json"]), "schema_revision": "9999"}).encode()})}.items():
             (tmp_path / name).write_bytes(data)
             refused = target("backup", "restore", tmp_path / name, "--force")
@@ -116,3 +109,16 @@ def test_a_restore_while_another_runs_is_refused(engine):
         snapshots.restore("s2")
     snapshots._set("s1", restoring=f"{socket.gethostname()}:999999999:x")  # its process is gone: nothing runs
     assert snapshots.restoring() is False
+
+
+def test_bombs_are_refused_before_they_unpack(cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("STOKER_MAX_BACKUP_SIZE", "100000")
+    bomb = zipped({"metadata.json": "{}", "tables/secret.jsonl": b"\n" * 1_000_000})  # ~1 kB packed
+    crowd = zipped({f"tables/t{n}.jsonl": b"" for n in range(1001)})
+    for name, data, words in (("bomb.zip", bomb, "unpacks to more than 100000 bytes (max_backup_size)"),
+                              ("crowd.zip", crowd, "1001 members (at most 1000)")):
+        assert len(data) < 200_000
+        (tmp_path / name).write_bytes(data)
+        refused = cli("backup", "restore", tmp_path / name)
+        assert refused.exit_code == 1 and words in refused.stderr, refused.stderr
+    assert cli("secret", "list", "-f", "json").stdout.strip() == "[]"

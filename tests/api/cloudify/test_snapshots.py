@@ -5,13 +5,13 @@ archives that are no snapshot."""
 
 from __future__ import annotations
 
-import io
 import json
 import zipfile
 from pathlib import Path
 
 import httpx
 import pytest
+from archives import zipped
 from cryptography.fernet import Fernet
 
 from .conftest import PASSWORD, cfy_on, cloudify_server, rest_client
@@ -160,13 +160,6 @@ def test_only_the_operator_handles_snapshots(made):
     assert [s.id for s in rest_client(server).snapshots.list()] == ["s1"]
 
 
-def _zip(members: dict[str, str]) -> bytes:
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as archive:
-        for name, text in members.items():
-            archive.writestr(name, text)
-    return out.getvalue()
-
 
 def test_archives_that_are_no_snapshot_are_refused_and_not_kept(made, tmp_path):
     from cloudify_rest_client.exceptions import CloudifyClientError
@@ -176,9 +169,9 @@ def test_archives_that_are_no_snapshot_are_refused_and_not_kept(made, tmp_path):
     with zipfile.ZipFile(archive) as kept:
         real = {name: kept.read(name).decode() for name in kept.namelist()}
     hostile = {"junk": b"this is no zip at all",
-               "dotdot": _zip({**real, "../evil.jsonl": "{}"}),
-               "nometa": _zip({"tables/secret.jsonl": ""}),
-               "badrow": _zip({**real, "tables/secret.jsonl": "not json\n"})}
+               "dotdot": zipped({**real, "../evil.jsonl": "{}"}),
+               "nometa": zipped({"tables/secret.jsonl": ""}),
+               "badrow": zipped({**real, "tables/secret.jsonl": "not json\n"})}
     for name, data in hostile.items():
         path = tmp_path / f"{name}.zip"
         path.write_bytes(data)
