@@ -122,3 +122,28 @@ def test_bombs_are_refused_before_they_unpack(cli, tmp_path, monkeypatch):
         refused = cli("backup", "restore", tmp_path / name)
         assert refused.exit_code == 1 and words in refused.stderr, refused.stderr
     assert cli("secret", "list", "-f", "json").stdout.strip() == "[]"
+
+
+def test_an_older_schemas_backup_restores_what_both_revisions_have(sqlite_url, write, tmp_path):
+    """A backup made before migration 0023 had no ``execution.is_dry_run``: its executions restore, not dry runs."""
+    source = cli_on(sqlite_url)
+    assert source("blueprint", "upload", write("bp/blueprint.yaml", BLUEPRINT), "-b", "bp").exit_code == 0
+    assert source("deployment", "create", "d1", "-b", "bp").exit_code == 0
+    assert source("install", "d1").exit_code == 0
+    assert source("backup", "create", tmp_path / "f.zip").exit_code == 0
+    with zipfile.ZipFile(tmp_path / "f.zip") as kept:
+        members = {name: kept.read(name) for name in kept.namelist()}
+    about = json.loads(members["metadata.json"])
+    about["schema_revision"] = "0022"
+    about["tables"]["execution"]["columns"].remove("is_dry_run")
+    rows = [json.loads(line) for line in members["tables/execution.jsonl"].splitlines()]
+    assert [row.pop("is_dry_run") for row in rows] == [False]
+    members["tables/execution.jsonl"] = b"".join(json.dumps(row).encode() + b"\n" for row in rows)
+    (tmp_path / "old.zip").write_bytes(zipped({**members, "metadata.json": json.dumps(about)}))
+
+    target = cli_on(f"sqlite:///{tmp_path / 'target.db'}")
+    done = target("backup", "restore", tmp_path / "old.zip")
+    assert done.exit_code == 0, done.stderr
+    [install] = json.loads(target("execution", "list", "-d", "d1", "-f", "json").stdout)
+    shown = json.loads(target("execution", "get", install["id"], "-f", "json").stdout)
+    assert (shown["workflow_id"], shown["status"], shown["is_dry_run"]) == ("install", "terminated", False)
