@@ -1,5 +1,6 @@
 """A whole server's state as one zip, and that zip restored into an empty server (``stoker backup``, and
-Cloudify's manager snapshots over the API: ``stoker/store/manager_snapshots.py``).
+Cloudify's manager snapshots over the API: made, kept and restored here, their rows in
+``stoker/store/manager_snapshots.py``).
 
 The zip holds ``metadata.json`` (format, Stoker's version, the schema revision, when, each table's columns
 and row count) and ``tables/NAME.jsonl``: one JSON object per row, in primary-key order, binary columns in
@@ -20,6 +21,7 @@ import base64
 import io
 import json
 import re
+import uuid
 import zipfile
 import zlib
 from datetime import datetime, timezone
@@ -31,10 +33,11 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import StatementError
 
 from stoker import secretbox
-from stoker.errors import StokerError
 from stoker.limits import limit
 from stoker.store.db import head_revision, register_tables
-from stoker.store.models import ACTIVE_EXECUTION, metadata
+from stoker.store.locks import new_engine_id
+from stoker.store.manager_snapshots import CREATED, CREATING, FAILED, UPLOADED, ManagerSnapshots, SnapshotActionError
+from stoker.store.models import ACTIVE_EXECUTION, metadata, utcnow
 
 #: the format this module writes (and the only one it reads)
 FORMAT = 1
@@ -53,11 +56,10 @@ _MEMBER = re.compile(r"tables/([a-z][a-z0-9_]{0,62})\.jsonl")
 _BATCH = 500
 
 
-class BackupError(StokerError):
+class BackupError(SnapshotActionError):
     """A backup that cannot be read or restored here; nothing was written."""
 
     code = "backup"
-    cloudify_code = "snapshot_action_error"
 
 
 def tables() -> list[Table]:
@@ -312,3 +314,43 @@ def _reset_sequences(conn: Connection) -> None:
         if top is not None:
             conn.execute(text("SELECT setval(pg_get_serial_sequence(:table, :column), :top)"),
                          {"table": table.name, "column": column.name, "top": top})
+
+
+# -- Cloudify's manager snapshots: backups kept in the database -------------------------------------------
+
+
+def make_snapshot(snapshots: ManagerSnapshots, snapshot_id: str, user: str, include_events: bool = True,
+                  include_logs: bool = True) -> dict:
+    """Make the snapshot now; its row, ``created`` or ``failed`` (with why, as Cloudify's shows it)."""
+    snapshots.add(snapshot_id, user, CREATING, execution_id=str(uuid.uuid4()))
+    out = io.BytesIO()
+    try:
+        dump(snapshots.engine, out, include_events, include_logs)
+    except Exception as exc:  # whatever stopped it is the snapshot's error, not the request's
+        snapshots.set(snapshot_id, status=FAILED, error=f"{type(exc).__name__}: {exc}"[:10_000])
+    else:
+        snapshots.set(snapshot_id, status=CREATED, archive=out.getvalue())
+    return snapshots.get(snapshot_id)
+
+
+def keep_upload(snapshots: ManagerSnapshots, snapshot_id: str, user: str, data: bytes) -> dict:
+    """Keep an uploaded backup, refused (nothing stored) unless it reads as one."""
+    if len(data) > limit("max_backup_size"):
+        raise BackupError(f"the backup is larger than {limit('max_backup_size')} bytes (max_backup_size)")
+    Backup(data)
+    snapshots.add(snapshot_id, user, UPLOADED, archive=data)
+    return snapshots.get(snapshot_id)
+
+
+def restore_snapshot(snapshots: ManagerSnapshots, snapshot_id: str, force: bool = False) -> dict:
+    """Restore the server from the snapshot (refused, nothing written, as ``restore`` says, or while another
+    restore runs); its row, with its ``restore_execution_id``."""
+    if snapshots.get(snapshot_id)["status"] == FAILED:
+        raise BackupError("Failed snapshot cannot be restored")
+    snapshots.claim(snapshot_id, new_engine_id())
+    try:
+        restore(snapshots.engine, Backup(snapshots.archive(snapshot_id)), force)
+    finally:
+        snapshots.set(snapshot_id, restoring=None)
+    snapshots.set(snapshot_id, restore_execution_id=str(uuid.uuid4()), restored_at=utcnow())
+    return snapshots.get(snapshot_id)

@@ -1,31 +1,35 @@
-"""Cloudify's manager snapshots (``cfy snapshots``): whole-server backups (``stoker/store/backups.py``) kept in
-the database, so every API host sharing it lists, serves and restores the same ones.
+"""Cloudify's manager snapshots (``cfy snapshots``): the rows of whole-server backups kept in the database, so
+every API host sharing it lists, serves and restores the same ones (made, checked and restored by
+``stoker/store/backups.py``, which reads every table: this module imports none of it).
 
 A snapshot is made in the request that asks for it and ends ``created`` or ``failed`` (with the error); an
 uploaded one is ``uploaded`` once its zip was checked.  Cloudify answers a create or a restore with the
-execution of a system workflow that ``cfy`` then reads back: the row keeps those executions' ids, and
-``execution`` answers them as ended executions (the work is done by then).  A restore marks the row it
-restores from with its engine id while it runs (``cfy snapshots status``; a second restore meanwhile is
-refused).
+execution of a system workflow that ``cfy`` then reads back: the row keeps those executions' ids
+(``by_execution``; the work is done by then).  A restore marks the row it restores from with its engine id
+while it runs (``claim``: ``cfy snapshots status``; a second restore meanwhile is refused).
 """
 
 from __future__ import annotations
 
-import io
-import uuid
 from typing import Any
 
 from sqlalchemy import Column, LargeBinary, String, Table, Text, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from stoker.errors import Conflict, NotFound
-from stoker.limits import limit
-from stoker.store.backups import Backup, BackupError, dump, restore
-from stoker.store.locks import new_engine_id, owner_is_dead
+from stoker.errors import Conflict, NotFound, StokerError
+from stoker.store.locks import owner_is_dead
 from stoker.store.models import UTCDateTime, metadata, utcnow
 
 #: Cloudify's snapshot states
 CREATING, CREATED, FAILED, UPLOADED = "creating", "created", "failed", "uploaded"
+
+
+class SnapshotActionError(StokerError):
+    """A snapshot that cannot be acted on now, in Cloudify's words and code."""
+
+    code = "snapshot"
+    cloudify_code = "snapshot_action_error"
+
 
 MANAGER_SNAPSHOTS = Table(
     "manager_snapshot", metadata,
@@ -69,56 +73,22 @@ class ManagerSnapshots:
         return dict(row)
 
     def archive(self, snapshot_id: str) -> bytes:
-        if self.get(snapshot_id)["status"] == FAILED:
-            raise BackupError("Failed snapshot cannot be downloaded")
+        status = self.get(snapshot_id)["status"]
+        if status in (FAILED, CREATING):
+            raise SnapshotActionError("Failed snapshot cannot be downloaded" if status == FAILED
+                              else f"Snapshot `{snapshot_id}` is still being created")
         with self.engine.connect() as conn:
             return conn.execute(select(MANAGER_SNAPSHOTS.c.archive)
                                 .where(MANAGER_SNAPSHOTS.c.id == snapshot_id)).scalar()
 
-    def create(self, snapshot_id: str, user: str, include_events: bool = True, include_logs: bool = True) -> dict:
-        """Make the snapshot now; its row, ``created`` or ``failed`` (with why)."""
-        self._add(snapshot_id, user, CREATING, execution_id=str(uuid.uuid4()))
-        out = io.BytesIO()
-        try:
-            dump(self.engine, out, include_events, include_logs)
-        except Exception as exc:  # the snapshot shows it failed, and why, as Cloudify's does
-            self._set(snapshot_id, status=FAILED, error=f"{type(exc).__name__}: {exc}"[:10_000])
-        else:
-            self._set(snapshot_id, status=CREATED, archive=out.getvalue())
-        return self.get(snapshot_id)
-
-    def upload(self, snapshot_id: str, user: str, data: bytes) -> dict:
-        """Keep an uploaded backup (refused unless it reads as one: nothing is stored then)."""
-        if len(data) > limit("max_backup_size"):
-            raise BackupError(f"the backup is larger than {limit('max_backup_size')} bytes (max_backup_size)")
-        Backup(data)
-        self._add(snapshot_id, user, UPLOADED, archive=data)
-        return self.get(snapshot_id)
-
     def delete(self, snapshot_id: str) -> dict:
         row = self.get(snapshot_id)
         if row["restoring"] and not owner_is_dead(row["restoring"]):
-            raise BackupError(f"Cannot delete snapshot `{snapshot_id}` which has an active `restore_snapshot` "
+            raise SnapshotActionError(f"Cannot delete snapshot `{snapshot_id}` which has an active `restore_snapshot` "
                               "execution")
         with self._writer.begin() as conn:
             conn.execute(delete(MANAGER_SNAPSHOTS).where(MANAGER_SNAPSHOTS.c.id == snapshot_id))
         return row
-
-    def restore(self, snapshot_id: str, force: bool = False) -> dict:
-        """Restore the server from the snapshot (refused, nothing written, as ``backups.restore`` says); the
-        row, with its ``restore_execution_id``."""
-        row = self.get(snapshot_id)
-        if row["status"] in (FAILED, CREATING):
-            raise BackupError("Failed snapshot cannot be restored" if row["status"] == FAILED
-                              else f"Snapshot `{snapshot_id}` is still being created")
-        owner = new_engine_id()
-        self._claim(snapshot_id, owner)
-        try:
-            restore(self.engine, Backup(self.archive(snapshot_id)), force)
-        finally:
-            self._set(snapshot_id, restoring=None)
-        self._set(snapshot_id, restore_execution_id=str(uuid.uuid4()), restored_at=utcnow())
-        return self.get(snapshot_id)
 
     def restoring(self) -> bool:
         """Whether a restore runs now (from any row)."""
@@ -137,7 +107,7 @@ class ManagerSnapshots:
             return None
         return ("create_snapshot" if row["execution_id"] == execution_id else "restore_snapshot"), dict(row)
 
-    def _claim(self, snapshot_id: str, owner: str) -> None:
+    def claim(self, snapshot_id: str, owner: str) -> None:
         """Mark the restore running, unless another one does (its owner alive)."""
         c = MANAGER_SNAPSHOTS.c
         with self._writer.begin() as conn:
@@ -148,7 +118,7 @@ class ManagerSnapshots:
                 raise Conflict("A snapshot restore is already running on this server")
             conn.execute(update(MANAGER_SNAPSHOTS).where(c.id == snapshot_id).values(restoring=owner))
 
-    def _add(self, snapshot_id: str, user: str, status: str, **values: Any) -> None:
+    def add(self, snapshot_id: str, user: str, status: str, **values: Any) -> None:
         try:
             with self._writer.begin() as conn:
                 conn.execute(insert(MANAGER_SNAPSHOTS).values(id=snapshot_id, status=status, error="",
@@ -156,6 +126,6 @@ class ManagerSnapshots:
         except IntegrityError:
             raise Conflict(f"<Snapshot id=`{snapshot_id}`> already exists") from None
 
-    def _set(self, snapshot_id: str, **values: Any) -> None:
+    def set(self, snapshot_id: str, **values: Any) -> None:
         with self._writer.begin() as conn:
             conn.execute(update(MANAGER_SNAPSHOTS).where(MANAGER_SNAPSHOTS.c.id == snapshot_id).values(**values))

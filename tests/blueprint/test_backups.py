@@ -11,6 +11,7 @@ import zipfile
 
 import pytest
 from archives import zipped
+from stoker.errors import StokerError
 from cryptography.fernet import Fernet
 
 from .conftest import REPO, cli_on
@@ -78,36 +79,37 @@ def test_a_sqlite_backup_restores_into_postgresql(sqlite_url, new_pg_database, w
 
 
 def test_a_failed_snapshot_is_kept_failed_and_neither_served_nor_restored(engine, monkeypatch):
-    from stoker.store import manager_snapshots
-    from stoker.store.backups import BackupError
+    from stoker.store import backups
+    from stoker.store.manager_snapshots import ManagerSnapshots
 
     def broken(*args, **kwargs):
         raise OSError("disk full")
 
-    snapshots = manager_snapshots.ManagerSnapshots(engine.store)
-    monkeypatch.setattr(manager_snapshots, "dump", broken)
-    row = snapshots.create("s1", "admin")
+    snapshots = ManagerSnapshots(engine.store)
+    monkeypatch.setattr(backups, "dump", broken)
+    row = backups.make_snapshot(snapshots, "s1", "admin")
     assert (row["status"], row["error"]) == ("failed", "OSError: disk full")
-    with pytest.raises(BackupError, match="Failed snapshot cannot be restored"):
-        snapshots.restore("s1")
-    with pytest.raises(BackupError, match="Failed snapshot cannot be downloaded"):
+    with pytest.raises(backups.BackupError, match="Failed snapshot cannot be restored"):
+        backups.restore_snapshot(snapshots, "s1")
+    with pytest.raises(StokerError, match="Failed snapshot cannot be downloaded"):
         snapshots.archive("s1")
 
 
 def test_a_restore_while_another_runs_is_refused(engine):
     from stoker.errors import Conflict
+    from stoker.store.backups import make_snapshot, restore_snapshot
     from stoker.store.locks import new_engine_id
     from stoker.store.manager_snapshots import ManagerSnapshots
 
     snapshots = ManagerSnapshots(engine.store)
-    snapshots.create("s1", "admin")
-    snapshots.create("s2", "admin")
+    make_snapshot(snapshots, "s1", "admin")
+    make_snapshot(snapshots, "s2", "admin")
     assert not snapshots.restoring()
-    snapshots._claim("s1", new_engine_id())  # a restore of this (live) process runs from s1
+    snapshots.claim("s1", new_engine_id())  # a restore of this (live) process runs from s1
     assert snapshots.restoring()
     with pytest.raises(Conflict, match="already running"):
-        snapshots.restore("s2")
-    snapshots._set("s1", restoring=f"{socket.gethostname()}:999999999:x")  # its process is gone: nothing runs
+        restore_snapshot(snapshots, "s2")
+    snapshots.set("s1", restoring=f"{socket.gethostname()}:999999999:x")  # its process is gone: nothing runs
     assert snapshots.restoring() is False
 
 

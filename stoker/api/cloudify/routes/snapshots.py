@@ -20,6 +20,7 @@ from stoker.api.cloudify import views
 from stoker.api.cloudify.identity import Caller, caller, forbidden
 from stoker.api.cloudify.routing import bad, map_body, router, run
 from stoker.limits import limit
+from stoker.store.backups import keep_upload, make_snapshot, restore_snapshot
 from stoker.store.manager_snapshots import CREATED, FAILED, ManagerSnapshots
 from stoker.workflows import executions
 from stoker.workflows.parameters import given_flag
@@ -96,7 +97,8 @@ async def create(snapshot_id: str, request: Request, who: Caller = Depends(opera
     flags = {name: given_flag(body, name, True) for name in ("include_events", "include_logs", "include_credentials")}
 
     def work(engine):
-        row = _snapshots(engine).create(_new_id(snapshot_id), who.user, flags["include_events"], flags["include_logs"])
+        row = make_snapshot(_snapshots(engine), _new_id(snapshot_id), who.user, flags["include_events"],
+                            flags["include_logs"])
         return execution_view(engine.store, who.project, row["execution_id"])
 
     return await run(request, who, work, status=201)
@@ -119,7 +121,7 @@ async def download(snapshot_id: str, request: Request, who: Caller = Depends(ope
 @routes.put("/snapshots/{snapshot_id}/archive")
 async def upload(snapshot_id: str, request: Request, who: Caller = Depends(operator)) -> Response:
     data = await read_body(request, limit("max_backup_size"), "max_backup_size", "snapshot archive")
-    return await run(request, who, lambda engine: views.snapshot(_snapshots(engine).upload(_new_id(snapshot_id), who.user,
+    return await run(request, who, lambda engine: views.snapshot(keep_upload(_snapshots(engine), _new_id(snapshot_id), who.user,
                                                                                           data)), status=201)
 
 
@@ -128,7 +130,7 @@ async def restore(snapshot_id: str, request: Request, who: Caller = Depends(oper
     force = given_flag(await map_body(request, FLAGS), "force")
 
     def work(engine):
-        row = _snapshots(engine).restore(snapshot_id, force)
+        row = restore_snapshot(_snapshots(engine), snapshot_id, force)
         return execution_view(engine.store, who.project, row["restore_execution_id"])
 
     return await run(request, who, work)
