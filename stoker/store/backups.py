@@ -52,6 +52,8 @@ MAX_MEMBERS = 1000
 #: Cloudify's words for a restore over a server that holds something
 NOT_EMPTY = ("Snapshot restoration on a non-empty manager is not permitted. Pass the --force flag to force the "
              "restore and delete existing data from the manager")
+#: what reading a damaged, encrypted or oddly compressed member raises
+UNREADABLE = (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, RuntimeError)
 _MEMBER = re.compile(r"tables/([a-z][a-z0-9_]{0,62})\.jsonl")
 _BATCH = 500
 
@@ -140,8 +142,10 @@ class Backup:
             raise BackupError("not a Stoker backup: no metadata.json")
         try:
             about = json.loads(self.archive.read("metadata.json"))
-        except (ValueError, zipfile.BadZipFile) as exc:
+        except ValueError as exc:
             raise BackupError(f"not a Stoker backup: metadata.json is not JSON ({exc})") from None
+        except UNREADABLE as exc:
+            raise BackupError(f"not a Stoker backup: metadata.json cannot be read ({exc})") from None
         if not isinstance(about, dict) or about.get("format") != FORMAT or not isinstance(about.get("tables"), dict):
             raise BackupError(f"not a Stoker backup: metadata.json is not of format {FORMAT}")
         revision = about.get("schema_revision")
@@ -185,7 +189,7 @@ class Backup:
         try:
             with self.archive.open(f"tables/{name}.jsonl") as member:
                 yield from enumerate(member, 1)
-        except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
+        except UNREADABLE as exc:
             raise BackupError(f"table {name}: its member cannot be read ({exc})") from None
 
 
@@ -194,6 +198,8 @@ def _parsed(name: str, number: int, line: bytes) -> dict:
         row = json.loads(line)
     except ValueError as exc:
         raise BackupError(f"table {name}, row {number}: not JSON ({exc})") from None
+    except RecursionError:
+        raise BackupError(f"table {name}, row {number}: nested too deeply") from None
     if not isinstance(row, dict):
         raise BackupError(f"table {name}, row {number}: not an object of its columns")
     return row
@@ -211,14 +217,16 @@ def _typed(column: Any, value: Any) -> Any:
 
 
 def _find_sealed(value: Any) -> str | None:
-    if isinstance(value, dict):
-        if secretbox.MARK in value and isinstance(value[secretbox.MARK], str):
-            return value[secretbox.MARK]
-        value = list(value.values())
-    if isinstance(value, list):
-        for item in value:
-            if (found := _find_sealed(item)) is not None:
-                return found
+    """The first sealed token inside ``value`` (walked without recursion: a row may nest deeply)."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            if isinstance(item.get(secretbox.MARK), str):
+                return item[secretbox.MARK]
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
     return None
 
 
