@@ -15,6 +15,7 @@ from archives import zipped
 from cryptography.fernet import Fernet
 
 from .conftest import PASSWORD, cfy_on, cloudify_server, rest_client
+from .test_plugins_queue_validate import _wagon
 
 pytestmark = pytest.mark.slow  # servers, and each `cfy` command is a process of its own
 
@@ -74,6 +75,8 @@ def made(tmp_path_factory):
         (app / "blueprint.yaml").write_text(BLUEPRINT)
         (app / "scripts" / "create.sh").write_text(CREATE)
         (app / "scripts" / "delete.sh").write_text(DELETE)
+        wagon, yaml = _wagon(tmp, "1.0")
+        cfy("plugins", "upload", str(wagon), "-y", str(yaml))
         cfy("blueprints", "upload", str(app / "blueprint.yaml"), "-b", "app")
         cfy("secrets", "create", "word", "-s", "hello")
         cfy("secrets", "create", "pw", "-s", "topsecret", "--hidden-value")
@@ -85,13 +88,13 @@ def made(tmp_path_factory):
         assert [(s["id"], s["status"], s["created_by"]) for s in listed] == [("s1", "created", "admin")]
         assert rest_client(server).snapshots.get("s1").status == "created"  # cfy 7.0.5 has no `snapshots get`
         cfy("snapshots", "download", "s1", "-o", str(tmp / "f.zip"))
-        yield server, tmp / "f.zip"
+        yield server, tmp / "f.zip", wagon
     finally:
         server.stop()
 
 
 def test_a_snapshot_restored_on_a_second_server_holds_the_whole_first(made, tmp_path_factory, tmp_path):
-    _, archive = made
+    _, archive, wagon = made
     with zipfile.ZipFile(archive) as kept:
         about = json.loads(kept.read("metadata.json"))
     assert about["tables"]["deployment"]["rows"] == 1 and "api_user" not in about["tables"]
@@ -106,6 +109,9 @@ def test_a_snapshot_restored_on_a_second_server_holds_the_whole_first(made, tmp_
         assert "No snapshot is currently being restored" in cfy("snapshots", "status")
 
         assert [b["id"] for b in json.loads(cfy("blueprints", "list", "--json"))] == ["app"]
+        [plugin] = json.loads(cfy("plugins", "list", "--json"))
+        cfy("plugins", "download", plugin["id"], "-o", str(tmp_path / "back.wgn"))
+        assert (tmp_path / "back.wgn").read_bytes() == wagon.read_bytes()  # unpacked here from its restored row
         deployment = rest_client(server).deployments.get("web")
         assert [(label["key"], label["value"]) for label in deployment.labels] == [("env", "prod")]
         [instance] = json.loads(cfy("node-instances", "list", "-d", "web", "--json"))
@@ -121,7 +127,7 @@ def test_a_snapshot_restored_on_a_second_server_holds_the_whole_first(made, tmp_
 
         # the blueprint's scripts came along, and the hidden secret opens with the same key
         assert "'uninstall' workflow execution succeeded" in cfy("executions", "start", "uninstall", "-d", "web")
-        assert (made[1].parent / "gone" / "deleted.txt").read_text().strip() == "topsecret"
+        assert (archive.parent / "gone" / "deleted.txt").read_text().strip() == "topsecret"
         cfy("deployments", "delete", "web")
         cfy("deployments", "create", "web2", "-b", "app", "-i", json.dumps({"folder": str(tmp_path / "x")}))
 
@@ -149,7 +155,7 @@ def test_a_snapshot_sealed_with_another_key_is_refused_whole(made, tmp_path_fact
 def test_only_the_operator_handles_snapshots(made):
     from cloudify_rest_client.exceptions import CloudifyClientError
 
-    server, _ = made
+    server = made[0]
     for user, tenant in (("carol", "default_tenant"), ("bob", "t2")):
         client = rest_client(server, user, tenant)
         for call in (lambda: client.snapshots.list(), lambda: client.snapshots.get("s1"),
@@ -164,7 +170,7 @@ def test_only_the_operator_handles_snapshots(made):
 def test_archives_that_are_no_snapshot_are_refused_and_not_kept(made, tmp_path):
     from cloudify_rest_client.exceptions import CloudifyClientError
 
-    server, archive = made
+    server, archive, _ = made
     client = rest_client(server)
     with zipfile.ZipFile(archive) as kept:
         real = {name: kept.read(name).decode() for name in kept.namelist()}
@@ -197,7 +203,7 @@ def test_archives_that_are_no_snapshot_are_refused_and_not_kept(made, tmp_path):
 
 
 def test_snapshot_status_and_executions_read_back(made):
-    server, _ = made
+    server = made[0]
     client = rest_client(server)
     assert client.snapshots.get_status() == {"status": "not-running"}
     execution = client.snapshots.create("s3", include_credentials=True, include_events=False, include_logs=False)
