@@ -17,8 +17,12 @@ def backup() -> None:
 
 
 def _store(settings):
+    """The local database's store: a server (``--url``) backs up with ``cfy snapshots``, never through here."""
     from stoker.store.db import default_url, open_store
 
+    if settings.remote is not None:
+        raise click.UsageError("stoker backup works on a local database (--db-url); a server's is backed up with "
+                               "cfy snapshots create|download|upload|restore")
     return open_store(settings.db_url or default_url())
 
 
@@ -37,6 +41,8 @@ def create(settings, file: Path, exclude_events: bool, exclude_logs: bool) -> No
         with open(os.open(draft, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600), "wb") as out:
             about = dump(store.engine, out, not exclude_events, not exclude_logs)
         os.replace(draft, file)
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {file}: {exc.strerror or exc}") from None
     finally:
         draft.unlink(missing_ok=True)
         store.close()
@@ -53,10 +59,9 @@ def restore(settings, file: Path, force: bool) -> None:
     """Restore FILE into this server's database, which must hold nothing (unless --force): all or nothing."""
     from stoker.store.backups import Backup, restore as restored
 
-    backup_file = Backup(str(file))
     store = _store(settings)
     try:
-        counts = restored(store.engine, backup_file, force)
+        counts = restored(store.engine, Backup(str(file)), force)
     finally:
         store.close()
     click.echo(f"Backup {file} restored: {sum(counts.values())} rows")
