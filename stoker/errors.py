@@ -127,6 +127,14 @@ class Conflict(StokerError):
     code = "conflict"
 
 
+class IllegalAction(StokerError):
+    """A change Cloudify refuses as an illegal action (its 400 ``illegal_action_error``): a visibility
+    narrowed, a global resource changed from another tenant."""
+
+    code = "illegal-action"
+    cloudify_code = "illegal_action_error"
+
+
 @dataclass
 class Problems:
     """Collects problems while a template is checked from top to bottom."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -180,8 +181,18 @@ def loopback_manager(allow_local_resources: bool, broker: str | None = None,
         allow_local_resources=allow_local_resources))
 
 
+def _passphrase_hidden(record: logging.LogRecord) -> bool:
+    """An access log line (``--log-level debug``) never shows a passphrase: ``cfy secrets export -p`` sends it
+    in the query."""
+    args = record.args
+    if isinstance(args, tuple) and len(args) > 2 and "_passphrase=" in str(args[2]):
+        record.args = (*args[:2], re.sub(r"(_passphrase=)[^&]*", r"\1******", str(args[2])), *args[3:])
+    return True
+
+
 def app_from_env() -> FastAPI:
     """The factory uvicorn calls in each worker process (whose plugin tasks reach the API on a loopback port)."""
+    logging.getLogger("uvicorn.access").addFilter(_passphrase_hidden)
     env = os.environ
     rest_manager.provide(lambda: loopback_manager(env.get(ENV_PREFIX + "ALLOW_LOCAL") == "1",
                                                   env.get(ENV_PREFIX + "BROKER")))

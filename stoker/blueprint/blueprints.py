@@ -7,14 +7,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from stoker.blueprint import archives
+from stoker.blueprint import archives, visibility
 from stoker.blueprint.deployments import Deployments, label_pairs
 from stoker.blueprint.blueprint_errors import BlueprintError
 from stoker.blueprint.import_resolver import PLUGIN_STORE, PLUGIN_VERSIONS, PLUGIN_VIEWER, UPLOADED_BLUEPRINTS
 from stoker.blueprint.parser import parse_file
 from stoker.blueprint.secrets import Secrets
 from stoker.errors import Conflict, NotFound
-from stoker.store.blueprint_records import BlueprintRecords
+from stoker.store.blueprint_records import BLUEPRINTS, BlueprintRecords
 from stoker.store.plugin_packages import Viewer
 
 
@@ -53,12 +53,13 @@ class BlueprintService:
         """The plan, or ``ValidationFailed`` with every problem and its place."""
         return parse_file(path)
 
-    def upload(self, path: str | Path, blueprint_id: str) -> dict:
-        """Store blueprint ``path`` with a copy of its folder's files (scripts run from the copy)."""
+    def upload(self, path: str | Path, blueprint_id: str, shown_to: str = "tenant", created_by: str = "admin") -> dict:
+        """Store blueprint ``path`` with a copy of its folder's files (scripts run from the copy); ``shown_to``:
+        its visibility."""
         path = Path(path).resolve()
         with self.importing():
             plan = parse_file(path)
-        return self._add(blueprint_id, plan, path.name, archives.pack(path.parent))
+        return self._add(blueprint_id, plan, path.name, archives.pack(path.parent), shown_to, created_by)
 
     def parsed_again(self, blueprint_id: str, versions: dict[str, str]) -> dict:
         """The uploaded blueprint's plan parsed again from its files, its ``plugin:`` imports reading the plugin
@@ -100,12 +101,13 @@ class BlueprintService:
             return archives.materialise(row["archive_sha256"], lambda: self.records.blueprint_archive(row["pk"]))
         return Path(row.get("source_dir") or ".")
 
-    def upload_archive(self, data: bytes, blueprint_id: str, application_file_name: str = "blueprint.yaml") -> dict:
+    def upload_archive(self, data: bytes, blueprint_id: str, application_file_name: str = "blueprint.yaml",
+                       shown_to: str = "tenant", created_by: str = "admin") -> dict:
         """Store a blueprint sent as an archive (tar or zip) whose folder holds ``application_file_name``."""
         self._check_id(blueprint_id)
         return self._from_archive(data, application_file_name,
                                   lambda plan, main, root: self._add(
-            blueprint_id, plan, main.relative_to(root).as_posix(), archives.pack(root)))
+            blueprint_id, plan, main.relative_to(root).as_posix(), archives.pack(root), shown_to, created_by))
 
     def validate_archive(self, data: bytes, application_file_name: str = "blueprint.yaml") -> dict:
         """The plan of an archive's blueprint, nothing stored (``ValidationFailed`` with every problem)."""
@@ -128,11 +130,13 @@ class BlueprintService:
         if not blueprint_id or not isinstance(blueprint_id, str):
             raise BlueprintError("a blueprint needs an id", code="invalid-id")
 
-    def _add(self, blueprint_id: str, plan: dict, main_file_name: str, archive: bytes) -> dict:
+    def _add(self, blueprint_id: str, plan: dict, main_file_name: str, archive: bytes, shown_to: str,
+             created_by: str) -> dict:
         self._check_id(blueprint_id)
         self.records.add_blueprint(self.project_id, blueprint_id, description=plan.get("description"),
                                    main_file_name=main_file_name, plan=plan, archive=archive,
-                                   archive_sha256=archives.digest(archive))
+                                   archive_sha256=archives.digest(archive),
+                                   visibility=visibility.checked(shown_to), created_by=created_by)
         return self.get(blueprint_id)
 
     def archive(self, blueprint_id: str) -> bytes:
@@ -144,7 +148,8 @@ class BlueprintService:
     def _view(row: dict) -> dict:
         plan = row["plan"]
         return {"id": row["id"], "description": row["description"], "main_file_name": row["main_file_name"],
-                "created_at": row["created_at"].isoformat(),
+                "created_at": row["created_at"].isoformat(), "visibility": row["visibility"],
+                "created_by": row["created_by"], "project_id": row["project_id"],
                 "labels": [{"key": k, "value": v} for k, label in plan.get("blueprint_labels", {}).items()
                            for v in label["values"]],
                 "inputs": plan["inputs"], "nodes": len(plan["nodes"])}
@@ -155,7 +160,7 @@ class BlueprintService:
     def set_labels(self, blueprint_id: str, labels: Iterable[tuple[str, str]]) -> dict:
         """The blueprint's labels become ``labels`` (``cfy blueprints labels add|delete`` send the whole list);
         they live in its plan, where its ``blueprint_labels`` were read into at upload."""
-        row = self.records.get_blueprint(self.project_id, blueprint_id)
+        row = self._own(blueprint_id)
         values: dict[str, list[str]] = {}
         for key, value in label_pairs(labels):
             values.setdefault(key, []).append(value)
@@ -163,11 +168,29 @@ class BlueprintService:
         self.records.set_blueprint_plan(row["pk"], plan)
         return self.get(blueprint_id)
 
+    def _own(self, blueprint_id: str) -> dict:
+        return visibility.owned(self.records.get_blueprint(self.project_id, blueprint_id), self.project_id,
+                                blueprint_id)
+
+    def set_visibility(self, blueprint_id: str, shown_to: Any) -> dict:
+        """Widen the blueprint's visibility (``cfy blueprints set-visibility``): tenant or global, never narrower;
+        global while no other tenant holds a blueprint of its id (who may is the caller's to decide)."""
+        row = self._own(blueprint_id)
+        wanted = visibility.widened(blueprint_id, row["visibility"], visibility.checked(shown_to, visibility.WIDER))
+        self.records.set_visibility(BLUEPRINTS, row, wanted)
+        return self.get(blueprint_id)
+
+    def set_owner(self, blueprint_id: str, creator: str) -> dict:
+        """``cfy blueprints set-owner`` (who may, and whether the user exists, is the caller's to decide)."""
+        self.records.set_owner(BLUEPRINTS, self._own(blueprint_id), creator)
+        return self.get(blueprint_id)
+
     def plan(self, blueprint_id: str) -> dict:
         return self.records.get_blueprint(self.project_id, blueprint_id)["plan"]
 
     def list(self) -> list[dict]:
-        return [self._view(row) for row in self.records.list_blueprints(self.project_id)]
+        """The project's blueprints and the global ones of other projects."""
+        return [self._view(row) for row in self.records.list_blueprints(self.project_id, seen=True)]
 
     def delete(self, blueprint_id: str) -> None:
         """Delete the blueprint; refused while deployments use it or another blueprint imports it (as Cloudify)."""
@@ -176,4 +199,4 @@ class BlueprintService:
         if importers:
             raise Conflict(f"Blueprint {blueprint_id} is currently in use: blueprint {', '.join(importers)} imports "
                            f"it (blueprint:{blueprint_id}); delete that one first")
-        self.records.delete_blueprint(self.project_id, blueprint_id)
+        self.records.delete_blueprint(self._own(blueprint_id))

@@ -6,7 +6,7 @@ import copy
 from typing import Any, Iterable
 
 from stoker import secretbox
-from stoker.blueprint import runtime
+from stoker.blueprint import runtime, visibility
 from stoker.blueprint.deployment import prepare
 from stoker.blueprint.blueprint_errors import BlueprintError
 from stoker.blueprint.evaluation import PlanEvaluator, RuntimeEvaluator, scan
@@ -16,6 +16,7 @@ from stoker.blueprint.instances import node_hosts
 from stoker.blueprint.secrets import MASK, masked_values, masker, secret_values
 from stoker.blueprint.state import StoredState, instance_view, tenant_of
 from stoker.errors import NotFound
+from stoker.store.blueprint_records import DEPLOYMENTS
 from stoker.resources import processes
 from stoker.workflows import workdirs
 
@@ -72,7 +73,7 @@ class Deployments:
     def create(self, deployment_id: str, blueprint_id: str, inputs: dict | None = None,
                labels: Iterable[tuple[str, str]] = (), display_name: str | None = None,
                runtime_only_evaluation: bool = False, check_environment: bool = True,
-               created_by: str = "admin") -> dict:
+               created_by: str = "admin", shown_to: str = "tenant") -> dict:
         """Check the inputs, evaluate what is static, lay out the node instances, store it all at once.
 
         ``check_environment``: outputs and capabilities reading ``get_environment_capability`` need a
@@ -82,6 +83,7 @@ class Deployments:
         if not deployment_id or not isinstance(deployment_id, str):
             raise BlueprintError("a deployment needs an id", code="invalid-id")
         blueprint = self.records.get_blueprint(self.project_id, blueprint_id)
+        visibility.checked(shown_to)
         plan = blueprint["plan"]
         secret_exists = lambda name: self.records.get_secret(self.project_id, name) is not None  # noqa: E731
         dep = prepare(plan, inputs, runtime_only_evaluation, secret_exists)
@@ -104,7 +106,8 @@ class Deployments:
                      for i in dep["node_instances"]]
         fields = {"blueprint_pk": blueprint["pk"], "display_name": str(name)[:255],
                   "inputs": seal_if(dep["inputs"], hidden), "plan": seal_if(saved_plan, hidden),
-                  "runtime_only_evaluation": runtime_only_evaluation, "created_by": created_by}
+                  "runtime_only_evaluation": runtime_only_evaluation, "created_by": created_by,
+                  "visibility": shown_to}
         self.records.add_deployment(self.project_id, deployment_id, fields, nodes, instances, pairs)
         environments.link(self.records, self.project_id, deployment_id, parents)
         return self.get(deployment_id)
@@ -154,7 +157,7 @@ class Deployments:
         plan = secretbox.unseal(row["plan"])
         return {"id": row["id"], "display_name": row["display_name"], "blueprint_id": row["blueprint_id"],
                 "created_at": row["created_at"].isoformat(), "created_by": row["created_by"],
-                "runtime_only_evaluation": row["runtime_only_evaluation"],
+                "visibility": row["visibility"], "runtime_only_evaluation": row["runtime_only_evaluation"],
                 "description": plan.get("description"), "resource_tags": plan.get("resource_tags") or {}}
 
     def get(self, deployment_id: str) -> dict:
@@ -164,6 +167,14 @@ class Deployments:
 
     def list(self, blueprint_id: str | None = None) -> list[dict]:
         return [self._view(row) for row in self.records.list_deployments(self.project_id, blueprint_id)]
+
+    def set_visibility(self, deployment_id: str, shown_to: Any) -> dict:
+        """Widen the deployment's visibility (``cfy deployments set-visibility``), never past its blueprint's."""
+        row = self._row(deployment_id)
+        wanted = visibility.checked(shown_to, visibility.WIDER)
+        visibility.within(deployment_id, row["blueprint_id"], row["blueprint_visibility"], wanted)
+        self.records.set_visibility(DEPLOYMENTS, row, visibility.widened(deployment_id, row["visibility"], wanted))
+        return self.get(deployment_id)
 
     def delete(self, deployment_id: str, force: bool = False, recursive: bool = False) -> None:
         """Delete the deployment, killing first the scripts its dead executions left running; refused while

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable, Iterable
 
 from stoker import secretbox
+from stoker.blueprint import visibility
+from stoker.blueprint.secret_files import Importer, exported
+from stoker.blueprint.state import tenant_of
 from stoker.errors import NotFound
+from stoker.store.blueprint_records import SECRETS
 
 MASK = "******"
 
@@ -62,11 +66,35 @@ class Secrets:
         self.records = records
         self.project_id = project_id
 
-    def create(self, key: str, value: str, update_if_exists: bool = False, hidden: bool = False) -> dict:
-        self.records.put_secret(self.project_id, key, secretbox.encrypt(value), hidden, update_if_exists)
+    def create(self, key: str, value: str, update_if_exists: bool = False, hidden: bool = False,
+               shown_to: str = "tenant", created_by: str = "admin") -> dict:
+        """A new secret (``shown_to``: its visibility; a global one only while no other tenant holds its key)."""
+        self.records.put_secret(self.project_id, key, secretbox.encrypt(value), hidden, update_if_exists,
+                                visibility.checked(shown_to), created_by)
+        return self.get(key)
+
+    def _own(self, key: str) -> dict:
+        """The secret, to change: another tenant's global one is changed from there only."""
+        row = self.records.get_secret(self.project_id, key)
+        if row is None:
+            raise NotFound(f"Secret {key} not found")
+        return visibility.owned(row, self.project_id, key)
+
+    def set_visibility(self, key: str, shown_to: Any, allowed: tuple[str, ...] = visibility.WIDER) -> dict:
+        """Widen the secret's visibility (``cfy secrets set-visibility|set-global``: tenant or global; ``update``
+        takes any that widens)."""
+        row = self._own(key)
+        wanted = visibility.widened(key, row["visibility"], visibility.checked(shown_to, allowed))
+        self.records.set_visibility(SECRETS, row, wanted)
+        return self.get(key)
+
+    def set_owner(self, key: str, creator: str) -> dict:
+        """``cfy secrets set-owner`` (who may, and whether the user exists, is the caller's to decide)."""
+        self.records.set_owner(SECRETS, self._own(key), creator)
         return self.get(key)
 
     def update(self, key: str, value: str | None = None, hidden: bool | None = None) -> dict:
+        self._own(key)
         fields: dict[str, Any] = {}
         if value is not None:
             fields["value"] = secretbox.encrypt(value)
@@ -86,10 +114,31 @@ class Secrets:
     @staticmethod
     def _listing(row: dict) -> dict:
         return {"is_hidden_value": row["hidden"], "created_at": row["created_at"].isoformat(),
-                "updated_at": row["updated_at"].isoformat()}
+                "updated_at": row["updated_at"].isoformat(), "visibility": row["visibility"],
+                "tenant_name": tenant_of(row["project_id"]), "created_by": row["created_by"]}
 
     def list(self) -> list[dict]:
+        """The project's secrets and the global ones of other projects."""
         return [{"key": row["key"], **self._listing(row)} for row in self.records.list_secrets(self.project_id)]
 
     def delete(self, key: str) -> None:
+        self._own(key)
         self.records.delete_secret(self.project_id, key)
+
+    def export(self, projects: Iterable[str], passphrase: str | None = None, shown_to: str | None = None,
+               search: str | None = None, permitted: Callable[[dict], bool] = lambda row: True) -> list[dict]:
+        """The entries of ``cfy secrets export`` (``secret_files``) of the secrets ``projects`` see (each once),
+        of visibility ``shown_to``, whose key holds ``search``, that the reader is ``permitted`` (a row)."""
+        rows = {row["pk"]: row for project in projects for row in self.records.list_secrets(project)}
+        return exported([row for row in rows.values()
+                         if (shown_to is None or row["visibility"] == shown_to)
+                         and (not search or search in row["key"]) and permitted(row)], passphrase)
+
+    def import_(self, importer: Importer, entries: Any, passphrase: str | None = None, tenant_map: Any = None,
+                override: bool = False) -> dict:
+        """Store the entries of an export, all or none (``secret_files``): Cloudify's answer, the keys that were
+        there already per tenant (replaced with ``override``, else left as they were)."""
+        colliding: dict[str, list[str]] = {}
+        for row in self.records.import_secrets(importer.rows(entries, passphrase, tenant_map), override):
+            colliding.setdefault(tenant_of(row["project_id"]), []).append(row["key"])
+        return {"colliding_secrets": colliding, "secrets_errors": {}}

@@ -72,10 +72,7 @@ class Sites:
         if location is not None:
             fields["latitude"], fields["longitude"] = _location(location)
         if shown_to:
-            if not visibility.widens(site["visibility"], visibility.checked(shown_to)):
-                raise BlueprintError(f"Can't set the visibility of `{name}` to {shown_to} because it already has "
-                                     f"wider visibility", code="invalid-site")
-            fields["visibility"] = shown_to
+            fields["visibility"] = visibility.widened(name, site["visibility"], visibility.checked(shown_to))
         if new_name and new_name != name:
             fields["name"] = _name(new_name, "new_name")
         if fields:

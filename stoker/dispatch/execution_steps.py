@@ -87,7 +87,8 @@ def _event(executions: Executions, row: dict, deployment_row: dict, model: Any, 
 
 def end(executions: Executions, store: Any, traversal_id: str, row: dict) -> None:
     """The execution's end, from the stored state: cancelled when asked to, failed when a step
-    failed, else terminated (and a scale's deployment modification finished: its removed instances go).
+    failed (a scale's deployment modification rolled back, after what it added is uninstalled), else
+    terminated (and a scale's deployment modification finished: its removed instances go).
 
     Safe to run again whole, as a task that finds a lost worker's end half
     done does: the ended event is written unless it is there, then the
@@ -103,6 +104,10 @@ def end(executions: Executions, store: Any, traversal_id: str, row: dict) -> Non
     if status not in ENDED_EVENT:  # not recorded yet
         status = "cancelled" if row["cancel_request"] else "failed" if stopping else "terminated"
         error = stopping if status == "failed" else ""
+        if status == "failed":  # a scale's rollback (``rollback_if_failed``) runs here, before the failure shows
+            memo = (row.get("resume_data") or {}).get("memo") or {}
+            executions.run_beside(row, deployment_row, executions.model_of(deployment_row),
+                                  lambda runner: executions.roll_back_failed(row, runner, memo))
         if not records.has_event(row["pk"], ENDED_EVENT[status]):
             _event(executions, row, deployment_row, executions.model_of(deployment_row),
                    lambda runner: ended_event(runner, row, status, error))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
-from sqlalchemy import Table, delete, insert, select, update
+from sqlalchemy import Table, delete, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from stoker.errors import Conflict, NotFound, StaleWrite
@@ -28,6 +28,38 @@ LABELS: Table = DeploymentLabel.__table__  # type: ignore[assignment]
 SECRETS: Table = Secret.__table__  # type: ignore[assignment]
 #: an execution's ``resume_data`` key: the records of the scripts worker processes run for it, one per process
 WORKER_COMMANDS = "worker_commands"
+
+
+def seen_from(table: Table, project_id: str) -> tuple:
+    """(where, order) of the rows ``project_id`` sees: its own and the global ones of every project, its own
+    first (a global one of another project is read, never changed, from here)."""
+    return (or_(table.c.project_id == project_id, table.c.visibility == "global"),
+            (table.c.project_id == project_id).desc())
+
+
+def id_of(table: Table) -> str:
+    """The column users name a row of ``table`` by: a secret's key, a blueprint's or deployment's id."""
+    return "id" if "id" in table.c else "key"
+
+
+#: what Cloudify calls a row of each table in its messages
+_KINDS = {"blueprint": "Blueprint", "deployment": "Deployment", "secret": "Secret"}
+
+
+def unique_then_global(conn: Any, table: Table, row: dict) -> None:
+    """Cloudify's rule for an id: one ``row`` per project, and a global one is the only one of its id anywhere
+    (409 ``Conflict`` in its words, for a new row and for one made global)."""
+    name, visibility = row[id_of(table)], row.get("visibility", "tenant")
+    others = select(table.c.pk).where(table.c[id_of(table)] == name, table.c.project_id != row["project_id"])
+    if visibility != "global":
+        others = others.where(table.c.visibility == "global")
+    if conn.execute(others.limit(1)).first() is None:
+        return
+    what = _KINDS[table.name]
+    if visibility == "global":
+        raise Conflict(f"Can't set or create the resource <{what} id=`{name}`>, its visibility can't be global "
+                       "because it also exists in other tenants")
+    raise Conflict(f"<{what} id=`{name}`> already exists on {row['project_id']} or with global visibility")
 
 
 def recorded_commands(resume_data: Any) -> list[dict]:
@@ -51,6 +83,7 @@ class BlueprintRecords(Records):
         row = {"project_id": project_id, "id": blueprint_id, "created_at": utcnow(), **fields}
         try:
             with self._write() as conn:
+                unique_then_global(conn, BLUEPRINTS, row)
                 conn.execute(insert(BLUEPRINTS).values(**row))
         except IntegrityError:
             raise Conflict(f"Blueprint {blueprint_id} already exists") from None
@@ -62,9 +95,11 @@ class BlueprintRecords(Records):
         return select(*[c for c in BLUEPRINTS.c if c.name != "archive"])
 
     def get_blueprint(self, project_id: str, blueprint_id: str) -> dict:
+        """The project's blueprint of that id, else a global one (deployments are made from it)."""
+        where, own_first = seen_from(BLUEPRINTS, project_id)
         with self._read() as conn:
-            rows = self._rows(conn.execute(self._blueprints().where(
-                BLUEPRINTS.c.project_id == project_id, BLUEPRINTS.c.id == blueprint_id)))
+            rows = self._rows(conn.execute(self._blueprints().where(where, BLUEPRINTS.c.id == blueprint_id)
+                                           .order_by(own_first).limit(1)))
         if not rows:
             raise NotFound(f"Blueprint {blueprint_id} not found")
         return rows[0]
@@ -74,20 +109,42 @@ class BlueprintRecords(Records):
         with self._read() as conn:
             return conn.execute(select(BLUEPRINTS.c.archive).where(BLUEPRINTS.c.pk == blueprint_pk)).scalar()
 
-    def list_blueprints(self, project_id: str) -> list[dict]:
+    def list_blueprints(self, project_id: str, seen: bool = False) -> list[dict]:
+        """The project's blueprints; ``seen``: with the global ones of other projects."""
+        where = seen_from(BLUEPRINTS, project_id)[0] if seen else BLUEPRINTS.c.project_id == project_id
         with self._read() as conn:
-            return self._rows(conn.execute(self._blueprints().where(BLUEPRINTS.c.project_id == project_id)
+            return self._rows(conn.execute(self._blueprints().where(where)
                                            .order_by(BLUEPRINTS.c.created_at, BLUEPRINTS.c.id)))
 
-    def delete_blueprint(self, project_id: str, blueprint_id: str) -> None:
-        """Refused while a deployment uses the blueprint."""
-        blueprint = self.get_blueprint(project_id, blueprint_id)
+    def delete_blueprint(self, blueprint: dict) -> None:
+        """Refused while a deployment uses the blueprint (another tenant's too, of a global one)."""
+        blueprint_id = blueprint["id"]
         with self._write() as conn:
             users = conn.execute(select(DEPLOYMENTS.c.id).where(DEPLOYMENTS.c.blueprint_pk == blueprint["pk"])
                                  .order_by(DEPLOYMENTS.c.id)).scalars().all()
             if users:
                 raise Conflict(f"Blueprint {blueprint_id} is used by deployments: {', '.join(users)}")
             conn.execute(delete(BLUEPRINTS).where(BLUEPRINTS.c.pk == blueprint["pk"]))
+
+    def set_visibility(self, table: Table, row: dict, visibility: str) -> None:
+        """``row`` of ``table`` (a blueprint, a deployment, a secret) made ``visibility``; global: refused
+        (409) while another project holds one of its id."""
+        with self._write() as conn:
+            unique_then_global(conn, table, {**row, "visibility": visibility})
+            conn.execute(update(table).where(table.c.pk == row["pk"]).values(visibility=visibility))
+
+    def global_elsewhere(self, table: Table, project_id: str, wanted: str | None = None) -> list[tuple[str, str]]:
+        """(project, id) of the global rows of ``table`` other projects hold (of id ``wanted`` only)."""
+        name = table.c[id_of(table)]
+        query = select(table.c.project_id, name).where(table.c.visibility == "global", table.c.project_id != project_id)
+        if wanted is not None:
+            query = query.where(name == wanted)
+        with self._read() as conn:
+            return [tuple(row) for row in conn.execute(query.order_by(table.c.project_id, name))]
+
+    def set_owner(self, table: Table, row: dict, creator: str) -> None:
+        with self._write() as conn:
+            conn.execute(update(table).where(table.c.pk == row["pk"]).values(created_by=creator))
 
     def set_blueprint_plan(self, blueprint_pk: int, plan: dict) -> None:
         with self._write() as conn:
@@ -100,6 +157,7 @@ class BlueprintRecords(Records):
         now = utcnow()
         try:
             with self._write() as conn:
+                unique_then_global(conn, DEPLOYMENTS, {"project_id": project_id, "id": deployment_id, **fields})
                 pk = conn.execute(insert(DEPLOYMENTS).values(project_id=project_id, id=deployment_id,
                                                              created_at=now, **fields)
                                   .returning(DEPLOYMENTS.c.pk)).scalar_one()
@@ -125,7 +183,8 @@ class BlueprintRecords(Records):
         return True
 
     def _deployments(self) -> Any:
-        return select(DEPLOYMENTS, BLUEPRINTS.c.id.label("blueprint_id")).join(
+        return select(DEPLOYMENTS, BLUEPRINTS.c.id.label("blueprint_id"),
+                      BLUEPRINTS.c.visibility.label("blueprint_visibility")).join(
             BLUEPRINTS, BLUEPRINTS.c.pk == DEPLOYMENTS.c.blueprint_pk)
 
     def get_deployment(self, project_id: str, deployment_id: str) -> dict:
@@ -259,17 +318,42 @@ class BlueprintRecords(Records):
             return conn.execute(delete(LABELS).where(*where)).rowcount
 
     # -- secrets (values arrive and leave encrypted) --------------------------------------------
-    def put_secret(self, project_id: str, key: str, value: str, hidden: bool, replace: bool) -> None:
+    def put_secret(self, project_id: str, key: str, value: str, hidden: bool, replace: bool,
+                   visibility: str = "tenant", created_by: str = "admin") -> None:
         now = utcnow()
         try:
             with self._write() as conn:
-                conn.execute(insert(SECRETS).values(project_id=project_id, key=key, value=value, hidden=hidden,
-                                                    created_at=now, updated_at=now))
+                self._insert_secret(conn, {"project_id": project_id, "key": key, "value": value, "hidden": hidden,
+                                           "visibility": visibility, "created_by": created_by,
+                                           "created_at": now, "updated_at": now})
                 return
         except IntegrityError:
             if not replace:
                 raise Conflict(f"Secret {key} already exists") from None
         self.update_secret(project_id, key, value=value, hidden=hidden)
+
+    @staticmethod
+    def _insert_secret(conn: Any, row: dict) -> None:
+        unique_then_global(conn, SECRETS, row)
+        conn.execute(insert(SECRETS).values(**row))
+
+    def import_secrets(self, rows: list[dict], override: bool) -> list[dict]:
+        """Each row (``project_id``, ``key``, an encrypted ``value``...) stored in one transaction, so a failure
+        stores none; one whose project already holds its key is replaced with ``override``, else left.
+        Returns the rows whose key was already there."""
+        colliding = []
+        with self._write() as conn:
+            for row in rows:
+                where = (SECRETS.c.project_id == row["project_id"], SECRETS.c.key == row["key"])
+                if conn.execute(select(SECRETS.c.pk).where(*where)).first() is None:
+                    self._insert_secret(conn, row)
+                    continue
+                colliding.append(row)
+                if override:
+                    unique_then_global(conn, SECRETS, row)
+                    conn.execute(update(SECRETS).where(*where).values(
+                        **{k: v for k, v in row.items() if k not in ("project_id", "key", "created_at")}))
+        return colliding
 
     def update_secret(self, project_id: str, key: str, **fields: Any) -> None:
         with self._write() as conn:
@@ -279,15 +363,18 @@ class BlueprintRecords(Records):
             raise NotFound(f"Secret {key} not found")
 
     def get_secret(self, project_id: str, key: str) -> dict | None:
+        """The project's secret of that key, else a global one (``get_secret`` reads it too)."""
+        where, own_first = seen_from(SECRETS, project_id)
         with self._read() as conn:
-            rows = self._rows(conn.execute(select(SECRETS).where(SECRETS.c.project_id == project_id,
-                                                                 SECRETS.c.key == key)))
+            rows = self._rows(conn.execute(select(SECRETS).where(where, SECRETS.c.key == key)
+                                           .order_by(own_first).limit(1)))
         return rows[0] if rows else None
 
     def list_secrets(self, project_id: str) -> list[dict]:
+        """The project's secrets and the global ones of other projects."""
         with self._read() as conn:
-            return self._rows(conn.execute(select(SECRETS).where(SECRETS.c.project_id == project_id)
-                                           .order_by(SECRETS.c.key)))
+            return self._rows(conn.execute(select(SECRETS).where(seen_from(SECRETS, project_id)[0])
+                                           .order_by(SECRETS.c.key, SECRETS.c.project_id)))
 
     def delete_secret(self, project_id: str, key: str) -> None:
         with self._write() as conn:

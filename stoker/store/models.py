@@ -244,6 +244,9 @@ class Blueprint(Record):
         #: sha256 of ``archive``, hex: where its files are unpacked, found without reading the archive
         Column("archive_sha256", String(64)),
         Column("plan", JSON, nullable=False),
+        #: private, tenant or global (seen from every tenant): Cloudify's visibility, which only widens
+        Column("visibility", String(16), server_default="tenant", nullable=False),
+        Column("created_by", String(255), server_default="admin", nullable=False),
         Column("created_at", UTCDateTime, default=utcnow, nullable=False),
         Index("ix_blueprint_project_id_id", "project_id", "id", unique=True),
     )
@@ -263,6 +266,8 @@ class Deployment(Record):
         #: the deployment plan less its nodes and instances: outputs, capabilities, groups, policies...
         Column("plan", JSON, nullable=False),
         Column("runtime_only_evaluation", Boolean, default=False, nullable=False),
+        #: never wider than its blueprint's
+        Column("visibility", String(16), server_default="tenant", nullable=False),
         Column("created_by", String(255), default="admin", nullable=False),
         Column("created_at", UTCDateTime, default=utcnow, nullable=False),
         Column("updated_at", UTCDateTime),
@@ -332,6 +337,8 @@ class Secret(Record):
         Column("key", String(255), nullable=False),
         Column("value", Text, nullable=False),
         Column("hidden", Boolean, default=False, nullable=False),
+        Column("visibility", String(16), server_default="tenant", nullable=False),
+        Column("created_by", String(255), server_default="admin", nullable=False),
         Column("created_at", UTCDateTime, default=utcnow, nullable=False),
         Column("updated_at", UTCDateTime, default=utcnow, nullable=False),
         Index("ix_secret_project_id_key", "project_id", "key", unique=True),

@@ -16,7 +16,7 @@ from stoker.workflows.workflow_error import WorkflowError
 from stoker.workflows.lifecycle import Chains, Step, install_graph, operation_graph, then, uninstall_graph
 from stoker.workflows.maintenance import reinstall_graph
 from stoker.workflows.model import LIFECYCLE, Deployment
-from stoker.workflows.scaling import scale
+from stoker.workflows.scaling import ignored_phases, scale
 from stoker.workflows import updating
 
 #: ``build(deployment, params, memo)``: what it decides (e.g. new instance ids) goes into ``memo``
@@ -139,10 +139,18 @@ def builtin_name(mapping: object) -> str | None:
     return found.group(1) if found else None
 
 
+def _mapping(declaration: str | dict) -> object:
+    return declaration.get("mapping") if isinstance(declaration, dict) else declaration
+
+
+def ignored_failures(declaration: str | dict, params: dict) -> frozenset[str]:
+    """The phases whose failed operations the workflow reports and passes over (its ``ignore_failure``)."""
+    return ignored_phases(params) if builtin_name(_mapping(declaration)) == "scale_entity" else frozenset()
+
+
 def operation_kwargs(declaration: str | dict, params: dict) -> dict[str, dict]:
     """Per phase, the keyword arguments the workflow passes to its operations (over their inputs)."""
-    mapping = declaration.get("mapping") if isinstance(declaration, dict) else declaration
-    name = builtin_name(mapping)
+    name = builtin_name(_mapping(declaration))
     chosen = {"execute_operation": {"operation": "operation_kwargs"}, "start": {"start": "operation_parms"},
               "stop": {"stop": "operation_parms"},
               "restart": {"stop": "stop_parms", "start": "start_parms"}, "pull": {"pull": "operation_parms"}}.get(name)
@@ -155,7 +163,7 @@ def operation_kwargs(declaration: str | dict, params: dict) -> dict[str, dict]:
 
 def graph_builder(workflow_id: str, declaration: str | dict, params: dict) -> Builder:
     """The function that builds ``workflow_id``'s graph, from the blueprint's ``workflows`` entry."""
-    mapping = declaration.get("mapping") if isinstance(declaration, dict) else declaration
+    mapping = _mapping(declaration)
     if not isinstance(mapping, str) or not mapping:
         raise WorkflowError(f"workflow {workflow_id} has no mapping")
     if builtin_name(mapping):

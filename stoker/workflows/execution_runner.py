@@ -84,6 +84,9 @@ class Runner:
         #: a dry run (Cloudify's ``--dry-run``): each operation is reported as if it ran (``operate``), none
         #: does, and no instance state changes (``set_state``)
         self.dry_run = False
+        #: the phases (``Step.phase``) whose failed operations are reported and passed over (a workflow's
+        #: ``ignore_failure``): the step ends as if its operation had succeeded
+        self.ignore_failure: frozenset[str] = frozenset()
 
     async def run(self, graph: Graph) -> bool:
         """Walk ``graph``; False when a graceful cancel left steps unstarted.  Raises ``WalkFailed``."""
@@ -137,7 +140,13 @@ class Runner:
         if step.before and instance.state != step.before:
             self.set_state(instance, step.before)
             await self.writer.flush()  # on disk before the operation acts (a crash then shows where it was)
-        await self.operate(step, instance)
+        try:
+            await self.operate(step, instance)
+        except StepFailed:
+            if step.phase not in self.ignore_failure:
+                raise
+            self.writer.event(self.row("cloudify_event", f"Ignoring task {step.operation} failure", instance,
+                                       step.operation, "workflow_node_event"))
         if step.after and instance.state != step.after:
             self.set_state(instance, step.after)  # committed with the next batch, before any later operation
         self.finished += 1

@@ -28,7 +28,7 @@ from stoker.store.modification_records import FINISHED, STARTED, ModificationRef
 from stoker.store.models import iso_time, utcnow
 from stoker.workflows import execution_groups
 from stoker.workflows.deployment_updates import DeploymentUpdates
-from stoker.workflows.builtin import declaration, graph_builder, operation_kwargs
+from stoker.workflows.builtin import declaration, graph_builder, ignored_failures, operation_kwargs
 from stoker.workflows.workflow_error import WorkflowError
 from stoker.blueprint.secrets import masker, secret_values
 from stoker.resources import processes
@@ -192,6 +192,15 @@ class Executions:
         return deployment_row, params, model, build(model, params, memo), memo
 
     def _begin(self, row: dict, deployment_row: dict, model: Deployment, graph, memo: dict) -> dict:
+        if memo.get("scale") and row["parameters"].get("abort_started"):
+            try:
+                if self._abort_started(row, deployment_row, model):  # planned again on what is left
+                    model, memo = self.model_of(deployment_row), {}
+                    graph = self._build(row, deployment_row, model, memo)
+            except WalkFailed as failed:
+                return self._failed_at_start(row, deployment_row, first_failure(failed))
+            except StokerError as exc:
+                return self._failed_at_start(row, deployment_row, str(exc))
         resume_data = {"states": {i.id: i.state for i in model.instances.values()}, "memo": memo,
                        "commands": self.commands(row), LOCAL_ALLOWED: self.local_allowed}
         self.records.update_execution(row["pk"], resume_data=resume_data)
@@ -203,6 +212,38 @@ class Executions:
             deployment_row = self._deployment(deployment_row["id"])
             model = self.model_of(deployment_row)
         return self._run(row, deployment_row, model, graph, frozenset(), memo)
+
+    def _abort_started(self, row: dict, deployment_row: dict, model: Deployment) -> bool:
+        """A scale's ``abort_started``: the deployment's started modifications rolled back by execution ``row``,
+        each after the instances it added are uninstalled; whether there was any."""
+        started = [found["id"] for found in self.modifications.list(deployment_row["id"]) if found["status"] == STARTED]
+        if not started:
+            return False
+
+        async def abort(runner: Runner) -> None:
+            for modification_id in started:
+                await self.modifications.roll_back_uninstalled(modification_id, runner, strict=True)
+        self.run_beside(row, deployment_row, model, abort)
+        return True
+
+    def run_beside(self, row: dict, deployment_row: dict, model: Deployment,
+                   work: Callable[[Runner], Awaitable[None]]) -> None:
+        """``work(a runner of execution row over model)``, to its end in this process, outside the execution's
+        graph (what a scale does before it: ``abort_started``, or after it failed on the workers: its rollback)."""
+        runner = self.runner(row, deployment_row, model, frozenset())
+        try:
+            asyncio.run(work(runner))
+        finally:
+            runner.writer.close()
+
+    async def roll_back_failed(self, row: dict, runner: Runner, memo: dict) -> None:
+        """Execution ``row`` failed: a scale's modification, with ``rollback_if_failed`` (Cloudify's default), is
+        rolled back after the instances it added are uninstalled (the execution stays failed)."""
+        decided = memo.get("scale")
+        if not decided or "modification_id" not in decided or not row["parameters"].get("rollback_if_failed", True):
+            return
+        if self.modifications.get(decided["modification_id"])["status"] == STARTED:
+            await self.modifications.roll_back_uninstalled(decided["modification_id"], runner, strict=False)
 
     def start_queued(self, deployment_row: dict) -> None:
         """Start the deployment's queued executions, oldest first, now that its running one ended (as
@@ -220,14 +261,19 @@ class Executions:
             stop_scripts_left(row)
             return self._continue(row)
         deployment_row = self.records.get_deployment(self.project_id, row["deployment_id"])
-        declared = declaration(secretbox.unseal(deployment_row["plan"]), row["workflow_id"])
         model, memo = self.model_of(deployment_row), {}
         try:
-            graph = graph_builder(row["workflow_id"], declared, row["parameters"])(model, row["parameters"], memo)
+            graph = self._build(row, deployment_row, model, memo)
         except StokerError as exc:
             self._failed_at_start(row, deployment_row, str(exc))
             return None
         return self._begin(row, deployment_row, model, graph, memo)
+
+    @staticmethod
+    def _build(row: dict, deployment_row: dict, model: Deployment, memo: dict) -> Any:
+        """Execution ``row``'s graph over ``model`` (what its planning decides goes into ``memo``)."""
+        declared = declaration(secretbox.unseal(deployment_row["plan"]), row["workflow_id"])
+        return graph_builder(row["workflow_id"], declared, row["parameters"])(model, row["parameters"], memo)
 
     def _failed_at_start(self, row: dict, deployment_row: dict, error: str) -> dict:
         """Execution ``row`` failed before its first step (``error``); the deployment's next ones start."""
@@ -346,7 +392,7 @@ class Executions:
     def run_here(self, row: dict, deployment_row: dict, model: Deployment, graph, done: frozenset, memo: dict,
                  resumed: bool = False) -> dict:
         """Walk the graph in this process, to the execution's end."""
-        asyncio.run(self._execute(row, graph, self.runner(row, deployment_row, model, done), resumed))
+        asyncio.run(self._execute(row, graph, self.runner(row, deployment_row, model, done), resumed, memo))
         if self.get(row["id"])["status"] == "terminated":
             self.succeeded(row, deployment_row, memo)
         return self.get(row["id"])
@@ -374,9 +420,10 @@ class Executions:
         runner.manager = LocalManager(self.store, self.project_id, self)
         runner.workflow_parameters = dict(params)
         runner.dry_run = bool(row.get("is_dry_run"))
+        runner.ignore_failure = ignored_failures(declared, params)
         return runner
 
-    async def _execute(self, row: dict, graph, runner: Runner, resumed: bool) -> None:
+    async def _execute(self, row: dict, graph, runner: Runner, resumed: bool, memo: dict) -> None:
         writer = runner.writer
         writer.event(runner.row("cloudify_event", started_message(row, resumed), event_type="workflow_started"))
         status, error = "terminated", ""
@@ -387,6 +434,10 @@ class Executions:
             status = "cancelled"
         except WalkFailed as failed:
             status, error = "failed", first_failure(failed)
+            try:
+                await self.roll_back_failed(row, runner, memo)
+            except Exception as exc:  # the store: the execution still ends, failed
+                error += runner.mask(f" (and its rollback failed: {type(exc).__name__}: {exc})")
         except Exception as exc:  # the store or a bug: the execution must not stay "started"
             status, error = "failed", runner.mask(f"{type(exc).__name__}: {exc}")
         writer.event(ended_event(runner, row, status, error))

@@ -2,7 +2,9 @@
 as Cloudify's manager makes them (``start_deployment_modification`` and its finish and rollback).
 
 The one place that makes them, for the ``scale`` workflow (``Executions.modify``: started as the execution
-starts, finished once it ended well, left started when it fails) and for the REST routes (a plugin's or a
+starts, finished once it ended well; when it fails, rolled back after what it added is uninstalled, or left
+started with ``rollback_if_failed: false``; ``abort_started`` rolls the deployment's started ones back the same
+way before its own starts) and for the REST routes (a plugin's or a
 custom workflow's ``ctx.deployment.start_modification(nodes)``, ``cfy deployments modifications rollback``).
 What changes is what ``scaling`` decided: a start adds the new instances and the relationships to them, a
 finish removes the instances a scale-in takes away (and the relationships to them), a rollback removes what
@@ -18,11 +20,13 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from stoker.blueprint.state import instance_view, tenant_of
+from stoker.engine.graph import WalkFailed
 from stoker.errors import NotFound
-from stoker.store.modification_records import (FINISHED, ROLLEDBACK, DeploymentModificationRecords,
+from stoker.store.modification_records import (FINISHED, ROLLEDBACK, STARTED, DeploymentModificationRecords,
                                                ModificationRefused)
 from stoker.store.models import iso_time, utcnow
-from stoker.workflows.scaling import decide_count
+from stoker.workflows.execution_runner import first_failure
+from stoker.workflows.scaling import decide_count, uninstall_added
 
 
 class Modifications:
@@ -41,6 +45,26 @@ class Modifications:
     def list(self, deployment_id: str | None = None, project_ids: list[str] | None = None) -> list[dict]:
         equal = {"deployment_id": deployment_id} if deployment_id else {}
         return [view(row) for row in self.rows.list(project_ids or [self.project_id], **equal)]
+
+    def scaling_groups(self, deployment_id: str, groups: dict) -> dict:
+        """The plan's scaling ``groups`` with Cloudify's counts in their properties: ``current_instances``, what the
+        last finished modification of the group made it (else its ``default_instances``), and
+        ``planned_instances``, what a started one makes it (else the current)."""
+        shown = {}
+        modifications = self.rows.list([self.project_id], deployment_id=deployment_id) if groups else []
+        for name, group in groups.items():
+            properties = group.get("properties") or {}
+            current = properties.get("default_instances", 1)
+            planned = None
+            for row in modifications:
+                asked = (row["modified_nodes"].get(name) or {}).get("instances")
+                if asked is not None and row["status"] == FINISHED:
+                    current = asked
+                elif asked is not None and row["status"] == STARTED:
+                    planned = asked
+            shown[name] = {**group, "properties": {**properties, "current_instances": current,
+                                                   "planned_instances": current if planned is None else planned}}
+        return shown
 
     def _found(self, modification_id: str) -> dict:
         found = self.rows.list([self.project_id], id=modification_id)
@@ -62,8 +86,12 @@ class Modifications:
         if not isinstance(instances, int) or isinstance(instances, bool) or instances < 0:
             raise ModificationRefused(f"nodes.{entity}.instances must be a whole number >= 0, not {instances!r}",
                                       "bad_parameters_error")
+        hints = [asked.get(f"removed_ids_{kind}_hint") or [] for kind in ("include", "exclude")]
+        if not all(isinstance(hint, list) and all(isinstance(i, str) for i in hint) for hint in hints):
+            raise ModificationRefused(f"nodes.{entity}: removed_ids_include_hint and removed_ids_exclude_hint must "
+                                      "be lists of node instance ids", "bad_parameters_error")
         deployment_row = self.records.get_deployment(self.project_id, deployment_id)
-        decided = decide_count(self.executions.model_of(deployment_row), entity, instances)
+        decided = decide_count(self.executions.model_of(deployment_row), entity, instances, *hints)
         return self.begin(deployment_row, decided, nodes, context or {})
 
     def begin(self, deployment_row: dict, decided: dict, modified_nodes: dict, context: dict) -> dict:
@@ -99,6 +127,25 @@ class Modifications:
         self.rows.end(found, ROLLEDBACK, found["changes"][ROLLEDBACK], {**listed, "before_rollback": now})
         return self.get(modification_id)
 
+    async def roll_back_uninstalled(self, modification_id: str, runner: Any, strict: bool) -> None:
+        """Uninstall the instances the started modification added (``scaling.uninstall_added``, by ``runner``: the
+        execution that rolls it back), then roll it back: a failed scale's (an uninstall that fails is reported,
+        the rollback goes on) or, ``strict``, one ``abort_started`` finds (an uninstall that fails raises
+        ``WalkFailed``, the modification stays started), as cloudify-common's ``scale_entity`` does."""
+        found = self._found(modification_id)
+        runner.writer.event(runner.row("cloudify_log", "Rolling back deployment modification. "
+                                       f"[modification_id={modification_id}]", level="warning"))
+        added = found["changes"][ROLLEDBACK]["removed"]
+        try:
+            await runner.run(uninstall_added(runner.deployment, added))
+        except WalkFailed as failed:
+            if strict:
+                raise
+            runner.writer.event(runner.row("cloudify_log", f"Uninstalling the added instances failed: "
+                                           f"{first_failure(failed)}", level="error"))
+            await runner.writer.flush()
+        self.rollback(modification_id)
+
 
 def scale_context(execution: dict, deployment_row: dict) -> dict:
     """The context a scale's modification carries, as cloudify-common's workflow handler gives it."""
@@ -108,8 +155,9 @@ def scale_context(execution: dict, deployment_row: dict) -> dict:
 
 def scale_nodes(decided: dict) -> dict:
     """``modified_nodes`` of a scale, as cloudify-common's ``scale_entity`` asks it."""
-    return {decided["entity"]: {"instances": decided["instances"], "removed_ids_exclude_hint": [],
-                                "removed_ids_include_hint": []}}
+    return {decided["entity"]: {"instances": decided["instances"],
+                                "removed_ids_exclude_hint": decided.get("exclude", []),
+                                "removed_ids_include_hint": decided.get("include", [])}}
 
 
 class _Shown:

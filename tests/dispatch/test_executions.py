@@ -234,6 +234,22 @@ def test_scale_out_and_in_and_heal_run_on_the_workers(cluster, tmp_path):
     assert set(instances(cluster)) == before  # the removed instances went once their uninstall ran
 
 
+def test_a_failed_scale_out_on_the_workers_uninstalls_what_it_added_and_rolls_back(cluster, tmp_path):
+    cluster.start_worker(), cluster.start_worker()
+    runs = deploy(cluster, tmp_path)
+    assert finish(cluster, cluster.engine.executions.start("install", "dep"))["status"] == "terminated"
+    before = set(instances(cluster))
+    (tmp_path / "runs.log.broken").touch()
+    runs.unlink()
+    failed = finish(cluster, cluster.engine.executions.start("scale", "dep", {"scalable_entity_name": "app"}))
+    assert failed["status"] == "failed" and "configure is broken" in failed["error"]
+    [modification] = cluster.engine.executions.modifications.list("dep")
+    [added] = [i["id"] for i in modification["node_instances"]["added_and_related"] if i.get("modification") == "added"]
+    assert modification["status"] == "rolledback" and set(instances(cluster)) == before
+    assert {op for op, i in runs_of(runs, "end") if i == added} == {"create", "preconfigure", "stop", "delete"}
+    assert cluster.engine.executions.events(failed["id"])[-1]["event_type"] == "workflow_failed"
+
+
 def test_a_failed_execution_resumed_on_the_workers_runs_only_what_did_not_succeed(cluster, tmp_path):
     cluster.start_worker(), cluster.start_worker()
     runs = deploy(cluster, tmp_path)

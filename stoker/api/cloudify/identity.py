@@ -96,6 +96,18 @@ class Identities:
             return False
         return self._role(who.user, DEFAULT_TENANT) == "manager"
 
+    def role_in(self, who: Caller, tenant: str) -> str | None:
+        """``who``'s role in ``tenant`` (the operator's: manager of any tenant Stoker knows), None where it may
+        not act: no member, a project's token or ``noauth`` outside their one tenant."""
+        if tenant == who.tenant:
+            return who.role
+        if self.mode == "noauth" or who.project_token:
+            return None
+        try:
+            return self._member(who.user, tenant).role
+        except ApiError:
+            return None
+
     def _member(self, user: str, tenant: str) -> Caller:
         """``user`` in ``tenant`` with its role there; the operator, as Cloudify's sys_admin, acts as the
         manager of any tenant Stoker knows (one with a user) it is no member of."""

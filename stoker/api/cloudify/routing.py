@@ -18,6 +18,7 @@ from stoker.api.body import json_body
 from stoker.api.cloudify.identity import Caller
 from stoker.api.request_context import reply
 from stoker.api.error_bodies import ApiError, from_stoker_error
+from stoker.blueprint import visibility
 from stoker.errors import Conflict, NotFound, StaleWrite, StokerError
 from stoker.store.locks import new_engine_id
 
@@ -123,17 +124,68 @@ async def map_body(request: Request, hint: str) -> dict:
     return body
 
 
+def global_refused(request: Request, who: Caller, what: str) -> str | None:
+    """Why ``who`` may not make ``what`` global, in Cloudify's words (None: it is the operator, Cloudify's admin)."""
+    if request.app.state.cloudify.operator(who):
+        return None
+    return (f"User `{who.user}` is not permitted to set or create a global resource (only the operator, a manager "
+            f"of tenant default_tenant, makes a {what} global)")
+
+
 def global_for_operator(request: Request, who: Caller, visibility: Any, what: str) -> None:
-    """Only the operator makes ``what`` global (as Cloudify's admin)."""
-    if visibility == "global" and not request.app.state.cloudify.operator(who):
-        raise ApiError(403, f"only the operator (a manager of tenant default_tenant) makes a {what} global",
-                       "forbidden_error")
+    """Only the operator makes ``what`` global (as Cloudify's admin): 403 for anyone else."""
+    if visibility == "global" and (refused := global_refused(request, who, what)):
+        raise ApiError(403, refused, "forbidden_error")
+
+
+def visibility_given(request: Request, who: Caller, given: Any, what: str,
+                     allowed: tuple[str, ...] = visibility.VISIBILITIES) -> str:
+    """A visibility asked for (none: ``tenant``), checked as Cloudify checks it: 400 for a value not
+    ``allowed``, 403 for global from anyone but the operator."""
+    wanted = valid_visibility("tenant" if given is None else given, allowed)
+    global_for_operator(request, who, wanted, what)
+    return wanted
+
+
+def valid_visibility(given: Any, allowed: tuple[str, ...] = visibility.VISIBILITIES) -> str:
+    """``given``, one of ``allowed`` (400 in Cloudify's words otherwise)."""
+    try:
+        return visibility.checked(given, allowed)
+    except StokerError as exc:
+        raise bad(str(exc)) from None
+
+
+async def visibility_sent(request: Request, who: Caller, what: str) -> str:
+    """The visibility a ``set-visibility`` PATCH asks for (``{"visibility": "tenant"|"global"}``)."""
+    body = await map_body(request, "send {\"visibility\": \"tenant\" or \"global\"}")
+    if "visibility" not in body:
+        raise bad("Missing visibility in json request body")
+    return visibility_given(request, who, body["visibility"], what, visibility.WIDER)
 
 
 async def labels_sent(request: Request, what: str) -> list[tuple[str, str]]:
     """The whole new label list a PATCH of a blueprint or a deployment sends (``cfy ... labels add|delete``)."""
-    hint = f"only a {what}'s labels can be changed here: send {{\"labels\": [...]}}"
-    body = await map_body(request, hint)
+    return labels_in(await map_body(request, _labels_hint(what)), what)
+
+
+def labels_in(body: dict, what: str) -> list[tuple[str, str]]:
     if "labels" not in body:
-        raise bad(hint)
+        raise bad(_labels_hint(what))
     return label_list(body["labels"])
+
+
+def _labels_hint(what: str) -> str:
+    return f"only a {what}'s labels can be changed here: send {{\"labels\": [...]}}"
+
+
+def new_owner(request: Request, who: Caller, creator: Any) -> str:
+    """``creator`` as a resource's new owner (``cfy ... set-owner -s USER``): the operator's to give (Cloudify's
+    ``set_owner`` is the sys_admin's), to a user Stoker knows (else Cloudify's 400)."""
+    cloudify = request.app.state.cloudify
+    if not cloudify.operator(who):
+        raise ApiError(403, f"User `{who.user}` is not permitted to perform the action set_owner in the tenant "
+                            f"`{who.tenant}` (only the operator, a manager of tenant default_tenant, does)",
+                       "forbidden_error")
+    if not isinstance(creator, str) or not cloudify.users.rows(creator):
+        raise bad(f"User {str(creator)[:100]} does not exist.")
+    return creator

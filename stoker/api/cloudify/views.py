@@ -28,13 +28,20 @@ NOT_FILTERS = {"_size", "_offset", "_sort", "_include", "_search", "_get_all_res
                "delete_logs", "_group_id", "_summary", "state", "_target_field", "_sub_field"}
 
 
-def common(project: str) -> dict:
-    return {"tenant_name": tenant_of(project), "visibility": "tenant", "private_resource": False,
-            "resource_availability": "tenant", "created_by": "admin"}
+def common(project: str, visibility: str = "tenant", created_by: str = "admin", tenant: str | None = None) -> dict:
+    return {"tenant_name": tenant or tenant_of(project), "visibility": visibility, "private_resource": visibility == "private",
+            "resource_availability": visibility, "created_by": created_by}
+
+
+def owned(record: dict, project: str) -> dict:
+    """``common`` of a record that keeps its visibility, creator and (another tenant's global one) project or
+    tenant."""
+    return common(record.get("project_id") or project, record.get("visibility", "tenant"),
+                  record.get("created_by") or "admin", record.get("tenant_name"))
 
 
 def blueprint(record: dict, project: str, plan: dict | None = None) -> dict:
-    return {**common(project), "id": record["id"], "description": record["description"],
+    return {**owned(record, project), "id": record["id"], "description": record["description"],
             "main_file_name": record["main_file_name"], "created_at": record["created_at"],
             "updated_at": record["created_at"], "state": "uploaded", "error": None, "error_traceback": None,
             "is_hidden": False, "labels": record.get("labels", []),
@@ -65,7 +72,7 @@ def _workflow(declared: Any) -> dict:
 
 def deployment(record: dict, project: str, plan: dict, inputs: dict, family: dict, site_name: str | None = None) -> dict:
     """``family``: its statuses and its sub-services' and sub-environments' (``environments.summaries``)."""
-    return {**common(project), **record, "updated_at": record["created_at"], "inputs": inputs,
+    return {**owned(record, project), **record, "updated_at": record["created_at"], "inputs": inputs,
             "outputs": plan.get("outputs", {}), "capabilities": plan.get("capabilities", {}),
             "workflows": workflows(plan), "groups": plan.get("groups", {}), "policies": plan.get("policies", {}),
             "scaling_groups": plan.get("scaling_groups", {}), "labels": record.get("labels", []),
@@ -98,7 +105,7 @@ def node_instance(record: dict, project: str) -> dict:
 
 
 def secret(record: dict, project: str) -> dict:
-    return {**common(project), "key": record["key"], "value": record.get("value"),
+    return {**owned(record, project), "key": record["key"], "value": record.get("value"),
             "is_hidden_value": record["is_hidden_value"], "created_at": record["created_at"],
             "updated_at": record["updated_at"], "schema": None, "provider_name": None, "provider_options": None}
 

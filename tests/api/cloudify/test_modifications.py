@@ -1,5 +1,6 @@
 """Deployment modifications against ``stoker api``: ``cfy executions start scale`` makes one (finished when the
-scale ends well, left started when it fails), ``cfy deployments modifications list|get|rollback`` show and undo
+scale ends well; when it fails, rolled back after what it added is uninstalled, or left started with
+``rollback_if_failed=false``), ``cfy deployments modifications list|get|rollback`` show and undo
 it, and cloudify-rest-client's ``deployment_modifications`` start and finish one as a plugin's workflow does,
 with Cloudify's refusals."""
 
@@ -8,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from modification_blueprints import folder
+from modification_blueprints import GROUPED, folder
 
 from .conftest import cfy_on, cloudify_server, rest_client
 
@@ -79,11 +80,31 @@ def test_cfy_scale_out_and_in_shows_finished_modifications(deployed):
     assert _instances(client, dep) == before
 
 
-def test_a_failed_scale_leaves_its_modification_started_and_cfy_rolls_it_back(deployed):
+def test_a_failed_cfy_scale_uninstalls_what_it_added_and_rolls_its_modification_back(deployed):
     dep, client, mark, cfy = deployed
     before = _instances(client, dep)
     mark.write_text("")
     out = cfy("executions", "start", "scale", "-d", dep, "-p", "scalable_entity_name=host", ok=False)
+    assert "create refused" in out
+    [rolled] = client.deployment_modifications.list(deployment_id=dep)
+    assert rolled.status == "rolledback" and rolled.ended_at
+    [new_host] = [i for node, i in _added(rolled) if node == "host"]
+    assert (mark.parent / f"{mark.name}.deleted").read_text().split() == [new_host]  # its delete ran
+    assert _instances(client, dep) == before
+    [lb] = before["lb"]
+    assert [r["target_id"] for r in client.node_instances.get(lb).relationships] == before["app"]
+    [failed] = client.executions.list(deployment_id=dep, workflow_id="scale")
+    assert failed.status == "failed"
+    logs = cfy("events", "list", failed.id, "--include-logs")
+    assert f"Rolling back deployment modification. [modification_id={rolled.id}]" in logs
+
+
+def test_a_failed_scale_leaves_its_modification_started_and_cfy_rolls_it_back(deployed):
+    dep, client, mark, cfy = deployed
+    before = _instances(client, dep)
+    mark.write_text("")
+    out = cfy("executions", "start", "scale", "-d", dep, "-p", "scalable_entity_name=host", "-p",
+              "rollback_if_failed=false", ok=False)
     assert "create refused" in out
     [started] = client.deployment_modifications.list(deployment_id=dep)
     assert started.status == "started"
@@ -143,10 +164,15 @@ def test_rest_client_starts_and_finishes_a_modification_with_cloudify_refusals(d
         modifications.finish(started.id)
     with pytest.raises(DeploymentModificationAlreadyEndedError):
         modifications.rollback(started.id)
-    assert len(_instances(client, dep)["app"]) == 3
+    apps = _instances(client, dep)["app"]
+    assert len(apps) == 3
+
+    hinted = modifications.start(dep, {"app": {"instances": 2, "removed_ids_include_hint": [apps[0]]}})
+    modifications.finish(hinted.id)
+    assert _instances(client, dep)["app"] == apps[1:]  # the hint's instance went, not the newest
 
     page = modifications.list(deployment_id=dep, _size=1, _offset=0)
-    assert [m.id for m in page] == [started.id] and page.metadata.pagination.total == 1
+    assert [m.id for m in page] == [started.id] and page.metadata.pagination.total == 2
     assert modifications.list(deployment_id="nowhere").metadata.pagination.total == 0
     for call, args in ((modifications.get, ("no-such-id",)), (modifications.finish, ("no-such-id",)),
                        (modifications.rollback, ("no-such-id",))):
@@ -155,10 +181,35 @@ def test_rest_client_starts_and_finishes_a_modification_with_cloudify_refusals(d
             call(*args)
         assert (unknown.value.status_code, unknown.value.error_code) == (404, "not_found_error")
     for nodes in ({}, {"app": {"instances": -1}}, {"app": {"instances": "two"}}, {"nope": {"instances": 1}},
-                  {"app": {"instances": 1}, "host": {"instances": 1}}):
+                  {"app": {"instances": 1}, "host": {"instances": 1}},
+                  {"app": {"instances": 1, "removed_ids_exclude_hint": "app_x"}}):
         with pytest.raises(CloudifyClientError) as bad:
             modifications.start(dep, nodes)
         assert (bad.value.status_code, bad.value.error_code) == (400, "bad_parameters_error"), nodes
     with pytest.raises(CloudifyClientError) as missing:
         modifications.start("no-such-deployment", {"app": {"instances": 1}})
     assert missing.value.status_code == 404
+
+
+def test_a_deployment_shows_its_scaling_group_s_current_and_planned_instances(server, tmp_path):
+    client, cfy, mark = rest_client(server), cfy_on(server, tmp_path), tmp_path / "fail-create"
+    client.blueprints.upload(folder(tmp_path, GROUPED), "bp-grouped")
+    client.deployments.create("bp-grouped", "grouped", inputs={"mark": str(mark)})
+    cfy("executions", "start", "install", "-d", "grouped")
+
+    def counts() -> tuple[int, int]:
+        shown = client.deployments.get("grouped").scaling_groups["pair"]["properties"]
+        return shown["current_instances"], shown["planned_instances"]
+
+    assert counts() == (1, 1)
+    cfy("executions", "start", "scale", "-d", "grouped", "-p", "scalable_entity_name=pair")
+    assert counts() == (2, 2)
+    mark.write_text("")
+    cfy("executions", "start", "scale", "-d", "grouped", "-p", "scalable_entity_name=pair", "-p",
+        "rollback_if_failed=false", ok=False)
+    assert counts() == (2, 3)  # its modification is started
+    [started] = client.deployment_modifications.list(deployment_id="grouped", status="started")
+    cfy("deployments", "modifications", "rollback", started.id)
+    assert counts() == (2, 2)
+    cfy("executions", "start", "scale", "-d", "grouped", "-p", "scalable_entity_name=pair", ok=False)
+    assert counts() == (2, 2)  # rolled back by the scale itself

@@ -17,7 +17,9 @@ from stoker.api.cloudify import views
 from stoker.api.cloudify.all_tenants import engines_listed
 from stoker.api.cloudify.identity import Caller, caller, requiring
 from stoker.api.cloudify.routes.plugins import plugins_seen_by
-from stoker.api.cloudify.routing import bad, labels_sent, router, run
+from stoker.api.cloudify.viewers import seen, seen_by
+from stoker.api.cloudify.routing import (bad, labels_in, map_body, new_owner, router, run, visibility_given,
+                                        visibility_sent)
 from stoker.limits import limit
 from stoker.store.models import Blueprint
 
@@ -63,15 +65,21 @@ def _view(service: Any, blueprint_id: str, project: str) -> dict:
     return views.blueprint(service.get(blueprint_id), project, service.plan(blueprint_id))
 
 
+def seen_blueprint(request: Request, who: Caller, engine: Any, blueprint_id: str) -> dict:
+    """The blueprint as ``who`` sees it (another's private one: 404)."""
+    return seen(request, who, _view(engine.blueprints, blueprint_id, who.project), "Blueprint", blueprint_id)
+
+
 @routes.put("/blueprints/{blueprint_id}")
 async def upload(blueprint_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
     archive, params = await _upload(request)
     name = _file_name(params)
+    shown_to = visibility_given(request, who, params.get("visibility"), "blueprint")
 
     def work(engine):
         service = engine.blueprints
         with plugins_seen_by(request, who):
-            service.upload_archive(archive, blueprint_id, name)
+            service.upload_archive(archive, blueprint_id, name, shown_to, who.user)
         return _view(service, blueprint_id, who.project)
 
     return await run(request, who, work, 201)
@@ -91,11 +99,12 @@ async def validate(blueprint_id: str, request: Request, who: Caller = Depends(re
 
 
 def listed(request: Request, who: Caller, engine: Any) -> list[dict]:
-    """The blueprints a list (or a summary) covers: the tenants asked for, the saved filter asked for
-    (``_filter_id``: ``cfy blueprints list --filter-id``)."""
-    rows = [views.blueprint(b, project) for project, acting in engines_listed(request, who, engine,
-                                                                              Blueprint.__table__)
-            for b in acting.blueprints.list()]
+    """The blueprints a list (or a summary) covers: the tenants asked for (each tenant's and the global ones, each
+    once, those ``who`` sees), the saved filter asked for (``_filter_id``: ``cfy blueprints list --filter-id``)."""
+    found = {(b["project_id"], b["id"]): views.blueprint(b, project)
+             for project, acting in engines_listed(request, who, engine, Blueprint.__table__)
+             for b in acting.blueprints.list()}
+    rows = sorted(filter(seen_by(request, who), found.values()), key=lambda b: (b["created_at"], b["id"]))
     return engine.blueprints.filters("blueprints").applied(request.query_params.get("_filter_id"), rows)
 
 
@@ -106,13 +115,14 @@ async def list_(request: Request, who: Caller = Depends(caller)) -> Response:
 
 @routes.get("/blueprints/{blueprint_id}")
 async def get(blueprint_id: str, request: Request, who: Caller = Depends(caller)) -> Response:
-    return await run(request, who, lambda engine: views.one(request, _view(engine.blueprints, blueprint_id,
-                                                                            who.project)))
+    return await run(request, who, lambda engine: views.one(request, seen_blueprint(request, who, engine,
+                                                                                     blueprint_id)))
 
 
 @routes.get("/blueprints/{blueprint_id}/archive")
 async def archive(blueprint_id: str, request: Request, who: Caller = Depends(caller)) -> Response:
     def work(engine):
+        seen_blueprint(request, who, engine, blueprint_id)
         data = engine.blueprints.archive(blueprint_id)
         return Response(data, media_type="application/octet-stream", headers={
             "Content-Disposition": f'attachment; filename="{blueprint_id}.tar.gz"'})
@@ -121,13 +131,34 @@ async def archive(blueprint_id: str, request: Request, who: Caller = Depends(cal
 
 
 @routes.patch("/blueprints/{blueprint_id}")
-async def update_labels(blueprint_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
-    """Replace the blueprint's labels (``cfy blueprints labels add|delete`` send the whole new list)."""
-    wanted = await labels_sent(request, "blueprint")
+async def update(blueprint_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
+    """Replace the blueprint's labels (``cfy blueprints labels add|delete`` send the whole new list), or give it
+    to another owner (``cfy blueprints set-owner ID -s USER``: ``{"creator": USER}``, the operator's)."""
+    body = await map_body(request, "send {\"labels\": [...]} or {\"creator\": USER}")
+    creator = new_owner(request, who, body["creator"]) if "creator" in body else None
+    wanted = None if creator else labels_in(body, "blueprint")
 
     def work(engine):
-        engine.blueprints.set_labels(blueprint_id, wanted)
+        seen_blueprint(request, who, engine, blueprint_id)
+        if creator:
+            engine.blueprints.set_owner(blueprint_id, creator)
+        else:
+            engine.blueprints.set_labels(blueprint_id, wanted)
         return _view(engine.blueprints, blueprint_id, who.project)
+
+    return await run(request, who, work)
+
+
+@routes.patch("/blueprints/{blueprint_id}/set-visibility")
+async def set_visibility(blueprint_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
+    """``cfy blueprints set-visibility ID -l tenant|global`` (and ``set-global``): only widens; global is the
+    operator's, and makes the blueprint seen, and deployed, from every tenant."""
+    wanted = await visibility_sent(request, who, "blueprint")
+
+    def work(engine):
+        seen_blueprint(request, who, engine, blueprint_id)
+        return views.blueprint(engine.blueprints.set_visibility(blueprint_id, wanted), who.project,
+                               engine.blueprints.plan(blueprint_id))
 
     return await run(request, who, work)
 

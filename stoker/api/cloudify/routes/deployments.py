@@ -11,10 +11,15 @@ from fastapi.responses import Response
 from stoker.api.body import json_body
 from stoker.api.cloudify import views
 from stoker.api.cloudify.all_tenants import engines_listed
-from stoker.api.cloudify.identity import Caller, caller, requiring
-from stoker.api.cloudify.routing import bad, label_list, labels_sent, router, run
+from stoker.api.cloudify.identity import Caller, caller, forbidden, requiring
+from stoker.api.cloudify.routes.blueprints import seen_blueprint
+from stoker.api.cloudify.routing import (bad, label_list, labels_sent, router, run, visibility_given,
+                                        visibility_sent)
+from stoker.api.cloudify.viewers import seen, seen_by
 from stoker.blueprint import environments
 from stoker.blueprint.deployment_groups import member_ids
+from stoker.errors import NotFound
+from stoker.store.blueprint_records import DEPLOYMENTS
 from stoker.store.models import Deployment
 
 routes = router("deployments")
@@ -26,7 +31,10 @@ def deployment_view(engine: Any, deployment_id: str, project: str, row: dict | N
     deployments = engine.blueprints.deployments
     row = row or deployments.get(deployment_id)
     family = family or families(engine, [deployment_id])[deployment_id]
-    return views.deployment(row, project, deployments.plan(deployment_id), deployments.inputs(deployment_id),
+    plan = deployments.plan(deployment_id)
+    plan["scaling_groups"] = engine.executions.modifications.scaling_groups(deployment_id,
+                                                                            plan.get("scaling_groups") or {})
+    return views.deployment(row, project, plan, deployments.inputs(deployment_id),
                             family, engine.blueprints.sites.site_of(deployment_id))
 
 
@@ -62,14 +70,19 @@ async def create(deployment_id: str, request: Request, who: Caller = Depends(req
     display_name = body.get("display_name")
 
     site_name = body.get("site_name")
+    shown_to = visibility_given(request, who, body.get("visibility"), "deployment")
 
     def work(engine):
+        blueprint = seen_blueprint(request, who, engine, body["blueprint_id"])  # another's private one: 404
+        if shown_to == "global" and blueprint["visibility"] != "global":
+            raise forbidden(f"Can't create global deployment {deployment_id} because blueprint {blueprint['id']} is "
+                            f"not global")
         if site_name:
             engine.blueprints.sites.get(site_name)  # a site that does not exist: 404, nothing stored
         engine.blueprints.deployments.create(deployment_id, body["blueprint_id"], inputs, labels,
                                              display_name if isinstance(display_name, str) else None,
                                              bool(body.get("runtime_only_evaluation")),
-                                             created_by=who.user)
+                                             created_by=who.user, shown_to=shown_to)
         if site_name:
             engine.blueprints.sites.set_site(deployment_id, site_name)
         return deployment_view(engine, deployment_id, who.project)
@@ -90,7 +103,11 @@ def listed(request: Request, who: Caller, engine: Any) -> list[dict]:
         family = families(acting, [d["id"] for d in chosen])
         rows += [deployment_view(acting, d["id"], project, {**d, "labels": found.labels(d["id"])}, family[d["id"]])
                  for d in chosen]
-    rows = [r for r in rows if all({"key": k, "value": v} in r["labels"] for k, v in wanted)]
+    if group_id is None:
+        rows += _global_elsewhere(engine, who.project)
+    sees = seen_by(request, who)
+    rows = list({(r["tenant_name"], r["id"]): r for r in rows
+                 if all({"key": k, "value": v} in r["labels"] for k, v in wanted) and sees(r)}.values())
     return engine.blueprints.filters().applied(request.query_params.get("_filter_id"), rows)
 
 
@@ -101,8 +118,27 @@ async def list_(request: Request, who: Caller = Depends(caller)) -> Response:
 
 @routes.get("/deployments/{deployment_id}")
 async def get(deployment_id: str, request: Request, who: Caller = Depends(caller)) -> Response:
-    return await run(request, who, lambda engine: views.one(request, deployment_view(engine, deployment_id,
-                                                                                      who.project)))
+    return await run(request, who, lambda engine: views.one(request, seen_deployment(request, who, engine,
+                                                                                       deployment_id, True)))
+
+
+def seen_deployment(request: Request, who: Caller, engine: Any, deployment_id: str, elsewhere: bool = False) -> dict:
+    """The deployment as ``who`` sees it (another's private one: 404); ``elsewhere``: else another tenant's
+    global one of that id."""
+    try:
+        shown = deployment_view(engine, deployment_id, who.project)
+    except NotFound:
+        found = _global_elsewhere(engine, who.project, deployment_id) if elsewhere else []
+        if not found:
+            raise
+        shown = found[0]
+    return seen(request, who, shown, "Deployment", deployment_id)
+
+
+def _global_elsewhere(engine: Any, project: str, wanted: str | None = None) -> list[dict]:
+    """Other tenants' global deployments (of id ``wanted``): read from every tenant, changed only from their own."""
+    return [deployment_view(engine.for_project(owner), deployment_id, owner)
+            for owner, deployment_id in engine.blueprints.records.global_elsewhere(DEPLOYMENTS, project, wanted)]
 
 
 @routes.delete("/deployments/{deployment_id}")
@@ -124,6 +160,19 @@ async def update_labels(deployment_id: str, request: Request, who: Caller = Depe
             if (label["key"], label["value"]) not in wanted:
                 deployments.delete_label(deployment_id, label["key"], label["value"])
         deployments.add_labels(deployment_id, wanted)
+        return deployment_view(engine, deployment_id, who.project)
+
+    return await run(request, who, work)
+
+
+@routes.patch("/deployments/{deployment_id}/set-visibility")
+async def set_visibility(deployment_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
+    """``cfy deployments set-visibility DEP -l tenant|global``: only widens, never past its blueprint's."""
+    wanted = await visibility_sent(request, who, "deployment")
+
+    def work(engine):
+        seen_deployment(request, who, engine, deployment_id)
+        engine.blueprints.deployments.set_visibility(deployment_id, wanted)
         return deployment_view(engine, deployment_id, who.project)
 
     return await run(request, who, work)

@@ -30,6 +30,7 @@ from stoker.api.body import json_body, read_body
 from stoker.api.cloudify import views
 from stoker.api.cloudify.all_tenants import projects_listed
 from stoker.api.cloudify.identity import Caller, caller, forbidden, requiring
+from stoker.api.cloudify.viewers import viewer
 from stoker.api.cloudify.routing import bad, router, run
 from stoker.api.request_context import reply
 from stoker.api.error_bodies import ApiError
@@ -38,7 +39,7 @@ from stoker.blueprint.import_resolver import PLUGIN_VIEWER
 from stoker.blueprint.plugin_catalog import Plugin, PluginCatalog, PluginInUse
 from stoker.blueprint.state import tenant_of
 from stoker.limits import limit
-from stoker.store.plugin_packages import PLUGIN_PACKAGES, VISIBILITIES, Owner, Viewer, viewer_of
+from stoker.store.plugin_packages import PLUGIN_PACKAGES, VISIBILITIES, Owner
 from stoker.workflows.plugin_envs import install_soon, install_state
 
 routes = router("plugins")
@@ -72,24 +73,15 @@ def _view(request: Request, plugin: Plugin, project: str) -> dict:
             "yaml_files": [p.name for p in plugin.yaml_files]}
 
 
-def _viewer(request: Request, who: Caller, project: str | None = None) -> Viewer:
-    """``who`` sees its tenant's plugins (private ones: its own, or all for a manager or the operator) and the
-    global ones: ``viewer_of``, the rule a task's lookup follows too.  No user: a project's token, noauth.
-    ``project``: another tenant's, for a list of all tenants (``all_tenants``)."""
-    user = None if who.project_token or request.app.state.cloudify.mode == "noauth" else who.user
-    project = project or who.project
-    return viewer_of(request.app.state.stoker.engine.store.engine, project, tenant_of(project), user)
-
-
 def plugin_catalog(request: Request, who: Caller, create: bool = False, project: str | None = None) -> PluginCatalog:
     return PluginCatalog.at_home(create=create, store=request.app.state.stoker.engine.store,
-                                 viewer=_viewer(request, who, project))
+                                 viewer=viewer(request, who, project))
 
 
 @contextmanager
 def plugins_seen_by(request: Request, who: Caller) -> Iterator[None]:
     """While a route parses a blueprint: its ``plugin:NAME`` imports read the plugins ``who`` sees."""
-    token = PLUGIN_VIEWER.set(_viewer(request, who))
+    token = PLUGIN_VIEWER.set(viewer(request, who))
     try:
         yield
     finally:

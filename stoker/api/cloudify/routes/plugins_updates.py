@@ -26,6 +26,7 @@ from stoker.api.cloudify.identity import Caller, caller, requiring
 from stoker.api.cloudify.routes.plugins import plugin_catalog
 from stoker.api.cloudify.routing import bad, router, run
 from stoker.api.error_bodies import ApiError
+from stoker.blueprint import visibility
 from stoker.blueprint.plugin_versions import changes, wanted_from
 from stoker.errors import Conflict, StokerError
 from stoker.store.models import utcnow
@@ -105,7 +106,8 @@ async def initiate(blueprint_id: str, request: Request, who: Caller = Depends(re
     forced = isinstance(body, dict) and bool(body.get("force"))
 
     def work(engine):
-        blueprint = engine.blueprints.records.get_blueprint(who.project, blueprint_id)
+        blueprint = visibility.owned(engine.blueprints.records.get_blueprint(who.project, blueprint_id), who.project,
+                                     blueprint_id)  # another tenant's global one is updated from there
         seen = plugin_catalog(request, who).list()
         try:
             moved = changes(engine.blueprints.plan(blueprint_id), [(p.name, p.version) for p in seen], wanted)

@@ -1,7 +1,7 @@
 """Deployment modifications (``cfy deployments modifications``): a scale's change of a deployment's instances.
 
 Revision ID: 0025
-Revises: 0023
+Revises: 0024
 Create Date: 2026-11-28
 """
 
@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0025"
-down_revision = "0023"
+down_revision = "0024"
 branch_labels = None
 depends_on = None
 
