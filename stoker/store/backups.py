@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import io
+import itertools
 import json
 import re
 import uuid
@@ -35,7 +36,7 @@ from sqlalchemy.exc import StatementError
 from stoker import secretbox
 from stoker.limits import limit
 from stoker.store.db import head_revision, register_tables
-from stoker.store.locks import new_engine_id
+from stoker.store.locks import HANDED_BACK, new_engine_id
 from stoker.store.manager_snapshots import CREATED, CREATING, FAILED, UPLOADED, ManagerSnapshots, SnapshotActionError
 from stoker.store.models import ACTIVE_EXECUTION, metadata, utcnow
 
@@ -250,13 +251,24 @@ def restore(engine: Engine, backup: Backup, force: bool = False) -> dict[str, in
                 conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('stoker-restore'))"))
             _make_room(conn, force)
             for table in tables():
-                restored[table.name] = _insert(conn, table, backup.rows(table))
+                restored[table.name] = _insert(conn, table, map(_released, itertools.repeat(table.name),
+                                                                backup.rows(table)))
             if conn.dialect.name == "postgresql":
                 _reset_sequences(conn)
     except StatementError as exc:
         cause = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
         raise BackupError(f"the backup could not be restored, nothing was: {cause}") from None
     return restored
+
+
+#: who held what in the server that made the backup: no process of this one.  Its running executions read as
+#: interrupted here (to resume), its stacks' running actions as handed back (resumed as after a server's stop)
+RELEASED = {"execution": {"owner": None, "heartbeat_at": None}, "stack": {"lock_owner": HANDED_BACK}}
+
+
+def _released(table: str, row: dict) -> dict:
+    held = RELEASED.get(table, {})
+    return {**row, **{column: value for column, value in held.items() if row.get(column) is not None}}
 
 
 def _make_room(conn: Connection, force: bool) -> None:

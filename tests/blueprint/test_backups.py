@@ -6,6 +6,7 @@ written."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import zipfile
 
@@ -149,3 +150,24 @@ def test_an_older_schemas_backup_restores_what_both_revisions_have(sqlite_url, w
     [install] = json.loads(target("execution", "list", "-d", "d1", "-f", "json").stdout)
     shown = json.loads(target("execution", "get", install["id"], "-f", "json").stdout)
     assert (shown["workflow_id"], shown["status"], shown["is_dry_run"]) == ("install", "terminated", False)
+
+
+def test_what_ran_on_the_old_server_runs_on_no_process_of_the_new_one(sqlite_url, write, tmp_path):
+    """A backup taken while an execution ran (its owner a live process here, as when both servers share a host):
+    restored, the execution reads as interrupted, to resume, not as running forever."""
+    source = cli_on(sqlite_url)
+    assert source("blueprint", "upload", write("bp/blueprint.yaml", BLUEPRINT), "-b", "bp").exit_code == 0
+    assert source("deployment", "create", "d1", "-b", "bp").exit_code == 0
+    assert source("install", "d1").exit_code == 0
+    assert source("backup", "create", tmp_path / "f.zip").exit_code == 0
+    with zipfile.ZipFile(tmp_path / "f.zip") as kept:
+        members = {name: kept.read(name) for name in kept.namelist()}
+    [row] = [json.loads(line) for line in members["tables/execution.jsonl"].splitlines()]
+    row.update(status="started", owner=f"{socket.gethostname()}:{os.getpid()}:{row['id']}", ended_at=None)
+    members["tables/execution.jsonl"] = json.dumps(row).encode() + b"\n"
+    (tmp_path / "running.zip").write_bytes(zipped(members))
+
+    target = cli_on(f"sqlite:///{tmp_path / 'target.db'}")
+    assert target("backup", "restore", tmp_path / "running.zip").exit_code == 0
+    shown = json.loads(target("execution", "get", row["id"], "-f", "json").stdout)
+    assert shown["status"] == "failed" and "interrupted" in shown["error"]
