@@ -33,6 +33,16 @@ node_templates:
 
 
 
+def _installed_backup(source, write, tmp_path) -> dict[str, bytes]:
+    """The members of a backup of ``source`` holding deployment d1 of blueprint bp, installed."""
+    assert source("blueprint", "upload", write("bp/blueprint.yaml", BLUEPRINT), "-b", "bp").exit_code == 0
+    assert source("deployment", "create", "d1", "-b", "bp").exit_code == 0
+    assert source("install", "d1").exit_code == 0
+    assert source("backup", "create", tmp_path / "f.zip").exit_code == 0
+    with zipfile.ZipFile(tmp_path / "f.zip") as kept:
+        return {name: kept.read(name) for name in kept.namelist()}
+
+
 def test_a_sqlite_backup_restores_into_postgresql(sqlite_url, new_pg_database, write, tmp_path, monkeypatch):
     monkeypatch.setenv("STOKER_SECRET_KEY", Fernet.generate_key().decode())
     source = cli_on(sqlite_url)
@@ -129,13 +139,7 @@ def test_bombs_are_refused_before_they_unpack(cli, tmp_path, monkeypatch):
 
 def test_an_older_schemas_backup_restores_what_both_revisions_have(sqlite_url, write, tmp_path):
     """A backup made before migration 0023 had no ``execution.is_dry_run``: its executions restore, not dry runs."""
-    source = cli_on(sqlite_url)
-    assert source("blueprint", "upload", write("bp/blueprint.yaml", BLUEPRINT), "-b", "bp").exit_code == 0
-    assert source("deployment", "create", "d1", "-b", "bp").exit_code == 0
-    assert source("install", "d1").exit_code == 0
-    assert source("backup", "create", tmp_path / "f.zip").exit_code == 0
-    with zipfile.ZipFile(tmp_path / "f.zip") as kept:
-        members = {name: kept.read(name) for name in kept.namelist()}
+    members = _installed_backup(cli_on(sqlite_url), write, tmp_path)
     about = json.loads(members["metadata.json"])
     about["schema_revision"] = "0022"
     about["tables"]["execution"]["columns"].remove("is_dry_run")
@@ -155,13 +159,7 @@ def test_an_older_schemas_backup_restores_what_both_revisions_have(sqlite_url, w
 def test_what_ran_on_the_old_server_runs_on_no_process_of_the_new_one(sqlite_url, write, tmp_path):
     """A backup taken while an execution ran (its owner a live process here, as when both servers share a host):
     restored, the execution reads as interrupted, to resume, not as running forever."""
-    source = cli_on(sqlite_url)
-    assert source("blueprint", "upload", write("bp/blueprint.yaml", BLUEPRINT), "-b", "bp").exit_code == 0
-    assert source("deployment", "create", "d1", "-b", "bp").exit_code == 0
-    assert source("install", "d1").exit_code == 0
-    assert source("backup", "create", tmp_path / "f.zip").exit_code == 0
-    with zipfile.ZipFile(tmp_path / "f.zip") as kept:
-        members = {name: kept.read(name) for name in kept.namelist()}
+    members = _installed_backup(cli_on(sqlite_url), write, tmp_path)
     [row] = [json.loads(line) for line in members["tables/execution.jsonl"].splitlines()]
     row.update(status="started", owner=f"{socket.gethostname()}:{os.getpid()}:{row['id']}", ended_at=None)
     members["tables/execution.jsonl"] = json.dumps(row).encode() + b"\n"
