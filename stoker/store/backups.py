@@ -12,7 +12,7 @@ traversals, the snapshots themselves).  Secrets and hidden values stay sealed wi
 A restore reads the zip's members within bounds (count, names, unpacked size: ``max_backup_size``) and
 writes every row in one transaction, tables in dependency order: a failure leaves nothing.  A backup of an
 older schema restores the columns both revisions have (newer ones take their defaults); a newer one is
-refused.
+refused.  What the old server's processes held is released (``RELEASED``): none of them runs here.
 """
 
 from __future__ import annotations
