@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import time
 import zipfile
 
 import pytest
@@ -169,3 +170,34 @@ def test_what_ran_on_the_old_server_runs_on_no_process_of_the_new_one(sqlite_url
     assert target("backup", "restore", tmp_path / "running.zip").exit_code == 0
     shown = json.loads(target("execution", "get", row["id"], "-f", "json").stdout)
     assert shown["status"] == "failed" and "interrupted" in shown["error"]
+
+
+def test_a_stack_action_running_when_backed_up_is_resumed_by_the_next_server(sqlite_url, write, tmp_path, home):
+    """Its lock is handed back, as a server that stopped mid-action hands it back: the next ``stoker api`` on the
+    restored database ends it (held by a live process of the old server, it would wait for a beat that never
+    comes)."""
+    from api.helpers import start_server
+
+    source = cli_on(sqlite_url)
+    template = write("stack.yaml", "heat_template_version: 2018-08-31\n"
+                                   "resources:\n  token: {type: OS::Heat::RandomString}\n")
+    assert source("stack", "create", "s", "-t", template, "--wait").exit_code == 0
+    assert source("backup", "create", tmp_path / "f.zip").exit_code == 0
+    with zipfile.ZipFile(tmp_path / "f.zip") as kept:
+        members = {name: kept.read(name) for name in kept.namelist()}
+    [row] = [json.loads(line) for line in members["tables/stack.jsonl"].splitlines()]
+    row.update(status="IN_PROGRESS", lock_owner=f"{socket.gethostname()}:{os.getpid()}:x", lock_action="CREATE")
+    members["tables/stack.jsonl"] = json.dumps(row).encode() + b"\n"
+    (tmp_path / "running.zip").write_bytes(zipped(members))
+    target_url = f"sqlite:///{tmp_path / 'target.db'}"
+    target = cli_on(target_url)
+    assert target("backup", "restore", tmp_path / "running.zip").exit_code == 0
+
+    server = start_server(tmp_path / "server", target_url, env={"STOKER_HOME": str(home)})
+    try:
+        deadline = time.monotonic() + 60
+        while json.loads(target("stack", "show", "s", "-f", "json").stdout)["stack_status"] != "CREATE_COMPLETE":
+            assert time.monotonic() < deadline, "the restored stack's action was not resumed"
+            time.sleep(0.2)
+    finally:
+        server.stop()

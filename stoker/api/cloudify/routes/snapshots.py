@@ -120,9 +120,10 @@ async def download(snapshot_id: str, request: Request, who: Caller = Depends(ope
 
 @routes.put("/snapshots/{snapshot_id}/archive")
 async def upload(snapshot_id: str, request: Request, who: Caller = Depends(operator)) -> Response:
+    snapshot_id = _new_id(snapshot_id)
     data = await read_body(request, limit("max_backup_size"), "max_backup_size", "snapshot archive")
-    return await run(request, who, lambda engine: views.snapshot(keep_upload(_snapshots(engine), _new_id(snapshot_id), who.user,
-                                                                                          data)), status=201)
+    return await run(request, who, lambda engine: views.snapshot(keep_upload(_snapshots(engine), snapshot_id, who.user,
+                                                                             data)), status=201)
 
 
 @routes.post("/snapshots/{snapshot_id}/restore")
