@@ -29,6 +29,8 @@ DEFAULTS = {
     "max_blueprint_size": 50 * 1000 * 1000,
     #: files in one blueprint's folder or archive (Cloudify's blueprint_folder_max_files)
     "max_blueprint_files": 10_000,
+    #: bytes of a whole-server backup (``stoker backup``, ``cfy snapshots``), packed (an upload) or unpacked
+    "max_backup_size": 1000 * 1000 * 1000,
 }
 #: Heat's max_resources_per_stack, for the shared API server
 API_MAX_RESOURCES = 1000

@@ -254,20 +254,26 @@ def upgrade(engine: Engine) -> None:
             migrate(conn)
 
 
-def create_schema(conn: Connection, revision: str) -> None:
-    """Every table the models declare, stamped as ``revision``."""
+def register_tables() -> None:
+    """Put every table module's tables on the models' metadata (each declares its own there)."""
     from stoker.store import api_tables  # noqa: F401 - the API's tables live in the same database
     from stoker.store import deployment_updates  # noqa: F401 - deployment updates
     from stoker.store import filter_records  # noqa: F401 - saved deployment filters
     from stoker.store import group_tables  # noqa: F401 - deployment and execution groups
+    from stoker.store import manager_snapshots  # noqa: F401 - whole-server snapshots (cfy snapshots)
     from stoker.store import modification_records  # noqa: F401 - deployment modifications
     from stoker.store import plugin_packages  # noqa: F401 - uploaded plugins
     from stoker.store import plugins_updates  # noqa: F401 - plugins updates
     from stoker.store import schedule_records  # noqa: F401 - execution schedules
     from stoker.store import site_records  # noqa: F401 - sites
     from stoker.store import snapshots  # noqa: F401 - stack snapshots
+
+
+def create_schema(conn: Connection, revision: str) -> None:
+    """Every table the models declare, stamped as ``revision``."""
     from stoker.store.models import metadata
 
+    register_tables()
     # the caller saw no table, in this transaction: asking again for each of them (a query
     # apiece, SQLAlchemy's default) changes nothing
     metadata.create_all(conn, checkfirst=False)

@@ -56,9 +56,7 @@ def test_head_from_file_names_matches_alembic():
 
 def _all_tables() -> MetaData:
     """The engine's models and the REST API's tables: what a database must hold (``db.create_schema``'s)."""
-    from stoker.store import (api_tables, filter_records, group_tables, plugin_packages, plugins_updates,  # noqa: F401 - declared on the models' metadata
-                              schedule_records, site_records, snapshots)
-
+    db.register_tables()
     return metadata
 
 

@@ -16,6 +16,8 @@ from fastapi import Request
 from stoker.api.error_bodies import ApiError
 from stoker.blueprint.namespaces import is_script
 from stoker.blueprint.state import tenant_of
+from stoker.store.models import iso_time
+from stoker.store.plugin_packages import OPERATOR_TENANT
 
 #: the largest page a list returns (Cloudify's default ``max_results``)
 MAX_PAGE = 1000
@@ -113,6 +115,13 @@ def site(record: dict, project: str) -> dict:
     return {**common(record["project_id"]), "name": record["name"], "visibility": record["visibility"],
             "created_by": record["created_by"], "created_at": record["created_at"],
             "location": f"{record['latitude']}, {record['longitude']}" if located else None}
+
+
+def snapshot(record: dict) -> dict:
+    """A manager snapshot: the server's, shown as Cloudify's (private, in the operator's tenant)."""
+    return {"id": record["id"], "created_at": iso_time(record["created_at"]), "status": record["status"],
+            "error": record["error"], "created_by": record["created_by"], "tenant_name": OPERATOR_TENANT,
+            "visibility": "private", "private_resource": True, "resource_availability": "private"}
 
 
 def schedule(record: dict, project: str, upcoming: list) -> dict:

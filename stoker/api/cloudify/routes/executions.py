@@ -20,6 +20,7 @@ from stoker.api.body import json_body
 from stoker.api.cloudify import views
 from stoker.api.cloudify.all_tenants import asked, engines_listed
 from stoker.api.cloudify.identity import Caller, caller, forbidden, requiring
+from stoker.api.cloudify.routes import snapshots
 from stoker.api.cloudify.routes.plugins_updates import execution_view
 from stoker.api.cloudify.routing import bad, router, run
 from stoker.api.error_bodies import ApiError
@@ -107,12 +108,15 @@ async def list_(request: Request, who: Caller = Depends(caller)) -> Response:
 
 @routes.get("/executions/{execution_id}")
 async def get(execution_id: str, request: Request, who: Caller = Depends(caller)) -> Response:
-    """A deployment's execution, or a plugins update's (``cfy plugins update`` waits for it)."""
+    """A deployment's execution, or a plugins update's (``cfy plugins update`` waits for it), or (to the
+    operator) a snapshot's create or restore."""
     def work(engine):
         try:
             found = views.execution(engine.executions.get(execution_id), who.project)
         except NotFound:
             found = execution_view(engine.store, who.project, execution_id)
+            if found is None and request.app.state.cloudify.operator(who):
+                found = snapshots.execution_view(engine.store, who.project, execution_id)
             if found is None:
                 raise
         return views.one(request, found)
