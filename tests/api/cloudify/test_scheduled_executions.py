@@ -6,23 +6,22 @@ own; deleting the schedule cancels it; a past or malformed time is refused with 
 
 from __future__ import annotations
 
+import json
 import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
 from click.testing import CliRunner
 
-from .conftest import cfy_on, cloudify_server, rest_client
+from stoker.cli import main
+
+from ..helpers import create_token
+from .conftest import NOOP, cfy_on, cloudify_server, rest_client
 
 pytestmark = pytest.mark.slow  # `cfy` commands are processes of their own; a schedule is due in seconds
 
 pytest.importorskip("cloudify_rest_client")
 
-NOOP = """tosca_definitions_version: cloudify_dsl_1_4
-imports: [cloudify/types/types.yaml]
-node_templates:
-  app: {type: cloudify.nodes.Root}
-"""
 
 
 @pytest.fixture(scope="module")
@@ -50,14 +49,14 @@ def test_a_scheduled_execution_waits_then_runs_and_ends_on_its_own(server, tmp_p
     _upload(client, tmp_path / "noop", "noop")
     client.deployments.create("noop", "d1")
 
-    cancelled = client.executions.start("d1", "uninstall", schedule=_in(2).isoformat())
+    cancelled = client.executions.start("d1", "uninstall", schedule=_in(3).isoformat())
     assert cancelled.status == "scheduled" and cancelled.id is None
     assert (cancelled.deployment_id, cancelled.workflow_id) == ("d1", "uninstall")
     [schedule] = client.execution_schedules.list(deployment_id="d1")
     assert schedule.workflow_id == "uninstall" and cancelled.scheduled_for.startswith(schedule.next_occurrence[:19])
-    cfy("deployments", "schedule", "delete", "d1", schedule.id)  # a scheduled execution cancelled
+    client.execution_schedules.delete(schedule.id, "d1")  # a scheduled execution cancelled (well before it is due)
 
-    due = _in(5)  # cfy (a process, on a busy machine) answers well before
+    due = _in(6)  # cfy (a process, on a busy machine) answers well before
     out = cfy("executions", "start", "install", "-d", "d1", "--schedule", due.isoformat())
     assert f"Execution is scheduled for {due.isoformat()}" in out
     [schedule] = client.execution_schedules.list(deployment_id="d1")
@@ -119,26 +118,47 @@ def test_past_malformed_and_unknown_are_refused(server, tmp_path):
     assert client.execution_schedules.list(deployment_id="d3").items == []
 
 
-def test_stoker_execution_start_schedule_stores_it_here(tmp_path, monkeypatch):
-    from stoker.cli import main
+def test_stoker_execution_start_schedule_stores_it_here(here):
     from stoker.engine.engine import Engine
 
-    monkeypatch.setenv("STOKER_HOME", str(tmp_path / "home"))
-    db_url = f"sqlite:///{tmp_path / 'stoker.db'}"
-    (tmp_path / "bp.yaml").write_text(NOOP)
-
-    def stoker(*args: str):
-        return CliRunner().invoke(main, ["--db-url", db_url, *args], catch_exceptions=False)
-
-    for args in (("blueprint", "upload", str(tmp_path / "bp.yaml"), "-b", "bp"), ("deployment", "create", "d", "-b", "bp")):
-        assert stoker(*args).exit_code == 0
+    assert here("deployment", "create", "d", "-b", "bp").exit_code == 0
     due = _in(3600)
-    done = stoker("execution", "start", "install", "-d", "d", "--schedule", due.isoformat())
+    done = here("execution", "start", "install", "-d", "d", "--schedule", due.isoformat())
     assert done.exit_code == 0, done.output
     assert "scheduled" in done.stdout and "a `stoker api` server over this database starts it" in done.stderr
-    [kept] = Engine(db_url=db_url).blueprints.schedules.list("d")
+    [kept] = Engine(db_url=here.db_url).blueprints.schedules.list("d")
     assert kept["workflow_id"] == "install" and kept["rule"]["count"] == 1 and kept["id"] in done.stderr
     assert kept["next_occurrence"].replace(tzinfo=None) == due.replace(tzinfo=None)
-    refused = stoker("execution", "start", "install", "-d", "d", "--schedule", "2001-01-01T00:00:00Z")
+    refused = here("execution", "start", "install", "-d", "d", "--schedule", "2001-01-01T00:00:00Z")
     assert refused.exit_code == 1 and "has already passed" in refused.output
-    assert stoker("execution", "list", "-f", "json").stdout.strip() == "[]"
+    assert here("execution", "list", "-f", "json").stdout.strip() == "[]"
+
+
+def test_stoker_over_url_schedules_and_deletes_through_the_server(server, tmp_path):
+    client = rest_client(server)
+    _upload(client, tmp_path / "noop", "remote")
+    client.deployments.create("remote", "d4")
+    token = create_token(server.db_url, "default_tenant")
+
+    def stoker(*args: str):
+        return CliRunner().invoke(main, ["--url", f"{server.url}/v1/default_tenant", "--token", token, *args],
+                                  env={"STOKER_HOME": str(tmp_path / "client-home")}, catch_exceptions=False)
+
+    due = _in(3600)
+    done = stoker("execution", "start", "install", "-d", "d4", "--schedule", due.isoformat(), "-f", "json")
+    assert done.exit_code == 0, done.output
+    answered = json.loads(done.stdout)
+    assert (answered["status"], answered["scheduled_for"]) == ("scheduled", due.strftime("%Y-%m-%dT%H:%M:%S.000Z"))
+    assert [s.id for s in client.execution_schedules.list(deployment_id="d4")] == [answered["schedule_id"]]
+    refused = stoker("execution", "start", "install", "-d", "d4", "--schedule", "yesterday-ish")
+    assert refused.exit_code == 1 and "is not a valid date" in refused.output
+
+    for workflow in ("install", "uninstall"):
+        ran = client.executions.start("d4", workflow)
+        deadline = time.monotonic() + 30
+        while client.executions.get(ran.id).status != "terminated":
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+    deleted = stoker("execution", "delete", "--keep-last", "1", "-d", "d4")
+    assert deleted.exit_code == 0 and "Deleted 1 executions" in deleted.output
+    assert [e.workflow_id for e in client.executions.list(deployment_id="d4")] == ["uninstall"]

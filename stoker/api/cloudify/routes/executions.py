@@ -80,11 +80,10 @@ async def start(request: Request, who: Caller = Depends(requiring("user"))) -> R
 
     def work(engine):
         _refuse_scripts(request, who, engine, body["deployment_id"])
-        if when is not None:  # Cloudify 7: a schedule running it once; nothing queued waits meanwhile
-            del flags["queue"]
+        if when:  # Cloudify 7: a schedule running it once (queued then); nothing waits meanwhile
             return views.execution(engine.executions.schedule(
-                body["workflow_id"], body["deployment_id"], when, parameters, **flags, created_by=who.user),
-                who.project)
+                body["workflow_id"], body["deployment_id"], when, parameters, flags["force"],
+                flags["allow_custom_parameters"], flags["dry_run"], created_by=who.user), who.project)
         return _in_background(request, who, engine, lambda executions: executions.start(
             body["workflow_id"], body["deployment_id"], parameters, **flags))
 
