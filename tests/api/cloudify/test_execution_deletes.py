@@ -26,7 +26,8 @@ ENDED = ("terminated", "failed", "cancelled")
 def server(tmp_path):
     (tmp_path / "server").mkdir()
     started = cloudify_server(tmp_path / "server", [("admin", "default_tenant", "manager"),
-                                                    ("eve", "default_tenant", "viewer")],
+                                                    ("eve", "default_tenant", "viewer"),
+                                                    ("mia", "default_tenant", "user"), ("mia", "other_tenant", "viewer")],
                               extra=("--allow-local-resources",), env={"STOKER_API_SCHEDULES_LOOK": "0.3"})
     yield started
     started.stop()
@@ -121,6 +122,22 @@ def test_refusals(server, tmp_path):
     assert viewer.value.status_code == 403
     cfy = cfy_on(server, tmp_path)
     assert "mutually exclusive" in cfy("executions", "delete", "--keep-last", "1", "--to", "2020-01-01", ok=False)
+
+
+def test_all_tenants_covers_the_tenants_where_the_caller_may_delete(server, tmp_path):
+    (tmp_path / "noop").mkdir()
+    (tmp_path / "noop" / "blueprint.yaml").write_text(NOOP)
+    ran = {}
+    for tenant in ("default_tenant", "other_tenant"):
+        operator = rest_client(server, "admin", tenant)  # the operator acts in every tenant as its manager
+        operator.blueprints.upload(str(tmp_path / "noop" / "blueprint.yaml"), "noop")
+        operator.deployments.create("noop", "d")
+        ran[tenant] = _run(operator, "d", "install")
+    assert rest_client(server, "mia").executions.delete(_all_tenants=True) == 1  # a viewer of other_tenant
+    assert rest_client(server, "admin", "other_tenant").executions.get(ran["other_tenant"]).status == "terminated"
+    assert rest_client(server, "admin").executions.list().items == []
+    assert rest_client(server, "admin").executions.delete(_all_tenants=True) == 1
+    assert rest_client(server, "admin", "other_tenant").executions.list().items == []
 
 
 def test_what_an_update_a_schedule_or_an_unfinished_group_reads_stays(server, tmp_path):

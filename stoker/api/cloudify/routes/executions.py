@@ -105,7 +105,7 @@ async def delete(request: Request, who: Caller = Depends(requiring("user"))) -> 
         cloudify = request.app.state.cloudify
         roles = {project_of(row["tenant"]): row["role"] for row in cloudify.users.rows(who.user)}
         projects = [p for p in projects_listed(request, who, Execution.__table__)
-                    if p == who.project or cloudify.operator(who) or may(roles.get(p), "user")]
+                    if p == who.project or cloudify.operator(who) or may(roles.get(p, "viewer"), "user")]
         count = engine.executions.delete_ended(
             body.get("keep_last"), body.get("to_datetime"), query.get("deployment_id"), query.get("workflow_id"),
             query.get("status"), projects)
