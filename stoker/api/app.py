@@ -5,7 +5,8 @@ environment variables (how ``stoker api --workers N`` hands its settings to
 each worker process): ``STOKER_API_DB_URL``, ``STOKER_API_AUTH`` (``token`` or
 ``noauth``), ``STOKER_API_PLUGIN_DIRS`` (``os.pathsep``-separated),
 ``STOKER_API_MAX_BODY`` (bytes), ``STOKER_API_ACTION_THREADS`` (per project), ``STOKER_API_DEBUG``,
-``STOKER_API_ALLOW_LOCAL`` (``1``: every project may use local resource types).
+``STOKER_API_ALLOW_LOCAL`` (``1``: every project may use local resource types), ``STOKER_API_SCHEDULES_LOOK``
+(seconds between two looks for due execution schedules; 5 by default).
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ def create_app(db_url: str | None = None, auth_mode: str = "noauth", plugin_dirs
         await asyncio.to_thread(state.runner.resume_abandoned, engine)
         pruning = asyncio.create_task(_prune_request_threads())
         with beating(lambda: _beat(state, process), every=ENGINE_BEAT), \
-                beating(lambda: _fire_schedules(state), every=SCHEDULES_LOOK), kept_frozen():
+                beating(lambda: _fire_schedules(state), every=schedules_look()), kept_frozen():
             yield
         pruning.cancel()
         await asyncio.to_thread(state.runner.stop, engine)
@@ -111,6 +112,18 @@ def create_app(db_url: str | None = None, auth_mode: str = "noauth", plugin_dirs
 
 #: seconds between two looks for due execution schedules
 SCHEDULES_LOOK = 5.0
+def schedules_look() -> float:
+    """Seconds between two looks for due schedules: ``SCHEDULES_LOOK``, or ``STOKER_API_SCHEDULES_LOOK`` (a test's
+    schedule due in a second or two runs without a wait)."""
+    given = os.environ.get(ENV_PREFIX + "SCHEDULES_LOOK")
+    try:
+        return max(0.1, float(given)) if given else SCHEDULES_LOOK
+    except ValueError:
+        LOG.warning("%sSCHEDULES_LOOK=%r is not a number of seconds: looking every %s s", ENV_PREFIX, given,
+                    SCHEDULES_LOOK)
+        return SCHEDULES_LOOK
+
+
 #: seconds between two looks at the request threads (anyio ends those idle for 10 s)
 PRUNE_EVERY = 5.0
 

@@ -55,12 +55,28 @@ def execution() -> None:
 @click.option("--allow-custom-parameters", is_flag=True, help="Pass parameters the workflow does not declare.")
 @click.option("--dry-run", is_flag=True, help="Walk the workflow and report each operation it would run, running "
                                               "none and changing no instance's state.")
+@click.option("--schedule", metavar="TIME", default=None,
+              help="Run it once at TIME (e.g. 201801182230-0500 or 2030-01-18T22:30:00+02:00; UTC without an "
+                   "offset), as a schedule a `stoker api` server over this database starts when due.")
 @format_option()
 @pass_engine
-def start(engine, workflow, deployment_id, parameters, wait, force, queue, allow_custom_parameters, dry_run, fmt):
-    """Run WORKFLOW on a deployment, to its end."""
+def start(engine, workflow, deployment_id, parameters, wait, force, queue, allow_custom_parameters, dry_run, schedule,
+          fmt):
+    """Run WORKFLOW on a deployment, to its end (or, with --schedule, once at a later time)."""
     if queue and dry_run:  # as cfy's --queue
         raise click.UsageError("--queue is mutually exclusive with --dry-run")
+    if schedule is not None:
+        if queue or wait:  # as cfy's --schedule
+            raise click.UsageError("--schedule is mutually exclusive with --queue and --wait")
+        record = engine.executions.schedule(workflow, deployment_id, schedule, parse_inputs(parameters, "-p"),
+                                            force, allow_custom_parameters, dry_run)
+        show_record(record, fmt)
+        if fmt == "table":
+            click.echo(f"Execution is scheduled for {record['scheduled_for']} (UTC), as schedule "
+                       f"{record['schedule_id']} of deployment {deployment_id}: a `stoker api` server over this "
+                       "database starts it when due (its scheduler looks every few seconds; none runs here). "
+                       "Cancel it by deleting the schedule (`cfy deployments schedule delete`).", err=True)
+        return
     run_workflow(engine, workflow, deployment_id, parse_inputs(parameters, "-p"), wait, fmt,
                  force, allow_custom_parameters, queue, dry_run)
 
@@ -90,6 +106,22 @@ def get(engine, execution_id, fmt):
 def cancel(engine, execution_id, force, fmt):
     """Stop scheduling new operations (running scripts end, or are killed with --force)."""
     show_record(engine.executions.cancel(execution_id, force), fmt)
+
+
+@execution.command("delete")
+@click.option("--keep-last", type=click.IntRange(min=1), default=None, help="Keep the N most recent ended executions.")
+@click.option("--to-datetime", "--to", "to_datetime", metavar="TIME", default=None,
+              help="Delete those created before TIME (YYYY-MM-DD, or YYYY-MM-DD HH:MM:SS, UTC).")
+@click.option("-d", "--deployment-id", "deployment_id", default=None, help="Only this deployment's executions.")
+@pass_engine
+def delete(engine, keep_last, to_datetime, deployment_id):
+    """Delete ended executions (terminated, failed, cancelled) with their events and logs, as ``cfy executions
+    delete``: never a running, queued or scheduled one, nor one a deployment update, a schedule or an unfinished
+    execution group still reads."""
+    if keep_last is not None and to_datetime is not None:
+        raise click.UsageError("--keep-last is mutually exclusive with --to-datetime")
+    count = engine.executions.delete_ended(keep_last, to_datetime, deployment_id)
+    click.echo(f"Deleted {count} executions" if count else "No executions to delete")
 
 
 @execution.command("resume")

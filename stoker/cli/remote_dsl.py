@@ -101,6 +101,19 @@ class RemoteExecutions(_OverTheApi):
             "workflow_id": workflow_id, "deployment_id": deployment_id, "parameters": parameters or {},
             "force": force, "allow_custom_parameters": allow_custom_parameters, "queue": queue, "dry_run": dry_run})
 
+    def schedule(self, workflow_id: str, deployment_id: str, when: str, parameters: dict | None = None,
+                 force: bool = False, allow_custom_parameters: bool = False, dry_run: bool = False) -> dict:
+        return _only(self.call("POST", "/executions", {
+            "workflow_id": workflow_id, "deployment_id": deployment_id, "parameters": parameters or {},
+            "force": force, "allow_custom_parameters": allow_custom_parameters, "dry_run": dry_run,
+            "scheduled_time": when}), EXECUTION_FIELDS + ("scheduled_for", "schedule_id"))
+
+    def delete_ended(self, keep_last: int | None = None, to_datetime: str | None = None,
+                     deployment_id: str | None = None) -> int:
+        body = {k: v for k, v in (("keep_last", keep_last), ("to_datetime", to_datetime)) if v is not None}
+        query = {"deployment_id": deployment_id} if deployment_id is not None else {}
+        return self.call("DELETE", "/executions", body, **query)["items"][0]["count"]
+
     def resume(self, execution_id: str) -> dict:
         return self.begin("resume", execution_id).wait()
 

@@ -22,6 +22,7 @@ from stoker.engine.graph import WalkFailed
 from stoker.errors import Conflict, NotFound, StokerError
 from stoker import lease
 from stoker.store.blueprint_records import recorded_commands
+from stoker.store.ended_executions import ENDED, EndedExecutions
 from stoker.store.execution_records import ACTIVE, ExecutionRecords, DeploymentRowChanges, PlanChanged
 from stoker.store.locks import execution_gone
 from stoker.store.modification_records import FINISHED, STARTED, ModificationRefused
@@ -40,6 +41,8 @@ from stoker.workflows.model import Deployment, Instance
 from stoker.workflows.operations import RetryPolicy
 from stoker.workflows.parameters import workflow_parameters
 from stoker.workflows.updating import WORKFLOW as UPDATE
+from stoker.workflows.schedule_rules import parse_time
+from stoker.workflows.schedules import Schedules
 from stoker.workflows.execution_runner import DRY_RUN_MARK, Runner, first_failure
 from stoker.workflows.writer import BatchWriter
 
@@ -338,6 +341,36 @@ class Executions:
         if row["status"] not in ACTIVE or not self.records.request_cancel(row["pk"], force):
             raise WorkflowError(f"Execution {execution_id} is {row['status']}: there is nothing to cancel")
         return self.get(execution_id)
+
+    def schedule(self, workflow_id: str, deployment_id: str, when: str, parameters: dict | None = None,
+                 force: bool = False, allow_custom_parameters: bool = False, dry_run: bool = False,
+                 created_by: str = "admin") -> dict:
+        """``start`` at ``when``, as Cloudify 7's ``--schedule``: a schedule that runs it once (queued behind
+        a running execution then), fired by a ``stoker api`` server's scheduler (``schedules.fire_due``)."""
+        arguments = {"force": force, "allow_custom_parameters": allow_custom_parameters, "dry_run": dry_run}
+        return Schedules(self.store, self.project_id).once(workflow_id, deployment_id, when, parameters, arguments,
+                                                           created_by)
+
+    def delete_ended(self, keep_last: int | None = None, to_datetime: str | None = None,
+                     deployment_id: str | None = None, workflow_id: str | None = None, status: str | None = None,
+                     project_ids: list[str] | None = None) -> int:
+        """``cfy executions delete``: the ended executions (of ``project_ids``, this one's by default) deleted
+        with their events and logs, but the newest ``keep_last`` or those created at ``to_datetime`` or later,
+        and those another row needs (``EndedExecutions``); how many went.  Refused as Cloudify refuses."""
+        if keep_last is not None and to_datetime is not None:
+            raise WorkflowError("Must provide either a `to_datetime` timestamp or a `keep_last` number of "
+                                "executions to keep")
+        if keep_last is not None and (not isinstance(keep_last, int) or isinstance(keep_last, bool) or keep_last <= 0):
+            raise WorkflowError(f"`keep_last` must be an integer greater than 0. got {str(keep_last)[:100]} instead.")
+        if status is not None and status not in ENDED:
+            raise WorkflowError(f"Can't filter by execution status `{str(status)[:100]}`. Allowed statuses are: "
+                                f"{list(ENDED)}")
+        if deployment_id is not None:
+            self._deployment(deployment_id)
+        equal = {k: v for k, v in (("deployment_id", deployment_id), ("workflow_id", workflow_id)) if v is not None}
+        return EndedExecutions(self.store).delete(
+            project_ids or [self.project_id], [status] if status else ENDED, keep_last,
+            parse_time(to_datetime, "to_datetime") if to_datetime is not None else None, **equal)
 
     def commands(self, row: dict, owner: str | None = None) -> dict:
         """The record of the scripts ``owner`` (this process's engine by default) runs for execution

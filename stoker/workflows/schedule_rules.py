@@ -13,10 +13,10 @@ import json
 import re
 import subprocess
 import sys
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any, Iterator
 
-from dateutil import rrule
+from dateutil import parser as time_parser, rrule
 
 from stoker.workflows.workflow_error import WorkflowError
 
@@ -50,6 +50,28 @@ def parse_time(text: Any, name: str) -> datetime:
             except ValueError:
                 continue
     raise WorkflowError(f"{name}: {str(text)[:100]} is not a legal time format")
+
+
+#: what Cloudify's refusal of a scheduled execution's time ends with
+EXPECTED_TIME = ("Expected format: YYYYMMDDHHMM+HHMM or YYYYMMDDHHMM-HHMM i.e: 201801012230-0500 "
+                 "(Jan-01-18 10:30pm EST)")
+
+
+def scheduled_time(text: Any, now: datetime) -> datetime:
+    """``cfy executions start --schedule``'s time (any form dateutil reads, ``201801182230-0500`` as cfy's help
+    shows; without an offset, UTC), as naive UTC; refused, as Cloudify does, when it is not after ``now``."""
+    try:
+        if not isinstance(text, str) or len(text) > LONGEST:
+            raise ValueError(text)
+        when = time_parser.parse(text)
+    except (ValueError, OverflowError):
+        raise WorkflowError(f"Date `{str(text)[:100]}` is not a valid date, please provide valid date. \n"
+                            f"{EXPECTED_TIME}") from None
+    if when.tzinfo is not None:
+        when = when.astimezone(timezone.utc).replace(tzinfo=None)
+    if when <= now:
+        raise WorkflowError(f"Date `{text}` has already passed, please provide valid date. \n{EXPECTED_TIME}")
+    return when
 
 
 def _recurrence(text: Any) -> tuple[int, str] | None:

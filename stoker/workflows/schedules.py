@@ -10,13 +10,14 @@ time skips it).  Either way its next occurrence moves on.
 from __future__ import annotations
 
 import logging
+import uuid
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable
 
 from stoker import secretbox
 from stoker.errors import NotFound
 from stoker.store.blueprint_records import BlueprintRecords
-from stoker.store.models import ACTIVE_EXECUTION
+from stoker.store.models import ACTIVE_EXECUTION, iso_time
 from stoker.store.schedule_records import ScheduleRecords
 from stoker.workflows import schedule_rules
 from stoker.workflows.parameters import given_flag
@@ -102,7 +103,8 @@ class Schedules:
         parameters = given.get("parameters")
         if parameters is not None and not isinstance(parameters, dict):
             raise WorkflowError(f"parameters: expected a dict, but got: {str(parameters)[:100]}")
-        since = schedule_rules.parse_time(given["since"], "since") if given.get("since") else now_utc()
+        since = given.get("since") or now_utc()
+        since = since if isinstance(since, datetime) else schedule_rules.parse_time(since, "since")
         until = schedule_rules.parse_time(given["until"], "until") if given.get("until") else None
         row = {"id": schedule_id, "project_id": self.project_id, "deployment_pk": deployment["pk"],
                "workflow_id": self._check_workflow(deployment, given.get("workflow_id")),
@@ -112,6 +114,21 @@ class Schedules:
                "stop_on_fail": given_flag(given, "stop_on_fail", False),
                "enabled": given_flag(given, "enabled", True), "created_by": created_by}
         return self.records.add({**row, **_planned(row["rule"], since, until)})
+
+    def once(self, workflow_id: str, deployment_id: str, when: Any, parameters: dict | None, arguments: dict,
+             created_by: str) -> dict:
+        """``cfy executions start --schedule WHEN``: as Cloudify 7 keeps it, a schedule that runs the workflow
+        once, at ``when`` (``schedule_rules.scheduled_time``: refused unless later than now), named
+        ``<workflow>_<hex>``; ``arguments``: a schedule's execution arguments (``dry_run``, ``force``...).  What the start answers:
+        a ``scheduled`` execution, with no id (none is made until it runs), and its schedule's id."""
+        since = schedule_rules.scheduled_time(when, now_utc())
+        made = self.create(f"{workflow_id}_{uuid.uuid4().hex}", deployment_id, {
+            "workflow_id": workflow_id, "parameters": parameters, "execution_arguments": arguments, "count": 1,
+            "since": since}, created_by)
+        return {"id": None, "workflow_id": workflow_id, "deployment_id": deployment_id, "status": "scheduled",
+                "scheduled_for": iso_time(made["next_occurrence"]), "parameters": parameters or {},
+                "created_at": iso_time(made["created_at"]), "created_by": created_by,
+                "is_dry_run": made["execution_arguments"]["is_dry_run"], "error": "", "schedule_id": made["id"]}
 
     def update(self, schedule_id: str, deployment_id: str, given: dict) -> dict:
         """Change what ``given`` names (times, rule, workflow, slip, stop_on_fail, enabled); the rest stays."""

@@ -81,7 +81,8 @@ def deployment(record: dict, project: str, plan: dict, inputs: dict, family: dic
 
 def execution(record: dict, project: str) -> dict:
     return {**common(project), **record, "is_system_workflow": False, "blueprint_id": record.get("blueprint_id"),
-            "total_operations": None, "finished_operations": None, "scheduled_for": None,
+            "total_operations": None, "finished_operations": None,
+            "scheduled_for": record.get("scheduled_for"),
             "execution_group_id": record.get("execution_group_id"), "allow_custom_parameters": False,
             "resume": False, "token": None}
 

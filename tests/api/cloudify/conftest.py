@@ -4,12 +4,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from ..helpers import start_server
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 PASSWORD = "s3cret-Pass"
+#: a blueprint of one node that runs nothing
+NOOP = """tosca_definitions_version: cloudify_dsl_1_4
+imports: [cloudify/types/types.yaml]
+node_templates:
+  app: {type: cloudify.nodes.Root}
+"""
 
 
 def add_user(db_url: str, tmp: Path, name: str, tenant: str, role: str) -> None:
@@ -66,3 +73,24 @@ def cfy_on(server, tmp: Path):
     run("profiles", "use", "127.0.0.1", "--rest-port", server.url.rsplit(":", 1)[1], "-u", "admin", "-p",
         PASSWORD, "-t", "default_tenant")
     return run
+
+
+class Here:
+    """``here(*args)``: ``stoker --db-url URL ...`` in this process, on a SQLite database of its own
+    (``db_url``) holding blueprint ``bp`` (``NOOP``)."""
+
+    def __init__(self, tmp: Path):
+        self.db_url = f"sqlite:///{tmp / 'stoker.db'}"
+        (tmp / "bp.yaml").write_text(NOOP)
+        assert self("blueprint", "upload", str(tmp / "bp.yaml"), "-b", "bp").exit_code == 0
+
+    def __call__(self, *args: str):
+        from stoker.cli import main
+
+        return CliRunner().invoke(main, ["--db-url", self.db_url, *args], catch_exceptions=False)
+
+
+@pytest.fixture
+def here(tmp_path, monkeypatch) -> Here:
+    monkeypatch.setenv("STOKER_HOME", str(tmp_path / "home"))
+    return Here(tmp_path)

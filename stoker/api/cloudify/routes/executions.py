@@ -1,4 +1,5 @@
-"""``/executions`` (start, list, get, cancel, force-cancel, kill, resume) and ``/events``.
+"""``/executions`` (start, a start scheduled for later, list, get, cancel, force-cancel, kill, resume, delete
+of the ended ones) and ``/events``.
 
 A start answers once the execution is stored (Cloudify answers 201 with it
 ``started``/``pending``) and runs on in the tenant's action pool, or on the
@@ -18,11 +19,12 @@ from fastapi.responses import Response
 from stoker import secretbox
 from stoker.api.body import json_body
 from stoker.api.cloudify import views
-from stoker.api.cloudify.all_tenants import asked, engines_listed
+from stoker.api.cloudify.all_tenants import asked, engines_listed, projects_listed
 from stoker.api.cloudify.identity import Caller, caller, forbidden, requiring
 from stoker.api.cloudify.routes import snapshots
 from stoker.api.cloudify.routes.plugins_updates import execution_view
 from stoker.api.cloudify.routing import bad, router, run
+from stoker.api.cloudify.users import may, project_of
 from stoker.api.error_bodies import ApiError
 from stoker.api.background import START_TIMEOUT
 from stoker.blueprint.state import tenant_of
@@ -75,13 +77,42 @@ async def start(request: Request, who: Caller = Depends(requiring("user"))) -> R
         raise bad("parameters must be a map")
 
     flags = {name: given_flag(body, name) for name in ("force", "allow_custom_parameters", "queue", "dry_run")}
+    when = body.get("scheduled_time")
 
     def work(engine):
         _refuse_scripts(request, who, engine, body["deployment_id"])
+        if when:  # Cloudify 7: a schedule running it once (queued then); nothing waits meanwhile
+            return views.execution(engine.executions.schedule(
+                body["workflow_id"], body["deployment_id"], when, parameters, flags["force"],
+                flags["allow_custom_parameters"], flags["dry_run"], created_by=who.user), who.project)
         return _in_background(request, who, engine, lambda executions: executions.start(
             body["workflow_id"], body["deployment_id"], parameters, **flags))
 
     return await run(request, who, work, 201)
+
+
+@routes.delete("/executions")
+async def delete(request: Request, who: Caller = Depends(requiring("user"))) -> Response:
+    """``cfy executions delete``: ended executions deleted (filtered by ``deployment_id``, ``workflow_id``,
+    ``status``), but the newest ``keep_last`` or those created from ``to_datetime`` on; ``{"items": [{"count":
+    N}]}``.  With ``_all_tenants``, every tenant where the caller may delete them."""
+    body = await json_body(request)
+    body = {} if body is None else body
+    if not isinstance(body, dict):
+        raise bad("send {\"keep_last\": N} or {\"to_datetime\": ...}")
+    query = request.query_params
+
+    def work(engine):
+        cloudify = request.app.state.cloudify
+        roles = {project_of(row["tenant"]): row["role"] for row in cloudify.users.rows(who.user)}
+        projects = [p for p in projects_listed(request, who, Execution.__table__)
+                    if p == who.project or cloudify.operator(who) or may(roles.get(p, "viewer"), "user")]
+        count = engine.executions.delete_ended(
+            body.get("keep_last"), body.get("to_datetime"), query.get("deployment_id"), query.get("workflow_id"),
+            query.get("status"), projects)
+        return {"items": [{"count": count}], "metadata": {"pagination": {"total": 1, "size": 1, "offset": 0}}}
+
+    return await run(request, who, work)
 
 
 def _executions_of(acting: Any, deployment: str | None, strict: bool) -> list[dict]:
