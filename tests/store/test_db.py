@@ -217,7 +217,7 @@ def test_0009_keeps_each_software_config_text_as_a_json_string(db_url):
 
 
 def test_0015_keeps_plugins_stored_before_it_for_every_tenant(db_url):
-    """Plugins stored before 0015 were shared by all tenants: after it they are global, the default project's."""
+    """Plugins stored before 0015 were every tenant's: after it they are global, the default project's."""
     from types import SimpleNamespace
 
     from stoker.store.plugin_packages import Owner, PluginPackages, Viewer
