@@ -18,6 +18,8 @@ from stoker.errors import Conflict, NotFound, StokerError
 PARENT_LABEL = "csys-obj-parent"
 TYPE_LABEL = "csys-obj-type"
 CONSUMER_LABEL = "csys-consumer-id"
+#: what a deployment shows as its ``environment_type``
+ENV_TYPE_LABEL = "csys-env-type"
 #: how many of a parent's children a refused delete names (as Cloudify's manager)
 NAMED_CHILDREN = 3
 #: an execution's status -> what Cloudify calls a deployment's latest execution status
@@ -136,10 +138,12 @@ def summaries(records: Any, project_id: str, wanted: Iterable[str],
             statuses[kind].append(sub["deployment_status"])
         services, envs = worst(*statuses["services"]), worst(*statuses["environments"])
         found[deployment_id] = {
-            "latest_execution": latest["id"] if latest else None, "latest_execution_status": execution, "installation_status": installation,
+            "latest_execution": latest["id"] if latest else None, "latest_execution_status": execution,
+            "latest_execution_workflow_id": latest["workflow_id"] if latest else None, "installation_status": installation,
             "deployment_status": worst(own_status(execution, installation), services, envs),
             "sub_services_count": counts["services"], "sub_environments_count": counts["environments"],
-            "sub_services_status": services, "sub_environments_status": envs}
+            "sub_services_status": services, "sub_environments_status": envs,
+            "has_sub_deployments": bool(counts["services"] or counts["environments"])}
         return found[deployment_id]
 
     return {deployment_id: of(deployment_id, frozenset({deployment_id})) for deployment_id in wanted}

@@ -14,6 +14,7 @@ from typing import Any, Iterable
 from fastapi import Request
 
 from stoker.api.error_bodies import ApiError
+from stoker.blueprint.environments import ENV_TYPE_LABEL
 from stoker.blueprint.namespaces import is_script
 from stoker.blueprint.state import tenant_of
 from stoker.store.models import iso_time
@@ -76,7 +77,9 @@ def deployment(record: dict, project: str, plan: dict, inputs: dict, family: dic
             "outputs": plan.get("outputs", {}), "capabilities": plan.get("capabilities", {}),
             "workflows": workflows(plan), "groups": plan.get("groups", {}), "policies": plan.get("policies", {}),
             "scaling_groups": plan.get("scaling_groups", {}), "labels": record.get("labels", []),
-            "site_name": site_name, **family, "environment_type": "", "is_hidden": False}
+            "site_name": site_name, **family, "is_hidden": False,
+            "environment_type": next((label["value"] for label in record.get("labels", [])
+                                      if label["key"] == ENV_TYPE_LABEL), "")}
 
 
 def execution(record: dict, project: str) -> dict:

@@ -36,7 +36,7 @@ def test_parents_children_counts_and_statuses(server, tmp_path):
     cfy, client = cfy_on(server, tmp_path), rest_client(server)
     script = 'case "$(ctx deployment id)" in bad*) exit 1 ;; esac\n'
     client.blueprints.upload(str(write_box(tmp_path / "box", script)), "box")
-    client.deployments.create("box", "env", labels=[{"csys-obj-type": "environment"}])
+    client.deployments.create("box", "env", labels=[{"csys-obj-type": "environment"}, {"csys-env-type": "aws"}])
     cfy("deployments", "create", "svc", "-b", "box", "--labels", "csys-obj-parent:env")
     client.deployments.create("box", "leaf", labels=[{"csys-obj-parent": "svc"}])
     client.deployments.create("box", "subenv", labels=[{"csys-obj-parent": "env"},
@@ -49,10 +49,14 @@ def test_parents_children_counts_and_statuses(server, tmp_path):
     assert _family(client, "leaf") == (0, 0, None, None, "requires_attention")
     listed = {d["id"]: d for d in client.deployments.list(_include=["id", "sub_services_count"])}
     assert listed["env"]["sub_services_count"] == 2 and listed["leaf"]["sub_services_count"] == 0
+    env = client.deployments.get("env")
+    assert (env["environment_type"], env["has_sub_deployments"]) == ("aws", True)
+    assert client.deployments.get("leaf")["has_sub_deployments"] is False
 
     for deployment_id in ("leaf", "svc", "subenv", "env"):
         cfy("executions", "start", "install", "-d", deployment_id)
     assert _family(client, "env") == (1, 2, "good", "good", "good")
+    assert client.deployments.get("env")["latest_execution_workflow_id"] == "install"
     client.deployments.create("box", "bad1", labels=[{"csys-obj-parent": "leaf"}])
     cfy("executions", "start", "install", "-d", "bad1", ok=False)
     assert client.deployments.get("bad1")["latest_execution_status"] == "failed"
