@@ -10,6 +10,8 @@ the one the CLI uses; its managers are the server's operators (Cloudify's
 
 from __future__ import annotations
 
+import re
+import string
 from typing import Any
 
 from sqlalchemy import delete, func, insert, select, update
@@ -23,6 +25,8 @@ from stoker.store.blueprint_records import BLUEPRINTS, DEPLOYMENTS, SECRETS
 from stoker.store.plugin_packages import PLUGIN_PACKAGES
 
 ROLES = ("viewer", "user", "manager")
+#: what Cloudify allows in a name (what URL quoting leaves as it is)
+NAME = re.compile(r"[A-Za-z0-9_.-]+")
 #: what a tenant holding any of these (by project) cannot be deleted with, in Cloudify's words
 HOLDINGS = {"blueprints": BLUEPRINTS, "deployments": DEPLOYMENTS, "secrets": SECRETS, "plugins": PLUGIN_PACKAGES}
 
@@ -48,9 +52,18 @@ def may(role: str, needed: str) -> bool:
     return ROLES.index(role) >= ROLES.index(needed)
 
 
-def _named(what: str, name: str) -> None:
-    if not isinstance(name, str) or not name or len(name) > 255:
-        raise UserError(400, f"a {what} name is 1 to 255 characters", "bad_parameters_error")
+def _named(argument: str, name: str) -> None:
+    """Cloudify's rule for a tenant's or user's name (a tenant's also names folders, ``@TENANT/``)."""
+    prefix = f"The `{argument}` argument"
+    if not isinstance(name, str) or not name:
+        raise UserError(400, f"{prefix} is empty", "bad_parameters_error")
+    if len(name) > 255:
+        raise UserError(400, f"{prefix} is too long. Maximum allowed length is 255 characters", "bad_parameters_error")
+    if not NAME.fullmatch(name):
+        raise UserError(400, f'{prefix} contains illegal characters. Only letters, digits and the characters "-", '
+                             f'"." and "_" are allowed', "bad_parameters_error")
+    if name[0] not in string.ascii_letters:
+        raise UserError(400, f"{prefix} must begin with a letter", "bad_parameters_error")
 
 
 class UserStore:
@@ -61,7 +74,7 @@ class UserStore:
     # -- accounts ---------------------------------------------------------------------------------------
     def create(self, name: str, password: str, tenant: str, role: str = "user") -> None:
         """``stoker user create``: the account (its password replaced if it exists), in ``tenant`` with ``role``."""
-        _named("tenant", tenant)
+        _named("tenant_name", tenant)
         self._check_role(role)
         with self._writer.begin() as conn:
             self._put_account(conn, name, password, replace=True)
@@ -75,7 +88,7 @@ class UserStore:
             self._put_account(conn, name, password, replace=False)
 
     def _put_account(self, conn: Connection, name: str, password: str, replace: bool) -> None:
-        _named("user", name)
+        _named("username", name)
         try:
             hashed = hash_password(password)
         except ValueError as e:
@@ -181,7 +194,7 @@ class UserStore:
             return conn.execute(select(TENANTS.c.name).where(TENANTS.c.name == tenant)).first() is not None
 
     def create_tenant(self, tenant: str) -> None:
-        _named("tenant", tenant)
+        _named("tenant_name", tenant)
         with self._writer.begin() as conn:
             if not self._put_tenant(conn, tenant):
                 raise UserError(409, f"<Tenant name=`{tenant}`> already exists", "conflict_error")

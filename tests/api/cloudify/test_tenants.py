@@ -124,6 +124,28 @@ def test_tenant_with_a_blueprint_is_not_deleted_an_empty_one_is(server, tmp_path
     assert _status(lambda: rest_client(server).tenants.create("users")) == 400
 
 
+def test_hostile_names_roles_and_references_are_clear_4xx(server):
+    from cloudify_rest_client.exceptions import CloudifyClientError
+
+    admin = rest_client(server)
+    with pytest.raises(CloudifyClientError) as raised:
+        admin.tenants.create("bad name!")
+    assert (raised.value.status_code, raised.value.error_code) == (400, "bad_parameters_error")
+    assert "illegal characters" in str(raised.value)
+    assert _status(lambda: admin.users.create("9lives", PASSWORD, "default")) == 400
+    assert _status(lambda: admin.users.create("gina", PASSWORD, "root")) == 400
+    admin.users.create("gina", PASSWORD, "default")
+    assert _status(lambda: admin.users.create("gina", PASSWORD, "default")) == 409
+    assert _status(lambda: admin.tenants.add_user("gina", "default_tenant", "admin")) == 400
+    assert _status(lambda: admin.tenants.add_user("nobody", "default_tenant", "user")) == 404
+    assert _status(lambda: admin.tenants.add_user("gina", "no-such-tenant", "user")) == 404
+    assert _status(lambda: admin.tenants.remove_user("gina", "default_tenant")) == 404
+    admin.tenants.add_user("gina", "default_tenant", "viewer")
+    assert _status(lambda: admin.tenants.add_user("gina", "default_tenant", "user")) == 409
+    assert _status(lambda: admin.users.get("nobody")) == 404
+    assert _status(lambda: admin.tenants.get("no-such-tenant")) == 404
+
+
 def test_last_operator_cannot_be_removed(server, tmp_path):
     cfy = cfy_on(server, tmp_path)
     admin = rest_client(server)
