@@ -77,13 +77,21 @@ def _tenant_role(role: str) -> str:
 
 
 # -- tenants ----------------------------------------------------------------------------------------
+def _tenants(request: Request, names: list[str]) -> list[dict]:
+    """Cloudify's view of tenants ``names``: ``users`` counts them, or maps each to its role with ``_get_data``."""
+    members: dict[str, dict[str, str]] = {name: {} for name in names}
+    for row in _store(request).rows():
+        if row["tenant"] in members:
+            members[row["tenant"]][row["name"]] = row["role"]
+    get_data = request.query_params.get("_get_data", "").lower() == "true"
+    return [{"name": name, "id": name, "user_roles": {"direct": users, "groups": {}},
+             "users": {u: {"tenant-role": r, "roles": [r]} for u, r in users.items()} if get_data else len(users),
+             "groups": {} if get_data else 0, "user_groups": {}, "rabbitmq_vhost": name, "rabbitmq_username": None,
+             "rabbitmq_password": None} for name, users in members.items()]
+
+
 def _tenant(request: Request, name: str) -> dict:
-    members = {row["name"]: row["role"] for row in _store(request).rows() if row["tenant"] == name}
-    get_data = views.text(request.query_params.get("_get_data", "")).lower() == "true"
-    users = {u: {"tenant-role": r, "roles": [r]} for u, r in members.items()} if get_data else len(members)
-    return {"name": name, "id": name, "users": users, "user_roles": {"direct": members, "groups": {}},
-            "groups": {} if get_data else 0, "user_groups": {}, "rabbitmq_vhost": name, "rabbitmq_username": None,
-            "rabbitmq_password": None}
+    return _tenants(request, [name])[0]
 
 
 def _visible_tenants(request: Request, who: Caller) -> list[str]:
@@ -96,7 +104,7 @@ def _visible_tenants(request: Request, who: Caller) -> list[str]:
 
 @routes.get("/tenants")
 def tenant_list(request: Request, who: Caller = Depends(caller)) -> Response:
-    return reply(views.page(request, [_tenant(request, t) for t in _visible_tenants(request, who)]))
+    return reply(views.page(request, _tenants(request, _visible_tenants(request, who))))
 
 
 @routes.put("/tenants/users")
@@ -143,14 +151,14 @@ def tenant_delete(name: str, request: Request, who: Caller = Depends(operator)) 
 
 
 # -- users ------------------------------------------------------------------------------------------
-def _user(request: Request, account: dict) -> dict:
+def _user(account: dict) -> dict:
     tenants = account["tenants"]
     return {"username": account["name"], "id": account["name"],
             "role": "sys_admin" if tenants.get(DEFAULT_TENANT) == "manager" else "default",
             "tenant_roles": {"direct": tenants, "groups": {}},
             "tenants": {t: {"tenant-role": r, "roles": [r]} for t, r in tenants.items()},
             "active": account["active"], "is_locked": False, "show_getting_started": False,
-            "created_at": views.text(account["created_at"]), "first_login_at": None, "last_login_at": None,
+            "created_at": account["created_at"], "first_login_at": None, "last_login_at": None,
             "group_system_roles": {}, "groups": []}
 
 
@@ -158,14 +166,14 @@ def _account(request: Request, name: str) -> dict:
     found = _store(request).accounts(name)
     if not found:
         raise ApiError(404, str(not_found("User", name)), "not_found_error")
-    return _user(request, found[0])
+    return _user(found[0])
 
 
 @routes.get("/users")
 def user_list(request: Request, who: Caller = Depends(caller)) -> Response:
     everyone = request.app.state.cloudify.operator(who)
     accounts = _store(request).accounts(None if everyone else who.user)
-    return reply(views.page(request, [_user(request, a) for a in accounts]))
+    return reply(views.page(request, [_user(a) for a in accounts]))
 
 
 @routes.put("/users", status_code=201)
@@ -186,7 +194,7 @@ async def user_create(request: Request, who: Caller = Depends(operator)) -> Resp
 def current_user(request: Request, who: Caller = Depends(caller)) -> Response:
     """The caller (``cfy users get`` of oneself); a project's token, as its tenant's manager, has no account."""
     if who.project_token or not _store(request).accounts(who.user):
-        return reply(_user(request, {"name": who.user, "tenants": {who.tenant: who.role}, "active": True,
+        return reply(_user({"name": who.user, "tenants": {who.tenant: who.role}, "active": True,
                                      "created_at": None}))
     return reply(_account(request, who.user))
 
