@@ -237,8 +237,13 @@ def user_list(settings, db_url, fmt):
 @click.option("--db-url", "db_url", default=None)
 @pass_settings
 def user_delete(settings, name, db_url):
-    """Remove user NAME from every tenant."""
-    if not _users(settings, db_url).delete(name):
+    """Remove user NAME from every tenant (refused for the last operator, the manager of default_tenant)."""
+    try:
+        deleted = _users(settings, db_url).delete(name)
+    except ValueError as exc:
+        click.echo(f"ERROR: {exc}", err=True)
+        sys.exit(1)
+    if not deleted:
         click.echo(f"ERROR: no user {name}", err=True)
         sys.exit(1)
     click.echo(f"User {name} deleted")

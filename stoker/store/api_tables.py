@@ -1,4 +1,4 @@
-"""The REST API's own tables: issued tokens, users, software configs and deployments, key pairs.
+"""The REST API's own tables: issued tokens, tenants, users, software configs and deployments, key pairs.
 
 They live in the same database as the engine's state and are declared on
 the models' metadata, so a new database gets them with everything else
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from sqlalchemy import JSON, Column, DateTime, Index, PrimaryKeyConstraint, String, Table, Text
+from sqlalchemy import JSON, Boolean, Column, DateTime, Index, PrimaryKeyConstraint, String, Table, Text
 
 from stoker.store.models import metadata
 
@@ -39,10 +39,26 @@ USERS = Table(
     Column("name", String(255), nullable=False),
     Column("tenant", String(255), nullable=False),
     Column("role", String(32), nullable=False),
-    #: ``scrypt$n$r$p$salt$hash`` (stoker/api/cloudify/passwords.py); the password is never stored
-    Column("password_hash", String(255), nullable=False),
     Column("created_at", DateTime, nullable=False, default=utcnow),
     PrimaryKeyConstraint("name", "tenant", name="pk_api_user"),
+)
+
+#: Cloudify's tenants, with or without users (``default_tenant`` is the project ``default``)
+TENANTS = Table(
+    "api_tenant", metadata,
+    Column("name", String(255), primary_key=True),
+    Column("created_at", DateTime, nullable=False, default=utcnow),
+)
+
+#: Cloudify's users themselves, in no tenant or in several (``api_user``)
+ACCOUNTS = Table(
+    "api_account", metadata,
+    Column("name", String(255), primary_key=True),
+    #: ``scrypt$n$r$p$salt$hash`` (stoker/api/cloudify/passwords.py); the password is never stored
+    Column("password_hash", String(255), nullable=False),
+    #: a deactivated user keeps its rows but cannot log in
+    Column("active", Boolean, nullable=False, default=True),
+    Column("created_at", DateTime, nullable=False, default=utcnow),
 )
 
 SOFTWARE_CONFIGS = Table(

@@ -42,10 +42,10 @@ from stoker.store.models import ACTIVE_EXECUTION, metadata, utcnow
 
 #: the format this module writes (and the only one it reads)
 FORMAT = 1
-#: tables about the server itself, not what it holds: its users and tokens (the identity stays the server's),
+#: tables about the server itself, not what it holds: its tenants, users and tokens (the identity stays the server's),
 #: its live processes and their traversals, its snapshots (each holds a backup)
-LEFT_OUT = frozenset({"api_token", "api_user", "engine_process", "dispatch_traversal", "dispatch_node",
-                      "manager_snapshot"})
+LEFT_OUT = frozenset({"api_token", "api_user", "api_account", "api_tenant", "engine_process",
+                      "dispatch_traversal", "dispatch_node", "manager_snapshot"})
 #: rows a backup may leave out on request (Cloudify's ``include_events`` / ``include_logs``)
 EVENT_TYPES = {"events": "cloudify_event", "logs": "cloudify_log"}
 #: members beyond metadata.json and one per table would be no backup of ours

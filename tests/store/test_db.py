@@ -237,3 +237,23 @@ def test_0015_keeps_plugins_stored_before_it_for_every_tenant(db_url):
     assert packages.archive("another", "old-plugin", "1.0") == b"tgz2"
     _assert_schema_is_the_models(engine)
     engine.dispose()
+
+
+def test_0029_moves_passwords_to_accounts_and_keeps_every_tenant(db_url):
+    """Users stored before 0029 (a password hash per tenant row) log in with that password after it, and their
+    tenants exist on their own."""
+    from stoker.api.cloudify.passwords import check_password, hash_password
+    from stoker.api.cloudify.users import UserStore
+
+    engine = make_engine(db_url)
+    hashed = hash_password("old-Pass-1")
+    with _upgraded_after(engine, "0028") as conn:
+        conn.execute(text("INSERT INTO api_user (name, tenant, role, password_hash, created_at) VALUES "
+                          "('ann', 'default_tenant', 'manager', :h, CURRENT_TIMESTAMP), "
+                          "('ann', 'team', 'viewer', :h, CURRENT_TIMESTAMP)"), {"h": hashed})
+    users = UserStore(engine)
+    assert check_password("old-Pass-1", users.password_hash("ann"))
+    assert users.tenants() == ["default_tenant", "team"]
+    assert users.accounts("ann")[0]["tenants"] == {"default_tenant": "manager", "team": "viewer"}
+    _assert_schema_is_the_models(engine)
+    engine.dispose()

@@ -19,11 +19,13 @@ from typing import Any, Callable
 from fastapi import Request
 
 from stoker.api.auth import digest
+from stoker.api.cloudify.passwords import check_password
 from stoker.api.cloudify.users import UserStore, may, project_of
 from stoker.api.error_bodies import ApiError
 from stoker.blueprint.state import DEFAULT_TENANT, tenant_of
 
-#: seconds a checked password or token is remembered (a revoked token stops within this)
+#: seconds a checked password or token is remembered (a revoked token stops within this; roles, memberships
+#: and deactivation are read on every request)
 CACHE_SECONDS = 5.0
 
 
@@ -68,7 +70,9 @@ class Identities:
         basic = headers.get("authorization", "")
         if basic[:6].lower() == "basic ":
             name, password = _basic(basic[6:])
-            if not self._remembered(("password", name, password), lambda: self.users.authenticate(name, password)):
+            stored = self.users.password_hash(name)  # read each time: a deactivated user is refused at once
+            if not stored or not self._remembered(("password", name, password, stored),
+                                                  lambda: check_password(password, stored)):
                 raise unauthorized("Authentication failed for user " + repr(name))
             return self._member(name, tenant)
         raise unauthorized("Authentication required: send a user's credentials (cfy profiles use ... -u USER "
@@ -84,6 +88,8 @@ class Identities:
             if tenant not in (None, own):
                 raise forbidden(f"the token is not valid for tenant {tenant!r}")
             return Caller("admin", own, "manager", project_token=True)
+        if not self.users.active(user):
+            raise unauthorized(f"Authentication failed: user {user!r} is deactivated or removed")
         return self._member(user, tenant or tenant_of(project))
 
     def operator(self, who: Caller) -> bool:
@@ -110,20 +116,21 @@ class Identities:
 
     def _member(self, user: str, tenant: str) -> Caller:
         """``user`` in ``tenant`` with its role there; the operator, as Cloudify's sys_admin, acts as the
-        manager of any tenant Stoker knows (one with a user) it is no member of."""
+        manager of any tenant Stoker knows it is no member of."""
         role = self._role(user, tenant)
-        if role is None and self._role(user, DEFAULT_TENANT) == "manager" and self._remembered(
-                ("tenant", tenant), lambda: self.users.has_tenant(tenant)):
+        if role is None and self._role(user, DEFAULT_TENANT) == "manager" and self.users.has_tenant(tenant):
             role = "manager"
         if role is None:
             raise forbidden(f"User {user!r} is not a member of tenant {tenant!r}")
         return Caller(user, tenant, role)
 
     def _role(self, user: str, tenant: str) -> str | None:
-        return self._remembered(("role", user, tenant), lambda: self.users.role(user, tenant))
+        """Read on every request (one indexed row), never remembered: a removal or a role change holds at once."""
+        return self.users.role(user, tenant)
 
     def _remembered(self, key: tuple, check: Callable[[], Any]) -> Any:
-        """``check()``, remembered for a few seconds when it succeeds (a password check costs ~50 ms)."""
+        """``check()``, remembered for a few seconds when it succeeds (a password check costs ~50 ms; its key holds
+        the stored hash, so a new password ends the old one's at once)."""
         name = digest(repr(key))  # a password is never kept, only this hash of it
         now = time.monotonic()
         found = self._cache.get(name)

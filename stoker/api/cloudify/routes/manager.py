@@ -1,4 +1,4 @@
-"""The manager itself: status, version, tenants, users, tokens (as far as ``cfy`` needs them)."""
+"""The manager itself: status, version, tokens (as far as ``cfy`` needs them); tenants and users: tenants.py."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from fastapi.responses import Response
 
 from stoker.api.body import json_body
 from stoker.api.cloudify import views
-from stoker.api.cloudify.identity import Caller, caller, forbidden, requiring
+from stoker.api.cloudify.identity import Caller, caller, requiring
 from stoker.api.cloudify.routing import CloudifyRoute, router, run
 from stoker.api.request_context import reply
 from stoker.api.error_bodies import ApiError
@@ -95,49 +95,6 @@ def agents(request: Request, who: Caller = Depends(caller)) -> Response:
 def single_nodes(request: Request, who: Caller = Depends(caller)) -> Response:
     host = request.url.hostname or "127.0.0.1"
     return reply(views.page(request, [{"name": host, "host": host, "node_id": host}], filters=False))
-
-
-# -- tenants and users ------------------------------------------------------------------------------
-def _tenant(name: str, who: Caller) -> dict:
-    return {"name": name, "id": name, "users": 1, "user_groups": {}, "rabbitmq_vhost": name,
-            "rabbitmq_username": None}
-
-
-@routes.get("/tenants")
-def tenants(request: Request, who: Caller = Depends(caller)) -> Response:
-    return reply(views.page(request, [_tenant(who.tenant, who)]))
-
-
-@routes.get("/tenants/{name}")
-def tenant(name: str, who: Caller = Depends(caller)) -> Response:
-    if name != who.tenant:
-        raise ApiError(404, f"Requested `Tenant` with ID `{name}` was not found", "not_found_error")
-    return reply(_tenant(name, who))
-
-
-def _user(who: Caller) -> dict:
-    return {"username": who.user, "id": who.user, "role": who.role, "tenant_roles": {
-        "direct": {who.tenant: who.role}, "groups": {}}, "tenants": {who.tenant: {"tenant-role": who.role}},
-        "active": True, "is_locked": False, "show_getting_started": False, "first_login_at": None,
-        "last_login_at": None, "group_system_roles": {}, "groups": []}
-
-
-@routes.get("/users")
-def users(request: Request, who: Caller = Depends(caller)) -> Response:
-    return reply(views.page(request, [_user(who)]))
-
-
-@routes.get("/users/{name}")
-def user(name: str, who: Caller = Depends(caller)) -> Response:
-    if name != who.user:
-        raise forbidden("a user reads only itself here")
-    return reply(_user(who))
-
-
-@routes.get("/user")
-def current_user(who: Caller = Depends(caller)) -> Response:
-    """The caller (``cfy users get`` of oneself)."""
-    return reply(_user(who))
 
 
 # -- tokens -----------------------------------------------------------------------------------------
