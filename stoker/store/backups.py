@@ -42,10 +42,12 @@ from stoker.store.models import ACTIVE_EXECUTION, metadata, utcnow
 
 #: the format this module writes (and the only one it reads)
 FORMAT = 1
-#: tables about the server itself, not what it holds: its tenants, users and tokens (the identity stays the server's),
+#: tables about the server itself, not what it holds: its users and tokens (the identity stays the server's),
 #: its live processes and their traversals, its snapshots (each holds a backup)
-LEFT_OUT = frozenset({"api_token", "api_user", "api_account", "api_tenant", "engine_process",
+LEFT_OUT = frozenset({"api_token", "api_user", "api_account", "engine_process",
                       "dispatch_traversal", "dispatch_node", "manager_snapshot"})
+#: tables whose rows join those the server holds (its own stay): the tenants, which its users already name
+MERGED = frozenset({"api_tenant"})
 #: rows a backup may leave out on request (Cloudify's ``include_events`` / ``include_logs``)
 EVENT_TYPES = {"events": "cloudify_event", "logs": "cloudify_log"}
 #: members beyond metadata.json and one per table would be no backup of ours
@@ -251,8 +253,10 @@ def restore(engine: Engine, backup: Backup, force: bool = False) -> dict[str, in
                 conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('stoker-restore'))"))
             _make_room(conn, force)
             for table in tables():
-                restored[table.name] = _insert(conn, table, map(_released, itertools.repeat(table.name),
-                                                                backup.rows(table)))
+                rows = map(_released, itertools.repeat(table.name), backup.rows(table))
+                if table.name in MERGED:
+                    rows = _missing(conn, table, rows)
+                restored[table.name] = _insert(conn, table, rows)
             if conn.dialect.name == "postgresql":
                 _reset_sequences(conn)
     except StatementError as exc:
@@ -273,7 +277,8 @@ def _released(table: str, row: dict) -> dict:
 
 def _make_room(conn: Connection, force: bool) -> None:
     """Refuse a server that holds anything (``force``: delete it, unless something runs)."""
-    held = [table for table in tables() if conn.execute(select(table).limit(1)).first() is not None]
+    held = [table for table in tables() if table.name not in MERGED
+            and conn.execute(select(table).limit(1)).first() is not None]
     if not held:
         return
     if not force:
@@ -282,7 +287,15 @@ def _make_room(conn: Connection, force: bool) -> None:
     if conn.execute(select(execution.c.id).where(execution.c.status.in_(ACTIVE_EXECUTION)).limit(1)).first():
         raise BackupError("Cannot restore a backup while executions run on this server: wait for them or cancel them")
     for table in reversed(tables()):
-        conn.execute(delete(table))
+        if table.name not in MERGED:
+            conn.execute(delete(table))
+
+
+def _missing(conn: Connection, table: Table, rows: Iterator[dict]) -> Iterator[dict]:
+    """The rows whose primary key the server does not hold yet."""
+    key = next(iter(table.primary_key.columns))
+    held = set(conn.execute(select(key)).scalars())
+    return (row for row in rows if row[key.name] not in held)
 
 
 def _insert(conn: Connection, table: Table, rows: Iterator[dict]) -> int:

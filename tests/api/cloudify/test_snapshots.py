@@ -80,6 +80,8 @@ def made(tmp_path_factory):
         cfy("blueprints", "upload", str(app / "blueprint.yaml"), "-b", "app")
         cfy("secrets", "create", "word", "-s", "hello")
         cfy("secrets", "create", "pw", "-s", "topsecret", "--hidden-value")
+        cfy("tenants", "create", "acme")  # a tenant without users, holding a secret of its own
+        rest_client(server, "admin", "acme").secrets.create("far", "away")
         cfy("deployments", "create", "web", "-b", "app", "-i", json.dumps({"folder": str(tmp / "gone")}),
             "--labels", "env:prod")
         assert "'install' workflow execution succeeded" in cfy("executions", "start", "install", "-d", "web")
@@ -118,6 +120,7 @@ def test_a_snapshot_restored_on_a_second_server_holds_the_whole_first(made, tmp_
         assert instance["state"] == "started"
         assert rest_client(server).node_instances.get(instance["id"]).runtime_properties["made"] == "hello"
         assert json.loads(cfy("secrets", "get", "word", "--json"))["value"] == "hello"
+        assert rest_client(server, "admin", "acme").secrets.get("far").value == "away"  # its tenant came along
         hidden = json.loads(cfy("secrets", "get", "pw", "--json"))
         assert hidden["is_hidden_value"] is True and hidden["value"] != "topsecret"
         [install] = json.loads(cfy("executions", "list", "-d", "web", "--json"))
