@@ -94,13 +94,26 @@ def _restart(deployment: Deployment, params: dict, memo: dict) -> Graph:
 
 
 def _heal(deployment: Deployment, params: dict, memo: dict) -> Graph:
-    """Reinstall the instance and everything contained in it (instances outside connected to them
-    unlink first and establish again at the end)."""
+    """Reinstall the failing instance's host and everything contained in it (instances outside
+    connected to them unlink first and establish again at the end).  Cloudify heals with the
+    instances' own ``heal`` operations where their ``check_status`` fails; Stoker runs neither, so it
+    reinstalls, and refuses what would need them: a heal of the whole deployment unless
+    ``force_reinstall``, and any heal with ``allow_reinstall`` false."""
     target = params.get("node_instance_id")
-    if target not in deployment.instances:
-        raise WorkflowError(f"heal needs node_instance_id, an instance of deployment {deployment.id}; "
-                            f"{target!r} is not one")
-    return reinstall_graph(deployment, deployment.contained(target), "heal")
+    if target and target not in deployment.instances:
+        raise WorkflowError(f"No node instance with id `{target}` was found")
+    if not target and not params.get("force_reinstall"):
+        raise WorkflowError("heal of a whole deployment reinstalls what check_status finds unhealthy, which "
+                            "Stoker does not run: give node_instance_id, or force_reinstall to reinstall everything")
+    if target:
+        host = deployment.instances[target].host_id
+        ids = deployment.contained(host if host in deployment.instances else target)
+    else:
+        ids = list(deployment.instances)
+    if not params.get("allow_reinstall", True):
+        named = ", ".join(ids[:5]) + (f" (and {len(ids) - 5} more)" if len(ids) > 5 else "")
+        raise WorkflowError(f"allow_reinstall is false, but would need to reinstall instances: {named}")
+    return reinstall_graph(deployment, ids, "heal")
 
 
 def _script_workflow(path: str) -> Builder:
@@ -143,9 +156,28 @@ def _mapping(declaration: str | dict) -> object:
     return declaration.get("mapping") if isinstance(declaration, dict) else declaration
 
 
+#: per workflow, the phases its ``ignore_failure`` covers: as in cloudify-common, only the uninstalling
+#: (reinstall and heal install again regardless; rollback always passes over its failures)
+IGNORABLE = {"uninstall": {"uninstall"}, "reinstall": {"reinstall-uninstall"},
+             "auto_heal_reinstall_node_subgraph": {"heal-uninstall"}}
+
+
 def ignored_failures(declaration: str | dict, params: dict) -> frozenset[str]:
     """The phases whose failed operations the workflow reports and passes over (its ``ignore_failure``)."""
-    return ignored_phases(params) if builtin_name(_mapping(declaration)) == "scale_entity" else frozenset()
+    name = builtin_name(_mapping(declaration))
+    if name == "scale_entity":
+        return ignored_phases(params)
+    if name == "rollback":
+        return frozenset({maintenance.ROLLBACK})
+    return frozenset(IGNORABLE.get(name, ())) if params.get("ignore_failure") else frozenset()
+
+
+def kwargs_override_refused(declaration: str | dict, params: dict) -> frozenset[str]:
+    """The phases whose keyword arguments may not redefine an operation's inputs: execute_operation's,
+    unless ``allow_kwargs_override`` (start, stop, restart and pull always allow it, as in Cloudify)."""
+    name = builtin_name(_mapping(declaration))
+    return frozenset({"operation"}) if name == "execute_operation" and not params.get("allow_kwargs_override") \
+        else frozenset()
 
 
 def operation_kwargs(declaration: str | dict, params: dict) -> dict[str, dict]:

@@ -17,6 +17,8 @@ from stoker.workflows.model import LIFECYCLE, Deployment
 VALIDATION = "cloudify.interfaces.validation"
 #: the states an instance rests in; any other means an operation on it was cut short
 RESOLVED = ("uninitialized", "started", "deleted")
+#: the phase of rollback's own uninstalls, whose failed operations are reported and passed over
+ROLLBACK = "rollback"
 
 Chooser = Callable[[Deployment, dict], list]
 
@@ -56,13 +58,17 @@ def reinstall(choose: Chooser):
 
 
 def rollback(choose: Chooser):
-    """Instances left in an unresolved state (creating, configuring, starting...) go back to deleted
-    by their uninstall operations; with ``full_rollback``, every chosen instance is uninstalled."""
+    """The chosen instances left in an unresolved state (creating, configuring, starting...) go back to
+    deleted by their uninstall operations, their failures passed over (``ROLLBACK``); with
+    ``full_rollback``, every other instance of the deployment is uninstalled after, failures failing it
+    (as cloudify-common's, whose full rollback ignores the filters)."""
     def build(deployment: Deployment, params: dict, memo: dict) -> Graph:
-        chosen = choose(deployment, params)
+        unresolved = [i for i in choose(deployment, params) if deployment.instances[i].state not in RESOLVED]
+        back = uninstall_graph(deployment, unresolved, phase=ROLLBACK)
         if not params.get("full_rollback"):
-            chosen = [i for i in chosen if deployment.instances[i].state not in RESOLVED]
-        return uninstall_graph(deployment, chosen, phase="rollback").graph
+            return back.graph
+        rest = [i for i in deployment.instances if i not in set(unresolved)]
+        return then(back, uninstall_graph(deployment, rest, phase=f"{ROLLBACK}-uninstall"))
     return build
 
 

@@ -86,7 +86,8 @@ def _lines(trace):
 def test_execute_operation_on_chosen_instances_with_kwargs(engine, dep, trace):
     [host] = _ids(engine, dep, "host")
     done = engine.executions.start("execute_operation", dep, {
-        "operation": "custom.touch", "node_ids": ["host"], "operation_kwargs": {"word": "given"}})
+        "operation": "custom.touch", "node_ids": ["host"], "operation_kwargs": {"word": "given"},
+        "allow_kwargs_override": True})
     assert done["status"] == "terminated", done["error"]
     assert _lines(trace) == [f"touch {host} given"]
     refused = pytest.raises(Exception, match="operation custom.nope is not defined")
