@@ -12,7 +12,7 @@ from typing import Callable
 
 from stoker.engine.graph import Graph
 from stoker.workflows import maintenance
-from stoker.workflows.workflow_error import WorkflowError
+from stoker.workflows.workflow_error import WorkflowError, unknown_value
 from stoker.workflows.lifecycle import Chains, Step, install_graph, operation_graph, then, uninstall_graph
 from stoker.workflows.maintenance import reinstall_graph
 from stoker.workflows.model import LIFECYCLE, Deployment
@@ -40,10 +40,13 @@ def _chosen(deployment: Deployment, params: dict) -> list[str]:
     node_ids = set(_list(params, "node_ids"))
     instance_ids = set(_list(params, "node_instance_ids"))
     type_names = set(_list(params, "type_names"))
-    for name in node_ids - set(deployment.nodes):
-        raise WorkflowError(f"node {name} is not in deployment {deployment.id}")
-    for name in instance_ids - set(deployment.instances):
-        raise WorkflowError(f"node instance {name} is not in deployment {deployment.id}")
+    for name in sorted(node_ids - set(deployment.nodes)):
+        raise unknown_value("node_ids", name, "node_id")
+    for name in sorted(instance_ids - set(deployment.instances)):
+        raise unknown_value("node_instance_ids", name, "node_instance")
+    types = {name for node in deployment.nodes.values() for name in node.get("type_hierarchy") or []}
+    for name in sorted(type_names - types):  # Cloudify's manager knows the nodes' own types only
+        raise unknown_value("type_names", name, "node_type")
     chosen = []
     for instance in deployment.instances.values():
         hierarchy = set(deployment.node_of(instance).get("type_hierarchy") or [])
@@ -101,7 +104,7 @@ def _heal(deployment: Deployment, params: dict, memo: dict) -> Graph:
     ``force_reinstall``, and any heal with ``allow_reinstall`` false."""
     target = params.get("node_instance_id")
     if target and target not in deployment.instances:
-        raise WorkflowError(f"No node instance with id `{target}` was found")
+        raise unknown_value("node_instance_id", target, "node_instance")
     if not target and not params.get("force_reinstall"):
         raise WorkflowError("heal of a whole deployment reinstalls what check_status finds unhealthy, which "
                             "Stoker does not run: give node_instance_id, or force_reinstall to reinstall everything")

@@ -176,7 +176,9 @@ def test_heal_passes_over_a_failed_delete_unless_ignore_failure_is_false(engine,
 
 def test_heal_names_an_unknown_instance_and_refuses_what_it_would_need_to_reinstall(engine, tmp_path, trace):
     dep = _installed(engine, tmp_path, trace)
-    with pytest.raises(StokerError, match="No node instance with id `nope_123` was found"):
+    with pytest.raises(StokerError, match="Parameter \"node_instance_id\" does not meet its constraints: Value "
+                                          "'nope_123' of 'node_instance_id' is not a valid value for data type "
+                                          "'node_instance'."):
         engine.executions.start("heal", dep, {"node_instance_id": "nope_123"})
     app, host = _instance(engine, dep, "app"), _instance(engine, dep, "host")
     with pytest.raises(StokerError, match="allow_reinstall is false, but would need to reinstall instances: "
@@ -223,3 +225,17 @@ def test_execute_operation_kwargs_redefine_inputs_only_with_allow_kwargs_overrid
     done = engine.executions.start("execute_operation", dep, {**params, "allow_kwargs_override": True})
     assert done["status"] == "terminated", done["error"]
     assert _lines(trace) == ["host touch given"]
+
+
+@pytest.mark.parametrize(("workflow", "parameter", "value", "data_type"), [
+    ("uninstall", "node_ids", "nope", "node_id"), ("reinstall", "node_instance_ids", "nope_1", "node_instance"),
+    ("check_status", "type_names", "cloudify.nodes.Nope", "node_type")])
+def test_an_unknown_node_instance_or_type_is_refused_in_cloudify_s_words(engine, tmp_path, trace, workflow,
+                                                                        parameter, value, data_type):
+    dep = _installed(engine, tmp_path, trace)
+    with pytest.raises(StokerError) as refused:
+        engine.executions.start(workflow, dep, {parameter: [value]})
+    assert str(refused.value) == (f'Parameter "{parameter}" does not meet its constraints: Value \'{value}\' of '
+                                  f"'{parameter}' is not a valid value for data type '{data_type}'.")
+    assert engine.executions.start(workflow, dep, {parameter: []})["status"] == "terminated"
+    assert [e["workflow_id"] for e in engine.executions.list(dep)] == ["install", workflow]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import cfy_on, cloudify_server, rest_client
+from .conftest import admin_server, cfy_on, rest_client
 
 pytestmark = pytest.mark.slow  # each `cfy` command is a process of its own
 
@@ -19,10 +19,7 @@ BLUEPRINT = Path(__file__).resolve().parents[2] / "templates" / "blueprints" / "
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("ignore-failure")
-    started = cloudify_server(tmp, [("admin", "default_tenant", "manager")], extra=("--allow-local-resources",))
-    yield started
-    started.stop()
+    yield from admin_server(tmp_path_factory, "ignore-failure")
 
 
 def test_cfy_uninstall_with_ignore_failure_goes_on_past_a_failed_delete(server, tmp_path):
@@ -47,3 +44,17 @@ def test_cfy_uninstall_with_ignore_failure_goes_on_past_a_failed_delete(server, 
     events = client.events.list(execution_id=done.id)
     assert [(e["event_type"], e["node_name"]) for e in events if e["event_type"] == "task_failed"] == [
         ("task_failed", "app")]
+
+
+def test_an_unknown_node_id_is_refused_with_cloudify_s_error_code(server, tmp_path):
+    from cloudify_rest_client.exceptions import IllegalExecutionParametersError
+
+    client = rest_client(server)
+    client.blueprints.upload(str(BLUEPRINT), "unknown")
+    client.deployments.create("unknown", "unknown", inputs={"folder": str(tmp_path)})
+    with pytest.raises(IllegalExecutionParametersError) as refused:
+        client.executions.start("unknown", "uninstall", parameters={"node_ids": ["nope"]})
+    assert refused.value.status_code == 400
+    assert str(refused.value) == "400: " + ('Parameter "node_ids" does not meet its constraints: Value \'nope\' of '
+                                  "'node_ids' is not a valid value for data type 'node_id'.")
+    assert client.executions.list(deployment_id="unknown", workflow_id="uninstall").items == []
