@@ -69,10 +69,9 @@ def _execute_operation(deployment: Deployment, params: dict, memo: dict) -> Grap
     operation = params.get("operation")
     if not isinstance(operation, str) or not operation:
         raise WorkflowError("execute_operation needs the parameter operation (e.g. cloudify.interfaces.lifecycle.start)")
+    if not deployment.declares(operation):  # Cloudify's manager checks the deployment's nodes, not the chosen
+        raise unknown_value("operation", operation, "operation_name")
     ids = _chosen(deployment, params)
-    known = any(deployment.operation(deployment.instances[i], operation) is not None for i in ids)
-    if ids and not known:
-        raise WorkflowError(f"operation {operation} is not defined on the chosen nodes")
     return operation_graph(deployment, operation, ids, bool(params.get("run_by_dependency_order"))).graph
 
 

@@ -90,9 +90,14 @@ def test_execute_operation_on_chosen_instances_with_kwargs(engine, dep, trace):
         "allow_kwargs_override": True})
     assert done["status"] == "terminated", done["error"]
     assert _lines(trace) == [f"touch {host} given"]
-    refused = pytest.raises(Exception, match="operation custom.nope is not defined")
+    refused = pytest.raises(Exception, match="Parameter \"operation\" does not meet its constraints: Value "
+                                             "'custom.nope' of 'operation' is not a valid value for data type "
+                                             "'operation_name'.")
     with refused:
         engine.executions.start("execute_operation", dep, {"operation": "custom.nope"})
+    trace.write_text("")  # declared by host only: on app, as in Cloudify, nothing runs
+    done = engine.executions.start("execute_operation", dep, {"operation": "custom.touch", "node_ids": ["app"]})
+    assert (done["status"], _lines(trace)) == ("terminated", [])
 
 
 def test_stop_start_restart_in_dependency_order(engine, dep, trace):
