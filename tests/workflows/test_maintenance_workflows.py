@@ -16,6 +16,7 @@ BLUEPRINT = """
 inputs:
   fail_create: {type: boolean, default: false}
   fail_delete: {type: boolean, default: false}
+  fail_start: {type: boolean, default: false}
 node_templates:
   host:
     type: cloudify.nodes.Compute
@@ -39,6 +40,9 @@ node_templates:
         create:
           implementation: scripts/op.sh
           inputs: {fail: {get_input: fail_create}}
+        start:
+          implementation: scripts/op.sh
+          inputs: {fail: {get_input: fail_start}}
         delete:
           implementation: scripts/op.sh
           inputs: {fail: {get_input: fail_delete}}
@@ -97,7 +101,7 @@ def test_pull_and_check_drift_run_their_operations_in_dependency_order(engine, t
 def test_reinstall_uninstalls_then_installs_the_chosen_instances(engine, tmp_path, trace):
     dep = _installed(engine, tmp_path, trace)
     assert engine.executions.start("reinstall", dep, {"node_ids": ["app"]})["status"] == "terminated"
-    assert _lines(trace) == ["app delete", "app create"]
+    assert _lines(trace) == ["app delete", "app create", "app start"]
     assert states(engine, dep) == {"host": "started", "app": "started"}
 
 
@@ -106,7 +110,7 @@ def test_rollback_takes_instances_left_half_made_back_and_full_rollback_everythi
     assert states(engine, dep) == {"host": "started", "app": "creating"}
     assert engine.executions.start("rollback", dep)["status"] == "terminated"
     assert _lines(trace) == ["app delete"]
-    assert states(engine, dep) == {"host": "started", "app": "deleted"}
+    assert states(engine, dep) == {"host": "started", "app": "uninitialized"}  # as before its create
     trace.write_text("")
     assert engine.executions.start("rollback", dep, {"full_rollback": True})["status"] == "terminated"
     assert _lines(trace) == ["host delete"]
@@ -156,7 +160,7 @@ def test_reinstall_with_ignore_failure_passes_over_the_failed_delete_and_install
     trace.write_text("")
     done = engine.executions.start("reinstall", dep, {"node_ids": ["app"], "ignore_failure": True})
     assert done["status"] == "terminated", done["error"]
-    assert _lines(trace) == ["app delete", "app create"]
+    assert _lines(trace) == ["app delete", "app create", "app start"]
     assert states(engine, dep) == {"host": "started", "app": "started"}
     assert len(_ignored(engine, done)) == 1
 
@@ -170,7 +174,7 @@ def test_heal_passes_over_a_failed_delete_unless_ignore_failure_is_false(engine,
     healed = engine.executions.start("heal", dep, {"node_instance_id": app})
     assert healed["status"] == "terminated", healed["error"]
     # the failing instance's host and all it contains, as Cloudify's heal
-    assert _lines(trace) == ["app delete", "host delete", "host create", "app create"]
+    assert _lines(trace) == ["app delete", "host delete", "host create", "app create", "app start"]
     assert states(engine, dep) == {"host": "started", "app": "started"}
 
 
@@ -193,7 +197,7 @@ def test_heal_of_the_whole_deployment_with_force_reinstall(engine, tmp_path, tra
         engine.executions.start("heal", dep)
     healed = engine.executions.start("heal", dep, {"force_reinstall": True})
     assert healed["status"] == "terminated", healed["error"]
-    assert _lines(trace) == ["app delete", "host delete", "host create", "app create"]
+    assert _lines(trace) == ["app delete", "host delete", "host create", "app create", "app start"]
 
 
 def test_rollback_passes_over_its_failed_operations(engine, tmp_path, trace):
@@ -202,8 +206,19 @@ def test_rollback_passes_over_its_failed_operations(engine, tmp_path, trace):
     done = engine.executions.start("rollback", dep)
     assert done["status"] == "terminated", done["error"]
     assert _lines(trace) == ["app delete"]
-    assert states(engine, dep) == {"host": "started", "app": "deleted"}
+    assert states(engine, dep) == {"host": "started", "app": "uninitialized"}
     assert len(_ignored(engine, done)) == 1
+
+
+def test_rollback_stops_an_instance_left_starting_back_to_configured(engine, tmp_path, trace):
+    dep = _installed(engine, tmp_path, trace, fail_start=True)
+    assert states(engine, dep) == {"host": "started", "app": "starting"}
+    done = engine.executions.start("rollback", dep, {"node_ids": ["app"]})
+    assert done["status"] == "terminated", done["error"]
+    assert _lines(trace) == []  # app has no stop operation: only its state goes back
+    assert states(engine, dep) == {"host": "started", "app": "configured"}
+    events = [e["message"] for e in engine.executions.events(done["id"]) if e["event_type"] == "workflow_node_event"]
+    assert events == [f"Node instance {_instance(engine, dep, 'app')} is {state}" for state in ("stopping", "configured")]
 
 
 def test_full_rollback_uninstalls_every_instance_whatever_the_filters(engine, tmp_path, trace):
