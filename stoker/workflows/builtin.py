@@ -13,7 +13,8 @@ from typing import Callable
 from stoker.engine.graph import Graph
 from stoker.workflows import maintenance
 from stoker.workflows.workflow_error import WorkflowError, unknown_value
-from stoker.workflows.lifecycle import Chains, Step, install_graph, operation_graph, then, uninstall_graph
+from stoker.workflows.lifecycle import (Chains, Step, install_graph, intact_links, link_steps, operation_graph, then,
+                                       uninstall_graph)
 from stoker.workflows.maintenance import reinstall_graph
 from stoker.workflows.model import LIFECYCLE, Deployment
 from stoker.workflows.scaling import ignored_phases, scale
@@ -28,11 +29,19 @@ SCRIPT_WORKFLOW_TASKS = ("script.script_runner.tasks.execute_workflow", "script_
 
 
 def _install(deployment: Deployment, params: dict, memo: dict) -> Graph:
-    return install_graph(deployment, _chosen(deployment, params)).graph
+    """The chosen instances; the others' relationships to them establish after them, as Cloudify's."""
+    ids = _chosen(deployment, params)
+    chains = install_graph(deployment, ids)
+    link_steps(deployment, chains, intact_links(deployment, ids), "establish", "install-establish")
+    return chains.graph
 
 
 def _uninstall(deployment: Deployment, params: dict, memo: dict) -> Graph:
-    return uninstall_graph(deployment, _chosen(deployment, params)).graph
+    """The chosen instances; the others' relationships to them unlink first, as Cloudify's."""
+    ids = _chosen(deployment, params)
+    chains = uninstall_graph(deployment, ids)
+    link_steps(deployment, chains, intact_links(deployment, ids), "unlink", "uninstall-unlink")
+    return chains.graph
 
 
 def _chosen(deployment: Deployment, params: dict) -> list[str]:
@@ -158,10 +167,13 @@ def _mapping(declaration: str | dict) -> object:
     return declaration.get("mapping") if isinstance(declaration, dict) else declaration
 
 
-#: per workflow, the phases its ``ignore_failure`` covers: as in cloudify-common, only the uninstalling
-#: (reinstall and heal install again regardless; rollback always passes over its failures)
-IGNORABLE = {"uninstall": {"uninstall"}, "reinstall": {"reinstall-uninstall"},
-             "auto_heal_reinstall_node_subgraph": {"heal-uninstall"}}
+#: per workflow, (the phases whose failures it always passes over, those its ``ignore_failure`` adds): as
+#: in cloudify-common, an unlink of an instance left in place never fails an uninstall, ``ignore_failure``
+#: covers the uninstalling only (reinstall and heal install again regardless), rollback ignores its own
+IGNORABLE = {"uninstall": ({"uninstall-unlink"}, {"uninstall"}),
+             "reinstall": ({"reinstall-unlink"}, {"reinstall-uninstall"}),
+             "auto_heal_reinstall_node_subgraph": ({"heal-unlink"}, {"heal-uninstall"}),
+             "rollback": ({maintenance.ROLLBACK}, set())}
 
 
 def ignored_failures(declaration: str | dict, params: dict) -> frozenset[str]:
@@ -169,9 +181,8 @@ def ignored_failures(declaration: str | dict, params: dict) -> frozenset[str]:
     name = builtin_name(_mapping(declaration))
     if name == "scale_entity":
         return ignored_phases(params)
-    if name == "rollback":
-        return frozenset({maintenance.ROLLBACK})
-    return frozenset(IGNORABLE.get(name, ())) if params.get("ignore_failure") else frozenset()
+    always, ignorable = IGNORABLE.get(name, (set(), set()))
+    return frozenset(always | ignorable) if params.get("ignore_failure") else frozenset(always)
 
 
 def kwargs_override_refused(declaration: str | dict, params: dict) -> frozenset[str]:

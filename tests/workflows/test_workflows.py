@@ -100,6 +100,18 @@ def test_execute_operation_on_chosen_instances_with_kwargs(engine, dep, trace):
     assert (done["status"], _lines(trace)) == ("terminated", [])
 
 
+def test_install_and_uninstall_of_chosen_nodes_unlink_and_establish_the_others_relationships(engine, dep, trace):
+    [host], [app], [lb] = (_ids(engine, dep, n) for n in ("host", "app", "lb"))
+    done = engine.executions.start("uninstall", dep, {"node_ids": ["app"]})
+    assert done["status"] == "terminated", done["error"]
+    assert _lines(trace) == [f"unlink {lb}->{app}", f"stop {app} ", f"delete {app} "]
+    assert states(engine, dep) == {"host": "started", "app": "deleted", "lb": "started"}
+    trace.write_text("")
+    done = engine.executions.start("install", dep, {"type_names": ["cloudify.nodes.SoftwareComponent"]})
+    assert done["status"] == "terminated", done["error"]
+    assert _lines(trace) == [f"create {app} ", f"start {app} ", f"establish {lb}->{app}"]
+
+
 def test_stop_start_restart_in_dependency_order(engine, dep, trace):
     [host], [app], [lb] = (_ids(engine, dep, n) for n in ("host", "app", "lb"))
     assert engine.executions.start("stop", dep, {"run_by_dependency_order": True})["status"] == "terminated"
