@@ -12,8 +12,9 @@ from typing import Callable
 
 from stoker.engine.graph import Graph
 from stoker.workflows import maintenance
-from stoker.workflows.workflow_error import WorkflowError
-from stoker.workflows.lifecycle import Chains, Step, install_graph, operation_graph, then, uninstall_graph
+from stoker.workflows.workflow_error import WorkflowError, unknown_value
+from stoker.workflows.lifecycle import (Chains, Step, install_graph, intact_links, link_steps, operation_graph, then,
+                                       uninstall_graph)
 from stoker.workflows.maintenance import reinstall_graph
 from stoker.workflows.model import LIFECYCLE, Deployment
 from stoker.workflows.scaling import ignored_phases, scale
@@ -28,11 +29,19 @@ SCRIPT_WORKFLOW_TASKS = ("script.script_runner.tasks.execute_workflow", "script_
 
 
 def _install(deployment: Deployment, params: dict, memo: dict) -> Graph:
-    return install_graph(deployment, _chosen(deployment, params)).graph
+    """The chosen instances; the others' relationships to them establish after them, as Cloudify's."""
+    ids = _chosen(deployment, params)
+    chains = install_graph(deployment, ids)
+    link_steps(deployment, chains, intact_links(deployment, ids), "establish", "install-establish")
+    return chains.graph
 
 
 def _uninstall(deployment: Deployment, params: dict, memo: dict) -> Graph:
-    return uninstall_graph(deployment, _chosen(deployment, params)).graph
+    """The chosen instances; the others' relationships to them unlink first, as Cloudify's."""
+    ids = _chosen(deployment, params)
+    chains = uninstall_graph(deployment, ids)
+    link_steps(deployment, chains, intact_links(deployment, ids), "unlink", "uninstall-unlink")
+    return chains.graph
 
 
 def _chosen(deployment: Deployment, params: dict) -> list[str]:
@@ -40,10 +49,13 @@ def _chosen(deployment: Deployment, params: dict) -> list[str]:
     node_ids = set(_list(params, "node_ids"))
     instance_ids = set(_list(params, "node_instance_ids"))
     type_names = set(_list(params, "type_names"))
-    for name in node_ids - set(deployment.nodes):
-        raise WorkflowError(f"node {name} is not in deployment {deployment.id}")
-    for name in instance_ids - set(deployment.instances):
-        raise WorkflowError(f"node instance {name} is not in deployment {deployment.id}")
+    for name in sorted(node_ids - set(deployment.nodes)):
+        raise unknown_value("node_ids", name, "node_id")
+    for name in sorted(instance_ids - set(deployment.instances)):
+        raise unknown_value("node_instance_ids", name, "node_instance")
+    types = {name for node in deployment.nodes.values() for name in node.get("type_hierarchy") or []}
+    for name in sorted(type_names - types):  # Cloudify's manager knows the nodes' own types only
+        raise unknown_value("type_names", name, "node_type")
     chosen = []
     for instance in deployment.instances.values():
         hierarchy = set(deployment.node_of(instance).get("type_hierarchy") or [])
@@ -66,10 +78,9 @@ def _execute_operation(deployment: Deployment, params: dict, memo: dict) -> Grap
     operation = params.get("operation")
     if not isinstance(operation, str) or not operation:
         raise WorkflowError("execute_operation needs the parameter operation (e.g. cloudify.interfaces.lifecycle.start)")
+    if not deployment.declares(operation):  # Cloudify's manager checks the deployment's nodes, not the chosen
+        raise unknown_value("operation", operation, "operation_name")
     ids = _chosen(deployment, params)
-    known = any(deployment.operation(deployment.instances[i], operation) is not None for i in ids)
-    if ids and not known:
-        raise WorkflowError(f"operation {operation} is not defined on the chosen nodes")
     return operation_graph(deployment, operation, ids, bool(params.get("run_by_dependency_order"))).graph
 
 
@@ -94,13 +105,26 @@ def _restart(deployment: Deployment, params: dict, memo: dict) -> Graph:
 
 
 def _heal(deployment: Deployment, params: dict, memo: dict) -> Graph:
-    """Reinstall the instance and everything contained in it (instances outside connected to them
-    unlink first and establish again at the end)."""
+    """Reinstall the failing instance's host and everything contained in it (instances outside
+    connected to them unlink first and establish again at the end).  Cloudify heals with the
+    instances' own ``heal`` operations where their ``check_status`` fails; Stoker runs neither, so it
+    reinstalls, and refuses what would need them: a heal of the whole deployment unless
+    ``force_reinstall``, and any heal with ``allow_reinstall`` false."""
     target = params.get("node_instance_id")
-    if target not in deployment.instances:
-        raise WorkflowError(f"heal needs node_instance_id, an instance of deployment {deployment.id}; "
-                            f"{target!r} is not one")
-    return reinstall_graph(deployment, deployment.contained(target), "heal")
+    if target and target not in deployment.instances:
+        raise unknown_value("node_instance_id", target, "node_instance")
+    if not target and not params.get("force_reinstall"):
+        raise WorkflowError("heal of a whole deployment reinstalls what check_status finds unhealthy, which "
+                            "Stoker does not run: give node_instance_id, or force_reinstall to reinstall everything")
+    if target:
+        host = deployment.instances[target].host_id
+        ids = deployment.contained(host if host in deployment.instances else target)
+    else:
+        ids = list(deployment.instances)
+    if not params.get("allow_reinstall", True):
+        named = ", ".join(ids[:5]) + (f" (and {len(ids) - 5} more)" if len(ids) > 5 else "")
+        raise WorkflowError(f"allow_reinstall is false, but would need to reinstall instances: {named}")
+    return reinstall_graph(deployment, ids, "heal")
 
 
 def _script_workflow(path: str) -> Builder:
@@ -143,9 +167,30 @@ def _mapping(declaration: str | dict) -> object:
     return declaration.get("mapping") if isinstance(declaration, dict) else declaration
 
 
+#: per workflow, (the phases whose failures it always passes over, those its ``ignore_failure`` adds): as
+#: in cloudify-common, an unlink of an instance left in place never fails an uninstall, ``ignore_failure``
+#: covers the uninstalling only (reinstall and heal install again regardless), rollback ignores its own
+IGNORABLE = {"uninstall": ({"uninstall-unlink"}, {"uninstall"}),
+             "reinstall": ({"reinstall-unlink"}, {"reinstall-uninstall"}),
+             "auto_heal_reinstall_node_subgraph": ({"heal-unlink"}, {"heal-uninstall"}),
+             "rollback": ({maintenance.ROLLBACK}, set())}
+
+
 def ignored_failures(declaration: str | dict, params: dict) -> frozenset[str]:
     """The phases whose failed operations the workflow reports and passes over (its ``ignore_failure``)."""
-    return ignored_phases(params) if builtin_name(_mapping(declaration)) == "scale_entity" else frozenset()
+    name = builtin_name(_mapping(declaration))
+    if name == "scale_entity":
+        return ignored_phases(params)
+    always, ignorable = IGNORABLE.get(name, (set(), set()))
+    return frozenset(always | ignorable) if params.get("ignore_failure") else frozenset(always)
+
+
+def kwargs_override_refused(declaration: str | dict, params: dict) -> frozenset[str]:
+    """The phases whose keyword arguments may not redefine an operation's inputs: execute_operation's,
+    unless ``allow_kwargs_override`` (start, stop, restart and pull always allow it, as in Cloudify)."""
+    name = builtin_name(_mapping(declaration))
+    return frozenset({"operation"}) if name == "execute_operation" and not params.get("allow_kwargs_override") \
+        else frozenset()
 
 
 def operation_kwargs(declaration: str | dict, params: dict) -> dict[str, dict]:

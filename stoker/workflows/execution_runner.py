@@ -87,6 +87,9 @@ class Runner:
         #: the phases (``Step.phase``) whose failed operations are reported and passed over (a workflow's
         #: ``ignore_failure``): the step ends as if its operation had succeeded
         self.ignore_failure: frozenset[str] = frozenset()
+        #: the phases whose keyword arguments may not redefine an operation's inputs (execute_operation
+        #: without ``allow_kwargs_override``): such a step fails as Cloudify's task does
+        self.kwargs_override_refused: frozenset[str] = frozenset()
 
     async def run(self, graph: Graph) -> bool:
         """Walk ``graph``; False when a graceful cancel left steps unstarted.  Raises ``WalkFailed``."""
@@ -183,8 +186,13 @@ class Runner:
                                        step.operation, "task_succeeded", context=task))
             return None
         found = self._spec(step, instance)
+        kwargs = self.operation_kwargs.get(step.phase, {})
+        if step.phase in self.kwargs_override_refused:
+            for key in sorted(set(kwargs) & set(found.get("inputs") or {}))[:1]:
+                raise StepFailed(step, f"Duplicate definition of {key} in operation properties and in kwargs. To "
+                                       'allow redefinition, pass "allow_kwargs_override" to "execute_operation"')
         root, implementation, inputs = self.deployment.script_home(
-            found["implementation"], {**(found.get("inputs") or {}), **self.operation_kwargs.get(step.phase, {})})
+            found["implementation"], {**(found.get("inputs") or {}), **kwargs})
         spec = OperationSpec(step.operation, implementation, inputs, found.get("max_retries"),
                              found.get("retry_interval"), found.get("timeout"), bool(found.get("timeout_recoverable")),
                              self._plugin(found), root)

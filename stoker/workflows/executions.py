@@ -29,7 +29,8 @@ from stoker.store.modification_records import FINISHED, STARTED, ModificationRef
 from stoker.store.models import iso_time, utcnow
 from stoker.workflows import execution_groups
 from stoker.workflows.deployment_updates import DeploymentUpdates
-from stoker.workflows.builtin import declaration, graph_builder, ignored_failures, operation_kwargs
+from stoker.workflows.builtin import (declaration, graph_builder, ignored_failures, kwargs_override_refused,
+                                      operation_kwargs)
 from stoker.workflows.workflow_error import WorkflowError
 from stoker.blueprint.secrets import masker, secret_values
 from stoker.resources import processes
@@ -454,6 +455,7 @@ class Executions:
         runner.workflow_parameters = dict(params)
         runner.dry_run = bool(row.get("is_dry_run"))
         runner.ignore_failure = ignored_failures(declared, params)
+        runner.kwargs_override_refused = kwargs_override_refused(declared, params)
         return runner
 
     async def _execute(self, row: dict, graph, runner: Runner, resumed: bool, memo: dict) -> None:

@@ -141,12 +141,33 @@ def uninstall_steps(deployment: Deployment, instance: Instance, phase: str = "un
     return groups
 
 
+def rollback_steps(deployment: Deployment, instance: Instance, phase: str = "rollback") -> list[list[Step]]:
+    """Back to the resolved state before the one it was cut short in, as Cloudify's rollback: a
+    starting instance stops (configured), a creating or configuring one is deleted (uninitialized)."""
+    state, groups = instance.state, []
+    if state == "starting":
+        prestop = _optional(deployment, instance, phase, "prestop", before="stopping")
+        groups += prestop
+        groups.append([Step(phase, instance.id, "stop", f"{LIFECYCLE}.stop", None if prestop else "stopping",
+                            "configured", sure=True)])
+    elif state in ("creating", "configuring"):
+        groups += _relationship_groups(deployment, instance, phase, "unlink", reverse=True)
+        groups += _optional(deployment, instance, phase, "delete", "deleting")
+        groups += _optional(deployment, instance, phase, "postdelete")
+        groups.append([Step(phase, instance.id, "uninitialized", after="uninitialized")])
+    return groups
+
+
 def install_graph(deployment: Deployment, ids: Iterable[str], phase: str = "install") -> Chains:
     return _lifecycle_graph(deployment, list(ids), install_steps, phase, reverse=False)
 
 
 def uninstall_graph(deployment: Deployment, ids: Iterable[str], phase: str = "uninstall") -> Chains:
     return _lifecycle_graph(deployment, list(ids), uninstall_steps, phase, reverse=True)
+
+
+def rollback_graph(deployment: Deployment, ids: Iterable[str], phase: str = "rollback") -> Chains:
+    return _lifecycle_graph(deployment, list(ids), rollback_steps, phase, reverse=True)
 
 
 def _lifecycle_graph(deployment: Deployment, ids: list[str], steps, phase: str, reverse: bool) -> Chains:

@@ -7,16 +7,20 @@ Each builds its graph from the deployment as the execution starts, as the others
 
 from __future__ import annotations
 
-from typing import Callable
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 from stoker.engine.graph import Graph
 from stoker.workflows.workflow_error import WorkflowError
-from stoker.workflows.lifecycle import install_graph, intact_links, link_steps, operation_graph, then, uninstall_graph
+from stoker.workflows.lifecycle import (install_graph, intact_links, link_steps, operation_graph, rollback_graph, then,
+                                       uninstall_graph)
 from stoker.workflows.model import LIFECYCLE, Deployment
 
 VALIDATION = "cloudify.interfaces.validation"
-#: the states an instance rests in; any other means an operation on it was cut short
-RESOLVED = ("uninitialized", "started", "deleted")
+#: the states an operation was cut short in, which rollback takes back (stopping, deleting: uninstall)
+UNRESOLVED = ("creating", "configuring", "starting")
+#: the phase of rollback's own uninstalls, whose failed operations are reported and passed over
+ROLLBACK = "rollback"
 
 Chooser = Callable[[Deployment, dict], list]
 
@@ -27,16 +31,23 @@ def reinstall_graph(deployment: Deployment, ids: list[str], phase: str) -> Graph
     links = intact_links(deployment, ids)
     down = uninstall_graph(deployment, ids, phase=f"{phase}-uninstall")
     link_steps(deployment, down, links, "unlink", f"{phase}-unlink")
-    states = {i: deployment.instances[i].state for i in ids}
-    for i in ids:  # the install half starts from scratch: the instances are deleted by then
-        deployment.instances[i].state = "deleted"
-    try:
+    with _as_if(deployment, {i: "deleted" for i in ids}):  # the install half starts from scratch
         up = install_graph(deployment, ids, phase=f"{phase}-install")
         link_steps(deployment, up, links, "establish", f"{phase}-establish")
-    finally:
-        for i, state in states.items():
-            deployment.instances[i].state = state
     return then(down, up)
+
+
+@contextmanager
+def _as_if(deployment: Deployment, states: dict[str, str]) -> Iterator[None]:
+    """The instances in ``states`` (as a first half of a graph leaves them) while the second half is built."""
+    before = {i: deployment.instances[i].state for i in states}
+    for i, state in states.items():
+        deployment.instances[i].state = state
+    try:
+        yield
+    finally:
+        for i, state in before.items():
+            deployment.instances[i].state = state
 
 
 def operation_workflow(operation: str, phase: str, by_dependency_order: bool, choose: Chooser):
@@ -56,13 +67,18 @@ def reinstall(choose: Chooser):
 
 
 def rollback(choose: Chooser):
-    """Instances left in an unresolved state (creating, configuring, starting...) go back to deleted
-    by their uninstall operations; with ``full_rollback``, every chosen instance is uninstalled."""
+    """The chosen instances left in an unresolved state go back to the resolved state before it
+    (``rollback_steps``), their failures passed over (``ROLLBACK``); with ``full_rollback``, every
+    instance of the deployment is then uninstalled, failures failing it (as cloudify-common's, whose
+    full rollback ignores the filters)."""
     def build(deployment: Deployment, params: dict, memo: dict) -> Graph:
-        chosen = choose(deployment, params)
+        unresolved = [i for i in choose(deployment, params) if deployment.instances[i].state in UNRESOLVED]
+        back = rollback_graph(deployment, unresolved, phase=ROLLBACK)
         if not params.get("full_rollback"):
-            chosen = [i for i in chosen if deployment.instances[i].state not in RESOLVED]
-        return uninstall_graph(deployment, chosen, phase="rollback").graph
+            return back.graph
+        left = {i: "configured" if deployment.instances[i].state == "starting" else "uninitialized" for i in unresolved}
+        with _as_if(deployment, left):
+            return then(back, uninstall_graph(deployment, list(deployment.instances), phase=f"{ROLLBACK}-uninstall"))
     return build
 
 

@@ -95,6 +95,11 @@ class Deployment:
         operations = self.node_of(instance).get("operations") or {}
         return operations.get(name) or operations.get(f"{LIFECYCLE}.{name}")
 
+    def declares(self, name: str) -> bool:
+        """Whether any node of the deployment has operation ``name`` (as ``operation`` finds it)."""
+        return any(name in ops or f"{LIFECYCLE}.{name}" in ops
+                   for ops in (node.get("operations") or {} for node in self.nodes.values()))
+
     def relationship_of(self, instance: Instance, index: int) -> dict:
         """The node relationship behind ``instance.relationships[index]``."""
         wanted = instance.relationships[index]

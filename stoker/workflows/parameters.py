@@ -49,7 +49,7 @@ def workflow_parameters(workflow_id: str, declaration: Any, given: dict, allow_c
             values[name] = _checked(workflow_id, name, given[name], schema.get("type"))
         elif "default" in schema:
             values[name] = schema["default"]
-        elif name in declared:
+        elif name in declared and schema.get("required", True) is not False:
             missing.append(name)
     if missing:
         raise WorkflowError(f"Workflow {workflow_id} is missing parameter(s): {', '.join(missing)}")

@@ -9,6 +9,7 @@ from .conftest import deploy, states
 LOGGED = """
 inputs:
   hosts: {type: integer, default: 1}
+  fail_unlink: {type: boolean, default: false}
 node_templates:
   host:
     type: cloudify.nodes.Compute
@@ -39,7 +40,7 @@ node_templates:
         source_interfaces:
           cloudify.interfaces.relationship_lifecycle:
             establish: scripts/link.sh
-            unlink: scripts/link.sh
+            unlink: {implementation: scripts/link.sh, inputs: {fail: {get_input: fail_unlink}}}
 workflows:
   greet:
     mapping: scripts/greet.sh
@@ -50,7 +51,8 @@ workflows:
 
 SCRIPTS = {
     "scripts/op.sh": 'echo "$(ctx operation name | sed \'s/.*\\.//\') $(ctx instance id) ${word:-}" >> "$TRACE"\n',
-    "scripts/link.sh": 'echo "$(ctx operation name | sed \'s/.*\\.//\') $(ctx source instance id)->$(ctx target instance id)" >> "$TRACE"\n',
+    "scripts/link.sh": 'echo "$(ctx operation name | sed \'s/.*\\.//\') $(ctx source instance id)->$(ctx target instance id)" >> "$TRACE"\n'
+                       'if [ "${fail:-}" = "true" ]; then exit 1; fi\n',
     "scripts/greet.sh": """
         echo "hello $who from $(ctx deployment id), workflow $(ctx workflow-id)" >> "$TRACE"
         echo "the password is s3cr3t-pw"
@@ -86,12 +88,42 @@ def _lines(trace):
 def test_execute_operation_on_chosen_instances_with_kwargs(engine, dep, trace):
     [host] = _ids(engine, dep, "host")
     done = engine.executions.start("execute_operation", dep, {
-        "operation": "custom.touch", "node_ids": ["host"], "operation_kwargs": {"word": "given"}})
+        "operation": "custom.touch", "node_ids": ["host"], "operation_kwargs": {"word": "given"},
+        "allow_kwargs_override": True})
     assert done["status"] == "terminated", done["error"]
     assert _lines(trace) == [f"touch {host} given"]
-    refused = pytest.raises(Exception, match="operation custom.nope is not defined")
+    refused = pytest.raises(Exception, match="Parameter \"operation\" does not meet its constraints: Value "
+                                             "'custom.nope' of 'operation' is not a valid value for data type "
+                                             "'operation_name'.")
     with refused:
         engine.executions.start("execute_operation", dep, {"operation": "custom.nope"})
+    trace.write_text("")  # declared by host only: on app, as in Cloudify, nothing runs
+    done = engine.executions.start("execute_operation", dep, {"operation": "custom.touch", "node_ids": ["app"]})
+    assert (done["status"], _lines(trace)) == ("terminated", [])
+
+
+def test_install_and_uninstall_of_chosen_nodes_unlink_and_establish_the_others_relationships(engine, dep, trace):
+    [host], [app], [lb] = (_ids(engine, dep, n) for n in ("host", "app", "lb"))
+    done = engine.executions.start("uninstall", dep, {"node_ids": ["app"]})
+    assert done["status"] == "terminated", done["error"]
+    assert _lines(trace) == [f"unlink {lb}->{app}", f"stop {app} ", f"delete {app} "]
+    assert states(engine, dep) == {"host": "started", "app": "deleted", "lb": "started"}
+    trace.write_text("")
+    done = engine.executions.start("install", dep, {"type_names": ["cloudify.nodes.SoftwareComponent"]})
+    assert done["status"] == "terminated", done["error"]
+    assert _lines(trace) == [f"create {app} ", f"start {app} ", f"establish {lb}->{app}"]
+
+
+def test_a_failed_unlink_of_an_instance_left_in_place_does_not_fail_the_uninstall(engine, tmp_path, trace):
+    dep = deploy(engine, tmp_path / "failing", LOGGED, SCRIPTS, inputs={"fail_unlink": True})
+    assert engine.executions.start("install", dep)["status"] == "terminated"
+    [app], [lb] = (_ids(engine, dep, n) for n in ("app", "lb"))
+    trace.write_text("")
+    done = engine.executions.start("uninstall", dep, {"node_ids": ["app"]})
+    assert done["status"] == "terminated", done["error"]
+    assert _lines(trace) == [f"unlink {lb}->{app}", f"stop {app} ", f"delete {app} "]
+    assert [e["message"] for e in engine.executions.events(done["id"]) if e["message"].startswith("Ignoring")] == [
+        "Ignoring task cloudify.interfaces.relationship_lifecycle.unlink failure"]
 
 
 def test_stop_start_restart_in_dependency_order(engine, dep, trace):
