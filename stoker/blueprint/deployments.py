@@ -177,6 +177,11 @@ class Deployments:
         self.records.set_visibility(DEPLOYMENTS, row, visibility.widened(deployment_id, row["visibility"], wanted))
         return self.get(deployment_id)
 
+    def set_owner(self, deployment_id: str, creator: str) -> dict:
+        """``cfy deployments set-owner`` (who may, and whether the user exists, is the caller's to decide)."""
+        self.records.set_owner(DEPLOYMENTS, self._row(deployment_id), creator)
+        return self.get(deployment_id)
+
     def delete(self, deployment_id: str, force: bool = False, recursive: bool = False) -> None:
         """Delete the deployment, killing first the scripts its dead executions left running; refused while
         it is a parent (``force``: its children are left without it; ``recursive``: they are deleted first,

@@ -163,11 +163,6 @@ async def visibility_sent(request: Request, who: Caller, what: str) -> str:
     return visibility_given(request, who, body["visibility"], what, visibility.WIDER)
 
 
-async def labels_sent(request: Request, what: str) -> list[tuple[str, str]]:
-    """The whole new label list a PATCH of a blueprint or a deployment sends (``cfy ... labels add|delete``)."""
-    return labels_in(await map_body(request, _labels_hint(what)), what)
-
-
 def labels_in(body: dict, what: str) -> list[tuple[str, str]]:
     if "labels" not in body:
         raise bad(_labels_hint(what))

@@ -416,3 +416,23 @@ def test_no_value_nor_passphrase_reaches_the_servers_log(tmp_path):
     log = server.log.read_text()
     assert "/secrets/share/export?_passphrase=******" in log
     assert PASSPHRASE.split()[0] not in log and "never-in-the-log" not in log
+
+
+def test_cfy_deployments_set_owner_is_the_operators_to_a_known_user(server, tmp_path):
+    cfy = cfy_on(server, tmp_path)
+    cfy("blueprints", "upload", _blueprint(tmp_path, "owned"), "-b", "owned-bp")
+    cfy("deployments", "create", "owned-dep", "-b", "owned-bp", "--labels", "env:dev")
+    assert "Deployment `owned-dep` is now owned by user `bob`" in cfy("deployments", "set-owner", "owned-dep",
+                                                                      "-s", "bob")
+    assert "does not exist" in cfy("deployments", "set-owner", "owned-dep", "-s", "nobody", ok=False)
+    operator = rest_client(server)
+    owned = operator.deployments.get("owned-dep")
+    assert (owned["created_by"], [(x["key"], x["value"]) for x in owned["labels"]]) == ("bob", [("env", "dev")])
+    assert _refused(operator.deployments.set_attributes, "no-such-dep", creator="bob").status_code == 404
+    # a tenant's manager is not the operator: refused, nothing changed
+    ann = rest_client(server, "ann", "team-a")
+    ann.blueprints.upload(_blueprint(tmp_path, "anns-owned"), "anns-owned")
+    ann.deployments.create("anns-owned", "anns-dep")
+    refused = _refused(ann.deployments.set_attributes, "anns-dep", creator="amy")
+    assert (refused.status_code, refused.error_code) == (403, "forbidden_error")
+    assert ann.deployments.get("anns-dep")["created_by"] == "ann"

@@ -13,8 +13,8 @@ from stoker.api.cloudify import views
 from stoker.api.cloudify.all_tenants import engines_listed
 from stoker.api.cloudify.identity import Caller, caller, forbidden, requiring
 from stoker.api.cloudify.routes.blueprints import seen_blueprint
-from stoker.api.cloudify.routing import (bad, label_list, labels_sent, router, run, visibility_given,
-                                        visibility_sent)
+from stoker.api.cloudify.routing import (bad, label_list, labels_in, map_body, new_owner, router, run,
+                                        visibility_given, visibility_sent)
 from stoker.api.cloudify.viewers import seen, seen_by
 from stoker.blueprint import environments
 from stoker.blueprint.deployment_groups import member_ids
@@ -150,16 +150,23 @@ async def delete(deployment_id: str, request: Request, who: Caller = Depends(req
 
 
 @routes.patch("/deployments/{deployment_id}")
-async def update_labels(deployment_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
-    """Replace the deployment's labels (``cfy deployments labels add|delete`` send the whole new list)."""
-    wanted = await labels_sent(request, "deployment")
+async def update(deployment_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
+    """Replace the deployment's labels (``cfy deployments labels add|delete`` send the whole new list), or give
+    it to another owner (``cfy deployments set-owner DEP -s USER``: ``{"creator": USER}``, the operator's)."""
+    body = await map_body(request, "send {\"labels\": [...]} or {\"creator\": USER}")
+    creator = new_owner(request, who, body["creator"]) if "creator" in body else None
+    wanted = None if creator and "labels" not in body else labels_in(body, "deployment")
 
     def work(engine):
         deployments = engine.blueprints.deployments
-        for label in deployments.labels(deployment_id):
-            if (label["key"], label["value"]) not in wanted:
-                deployments.delete_label(deployment_id, label["key"], label["value"])
-        deployments.add_labels(deployment_id, wanted)
+        seen_deployment(request, who, engine, deployment_id)
+        if creator:
+            deployments.set_owner(deployment_id, creator)
+        if wanted is not None:
+            for label in deployments.labels(deployment_id):
+                if (label["key"], label["value"]) not in wanted:
+                    deployments.delete_label(deployment_id, label["key"], label["value"])
+            deployments.add_labels(deployment_id, wanted)
         return deployment_view(engine, deployment_id, who.project)
 
     return await run(request, who, work)
