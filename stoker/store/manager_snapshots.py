@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Column, LargeBinary, String, Table, Text, delete, insert, select, update
+from sqlalchemy import Column, LargeBinary, String, Table, Text, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from stoker.errors import Conflict, NotFound, StokerError
@@ -22,6 +22,7 @@ from stoker.store.models import UTCDateTime, metadata, utcnow
 
 #: Cloudify's snapshot states
 CREATING, CREATED, FAILED, UPLOADED = "creating", "created", "failed", "uploaded"
+STATES = (CREATING, CREATED, FAILED, UPLOADED)
 
 
 class SnapshotActionError(StokerError):
@@ -80,6 +81,19 @@ class ManagerSnapshots:
         with self.engine.connect() as conn:
             return conn.execute(select(MANAGER_SNAPSHOTS.c.archive)
                                 .where(MANAGER_SNAPSHOTS.c.id == snapshot_id)).scalar()
+
+    def set_status(self, snapshot_id: str, status: str, error: str) -> dict:
+        """Cloudify's status update (``PATCH /snapshots/{id}``); a status that serves the archive needs one."""
+        self.get(snapshot_id)
+        if status in (CREATED, UPLOADED) and not self._archive_size(snapshot_id):
+            raise SnapshotActionError(f"Snapshot `{snapshot_id}` has no archive: it cannot be {status}")
+        self.set(snapshot_id, status=status, error=error)
+        return self.get(snapshot_id)
+
+    def _archive_size(self, snapshot_id: str) -> int:
+        with self.engine.connect() as conn:
+            return conn.execute(select(func.length(MANAGER_SNAPSHOTS.c.archive))
+                                .where(MANAGER_SNAPSHOTS.c.id == snapshot_id)).scalar() or 0
 
     def delete(self, snapshot_id: str) -> dict:
         row = self.get(snapshot_id)

@@ -217,3 +217,29 @@ def test_snapshot_status_and_executions_read_back(made):
         events = [json.loads(line) for line in kept.read("tables/execution_event.jsonl").splitlines()]
     assert events == []  # neither events nor logs
     client.snapshots.delete("s3")
+
+
+def test_the_operator_alone_updates_a_snapshots_status(made):
+    from cloudify_rest_client.exceptions import CloudifyClientError
+
+    server = made[0]
+    client = rest_client(server)
+    client.snapshots.create("s4", False, include_events=False, include_logs=False)
+    client.snapshots.update_status("s4", "failed", error="the disk went away")
+    marked = client.snapshots.get("s4")
+    assert (marked.status, marked.error) == ("failed", "the disk went away")
+    with pytest.raises(CloudifyClientError) as failed:
+        client.snapshots.download("s4", str(Path(made[1]).parent / "s4.zip"))
+    assert (failed.value.error_code, "Failed snapshot cannot be downloaded" in str(failed.value)) == (
+        "snapshot_action_error", True)
+    client.snapshots.update_status("s4", "created")  # an error not sent is cleared, as on Cloudify
+    assert (client.snapshots.get("s4").status, client.snapshots.get("s4").error) == ("created", "")
+    for call, code in ((lambda: client.snapshots.update_status("s4", "lost"), 400),
+                       (lambda: client.snapshots.update_status("nosuch", "failed"), 404),
+                       (lambda: rest_client(server, "carol", "default_tenant").snapshots.update_status(
+                           "s4", "failed"), 403)):
+        with pytest.raises(CloudifyClientError) as refused:
+            call()
+        assert refused.value.status_code == code, refused.value
+    assert client.snapshots.get("s4").status == "created"
+    client.snapshots.delete("s4")

@@ -21,7 +21,7 @@ from stoker.api.cloudify.identity import Caller, caller, forbidden
 from stoker.api.cloudify.routing import bad, map_body, router, run
 from stoker.limits import limit
 from stoker.store.backups import keep_upload, make_snapshot, restore_snapshot
-from stoker.store.manager_snapshots import CREATED, FAILED, ManagerSnapshots
+from stoker.store.manager_snapshots import CREATED, FAILED, STATES, ManagerSnapshots
 from stoker.workflows import executions
 from stoker.workflows.parameters import given_flag
 
@@ -107,6 +107,22 @@ async def create(snapshot_id: str, request: Request, who: Caller = Depends(opera
 @routes.delete("/snapshots/{snapshot_id}")
 async def delete(snapshot_id: str, request: Request, who: Caller = Depends(operator)) -> Response:
     return await run(request, who, lambda engine: views.snapshot(_snapshots(engine).delete(snapshot_id)))
+
+
+@routes.patch("/snapshots/{snapshot_id}")
+async def update_status(snapshot_id: str, request: Request, who: Caller = Depends(operator)) -> Response:
+    """``client.snapshots.update_status(ID, STATUS, error)``: the operator's (Cloudify's sys_admin's) mark of a
+    snapshot's state; an error not sent is cleared, as Cloudify's."""
+    body = await map_body(request, "send {\"status\": STATUS, \"error\": TEXT}")
+    if "status" not in body:
+        raise bad("Missing status in json request body")
+    if body["status"] not in STATES:
+        raise bad(f"Invalid status: {str(body['status'])[:100]}. Valid statuses are: {list(STATES)}")
+    error = body.get("error") or ""
+    if not isinstance(error, str):
+        raise bad(f"error parameter is expected to be of type str but is of type {type(error).__name__}")
+    return await run(request, who, lambda engine: views.snapshot(
+        _snapshots(engine).set_status(snapshot_id, body["status"], error)))
 
 
 @routes.get("/snapshots/{snapshot_id}/archive")
