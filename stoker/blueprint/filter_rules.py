@@ -39,7 +39,7 @@ ATTRIBUTES = {"deployments": ("id", "blueprint_id", "created_by", "site_name", "
                               "installation_status"),
               "blueprints": ("created_by", "state", "id", "tenant_name"),
               "nodes": ("id", "type"), "node_instances": ("id",), "secrets": ("key", "provider_name"),
-              "capabilities": ("key", "value")}
+              "capabilities": ("key", "value"), "scaling_groups": ("name",)}
 #: a constraint's ``name_pattern`` operators, as the attribute operators they become
 PATTERN_OPERATORS = {"contains": "contains", "starts_with": "starts_with", "ends_with": "ends_with",
                      "equals_to": "any_of"}
@@ -108,12 +108,12 @@ def from_constraints(constraints: dict, field: str, kind: str, valid_field: str 
     ``field``; ``labels`` and ``tenants`` are label and tenant rules).  A saved filter they name
     (``filter_id``) is the caller's to add."""
     rules = [{"key": key, "values": [value], "operator": "any_of", "type": "label"}
-             for label in _listed(constraints, "labels") for key, value in _pair(label)]
+             for label in listed(constraints, "labels") for key, value in _pair(label)]
     if constraints.get("tenants"):
-        rules.append({"key": "tenant_name", "values": _listed(constraints, "tenants"), "operator": "any_of",
+        rules.append({"key": "tenant_name", "values": listed(constraints, "tenants"), "operator": "any_of",
                       "type": "attribute"})
     if constraints.get("valid_values"):
-        rules.append({"key": valid_field or field, "values": _listed(constraints, "valid_values"), "operator": "any_of",
+        rules.append({"key": valid_field or field, "values": listed(constraints, "valid_values"), "operator": "any_of",
                       "type": "attribute"})
     pattern = constraints.get("name_pattern") or {}
     if not isinstance(pattern, dict):
@@ -126,7 +126,8 @@ def from_constraints(constraints: dict, field: str, kind: str, valid_field: str 
     return checked(rules, kind)
 
 
-def _listed(constraints: dict, name: str) -> list:
+def listed(constraints: dict, name: str) -> list:
+    """The constraint ``name``'s list (none: empty)."""
     found = constraints.get(name) or []
     if not isinstance(found, list):
         raise BadFilterRule(found, f"The constraint {name} must be a list")

@@ -23,7 +23,7 @@ from stoker.store.plugin_packages import OPERATOR_TENANT
 #: the largest page a list returns (Cloudify's default ``max_results``)
 MAX_PAGE = 1000
 #: query parameters that are not filters on a field
-NOT_FILTERS = {"_size", "_offset", "_sort", "_include", "_search", "_get_all_results", "_all_tenants",
+NOT_FILTERS = {"_size", "_offset", "_sort", "_include", "_search", "_search_name", "_get_all_results", "_all_tenants",
                "include_logs", "type", "_range", "_filter_id", "_evaluate_functions", "_execution_id",
                "all_sub_deployments", "_include_workdir", "force", "with_logs", "recursive", "delete_db_mode",
                "delete_logs", "_group_id", "_summary", "state", "_target_field", "_sub_field"}
@@ -149,10 +149,11 @@ def filtered(request: Request, items: Iterable[dict]) -> list[dict]:
     return found
 
 
-def page(request: Request, items: Iterable[dict], filters: bool = True) -> dict:
-    """Cloudify's list envelope over ``items``, filtered, sorted, paged and trimmed as the query asks."""
+def page(request: Request, items: Iterable[dict], filters: bool = True, searched: str = "id") -> dict:
+    """Cloudify's list envelope over ``items``, filtered, searched, sorted, paged and trimmed as the query asks
+    (``filters`` False: the caller filtered and searched them)."""
     query = request.query_params
-    found = filtered(request, items) if filters else list(items)
+    found = searching(request, filtered(request, items), searched) if filters else list(items)
     for spec in reversed(query.getlist("_sort")):
         key, descending = spec.lstrip("-+"), spec.startswith("-")
         found.sort(key=lambda i: (i.get(key) is None, text(i.get(key))), reverse=descending)
@@ -161,6 +162,17 @@ def page(request: Request, items: Iterable[dict], filters: bool = True) -> dict:
     if include:
         found = [{k: i.get(k) for k in include} for i in found]
     return {"items": found, "metadata": {"pagination": pagination, "filtered": None}}
+
+
+def searching(request: Request, items: list[dict], searched: str) -> list[dict]:
+    """``items`` whose ``searched`` field holds ``_search``, or whose ``display_name`` holds ``_search_name``
+    (either one, as the manager's substring search: case kept; ``cfy ... list --search|--search-name``)."""
+    query = request.query_params
+    wanted = [(field, query[name]) for name, field in (("_search", searched), ("_search_name", "display_name"))
+              if query.get(name)]
+    if not wanted:
+        return items
+    return [i for i in items if any(pattern in text(i.get(field)) for field, pattern in wanted)]
 
 
 def paged(request: Request, items: list) -> tuple[list, dict]:

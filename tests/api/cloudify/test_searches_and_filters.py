@@ -40,10 +40,27 @@ capabilities:
 """
 
 
+#: a web server and a database on a host, the host and the database each a scaling group of their own
+TYPED = """tosca_definitions_version: cloudify_dsl_1_4
+imports: [cloudify/types/types.yaml]
+node_templates:
+  vm: {type: cloudify.nodes.Compute}
+  web: {type: cloudify.nodes.WebServer, relationships: [{type: cloudify.relationships.contained_in, target: vm}]}
+  db: {type: cloudify.nodes.DBMS, relationships: [{type: cloudify.relationships.contained_in, target: vm}]}
+groups:
+  pair: {members: [vm]}
+  store: {members: [db]}
+policies:
+  pairs: {type: cloudify.policies.scaling, properties: {default_instances: 2}, targets: [pair]}
+  stores: {type: cloudify.policies.scaling, targets: [store]}
+"""
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("cfy-searches")
-    started = cloudify_server(tmp, [("admin", "default_tenant", "manager"), ("bob", "tenant-b", "manager")],
+    started = cloudify_server(tmp, [("admin", "default_tenant", "manager"), ("bob", "tenant-b", "manager"),
+                                    ("cat", "tenant-c", "manager")],
                               extra=("--allow-local-resources",))
     yield started
     started.stop()
@@ -324,3 +341,78 @@ def test_deployments_and_blueprints_searched_by_constraints(server, world):
              "not_found_error")
     bob = rest_client(server, "bob", "tenant-b")
     assert [d.id for d in bob.deployments.list(constraints={"labels": [{"env": "prod"}]})] == ["b-prod"]
+
+
+def test_node_types_and_scaling_groups_searched_by_constraints(server, tmp_path):
+    """``client.nodes.types.list`` and ``client.deployments.scaling_groups.list`` (a ``node_type`` or a
+    ``scaling_group`` input's choices), of a blueprint's plan or of deployments; in tenant C alone."""
+    cat = rest_client(server, "cat", "tenant-c")
+    _upload(cat, tmp_path, "typed", TYPED)
+    cat.deployments.create("typed", "typed-1")
+
+    def types(**asked) -> list[tuple[str, str]]:
+        return sorted((n["id"], n["type"]) for n in cat.nodes.types.list(**asked))
+
+    for where in ({"deployment_id": "typed-1"}, {"constraints": {"blueprint_id": "typed"}}):
+        constraints = where.pop("constraints", {})
+        # a valid value admits the types derived from it, a name pattern tests the type itself
+        assert types(constraints={**constraints, "valid_values": ["cloudify.nodes.SoftwareComponent"]}, **where) == [
+            ("db", "cloudify.nodes.DBMS"), ("web", "cloudify.nodes.WebServer")]
+        assert types(constraints={**constraints, "name_pattern": {"ends_with": "Compute"}}, **where) == [
+            ("vm", "cloudify.nodes.Compute")]
+        assert types(node_type="cloudify.nodes.DBMS", constraints=constraints, **where) == [
+            ("db", "cloudify.nodes.DBMS")]
+        assert types(node_type="cloudify.nodes.DB", constraints=constraints, **where) == []  # an exact match
+    assert [n["deployment_id"] for n in cat.nodes.types.list(deployment_id="typed-1")] == ["typed-1"] * 3
+
+    def groups(**asked) -> list[tuple[str, list]]:
+        return sorted((g.name, g.members) for g in cat.deployments.scaling_groups.list(**asked))
+
+    assert groups(deployment_id="typed") == [("pair", ["vm"]), ("store", ["db"])]  # a substring of the id
+    assert groups(blueprint_id="typed", constraints={"name_pattern": {"starts_with": "st"}}) == [("store", ["db"])]
+    assert groups(deployment_id="typed-1", constraints={"valid_values": ["pair", "other"]}) == [("pair", ["vm"])]
+    assert groups(deployment_id="typed-1", _search="pai") == []
+    pair = cat.deployments.scaling_groups.list(deployment_id="typed-1", _search="pair")[0]
+    assert pair.properties["planned_instances"] == 2
+    # another tenant's deployment or blueprint is not searched; a search names one, the constraints are Cloudify's
+    bob = rest_client(server, "bob", "tenant-b")
+    assert bob.deployments.scaling_groups.list(deployment_id="typed").items == []
+    http = _http(server, "cat", "tenant-c")
+    for kind in ("node-types", "scaling-groups"):
+        assert "Please provide a valid 'blueprint_id' or 'deployment_id'" in _refused(http.post(
+            f"/searches/{kind}", json={"constraints": {}}), 400, "bad_parameters_error")
+        _refused(http.post(f"/searches/{kind}", params={"deployment_id": "typed-1"},
+                           json={"constraints": {"name_pattern": {"like": "x"}}}), 400, "invalid_filter_rule")
+        _refused(http.post(f"/searches/{kind}", params={"deployment_id": "typed-1"},
+                           json={"constraints": {"valid_values": "pair"}}), 400, "invalid_filter_rule")
+    assert _http(server, "bob", "tenant-b").post("/searches/node-types", params={"blueprint_id": "typed"},
+                                                 json={}).status_code == 404
+
+
+def test_lists_sorted_and_searched_by_substring_of_id_or_display_name(server, tmp_path):
+    """``cfy deployments|blueprints list --sort-by --descending --search``, and any list's ``_search``."""
+    cat = rest_client(server, "cat", "tenant-c")
+    for blueprint_id in ("web-a", "web-b", "db-a"):
+        _upload(cat, tmp_path, blueprint_id, PLAIN)
+    cat.deployments.create("web-a", "front-1", display_name="Shop front")
+    cat.deployments.create("web-b", "front-2", display_name="Blog")
+    cat.deployments.create("db-a", "back-1", display_name="Shop orders")
+    cat.secrets.create("shop-key", "x")
+    cat.secrets.create("blog-key", "y")
+    cfy = cfy_on(server, tmp_path)
+    cfy("profiles", "set", "-u", "cat", "-t", "tenant-c")
+
+    def listed(*args: str) -> list[str]:
+        return [row["id"] for row in json.loads(cfy(*args, "--json"))]
+
+    assert listed("blueprints", "list", "--search", "web", "--sort-by", "id", "--descending") == ["web-b", "web-a"]
+    assert listed("blueprints", "list", "--search", "WEB") == []  # case kept, as the manager's LIKE
+    assert listed("deployments", "list", "--search", "front", "--sort-by", "id", "--descending") == [
+        "front-2", "front-1"]
+    assert listed("deployments", "list", "--search-name", "Shop", "--sort-by", "id") == ["back-1", "front-1"]
+    # both: either one, as the manager's
+    assert sorted(d.id for d in cat.deployments.list(_search="front-2", _search_name="orders")) == [
+        "back-1", "front-2"]
+    assert [s.key for s in cat.secrets.list(_search="shop")] == ["shop-key"]
+    page = cat.blueprints.list(_search="-a", sort="id", _size=1)
+    assert ([b.id for b in page], page.metadata.pagination.total) == (["db-a"], 2)

@@ -118,7 +118,7 @@ def plugin_list(request: Request, who: Caller = Depends(caller)) -> Response:
     for project in projects_listed(request, who, PLUGIN_PACKAGES):
         for plugin in plugin_catalog(request, who, project=project).list():
             listed.setdefault(plugin.id, _view(request, plugin, project))
-    return reply(views.page(request, listed.values()))
+    return reply(views.page(request, listed.values(), searched="package_name"))
 
 
 @routes.get("/plugins/{wanted}")

@@ -3,7 +3,8 @@
 ``POST /searches/<resource>``: what a list of the resource would answer that meets filter rules (labels and
 attributes) or DSL constraints (``stoker.blueprint.filter_rules``): deployments and blueprints (``cfy ... list
 --labels-rule ... --attrs-rule ...``), the workflows of the deployments met (``/workflows`` too), a
-deployment's or a blueprint's nodes, node instances, secrets, a deployment's capabilities.
+deployment's or a blueprint's nodes (by id, or by type: ``/searches/node-types``), node instances, secrets,
+a deployment's capabilities and scaling groups.
 ``/filters/deployments`` and ``/filters/blueprints`` (``cfy deployments|blueprints filters
 create|list|get|update|delete``): saved rules that lists, searches and deployment groups name by id.
 ``/labels/deployments`` and ``/labels/blueprints``: the tenant's label keys, and the values of a key.
@@ -22,7 +23,7 @@ from stoker.api.cloudify.routes import blueprints, deployments, nodes, secrets
 from stoker.api.cloudify.routes.groups import checked_rules
 from stoker.api.cloudify.routing import bad, global_for_operator, map_body, router, run
 from stoker.api.error_bodies import ApiError
-from stoker.blueprint.filter_rules import checked, from_constraints, meeting
+from stoker.blueprint.filter_rules import checked, from_constraints, listed, meeting
 from stoker.errors import NotFound
 
 routes = router("searches")
@@ -153,7 +154,7 @@ async def search_secrets(request: Request, who: Caller = Depends(caller)) -> Res
     rules, constraints = await _search_body(request)
     chosen = _rules(rules, constraints, "secrets", "key")
     return await run(request, who, lambda engine: views.page(request, meeting(
-        chosen, secrets.listed(request, who, engine))))
+        chosen, secrets.listed(request, who, engine)), searched="key"))
 
 
 @routes.post("/searches/capabilities")
@@ -180,6 +181,56 @@ async def search_capabilities(request: Request, who: Caller = Depends(caller)) -
             if met:
                 found.append({"deployment_id": deployment["id"], "capabilities": met})
         return views.page(request, found, filters=False)
+
+    return await run(request, who, work)
+
+
+def _exactly(request: Request, field: str, rows: list[dict]) -> list[dict]:
+    """The rows whose ``field`` is the ``_search`` asked for (a node-type or scaling-group search: the
+    manager's exact match, as an input of that type names one)."""
+    wanted = request.query_params.get("_search")
+    return [row for row in rows if not wanted or row[field] == wanted]
+
+
+@routes.post("/searches/node-types")
+async def search_node_types(request: Request, who: Caller = Depends(caller)) -> Response:
+    """``client.nodes.types.list``: a deployment's nodes, or a blueprint's, by type (a ``node_type`` input's
+    constraints): ``valid_values`` admits a type and the types derived from it, ``name_pattern`` tests the
+    type itself."""
+    rules, constraints = await _search_body(request)
+    blueprint_id, deployment_id = _target(request, constraints, required=True)
+    valid = checked_rules(lambda: listed(constraints, "valid_values"))
+    constraints.pop("valid_values", None)
+    chosen = _rules(rules, constraints, "nodes", "type")
+
+    def work(engine):
+        found = engine.blueprints.plan(blueprint_id)["nodes"] if blueprint_id else \
+            nodes.listed_nodes(request, who, engine, deployment_id)
+        derived = [n for n in meeting(chosen, found) if not valid or set(valid) & set(n.get("type_hierarchy") or [])]
+        return views.page(request, _exactly(request, "type", derived), filters=False)
+
+    return await run(request, who, work)
+
+
+@routes.post("/searches/scaling-groups")
+async def search_scaling_groups(request: Request, who: Caller = Depends(caller)) -> Response:
+    """``client.deployments.scaling_groups.list``: a blueprint's scaling groups, or those of the deployments
+    whose id holds the one asked for (the manager's substring match), by name (a ``scaling_group`` input's
+    constraints)."""
+    rules, constraints = await _search_body(request)
+    blueprint_id, deployment_id = _target(request, constraints, required=True)
+    chosen = _rules(rules, constraints, "scaling_groups", "name")
+
+    def work(engine):
+        if blueprint_id:
+            held = engine.blueprints.plan(blueprint_id).get("scaling_groups") or {}
+        else:
+            held = {name: group for d in deployments.listed(request, who, engine)
+                    if d["tenant_name"] == who.project and deployment_id in d["id"]
+                    for name, group in (d.get("scaling_groups") or {}).items()}
+        groups = [{"name": name, "members": group.get("members"), "properties": group.get("properties")}
+                  for name, group in held.items()]
+        return views.page(request, _exactly(request, "name", meeting(chosen, groups)), filters=False)
 
     return await run(request, who, work)
 

@@ -105,7 +105,7 @@ def listed(request: Request, who: Caller, engine: Any) -> list[dict]:
 
 @routes.get("/secrets")
 async def list_(request: Request, who: Caller = Depends(caller)) -> Response:
-    return await run(request, who, lambda engine: views.page(request, listed(request, who, engine)))
+    return await run(request, who, lambda engine: views.page(request, listed(request, who, engine), searched="key"))
 
 
 @routes.get("/secrets/share/export")

@@ -21,7 +21,7 @@ SITE = "send {\"location\": \"LATITUDE,LONGITUDE\", \"visibility\": ..., \"new_n
 @routes.get("/sites")
 async def list_(request: Request, who: Caller = Depends(caller)) -> Response:
     return await run(request, who, lambda engine: views.page(request, [
-        views.site(row, who.project) for row in engine.blueprints.sites.list()]))
+        views.site(row, who.project) for row in engine.blueprints.sites.list()], searched="name"))
 
 
 @routes.get("/sites/{name}")

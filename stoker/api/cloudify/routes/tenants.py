@@ -104,7 +104,7 @@ def _visible_tenants(request: Request, who: Caller) -> list[str]:
 
 @routes.get("/tenants")
 def tenant_list(request: Request, who: Caller = Depends(caller)) -> Response:
-    return reply(views.page(request, _tenants(request, _visible_tenants(request, who))))
+    return reply(views.page(request, _tenants(request, _visible_tenants(request, who)), searched="name"))
 
 
 @routes.put("/tenants/users")
@@ -173,7 +173,7 @@ def _account(request: Request, name: str) -> dict:
 def user_list(request: Request, who: Caller = Depends(caller)) -> Response:
     everyone = request.app.state.cloudify.operator(who)
     accounts = _store(request).accounts(None if everyone else who.user)
-    return reply(views.page(request, [_user(a) for a in accounts]))
+    return reply(views.page(request, [_user(a) for a in accounts], searched="username"))
 
 
 @routes.put("/users", status_code=201)
