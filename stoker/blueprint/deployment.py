@@ -29,7 +29,7 @@ def prepare(plan: dict, inputs: dict | None = None, runtime_only: bool = False,
     walk_plan(plan, evaluator, deep=False)
     missing = sorted(name for name in secrets_named(plan) if not secret_exists(name))
     if missing:
-        raise BlueprintError(f"required secrets do not exist: {', '.join(missing)}", code="missing-secret")
+        raise BlueprintError(f"Required secrets: [{', '.join(missing)}] don't exist in this tenant", code="missing-secret")
     for node in plan["nodes"]:
         node_rules.check_counts(f"node_templates.{node['name']}.capabilities.scalable.properties",
                                 node["capabilities"]["scalable"]["properties"])

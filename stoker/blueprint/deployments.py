@@ -14,7 +14,7 @@ from stoker.blueprint import environments
 from stoker.blueprint.environments import PARENT_LABEL
 from stoker.blueprint.instances import node_hosts
 from stoker.blueprint.secrets import MASK, masked_values, masker, secret_values
-from stoker.blueprint.state import StoredState, instance_view, tenant_of
+from stoker.blueprint.state import StoredState, instance_view, readable_secret, tenant_of
 from stoker.errors import NotFound
 from stoker.store.blueprint_records import DEPLOYMENTS
 from stoker.resources import processes
@@ -86,8 +86,8 @@ class Deployments:
         blueprint = self.records.get_blueprint(self.project_id, blueprint_id)
         visibility.checked(shown_to)
         plan = blueprint["plan"]
-        secret_exists = lambda name: self.records.get_secret(self.project_id, name) is not None  # noqa: E731
-        dep = prepare(plan, inputs, runtime_only_evaluation, secret_exists)
+        dep = prepare(plan, inputs, runtime_only_evaluation,
+                      lambda name: readable_secret(self.records, self.project_id, name, created_by) is not None)
         hidden = hides_inputs(plan)
         if runtime_only_evaluation:  # labels are needed now: evaluate them anyway
             scan(dep["labels"], PlanEvaluator(dep), "labels", dep["labels"], "labels")

@@ -6,6 +6,7 @@ from typing import Any
 
 from stoker import secretbox
 from stoker.blueprint.blueprint_errors import BlueprintError
+from stoker.store.plugin_packages import Owner, viewer_of
 
 DEFAULT_TENANT = "default_tenant"
 #: how many deployments a chain of get_capability may cross (a loop of capabilities ends here)
@@ -22,6 +23,18 @@ def instance_view(row: dict) -> dict:
             "host_id": row["host_id"], "scaling_groups": row["scaling_groups"],
             "relationships": row["relationships"], "runtime_properties": row["runtime_properties"],
             "version": row["version"]}
+
+
+def readable_secret(records: Any, project_id: str, name: Any, creator: str) -> dict | None:
+    """The secret ``get_secret`` reads in a deployment made by ``creator``: None when missing or private to
+    others.  As on Cloudify, whose ``get_secret`` reads with its user's permissions, a private secret is its
+    creator's, the tenant's managers' and the operator's (``viewer_of``, the rule plugin look-ups follow too)."""
+    row = records.get_secret(project_id, name) if isinstance(name, str) else None
+    if row is None or row["visibility"] != "private":
+        return row
+    seen = viewer_of(records.engine, project_id, tenant_of(project_id), creator).sees(
+        Owner(row["project_id"], row["visibility"], row["created_by"]))
+    return row if seen else None
 
 
 class StoredState:
@@ -62,9 +75,7 @@ class StoredState:
         return self._by_id.get(instance_id)
 
     def secret(self, name: Any) -> str | None:
-        if not isinstance(name, str):
-            return None
-        row = self.records.get_secret(self.project_id, name)
+        row = readable_secret(self.records, self.project_id, name, self.deployment["created_by"])
         return secretbox.decrypt(row["value"]) if row else None
 
     def capabilities_of(self, deployment_id: Any) -> dict | None:

@@ -20,7 +20,7 @@ from stoker.blueprint.namespaces import SEPARATOR, prefix_operation
 from stoker.blueprint.plan_diff import by_name, match_relationships, modified_entity_ids, nodes_to_reinstall, plan_steps
 from stoker.blueprint.relayout import relayout
 from stoker.blueprint.secrets import MASK
-from stoker.blueprint.state import tenant_of
+from stoker.blueprint.state import readable_secret, tenant_of
 from stoker.errors import NotFound
 from stoker.started import Started, in_thread
 from stoker.store.deployment_updates import DeploymentUpdateRecords
@@ -143,7 +143,8 @@ def plan_update(records: Any, project_id: str, deployment_row: dict, blueprint: 
     old_nodes = {row["id"]: secretbox.unseal(row["definition"]) for row in records.nodes(deployment_row["pk"])}
     new_plan = blueprint["plan"]
     kept_inputs = {k: v for k, v in old_inputs.items() if k in new_plan["inputs"]}
-    secret_exists = lambda name: records.get_secret(project_id, name) is not None  # noqa: E731
+    creator = deployment_row["created_by"]
+    secret_exists = lambda name: readable_secret(records, project_id, name, creator) is not None  # noqa: E731
     dep = prepare(new_plan, {**kept_inputs, **inputs}, runtime_only, secret_exists)
     hidden = hides_inputs(new_plan)
     steps = plan_steps({**old_plan, "nodes": list(old_nodes.values())}, dep)

@@ -6,6 +6,7 @@ imports back on the server, into another tenant, and into a local Stoker, all en
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from click.testing import CliRunner
@@ -23,7 +24,7 @@ PASSPHRASE = "correct horse battery"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    started = cloudify_server(tmp_path_factory.mktemp("visibility"), USERS)
+    started = cloudify_server(tmp_path_factory.mktemp("visibility"), USERS, extra=("--allow-local-resources",))
     yield started
     started.stop()
 
@@ -436,3 +437,45 @@ def test_cfy_deployments_set_owner_is_the_operators_to_a_known_user(server, tmp_
     refused = _refused(ann.deployments.set_attributes, "anns-dep", creator="amy")
     assert (refused.status_code, refused.error_code) == (403, "forbidden_error")
     assert ann.deployments.get("anns-dep")["created_by"] == "ann"
+
+
+PRIVATE_READER = """tosca_definitions_version: cloudify_dsl_1_4
+imports: [cloudify/types/types.yaml]
+node_templates:
+  box:
+    type: cloudify.nodes.Root
+    interfaces:
+      cloudify.interfaces.lifecycle:
+        create: {implementation: scripts/say.sh, inputs: {word: {get_secret: anns_private}}}
+outputs:
+  word: {value: {get_secret: anns_private}}
+"""
+
+
+def test_get_secret_of_a_private_secret_reads_with_the_deployment_creators_permissions(server, tmp_path):
+    ann, amy = rest_client(server, "ann", "team-a"), rest_client(server, "amy", "team-a")
+    ann.secrets.create("anns_private", "p-value", visibility="private")
+    path = _blueprint(tmp_path, "priv-reader", PRIVATE_READER)
+    (tmp_path / "priv-reader" / "scripts").mkdir()
+    (tmp_path / "priv-reader" / "scripts" / "say.sh").write_text('ctx logger info "said $word"\n')
+    ann.blueprints.upload(path, "priv-reader")
+    # amy may not see it: her deployment is refused as Cloudify refuses one reading a secret it cannot get
+    refused = _refused(amy.deployments.create, "priv-reader", "amys-reader")
+    assert "Required secrets: [anns_private] don't exist in this tenant" in str(refused)
+    assert "amys-reader" not in [d.id for d in ann.deployments.list()]
+    # the secret's creator (a manager too) reads it
+    ann.deployments.create("priv-reader", "anns-reader")
+    assert ann.deployments.outputs.get("anns-reader").outputs == {"word": "p-value"}
+    # given to amy, the deployment reads it with her permissions: not at all, as a secret that is not there
+    rest_client(server, "admin", "team-a").deployments.set_attributes("anns-reader", creator="amy")
+    assert ann.deployments.outputs.get("anns-reader").outputs == {}
+    execution = amy.executions.start("anns-reader", "install")
+    for _ in range(300):
+        ended = amy.executions.get(execution.id)
+        if ended.status in ("terminated", "failed"):
+            break
+        time.sleep(0.2)
+    assert ended.status == "failed" and "secret 'anns_private' does not exist" in ended.error
+    # a secret the tenant sees is read by every deployment of the tenant
+    ann.secrets.update("anns_private", visibility="tenant")
+    assert amy.deployments.outputs.get("anns-reader").outputs == {"word": "p-value"}
