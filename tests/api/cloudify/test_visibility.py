@@ -439,17 +439,13 @@ def test_cfy_deployments_set_owner_is_the_operators_to_a_known_user(server, tmp_
     assert ann.deployments.get("anns-dep")["created_by"] == "ann"
 
 
-PRIVATE_READER = """tosca_definitions_version: cloudify_dsl_1_4
-imports: [cloudify/types/types.yaml]
-node_templates:
-  box:
+#: its create reads a private secret, and so does its output
+PRIVATE_READER = PLAIN.replace("node_templates: {}\n", """node_templates:
+  reader:
     type: cloudify.nodes.Root
-    interfaces:
-      cloudify.interfaces.lifecycle:
-        create: {implementation: scripts/say.sh, inputs: {word: {get_secret: anns_private}}}
-outputs:
-  word: {value: {get_secret: anns_private}}
-"""
+    interfaces: {cloudify.interfaces.lifecycle: {create: {implementation: scripts/say.sh,
+                                                          inputs: {word: {get_secret: anns_private}}}}}
+""") + "outputs:\n  word: {value: {get_secret: anns_private}}\n"
 
 
 def test_get_secret_of_a_private_secret_reads_with_the_deployment_creators_permissions(server, tmp_path):
