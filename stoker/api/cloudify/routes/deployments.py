@@ -1,5 +1,5 @@
 """``/deployments`` (create with inputs and labels, list with label filters and saved filters, get, delete,
-outputs, capabilities, workflows, labels)."""
+outputs, capabilities, workflows, labels, owner)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """``/snapshots`` and ``/snapshot-status`` (``cfy snapshots create|list|get|download|upload|restore|delete|status``):
-whole-server backups (``stoker/store/manager_snapshots.py``), for the server's operator only (Cloudify's
-sys_admin): a snapshot holds every tenant.
+whole-server backups (``stoker/store/manager_snapshots.py``), and their status update (``PATCH``), for the
+server's operator only (Cloudify's sys_admin): a snapshot holds every tenant.
 
 A create or a restore is done in the request (bounded by the data) and answered, as Cloudify answers, with
 its system workflow's execution, ended already; ``GET /executions/{id}`` answers it too (``execution_view``),
