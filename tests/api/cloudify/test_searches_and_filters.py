@@ -377,6 +377,9 @@ def test_node_types_and_scaling_groups_searched_by_constraints(server, tmp_path)
     # another tenant's deployment or blueprint is not searched; a search names one, the constraints are Cloudify's
     bob = rest_client(server, "bob", "tenant-b")
     assert bob.deployments.scaling_groups.list(deployment_id="typed").items == []
+    assert rest_client(server).deployments.scaling_groups.list(deployment_id="typed").items == []
+    assert sorted(g.name for g in rest_client(server).deployments.scaling_groups.list(
+        deployment_id="typed-1", _all_tenants=True)) == ["pair", "store"]  # the operator, of every tenant
     http = _http(server, "cat", "tenant-c")
     for kind in ("node-types", "scaling-groups"):
         assert "Please provide a valid 'blueprint_id' or 'deployment_id'" in _refused(http.post(
