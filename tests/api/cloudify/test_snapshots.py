@@ -243,3 +243,17 @@ def test_the_operator_alone_updates_a_snapshots_status(made):
         assert refused.value.status_code == code, refused.value
     assert client.snapshots.get("s4").status == "created"
     client.snapshots.delete("s4")
+    # one whose making failed (no archive) is never marked as one to download or restore
+    from stoker.store.db import open_store
+    from stoker.store.manager_snapshots import FAILED, ManagerSnapshots
+
+    store = open_store(server.db_url)
+    try:
+        ManagerSnapshots(store).add("s5", "admin", FAILED)
+    finally:
+        store.close()
+    with pytest.raises(CloudifyClientError) as empty:
+        client.snapshots.update_status("s5", "created")
+    assert (empty.value.status_code, empty.value.error_code) == (400, "snapshot_action_error")
+    assert client.snapshots.get("s5").status == "failed"
+    client.snapshots.delete("s5")
