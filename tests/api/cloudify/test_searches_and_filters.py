@@ -417,5 +417,11 @@ def test_lists_sorted_and_searched_by_substring_of_id_or_display_name(server, tm
     assert sorted(d.id for d in cat.deployments.list(_search="front-2", _search_name="orders")) == [
         "back-1", "front-2"]
     assert [s.key for s in cat.secrets.list(_search="shop")] == ["shop-key"]
+    cat.sites.create("shop-site")
+    cat.sites.create("blog-site")
+    assert [s.name for s in cat.sites.list(_search="shop")] == ["shop-site"]  # each list by its name field
+    operator = rest_client(server)
+    assert sorted(t.name for t in operator.tenants.list(_search="tenant-")) == ["tenant-b", "tenant-c"]
+    assert [u.username for u in operator.users.list(_search="ca")] == ["cat"]
     page = cat.blueprints.list(_search="-a", sort="id", _size=1)
     assert ([b.id for b in page], page.metadata.pagination.total) == (["db-a"], 2)
