@@ -86,11 +86,13 @@ def test_a_dry_run_is_an_execution_like_any_other_while_another_runs(engine, tmp
                 create: {implementation: scripts/wait.sh, inputs: {gate: %s}}
         """ % gate, {"scripts/wait.sh": 'while [ ! -e "$gate" ]; do sleep 0.05; done\n'})
     running = engine.executions.begin("start", "install", "dep")
-    with pytest.raises(Conflict, match="is running execution"):
-        engine.executions.start("install", "dep", dry_run=True)
-    queued = engine.executions.start("uninstall", "dep", queue=True, dry_run=True)
-    assert (queued["status"], queued["is_dry_run"]) == ("queued", True)
-    gate.touch()
+    try:
+        with pytest.raises(Conflict, match="is running execution"):
+            engine.executions.start("install", "dep", dry_run=True)
+        queued = engine.executions.start("uninstall", "dep", queue=True, dry_run=True)
+        assert (queued["status"], queued["is_dry_run"]) == ("queued", True)
+    finally:
+        gate.touch()  # the waiting script ends whatever happened above
     assert running.wait()["status"] == "terminated"
     ran = engine.executions.get(queued["id"])
     assert (ran["status"], ran["is_dry_run"]) == ("terminated", True)
