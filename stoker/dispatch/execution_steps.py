@@ -104,7 +104,10 @@ def end(executions: Executions, store: Any, traversal_id: str, row: dict) -> Non
     if status not in ENDED_EVENT:  # not recorded yet
         status = "cancelled" if row["cancel_request"] else "failed" if stopping else "terminated"
         error = stopping if status == "failed" else ""
-        if status == "failed":  # a scale's rollback (``rollback_if_failed``) runs here, before the failure shows
+        if status == "terminated":  # its end's changes made before its status says so (idempotent: finished once)
+            error = executions.succeeded(deployment_row, (row.get("resume_data") or {}).get("memo") or {})
+            status = "failed" if error else status
+        elif status == "failed":  # a scale's rollback (``rollback_if_failed``) runs here, before the failure shows
             memo = (row.get("resume_data") or {}).get("memo") or {}
             executions.run_beside(row, deployment_row, executions.model_of(deployment_row),
                                   lambda runner: executions.roll_back_failed(row, runner, memo))
@@ -113,8 +116,6 @@ def end(executions: Executions, store: Any, traversal_id: str, row: dict) -> Non
                    lambda runner: ended_event(runner, row, status, error))
         records.update_execution(row["pk"], status=status, error=error, ended_at=utcnow(), owner=None,
                                  cancel_request=None)
-    if status == "terminated":
-        executions.succeeded(row, deployment_row, (row.get("resume_data") or {}).get("memo") or {})
     traversal.mark_ended(store, traversal_id)
     executions.start_queued(deployment_row)
     execution_groups.wake(executions, row)

@@ -426,18 +426,19 @@ class Executions:
     def run_here(self, row: dict, deployment_row: dict, model: Deployment, graph, done: frozenset, memo: dict,
                  resumed: bool = False) -> dict:
         """Walk the graph in this process, to the execution's end."""
-        asyncio.run(self._execute(row, graph, self.runner(row, deployment_row, model, done), resumed, memo))
-        if self.get(row["id"])["status"] == "terminated":
-            self.succeeded(row, deployment_row, memo)
+        asyncio.run(self._execute(row, deployment_row, graph, self.runner(row, deployment_row, model, done), resumed,
+                                  memo))
         return self.get(row["id"])
 
-    def succeeded(self, row: dict, deployment_row: dict, memo: dict) -> None:
-        """Execution ``row`` ended well: what it decided for its end is made (``modify``); a scale whose
-        modification was rolled back meanwhile fails, as Cloudify's does when its ``finish()`` is refused."""
+    def succeeded(self, deployment_row: dict, memo: dict) -> str:
+        """The execution's walk ended well: what it decided for its end is made (``modify``), before its status
+        says so (who sees it terminated sees its rows); the error when a scale's modification was rolled back
+        meanwhile (the execution fails, as Cloudify's does when its ``finish()`` is refused), else ""."""
         try:
             self.modify(deployment_row, memo, "after")
         except ModificationRefused as exc:
-            self.records.update_execution(row["pk"], status="failed", error=str(exc))
+            return str(exc)
+        return ""
 
     def runner(self, row: dict, deployment_row: dict, model: Deployment, done: frozenset) -> Runner:
         """The runner of the execution's steps over ``model``, with a writer of its own (closed by the caller)."""
@@ -458,7 +459,8 @@ class Executions:
         runner.kwargs_override_refused = kwargs_override_refused(declared, params)
         return runner
 
-    async def _execute(self, row: dict, graph, runner: Runner, resumed: bool, memo: dict) -> None:
+    async def _execute(self, row: dict, deployment_row: dict, graph, runner: Runner, resumed: bool,
+                       memo: dict) -> None:
         writer = runner.writer
         writer.event(runner.row("cloudify_event", started_message(row, resumed), event_type="workflow_started"))
         status, error = "terminated", ""
@@ -475,8 +477,12 @@ class Executions:
                 error += runner.mask(f" (and its rollback failed: {type(exc).__name__}: {exc})")
         except Exception as exc:  # the store or a bug: the execution must not stay "started"
             status, error = "failed", runner.mask(f"{type(exc).__name__}: {exc}")
-        writer.event(ended_event(runner, row, status, error))
         try:
+            if status == "terminated":
+                await writer.flush()  # the instances' last states, then the end's changes of the rows
+                error = self.succeeded(deployment_row, memo)
+                status = "failed" if error else status
+            writer.event(ended_event(runner, row, status, error))
             await writer.flush()
         except Exception as exc:  # the last states and events are lost; the execution still ends, failed
             status, error = "failed", runner.mask(f"could not store the execution's last changes: {exc}")
