@@ -44,10 +44,13 @@ class Snapshots:
         self.rows = SnapshotStore(engine.store.engine, engine.project_id)
 
     def create(self, name_or_id: str, name: str | None = None) -> dict:
-        """Take a snapshot, to its end (here, or waiting for the workers)."""
+        """Take a snapshot, to its end (here, or waiting for the workers): the snapshot stored and the stack's
+        action ended (a worker stores the data before it gives the stack back: an update asked at once would
+        find the stack still taken)."""
         row = self.start(name_or_id, name)
         self.take(row["stack_id"], row["id"])
-        while (taken := self.show(row["stack_id"], row["id"]))["status"] == "IN_PROGRESS":
+        while (taken := self.show(row["stack_id"], row["id"]))["status"] == "IN_PROGRESS" \
+                or self.engine.get_record(row["stack_id"]).status == "IN_PROGRESS":
             time.sleep(WAIT_INTERVAL)
         return taken
 
