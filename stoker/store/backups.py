@@ -5,8 +5,9 @@ Cloudify's manager snapshots over the API: made, kept and restored here, their r
 The zip holds ``metadata.json`` (format, Stoker's version, the schema revision, when, each table's columns
 and row count) and ``tables/NAME.jsonl``: one JSON object per row, in primary-key order, binary columns in
 base64 and times in ISO 8601.  Every table of the store's metadata is in it, except those that are the
-server's own rather than its content (``LEFT_OUT``: the API's users and tokens, live processes and
-traversals, the snapshots themselves).  Secrets and hidden values stay sealed with the server's key
+server's own rather than its content (``LEFT_OUT``: the API's users, their groups' members and tokens, live
+processes and traversals, the snapshots themselves); tenants and user groups join the restoring server's
+(``MERGED``).  Secrets and hidden values stay sealed with the server's key
 (``stoker.secretbox``): a server with another key cannot open them, so its restore is refused up front.
 
 A restore reads the zip's members within bounds (count, names, unpacked size: ``max_backup_size``) and

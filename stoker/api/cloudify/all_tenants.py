@@ -1,9 +1,9 @@
 """``_all_tenants=true`` on a list (``cfy ... list --all-tenants``): which tenants' resources it reads.
 
 As on Cloudify: a user's list covers every tenant the user is a member of, itself or through a group (each as
-the user sees it there), the operator's (Stoker's sys_admin, ``Identities.operator``: a manager of ``default_tenant``, or
-anyone under ``noauth``) every tenant holding such resources (it acts in each as its manager:
-``Identities._member``).  Without the flag, or by a project's token, the request's tenant only; a tenant a
+the user sees it there), the operator's (Stoker's sys_admin, ``Identities.operator``: a manager of
+``default_tenant``, or anyone under ``noauth``) every tenant holding such resources (it acts in each as its
+manager: ``Identities._member``).  Without the flag, or by a project's token, the request's tenant only; a tenant a
 user who is not the operator is no member of is never read for it.
 """
 

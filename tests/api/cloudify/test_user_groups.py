@@ -213,3 +213,36 @@ def test_backups_carry_groups_and_their_tenant_roles_not_their_members(server, t
     assert groups["keepers"] == {"name": "keepers", "role": "default", "ldap_dn": None, "users": [], "tenants": {}}
     assert groups["movers"] == {"name": "movers", "role": "sys_admin", "ldap_dn": "CN=movers", "users": [],
                                 "tenants": {"kept": "viewer"}}
+
+
+def test_stoker_user_group_keeps_groups_on_the_database(tmp_path):
+    from stoker.cli import main
+
+    db_url = f"sqlite:///{tmp_path / 'local.db'}"
+    password = tmp_path / "pw"
+    password.write_text(PASSWORD + "\n")
+
+    def stoker(*args: str, ok: bool = True) -> str:
+        done = CliRunner().invoke(main, ["--db-url", db_url, *args], catch_exceptions=False)
+        assert (done.exit_code == 0) == ok, done.output
+        return done.output
+
+    stoker("user", "create", "pat", "--password-file", str(password), "--tenant", "crew", "--role", "viewer")
+    stoker("user-group", "create", "riggers", "-l", "CN=riggers")
+    stoker("user-group", "add-user", "pat", "-g", "RIGGERS")
+    stoker("user-group", "add-tenant", "riggers", "-t", "crew", "-r", "manager")
+    [group] = json.loads(stoker("user-group", "list", "-f", "json"))
+    assert group == {"name": "riggers", "role": "default", "ldap_dn": "CN=riggers", "users": ["pat"],
+                     "tenants": {"crew": "manager"}}
+    from stoker.api.cloudify.users import UserStore
+    from stoker.store.db import open_store
+
+    users = UserStore(open_store(db_url).engine)
+    assert (users.role("pat", "crew"), users.own_role("pat", "crew")) == ("manager", "viewer")
+    assert "already associated" in stoker("user-group", "add-user", "pat", "-g", "riggers", ok=False)
+    assert "was not found" in stoker("user-group", "add-tenant", "riggers", "-t", "nowhere", "-r", "user", ok=False)
+    stoker("user-group", "remove-tenant", "riggers", "-t", "crew")
+    assert users.role("pat", "crew") == "viewer"
+    stoker("user-group", "remove-user", "pat", "-g", "riggers")
+    stoker("user-group", "delete", "riggers")
+    assert json.loads(stoker("user-group", "list", "-f", "json")) == []

@@ -1,4 +1,5 @@
-"""Cloudify's REST API v3.1 routes, one module per family; ``routers`` in registration order."""
+"""Cloudify's REST API v3.1 routes, one module per family; ``routers`` in registration order (``user_groups``
+before ``tenants``: its ``/tenants/user-groups`` comes before ``/tenants/{name}``)."""
 
 from __future__ import annotations
 
