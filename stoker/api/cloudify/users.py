@@ -160,6 +160,11 @@ class UserStore:
         with self.engine.connect() as conn:
             return [dict(r._mapping) for r in conn.execute(query)]
 
+    def exists(self, name: str) -> bool:
+        """Whether ``name`` is a user (in any tenant, through a group or in none)."""
+        with self.engine.connect() as conn:
+            return conn.execute(select(ACCOUNTS.c.name).where(ACCOUNTS.c.name == name)).first() is not None
+
     def password_hash(self, name: str) -> str | None:
         """The stored hash of an active user's password (none for an unknown or deactivated one)."""
         with self.engine.connect() as conn:

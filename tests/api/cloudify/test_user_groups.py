@@ -32,6 +32,7 @@ def test_a_user_reaches_a_tenants_deployments_only_through_a_group_until_removed
     cfy("user-groups", "add-user", "gus", "-g", "devs")
     assert [d.id for d in gus.deployments.list()] == ["web"]
     gus.deployments.create("app", "guss")  # the group's role, user, deploys
+    assert owner.blueprints.update("app", {"creator": "gus"})["created_by"] == "gus"  # a user Stoker knows
     assert [t.name for t in gus.tenants.list()] == ["shop"]
     me = gus.users.get_self(_get_data=True)
     assert (me.groups, me.user_tenants, me.group_tenants) == (["devs"], {}, {"shop": {"user": ["devs"]}})
