@@ -136,7 +136,7 @@ def test_only_the_operator_manages_groups(server, tmp_path):
                lambda: lou.user_groups.add_user("lou", "crew"), lambda: lou.user_groups.remove_user("lou", "crew"),
                lambda: lou.tenants.add_user_group("crew", "team3", "manager"),
                lambda: lou.tenants.update_user_group("crew", "team3", "viewer"),
-               lambda: lou.tenants.remove_user_group("crew", "team3")]
+               lambda: lou.tenants.remove_user_group("crew", "team3"), lambda: lou.tenants.list(_get_data=True)]
     assert [refused_status(call) for call in refused] == [403] * len(refused)
     assert rest_client(server).user_groups.get("crew", _get_data=True).users == []
 

@@ -103,6 +103,10 @@ def _visible_tenants(request: Request, who: Caller) -> list[str]:
 
 @routes.get("/tenants")
 def tenant_list(request: Request, who: Caller = Depends(caller)) -> Response:
+    """Each tenant the caller reaches; with its members (``_get_data``) for the operator only, as Cloudify's
+    ``tenant_list_get_data``."""
+    if get_data(request) and not request.app.state.cloudify.operator(who):
+        raise forbidden(f"User `{who.user}` is not permitted to perform the action tenant_list_get_data")
     return reply(views.page(request, _tenants(request, _visible_tenants(request, who)), searched="name"))
 
 
