@@ -114,6 +114,7 @@ COMMANDS = {
     "worker": ("worker_cmds", "worker"),
     "token": ("api_cmds", "token"),
     "user": ("api_cmds", "user"),
+    "user-group": ("user_group_cmds", "user_group"),
     "backup": ("backup_cmds", "backup"),
 }
 #: groups cfy users know by their plural too (``stoker blueprints list``): the same group under a second name

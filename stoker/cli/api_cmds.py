@@ -14,7 +14,7 @@ from stoker.cli.group import pass_settings
 from stoker.limits import MAX_TOKEN_DAYS
 
 
-def _db_url(settings, given: str | None) -> str:
+def db_url_of(settings, given: str | None) -> str:
     """--db-url, else the root command's (or the environment's, run on its own), else the default."""
     from stoker.store.db import default_url
 
@@ -64,7 +64,7 @@ def api(settings, host, port, workers, auth_mode, db_url, max_body_size, header_
     if mode == "noauth" and not is_loopback(host):
         click.echo(f"WARNING: serving {host} without authentication (--auth noauth): anyone who "
                    "can reach it acts on every project", err=True)
-    url = _db_url(settings, db_url)
+    url = db_url_of(settings, db_url)
     open_store(url).close()  # migrate once, before the workers start
     plugin_dirs = tuple(getattr(settings, "plugin_dirs", ()) or ())
     broker = broker or getattr(settings, "broker", None)
@@ -137,7 +137,7 @@ def _tokens(settings, db_url: str | None):
     from stoker.api.auth import TokenStore
     from stoker.store.db import open_store
 
-    store = open_store(_db_url(settings, db_url))
+    store = open_store(db_url_of(settings, db_url))
     return TokenStore(store.engine)
 
 

@@ -1,4 +1,4 @@
-"""The REST API's own tables: issued tokens, tenants, users, software configs and deployments, key pairs.
+"""The REST API's own tables: issued tokens, tenants, users, user groups, software configs and deployments, key pairs.
 
 They live in the same database as the engine's state and are declared on
 the models' metadata, so a new database gets them with everything else
@@ -59,6 +59,36 @@ ACCOUNTS = Table(
     #: a deactivated user keeps its rows but cannot log in
     Column("active", Boolean, nullable=False, default=True),
     Column("created_at", DateTime, nullable=False, default=utcnow),
+)
+
+#: Cloudify's user groups: a system role (``sys_admin`` makes its members operators, ``default`` nothing more)
+#: and the LDAP group it stands for, kept and shown only (Stoker reads no directory)
+GROUPS = Table(
+    "api_group", metadata,
+    Column("name", String(255), primary_key=True),
+    Column("role", String(32), nullable=False),
+    Column("ldap_dn", String(1024)),
+    Column("created_at", DateTime, nullable=False, default=utcnow),
+)
+
+#: a group's role in a tenant, which each of its members holds there
+GROUP_TENANTS = Table(
+    "api_group_tenant", metadata,
+    Column("group_name", String(255), nullable=False),
+    Column("tenant", String(255), nullable=False),
+    Column("role", String(32), nullable=False),
+    Column("created_at", DateTime, nullable=False, default=utcnow),
+    PrimaryKeyConstraint("group_name", "tenant", name="pk_api_group_tenant"),
+)
+
+#: a group's members (users, ``api_account``)
+GROUP_USERS = Table(
+    "api_group_user", metadata,
+    Column("group_name", String(255), nullable=False),
+    Column("user_name", String(255), nullable=False),
+    Column("created_at", DateTime, nullable=False, default=utcnow),
+    PrimaryKeyConstraint("group_name", "user_name", name="pk_api_group_user"),
+    Index("ix_api_group_user_user_name", "user_name"),
 )
 
 SOFTWARE_CONFIGS = Table(

@@ -5,8 +5,9 @@ Cloudify's manager snapshots over the API: made, kept and restored here, their r
 The zip holds ``metadata.json`` (format, Stoker's version, the schema revision, when, each table's columns
 and row count) and ``tables/NAME.jsonl``: one JSON object per row, in primary-key order, binary columns in
 base64 and times in ISO 8601.  Every table of the store's metadata is in it, except those that are the
-server's own rather than its content (``LEFT_OUT``: the API's users and tokens, live processes and
-traversals, the snapshots themselves).  Secrets and hidden values stay sealed with the server's key
+server's own rather than its content (``LEFT_OUT``: the API's users, their groups' members and tokens, live
+processes and traversals, the snapshots themselves); tenants and user groups join the restoring server's
+(``MERGED``).  Secrets and hidden values stay sealed with the server's key
 (``stoker.secretbox``): a server with another key cannot open them, so its restore is refused up front.
 
 A restore reads the zip's members within bounds (count, names, unpacked size: ``max_backup_size``) and
@@ -42,12 +43,15 @@ from stoker.store.models import ACTIVE_EXECUTION, metadata, utcnow
 
 #: the format this module writes (and the only one it reads)
 FORMAT = 1
-#: tables about the server itself, not what it holds: its users and tokens (the identity stays the server's),
-#: its live processes and their traversals, its snapshots (each holds a backup)
-LEFT_OUT = frozenset({"api_token", "api_user", "api_account", "engine_process",
+#: tables about the server itself, not what it holds: its users, their groups' members and tokens (the identity
+#: stays the server's), its live processes and their traversals, its snapshots (each holds a backup)
+LEFT_OUT = frozenset({"api_token", "api_user", "api_account", "api_group_user", "engine_process",
                       "dispatch_traversal", "dispatch_node", "manager_snapshot"})
-#: tables whose rows join those the server holds (its own stay): the tenants, which its users already name
-MERGED = frozenset({"api_tenant"})
+#: tables whose rows join those the server holds (its own stay), each with the column naming what a row belongs to
+#: and the table keyed by it: the tenants, which its users already name, and the user groups with their tenant
+#: roles (a group the server holds keeps its own; a restored one comes without members, as users stay out)
+MERGED = {"api_tenant": ("name", "api_tenant"), "api_group": ("name", "api_group"),
+          "api_group_tenant": ("group_name", "api_group")}
 #: rows a backup may leave out on request (Cloudify's ``include_events`` / ``include_logs``)
 EVENT_TYPES = {"events": "cloudify_event", "logs": "cloudify_log"}
 #: members beyond metadata.json and one per table would be no backup of ours
@@ -252,10 +256,11 @@ def restore(engine: Engine, backup: Backup, force: bool = False) -> dict[str, in
             if conn.dialect.name == "postgresql":
                 conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('stoker-restore'))"))
             _make_room(conn, force)
+            held = _held(conn)
             for table in tables():
                 rows = map(_released, itertools.repeat(table.name), backup.rows(table))
                 if table.name in MERGED:
-                    rows = _missing(conn, table, rows)
+                    rows = (row for row in rows if row[MERGED[table.name][0]] not in held[table.name])
                 restored[table.name] = _insert(conn, table, rows)
             if conn.dialect.name == "postgresql":
                 _reset_sequences(conn)
@@ -291,11 +296,10 @@ def _make_room(conn: Connection, force: bool) -> None:
             conn.execute(delete(table))
 
 
-def _missing(conn: Connection, table: Table, rows: Iterator[dict]) -> Iterator[dict]:
-    """The rows whose primary key the server does not hold yet."""
-    key = next(iter(table.primary_key.columns))
-    held = set(conn.execute(select(key)).scalars())
-    return (row for row in rows if row[key.name] not in held)
+def _held(conn: Connection) -> dict[str, set]:
+    """For each merged table, what the server holds before the restore (the rows naming it stay out)."""
+    keys = {name: next(iter(metadata.tables[owner].primary_key.columns)) for name, (_, owner) in MERGED.items()}
+    return {name: set(conn.execute(select(key)).scalars()) for name, key in keys.items()}
 
 
 def _insert(conn: Connection, table: Table, rows: Iterator[dict]) -> int:

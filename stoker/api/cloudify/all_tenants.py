@@ -1,9 +1,9 @@
 """``_all_tenants=true`` on a list (``cfy ... list --all-tenants``): which tenants' resources it reads.
 
-As on Cloudify: a user's list covers every tenant the user is a member of (each as the user sees it
-there), the operator's (Stoker's sys_admin, ``Identities.operator``: a manager of ``default_tenant``, or
-anyone under ``noauth``) every tenant holding such resources (it acts in each as its manager:
-``Identities._member``).  Without the flag, or by a project's token, the request's tenant only; a tenant a
+As on Cloudify: a user's list covers every tenant the user is a member of, itself or through a group (each as
+the user sees it there), the operator's (Stoker's sys_admin, ``Identities.operator``: a manager of
+``default_tenant``, or anyone under ``noauth``) every tenant holding such resources (it acts in each as its
+manager: ``Identities._member``).  Without the flag, or by a project's token, the request's tenant only; a tenant a
 user who is not the operator is no member of is never read for it.
 """
 
@@ -27,7 +27,7 @@ def projects_listed(request: Request, who: Caller, table: Table) -> list[str]:
     if not asked(request) or who.project_token:
         return [who.project]
     cloudify = request.app.state.cloudify
-    projects = {project_of(row["tenant"]) for row in cloudify.users.rows(who.user)}
+    projects = {project_of(tenant) for tenant in cloudify.users.tenant_roles(who.user)}
     if cloudify.operator(who):
         with request.app.state.stoker.engine.store.engine.connect() as conn:
             projects.update(conn.execute(select(table.c.project_id).distinct()).scalars())

@@ -125,7 +125,8 @@ class Identities:
         return Caller(user, tenant, role)
 
     def _role(self, user: str, tenant: str) -> str | None:
-        """Read on every request (one indexed row), never remembered: a removal or a role change holds at once."""
+        """The highest of ``user``'s own and its groups' roles in ``tenant``, read on every request (a few indexed
+        rows), never remembered: a removal (from the tenant or a group) or a role change holds at once."""
         return self.users.role(user, tenant)
 
     def _remembered(self, key: tuple, check: Callable[[], Any]) -> Any:

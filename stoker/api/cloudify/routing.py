@@ -181,6 +181,6 @@ def new_owner(request: Request, who: Caller, creator: Any) -> str:
         raise ApiError(403, f"User `{who.user}` is not permitted to perform the action set_owner in the tenant "
                             f"`{who.tenant}` (only the operator, a manager of tenant default_tenant, does)",
                        "forbidden_error")
-    if not isinstance(creator, str) or not cloudify.users.rows(creator):
+    if not isinstance(creator, str) or not cloudify.users.exists(creator):
         raise bad(f"User {str(creator)[:100]} does not exist.")
     return creator

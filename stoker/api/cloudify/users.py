@@ -12,19 +12,22 @@ from __future__ import annotations
 
 import re
 import string
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.engine import Engine as SAEngine
 
+from stoker.api.cloudify.directory import ROLES, Directory, operators, read_directory, tenant_roles
 from stoker.api.cloudify.passwords import hash_password
 from stoker.blueprint.state import DEFAULT_TENANT
-from stoker.store.api_tables import ACCOUNTS, TENANTS, USERS, utcnow
+from stoker.store.api_tables import ACCOUNTS, GROUP_TENANTS, GROUP_USERS, TENANTS, USERS, utcnow
 from stoker.store.blueprint_records import BLUEPRINTS, DEPLOYMENTS, SECRETS
 from stoker.store.plugin_packages import PLUGIN_PACKAGES
 
-ROLES = ("viewer", "user", "manager")
+#: Cloudify's system roles: ``sys_admin`` is the operator (the manager of ``default_tenant``), ``default`` not
+SYSTEM_ROLES = ("sys_admin", "default")
 #: what Cloudify allows in a name (what URL quoting leaves as it is)
 NAME = re.compile(r"[A-Za-z0-9_.-]+")
 #: what a tenant holding any of these (by project) cannot be deleted with, in Cloudify's words
@@ -52,8 +55,8 @@ def may(role: str, needed: str) -> bool:
     return ROLES.index(role) >= ROLES.index(needed)
 
 
-def _named(argument: str, name: str) -> None:
-    """Cloudify's rule for a tenant's or user's name (a tenant's also names folders, ``@TENANT/``)."""
+def named(argument: str, name: str) -> None:
+    """Cloudify's rule for a tenant's, user's or group's name (a tenant's also names folders, ``@TENANT/``)."""
     prefix = f"The `{argument}` argument"
     if not isinstance(name, str) or not name:
         raise UserError(400, f"{prefix} is empty", "bad_parameters_error")
@@ -66,6 +69,41 @@ def _named(argument: str, name: str) -> None:
         raise UserError(400, f"{prefix} must begin with a letter", "bad_parameters_error")
 
 
+def check_role(role: str) -> None:
+    if role not in ROLES:
+        raise UserError(400, f"a role is one of {', '.join(ROLES)}, not {role!r}", "bad_parameters_error")
+
+
+def check_system_role(role: str) -> None:
+    if role not in SYSTEM_ROLES:
+        raise UserError(400, f"Invalid role: `{role}`. Valid system roles are: {', '.join(SYSTEM_ROLES)}",
+                        "bad_parameters_error")
+
+
+def require_account(conn: Connection, name: str) -> None:
+    if conn.execute(select(ACCOUNTS.c.name).where(ACCOUNTS.c.name == name)).first() is None:
+        raise not_found("User", name)
+
+
+def require_tenant(conn: Connection, tenant: str) -> None:
+    if conn.execute(select(TENANTS.c.name).where(TENANTS.c.name == tenant)).first() is None:
+        raise not_found("Tenant", tenant)
+
+
+def last_operator(subject: str) -> UserError:
+    return UserError(400, f"{subject} the last operator (sys_admin, the manager of {DEFAULT_TENANT}): the server "
+                          f"would have none", "bad_parameters_error")
+
+
+@contextmanager
+def keeping_an_operator(conn: Connection, subject: str) -> Iterator[None]:
+    """Refuses (after it, in its transaction) a change that leaves no active operator where there was one."""
+    before = operators(conn)
+    yield
+    if before and not operators(conn):
+        raise last_operator(subject)
+
+
 class UserStore:
     def __init__(self, engine: SAEngine):
         self.engine = engine
@@ -74,8 +112,8 @@ class UserStore:
     # -- accounts ---------------------------------------------------------------------------------------
     def create(self, name: str, password: str, tenant: str, role: str = "user") -> None:
         """``stoker user create``: the account (its password replaced if it exists), in ``tenant`` with ``role``."""
-        _named("tenant_name", tenant)
-        self._check_role(role)
+        named("tenant_name", tenant)
+        check_role(role)
         with self._writer.begin() as conn:
             self._put_account(conn, name, password, replace=True)
             self._put_tenant(conn, tenant)
@@ -88,7 +126,7 @@ class UserStore:
             self._put_account(conn, name, password, replace=False)
 
     def _put_account(self, conn: Connection, name: str, password: str, replace: bool) -> None:
-        _named("username", name)
+        named("username", name)
         try:
             hashed = hash_password(password)
         except ValueError as e:
@@ -122,6 +160,11 @@ class UserStore:
         with self.engine.connect() as conn:
             return [dict(r._mapping) for r in conn.execute(query)]
 
+    def exists(self, name: str) -> bool:
+        """Whether ``name`` is a user (in any tenant, through a group or in none)."""
+        with self.engine.connect() as conn:
+            return conn.execute(select(ACCOUNTS.c.name).where(ACCOUNTS.c.name == name)).first() is not None
+
     def password_hash(self, name: str) -> str | None:
         """The stored hash of an active user's password (none for an unknown or deactivated one)."""
         with self.engine.connect() as conn:
@@ -132,8 +175,23 @@ class UserStore:
         return self.password_hash(name) is not None
 
     def role(self, name: str, tenant: str) -> str | None:
+        """``name``'s role in ``tenant``: the highest of its own and its groups' there."""
         with self.engine.connect() as conn:
-            return conn.execute(select(USERS.c.role).where(USERS.c.name == name, USERS.c.tenant == tenant)).scalar()
+            return tenant_roles(conn, name, tenant).get(tenant)
+
+    def own_role(self, name: str, tenant: str) -> str | None:
+        """``name``'s own role in ``tenant`` (none through a group)."""
+        with self.engine.connect() as conn:
+            return self._membership(conn, name, tenant)
+
+    def tenant_roles(self, name: str) -> dict[str, str]:
+        """Every tenant ``name`` belongs to, directly or through a group, with its role there."""
+        with self.engine.connect() as conn:
+            return tenant_roles(conn, name)
+
+    def directory(self) -> Directory:
+        with self.engine.connect() as conn:
+            return read_directory(conn)
 
     def set_password(self, name: str, password: str) -> None:
         try:
@@ -146,43 +204,40 @@ class UserStore:
 
     def set_active(self, name: str, active: bool) -> None:
         with self._writer.begin() as conn:
-            self._account(conn, name)
-            if not active:
-                self._keep_an_operator(conn, name)
-            conn.execute(update(ACCOUNTS).where(ACCOUNTS.c.name == name).values(active=active))
+            require_account(conn, name)
+            with keeping_an_operator(conn, f"User `{name}` is"):
+                conn.execute(update(ACCOUNTS).where(ACCOUNTS.c.name == name).values(active=active))
 
     def delete(self, name: str) -> int:
-        """Removes the account and its memberships (refused for the last active operator)."""
-        with self._writer.begin() as conn:
-            self._keep_an_operator(conn, name)
+        """Removes the account, its memberships and its groups' (refused for the last active operator)."""
+        with self._writer.begin() as conn, keeping_an_operator(conn, f"User `{name}` is"):
             conn.execute(delete(USERS).where(USERS.c.name == name))
+            conn.execute(delete(GROUP_USERS).where(GROUP_USERS.c.user_name == name))
             return conn.execute(delete(ACCOUNTS).where(ACCOUNTS.c.name == name)).rowcount
 
     # -- memberships ------------------------------------------------------------------------------------
     def add_member(self, name: str, tenant: str, role: str) -> None:
-        self._check_role(role)
+        check_role(role)
         with self._writer.begin() as conn:
-            self._account(conn, name)
-            self._tenant(conn, tenant)
+            require_account(conn, name)
+            require_tenant(conn, tenant)
             if self._membership(conn, name, tenant) is not None:
                 raise UserError(409, f"User `{name}` is already associated with tenant `{tenant}`",
                                 "conflict_error")
             conn.execute(insert(USERS).values(name=name, tenant=tenant, role=role, created_at=utcnow()))
 
     def update_member(self, name: str, tenant: str, role: str) -> None:
-        self._check_role(role)
+        check_role(role)
         with self._writer.begin() as conn:
             self._member(conn, name, tenant)
-            if tenant == DEFAULT_TENANT and role != "manager":
-                self._keep_an_operator(conn, name)
-            conn.execute(update(USERS).where(USERS.c.name == name, USERS.c.tenant == tenant).values(role=role))
+            with keeping_an_operator(conn, f"User `{name}` is"):
+                conn.execute(update(USERS).where(USERS.c.name == name, USERS.c.tenant == tenant).values(role=role))
 
     def remove_member(self, name: str, tenant: str) -> None:
         with self._writer.begin() as conn:
             self._member(conn, name, tenant)
-            if tenant == DEFAULT_TENANT:
-                self._keep_an_operator(conn, name)
-            conn.execute(delete(USERS).where(USERS.c.name == name, USERS.c.tenant == tenant))
+            with keeping_an_operator(conn, f"User `{name}` is"):
+                conn.execute(delete(USERS).where(USERS.c.name == name, USERS.c.tenant == tenant))
 
     # -- tenants ----------------------------------------------------------------------------------------
     def tenants(self) -> list[str]:
@@ -194,7 +249,7 @@ class UserStore:
             return conn.execute(select(TENANTS.c.name).where(TENANTS.c.name == tenant)).first() is not None
 
     def create_tenant(self, tenant: str) -> None:
-        _named("tenant_name", tenant)
+        named("tenant_name", tenant)
         with self._writer.begin() as conn:
             if not self._put_tenant(conn, tenant):
                 raise UserError(409, f"<Tenant name=`{tenant}`> already exists", "conflict_error")
@@ -205,21 +260,17 @@ class UserStore:
         if tenant == DEFAULT_TENANT:
             raise UserError(400, f"Cannot delete the default tenant `{DEFAULT_TENANT}`", "bad_parameters_error")
         with self._writer.begin() as conn:
-            self._tenant(conn, tenant)
+            require_tenant(conn, tenant)
             held = [what for what, table in HOLDINGS.items() if conn.execute(
                 select(table.c.project_id).where(table.c.project_id == project_of(tenant)).limit(1)).first()]
             if held:
                 raise UserError(400, f"Cannot delete tenant `{tenant}`: it still holds {', '.join(held)}; "
                                      f"delete them first", "bad_parameters_error")
             conn.execute(delete(USERS).where(USERS.c.tenant == tenant))
+            conn.execute(delete(GROUP_TENANTS).where(GROUP_TENANTS.c.tenant == tenant))
             conn.execute(delete(TENANTS).where(TENANTS.c.name == tenant))
 
     # -- checks -----------------------------------------------------------------------------------------
-    @staticmethod
-    def _check_role(role: str) -> None:
-        if role not in ROLES:
-            raise UserError(400, f"a role is one of {', '.join(ROLES)}, not {role!r}", "bad_parameters_error")
-
     @staticmethod
     def _put_tenant(conn: Connection, tenant: str) -> bool:
         """Adds ``tenant`` unless it exists; whether it did."""
@@ -229,32 +280,11 @@ class UserStore:
         return True
 
     @staticmethod
-    def _account(conn: Connection, name: str) -> None:
-        if conn.execute(select(ACCOUNTS.c.name).where(ACCOUNTS.c.name == name)).first() is None:
-            raise not_found("User", name)
-
-    @staticmethod
-    def _tenant(conn: Connection, tenant: str) -> None:
-        if conn.execute(select(TENANTS.c.name).where(TENANTS.c.name == tenant)).first() is None:
-            raise not_found("Tenant", tenant)
-
-    @staticmethod
     def _membership(conn: Connection, name: str, tenant: str) -> str | None:
         return conn.execute(select(USERS.c.role).where(USERS.c.name == name, USERS.c.tenant == tenant)).scalar()
 
     def _member(self, conn: Connection, name: str, tenant: str) -> None:
-        self._account(conn, name)
-        self._tenant(conn, tenant)
+        require_account(conn, name)
+        require_tenant(conn, tenant)
         if self._membership(conn, name, tenant) is None:
             raise UserError(404, f"User `{name}` is not associated with tenant `{tenant}`", "not_found_error")
-
-    @staticmethod
-    def _keep_an_operator(conn: Connection, name: str) -> None:
-        """Refuses a change that would leave no active operator (manager of ``default_tenant``) but ``name``."""
-        others = conn.execute(select(func.count()).select_from(USERS.join(ACCOUNTS, ACCOUNTS.c.name == USERS.c.name))
-                              .where(USERS.c.tenant == DEFAULT_TENANT, USERS.c.role == "manager",
-                                     ACCOUNTS.c.active.is_(True), USERS.c.name != name)).scalar()
-        if not others and conn.execute(select(USERS.c.name).where(
-                USERS.c.name == name, USERS.c.tenant == DEFAULT_TENANT, USERS.c.role == "manager")).first():
-            raise UserError(400, f"User `{name}` is the last operator (sys_admin, the manager of "
-                                 f"{DEFAULT_TENANT}): the server would have none", "bad_parameters_error")

@@ -48,6 +48,23 @@ def admin_server(tmp_path_factory, name: str):
     started.stop()
 
 
+def noop_blueprint(tmp: Path, name: str = "bp") -> Path:
+    """``NOOP`` written to ``tmp/name/blueprint.yaml``."""
+    path = tmp / name / "blueprint.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(NOOP)
+    return path
+
+
+def refused_status(call) -> int:
+    """The HTTP status of the client error ``call()`` raises."""
+    from cloudify_rest_client.exceptions import CloudifyClientError
+
+    with pytest.raises(CloudifyClientError) as raised:
+        call()
+    return raised.value.status_code
+
+
 def rest_client(server, user: str = "admin", tenant: str = "default_tenant"):
     """cloudify-rest-client on ``server`` as ``user`` (its password is ``PASSWORD``) in ``tenant``."""
     from cloudify_rest_client import CloudifyClient

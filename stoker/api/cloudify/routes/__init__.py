@@ -1,4 +1,5 @@
-"""Cloudify's REST API v3.1 routes, one module per family; ``routers`` in registration order."""
+"""Cloudify's REST API v3.1 routes, one module per family; ``routers`` in registration order (``user_groups``
+before ``tenants``: its ``/tenants/user-groups`` comes before ``/tenants/{name}``)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,9 @@ from __future__ import annotations
 def routers() -> list:
     from stoker.api.cloudify.routes import (blueprints, deployment_updates, deployments, executions, groups, manager,
                                             modifications, nodes, plugins, plugins_updates, schedules, searches,
-                                            secrets, sites, snapshots, standard_types, summary, tenants)
+                                            secrets, sites, snapshots, standard_types, summary, tenants, user_groups)
 
     return [manager.unversioned, manager.routes, blueprints.routes, deployments.routes, deployment_updates.routes,
             modifications.routes, executions.routes, nodes.routes, groups.routes, plugins.routes, plugins_updates.routes,
             schedules.routes, searches.routes, secrets.routes, sites.routes, snapshots.routes,
-            standard_types.routes, summary.routes, tenants.routes, manager.unknown]
+            standard_types.routes, summary.routes, user_groups.routes, tenants.routes, manager.unknown]

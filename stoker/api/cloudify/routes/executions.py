@@ -104,7 +104,7 @@ async def delete(request: Request, who: Caller = Depends(requiring("user"))) -> 
 
     def work(engine):
         cloudify = request.app.state.cloudify
-        roles = {project_of(row["tenant"]): row["role"] for row in cloudify.users.rows(who.user)}
+        roles = {project_of(tenant): role for tenant, role in cloudify.users.tenant_roles(who.user).items()}
         projects = [p for p in projects_listed(request, who, Execution.__table__)
                     if p == who.project or cloudify.operator(who) or may(roles.get(p, "viewer"), "user")]
         count = engine.executions.delete_ended(

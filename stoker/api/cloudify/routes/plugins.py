@@ -226,7 +226,7 @@ async def plugin_set_owner(wanted: str, request: Request, who: Caller = Depends(
     def work(engine):
         catalog = plugin_catalog(request, who)
         found = _found(catalog, wanted)
-        if not cloudify.users.rows(creator):
+        if not cloudify.users.exists(creator):
             raise bad(f"User {creator} does not exist.")
         catalog.set_owner(found, creator)
         return reply(_view(request, _found(catalog, wanted), who.project))

@@ -165,7 +165,7 @@ async def import_(request: Request, who: Caller = Depends(requiring("user"))) ->
     def owner_refused(creator: str) -> str | None:
         if not cloudify.operator(who):
             return f"User `{who.user}` is not permitted to perform the action set_owner"
-        return None if cloudify.users.rows(creator) else f"User {creator} does not exist."
+        return None if cloudify.users.exists(creator) else f"User {creator} does not exist."
 
     importer = Importer(project, global_refused(request, who, "secret"), owner_refused, who.user)
     return await run(request, who, lambda engine: engine.blueprints.secrets.import_(

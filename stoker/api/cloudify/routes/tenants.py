@@ -17,9 +17,11 @@ from fastapi.responses import Response
 
 from stoker.api.body import json_body
 from stoker.api.cloudify import views
+from stoker.api.cloudify.account_views import tenant_view, user_view
+from stoker.api.cloudify.directory import Directory
 from stoker.api.cloudify.identity import Caller, caller, forbidden
 from stoker.api.cloudify.routing import bad, router
-from stoker.api.cloudify.users import UserError, UserStore, not_found
+from stoker.api.cloudify.users import UserError, UserStore, check_system_role, not_found
 from stoker.api.error_bodies import ApiError
 from stoker.api.request_context import reply
 from stoker.blueprint.state import DEFAULT_TENANT
@@ -28,10 +30,9 @@ routes = router("tenants")
 
 #: Cloudify's tenant roles, as Stoker's
 TENANT_ROLES = {"viewer": "viewer", "user": "user", "operations": "user", "manager": "manager"}
-SYSTEM_ROLES = ("sys_admin", "default")
 
 
-def _store(request: Request) -> UserStore:
+def user_store(request: Request) -> UserStore:
     return request.app.state.cloudify.users
 
 
@@ -47,21 +48,22 @@ def operator(request: Request) -> Caller:
     return _operator(request, caller(request))
 
 
-def _changing(change, *args: Any) -> None:
+def changing(change, *args: Any) -> Any:
+    """``change(*args)``'s answer; a refusal in Cloudify's shape."""
     try:
-        change(*args)
+        return change(*args)
     except UserError as e:
         raise ApiError(e.status, str(e), e.code) from None
 
 
-async def _body(request: Request) -> dict:
+async def json_object(request: Request) -> dict:
     body = await json_body(request)
     if not isinstance(body, dict):
         raise bad("the body is a JSON object")
     return body
 
 
-def _fields(body: dict, *names: str) -> list[str]:
+def fields(body: dict, *names: str) -> list[str]:
     """``body``'s string fields ``names``, each required."""
     values = [body.get(n) for n in names]
     for name, value in zip(names, values):
@@ -70,7 +72,11 @@ def _fields(body: dict, *names: str) -> list[str]:
     return values
 
 
-def _tenant_role(role: str) -> str:
+def get_data(request: Request) -> bool:
+    return request.query_params.get("_get_data", "").lower() == "true"
+
+
+def tenant_role(role: str) -> str:
     if role not in TENANT_ROLES:
         raise bad(f"Invalid role: `{role}`. Valid tenant roles are: {', '.join(TENANT_ROLES)}")
     return TENANT_ROLES[role]
@@ -78,53 +84,50 @@ def _tenant_role(role: str) -> str:
 
 # -- tenants ----------------------------------------------------------------------------------------
 def _tenants(request: Request, names: list[str]) -> list[dict]:
-    """Cloudify's view of tenants ``names``: ``users`` counts them, or maps each to its role with ``_get_data``."""
-    members: dict[str, dict[str, str]] = {name: {} for name in names}
-    for row in _store(request).rows():
-        if row["tenant"] in members:
-            members[row["tenant"]][row["name"]] = row["role"]
-    get_data = request.query_params.get("_get_data", "").lower() == "true"
-    return [{"name": name, "id": name, "user_roles": {"direct": users, "groups": {}},
-             "users": {u: {"tenant-role": r, "roles": [r]} for u, r in users.items()} if get_data else len(users),
-             "groups": {} if get_data else 0, "user_groups": {}, "rabbitmq_vhost": name, "rabbitmq_username": None,
-             "rabbitmq_password": None} for name, users in members.items()]
+    """Cloudify's view of tenants ``names`` (one read of the memberships)."""
+    directory = user_store(request).directory()
+    return [tenant_view(name, directory, get_data(request)) for name in names]
 
 
-def _tenant(request: Request, name: str) -> dict:
+def one_tenant(request: Request, name: str) -> dict:
     return _tenants(request, [name])[0]
 
 
 def _visible_tenants(request: Request, who: Caller) -> list[str]:
     if request.app.state.cloudify.operator(who):
-        return _store(request).tenants()
+        return user_store(request).tenants()
     if who.project_token:
         return [who.tenant]
-    return [row["tenant"] for row in _store(request).rows(who.user)]
+    return list(user_store(request).tenant_roles(who.user))
 
 
 @routes.get("/tenants")
 def tenant_list(request: Request, who: Caller = Depends(caller)) -> Response:
+    """Each tenant the caller reaches; with its members (``_get_data``) for the operator only, as Cloudify's
+    ``tenant_list_get_data``."""
+    if get_data(request) and not request.app.state.cloudify.operator(who):
+        raise forbidden(f"User `{who.user}` is not permitted to perform the action tenant_list_get_data")
     return reply(views.page(request, _tenants(request, _visible_tenants(request, who)), searched="name"))
 
 
 @routes.put("/tenants/users")
 async def tenant_add_user(request: Request, who: Caller = Depends(operator)) -> Response:
-    name, tenant, role = _fields(await _body(request), "username", "tenant_name", "role")
-    _changing(_store(request).add_member, name, tenant, _tenant_role(role))
-    return reply(_tenant(request, tenant))
+    name, tenant, role = fields(await json_object(request), "username", "tenant_name", "role")
+    changing(user_store(request).add_member, name, tenant, tenant_role(role))
+    return reply(one_tenant(request, tenant))
 
 
 @routes.patch("/tenants/users")
 async def tenant_update_user(request: Request, who: Caller = Depends(operator)) -> Response:
-    name, tenant, role = _fields(await _body(request), "username", "tenant_name", "role")
-    _changing(_store(request).update_member, name, tenant, _tenant_role(role))
-    return reply(_tenant(request, tenant))
+    name, tenant, role = fields(await json_object(request), "username", "tenant_name", "role")
+    changing(user_store(request).update_member, name, tenant, tenant_role(role))
+    return reply(one_tenant(request, tenant))
 
 
 @routes.delete("/tenants/users")
 async def tenant_remove_user(request: Request, who: Caller = Depends(operator)) -> Response:
-    name, tenant = _fields(await _body(request), "username", "tenant_name")
-    _changing(_store(request).remove_member, name, tenant)
+    name, tenant = fields(await json_object(request), "username", "tenant_name")
+    changing(user_store(request).remove_member, name, tenant)
     return Response(status_code=204)
 
 
@@ -132,7 +135,7 @@ async def tenant_remove_user(request: Request, who: Caller = Depends(operator)) 
 def tenant_get(name: str, request: Request, who: Caller = Depends(caller)) -> Response:
     if name not in _visible_tenants(request, who):
         raise ApiError(404, str(not_found("Tenant", name)), "not_found_error")
-    return reply(_tenant(request, name))
+    return reply(one_tenant(request, name))
 
 
 @routes.post("/tenants/{name}", status_code=201)
@@ -140,62 +143,53 @@ def tenant_create(name: str, request: Request, who: Caller = Depends(operator)) 
     if name in ("users", "user-groups"):
         raise bad(f"{name!r} is not allowed as a tenant name because it wouldn't be possible to remove it later "
                   f"due to a conflict with the remove {name} from tenant endpoint")
-    _changing(_store(request).create_tenant, name)
-    return reply(_tenant(request, name), status=201)
+    changing(user_store(request).create_tenant, name)
+    return reply(one_tenant(request, name), status=201)
 
 
 @routes.delete("/tenants/{name}")
 def tenant_delete(name: str, request: Request, who: Caller = Depends(operator)) -> Response:
-    _changing(_store(request).delete_tenant, name)
+    changing(user_store(request).delete_tenant, name)
     return Response(status_code=204)
 
 
 # -- users ------------------------------------------------------------------------------------------
-def _user(account: dict) -> dict:
-    tenants = account["tenants"]
-    return {"username": account["name"], "id": account["name"],
-            "role": "sys_admin" if tenants.get(DEFAULT_TENANT) == "manager" else "default",
-            "tenant_roles": {"direct": tenants, "groups": {}},
-            "tenants": {t: {"tenant-role": r, "roles": [r]} for t, r in tenants.items()},
-            "active": account["active"], "is_locked": False, "show_getting_started": False,
-            "created_at": account["created_at"], "first_login_at": None, "last_login_at": None,
-            "group_system_roles": {}, "groups": []}
-
-
 def _account(request: Request, name: str) -> dict:
-    found = _store(request).accounts(name)
+    store = user_store(request)
+    found = store.accounts(name)
     if not found:
         raise ApiError(404, str(not_found("User", name)), "not_found_error")
-    return _user(found[0])
+    return user_view(found[0], store.directory(), get_data(request))
 
 
 @routes.get("/users")
 def user_list(request: Request, who: Caller = Depends(caller)) -> Response:
     everyone = request.app.state.cloudify.operator(who)
-    accounts = _store(request).accounts(None if everyone else who.user)
-    return reply(views.page(request, [_user(a) for a in accounts], searched="username"))
+    store = user_store(request)
+    accounts, directory = store.accounts(None if everyone else who.user), store.directory()
+    return reply(views.page(request, [user_view(a, directory, get_data(request)) for a in accounts],
+                            searched="username"))
 
 
 @routes.put("/users", status_code=201)
 async def user_create(request: Request, who: Caller = Depends(operator)) -> Response:
-    body = await _body(request)
-    name, password = _fields(body, "username", "password")
+    body = await json_object(request)
+    name, password = fields(body, "username", "password")
     role = body.get("role") or "default"
-    if role not in SYSTEM_ROLES:
-        raise bad(f"Invalid role: `{role}`. Valid system roles are: {', '.join(SYSTEM_ROLES)}")
-    store = _store(request)
-    _changing(store.create_account, name, password)
+    changing(check_system_role, role)
+    store = user_store(request)
+    changing(store.create_account, name, password)
     if role == "sys_admin":
-        _changing(store.add_member, name, DEFAULT_TENANT, "manager")
+        changing(store.add_member, name, DEFAULT_TENANT, "manager")
     return reply(_account(request, name), status=201)
 
 
 @routes.get("/user")
 def current_user(request: Request, who: Caller = Depends(caller)) -> Response:
     """The caller (``cfy users get`` of oneself); a project's token, as its tenant's manager, has no account."""
-    if who.project_token or not _store(request).accounts(who.user):
-        return reply(_user({"name": who.user, "tenants": {who.tenant: who.role}, "active": True,
-                                     "created_at": None}))
+    if who.project_token or not user_store(request).accounts(who.user):
+        return reply(user_view({"name": who.user, "active": True, "created_at": None},
+                               Directory(direct={who.user: {who.tenant: who.role}}), get_data(request)))
     return reply(_account(request, who.user))
 
 
@@ -209,21 +203,20 @@ def user_get(name: str, request: Request, who: Caller = Depends(caller)) -> Resp
 @routes.post("/users/{name}")
 async def user_update(name: str, request: Request, who: Caller = Depends(caller)) -> Response:
     """A new password (the user's own, or anyone's by the operator) or a new system role (the operator's)."""
-    body = await _body(request)
+    body = await json_object(request)
     password, role = body.get("password"), body.get("role")
     if password and role:
         raise bad("Both `password` and `role` provided")
-    store = _store(request)
+    store = user_store(request)
     if password:
         if name != who.user or who.project_token:
             _operator(request, who)
         if not isinstance(password, str):
             raise bad("a password is a string")
-        _changing(store.set_password, name, password)
+        changing(store.set_password, name, password)
     elif role:
         _operator(request, who)
-        if role not in SYSTEM_ROLES:
-            raise bad(f"Invalid role: `{role}`. Valid system roles are: {', '.join(SYSTEM_ROLES)}")
+        changing(check_system_role, role)
         _set_system_role(store, name, role)
     elif "show_getting_started" not in body:
         raise bad("No valid user settings provided. Available settings: password, role, show_getting_started")
@@ -232,24 +225,24 @@ async def user_update(name: str, request: Request, who: Caller = Depends(caller)
 
 def _set_system_role(store: UserStore, name: str, role: str) -> None:
     """``sys_admin``: the manager of ``default_tenant``; ``default``: a former one stays there as a ``user``."""
-    current = store.role(name, DEFAULT_TENANT)
+    current = store.own_role(name, DEFAULT_TENANT)
     if role == "sys_admin":
-        _changing(store.update_member if current else store.add_member, name, DEFAULT_TENANT, "manager")
+        changing(store.update_member if current else store.add_member, name, DEFAULT_TENANT, "manager")
     elif current == "manager":
-        _changing(store.update_member, name, DEFAULT_TENANT, "user")
+        changing(store.update_member, name, DEFAULT_TENANT, "user")
 
 
 @routes.delete("/users/{name}")
 def user_delete(name: str, request: Request, who: Caller = Depends(operator)) -> Response:
     _account(request, name)
-    _changing(_store(request).delete, name)
+    changing(user_store(request).delete, name)
     return Response(status_code=204)
 
 
 @routes.post("/users/active/{name}")
 async def user_set_active(name: str, request: Request, who: Caller = Depends(operator)) -> Response:
-    (action,) = _fields(await _body(request), "action")
+    (action,) = fields(await json_object(request), "action")
     if action not in ("activate", "deactivate"):
         raise bad(f"action is activate or deactivate, not {action!r}")
-    _changing(_store(request).set_active, name, action == "activate")
+    changing(user_store(request).set_active, name, action == "activate")
     return reply(_account(request, name))
