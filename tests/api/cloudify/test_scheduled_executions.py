@@ -60,10 +60,13 @@ def test_a_scheduled_execution_waits_then_runs_and_ends_on_its_own(server, tmp_p
     out = cfy("executions", "start", "install", "-d", "d1", "--schedule", due.isoformat())
     assert f"Execution is scheduled for {due.isoformat()}" in out
     [schedule] = client.execution_schedules.list(deployment_id="d1")
+    waiting = client.executions.list(deployment_id="d1").items
+    answered = datetime.now(timezone.utc)
     assert schedule.id.startswith("install_") and schedule["rule"] == {"recurrence": None, "count": 1, "weekdays": None}
-    assert schedule["all_next_occurrences"] == [due.strftime("%Y-%m-%d %H:%M:%S")]
+    if answered < due:  # (a loaded machine may have made cfy answer after it was due)
+        assert schedule["all_next_occurrences"] == [due.strftime("%Y-%m-%d %H:%M:%S")]
+        assert waiting == []  # nothing stored, nothing blocks the deployment
     assert schedule.id in cfy("deployments", "schedule", "list", "d1")
-    assert client.executions.list(deployment_id="d1").items == []  # nothing stored, nothing blocks the deployment
 
     deadline = time.monotonic() + 30
     while [e.status for e in client.executions.list(deployment_id="d1")] != ["terminated"]:
