@@ -337,6 +337,16 @@ def test_a_follower_far_behind_skips_to_the_newest_events_saying_so(cli, write, 
 
     monkeypatch.setattr(following, "FOLLOW_PAGE", 50, raising=False)
     monkeypatch.setattr(following, "FOLLOW_BACKLOG", 60, raising=False)
+    printing = following._print_events
+    stalled = []
+
+    def slow_at_first(*args):  # a terminal that stalls a second: the follower falls behind even on a slow machine
+        if not stalled:
+            stalled.append(True)
+            time.sleep(1)
+        printing(*args)
+
+    monkeypatch.setattr(following, "_print_events", slow_at_first)
     _many_instances(cli, write)
     followed = cli("install", "d").expect(0)
     lines = followed.stderr.splitlines()
