@@ -75,6 +75,9 @@ def _record(engine: Any, record: Any, stack: Any, resource_name: str, details: A
                                          **stored_resource_fields(stack, fields))
         except StaleWrite:
             continue
+        except NotFound:  # the signal ended the resource's DELETE, which removed it meanwhile: it took effect
+            LOG.info("signal to %s ended its delete: %s", resource_name, said)
+            return
         _event(engine, record, resource, details, said)
         return
     raise Conflict(f"Resource {resource_name} kept changing while the signal was written; try again")

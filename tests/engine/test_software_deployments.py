@@ -147,3 +147,22 @@ def test_a_new_value_of_a_replace_on_change_input_replaces_the_deployment(make_e
     assert deployment_row(engine, "sd")["input_values"] == {"name": "again", "release": "2"}
     # the replaced deployment is gone
     assert len(SoftwareStore(engine.store.engine).list_deployments(engine.project_id, "node-1")) == 1
+
+
+def test_a_signal_whose_delete_removed_the_resource_first_took_effect(make_engine, monkeypatch):
+    """The server's report ends the DELETE; the delete may remove the resource before the signal writes it back."""
+    from stoker.resources.builtin.software_deployment import SoftwareDeployment
+
+    engine, other = make_engine(), make_engine()
+    assert engine.create_stack("sd", deployment_stack(actions=["DELETE"]))["stack_status"] == "CREATE_COMPLETE"
+    record = other.get_record("sd")
+    reported = SoftwareDeployment.handle_signal
+
+    def reported_then_removed(resource, details=None):
+        said = reported(resource, details)
+        wait_until(lambda: not other.store.get_resources(record.id), what="the delete to remove the resource")
+        return said
+
+    monkeypatch.setattr(SoftwareDeployment, "handle_signal", reported_then_removed)
+    delete_answering_the_server(engine, other, "sd")
+    assert SoftwareStore(other.store.engine).list_deployments(other.project_id, "node-1") == []
