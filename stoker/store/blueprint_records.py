@@ -259,14 +259,15 @@ class BlueprintRecords(Records):
         """Write ``state`` / ``runtime_properties``; returns the new version.
 
         With ``expected_version`` the write happens only if nobody wrote since
-        that version was read; otherwise ``StaleWrite``.
+        that version was read (a higher one passes, as on Cloudify: ``cfy node-instances update-runtime``
+        sends the version it read plus one); otherwise ``StaleWrite``.
         """
         unknown = set(fields) - {"state", "runtime_properties"}
         if unknown:
             raise TypeError(f"node instances have no writable field(s) {', '.join(sorted(unknown))}")
         where = [INSTANCES.c.deployment_pk == deployment_pk, INSTANCES.c.id == instance_id]
         if expected_version is not None:
-            where.append(INSTANCES.c.version == expected_version)
+            where.append(INSTANCES.c.version <= expected_version)
         with self._write() as conn:
             version = conn.execute(update(INSTANCES).where(*where)
                                    .values(**fields, version=INSTANCES.c.version + 1)

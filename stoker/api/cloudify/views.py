@@ -49,7 +49,8 @@ def blueprint(record: dict, project: str, plan: dict | None = None) -> dict:
             # Stoker parses at upload, in the request: cfy waits for this "execution", ended already
             "upload_execution": {"id": f"upload_blueprint-{record['id']}", "status": "terminated",
                                  "workflow_id": "upload_blueprint"},
-            "requirements": None, "plan": plan}
+            # a plan stored before plans kept ``metadata`` has none: ``cfy blueprints get`` reads the key
+            "requirements": None, "plan": plan if plan is None else {"metadata": None, **plan}}
 
 
 def workflows(plan: dict) -> list[dict]:

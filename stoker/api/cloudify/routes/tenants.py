@@ -253,3 +253,9 @@ async def user_set_active(name: str, request: Request, who: Caller = Depends(ope
         raise bad(f"action is activate or deactivate, not {action!r}")
     _changing(_store(request).set_active, name, action == "activate")
     return reply(_account(request, name))
+
+
+@routes.post("/users/unlock/{name}")
+def user_unlock(name: str, request: Request, who: Caller = Depends(operator)) -> Response:
+    """Stoker locks no user out after failed logins: every user is already unlocked."""
+    return reply(_account(request, name))
