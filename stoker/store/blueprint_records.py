@@ -320,18 +320,19 @@ class BlueprintRecords(Records):
 
     # -- secrets (values arrive and leave encrypted) --------------------------------------------
     def put_secret(self, project_id: str, key: str, value: str, hidden: bool, replace: bool,
-                   visibility: str = "tenant", created_by: str = "admin") -> None:
+                   visibility: str = "tenant", created_by: str = "admin", **provided: Any) -> None:
+        """``provided``: the secret's ``provider_name`` and ``provider_options``, if it has them."""
         now = utcnow()
         try:
             with self._write() as conn:
                 self._insert_secret(conn, {"project_id": project_id, "key": key, "value": value, "hidden": hidden,
                                            "visibility": visibility, "created_by": created_by,
-                                           "created_at": now, "updated_at": now})
+                                           "created_at": now, "updated_at": now, **provided})
                 return
         except IntegrityError:
             if not replace:
                 raise Conflict(f"Secret {key} already exists") from None
-        self.update_secret(project_id, key, value=value, hidden=hidden)
+        self.update_secret(project_id, key, value=value, hidden=hidden, **provided)
 
     @staticmethod
     def _insert_secret(conn: Any, row: dict) -> None:

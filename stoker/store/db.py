@@ -264,6 +264,7 @@ def register_tables() -> None:
     from stoker.store import modification_records  # noqa: F401 - deployment modifications
     from stoker.store import plugin_packages  # noqa: F401 - uploaded plugins
     from stoker.store import plugins_updates  # noqa: F401 - plugins updates
+    from stoker.store import provider_records  # noqa: F401 - secrets providers
     from stoker.store import schedule_records  # noqa: F401 - execution schedules
     from stoker.store import site_records  # noqa: F401 - sites
     from stoker.store import snapshots  # noqa: F401 - stack snapshots

@@ -1,0 +1,41 @@
+"""Secrets providers (``cfy secrets providers``) and the provider a secret's value is read from.
+
+Revision ID: 0030
+Revises: 0029
+Create Date: 2026-11-28
+"""
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0030"
+down_revision = "0029"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    op.create_table(
+        "secrets_provider",
+        sa.Column("pk", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("project_id", sa.String(255), nullable=False),
+        sa.Column("name", sa.String(255), nullable=False),
+        sa.Column("type", sa.String(32), nullable=False),
+        sa.Column("connection_parameters", sa.Text, nullable=False),
+        sa.Column("visibility", sa.String(16), nullable=False),
+        sa.Column("created_by", sa.String(255), nullable=False),
+        sa.Column("created_at", sa.DateTime(), nullable=False),
+        sa.Column("updated_at", sa.DateTime(), nullable=False),
+    )
+    op.create_index("ix_secrets_provider_project_id_name", "secrets_provider", ["project_id", "name"], unique=True)
+    with op.batch_alter_table("secret") as batch:
+        batch.add_column(sa.Column("provider_name", sa.String(255)))
+        batch.add_column(sa.Column("provider_options", sa.Text))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("secret") as batch:
+        batch.drop_column("provider_options")
+        batch.drop_column("provider_name")
+    op.drop_index("ix_secrets_provider_project_id_name", table_name="secrets_provider")
+    op.drop_table("secrets_provider")
