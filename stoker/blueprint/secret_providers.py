@@ -18,10 +18,9 @@ import urllib.request
 from typing import Any
 
 from stoker import secretbox
-from stoker.blueprint import visibility
 from stoker.blueprint.blueprint_errors import BlueprintError
 from stoker.errors import StokerError
-from stoker.store.provider_records import ProviderRecords, not_found
+from stoker.store.provider_records import ProviderRecords
 
 #: each type's connection parameters (Cloudify's schema), then the optional ones Stoker reads too
 TYPES = {"vault": ("url", "token", "path"), "cloudify": ("host", "username", "password", "tenant"), "local": ()}
@@ -30,7 +29,6 @@ OPTIONAL = {"cloudify": ("protocol", "port", "cert")}
 CREDENTIALS = ("token", "password")
 #: seconds a provider has to answer one read
 TIMEOUT = 10.0
-LONGEST_NAME = 255
 
 
 class ProviderFailed(StokerError):
@@ -40,13 +38,13 @@ class ProviderFailed(StokerError):
     cloudify_code = "failed_dependency"
 
 
-def _invalid(message: str) -> BlueprintError:
+def invalid(message: str) -> BlueprintError:
     return BlueprintError(message, code="invalid-secrets-provider")
 
 
 def checked_type(kind: Any) -> str:
     if kind not in TYPES:
-        raise _invalid(f"Secrets Provider type `{str(kind)[:50]}` is not supported: one of {', '.join(TYPES)}")
+        raise invalid(f"Secrets Provider type `{str(kind)[:50]}` is not supported: one of {', '.join(TYPES)}")
     return kind
 
 
@@ -55,10 +53,10 @@ def checked_parameters(kind: str, given: Any) -> dict:
     given = {} if given is None else given
     known = TYPES[kind] + OPTIONAL.get(kind, ())
     if not isinstance(given, dict) or not all(isinstance(v, (str, int)) for v in given.values()):
-        raise _invalid("connection_parameters is a map of strings")
+        raise invalid("connection_parameters is a map of strings")
     unknown = sorted(set(given) - set(known))
     if unknown:
-        raise _invalid(f"a {kind} secrets provider has no connection parameter(s) {', '.join(unknown)} "
+        raise invalid(f"a {kind} secrets provider has no connection parameter(s) {', '.join(unknown)} "
                        f"(it reads {', '.join(known) or 'none'})")
     return dict(given)
 
@@ -67,7 +65,7 @@ def checked_options(given: Any) -> dict | None:
     if given in (None, {}):
         return None
     if not isinstance(given, dict) or not all(isinstance(v, str) for v in given.values()):
-        raise _invalid("provider_options is a map of strings (a Vault path, another manager's secret name)")
+        raise invalid("provider_options is a map of strings (a Vault path, another manager's secret name)")
     return given
 
 
@@ -146,64 +144,6 @@ def check(kind: str, params: dict, name: str) -> None:
     elif kind == "cloudify":
         _get(_manager_url(params, "status"), _manager_headers(params), f"Cloudify provider {name}",
              params.get("cert"))
-
-
-class Providers:
-    """A project's secrets providers, and the global ones of other projects."""
-
-    def __init__(self, store: Any, project_id: str):
-        self.records = ProviderRecords(store)
-        self.project_id = project_id
-
-    def create(self, name: Any, kind: Any, params: Any, shown_to: Any, created_by: str) -> dict:
-        if not isinstance(name, str) or not 0 < len(name) <= LONGEST_NAME:
-            raise _invalid(f"a secrets provider's name is 1 to {LONGEST_NAME} characters")
-        kind = checked_type(kind)
-        self.records.add({"project_id": self.project_id, "name": name, "type": kind,
-                          "connection_parameters": secretbox.encrypt(json.dumps(checked_parameters(kind, params))),
-                          "visibility": visibility.checked(shown_to or "tenant"), "created_by": created_by})
-        return self.get(name)
-
-    def get(self, name: str) -> dict:
-        return self.records.find(self.project_id, name)
-
-    def _own(self, name: str) -> dict:
-        found = self.get(name)
-        if found["project_id"] != self.project_id:  # another tenant's global one: used, not changed here
-            raise not_found(name)
-        return found
-
-    def list(self) -> list[dict]:
-        return self.records.list([self.project_id])
-
-    def update(self, name: str, kind: Any = None, params: Any = None, shown_to: Any = None) -> dict:
-        """Change what is given (parameters checked against the new type, or the kept one; none or an empty map
-        keeps them); a visibility only widens (``cfy ... update`` sends ``tenant`` when none is asked: no change)."""
-        row = self._own(name)
-        fields: dict[str, Any] = {}
-        if kind:
-            fields["type"] = checked_type(kind)
-        if params or "type" in fields:
-            kept = params or parameters_of(row)
-            fields["connection_parameters"] = secretbox.encrypt(json.dumps(
-                checked_parameters(fields.get("type", row["type"]), kept)))
-        if shown_to and visibility.widens(row["visibility"], visibility.checked(shown_to)):
-            fields["visibility"] = shown_to
-        if fields:
-            self.records.change(row["pk"], **fields)
-        return self.get(name)
-
-    def delete(self, name: str) -> None:
-        self.records.delete(self._own(name))
-
-    def check(self, name: Any = None, kind: Any = None, params: Any = None) -> None:
-        """``cfy secrets providers test``: a stored provider (by name), or one described (type and parameters)."""
-        if name:
-            row = self.get(name)
-            check(row["type"], parameters_of(row), name)
-        else:
-            kind = checked_type(kind)
-            check(kind, checked_parameters(kind, params), "(not stored)")
 
 
 def secret_value(records: Any, secret: dict) -> str:

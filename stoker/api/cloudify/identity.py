@@ -153,8 +153,9 @@ def _basic(encoded: str) -> tuple[str, str]:
 
 
 def caller(request: Request) -> Caller:
-    """The dependency every Cloudify route takes."""
-    return request.app.state.cloudify.caller(request.headers)
+    """The dependency every Cloudify route takes (kept on the request: the audit log names who changed what)."""
+    found = request.state.caller = request.app.state.cloudify.caller(request.headers)
+    return found
 
 
 def requiring(role: str) -> Callable[[Request], Caller]:

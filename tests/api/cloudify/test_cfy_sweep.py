@@ -175,3 +175,18 @@ def test_manager_parts_are_answered_for_stoker_or_refused_clearly(cfy):
     assert "405: Stoker has no maintenance mode" in cfy("maintenance-mode", "activate", ok=False)
     assert "Maintenance mode is off" in cfy("maintenance-mode", "deactivate")
     assert "User unlocked" in cfy("users", "unlock", "admin")
+
+
+def test_the_audit_log_lists_changes_and_is_truncated(cfy):
+    cfy("sites", "create", "audited-site")
+    cfy("sites", "delete", "audited-site")
+    cfy("deployments", "list")  # a read: not audited
+    entries = [e for e in as_json(cfy, "auditlog", "list", "-c", "admin") if e["ref_table"] == "sites"]
+    assert [(e["operation"], e["ref_identifier"]) for e in entries] == [
+        ("create", {"id": "audited-site", "tenant_name": "default_tenant"}),
+        ("delete", {"id": "audited-site", "tenant_name": "default_tenant"})]
+    uploads = [e for e in as_json(cfy, "auditlog", "list") if e["ref_table"] == "blueprints"]
+    assert {e["ref_identifier"]["id"] for e in uploads} >= {"bp", "plain"}
+    assert as_json(cfy, "auditlog", "list", "-c", "nobody") == []
+    assert "audit log entries have been truncated" in cfy("auditlog", "truncate", "--before", "now")
+    assert as_json(cfy, "auditlog", "list") == []

@@ -14,7 +14,8 @@ from fastapi.responses import Response
 from stoker.api.cloudify import views
 from stoker.api.cloudify.identity import Caller, caller, requiring
 from stoker.api.cloudify.routing import global_for_operator, map_body, router, run
-from stoker.blueprint.secret_providers import Providers, parameters_of
+from stoker.blueprint.providers import Providers
+from stoker.blueprint.secret_providers import parameters_of
 
 routes = router("secrets providers")
 #: what a provider's body holds

@@ -1,4 +1,5 @@
-"""Secrets providers (``cfy secrets providers``) and the provider a secret's value is read from.
+"""Secrets providers (``cfy secrets providers``), the provider a secret's value is read from, and the audit log
+of changes made through Cloudify's API (``cfy auditlog``).
 
 Revision ID: 0030
 Revises: 0029
@@ -31,9 +32,22 @@ def upgrade() -> None:
     with op.batch_alter_table("secret") as batch:
         batch.add_column(sa.Column("provider_name", sa.String(255)))
         batch.add_column(sa.Column("provider_options", sa.Text))
+    op.create_table(
+        "audit_log",
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("ref_table", sa.String(64), nullable=False),
+        sa.Column("ref_identifier", sa.JSON, nullable=False),
+        sa.Column("operation", sa.String(16), nullable=False),
+        sa.Column("creator_name", sa.String(255)),
+        sa.Column("execution_id", sa.String(36)),
+        sa.Column("created_at", sa.DateTime(), nullable=False),
+    )
+    op.create_index("ix_audit_log_created_at", "audit_log", ["created_at"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_audit_log_created_at", table_name="audit_log")
+    op.drop_table("audit_log")
     with op.batch_alter_table("secret") as batch:
         batch.drop_column("provider_options")
         batch.drop_column("provider_name")
