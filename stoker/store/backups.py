@@ -6,7 +6,7 @@ The zip holds ``metadata.json`` (format, Stoker's version, the schema revision, 
 and row count) and ``tables/NAME.jsonl``: one JSON object per row, in primary-key order, binary columns in
 base64 and times in ISO 8601.  Every table of the store's metadata is in it, except those that are the
 server's own rather than its content (``LEFT_OUT``: the API's users and tokens, live processes and
-traversals, the snapshots themselves).  Secrets and hidden values stay sealed with the server's key
+traversals, the snapshots themselves, the audit log of what was done to this server).  Secrets and hidden values stay sealed with the server's key
 (``stoker.secretbox``): a server with another key cannot open them, so its restore is refused up front.
 
 A restore reads the zip's members within bounds (count, names, unpacked size: ``max_backup_size``) and
@@ -45,7 +45,7 @@ FORMAT = 1
 #: tables about the server itself, not what it holds: its users and tokens (the identity stays the server's),
 #: its live processes and their traversals, its snapshots (each holds a backup)
 LEFT_OUT = frozenset({"api_token", "api_user", "api_account", "engine_process",
-                      "dispatch_traversal", "dispatch_node", "manager_snapshot"})
+                      "dispatch_traversal", "dispatch_node", "manager_snapshot", "audit_log"})
 #: tables whose rows join those the server holds (its own stay): the tenants, which its users already name
 MERGED = frozenset({"api_tenant"})
 #: rows a backup may leave out on request (Cloudify's ``include_events`` / ``include_logs``)
