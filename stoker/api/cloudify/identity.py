@@ -167,4 +167,5 @@ def requiring(role: str) -> Callable[[Request], Caller]:
                             f"the role {role} or above")
         return found
 
+    check.needs = role  # type: ignore[attr-defined]  # read by routes/permissions.py
     return check

@@ -190,3 +190,15 @@ def test_the_audit_log_lists_changes_and_is_truncated(cfy):
     assert as_json(cfy, "auditlog", "list", "-c", "nobody") == []
     assert "audit log entries have been truncated" in cfy("auditlog", "truncate", "--before", "now")
     assert as_json(cfy, "auditlog", "list") == []
+
+
+def test_permissions_list_what_each_role_may_call_and_stay_fixed(cfy):
+    listed = {p["permission"]: set(p["roles"]) for p in as_json(cfy, "permissions", "list")}
+    assert listed["PUT /secrets/{key}"] == {"manager", "sys_admin"}
+    assert listed["PUT /deployments/{deployment_id}"] == {"user", "manager", "sys_admin"}
+    assert listed["GET /secrets"] == {"viewer", "user", "manager", "sys_admin"}
+    assert listed["GET /audit"] == listed["PUT /snapshots/{snapshot_id}"] == {"sys_admin"}
+    viewer = {p["permission"] for p in as_json(cfy, "permissions", "list", "--role", "viewer")}
+    assert "GET /blueprints" in viewer and "PUT /secrets/{key}" not in viewer
+    assert "405: Stoker's roles are fixed" in cfy("permissions", "allow", "--role", "viewer", "--permission",
+                                                  "PUT /secrets/{key}", ok=False)

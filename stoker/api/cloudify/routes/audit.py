@@ -11,19 +11,14 @@ from dateutil import parser as time_parser
 from fastapi import Depends, Request
 from fastapi.responses import Response
 
-from stoker.api.cloudify.identity import Caller, caller
+from stoker.api.cloudify.identity import Caller
+from stoker.api.cloudify.routes.tenants import operator
 from stoker.api.cloudify.routing import bad, router, run
 from stoker.api.error_bodies import ApiError
 from stoker.store.audit_records import SORTED, AuditRecords
 from stoker.store.models import iso_time
 
 routes = router("audit log")
-
-
-def _operator(request: Request, who: Caller) -> None:
-    if not request.app.state.cloudify.operator(who):
-        raise ApiError(403, f"User `{who.user}` is not permitted to read or truncate the audit log (only the "
-                            f"operator, a manager of tenant default_tenant, is)", "forbidden_error")
 
 
 def _time(query, name: str) -> datetime | None:
@@ -58,8 +53,7 @@ def _entry(row: dict) -> dict:
 
 
 @routes.get("/audit")
-async def list_(request: Request, who: Caller = Depends(caller)) -> Response:
-    _operator(request, who)
+async def list_(request: Request, who: Caller = Depends(operator)) -> Response:
     query = request.query_params
     order = [f for f in (query.get("order_by") or "").split(",") if f]
     unknown = sorted(set(order) - set(SORTED))
@@ -78,8 +72,7 @@ async def list_(request: Request, who: Caller = Depends(caller)) -> Response:
 
 
 @routes.delete("/audit")
-async def truncate(request: Request, who: Caller = Depends(caller)) -> Response:
-    _operator(request, who)
+async def truncate(request: Request, who: Caller = Depends(operator)) -> Response:
     filters = _filters(request)
     if filters["before"] is None:
         raise ApiError(422, "Mandatory parameter not provided: `before`", "bad_parameters_error")

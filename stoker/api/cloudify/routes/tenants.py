@@ -38,13 +38,16 @@ def _store(request: Request) -> UserStore:
 def _operator(request: Request, who: Caller) -> Caller:
     if not request.app.state.cloudify.operator(who):
         raise forbidden(f"User {who.user!r} is not authorized: only the operator (sys_admin, the manager of "
-                        f"{DEFAULT_TENANT}) manages tenants and users")
+                        f"{DEFAULT_TENANT}) manages tenants and users, and reads the audit log and permissions")
     return who
 
 
 def operator(request: Request) -> Caller:
     """A dependency refusing (403) anyone but the operator."""
     return _operator(request, caller(request))
+
+
+operator.needs = "sys_admin"  # type: ignore[attr-defined]  # read by routes/permissions.py
 
 
 def _changing(change, *args: Any) -> None:
