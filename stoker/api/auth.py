@@ -110,9 +110,11 @@ class TokenStore:
             query = query.where(TOKENS.c.project_id == project_id)
         with self.engine.connect() as conn:
             rows = conn.execute(query).all()
-        return [{"id": r.id, "project": r.project_id, "description": r.description,
+        now = utcnow()
+        return [{"id": r.id, "project": r.project_id, "user": r.user_name, "description": r.description,
                  "created_at": iso(r.created_at), "expires_at": iso(r.expires_at),
-                 "revoked": r.revoked_at is not None} for r in rows]
+                 "revoked": r.revoked_at is not None,
+                 "live": r.revoked_at is None and (r.expires_at is None or r.expires_at > now)} for r in rows]
 
     def revoke(self, token_id: str) -> bool:
         with self._writer.begin() as conn:

@@ -126,7 +126,7 @@ class _Parser:
         rel_types = flatten_types("relationships", self.section("relationships"), self.problems)
         plan = {
             "version": (1, int(match.group(1))), "version_name": version_name,
-            "description": self.doc.get("description"),
+            "description": self.doc.get("description"), "metadata": self.section("metadata") or None,
             "inputs": self.inputs(data_types), "data_types": data_types,
             "nodes": self.nodes(node_types, rel_types, plugins, data_types),
             "plugins": plugins, "workflows": self.section("workflows"),

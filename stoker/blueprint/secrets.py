@@ -8,9 +8,11 @@ from typing import Any, Callable, Iterable
 from stoker import secretbox
 from stoker.blueprint import visibility
 from stoker.blueprint.secret_files import Importer, exported
+from stoker.blueprint.secret_providers import ProviderFailed, checked_options, secret_value
 from stoker.blueprint.state import tenant_of
 from stoker.errors import NotFound
 from stoker.store.blueprint_records import SECRETS
+from stoker.store.provider_records import ProviderRecords
 
 MASK = "******"
 
@@ -18,14 +20,22 @@ MASK = "******"
 def secret_values(records: Any, project_id: str, deployment_row: dict, hidden_only: bool = False) -> list[str]:
     """What must never be shown: the project's secrets (hidden ones only, with ``hidden_only``) and the
     deployment's hidden inputs."""
-    values = [secretbox.decrypt(row["value"]) for row in records.list_secrets(project_id)
-              if row["hidden"] or not hidden_only]
+    values = [_readable(records, row) for row in records.list_secrets(project_id) if row["hidden"] or not hidden_only]
     plan = secretbox.unseal(deployment_row["plan"])
     inputs = secretbox.unseal(deployment_row["inputs"])
     for name, definition in (plan.get("input_definitions") or {}).items():
         if isinstance(definition, dict) and definition.get("hidden") and name in inputs:
             values.append(inputs[name] if isinstance(inputs[name], str) else json.dumps(inputs[name]))
     return values
+
+
+def _readable(records: Any, row: dict) -> str | None:
+    """The secret's value, for masking: a provider that does not answer now is not asked again here (what it
+    would give is not shown, as the operation reading it fails too)."""
+    try:
+        return secret_value(records, row)
+    except ProviderFailed:
+        return None
 
 
 def masker(values: list[str]):
@@ -67,11 +77,25 @@ class Secrets:
         self.project_id = project_id
 
     def create(self, key: str, value: str, update_if_exists: bool = False, hidden: bool = False,
-               shown_to: str = "tenant", created_by: str = "admin") -> dict:
-        """A new secret (``shown_to``: its visibility; a global one only while no other tenant holds its key)."""
+               shown_to: str = "tenant", created_by: str = "admin", provider: str | None = None,
+               options: Any = None) -> dict:
+        """A new secret (``shown_to``: its visibility; a global one only while no other tenant holds its key),
+        its value read from ``provider`` (a secrets provider's name, with its ``options``) when one is named."""
         self.records.put_secret(self.project_id, key, secretbox.encrypt(value), hidden, update_if_exists,
-                                visibility.checked(shown_to), created_by)
+                                visibility.checked(shown_to), created_by, **self._provided(provider, options))
         return self.get(key)
+
+    def _provided(self, provider: str | None, options: Any) -> dict:
+        """The secret's provider columns (the provider must be one the project sees)."""
+        if provider is None:
+            return {} if options is None else {"provider_options": self._options(options)}
+        ProviderRecords(self.records).find(self.project_id, provider)
+        return {"provider_name": provider, "provider_options": self._options(options)}
+
+    @staticmethod
+    def _options(options: Any) -> str | None:
+        checked = checked_options(options)
+        return None if checked is None else secretbox.encrypt(json.dumps(checked))
 
     def _own(self, key: str) -> dict:
         """The secret, to change: another tenant's global one is changed from there only."""
@@ -93,9 +117,10 @@ class Secrets:
         self.records.set_owner(SECRETS, self._own(key), creator)
         return self.get(key)
 
-    def update(self, key: str, value: str | None = None, hidden: bool | None = None) -> dict:
+    def update(self, key: str, value: str | None = None, hidden: bool | None = None, provider: str | None = None,
+               options: Any = None) -> dict:
         self._own(key)
-        fields: dict[str, Any] = {}
+        fields: dict[str, Any] = self._provided(provider, options)
         if value is not None:
             fields["value"] = secretbox.encrypt(value)
         if hidden is not None:
@@ -108,14 +133,16 @@ class Secrets:
         row = self.records.get_secret(self.project_id, key)
         if row is None:
             raise NotFound(f"Secret {key} not found")
-        value = MASK if row["hidden"] else secretbox.decrypt(row["value"])
-        return {"key": row["key"], "value": value, **self._listing(row)}
+        value = MASK if row["hidden"] else secret_value(self.records, row)
+        options = json.loads(secretbox.decrypt(row["provider_options"])) if row["provider_options"] else None
+        return {"key": row["key"], "value": value, **self._listing(row), "provider_options": options}
 
     @staticmethod
     def _listing(row: dict) -> dict:
         return {"is_hidden_value": row["hidden"], "created_at": row["created_at"].isoformat(),
                 "updated_at": row["updated_at"].isoformat(), "visibility": row["visibility"],
-                "tenant_name": tenant_of(row["project_id"]), "created_by": row["created_by"]}
+                "tenant_name": tenant_of(row["project_id"]), "created_by": row["created_by"],
+                "provider_name": row["provider_name"]}
 
     def list(self) -> list[dict]:
         """The project's secrets and the global ones of other projects."""

@@ -75,8 +75,10 @@ class StoredState:
         return self._by_id.get(instance_id)
 
     def secret(self, name: Any) -> str | None:
+        from stoker.blueprint.secret_providers import secret_value
+
         row = readable_secret(self.records, self.project_id, name, self.deployment["created_by"])
-        return secretbox.decrypt(row["value"]) if row else None
+        return secret_value(self.records, row) if row else None
 
     def capabilities_of(self, deployment_id: Any) -> dict | None:
         from stoker.blueprint.runtime import evaluate_values

@@ -6,8 +6,8 @@ The zip holds ``metadata.json`` (format, Stoker's version, the schema revision, 
 and row count) and ``tables/NAME.jsonl``: one JSON object per row, in primary-key order, binary columns in
 base64 and times in ISO 8601.  Every table of the store's metadata is in it, except those that are the
 server's own rather than its content (``LEFT_OUT``: the API's users, their groups' members and tokens, live
-processes and traversals, the snapshots themselves); tenants and user groups join the restoring server's
-(``MERGED``).  Secrets and hidden values stay sealed with the server's key
+processes and traversals, the snapshots themselves, the audit log of what was done to this server); tenants and
+user groups join the restoring server's (``MERGED``).  Secrets and hidden values stay sealed with the server's key
 (``stoker.secretbox``): a server with another key cannot open them, so its restore is refused up front.
 
 A restore reads the zip's members within bounds (count, names, unpacked size: ``max_backup_size``) and
@@ -44,9 +44,9 @@ from stoker.store.models import ACTIVE_EXECUTION, metadata, utcnow
 #: the format this module writes (and the only one it reads)
 FORMAT = 1
 #: tables about the server itself, not what it holds: its users, their groups' members and tokens (the identity
-#: stays the server's), its live processes and their traversals, its snapshots (each holds a backup)
+#: stays the server's), its live processes and their traversals, its snapshots (each holds a backup), its audit log
 LEFT_OUT = frozenset({"api_token", "api_user", "api_account", "api_group_user", "engine_process",
-                      "dispatch_traversal", "dispatch_node", "manager_snapshot"})
+                      "dispatch_traversal", "dispatch_node", "manager_snapshot", "audit_log"})
 #: tables whose rows join those the server holds (its own stay), each with the column naming what a row belongs to
 #: and the table keyed by it: the tenants, which its users already name, and the user groups with their tenant
 #: roles (a group the server holds keeps its own; a restored one comes without members, as users stay out)

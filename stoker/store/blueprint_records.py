@@ -259,14 +259,15 @@ class BlueprintRecords(Records):
         """Write ``state`` / ``runtime_properties``; returns the new version.
 
         With ``expected_version`` the write happens only if nobody wrote since
-        that version was read; otherwise ``StaleWrite``.
+        that version was read (a higher one passes, as on Cloudify: ``cfy node-instances update-runtime``
+        sends the version it read plus one); otherwise ``StaleWrite``.
         """
         unknown = set(fields) - {"state", "runtime_properties"}
         if unknown:
             raise TypeError(f"node instances have no writable field(s) {', '.join(sorted(unknown))}")
         where = [INSTANCES.c.deployment_pk == deployment_pk, INSTANCES.c.id == instance_id]
         if expected_version is not None:
-            where.append(INSTANCES.c.version == expected_version)
+            where.append(INSTANCES.c.version <= expected_version)
         with self._write() as conn:
             version = conn.execute(update(INSTANCES).where(*where)
                                    .values(**fields, version=INSTANCES.c.version + 1)
@@ -319,18 +320,19 @@ class BlueprintRecords(Records):
 
     # -- secrets (values arrive and leave encrypted) --------------------------------------------
     def put_secret(self, project_id: str, key: str, value: str, hidden: bool, replace: bool,
-                   visibility: str = "tenant", created_by: str = "admin") -> None:
+                   visibility: str = "tenant", created_by: str = "admin", **provided: Any) -> None:
+        """``provided``: the secret's ``provider_name`` and ``provider_options``, if it has them."""
         now = utcnow()
         try:
             with self._write() as conn:
                 self._insert_secret(conn, {"project_id": project_id, "key": key, "value": value, "hidden": hidden,
                                            "visibility": visibility, "created_by": created_by,
-                                           "created_at": now, "updated_at": now})
+                                           "created_at": now, "updated_at": now, **provided})
                 return
         except IntegrityError:
             if not replace:
                 raise Conflict(f"Secret {key} already exists") from None
-        self.update_secret(project_id, key, value=value, hidden=hidden)
+        self.update_secret(project_id, key, value=value, hidden=hidden, **provided)
 
     @staticmethod
     def _insert_secret(conn: Any, row: dict) -> None:

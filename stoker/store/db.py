@@ -257,6 +257,7 @@ def upgrade(engine: Engine) -> None:
 def register_tables() -> None:
     """Put every table module's tables on the models' metadata (each declares its own there)."""
     from stoker.store import api_tables  # noqa: F401 - the API's tables live in the same database
+    from stoker.store import audit_records  # noqa: F401 - the audit log of Cloudify's API
     from stoker.store import deployment_updates  # noqa: F401 - deployment updates
     from stoker.store import filter_records  # noqa: F401 - saved deployment filters
     from stoker.store import group_tables  # noqa: F401 - deployment and execution groups
@@ -264,6 +265,7 @@ def register_tables() -> None:
     from stoker.store import modification_records  # noqa: F401 - deployment modifications
     from stoker.store import plugin_packages  # noqa: F401 - uploaded plugins
     from stoker.store import plugins_updates  # noqa: F401 - plugins updates
+    from stoker.store import provider_records  # noqa: F401 - secrets providers
     from stoker.store import schedule_records  # noqa: F401 - execution schedules
     from stoker.store import site_records  # noqa: F401 - sites
     from stoker.store import snapshots  # noqa: F401 - stack snapshots

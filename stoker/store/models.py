@@ -341,6 +341,10 @@ class Secret(Record):
         Column("created_by", String(255), server_default="admin", nullable=False),
         Column("created_at", UTCDateTime, default=utcnow, nullable=False),
         Column("updated_at", UTCDateTime, default=utcnow, nullable=False),
+        #: the secrets provider whose store holds the value (``cfy secrets create --provider``), and its options
+        #: (encrypted JSON: a Vault path, another manager's secret name)
+        Column("provider_name", String(255)),
+        Column("provider_options", Text),
         Index("ix_secret_project_id_key", "project_id", "key", unique=True),
     )
 

@@ -15,5 +15,7 @@ def install(app: Any, auth_mode: str, tokens: TokenStore) -> None:
     from stoker.api.cloudify.routes import routers
 
     app.state.cloudify = Identities(auth_mode, tokens, UserStore(tokens.engine))
-    for router in routers():
+    served = routers()
+    for router in served:
         app.include_router(router)
+    app.state.cloudify_routes = [route for router in served for route in router.routes]  # cfy permissions list

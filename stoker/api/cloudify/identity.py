@@ -154,8 +154,9 @@ def _basic(encoded: str) -> tuple[str, str]:
 
 
 def caller(request: Request) -> Caller:
-    """The dependency every Cloudify route takes."""
-    return request.app.state.cloudify.caller(request.headers)
+    """The dependency every Cloudify route takes (kept on the request: the audit log names who changed what)."""
+    found = request.state.caller = request.app.state.cloudify.caller(request.headers)
+    return found
 
 
 def requiring(role: str) -> Callable[[Request], Caller]:
@@ -167,4 +168,5 @@ def requiring(role: str) -> Callable[[Request], Caller]:
                             f"the role {role} or above")
         return found
 
+    check.needs = role  # type: ignore[attr-defined]  # read by routes/permissions.py
     return check

@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 
 from stoker.api.body import json_body
+from stoker.api.cloudify import audit
 from stoker.api.cloudify.identity import Caller
 from stoker.api.request_context import reply
 from stoker.api.error_bodies import ApiError, from_stoker_error
@@ -63,9 +64,12 @@ class CloudifyRoute(APIRoute):
 
         async def handle(request: Request) -> Response:
             try:
-                return await handler(request)
+                response = await handler(request)
             except (ApiError, StokerError, RequestValidationError) as exc:
                 return _mapped(exc)
+            if request.method in audit.CHANGES and response.status_code < 300:
+                await audit.record(request, response)
+            return response
 
         return handle
 

@@ -49,7 +49,8 @@ def blueprint(record: dict, project: str, plan: dict | None = None) -> dict:
             # Stoker parses at upload, in the request: cfy waits for this "execution", ended already
             "upload_execution": {"id": f"upload_blueprint-{record['id']}", "status": "terminated",
                                  "workflow_id": "upload_blueprint"},
-            "requirements": None, "plan": plan}
+            # a plan stored before plans kept ``metadata`` has none: ``cfy blueprints get`` reads the key
+            "requirements": None, "plan": plan if plan is None else {"metadata": None, **plan}}
 
 
 def workflows(plan: dict) -> list[dict]:
@@ -111,7 +112,8 @@ def node_instance(record: dict, project: str) -> dict:
 def secret(record: dict, project: str) -> dict:
     return {**owned(record, project), "key": record["key"], "value": record.get("value"),
             "is_hidden_value": record["is_hidden_value"], "created_at": record["created_at"],
-            "updated_at": record["updated_at"], "schema": None, "provider_name": None, "provider_options": None}
+            "updated_at": record["updated_at"], "schema": None, "provider_name": record.get("provider_name"),
+            "provider_options": record.get("provider_options")}
 
 
 def site(record: dict, project: str) -> dict:

@@ -34,7 +34,7 @@ async def _body(request: Request) -> dict:
     body = await json_body(request)
     if not isinstance(body, dict):
         raise bad("send a JSON object: {\"value\": ..., \"is_hidden_value\": ...}")
-    if "value" in body and not isinstance(body["value"], str):
+    if body.get("value") is not None and not isinstance(body["value"], str):
         raise bad("a secret's value is a string")
     return body
 
@@ -47,12 +47,13 @@ def _hidden(body: dict) -> bool | None:
 @routes.put("/secrets/{key}")
 async def create(key: str, request: Request, who: Caller = Depends(requiring("manager"))) -> Response:
     body = await _body(request)
-    if "value" not in body:
-        raise bad("a secret needs a value")
+    provider = body.get("provider_name") or None
+    if not body.get("value") and not provider:
+        raise bad(f"Cannot create a secret with empty value or provider: {key}")
     shown_to = visibility_given(request, who, body.get("visibility"), "secret")
     return await run(request, who, lambda engine: views.secret(engine.blueprints.secrets.create(
-        key, body["value"], bool(body.get("update_if_exists")), bool(_hidden(body)), shown_to, who.user),
-        who.project))
+        key, body.get("value") or "", bool(body.get("update_if_exists")), bool(_hidden(body)), shown_to, who.user,
+        provider, body.get("provider_options")), who.project))
 
 
 @routes.patch("/secrets/{key}")
@@ -72,7 +73,9 @@ async def update(key: str, request: Request, who: Caller = Depends(requiring("ma
             secrets.set_visibility(key, shown_to, visibility.VISIBILITIES)
         if creator is not None:
             secrets.set_owner(key, creator)
-        return views.secret(secrets.update(key, body.get("value"), _hidden(body)), who.project)
+        return views.secret(secrets.update(key, body.get("value") or None, _hidden(body),
+                                           body.get("provider_name") or None, body.get("provider_options")),
+                            who.project)
 
     return await run(request, who, work)
 

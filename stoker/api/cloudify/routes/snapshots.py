@@ -40,6 +40,9 @@ def operator(request: Request) -> Caller:
     return who
 
 
+operator.needs = "sys_admin"  # type: ignore[attr-defined]  # read by routes/permissions.py
+
+
 def _new_id(snapshot_id: str) -> str:
     """A new snapshot's id, held to Cloudify's rule (``validate_inputs``)."""
     prefix = "The `snapshot_id` argument"

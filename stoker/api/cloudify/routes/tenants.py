@@ -39,13 +39,16 @@ def user_store(request: Request) -> UserStore:
 def _operator(request: Request, who: Caller) -> Caller:
     if not request.app.state.cloudify.operator(who):
         raise forbidden(f"User {who.user!r} is not authorized: only the operator (sys_admin, the manager of "
-                        f"{DEFAULT_TENANT}) manages tenants and users")
+                        f"{DEFAULT_TENANT}) manages tenants and users, and reads the audit log and permissions")
     return who
 
 
 def operator(request: Request) -> Caller:
     """A dependency refusing (403) anyone but the operator."""
     return _operator(request, caller(request))
+
+
+operator.needs = "sys_admin"  # type: ignore[attr-defined]  # read by routes/permissions.py
 
 
 def changing(change, *args: Any) -> Any:
@@ -245,4 +248,10 @@ async def user_set_active(name: str, request: Request, who: Caller = Depends(ope
     if action not in ("activate", "deactivate"):
         raise bad(f"action is activate or deactivate, not {action!r}")
     changing(user_store(request).set_active, name, action == "activate")
+    return reply(_account(request, name))
+
+
+@routes.post("/users/unlock/{name}")
+def user_unlock(name: str, request: Request, who: Caller = Depends(operator)) -> Response:
+    """Stoker locks no user out after failed logins: every user is already unlocked."""
     return reply(_account(request, name))
