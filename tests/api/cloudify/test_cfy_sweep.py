@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from .conftest import NOOP, PASSWORD, admin_server, cfy_on
+from .conftest import NOOP, PASSWORD, admin_server, cfy_on, rest_client
 
 pytestmark = pytest.mark.slow  # each `cfy` command is a process of its own
 
@@ -154,6 +154,25 @@ def test_secrets_providers_give_the_values_get_secret_reads(cfy, server, vault):
     cfy("secrets", "delete", "vaulted")
     cfy("secrets", "providers", "delete", "vault")
     assert "vault" not in {p["name"] for p in as_json(cfy, "secrets", "providers", "list")}
+
+
+def test_only_the_operator_points_the_server_at_a_provider(server, vault):
+    """A provider makes the server connect where it says: a project's user may name one, not make one."""
+    from cloudify_rest_client.exceptions import CloudifyClientError
+
+    admin = rest_client(server)
+    admin.users.create("pat", PASSWORD, "default")
+    admin.tenants.add_user("pat", "default_tenant", "user")
+    admin.secrets_providers.create("kept-here", "local")
+    pat = rest_client(server, "pat")
+    for attempt in (lambda: pat.secrets_providers.create("mine", "vault", {"url": vault, "token": "t", "path": "p"}),
+                    lambda: pat.secrets_providers.update("kept-here", "cloudify", {"host": "10.0.0.1"}),
+                    lambda: pat.secrets_providers.delete("kept-here")):
+        with pytest.raises(CloudifyClientError) as refused:
+            attempt()
+        assert refused.value.status_code == 403 and "only the operator" in str(refused.value)
+    assert "kept-here" in [p.name for p in pat.secrets_providers.list()]
+    assert pat.secrets_providers.get("kept-here").type == "local"
 
 
 def test_manager_parts_are_answered_for_stoker_or_refused_clearly(cfy):

@@ -1,9 +1,10 @@
 """``/secrets-providers`` (``cfy secrets providers create|list|get|update|delete|test``): where secrets created
 with ``--provider`` read their values (``blueprint/secret_providers.py``).
 
-A provider is its tenant's (``global`` ones, the operator's to make, serve every tenant); users make and change
-them, everyone reads them, and only the operator sees their connection parameters (Cloudify's
-``secrets_provider_credentials``).  ``PUT`` with ``test`` checks one, stored or described, and stores nothing.
+A provider is its tenant's (``global`` ones serve every tenant).  Only the operator makes, changes, tests and
+deletes them: a provider makes the server connect where its parameters say, which on a server many projects
+use is the operator's choice, not a project's.  Everyone reads them, and only the operator sees their connection
+parameters (Cloudify's ``secrets_provider_credentials``); users name them in their secrets.  ``PUT`` with ``test`` checks one, stored or described, and stores nothing.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from fastapi import Depends, Request
 from fastapi.responses import Response
 
 from stoker.api.cloudify import views
-from stoker.api.cloudify.identity import Caller, caller, requiring
-from stoker.api.cloudify.routing import global_for_operator, map_body, router, run
+from stoker.api.cloudify.identity import Caller, caller
+from stoker.api.cloudify.routes.tenants import operator
+from stoker.api.cloudify.routing import map_body, router, run
 from stoker.blueprint.providers import Providers
 from stoker.blueprint.secret_providers import parameters_of
 
@@ -35,12 +37,11 @@ def _view(request: Request, who: Caller, row: dict) -> dict:
 
 
 @routes.put("/secrets-providers")
-async def create(request: Request, who: Caller = Depends(requiring("user"))) -> Response:
+async def create(request: Request, who: Caller = Depends(operator)) -> Response:
     body = await map_body(request, PROVIDER)
     if body.get("test"):
         return await run(request, who, lambda engine: _providers(engine, who).check(
             body.get("name"), body.get("type"), body.get("connection_parameters")))
-    global_for_operator(request, who, body.get("visibility"), "secrets provider")
     return await run(request, who, lambda engine: _view(request, who, _providers(engine, who).create(
         body.get("name"), body.get("type"), body.get("connection_parameters"), body.get("visibility"), who.user)))
 
@@ -57,13 +58,12 @@ async def get(name: str, request: Request, who: Caller = Depends(caller)) -> Res
 
 
 @routes.patch("/secrets-providers/{name}")
-async def update(name: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
+async def update(name: str, request: Request, who: Caller = Depends(operator)) -> Response:
     body = await map_body(request, PROVIDER)
-    global_for_operator(request, who, body.get("visibility"), "secrets provider")
     return await run(request, who, lambda engine: _view(request, who, _providers(engine, who).update(
         name, body.get("type"), body.get("connection_parameters"), body.get("visibility"))))
 
 
 @routes.delete("/secrets-providers/{name}")
-async def delete(name: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
+async def delete(name: str, request: Request, who: Caller = Depends(operator)) -> Response:
     return await run(request, who, lambda engine: _providers(engine, who).delete(name))

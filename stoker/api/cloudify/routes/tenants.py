@@ -39,7 +39,8 @@ def user_store(request: Request) -> UserStore:
 def _operator(request: Request, who: Caller) -> Caller:
     if not request.app.state.cloudify.operator(who):
         raise forbidden(f"User {who.user!r} is not authorized: only the operator (sys_admin, the manager of "
-                        f"{DEFAULT_TENANT}) manages tenants and users, and reads the audit log and permissions")
+                        f"{DEFAULT_TENANT}) manages tenants, users, user groups and secrets providers, and reads "
+                        f"the audit log and permissions")
     return who
 
 
