@@ -1,0 +1,58 @@
+"""Built-in workflows as Cloudify 7 runs them, through the real ``cfy`` on ``stoker api``: ``cfy uninstall
+--recursive`` (and ``-p recursive=true``) uninstalls the service deployments first."""
+
+from __future__ import annotations
+
+import pytest
+
+from box_blueprint import write_box
+
+from .conftest import admin_server, cfy_on, rest_client
+
+pytestmark = pytest.mark.slow  # a server of its own, `cfy` processes
+
+pytest.importorskip("cloudify_rest_client")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    yield from admin_server(tmp_path_factory, "parity")
+
+
+def _family(client, cfy, tmp_path, suffix: str) -> tuple:
+    """env-S, svc-S (its service) and leaf-S (svc-S's), installed, of blueprint box-S; the trace file."""
+    trace = tmp_path / "trace.txt"
+    box = write_box(tmp_path / "box", f'echo "delete $(ctx deployment id)" >> {trace}\n', "delete.sh",
+                    operation="delete")
+    client.blueprints.upload(str(box), f"box-{suffix}")
+    env, svc, leaf = f"env-{suffix}", f"svc-{suffix}", f"leaf-{suffix}"
+    client.deployments.create(f"box-{suffix}", env)
+    client.deployments.create(f"box-{suffix}", svc, labels=[{"csys-obj-parent": env}])
+    client.deployments.create(f"box-{suffix}", leaf, labels=[{"csys-obj-parent": svc}])
+    for name in (env, svc, leaf):
+        cfy("executions", "start", "install", "-d", name)
+    return env, svc, leaf, trace
+
+
+def test_cfy_uninstall_recursive_uninstalls_and_deletes_the_services_first(server, tmp_path):
+    cfy, client = cfy_on(server, tmp_path), rest_client(server)
+    env, svc, leaf, trace = _family(client, cfy, tmp_path, "a")
+    cfy("uninstall", env, "--recursive")
+    assert trace.read_text().splitlines() == [f"delete {leaf}", f"delete {svc}", f"delete {env}"]
+    left = {d["id"] for d in client.deployments.list()}
+    assert not left & {env, svc, leaf}  # then deleted, children first, as `cfy deployments delete --recursive`
+
+
+def test_cfy_executions_start_uninstall_with_recursive_true(server, tmp_path):
+    cfy, client = cfy_on(server, tmp_path), rest_client(server)
+    env, svc, leaf, trace = _family(client, cfy, tmp_path, "b")
+    cfy("executions", "start", "uninstall", "-d", env, "-p", "recursive=true")
+    assert trace.read_text().splitlines() == [f"delete {leaf}", f"delete {svc}", f"delete {env}"]
+    [run] = client.executions.list(deployment_id=leaf, workflow_id="uninstall")
+    assert run["status"] == "terminated" and run["parameters"]["recursive"] is True
+    groups = {g["deployment_group_id"]: g for g in client.execution_groups.list()}
+    assert groups["env-b_services_uninstall"]["execution_ids"] == [
+        e["id"] for e in client.executions.list(deployment_id=svc, workflow_id="uninstall")]
+    assert "env-b_services_uninstall" not in {g["id"] for g in client.deployment_groups.list()}
+    assert {i["state"] for name in (env, svc, leaf) for i in client.node_instances.list(deployment_id=name)} == {
+        "deleted"}

@@ -1,0 +1,75 @@
+"""Built-in workflows where they behaved otherwise than Cloudify 7's: uninstall's ``recursive`` (service
+deployments first), checked against cloudify-common's workflows and the manager's records."""
+
+from __future__ import annotations
+
+import pytest
+
+from stoker.blueprint.deployment_groups import DeploymentGroups
+from stoker.workflows.execution_groups import ExecutionGroups
+
+from .conftest import deploy, states
+
+#: one box whose delete writes the deployment's id to $TRACE, failing for a deployment named bad*
+BOX = """
+node_templates:
+  box:
+    type: cloudify.nodes.Root
+    interfaces:
+      cloudify.interfaces.lifecycle:
+        create: scripts/op.sh
+        delete: scripts/op.sh
+"""
+SCRIPTS = {"scripts/op.sh": """
+    echo "$(ctx operation name | sed 's/.*\\.//') $(ctx deployment id)" >> "$TRACE"
+    case "$(ctx operation name)-$(ctx deployment id)" in *delete-bad*) exit 1 ;; esac
+"""}
+
+
+@pytest.fixture
+def trace(tmp_path, monkeypatch):
+    path = tmp_path / "trace.txt"
+    monkeypatch.setenv("TRACE", str(path))
+    return path
+
+
+def _family(engine, tmp_path, trace, *members: tuple[str, str | None]) -> None:
+    """Each (deployment, its parent) of one blueprint, installed; the trace emptied."""
+    for name, parent in members:
+        labels = [("csys-obj-parent", parent)] if parent else []
+        deploy(engine, tmp_path / name, BOX, SCRIPTS, name=name, labels=labels)
+        assert engine.executions.start("install", name)["status"] == "terminated"
+    trace.write_text("")
+
+
+def test_a_recursive_uninstall_uninstalls_the_services_first_generation_after_generation(engine, tmp_path, trace):
+    _family(engine, tmp_path, trace, ("env", None), ("svc", "env"), ("leaf", "svc"), ("other", None))
+    ended = engine.executions.start("uninstall", "env", {"recursive": True})
+    assert ended["status"] == "terminated", ended["error"]
+    # the leaf before its parent, the parent before the environment; a deployment outside untouched
+    assert trace.read_text().splitlines() == ["delete leaf", "delete svc", "delete env"]
+    assert {name: states(engine, name)["box"] for name in ("env", "svc", "leaf", "other")} == {
+        "env": "deleted", "svc": "deleted", "leaf": "deleted", "other": "started"}
+    # as Cloudify's: an execution group of the same workflow per generation, recursive, with the parent's
+    # parameters; the deployment groups that gathered them are gone
+    groups = ExecutionGroups(engine.executions).list()
+    assert sorted(g["deployment_group_id"] for g in groups) == ["env_services_uninstall", "svc_services_uninstall"]
+    assert {g["workflow_id"] for g in groups} == {"uninstall"} and {g["status"] for g in groups} == {"terminated"}
+    [svc_run] = [e for e in engine.executions.list("svc") if e["workflow_id"] == "uninstall"]
+    assert svc_run["parameters"]["recursive"] is True and svc_run["parameters"]["ignore_failure"] is False
+    assert DeploymentGroups(engine.blueprints.deployments).list() == []
+    messages = [e["message"] for e in engine.executions.events(ended["id"], include_logs=True)]
+    assert messages.index("Uninstalling service deployments recursively") < messages.index(
+        "Service deployments uninstalled") < next(i for i, m in enumerate(messages) if m.endswith(" is deleting"))
+
+
+def test_a_failed_service_uninstall_does_not_stop_the_environments(engine, tmp_path, trace):
+    """cloudify-common waits for the services' executions to end, whatever their end, and goes on."""
+    _family(engine, tmp_path, trace, ("env", None), ("bad", "env"))
+    ended = engine.executions.start("uninstall", "env", {"recursive": True})
+    assert ended["status"] == "terminated", ended["error"]
+    [bad_run] = [e for e in engine.executions.list("bad") if e["workflow_id"] == "uninstall"]
+    assert bad_run["status"] == "failed"
+    assert trace.read_text().splitlines() == ["delete bad", "delete env"]
+    assert states(engine, "env")["box"] == "deleted"
+
