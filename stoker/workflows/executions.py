@@ -242,7 +242,7 @@ class Executions:
 
     async def roll_back_failed(self, row: dict, runner: Runner, memo: dict) -> None:
         """Execution ``row`` failed: a scale's modification, with ``rollback_if_failed`` (Cloudify's default), is
-        rolled back after the instances it added are uninstalled (the execution stays failed)."""
+        rolled back after what it added and was cut short is taken back (the execution stays failed)."""
         decided = memo.get("scale")
         if not decided or "modification_id" not in decided or not row["parameters"].get("rollback_if_failed", True):
             return

@@ -2,9 +2,9 @@
 as Cloudify's manager makes them (``start_deployment_modification`` and its finish and rollback).
 
 The one place that makes them, for the ``scale`` workflow (``Executions.modify``: started as the execution
-starts, finished once it ended well; when it fails, rolled back after what it added is uninstalled, or left
-started with ``rollback_if_failed: false``; ``abort_started`` rolls the deployment's started ones back the same
-way before its own starts) and for the REST routes (a plugin's or a
+starts, finished once it ended well; when it fails, rolled back after what it added and was cut short is taken
+back, or left started with ``rollback_if_failed: false``; ``abort_started`` rolls the deployment's started
+ones back after uninstalling what they added, before its own starts) and for the REST routes (a plugin's or a
 custom workflow's ``ctx.deployment.start_modification(nodes)``, ``cfy deployments modifications rollback``).
 What changes is what ``scaling`` decided: a start adds the new instances and the relationships to them, a
 finish removes the instances a scale-in takes away (and the relationships to them), a rollback removes what
@@ -26,7 +26,7 @@ from stoker.store.modification_records import (FINISHED, ROLLEDBACK, STARTED, De
                                                ModificationRefused)
 from stoker.store.models import iso_time, utcnow
 from stoker.workflows.execution_runner import first_failure
-from stoker.workflows.scaling import decide_count, uninstall_added
+from stoker.workflows.scaling import decide_count, roll_back_added, uninstall_added
 
 
 class Modifications:
@@ -128,20 +128,22 @@ class Modifications:
         return self.get(modification_id)
 
     async def roll_back_uninstalled(self, modification_id: str, runner: Any, strict: bool) -> None:
-        """Uninstall the instances the started modification added (``scaling.uninstall_added``, by ``runner``: the
-        execution that rolls it back), then roll it back: a failed scale's (an uninstall that fails is reported,
-        the rollback goes on) or, ``strict``, one ``abort_started`` finds (an uninstall that fails raises
-        ``WalkFailed``, the modification stays started), as cloudify-common's ``scale_entity`` does."""
+        """Take back the instances the started modification added (by ``runner``: the execution that rolls it
+        back), then roll it back, as cloudify-common's ``scale_entity`` does: a failed scale's (what was cut short
+        goes back, ``scaling.roll_back_added``; a failure is reported, the rollback goes on) or, ``strict``, one
+        ``abort_started`` finds (they are uninstalled, ``scaling.uninstall_added``; a failure raises
+        ``WalkFailed``, the modification stays started)."""
         found = self._found(modification_id)
         runner.writer.event(runner.row("cloudify_log", "Rolling back deployment modification. "
                                        f"[modification_id={modification_id}]", level="warning"))
         added = found["changes"][ROLLEDBACK]["removed"]
+        take_back = uninstall_added if strict else roll_back_added
         try:
-            await runner.run(uninstall_added(runner.deployment, added))
+            await runner.run(take_back(runner.deployment, added))
         except WalkFailed as failed:
             if strict:
                 raise
-            runner.writer.event(runner.row("cloudify_log", f"Uninstalling the added instances failed: "
+            runner.writer.event(runner.row("cloudify_log", f"Rolling back the added instances failed: "
                                            f"{first_failure(failed)}", level="error"))
             await runner.writer.flush()
         self.rollback(modification_id)

@@ -73,3 +73,51 @@ def test_a_failed_service_uninstall_does_not_stop_the_environments(engine, tmp_p
     assert trace.read_text().splitlines() == ["delete bad", "delete env"]
     assert states(engine, "env")["box"] == "deleted"
 
+
+
+#: a host with an app in it, whose create fails while the file FAIL exists, and a load balancer connected to the
+#: app; each operation appends "<operation> <node>" (an unlink: "unlink lb->app") to $TRACE
+HOSTED = """
+node_templates:
+  host:
+    type: cloudify.nodes.Compute
+    properties: {agent_config: {install_method: none}}
+    capabilities: {scalable: {properties: {max_instances: 3}}}
+    interfaces:
+      cloudify.interfaces.lifecycle: {create: scripts/op.sh, stop: scripts/op.sh, delete: scripts/op.sh}
+  app:
+    type: cloudify.nodes.Root
+    interfaces:
+      cloudify.interfaces.lifecycle: {create: scripts/op.sh, delete: scripts/op.sh}
+    relationships: [{type: cloudify.relationships.contained_in, target: host}]
+  lb:
+    type: cloudify.nodes.Root
+    relationships:
+      - type: cloudify.relationships.connected_to
+        target: app
+        source_interfaces:
+          cloudify.interfaces.relationship_lifecycle: {establish: scripts/link.sh, unlink: scripts/link.sh}
+"""
+HOSTED_SCRIPTS = {
+    "scripts/op.sh": """
+        echo "$(ctx operation name | sed 's/.*\\.//') $(ctx node id)" >> "$TRACE"
+        if [ "$(ctx node id)" = app ] && [ -e "$FAIL" ]; then exit 1; fi
+    """,
+    "scripts/link.sh": 'echo "$(ctx operation name | sed \'s/.*\\.//\') lb->$(ctx target node id)" >> "$TRACE"\n'}
+
+
+def test_a_failed_scale_out_takes_back_only_what_was_cut_short(engine, tmp_path, trace, monkeypatch):
+    """cloudify-common's ``rollback_node_instances``: the added app, cut short while creating, is deleted (the
+    load balancer's relationship to it unlinked first, established or not); the added host, which got started,
+    is left as it is: no stop, no delete, its row gone with the modification's rollback."""
+    monkeypatch.setenv("FAIL", str(tmp_path / "fail"))
+    deploy(engine, tmp_path / "bp", HOSTED, HOSTED_SCRIPTS)
+    assert engine.executions.start("install", "dep")["status"] == "terminated"
+    trace.write_text("")
+    (tmp_path / "fail").write_text("")
+    failed = engine.executions.start("scale", "dep", {"scalable_entity_name": "host"})
+    assert failed["status"] == "failed" and "lifecycle.create on app_" in failed["error"]
+    assert trace.read_text().splitlines() == ["create host", "create app", "unlink lb->app", "delete app"]
+    [modification] = engine.executions.modifications.list("dep")
+    assert modification["status"] == "rolledback"
+    assert sorted(states(engine, "dep")) == ["app", "host", "lb"]
