@@ -58,8 +58,8 @@ class DeploymentModificationRecords(Records):
         return select(MODIFICATIONS, DEPLOYMENTS.c.id.label("deployment_id")).join(
             DEPLOYMENTS, DEPLOYMENTS.c.pk == MODIFICATIONS.c.deployment_pk)
 
-    def start(self, deployment_pk: int, make: Callable[[Callable[[Iterable[str]], list[dict]]], tuple[dict, dict]]
-              ) -> None:
+    def start(self, deployment_pk: int,
+              make: Callable[[Callable[[Iterable[str] | None], list[dict]]], tuple[dict, dict]]) -> None:
         """Store the started modification ``make(read)`` gives (its row, and ``modify``'s arguments of what it
         changes now; ``read(ids)``: the deployment's instance rows as they are, in the same transaction), and
         make its changes; refused while the deployment has a started one."""
@@ -76,7 +76,7 @@ class DeploymentModificationRecords(Records):
             conn.execute(insert(MODIFICATIONS).values(**row, deployment_pk=deployment_pk, status=STARTED))
             modify(conn, deployment_pk, **changes)
 
-    def instances(self, deployment_pk: int, instance_ids: Iterable[str]) -> list[dict]:
+    def instances(self, deployment_pk: int, instance_ids: Iterable[str] | None) -> list[dict]:
         with self._read() as conn:
             return instances(conn, deployment_pk, instance_ids)
 
@@ -105,14 +105,15 @@ class DeploymentModificationRecords(Records):
                                            .order_by(c.created_at, c.pk)))
 
 
-def instances(conn: Connection, deployment_pk: int, instance_ids: Iterable[str]) -> list[dict]:
-    """The deployment's instance rows of ``instance_ids``, in creation order."""
-    ids = sorted(set(instance_ids))
-    if not ids:
-        return []
-    result = conn.execute(select(INSTANCES).where(INSTANCES.c.deployment_pk == deployment_pk, INSTANCES.c.id.in_(ids))
-                          .order_by(INSTANCES.c.pk))
-    return Records._rows(result)
+def instances(conn: Connection, deployment_pk: int, instance_ids: Iterable[str] | None) -> list[dict]:
+    """The deployment's instance rows of ``instance_ids`` (None: all of them), in creation order."""
+    where = [INSTANCES.c.deployment_pk == deployment_pk]
+    if instance_ids is not None:
+        ids = sorted(set(instance_ids))
+        if not ids:
+            return []
+        where.append(INSTANCES.c.id.in_(ids))
+    return Records._rows(conn.execute(select(INSTANCES).where(*where).order_by(INSTANCES.c.pk)))
 
 
 def already_ended(verb: str, modification_id: str, status: str) -> ModificationRefused:

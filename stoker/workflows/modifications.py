@@ -11,8 +11,8 @@ finish removes the instances a scale-in takes away (and the relationships to the
 the start added and puts the rewired relationships and the node counts back.  A rollback only changes rows,
 as Cloudify's: the scripts that ran on an added instance are not undone.
 
-Cloudify's record lists every instance of the deployment in ``before_modification``; Stoker lists the ones
-the modification adds, removes or rewires (a deployment may hold 100,000 instances).
+Its ``before_modification`` lists every instance of the deployment as it was, and a rollback's
+``before_rollback`` every one as it is then, as Cloudify's record does.
 """
 
 from __future__ import annotations
@@ -121,9 +121,8 @@ class Modifications:
         """Undo its start: the instances it added go, rewired relationships and node counts are put back."""
         found = self._found(modification_id)
         listed = found["node_instances"]
-        ids = {i["id"] for key in ("added_and_related", "removed_and_related") for i in listed[key]}
         now = [{**instance_view(r), "deployment_id": found["deployment_id"]}
-               for r in self.rows.instances(found["deployment_pk"], ids)]
+               for r in self.rows.instances(found["deployment_pk"], None)]
         self.rows.end(found, ROLLEDBACK, found["changes"][ROLLEDBACK], {**listed, "before_rollback": now})
         return self.get(modification_id)
 
@@ -164,19 +163,18 @@ def scale_nodes(decided: dict) -> dict:
 
 class _Shown:
     """Cloudify's ``node_instances`` of a modification: the instances it adds and removes, with those they
-    relate to (``extended``/``reduced``: their relationships to them; targets: none), and those rows before."""
+    relate to (``extended``/``reduced``: their relationships to them; targets: none), and every instance of the
+    deployment before it."""
 
     def __init__(self, deployment_id: str, decided: dict, read: Callable[[Any], list[dict]]):
         self.deployment_id = deployment_id
         self.decided = decided
+        #: the deployment's instance rows, as they are before the modification
+        self.before = {row["id"]: row for row in read(None)}
         added = {row["id"] for row in decided["added"]}
         removed = set(decided["removed"])
-        removed_rows = read(removed)
-        targets = ({r["target_id"] for row in decided["added"] + removed_rows for r in row["relationships"]}
-                   - added - removed)
-        #: the rows of the instances listed, as they are before the modification
-        self.before = {row["id"]: row for row in removed_rows + read(
-            targets | set(decided["relinked_before"]) | set(decided["relinked_after"]))}
+        targets = ({r["target_id"] for row in decided["added"] + [self.before[i] for i in removed]
+                    for r in row["relationships"]} - added - removed)
         self.added, self.removed, self.targets = added, removed, targets
 
     def node_instances(self) -> dict:

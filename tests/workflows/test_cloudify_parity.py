@@ -121,3 +121,22 @@ def test_a_failed_scale_out_takes_back_only_what_was_cut_short(engine, tmp_path,
     [modification] = engine.executions.modifications.list("dep")
     assert modification["status"] == "rolledback"
     assert sorted(states(engine, "dep")) == ["app", "host", "lb"]
+
+
+def test_a_modification_lists_every_instance_before_it_and_before_its_rollback(engine, tmp_path, trace):
+    """As the manager's record: ``before_modification`` is every instance of the deployment, touched or not, as it
+    was; ``before_rollback`` every one as it is when rolled back."""
+    _family(engine, tmp_path, trace, ("dep", None))
+    [first] = [i["id"] for i in engine.blueprints.deployments.node_instances("dep")]
+    assert engine.executions.start("scale", "dep", {"scalable_entity_name": "box"})["status"] == "terminated"
+    modifications = engine.executions.modifications
+    [scaled] = modifications.list("dep")
+    assert [(i["id"], i["state"]) for i in scaled["node_instances"]["before_modification"]] == [(first, "started")]
+    second = next(i["id"] for i in engine.blueprints.deployments.node_instances("dep") if i["id"] != first)
+
+    started = modifications.start("dep", {"box": {"instances": 3}})
+    assert [i["id"] for i in started["node_instances"]["before_modification"]] == [first, second]
+    [third] = [i["id"] for i in started["node_instances"]["added_and_related"] if i.get("modification") == "added"]
+    rolled = modifications.rollback(started["id"])
+    assert [(i["id"], i["state"]) for i in rolled["node_instances"]["before_rollback"]] == [
+        (first, "started"), (second, "started"), (third, "uninitialized")]
