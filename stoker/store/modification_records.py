@@ -36,6 +36,8 @@ MODIFICATIONS = Table(
     Column("changes", JSON, nullable=False),
     Column("created_at", UTCDateTime, nullable=False, default=utcnow),
     Column("ended_at", UTCDateTime),
+    #: the user who asked for it: a scale's starter, or the caller of ``POST /deployment-modifications``
+    Column("created_by", String(255), nullable=False, default="admin", server_default="admin"),
     Index("ix_deployment_modification_project_id_id", "project_id", "id", unique=True),
 )
 

@@ -150,8 +150,9 @@ class Executions:
 
     def start(self, workflow_id: str, deployment_id: str, parameters: dict | None = None, force: bool = False,
               allow_custom_parameters: bool = False, queue: bool = False, dry_run: bool = False,
-              decided: dict | None = None) -> dict:
-        """Run ``workflow_id`` on the deployment to its end, in this process; the execution as it ended.
+              decided: dict | None = None, created_by: str = "admin") -> dict:
+        """Run ``workflow_id`` on the deployment to its end, in this process; the execution as it ended
+        (asked by user ``created_by``: a scale's deployment modification is made by them too).
 
         While another execution of the deployment runs: ``force`` runs this one beside it, ``queue``
         stores it ``queued`` (returned at once; the running one's end starts it), otherwise ``Conflict``.
@@ -167,7 +168,7 @@ class Executions:
             try:
                 row = self.records.start_execution(self.project_id, deployment_row["pk"], workflow_id, params,
                                                    self.owner, execution_gone, concurrent=force, queue=queue,
-                                                   planned_on=deployment_row, dry_run=dry_run)
+                                                   planned_on=deployment_row, dry_run=dry_run, created_by=created_by)
                 break
             except PlanChanged:
                 continue
@@ -404,7 +405,7 @@ class Executions:
             return
         if when == "before":
             self.modifications.begin(deployment_row, decided, scale_nodes(decided),
-                                     scale_context(execution, deployment_row))
+                                     scale_context(execution, deployment_row), execution["created_by"])
         elif "modification_id" not in decided:  # started before scales had modifications: its start added rows
             DeploymentRowChanges(self.records).apply(deployment_row["pk"], added=[], removed=decided["removed"],
                                                      relinked=decided["relinked_after"], counts=decided["counts"])
@@ -549,7 +550,7 @@ def view(row: dict) -> dict:
             "error": row["error"] or "", "created_at": iso_time(row["created_at"]),
             "started_at": iso_time(row["started_at"]), "ended_at": iso_time(row["ended_at"]),
             "tenant_name": tenant_of(row["project_id"]), "execution_group_id": row.get("execution_group_id"),
-            "is_dry_run": bool(row.get("is_dry_run"))}
+            "is_dry_run": bool(row.get("is_dry_run")), "created_by": row.get("created_by") or "admin"}
 
 
 def event_view(event: dict, execution: dict) -> dict:

@@ -8,8 +8,8 @@ ones back after uninstalling what they added, before its own starts) and for the
 custom workflow's ``ctx.deployment.start_modification(nodes)``, ``cfy deployments modifications rollback``).
 What changes is what ``scaling`` decided: a start adds the new instances and the relationships to them, a
 finish removes the instances a scale-in takes away (and the relationships to them), a rollback removes what
-the start added and puts the rewired relationships and the node counts back.  A rollback only changes rows,
-as Cloudify's: the scripts that ran on an added instance are not undone.
+the start added, puts the node counts back and every other instance as it was (state, runtime properties,
+relationships).  A rollback only changes rows, as Cloudify's: the scripts that ran are not undone.
 
 Its ``before_modification`` lists every instance of the deployment as it was, and a rollback's
 ``before_rollback`` every one as it is then, as Cloudify's record does.
@@ -27,6 +27,10 @@ from stoker.store.modification_records import (FINISHED, ROLLEDBACK, STARTED, De
 from stoker.store.models import iso_time, utcnow
 from stoker.workflows.execution_runner import first_failure
 from stoker.workflows.scaling import decide_count, roll_back_added, uninstall_added
+
+
+#: what a rollback puts back of an instance (the manager's sets every attribute of its record)
+RESTORED = ("state", "runtime_properties", "relationships")
 
 
 class Modifications:
@@ -73,8 +77,9 @@ class Modifications:
         return found[0]
 
     # -- starting, finishing, rolling back ------------------------------------------------------
-    def start(self, deployment_id: str, nodes: Any, context: Any = None) -> dict:
-        """Start the modification ``nodes`` asks (``{node or group: {"instances": N}}``, one entry)."""
+    def start(self, deployment_id: str, nodes: Any, context: Any = None, created_by: str = "admin") -> dict:
+        """Start the modification ``nodes`` asks (``{node or group: {"instances": N}}``, one entry), for user
+        ``created_by``."""
         if not isinstance(nodes, dict) or len(nodes) != 1:
             raise ModificationRefused("nodes: give exactly one node or scaling group, as "
                                       "{\"NAME\": {\"instances\": N}} (Stoker modifies one per modification)",
@@ -92,18 +97,21 @@ class Modifications:
                                       "be lists of node instance ids", "bad_parameters_error")
         deployment_row = self.records.get_deployment(self.project_id, deployment_id)
         decided = decide_count(self.executions.model_of(deployment_row), entity, instances, *hints)
-        return self.begin(deployment_row, decided, nodes, context or {})
+        return self.begin(deployment_row, decided, nodes, context or {}, created_by)
 
-    def begin(self, deployment_row: dict, decided: dict, modified_nodes: dict, context: dict) -> dict:
+    def begin(self, deployment_row: dict, decided: dict, modified_nodes: dict, context: dict,
+              created_by: str = "admin") -> dict:
         """Store the started modification that makes ``decided`` (``scaling.decide``), with the instances it
-        adds and the relationships to them; refused while the deployment has a started one."""
+        adds and the relationships to them, made by user ``created_by``; refused while the deployment has a
+        started one."""
         counts_before = {row["id"]: row["number_of_instances"] for row in self.records.nodes(deployment_row["pk"])
                          if row["id"] in decided["counts"]}
 
         def make(read: Callable[[Any], list[dict]]) -> tuple[dict, dict]:
             shown = _Shown(deployment_row["id"], decided, read)
             row = {"id": decided["modification_id"], "project_id": self.project_id, "context": context,
-                   "modified_nodes": modified_nodes, "created_at": utcnow(), "node_instances": shown.node_instances(),
+                   "modified_nodes": modified_nodes, "created_at": utcnow(), "created_by": created_by,
+                   "node_instances": shown.node_instances(),
                    "changes": {FINISHED: _finish_changes(decided),
                                ROLLEDBACK: _rollback_changes(decided, shown.before, counts_before)}}
             return row, _start_changes(decided)
@@ -118,12 +126,15 @@ class Modifications:
         return self.get(modification_id)
 
     def rollback(self, modification_id: str) -> dict:
-        """Undo its start: the instances it added go, rewired relationships and node counts are put back."""
+        """Undo its start: the instances it added go, node counts are put back, and every other instance is
+        put back as ``before_modification`` lists it (state, runtime properties, relationships), as the
+        manager's rollback restores them."""
         found = self._found(modification_id)
         listed = found["node_instances"]
         now = [{**instance_view(r), "deployment_id": found["deployment_id"]}
                for r in self.rows.instances(found["deployment_pk"], None)]
-        self.rows.end(found, ROLLEDBACK, found["changes"][ROLLEDBACK], {**listed, "before_rollback": now})
+        changes = {**found["changes"][ROLLEDBACK], "restored": _restored(listed["before_modification"], now)}
+        self.rows.end(found, ROLLEDBACK, changes, {**listed, "before_rollback": now})
         return self.get(modification_id)
 
     async def roll_back_uninstalled(self, modification_id: str, runner: Any, strict: bool) -> None:
@@ -203,6 +214,13 @@ class _Shown:
         return shown
 
 
+def _restored(before: list[dict], now: list[dict]) -> dict[str, dict]:
+    """Per instance still there that changed since ``before``, the columns that put it back."""
+    current = {row["id"]: row for row in now}
+    return {row["id"]: {key: row[key] for key in RESTORED}
+            for row in before if row["id"] in current and any(row[k] != current[row["id"]][k] for k in RESTORED)}
+
+
 def _points_at(rows: list[dict], target: str) -> bool:
     return any(r["target_id"] == target for row in rows for r in row["relationships"])
 
@@ -230,4 +248,4 @@ def view(row: dict) -> dict:
             "modified_nodes": row["modified_nodes"], "node_instances": row["node_instances"],
             "context": row["context"], "created_at": iso_time(row["created_at"]), "ended_at": iso_time(row["ended_at"]),
             "tenant_name": tenant_of(row["project_id"]), "visibility": "tenant", "private_resource": False,
-            "resource_availability": "tenant", "created_by": "admin"}
+            "resource_availability": "tenant", "created_by": row["created_by"]}

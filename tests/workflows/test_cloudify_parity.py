@@ -10,7 +10,8 @@ from stoker.workflows.execution_groups import ExecutionGroups
 
 from .conftest import deploy, states
 
-#: one box whose delete writes the deployment's id to $TRACE, failing for a deployment named bad*
+#: one box whose create and delete append "<operation> <deployment>" to $TRACE and set its runtime property
+#: ``made`` to the operation's name; the delete fails for a deployment named bad*
 BOX = """
 node_templates:
   box:
@@ -22,6 +23,7 @@ node_templates:
 """
 SCRIPTS = {"scripts/op.sh": """
     echo "$(ctx operation name | sed 's/.*\\.//') $(ctx deployment id)" >> "$TRACE"
+    ctx instance runtime-properties made "$(ctx operation name | sed 's/.*\\.//')"
     case "$(ctx operation name)-$(ctx deployment id)" in *delete-bad*) exit 1 ;; esac
 """}
 
@@ -140,3 +142,20 @@ def test_a_modification_lists_every_instance_before_it_and_before_its_rollback(e
     rolled = modifications.rollback(started["id"])
     assert [(i["id"], i["state"]) for i in rolled["node_instances"]["before_rollback"]] == [
         (first, "started"), (second, "started"), (third, "uninitialized")]
+
+
+def test_a_failed_scale_in_s_rollback_puts_its_instances_back_as_they_were(engine, tmp_path, trace):
+    """The manager's rollback sets every instance back from ``before_modification``: the one whose delete failed
+    is started again, with the runtime properties it had."""
+    _family(engine, tmp_path, trace, ("bad", None))
+    assert engine.executions.start("scale", "bad", {"scalable_entity_name": "box"})["status"] == "terminated"
+    failed = engine.executions.start("scale", "bad", {"scalable_entity_name": "box", "delta": -1})
+    assert failed["status"] == "failed" and "lifecycle.delete" in failed["error"]
+    assert trace.read_text().splitlines() == ["create bad", "delete bad"]
+    [_, rolled] = engine.executions.modifications.list("bad")
+    [removed] = [i["id"] for i in rolled["node_instances"]["removed_and_related"] if i.get("modification") == "removed"]
+    assert rolled["status"] == "rolledback"
+    assert [(i["state"], i["runtime_properties"]["made"]) for i in rolled["node_instances"]["before_rollback"]
+            if i["id"] == removed] == [("deleting", "delete")]
+    again = engine.blueprints.deployments.node_instance(removed)
+    assert (again["state"], again["runtime_properties"]) == ("started", {"made": "create"})

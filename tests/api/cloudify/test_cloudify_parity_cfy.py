@@ -1,5 +1,6 @@
 """Built-in workflows as Cloudify 7 runs them, through the real ``cfy`` on ``stoker api``: ``cfy uninstall
---recursive`` (and ``-p recursive=true``) uninstalls the service deployments first."""
+--recursive`` (and ``-p recursive=true``) uninstalls the service deployments first; an execution and a deployment
+modification are ``created_by`` the user who asked for them."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pytest
 
 from box_blueprint import write_box
 
-from .conftest import admin_server, cfy_on, rest_client
+from .conftest import PASSWORD, cfy_on, cloudify_server, rest_client
 
 pytestmark = pytest.mark.slow  # a server of its own, `cfy` processes
 
@@ -16,7 +17,11 @@ pytest.importorskip("cloudify_rest_client")
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    yield from admin_server(tmp_path_factory, "parity")
+    started = cloudify_server(tmp_path_factory.mktemp("parity"), [("admin", "default_tenant", "manager"),
+                                                                   ("alice", "default_tenant", "user")],
+                              extra=("--allow-local-resources",))
+    yield started
+    started.stop()
 
 
 def _family(client, cfy, tmp_path, suffix: str) -> tuple:
@@ -56,3 +61,23 @@ def test_cfy_executions_start_uninstall_with_recursive_true(server, tmp_path):
     assert "env-b_services_uninstall" not in {g["id"] for g in client.deployment_groups.list()}
     assert {i["state"] for name in (env, svc, leaf) for i in client.node_instances.list(deployment_id=name)} == {
         "deleted"}
+
+
+def test_a_scale_s_execution_and_modification_are_created_by_the_user_who_asked(server, tmp_path):
+    cfy, client, alice = cfy_on(server, tmp_path), rest_client(server), rest_client(server, "alice")
+    client.blueprints.upload(str(write_box(tmp_path / "box", "true\n")), "box-c")
+    client.deployments.create("box-c", "scaled")
+    cfy("executions", "start", "install", "-d", "scaled")
+    cfy("profiles", "set", "-u", "alice", "-p", PASSWORD)
+    cfy("executions", "start", "scale", "-d", "scaled", "-p", "scalable_entity_name=box")
+    [scale] = client.executions.list(deployment_id="scaled", workflow_id="scale")
+    assert (scale["status"], scale["created_by"]) == ("terminated", "alice")
+    [install] = client.executions.list(deployment_id="scaled", workflow_id="install")
+    assert install["created_by"] == "admin"
+    [scaled] = client.deployment_modifications.list(deployment_id="scaled")
+    assert scaled["created_by"] == "alice"
+
+    # one a plugin's workflow starts over the REST API: its caller's
+    started = alice.deployment_modifications.start("scaled", {"box": {"instances": 3}})
+    assert client.deployment_modifications.get(started.id)["created_by"] == "alice"
+    alice.deployment_modifications.rollback(started.id)
