@@ -51,6 +51,7 @@ def test_cfy_uninstall_recursive_uninstalls_and_deletes_the_services_first(serve
 def test_cfy_executions_start_uninstall_with_recursive_true(server, tmp_path):
     cfy, client = cfy_on(server, tmp_path), rest_client(server)
     env, svc, leaf, trace = _family(client, cfy, tmp_path, "b")
+    cfy("profiles", "set", "-u", "alice", "-p", PASSWORD)
     cfy("executions", "start", "uninstall", "-d", env, "-p", "recursive=true")
     assert trace.read_text().splitlines() == [f"delete {leaf}", f"delete {svc}", f"delete {env}"]
     [run] = client.executions.list(deployment_id=leaf, workflow_id="uninstall")
@@ -58,6 +59,7 @@ def test_cfy_executions_start_uninstall_with_recursive_true(server, tmp_path):
     groups = {g["deployment_group_id"]: g for g in client.execution_groups.list()}
     assert groups["env-b_services_uninstall"]["execution_ids"] == [
         e["id"] for e in client.executions.list(deployment_id=svc, workflow_id="uninstall")]
+    assert groups["env-b_services_uninstall"]["created_by"] == "alice" == run["created_by"]
     assert "env-b_services_uninstall" not in {g["id"] for g in client.deployment_groups.list()}
     assert {i["state"] for name in (env, svc, leaf) for i in client.node_instances.list(deployment_id=name)} == {
         "deleted"}
