@@ -56,8 +56,10 @@ class DeploymentModificationRecords(Records):
     """The rows of every project, each read with its deployment's id."""
 
     @staticmethod
-    def _select() -> Any:
-        return select(MODIFICATIONS, DEPLOYMENTS.c.id.label("deployment_id")).join(
+    def _select(light: bool) -> Any:
+        """``light``: without ``node_instances`` (every instance of the deployment, twice: costly to read)."""
+        columns = [c for c in MODIFICATIONS.c if not (light and c.name == "node_instances")]
+        return select(*columns, DEPLOYMENTS.c.id.label("deployment_id")).join(
             DEPLOYMENTS, DEPLOYMENTS.c.pk == MODIFICATIONS.c.deployment_pk)
 
     def start(self, deployment_pk: int,
@@ -98,12 +100,12 @@ class DeploymentModificationRecords(Records):
                 raise already_ended(verb, found["id"], now)
             modify(conn, found["deployment_pk"], **changes)
 
-    def list(self, project_ids: list[str], **equal: Any) -> list[dict]:
-        """Oldest first; ``equal``: columns of the row (``id``) or ``deployment_id``."""
+    def list(self, project_ids: list[str], light: bool = False, **equal: Any) -> list[dict]:
+        """Oldest first; ``equal``: columns of the row (``id``) or ``deployment_id``; ``light``: see ``_select``."""
         c = MODIFICATIONS.c
         where = [DEPLOYMENTS.c.id == v if k == "deployment_id" else c[k] == v for k, v in equal.items()]
         with self._read() as conn:
-            return self._rows(conn.execute(self._select().where(c.project_id.in_(project_ids), *where)
+            return self._rows(conn.execute(self._select(light).where(c.project_id.in_(project_ids), *where)
                                            .order_by(c.created_at, c.pk)))
 
 

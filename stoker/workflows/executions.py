@@ -247,7 +247,7 @@ class Executions:
         decided = memo.get("scale")
         if not decided or "modification_id" not in decided or not row["parameters"].get("rollback_if_failed", True):
             return
-        if self.modifications.get(decided["modification_id"])["status"] == STARTED:
+        if self.modifications.status(decided["modification_id"]) == STARTED:
             await self.modifications.roll_back_uninstalled(decided["modification_id"], runner, strict=False)
 
     def start_queued(self, deployment_row: dict) -> None:
@@ -302,7 +302,7 @@ class Executions:
         if not decided or "modification_id" not in decided:  # (one started before scales had modifications)
             return
         try:
-            status = self.modifications.get(decided["modification_id"])["status"]
+            status = self.modifications.status(decided["modification_id"])
         except NotFound:
             status = "never started"
         if status != STARTED:
@@ -409,8 +409,8 @@ class Executions:
         elif "modification_id" not in decided:  # started before scales had modifications: its start added rows
             DeploymentRowChanges(self.records).apply(deployment_row["pk"], added=[], removed=decided["removed"],
                                                      relinked=decided["relinked_after"], counts=decided["counts"])
-        elif self.modifications.get(decided["modification_id"])["status"] != FINISHED:  # a worker's end runs twice
-            self.modifications.finish(decided["modification_id"])
+        elif self.modifications.status(decided["modification_id"]) != FINISHED:  # a worker's end runs twice
+            self.modifications.end_well(decided["modification_id"])
 
     def _run(self, row: dict, deployment_row: dict, model: Deployment, graph, done: frozenset, memo: dict,
              resumed: bool = False) -> dict:

@@ -46,6 +46,9 @@ class Modifications:
     def get(self, modification_id: str) -> dict:
         return view(self._found(modification_id))
 
+    def status(self, modification_id: str) -> str:
+        return self._found(modification_id, light=True)["status"]
+
     def list(self, deployment_id: str | None = None, project_ids: list[str] | None = None) -> list[dict]:
         equal = {"deployment_id": deployment_id} if deployment_id else {}
         return [view(row) for row in self.rows.list(project_ids or [self.project_id], **equal)]
@@ -55,7 +58,7 @@ class Modifications:
         last finished modification of the group made it (else its ``default_instances``), and
         ``planned_instances``, what a started one makes it (else the current)."""
         shown = {}
-        modifications = self.rows.list([self.project_id], deployment_id=deployment_id) if groups else []
+        modifications = self.rows.list([self.project_id], light=True, deployment_id=deployment_id) if groups else []
         for name, group in groups.items():
             properties = group.get("properties") or {}
             current = properties.get("default_instances", 1)
@@ -70,8 +73,9 @@ class Modifications:
                                                    "planned_instances": current if planned is None else planned}}
         return shown
 
-    def _found(self, modification_id: str) -> dict:
-        found = self.rows.list([self.project_id], id=modification_id)
+    def _found(self, modification_id: str, light: bool = False) -> dict:
+        """The row (``light``: without its ``node_instances``)."""
+        found = self.rows.list([self.project_id], light=light, id=modification_id)
         if not found:
             raise NotFound(f"Requested `DeploymentModification` with ID `{modification_id}` was not found")
         return found[0]
@@ -97,10 +101,11 @@ class Modifications:
                                       "be lists of node instance ids", "bad_parameters_error")
         deployment_row = self.records.get_deployment(self.project_id, deployment_id)
         decided = decide_count(self.executions.model_of(deployment_row), entity, instances, *hints)
-        return self.begin(deployment_row, decided, nodes, context or {}, created_by)
+        self.begin(deployment_row, decided, nodes, context or {}, created_by)
+        return self.get(decided["modification_id"])
 
     def begin(self, deployment_row: dict, decided: dict, modified_nodes: dict, context: dict,
-              created_by: str = "admin") -> dict:
+              created_by: str = "admin") -> None:
         """Store the started modification that makes ``decided`` (``scaling.decide``), with the instances it
         adds and the relationships to them, made by user ``created_by``; refused while the deployment has a
         started one."""
@@ -117,16 +122,22 @@ class Modifications:
             return row, _start_changes(decided)
 
         self.rows.start(deployment_row["pk"], make)
-        return self.get(decided["modification_id"])
 
     def finish(self, modification_id: str) -> dict:
-        """End it well: the instances it removes go."""
-        found = self._found(modification_id)
-        self.rows.end(found, FINISHED, found["changes"][FINISHED])
+        self.end_well(modification_id)
         return self.get(modification_id)
 
+    def end_well(self, modification_id: str) -> None:
+        """Finish it: the instances it removes go (a scale's own finish, which shows nothing)."""
+        found = self._found(modification_id, light=True)
+        self.rows.end(found, FINISHED, found["changes"][FINISHED])
+
     def rollback(self, modification_id: str) -> dict:
-        """Undo its start: the instances it added go, node counts are put back, and every other instance is
+        self.undo(modification_id)
+        return self.get(modification_id)
+
+    def undo(self, modification_id: str) -> None:
+        """Roll it back: the instances it added go, node counts are put back, and every other instance is
         put back as ``before_modification`` lists it (state, runtime properties, relationships), as the
         manager's rollback restores them."""
         found = self._found(modification_id)
@@ -135,7 +146,6 @@ class Modifications:
                for r in self.rows.instances(found["deployment_pk"], None)]
         changes = {**found["changes"][ROLLEDBACK], "restored": _restored(listed["before_modification"], now)}
         self.rows.end(found, ROLLEDBACK, changes, {**listed, "before_rollback": now})
-        return self.get(modification_id)
 
     async def roll_back_uninstalled(self, modification_id: str, runner: Any, strict: bool) -> None:
         """Take back the instances the started modification added (by ``runner``: the execution that rolls it
@@ -143,7 +153,7 @@ class Modifications:
         goes back, ``scaling.roll_back_added``; a failure is reported, the rollback goes on) or, ``strict``, one
         ``abort_started`` finds (they are uninstalled, ``scaling.uninstall_added``; a failure raises
         ``WalkFailed``, the modification stays started)."""
-        found = self._found(modification_id)
+        found = self._found(modification_id, light=True)
         runner.writer.event(runner.row("cloudify_log", "Rolling back deployment modification. "
                                        f"[modification_id={modification_id}]", level="warning"))
         added = found["changes"][ROLLEDBACK]["removed"]
@@ -156,7 +166,7 @@ class Modifications:
             runner.writer.event(runner.row("cloudify_log", f"Rolling back the added instances failed: "
                                            f"{first_failure(failed)}", level="error"))
             await runner.writer.flush()
-        self.rollback(modification_id)
+        self.undo(modification_id)
 
 
 def scale_context(execution: dict, deployment_row: dict) -> dict:
