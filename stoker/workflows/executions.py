@@ -453,7 +453,7 @@ class Executions:
         runner = Runner(model, writer, LiveEvaluator(state), row["id"], row["workflow_id"], policy, done, mask,
                         operation_kwargs(declared, params), tenant_of(self.project_id))
         runner.marker = self.commands(row)["marker"]
-        runner.manager = LocalManager(self.store, self.project_id, self)
+        runner.manager = LocalManager(self.store, self.project_id, self, row["created_by"])
         runner.workflow_parameters = dict(params)
         runner.dry_run = bool(row.get("is_dry_run"))
         runner.ignore_failure = ignored_failures(declared, params)

@@ -38,12 +38,12 @@ def first(chains: Chains) -> Graph:
 class ServiceDeployments:
     """The children's uninstall over the project's manager (``LocalManager``); each call blocks (the store)."""
 
-    def __init__(self, manager: Any, deployment_id: str, execution_id: str):
+    def __init__(self, manager: Any, deployment_id: str):
         self.deployment_id = deployment_id
         self.group_id = f"{deployment_id}_services_uninstall"
         executions = copy.copy(manager.executions)
         #: the groups are the parent execution's user's, as the manager makes them with its token
-        self.creator = executions.get(execution_id)["created_by"]
+        self.creator = manager.user
         self.groups = DeploymentGroups(manager.deployments, self.creator)
         # each child's execution in a thread of its own: a pool the parent holds a thread of could run out
         # down a chain of environments, every level waiting for the next
@@ -80,7 +80,7 @@ async def uninstall(runner: Any) -> None:
     if runner.dry_run:
         log("Dry run: the service deployments are not uninstalled")
         return
-    services = await asyncio.to_thread(ServiceDeployments, runner.manager, runner.deployment.id, runner.execution_id)
+    services = ServiceDeployments(runner.manager, runner.deployment.id)
     try:
         execution_ids = await asyncio.to_thread(services.start, runner.workflow_id, runner.workflow_parameters)
         while not runner.stop_requested and await asyncio.to_thread(services.unended, execution_ids):

@@ -9,6 +9,7 @@ import pytest
 from box_blueprint import write_box
 
 from .conftest import PASSWORD, cfy_on, cloudify_server, rest_client
+from .test_composition_rest import CHILD, PARENT, _ended
 
 pytestmark = pytest.mark.slow  # a server of its own, `cfy` processes
 
@@ -83,3 +84,17 @@ def test_a_scale_s_execution_and_modification_are_created_by_the_user_who_asked(
     started = alice.deployment_modifications.start("scaled", {"box": {"instances": 3}})
     assert client.deployment_modifications.get(started.id)["created_by"] == "alice"
     alice.deployment_modifications.rollback(started.id)
+
+
+def test_what_an_execution_starts_on_a_component_s_child_is_its_user_s(server, tmp_path):
+    """The manager's own operations act with the execution's token: the Component's child's install is alice's."""
+    (tmp_path / "app" / "child").mkdir(parents=True)
+    (tmp_path / "app" / "child" / "blueprint.yaml").write_text(CHILD)
+    (tmp_path / "app" / "blueprint.yaml").write_text(PARENT.replace("shop-db-password", "parity-password"))
+    alice = rest_client(server, "alice")
+    alice.blueprints.upload(str(tmp_path / "app" / "blueprint.yaml"), "app-d")
+    alice.deployments.create("app-d", "parent-d")
+    installed = _ended(alice, alice.executions.start("parent-d", "install")["id"])
+    assert (installed["status"], installed["created_by"]) == ("terminated", "alice"), installed["error"]
+    [child_install] = alice.executions.list(deployment_id="child", workflow_id="install")
+    assert child_install["created_by"] == "alice"
