@@ -12,14 +12,15 @@ node_templates:
     type: cloudify.nodes.Root
     interfaces:
       cloudify.interfaces.lifecycle:
-        create: scripts/SCRIPT
+        OPERATION: scripts/SCRIPT
 """
 
 
-def write_box(folder: Path, body: str, script: str = "pause.sh", more: str = "") -> Path:
-    """``folder/blueprint.yaml`` (with ``more``, sections, after it) and its script; the blueprint's path."""
+def write_box(folder: Path, body: str, script: str = "pause.sh", more: str = "", operation: str = "create") -> Path:
+    """``folder/blueprint.yaml`` (with ``more``, sections, after it) and its script, run by the box's
+    ``operation``; the blueprint's path."""
     (folder / "scripts").mkdir(parents=True)
     (folder / "scripts" / script).write_text(body)
     path = folder / "blueprint.yaml"
-    path.write_text(BOX.replace("SCRIPT", script) + more)
+    path.write_text(BOX.replace("OPERATION", operation).replace("SCRIPT", script) + more)
     return path

@@ -60,8 +60,9 @@ class ExecutionRecords(BlueprintRecords):
     # -- executions -----------------------------------------------------------------------------
     def start_execution(self, project_id: str, deployment_pk: int, workflow_id: str, parameters: dict,
                         owner: str, is_gone: Callable[[dict], bool], concurrent: bool = False,
-                        queue: bool = False, planned_on: dict | None = None, dry_run: bool = False) -> dict:
-        """A new execution owned by ``owner``, status started; while another is active, Conflict, or
+                        queue: bool = False, planned_on: dict | None = None, dry_run: bool = False,
+                        created_by: str = "admin") -> dict:
+        """A new execution owned by ``owner``, status started, asked by user ``created_by``; while another is active, Conflict, or
         with ``queue`` a ``queued`` one (no owner), which the active one's end starts (``take_queued``).
         A dry run (``dry_run``) is an execution like any other here: it blocks and is blocked as one.
 
@@ -84,7 +85,7 @@ class ExecutionRecords(BlueprintRecords):
             started = {"status": "started", "owner": owner, "heartbeat_at": now, "started_at": now}
             conn.execute(insert(EXECUTIONS).values(
                 id=execution_id, project_id=project_id, deployment_pk=deployment_pk, workflow_id=workflow_id,
-                parameters=parameters, error="", is_dry_run=dry_run, created_at=now,
+                parameters=parameters, error="", is_dry_run=dry_run, created_at=now, created_by=created_by,
                 **({"status": "queued"} if busy else started)))
         return self.get_execution(project_id, execution_id)
 
@@ -354,8 +355,9 @@ class DeploymentRowChanges:
 
 def modify(conn: Connection, deployment_pk: int, added: list[dict], removed: list[str], relinked: dict[str, list],
            counts: dict[str, int], nodes: dict[str, dict] | None = None, removed_nodes: Iterable[str] = (),
-           deployment: dict | None = None) -> None:
-    """Instances added or removed, relationships rewired, node counts (a scale); a deployment update also
+           deployment: dict | None = None, restored: dict[str, dict] | None = None) -> None:
+    """Instances added or removed, relationships rewired, node counts (a scale), instances put back as they
+    were (``restored``: instance id -> columns; a modification's rollback); a deployment update also
     writes its nodes (``nodes``: node id -> the columns of its row, made when missing), removes nodes and
     changes the deployment's row (blueprint, plan, inputs)."""
     if deployment:
@@ -376,6 +378,9 @@ def modify(conn: Connection, deployment_pk: int, added: list[dict], removed: lis
     for instance_id, relationships in relinked.items():
         conn.execute(update(INSTANCES).where(INSTANCES.c.deployment_pk == deployment_pk, INSTANCES.c.id == instance_id)
                      .values(relationships=relationships, version=INSTANCES.c.version + 1))
+    for instance_id, columns in (restored or {}).items():
+        conn.execute(update(INSTANCES).where(INSTANCES.c.deployment_pk == deployment_pk, INSTANCES.c.id == instance_id)
+                     .values(**columns, version=INSTANCES.c.version + 1))
     for node_id, count in counts.items():
         conn.execute(update(NODES).where(NODES.c.deployment_pk == deployment_pk, NODES.c.id == node_id)
                      .values(number_of_instances=count))

@@ -123,7 +123,7 @@ class GroupRecords(ExecutionRecords):
                 pk = conn.execute(insert(EXECUTIONS).values(
                     id=str(uuid.uuid4()), project_id=project_id, deployment_pk=deployment_pk,
                     workflow_id=fields["workflow_id"], parameters=parameters, error="", created_at=now,
-                    status="queued")).inserted_primary_key[0]
+                    created_by=fields["created_by"], status="queued")).inserted_primary_key[0]
                 conn.execute(insert(XMEMBERS).values(group_pk=group_pk, execution_pk=pk))
         return group_id
 

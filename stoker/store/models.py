@@ -384,6 +384,8 @@ class Execution(Record):
         Column("created_at", UTCDateTime, default=utcnow, nullable=False),
         Column("started_at", UTCDateTime),
         Column("ended_at", UTCDateTime),
+        #: the user who asked for it (Cloudify's ``created_by``)
+        Column("created_by", String(255), nullable=False, default="admin", server_default="admin"),
         Index("ix_execution_project_id_id", "project_id", "id", unique=True),
     )
 

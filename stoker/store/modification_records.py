@@ -36,6 +36,8 @@ MODIFICATIONS = Table(
     Column("changes", JSON, nullable=False),
     Column("created_at", UTCDateTime, nullable=False, default=utcnow),
     Column("ended_at", UTCDateTime),
+    #: the user who asked for it: a scale's starter, or the caller of ``POST /deployment-modifications``
+    Column("created_by", String(255), nullable=False, default="admin", server_default="admin"),
     Index("ix_deployment_modification_project_id_id", "project_id", "id", unique=True),
 )
 
@@ -54,12 +56,14 @@ class DeploymentModificationRecords(Records):
     """The rows of every project, each read with its deployment's id."""
 
     @staticmethod
-    def _select() -> Any:
-        return select(MODIFICATIONS, DEPLOYMENTS.c.id.label("deployment_id")).join(
+    def _select(light: bool) -> Any:
+        """``light``: without ``node_instances`` (every instance of the deployment, twice: costly to read)."""
+        columns = [c for c in MODIFICATIONS.c if not (light and c.name == "node_instances")]
+        return select(*columns, DEPLOYMENTS.c.id.label("deployment_id")).join(
             DEPLOYMENTS, DEPLOYMENTS.c.pk == MODIFICATIONS.c.deployment_pk)
 
-    def start(self, deployment_pk: int, make: Callable[[Callable[[Iterable[str]], list[dict]]], tuple[dict, dict]]
-              ) -> None:
+    def start(self, deployment_pk: int,
+              make: Callable[[Callable[[Iterable[str] | None], list[dict]]], tuple[dict, dict]]) -> None:
         """Store the started modification ``make(read)`` gives (its row, and ``modify``'s arguments of what it
         changes now; ``read(ids)``: the deployment's instance rows as they are, in the same transaction), and
         make its changes; refused while the deployment has a started one."""
@@ -76,7 +80,7 @@ class DeploymentModificationRecords(Records):
             conn.execute(insert(MODIFICATIONS).values(**row, deployment_pk=deployment_pk, status=STARTED))
             modify(conn, deployment_pk, **changes)
 
-    def instances(self, deployment_pk: int, instance_ids: Iterable[str]) -> list[dict]:
+    def instances(self, deployment_pk: int, instance_ids: Iterable[str] | None) -> list[dict]:
         with self._read() as conn:
             return instances(conn, deployment_pk, instance_ids)
 
@@ -96,23 +100,24 @@ class DeploymentModificationRecords(Records):
                 raise already_ended(verb, found["id"], now)
             modify(conn, found["deployment_pk"], **changes)
 
-    def list(self, project_ids: list[str], **equal: Any) -> list[dict]:
-        """Oldest first; ``equal``: columns of the row (``id``) or ``deployment_id``."""
+    def list(self, project_ids: list[str], light: bool = False, **equal: Any) -> list[dict]:
+        """Oldest first; ``equal``: columns of the row (``id``) or ``deployment_id``; ``light``: see ``_select``."""
         c = MODIFICATIONS.c
         where = [DEPLOYMENTS.c.id == v if k == "deployment_id" else c[k] == v for k, v in equal.items()]
         with self._read() as conn:
-            return self._rows(conn.execute(self._select().where(c.project_id.in_(project_ids), *where)
+            return self._rows(conn.execute(self._select(light).where(c.project_id.in_(project_ids), *where)
                                            .order_by(c.created_at, c.pk)))
 
 
-def instances(conn: Connection, deployment_pk: int, instance_ids: Iterable[str]) -> list[dict]:
-    """The deployment's instance rows of ``instance_ids``, in creation order."""
-    ids = sorted(set(instance_ids))
-    if not ids:
-        return []
-    result = conn.execute(select(INSTANCES).where(INSTANCES.c.deployment_pk == deployment_pk, INSTANCES.c.id.in_(ids))
-                          .order_by(INSTANCES.c.pk))
-    return Records._rows(result)
+def instances(conn: Connection, deployment_pk: int, instance_ids: Iterable[str] | None) -> list[dict]:
+    """The deployment's instance rows of ``instance_ids`` (None: all of them), in creation order."""
+    where = [INSTANCES.c.deployment_pk == deployment_pk]
+    if instance_ids is not None:
+        ids = sorted(set(instance_ids))
+        if not ids:
+            return []
+        where.append(INSTANCES.c.id.in_(ids))
+    return Records._rows(conn.execute(select(INSTANCES).where(*where).order_by(INSTANCES.c.pk)))
 
 
 def already_ended(verb: str, modification_id: str, status: str) -> ModificationRefused:

@@ -11,7 +11,7 @@ import re
 from typing import Callable
 
 from stoker.engine.graph import Graph
-from stoker.workflows import maintenance
+from stoker.workflows import maintenance, services
 from stoker.workflows.workflow_error import WorkflowError, unknown_value
 from stoker.workflows.lifecycle import (Chains, Step, install_graph, intact_links, link_steps, operation_graph, then,
                                        uninstall_graph)
@@ -37,11 +37,12 @@ def _install(deployment: Deployment, params: dict, memo: dict) -> Graph:
 
 
 def _uninstall(deployment: Deployment, params: dict, memo: dict) -> Graph:
-    """The chosen instances; the others' relationships to them unlink first, as Cloudify's."""
+    """The chosen instances; the others' relationships to them unlink first, as Cloudify's; with ``recursive``,
+    after the service deployments' uninstall (``services``)."""
     ids = _chosen(deployment, params)
     chains = uninstall_graph(deployment, ids)
     link_steps(deployment, chains, intact_links(deployment, ids), "unlink", "uninstall-unlink")
-    return chains.graph
+    return services.first(chains) if params.get("recursive") else chains.graph
 
 
 def _chosen(deployment: Deployment, params: dict) -> list[str]:
@@ -84,24 +85,25 @@ def _execute_operation(deployment: Deployment, params: dict, memo: dict) -> Grap
     return operation_graph(deployment, operation, ids, bool(params.get("run_by_dependency_order"))).graph
 
 
-def _lifecycle_operation(name: str, reverse: bool) -> Callable[[Deployment, dict], Chains]:
-    def chains(deployment: Deployment, params: dict) -> Chains:
-        return operation_graph(deployment, f"{LIFECYCLE}.{name}", _chosen(deployment, params),
-                               bool(params.get("run_by_dependency_order")), reverse=reverse, phase=name)
-    return chains
+def _lifecycle_operation(name: str, deployment: Deployment, params: dict) -> Chains:
+    """``name`` on the chosen instances; with ``run_by_dependency_order``, a relationship's target before its
+    source, stop as well as start: cloudify-common's both run ``execute_operation``'s one order (a host
+    stops before what it contains)."""
+    return operation_graph(deployment, f"{LIFECYCLE}.{name}", _chosen(deployment, params),
+                           bool(params.get("run_by_dependency_order")), phase=name)
 
 
 def _start(deployment: Deployment, params: dict, memo: dict) -> Graph:
-    return _lifecycle_operation("start", False)(deployment, params).graph
+    return _lifecycle_operation("start", deployment, params).graph
 
 
 def _stop(deployment: Deployment, params: dict, memo: dict) -> Graph:
-    return _lifecycle_operation("stop", True)(deployment, params).graph
+    return _lifecycle_operation("stop", deployment, params).graph
 
 
 def _restart(deployment: Deployment, params: dict, memo: dict) -> Graph:
-    return then(_lifecycle_operation("stop", True)(deployment, params),
-                _lifecycle_operation("start", False)(deployment, params))
+    """Stop then start, each in that one order (cloudify-common's ``restart`` runs its ``stop``, then its ``start``)."""
+    return then(_lifecycle_operation("stop", deployment, params), _lifecycle_operation("start", deployment, params))
 
 
 def _heal(deployment: Deployment, params: dict, memo: dict) -> Graph:

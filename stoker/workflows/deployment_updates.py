@@ -73,7 +73,8 @@ class DeploymentUpdates:
                       "preview": False}
         started = self.executions.begun(
             lambda service: service.start(WORKFLOW, deployment_id, parameters, force=bool(params.get("force")),
-                                          allow_custom_parameters=True, decided={WORKFLOW: decided}),
+                                          allow_custom_parameters=True, decided={WORKFLOW: decided},
+                                          created_by=created_by),
             submit, timeout)
         if started.id is not None:
             self.rows.add({**row, "execution_id": started.id})

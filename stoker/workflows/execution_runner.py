@@ -19,7 +19,7 @@ from stoker import secretbox
 from stoker.blueprint.secrets import shows_any
 from stoker.blueprint.nodes import SCRIPT_PLUGIN
 from stoker.engine.graph import Graph, WalkFailed, walk
-from stoker.workflows import dotted
+from stoker.workflows import dotted, services
 from stoker.workflows.operation_context import InstanceView, NodeView, OperationContext, OperationFailed, OperationInfo, Side
 from stoker.workflows.ctx_server import CtxServer
 from stoker.workflows.lifecycle import Step
@@ -29,6 +29,8 @@ from stoker.workflows.plugin_envs import plugin_view
 from stoker.workflows.writer import BatchWriter
 
 
+#: the phases of steps of the deployment, not of an instance: a custom workflow's script, uninstall's services
+DEPLOYMENT_PHASES = ("workflow", services.PHASE)
 #: after the messages of a dry run's start, success and each operation reported as if it ran (Cloudify's)
 DRY_RUN_MARK = " (dry run)"
 
@@ -115,7 +117,7 @@ class Runner:
     def step_now(self, step: Step) -> bool:
         """Take a step that runs no operation (a no-op's states, or one finished before an
         interruption) at once, without a task of its own; False when it has an operation to run."""
-        if step.phase == "workflow":
+        if step.phase in DEPLOYMENT_PHASES:
             return False
         instance = self.deployment.instances[step.instance]
         runs = step.operation is not None and self._spec(step, instance) is not None
@@ -133,8 +135,8 @@ class Runner:
         return True
 
     async def run_step(self, step: Step) -> None:
-        if step.phase == "workflow":
-            await self.run_workflow_script(step)
+        if step.phase in DEPLOYMENT_PHASES:
+            await (self.run_workflow_script(step) if step.phase == "workflow" else services.uninstall(self))
             self.finished += 1
             return
         if self.step_now(step):

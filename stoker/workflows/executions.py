@@ -150,8 +150,9 @@ class Executions:
 
     def start(self, workflow_id: str, deployment_id: str, parameters: dict | None = None, force: bool = False,
               allow_custom_parameters: bool = False, queue: bool = False, dry_run: bool = False,
-              decided: dict | None = None) -> dict:
-        """Run ``workflow_id`` on the deployment to its end, in this process; the execution as it ended.
+              decided: dict | None = None, created_by: str = "admin") -> dict:
+        """Run ``workflow_id`` on the deployment to its end, in this process; the execution as it ended
+        (asked by user ``created_by``: a scale's deployment modification is made by them too).
 
         While another execution of the deployment runs: ``force`` runs this one beside it, ``queue``
         stores it ``queued`` (returned at once; the running one's end starts it), otherwise ``Conflict``.
@@ -167,7 +168,7 @@ class Executions:
             try:
                 row = self.records.start_execution(self.project_id, deployment_row["pk"], workflow_id, params,
                                                    self.owner, execution_gone, concurrent=force, queue=queue,
-                                                   planned_on=deployment_row, dry_run=dry_run)
+                                                   planned_on=deployment_row, dry_run=dry_run, created_by=created_by)
                 break
             except PlanChanged:
                 continue
@@ -242,11 +243,11 @@ class Executions:
 
     async def roll_back_failed(self, row: dict, runner: Runner, memo: dict) -> None:
         """Execution ``row`` failed: a scale's modification, with ``rollback_if_failed`` (Cloudify's default), is
-        rolled back after the instances it added are uninstalled (the execution stays failed)."""
+        rolled back after what it added and was cut short is taken back (the execution stays failed)."""
         decided = memo.get("scale")
         if not decided or "modification_id" not in decided or not row["parameters"].get("rollback_if_failed", True):
             return
-        if self.modifications.get(decided["modification_id"])["status"] == STARTED:
+        if self.modifications.status(decided["modification_id"]) == STARTED:
             await self.modifications.roll_back_uninstalled(decided["modification_id"], runner, strict=False)
 
     def start_queued(self, deployment_row: dict) -> None:
@@ -301,7 +302,7 @@ class Executions:
         if not decided or "modification_id" not in decided:  # (one started before scales had modifications)
             return
         try:
-            status = self.modifications.get(decided["modification_id"])["status"]
+            status = self.modifications.status(decided["modification_id"])
         except NotFound:
             status = "never started"
         if status != STARTED:
@@ -404,12 +405,12 @@ class Executions:
             return
         if when == "before":
             self.modifications.begin(deployment_row, decided, scale_nodes(decided),
-                                     scale_context(execution, deployment_row))
+                                     scale_context(execution, deployment_row), execution["created_by"])
         elif "modification_id" not in decided:  # started before scales had modifications: its start added rows
             DeploymentRowChanges(self.records).apply(deployment_row["pk"], added=[], removed=decided["removed"],
                                                      relinked=decided["relinked_after"], counts=decided["counts"])
-        elif self.modifications.get(decided["modification_id"])["status"] != FINISHED:  # a worker's end runs twice
-            self.modifications.finish(decided["modification_id"])
+        elif self.modifications.status(decided["modification_id"]) != FINISHED:  # a worker's end runs twice
+            self.modifications.end_well(decided["modification_id"])
 
     def _run(self, row: dict, deployment_row: dict, model: Deployment, graph, done: frozenset, memo: dict,
              resumed: bool = False) -> dict:
@@ -452,7 +453,7 @@ class Executions:
         runner = Runner(model, writer, LiveEvaluator(state), row["id"], row["workflow_id"], policy, done, mask,
                         operation_kwargs(declared, params), tenant_of(self.project_id))
         runner.marker = self.commands(row)["marker"]
-        runner.manager = LocalManager(self.store, self.project_id, self)
+        runner.manager = LocalManager(self.store, self.project_id, self, row["created_by"])
         runner.workflow_parameters = dict(params)
         runner.dry_run = bool(row.get("is_dry_run"))
         runner.ignore_failure = ignored_failures(declared, params)
@@ -549,7 +550,7 @@ def view(row: dict) -> dict:
             "error": row["error"] or "", "created_at": iso_time(row["created_at"]),
             "started_at": iso_time(row["started_at"]), "ended_at": iso_time(row["ended_at"]),
             "tenant_name": tenant_of(row["project_id"]), "execution_group_id": row.get("execution_group_id"),
-            "is_dry_run": bool(row.get("is_dry_run"))}
+            "is_dry_run": bool(row.get("is_dry_run")), "created_by": row.get("created_by") or "admin"}
 
 
 def event_view(event: dict, execution: dict) -> dict:

@@ -196,8 +196,9 @@ def _steps_of(deployment: Deployment, instance: Instance, steps, phase: str, sha
 
 
 def operation_graph(deployment: Deployment, operation: str, ids: Iterable[str], by_dependency_order: bool,
-                    reverse: bool = False, phase: str = "operation") -> Chains:
-    """``operation`` on each of ``ids`` that has it; with ``by_dependency_order``, in relationship order."""
+                    phase: str = "operation") -> Chains:
+    """``operation`` on each of ``ids`` that has it; with ``by_dependency_order``, a relationship's target
+    before its source (whatever the operation: Cloudify's ``execute_operation`` knows one order)."""
     chains = Chains()
     wanted = set(ids)
     everyone = list(deployment.instances) if by_dependency_order else list(ids)
@@ -211,7 +212,7 @@ def operation_graph(deployment: Deployment, operation: str, ids: Iterable[str], 
             continue
         chains.chain(instance_id, [[step]])
     if by_dependency_order:
-        _order(deployment, everyone, chains, reverse)
+        _order(deployment, everyone, chains, reverse=False)
     return chains
 
 

@@ -28,7 +28,7 @@ class ExecutionTimedOut(Exception):
 class LocalManager:
     """The project's manager, as the manager's own operations see it."""
 
-    def __init__(self, store: Any, project_id: str, executions: Any):
+    def __init__(self, store: Any, project_id: str, executions: Any, user: str = "admin"):
         #: the database and project (a plugin task's REST access is granted over them: ``workflows.rest_manager``)
         self.store, self.project_id = store, project_id
         self.blueprints = BlueprintService(store, project_id)
@@ -38,6 +38,8 @@ class LocalManager:
         self.executions = executions
         #: the deployments this execution's operations ran workflows on (a cancel reaches them)
         self.children: set[str] = set()
+        #: the user of the execution: what it starts is theirs, as the manager's token makes it
+        self.user = user
 
     # -- blueprints -----------------------------------------------------------------------------
     def blueprint_exists(self, blueprint_id: str) -> bool:
@@ -96,7 +98,8 @@ class LocalManager:
                             f"are off for this tenant (turn them on with {LOCAL_SETTINGS})")
         self.children.add(deployment_id)
         execution = self.executions.start(workflow_id, deployment_id, parameters or {},
-                                          allow_custom_parameters=allow_custom_parameters, queue=queue)
+                                          allow_custom_parameters=allow_custom_parameters, queue=queue,
+                                          created_by=self.user)
         latest = [execution]  # on workers (or queued) it is still running when start returns
 
         def ended() -> bool:

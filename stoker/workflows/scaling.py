@@ -10,8 +10,8 @@ names first, then the newest ones ``exclude_instances`` does not name (the
 parameters are checked as cloudify-common's ``scale_entity`` checks them):
 their sources ``unlink`` first, then the units are uninstalled and deleted.
 A scale that fails is rolled back (``rollback_if_failed``, Cloudify's
-default): ``uninstall_added`` uninstalls what it added, then its modification
-is rolled back (``modifications``).  ``ignore_failure``: a failed operation of
+default): ``roll_back_added`` takes back what it added and was cut short,
+then its modification is rolled back (``modifications``).  ``ignore_failure``: a failed operation of
 the uninstall (scale in, rollback) is reported and passed over.
 
 What is decided goes into ``memo`` (stored with the execution), so a resumed
@@ -29,14 +29,14 @@ import uuid
 from stoker.blueprint.instances import MAX_INSTANCES
 from stoker.engine.graph import Graph
 from stoker.workflows.workflow_error import WorkflowError
-from stoker.workflows.lifecycle import install_graph, intact_links, link_steps, uninstall_graph
+from stoker.workflows.lifecycle import install_graph, intact_links, link_steps, rollback_graph, uninstall_graph
 from stoker.workflows.model import CONTAINED_IN, Deployment, Instance
 
 COMPUTE = "cloudify.nodes.Compute"
 _ALPHABET = string.ascii_lowercase + string.digits
 
 
-#: the phase of the uninstall that rolls a failed scale out back
+#: the phase of the steps that roll a failed scale out back (or uninstall what ``abort_started`` finds)
 ROLLBACK = "scale-rollback"
 
 
@@ -83,6 +83,17 @@ def uninstall_added(deployment: Deployment, added: list[str]) -> Graph:
     links = [[source, index] for source, index in intact_links(deployment, added)
              if deployment.instances[deployment.instances[source].relationships[index]["target_id"]].state == "started"]
     link_steps(deployment, chains, links, "unlink", ROLLBACK)
+    return chains.graph
+
+
+def roll_back_added(deployment: Deployment, added: list[str]) -> Graph:
+    """What a failed scale out added, taken back as cloudify-common's ``rollback_node_instances`` takes it: an
+    instance cut short goes back (``lifecycle.rollback_steps``: starting ones stop, creating or configuring
+    ones are deleted), one that got started or never began is left as it is (its row goes with the
+    modification's rollback); the sources outside unlink their relationships to every one of them first."""
+    added = [i for i in added if i in deployment.instances]
+    chains = rollback_graph(deployment, added, phase=ROLLBACK)
+    link_steps(deployment, chains, intact_links(deployment, added), "unlink", ROLLBACK)
     return chains.graph
 
 

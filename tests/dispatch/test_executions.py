@@ -234,7 +234,7 @@ def test_scale_out_and_in_and_heal_run_on_the_workers(cluster, tmp_path):
     assert set(instances(cluster)) == before  # the removed instances went once their uninstall ran
 
 
-def test_a_failed_scale_out_on_the_workers_uninstalls_what_it_added_and_rolls_back(cluster, tmp_path):
+def test_a_failed_scale_out_on_the_workers_takes_back_what_it_added_and_rolls_back(cluster, tmp_path):
     cluster.start_worker(), cluster.start_worker()
     runs = deploy(cluster, tmp_path)
     assert finish(cluster, cluster.engine.executions.start("install", "dep"))["status"] == "terminated"
@@ -246,7 +246,8 @@ def test_a_failed_scale_out_on_the_workers_uninstalls_what_it_added_and_rolls_ba
     [modification] = cluster.engine.executions.modifications.list("dep")
     [added] = [i["id"] for i in modification["node_instances"]["added_and_related"] if i.get("modification") == "added"]
     assert modification["status"] == "rolledback" and set(instances(cluster)) == before
-    assert {op for op, i in runs_of(runs, "end") if i == added} == {"create", "preconfigure", "stop", "delete"}
+    # cut short while configuring: deleted, not stopped (cloudify-common's rollback_node_instances)
+    assert {op for op, i in runs_of(runs, "end") if i == added} == {"create", "preconfigure", "delete"}
     assert cluster.engine.executions.events(failed["id"])[-1]["event_type"] == "workflow_failed"
 
 

@@ -133,7 +133,7 @@ def test_a_failed_rollback_uninstall_still_rolls_the_modification_back(one):
     [modification] = one.modifications()
     assert modification["status"] == "rolledback" and len(one.webs()) == 1
     events = [e["message"] for e in one.json("event", "list", one.last_scale()["id"], "--include-logs")]
-    assert any(m.startswith("Uninstalling the added instances failed: cloudify.interfaces.lifecycle.delete")
+    assert any(m.startswith("Rolling back the added instances failed: cloudify.interfaces.lifecycle.delete")
                for m in events)
 
 

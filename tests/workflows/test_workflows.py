@@ -127,12 +127,14 @@ def test_a_failed_unlink_of_an_instance_left_in_place_does_not_fail_the_uninstal
 
 
 def test_stop_start_restart_in_dependency_order(engine, dep, trace):
+    """As cloudify-common's: stop runs execute_operation's one order, a target before its source (the host
+    stops before what it contains), and restart stops all, then starts all, in that order."""
     [host], [app], [lb] = (_ids(engine, dep, n) for n in ("host", "app", "lb"))
     assert engine.executions.start("stop", dep, {"run_by_dependency_order": True})["status"] == "terminated"
-    assert _lines(trace) == [f"stop {lb} ", f"stop {app} ", f"stop {host} "]
+    assert _lines(trace) == [f"stop {host} ", f"stop {app} ", f"stop {lb} "]
     trace.write_text("")
     assert engine.executions.start("restart", dep, {"run_by_dependency_order": True})["status"] == "terminated"
-    assert _lines(trace) == [f"stop {lb} ", f"stop {app} ", f"stop {host} ",
+    assert _lines(trace) == [f"stop {host} ", f"stop {app} ", f"stop {lb} ",
                              f"start {host} ", f"start {app} ", f"start {lb} "]
     assert set(states(engine, dep).values()) == {"started"}  # as Cloudify: start/stop run operations only
 

@@ -86,7 +86,7 @@ async def start(request: Request, who: Caller = Depends(requiring("user"))) -> R
                 body["workflow_id"], body["deployment_id"], when, parameters, flags["force"],
                 flags["allow_custom_parameters"], flags["dry_run"], created_by=who.user), who.project)
         return _in_background(request, who, engine, lambda executions: executions.start(
-            body["workflow_id"], body["deployment_id"], parameters, **flags))
+            body["workflow_id"], body["deployment_id"], parameters, **flags, created_by=who.user))
 
     return await run(request, who, work, 201)
 

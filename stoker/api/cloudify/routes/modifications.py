@@ -42,7 +42,7 @@ async def start(request: Request, who: Caller = Depends(requiring("user"))) -> R
     if not isinstance(deployment_id, str) or not deployment_id:
         raise bad("Missing deployment_id in json request body")
     return await run(request, who, _refusals(lambda engine: engine.executions.modifications.start(
-        deployment_id, body.get("nodes") or {}, body.get("context"))), status=201)
+        deployment_id, body.get("nodes") or {}, body.get("context"), who.user)), status=201)
 
 
 @routes.get("/deployment-modifications")

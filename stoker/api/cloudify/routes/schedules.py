@@ -97,7 +97,7 @@ def fire(state: Any) -> list[str]:
         started = service.begun(lambda executions: executions.start(
             row["workflow_id"], row["deployment_id"], row["parameters"] or {}, force=bool(arguments.get("force")),
             allow_custom_parameters=bool(arguments.get("allow_custom_parameters")), queue=True,
-            dry_run=bool(arguments.get("is_dry_run"))),
+            dry_run=bool(arguments.get("is_dry_run")), created_by=row["created_by"]),
             state.runner.submitter(row["project_id"]), START_TIMEOUT)
         if started.id is None:
             raise RuntimeError("the execution did not start in time")

@@ -1,0 +1,90 @@
+"""Uninstall's ``recursive``: the deployment's service deployments (those labelled ``csys-obj-parent`` with
+its id) uninstalled before its own instances, as cloudify-common's ``uninstall`` does it through the manager.
+
+A deployment group ``<id>_services_uninstall`` gathers the children by that label; an execution group runs
+the same workflow on them with the parent's parameters and ``recursive`` (so theirs go first too); the
+parent waits until none of those executions waits or runs (or it is asked to stop), then deletes the
+deployment group and goes on with its own instances however the children's ended, as Cloudify's does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+from typing import Any
+
+from stoker.blueprint.deployment_groups import DeploymentGroups
+from stoker.blueprint.environments import PARENT_LABEL
+from stoker.engine.graph import Graph
+from stoker.errors import NotFound
+from stoker.workflows import execution_groups
+from stoker.workflows.execution_groups import ExecutionGroups
+from stoker.workflows.lifecycle import Chains, Step, then
+
+#: the phase of the step that uninstalls the services (one per execution, of the deployment, not an instance)
+PHASE = "services"
+#: seconds between two looks at the children's executions (cloudify-common looks every second)
+INTERVAL = 1.0
+
+
+def first(chains: Chains) -> Graph:
+    """``chains``' graph, every step of it after the services' uninstall."""
+    services = Chains()
+    services.chain("", [[Step(PHASE, "", "uninstall")]])
+    return then(services, chains)
+
+
+class ServiceDeployments:
+    """The children's uninstall over the project's manager (``LocalManager``); each call blocks (the store)."""
+
+    def __init__(self, manager: Any, deployment_id: str):
+        self.deployment_id = deployment_id
+        self.group_id = f"{deployment_id}_services_uninstall"
+        executions = copy.copy(manager.executions)
+        #: the groups are the parent execution's user's, as the manager makes them with its token
+        self.creator = manager.user
+        self.groups = DeploymentGroups(manager.deployments, self.creator)
+        # each child's execution in a thread of its own: a pool the parent holds a thread of could run out
+        # down a chain of environments, every level waiting for the next
+        executions.submit = execution_groups.in_kept_thread
+        self.executions = ExecutionGroups(executions)
+
+    def start(self, workflow_id: str, parameters: dict) -> list[str]:
+        """Start the workflow on the children (a group of them); the ids of its executions (none: no child)."""
+        group = self.groups.put(self.group_id, {"filter_rules": [
+            {"key": PARENT_LABEL, "values": [self.deployment_id], "operator": "any_of", "type": "label"}]})
+        if not group["deployment_ids"]:
+            return []
+        started = self.executions.start(self.group_id, workflow_id, {**parameters, "recursive": True},
+                                        created_by=self.creator)
+        return list(started["execution_ids"])
+
+    def unended(self, execution_ids: list[str]) -> int:
+        """How many of the executions still wait or run."""
+        service = self.executions.executions
+        return sum(service.get(execution_id)["status"] not in execution_groups.ENDED for execution_id in execution_ids)
+
+    def end(self) -> None:
+        with contextlib.suppress(NotFound):  # (its put failed)
+            self.groups.delete(self.group_id)
+
+
+async def uninstall(runner: Any) -> None:
+    """The services' uninstall, by the execution ``runner`` runs; in a dry run only said (Cloudify's would run
+    them for real: its REST calls are no tasks a dry run skips)."""
+    def log(message: str) -> None:
+        runner.writer.event(runner.row("cloudify_log", message, level="info"))
+
+    log("Uninstalling service deployments recursively")
+    if runner.dry_run:
+        log("Dry run: the service deployments are not uninstalled")
+        return
+    services = ServiceDeployments(runner.manager, runner.deployment.id)
+    try:
+        execution_ids = await asyncio.to_thread(services.start, runner.workflow_id, runner.workflow_parameters)
+        while not runner.stop_requested and await asyncio.to_thread(services.unended, execution_ids):
+            await asyncio.sleep(INTERVAL)
+    finally:
+        await asyncio.to_thread(services.end)
+    log("Service deployments uninstalled")
