@@ -2,16 +2,16 @@
 the request (``cfy executions start``, a scale's modification, ``POST /deployment-modifications``); rows made
 before this know none and say ``admin``, as they were shown.
 
-Revision ID: 0030
-Revises: 0029
+Revision ID: 0032
+Revises: 0031
 Create Date: 2026-11-28
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0030"
-down_revision = "0029"
+revision = "0032"
+down_revision = "0031"
 branch_labels = None
 depends_on = None
 
