@@ -507,13 +507,14 @@ class Executions:
 #: how Cloudify shows a status (``status_display``), where it differs from the status
 STATUS_DISPLAY = {"terminated": "completed"}
 INSTANCE_COLUMNS = ("id", "node_id", "index", "state", "runtime_properties", "relationships", "host_id",
-                    "scaling_groups")
+                    "scaling_groups", "system_properties")
 
 
 def _instance(instance_id: str, node_id: str, index: int, state: str, runtime_properties: dict | None,
-              relationships: list | None, host_id: str | None, scaling_groups: list | None) -> Instance:
+              relationships: list | None, host_id: str | None, scaling_groups: list | None,
+              system_properties: dict | None) -> Instance:
     return Instance(instance_id, node_id, index, state, runtime_properties or {}, list(relationships or []),
-                    host_id, list(scaling_groups or []))
+                    host_id, list(scaling_groups or []), dict(system_properties or {}))
 
 
 def stop_scripts_left(row: dict) -> None:

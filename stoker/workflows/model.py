@@ -30,6 +30,8 @@ class Instance:
     relationships: list = field(default_factory=list)
     host_id: str | None = None
     scaling_groups: list = field(default_factory=list)
+    #: Cloudify's: the last status and drift checks' results (``health``)
+    system_properties: dict = field(default_factory=dict)
 
 
 @dataclass

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from stoker import secretbox
 from stoker.engine.graph import Graph
-from stoker.workflows.lifecycle import install_graph, link_steps, uninstall_graph
+from stoker.workflows.lifecycle import in_order, install_graph, link_steps, uninstall_graph
 from stoker.workflows.maintenance import reinstall_graph
 from stoker.workflows.model import Deployment, Instance
 from stoker.workflows.workflow_error import WorkflowError
@@ -73,17 +73,3 @@ def _reinstalled(deployment: Deployment, decided: dict, params: dict) -> list[st
     for instance_id in chosen:
         found += [i for i in deployment.contained(instance_id) if i not in found and i not in fresh]
     return found
-
-
-def in_order(stages: list[Graph]) -> Graph:
-    """One graph running ``stages`` one after the other: each stage's first steps wait for the last of the
-    stages before it."""
-    result, last = Graph(), []
-    for stage in stages:
-        if not stage.requires:
-            continue
-        needed = {step for requires in stage.requires.values() for step in requires}
-        for step, requires in stage.requires.items():
-            result.add(step, requires or last)
-        last = [step for step in stage.requires if step not in needed]
-    return result
