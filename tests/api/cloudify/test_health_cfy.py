@@ -56,3 +56,23 @@ def test_cfy_shows_each_instance_s_checks_and_the_counts(server, tmp_path):
     assert (deployment["unavailable_instances"], deployment["drifted_instances"]) == (1, 1)
     [listed] = client.deployments.list(id="checked", _include=["id", "unavailable_instances", "drifted_instances"])
     assert (listed["unavailable_instances"], listed["drifted_instances"]) == (1, 1)
+
+
+def test_cfy_heal_heals_what_can_and_reinstalls_what_cannot(server, tmp_path):
+    cfy, client = cfy_on(server, tmp_path), rest_client(server)
+    folder = tmp_path / "marks"
+    _installed(cfy, "healed", folder)
+    (folder / "web-down").write_text("")
+    (folder / "app-down").write_text("")
+    (folder / "trace").write_text("")
+    [app] = client.node_instances.list(deployment_id="healed", node_id="app")
+    refused = cfy("executions", "start", "heal", "-d", "healed", "-p", "allow_reinstall=false", ok=False)
+    assert f"allow_reinstall is false, but would need to reinstall instances: {app.id}" in refused
+
+    cfy("executions", "start", "heal", "-d", "healed", "-p", "diagnose_value=two down")
+    lines = (folder / "trace").read_text().split("\n")
+    assert {"web preheal", "web heal", "app delete", "app create"} <= set(lines)
+    assert not {"web delete", "host delete"} & set(lines)
+    [web] = client.node_instances.list(deployment_id="healed", node_id="web")
+    assert web.system_properties["status"]["healed"] is True and "stoker_plan" not in web.system_properties
+    assert client.deployments.get("healed")["unavailable_instances"] == 0
