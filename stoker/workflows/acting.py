@@ -6,24 +6,14 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from stoker.workflows import health, healing, plans
+from stoker.workflows import healing, plans, update_checks
 from stoker.workflows.lifecycle import Step
 
 
-def _heals(runner: Any, step: Step) -> bool:
-    instance = runner.deployment.instances[step.instance]
-    return plans.takes(instance, runner.execution_id, "heal") and not health.marked(
-        instance, "heal_failed", runner.execution_id)
-
-
-def _updates(runner: Any, step: Step) -> bool:
-    instance = runner.deployment.instances[step.instance]
-    return plans.takes(instance, runner.execution_id, "update") and not health.marked(
-        instance, "update_failed", runner.execution_id)
-
-
-def _reinstalls(runner: Any, step: Step) -> bool:
-    return plans.takes(runner.deployment.instances[step.instance], runner.execution_id, "reinstall")
+def _going(action: str, failure: str | None = None) -> Callable[[Any, Step], bool]:
+    """The step's instance takes ``action`` (and its ``failure`` mark does not stop it)."""
+    return lambda runner, step: plans.going(runner.deployment.instances[step.instance], runner.execution_id, action,
+                                            failure)
 
 
 def _relinks(runner: Any, step: Step) -> bool:
@@ -35,13 +25,14 @@ def _relinks(runner: Any, step: Step) -> bool:
 
 
 #: by ``Step.when``: whether the step runs
-GUARDS: dict[str, Callable[[Any, Step], bool]] = {"heal": _heals, "update": _updates, "reinstall": _reinstalls,
-                                                  "relink": _relinks}
+GUARDS: dict[str, Callable[[Any, Step], bool]] = {
+    "heal": _going("heal", "heal_failed"), "update": _going("update", "update_failed"), "reinstall": _going("reinstall"),
+    "relink": _relinks, **update_checks.GUARDS}
 #: by ``Step.act``: what the step does
-ACTIONS: dict[str, Callable[[Any, Step], None]] = {**healing.ACTIONS}
+ACTIONS: dict[str, Callable[[Any, Step], None]] = {**healing.ACTIONS, **update_checks.ACTIONS}
 #: the phases whose failed operations mark their instance (with the execution's id), as Cloudify's heal and
 #: update subgraphs' failure handlers do
-FAILURE_MARKS = {healing.HEAL: "heal_failed"}
+FAILURE_MARKS = {healing.HEAL: "heal_failed", update_checks.HEAL: "heal_failed", update_checks.UPDATE: "update_failed"}
 
 
 def failed(runner: Any, step: Step) -> None:

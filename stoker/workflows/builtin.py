@@ -17,7 +17,7 @@ from stoker.workflows.lifecycle import (Chains, Step, install_graph, intact_link
                                        uninstall_graph)
 from stoker.workflows.model import LIFECYCLE, Deployment
 from stoker.workflows.scaling import ignored_phases, scale
-from stoker.workflows import updating
+from stoker.workflows import update_checks, updating
 
 #: ``build(deployment, params, memo)``: what it decides (e.g. new instance ids) goes into ``memo``
 Builder = Callable[[Deployment, dict, dict], Graph]
@@ -146,11 +146,14 @@ def _mapping(declaration: str | dict) -> object:
 #: per workflow, (the phases whose failures it always passes over, those its ``ignore_failure`` adds): as
 #: in cloudify-common, an unlink of an instance left in place never fails an uninstall, ``ignore_failure``
 #: covers the uninstalling only (reinstall and heal install again regardless), rollback ignores its own, heal
-#: its status checks and heal operations (a failed heal is reinstalled)
+#: its status checks and heal operations (a failed heal is reinstalled), an update its checks, heal and update
+#: operations (a failed one is reinstalled)
 IGNORABLE = {"uninstall": ({"uninstall-unlink"}, {"uninstall"}),
              "reinstall": ({"reinstall-unlink"}, {"reinstall-uninstall"}),
              "auto_heal_reinstall_node_subgraph": ({"heal-unlink", healing.CHECK, healing.HEAL}, {"heal-uninstall"}),
-             "rollback": ({maintenance.ROLLBACK}, set())}
+             "rollback": ({maintenance.ROLLBACK}, set()),
+             updating.WORKFLOW: ({update_checks.CHECK_DRIFT, update_checks.CHECK_STATUS, update_checks.HEAL,
+                                  update_checks.UPDATE}, {"update-uninstall", f"{update_checks.REINSTALL}-uninstall"})}
 
 
 def ignored_failures(declaration: str | dict, params: dict) -> frozenset[str]:

@@ -83,6 +83,8 @@ class Runner:
         self.manager: Any = None
         #: the execution's parameters, as operations see them (``ctx.workflow_parameters``)
         self.workflow_parameters: dict = {}
+        #: what the execution's planning decided (its ``resume_data`` memo), for the steps that act on it
+        self.memo: dict = {}
         #: a dry run (Cloudify's ``--dry-run``): each operation is reported as if it ran (``operate``), none
         #: does, and no instance state changes (``set_state``)
         self.dry_run = False

@@ -72,11 +72,14 @@ def heal_graph(deployment: Deployment, ids: list[str], phase: str = HEAL) -> Cha
     return chains
 
 
-def guarded_reinstall(deployment: Deployment, ids: list[str], phase: str) -> Graph:
+def guarded_reinstall(deployment: Deployment, ids: list[str], phase: str, sources: list[str] | None = None) -> Graph:
     """``ids``' reinstall, each instance's steps run when its mark says reinstall; the relationships to them
-    of the instances not reinstalled (outside ``ids`` or not chosen) unlinked and established again."""
-    links = [[instance.id, index] for instance in deployment.instances.values()
-             for index, rel in enumerate(instance.relationships) if rel.get("target_id") in set(ids)]
+    of the instances not reinstalled (of ``sources``, every instance by default) unlinked and established
+    again."""
+    inside = set(ids)
+    links = [[source, index] for source in (deployment.instances if sources is None else sources)
+             for index, rel in enumerate(deployment.instances[source].relationships)
+             if rel.get("target_id") in inside]
     down = uninstall_graph(deployment, ids, phase=f"{phase}-uninstall")
     link_steps(deployment, down, links, "unlink", f"{phase}-unlink")
     with as_if(deployment, {i: "deleted" for i in ids}):
@@ -104,8 +107,7 @@ def decide(runner: Any, step: Step) -> None:
     healthy = {i for i in ids if health.healthy(deployment.instances[i], require_task=bool(target))}
     to_heal, to_reinstall = split(deployment, ids, healthy)
     refuse_reinstall(params, ids, to_reinstall)
-    plans.mark_all(runner, ids, {i: (["heal"] if i in to_heal else ["reinstall"] if i in to_reinstall else [])
-                                 for i in ids})
+    plans.mark(runner, {i: ["heal"] if i in to_heal else ["reinstall"] if i in to_reinstall else [] for i in ids})
 
 
 def split(deployment: Deployment, ids: list[str], healthy: set[str]) -> tuple[set[str], set[str]]:
@@ -143,7 +145,7 @@ def reinstall_allowed(runner: Any, step: Step) -> None:
     reinstalled = {i for i in ids if plans.takes(deployment.instances[i], execution_id, "reinstall")} | set(failed)
     refuse_reinstall(runner.workflow_parameters, ids, reinstalled)
     runner.change_system([(i, ("heal_failed",), health.GONE) for i in failed])
-    plans.mark_all(runner, failed, {i: ["reinstall"] for i in failed})
+    plans.change(runner, {i: (["reinstall"], ["heal"]) for i in failed})
 
 
 def healed(runner: Any, step: Step) -> None:

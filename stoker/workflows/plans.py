@@ -25,14 +25,24 @@ def takes(instance: Instance, execution_id: str, action: str) -> bool:
     return action in (planned(instance, execution_id) or [])
 
 
-def mark_all(runner: Any, ids: list[str], actions: dict[str, list[str]]) -> None:
-    """Keep ``actions[id]`` as each instance's decision (added to what it had)."""
-    changes = []
-    for instance_id in ids:
+def going(instance: Instance, execution_id: str, action: str, failure: str | None = None) -> bool:
+    """Whether the instance takes ``action`` and its ``failure`` mark (heal_failed...) does not stop it."""
+    return takes(instance, execution_id, action) and not (failure and health.marked(instance, failure, execution_id))
+
+
+def mark(runner: Any, actions: dict[str, list[str]]) -> None:
+    """Keep ``actions[id]`` as each instance's decision."""
+    runner.change_system([(instance_id, (PLAN,), {"execution_id": runner.execution_id, "actions": wanted})
+                          for instance_id, wanted in actions.items()])
+
+
+def change(runner: Any, changes: dict[str, tuple[list[str], list[str]]]) -> None:
+    """Add the first actions to each instance's decision and take the second away."""
+    marked = {}
+    for instance_id, (added, taken) in changes.items():
         had = planned(runner.deployment.instances[instance_id], runner.execution_id) or []
-        wanted = had + [a for a in actions.get(instance_id, []) if a not in had]
-        changes.append((instance_id, (PLAN,), {"execution_id": runner.execution_id, "actions": wanted}))
-    runner.change_system(changes)
+        marked[instance_id] = [a for a in had if a not in taken] + [a for a in added if a not in had]
+    mark(runner, marked)
 
 
 def clean(runner: Any, ids: list[str]) -> None:

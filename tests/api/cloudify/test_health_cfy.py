@@ -23,22 +23,25 @@ def server(tmp_path_factory):
     yield from admin_server(tmp_path_factory, "health")
 
 
-def _installed(cfy, name: str, folder: Path) -> None:
+def _installed(server, tmp_path: Path, name: str, *marks: str):
+    """(cfy, the REST client, the folder of marks): deployment ``name`` installed, then the ``marks`` files
+    (``app-down``...) made and the trace emptied."""
+    cfy, client = cfy_on(server, tmp_path), rest_client(server)
+    folder = tmp_path / "marks"
     folder.mkdir()
     cfy("blueprints", "upload", str(BLUEPRINT), "-b", name)
     cfy("deployments", "create", name, "-b", name, "-i", json.dumps({"folder": str(folder)}))
     cfy("executions", "start", "install", "-d", name)
+    for mark in marks:
+        (folder / mark).write_text("port 81" if mark.endswith("drift") else "")
+    (folder / "trace").write_text("")
+    return cfy, client, folder
 
 
 def test_cfy_shows_each_instance_s_checks_and_the_counts(server, tmp_path):
-    cfy, client = cfy_on(server, tmp_path), rest_client(server)
-    folder = tmp_path / "marks"
-    _installed(cfy, "checked", folder)
-    (folder / "app-down").write_text("")
-    (folder / "web-drift").write_text("port 81")
+    cfy, client, _folder = _installed(server, tmp_path, "checked", "app-down", "web-drift")
     cfy("executions", "start", "check_status", "-d", "checked", ok=False)
     cfy("executions", "start", "check_drift", "-d", "checked")
-
     [app] = client.node_instances.list(deployment_id="checked", node_id="app")
     shown = json.loads(cfy("node-instances", "get", app.id, "--json"))
     status = shown["system_properties"]["status"]
@@ -59,12 +62,7 @@ def test_cfy_shows_each_instance_s_checks_and_the_counts(server, tmp_path):
 
 
 def test_cfy_heal_heals_what_can_and_reinstalls_what_cannot(server, tmp_path):
-    cfy, client = cfy_on(server, tmp_path), rest_client(server)
-    folder = tmp_path / "marks"
-    _installed(cfy, "healed", folder)
-    (folder / "web-down").write_text("")
-    (folder / "app-down").write_text("")
-    (folder / "trace").write_text("")
+    cfy, client, folder = _installed(server, tmp_path, "healed", "web-down", "app-down")
     [app] = client.node_instances.list(deployment_id="healed", node_id="app")
     refused = cfy("executions", "start", "heal", "-d", "healed", "-p", "allow_reinstall=false", ok=False)
     assert f"allow_reinstall is false, but would need to reinstall instances: {app.id}" in refused
@@ -76,3 +74,20 @@ def test_cfy_heal_heals_what_can_and_reinstalls_what_cannot(server, tmp_path):
     [web] = client.node_instances.list(deployment_id="healed", node_id="web")
     assert web.system_properties["status"]["healed"] is True and "stoker_plan" not in web.system_properties
     assert client.deployments.get("healed")["unavailable_instances"] == 0
+
+
+def test_cfy_deployments_update_updates_what_drifted_and_reinstalls_what_cannot_update(server, tmp_path):
+    cfy, client, folder = _installed(server, tmp_path, "updated", "web-drift", "app-drift")
+    cfy("deployments", "update", "updated", "-i", json.dumps({"port": 81}))
+    lines = set((folder / "trace").read_text().split("\n"))
+    assert {"web check_drift", "web check_status", "web update", "web postupdate", "app delete", "app create"} <= lines
+    assert not {"web delete", "host delete"} & lines
+    [web] = client.node_instances.list(deployment_id="updated", node_id="web")
+    assert web.system_properties["configuration_drift"] is None and not web["has_configuration_drift"]
+    assert client.deployments.get("updated")["drifted_instances"] == 0
+
+    (folder / "web-drift").write_text("port 82")
+    (folder / "trace").write_text("")
+    cfy("deployments", "update", "updated", "-i", json.dumps({"port": 82}), "--skip-drift-check", "--force-reinstall")
+    lines = set((folder / "trace").read_text().split("\n"))
+    assert {"web delete", "web create", "app delete", "app create"} <= lines and "web update" not in lines

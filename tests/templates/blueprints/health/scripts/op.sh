@@ -6,5 +6,5 @@ case "$op" in
   check_status) if [ -e "$folder/$node-down" ]; then echo "$node is down" >&2; exit 1; fi ;;
   check_drift) if [ -e "$folder/$node-drift" ]; then ctx returns "$(cat "$folder/$node-drift")"; fi ;;
   heal) if [ -e "$folder/$node-noheal" ]; then echo "$node cannot heal" >&2; exit 1; fi; rm -f "$folder/$node-down" ;;
-  update) rm -f "$folder/$node-drift" ;;
+  update) if [ -e "$folder/fail-update" ]; then echo "update refused" >&2; exit 1; fi; rm -f "$folder/$node-drift" ;;
 esac
