@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from stoker.cli import main
 
 from .conftest import deploy
-from .health_blueprint import BLUEPRINT, installed, instance
+from health_blueprint import BLUEPRINT, installed, instance
 
 
 def test_check_status_keeps_each_result_and_the_counts_follow(engine, tmp_path):

@@ -6,7 +6,7 @@ drifted; what was reinstalled or updated has no drift after."""
 
 from __future__ import annotations
 
-from .health_blueprint import installed, instance
+from health_blueprint import installed, instance
 
 
 def _update(engine, **options) -> dict:

@@ -4,8 +4,9 @@ its folder of marks and trace."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
-BLUEPRINT = Path(__file__).resolve().parents[1] / "templates" / "blueprints" / "health" / "blueprint.yaml"
+BLUEPRINT = Path(__file__).resolve().parent / "templates" / "blueprints" / "health" / "blueprint.yaml"
 
 
 class Marks:
@@ -27,12 +28,13 @@ class Marks:
         return [line for line in lines if line]
 
 
-def installed(engine, folder: Path, name: str = "dep", **inputs) -> Marks:
-    """Deployment ``name`` of the blueprint, installed; its marks (trace emptied)."""
+def installed(engine, folder: Path, name: str = "dep", start: Callable[..., dict] | None = None) -> Marks:
+    """Deployment ``name`` of the blueprint, installed (``start(workflow, deployment)``: the execution as it
+    ended, the engine's by default); its marks (trace emptied)."""
     marks = Marks(folder)
     engine.blueprints.upload(BLUEPRINT, f"{name}-bp")
-    engine.blueprints.deployments.create(name, f"{name}-bp", {"folder": str(folder), **inputs})
-    assert engine.executions.start("install", name)["status"] == "terminated"
+    engine.blueprints.deployments.create(name, f"{name}-bp", {"folder": str(folder)})
+    assert (start or engine.executions.start)("install", name)["status"] == "terminated"
     marks.trace()
     return marks
 
