@@ -60,6 +60,11 @@ def test_cfy_shows_each_instance_s_checks_and_the_counts(server, tmp_path):
     [listed] = client.deployments.list(id="checked", _include=["id", "unavailable_instances", "drifted_instances"])
     assert (listed["unavailable_instances"], listed["drifted_instances"]) == (1, 1)
 
+    # a plugin or script may write them, as on Cloudify: the flags and counts follow
+    passed = {**app.system_properties, "status": {**status, "ok": True}}
+    written = client.node_instances.update(app.id, system_properties=passed, version=app.version)
+    assert written["is_status_check_ok"] is True and client.deployments.get("checked")["unavailable_instances"] == 0
+
 
 def test_cfy_heal_heals_what_can_and_reinstalls_what_cannot(server, tmp_path):
     cfy, client, folder = _installed(server, tmp_path, "healed", "web-down", "app-down")
@@ -91,3 +96,9 @@ def test_cfy_deployments_update_updates_what_drifted_and_reinstalls_what_cannot_
     cfy("deployments", "update", "updated", "-i", json.dumps({"port": 82}), "--skip-drift-check", "--force-reinstall")
     lines = set((folder / "trace").read_text().split("\n"))
     assert {"web delete", "web create", "app delete", "app create"} <= lines and "web update" not in lines
+
+    (folder / "web-drift").write_text("port 83")  # nothing changed in the plan: only what drifted is updated
+    (folder / "trace").write_text("")
+    cfy("deployments", "update", "updated", "--drift-only")
+    lines = set((folder / "trace").read_text().split("\n"))
+    assert {"web update", "web postupdate"} <= lines and not {"web delete", "app delete", "app update"} & lines
