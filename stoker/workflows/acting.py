@@ -26,8 +26,8 @@ def _relinks(runner: Any, step: Step) -> bool:
 
 #: by ``Step.when``: whether the step runs
 GUARDS: dict[str, Callable[[Any, Step], bool]] = {
-    "heal": _going("heal", "heal_failed"), "update": _going("update", "update_failed"), "reinstall": _going("reinstall"),
-    "relink": _relinks, **update_checks.GUARDS}
+    "heal": _going("heal", "heal_failed"), "update": _going("update", "update_failed"),
+    "reinstall": _going("reinstall"), "relink": _relinks, **update_checks.GUARDS}
 #: by ``Step.act``: what the step does
 ACTIONS: dict[str, Callable[[Any, Step], None]] = {**healing.ACTIONS, **update_checks.ACTIONS}
 #: the phases whose failed operations mark their instance (with the execution's id), as Cloudify's heal and

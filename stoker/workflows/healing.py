@@ -16,8 +16,8 @@ from typing import Any
 
 from stoker.engine.graph import Graph
 from stoker.workflows import health, plans
-from stoker.workflows.lifecycle import (Chains, Step, guarded, in_order, install_graph, link_steps, operation_graph,
-                                       order, uninstall_graph)
+from stoker.workflows.lifecycle import (Chains, Step, acting, guarded, in_order, install_graph, link_steps,
+                                       operation_graph, order, uninstall_graph)
 from stoker.workflows.maintenance import VALIDATION, as_if, reinstall_graph
 from stoker.workflows.model import LIFECYCLE, Deployment
 from stoker.workflows.workflow_error import WorkflowError, unknown_value
@@ -43,19 +43,16 @@ def candidates(deployment: Deployment, params: dict) -> list[str]:
 
 
 def heal(deployment: Deployment, params: dict, memo: dict) -> Graph:
+    """Check, decide, heal, allow, reinstall, clean: each stage after the one before."""
     ids = candidates(deployment, params)
     if params.get("force_reinstall"):
         return reinstall_graph(deployment, ids, "heal")
     check = operation_graph(deployment, f"{VALIDATION}.check_status", ids, False, phase=CHECK).graph \
         if params.get("check_status", True) else Graph()
-    return in_order([check, _act("decide"), guarded(heal_graph(deployment, ids).graph, lambda step: "heal"),
-                     _act("reinstall-allowed"), guarded_reinstall(deployment, ids, "heal"), _act("clean")])
-
-
-def _act(name: str) -> Graph:
-    graph = Graph()
-    graph.add(Step(HEAL, "", name, act=f"heal-{name}"))
-    return graph
+    return in_order([check, acting(HEAL, "heal-decide"),
+                     guarded(heal_graph(deployment, ids).graph, lambda step: "heal"),
+                     acting(HEAL, "heal-reinstall-allowed"), guarded_reinstall(deployment, ids, "heal"),
+                     acting(HEAL, "heal-clean")])
 
 
 def heal_graph(deployment: Deployment, ids: list[str], phase: str = HEAL) -> Chains:

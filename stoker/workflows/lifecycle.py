@@ -258,6 +258,13 @@ def link_steps(deployment: Deployment, chains: Chains, links: list, name: str, p
                     chains.graph.add(first, [step])
 
 
+def acting(phase: str, act: str) -> Graph:
+    """A graph of one deployment-level step doing ``act`` (``Step.act``: deciding, marking, cleaning)."""
+    graph = Graph()
+    graph.add(Step(phase, "", act, act=act))
+    return graph
+
+
 def guarded(graph: Graph, when: Callable[[Step], str | None]) -> Graph:
     """The same graph, each step run on the condition ``when(step)`` names (``Step.when``)."""
     renamed = {step: replace(step, when=when(step)) for step in graph.requires}

@@ -25,7 +25,7 @@ from stoker.engine.graph import Graph
 from stoker.store.instance_health import DRIFTS
 from stoker.workflows import health, plans
 from stoker.workflows.healing import guarded_reinstall, heal_graph, split
-from stoker.workflows.lifecycle import Chains, Step, guarded, in_order, operation_graph, order
+from stoker.workflows.lifecycle import Chains, Step, acting, guarded, in_order, operation_graph, order
 from stoker.workflows.maintenance import VALIDATION, drift_graph
 from stoker.workflows.model import LIFECYCLE, RELATIONSHIP_LIFECYCLE, Deployment, has_implementation
 from stoker.workflows.workflow_error import WorkflowError
@@ -52,13 +52,14 @@ def graph(deployment: Deployment, decided: dict, params: dict) -> Graph:
     if not params.get("skip_drift_check"):
         stages.append(drift_graph(deployment, [i for i in considered if i not in decided["forced"]], True,
                                   CHECK_DRIFT).graph)
-    stages.append(_act("decide"))
+    stages.append(acting(UPDATE, "update-decide"))
     if not params.get("skip_heal"):
         check = operation_graph(deployment, f"{VALIDATION}.check_status", considered, False, phase=CHECK_STATUS)
-        stages += [guarded(check.graph, lambda step: "update"), _act("heal-decide"),
-                   guarded(heal_graph(deployment, considered, HEAL).graph, lambda step: "heal"), _act("healed")]
-    stages += [update_graph(deployment, considered), _act("updated"),
-               guarded_reinstall(deployment, considered, REINSTALL, considered), _act("clean")]
+        stages += [guarded(check.graph, lambda step: "update"), acting(UPDATE, "update-heal-decide"),
+                   guarded(heal_graph(deployment, considered, HEAL).graph, lambda step: "heal"),
+                   acting(UPDATE, "update-healed")]
+    stages += [update_graph(deployment, considered), acting(UPDATE, "update-updated"),
+               guarded_reinstall(deployment, considered, REINSTALL, considered), acting(UPDATE, "update-clean")]
     return in_order(stages)
 
 
@@ -70,12 +71,6 @@ def _forced(deployment: Deployment, params: dict, fresh: set[str]) -> list[str]:
             raise WorkflowError(f"reinstall_list: node instance {instance_id} is not in deployment {deployment.id}")
         found += [i for i in deployment.contained(instance_id) if i not in found and i not in fresh]
     return found
-
-
-def _act(name: str) -> Graph:
-    result = Graph()
-    result.add(Step(UPDATE, "", name, act=f"update-{name}"))
-    return result
 
 
 def update_graph(deployment: Deployment, ids: list[str]) -> Graph:
