@@ -177,7 +177,8 @@ class Runner:
         fields: dict = {"state": state}
         for _id, keys, value in health.on_state(instance, state):
             health.apply(instance.system_properties, keys, value)
-            fields["system_properties"] = copy.deepcopy(instance.system_properties)
+            # its top level only: its entries are replaced, not changed, while it waits for the writer
+            fields["system_properties"] = dict(instance.system_properties)
         self.writer.queue(instance.id, fields, self.row(
             "cloudify_event", f"Node instance {instance.id} is {state}", instance,
             event_type="workflow_node_event", context={"state": state}))

@@ -26,7 +26,7 @@ Change = tuple[str, tuple, Any]
 
 def checked(ok: bool, task: str | None, result: Any) -> dict:
     """One check's record, as Cloudify's ``_format_system_task_result``."""
-    return {"ok": ok, "timestamp": datetime.now(timezone.utc).replace(tzinfo=None).isoformat(), "task": task,
+    return {"ok": ok, "timestamp": datetime.now(timezone.utc).isoformat()[:-6], "task": task,  # UTC, naive (as Cloudify)
             "result": result}
 
 
@@ -68,14 +68,17 @@ def marked(instance: Instance, key: str, execution_id: str) -> bool:
 
 
 def apply(system_properties: dict, keys: tuple, value: Any) -> None:
-    """Set (or remove) ``keys`` in ``system_properties``."""
-    *path, last = keys
-    for key in path:
-        system_properties = system_properties.setdefault(key, {})
-    if value is GONE:
-        system_properties.pop(last, None)
+    """Set (or remove) ``keys`` in ``system_properties``; a nested entry is replaced by a changed copy, never
+    changed in place (a copy of the top level waiting for the writer keeps what it had)."""
+    first, *rest = keys
+    if rest:
+        inner = dict(system_properties.get(first) or {})
+        apply(inner, tuple(rest), value)
+        system_properties[first] = inner
+    elif value is GONE:
+        system_properties.pop(first, None)
     else:
-        system_properties[last] = value
+        system_properties[first] = value
 
 
 def healthy(instance: Instance, require_task: bool) -> bool:
