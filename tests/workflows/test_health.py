@@ -202,3 +202,21 @@ def test_heal_without_check_status_trusts_each_instance_s_last_check(engine, tmp
     assert engine.executions.start("heal", "dep", unchecked)["status"] == "terminated"
     assert marks.trace() == ["app delete", "app create"]
     assert instance(engine, "dep", "app")["is_status_check_ok"]
+
+
+def test_a_resumed_heal_keeps_what_it_decided(engine, tmp_path):
+    marks = installed(engine, tmp_path / "marks")
+    marks.set("host", "down")
+    marks.set("app", "nocreate")
+    failed = engine.executions.start("heal", "dep")
+    assert failed["status"] == "failed" and "app" in failed["error"]
+    assert "host create" in marks.trace()  # the host is back (and passes its check), app is not
+    assert instance(engine, "dep", "host")["is_status_check_ok"]
+
+    (marks.folder / "app-nocreate").unlink()
+    resumed = engine.executions.resume(failed["id"])
+    assert resumed["status"] == "terminated", resumed["error"]
+    # the check that failed runs again (as any failed task); what was decided stands: the reinstall goes on
+    assert marks.trace() == ["host check_status", "app create"]
+    assert {i["state"] for i in engine.blueprints.deployments.node_instances("dep")} == {"started"}
+    assert "stoker_plan" not in instance(engine, "dep", "app")["system_properties"]
