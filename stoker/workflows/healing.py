@@ -59,11 +59,11 @@ def heal_graph(deployment: Deployment, ids: list[str], phase: str = HEAL) -> Cha
     """Each instance's preheal, heal and postheal (those its node has) and its mark of success, in the order
     of their relationships (as Cloudify's heal subgraphs)."""
     chains = Chains()
-    healing = [i for i in ids if deployment.implements(deployment.instances[i], f"{LIFECYCLE}.heal")]
+    healing = [i for i in ids if deployment.runs(deployment.instances[i], f"{LIFECYCLE}.heal")]
     for instance_id in healing:
         instance = deployment.instances[instance_id]
         chains.chain(instance_id, [[Step(phase, instance_id, name, f"{LIFECYCLE}.{name}")] for name in HEAL_OPERATIONS
-                                   if deployment.implements(instance, f"{LIFECYCLE}.{name}")]
+                                   if deployment.runs(instance, f"{LIFECYCLE}.{name}")]
                      + [[Step(phase, instance_id, "healed", act="healed")]])
     order(deployment, healing, chains, reverse=False)
     return chains
@@ -115,7 +115,7 @@ def split(deployment: Deployment, ids: list[str], healthy: set[str]) -> tuple[se
     for instance_id in ids:
         if instance_id in healthy or instance_id in to_reinstall:
             continue
-        if deployment.implements(deployment.instances[instance_id], f"{LIFECYCLE}.heal"):
+        if deployment.runs(deployment.instances[instance_id], f"{LIFECYCLE}.heal"):
             to_heal.add(instance_id)
         else:
             contained = set(deployment.contained(instance_id))

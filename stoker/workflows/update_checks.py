@@ -50,8 +50,9 @@ def graph(deployment: Deployment, decided: dict, params: dict) -> Graph:
     decided["forced"] = _forced(deployment, params, fresh)
     stages = []
     if not params.get("skip_drift_check"):
-        stages.append(drift_graph(deployment, [i for i in considered if i not in decided["forced"]], True,
-                                  CHECK_DRIFT).graph)
+        stages.append(drift_graph(deployment, [i for i in considered if i not in decided["forced"]
+                                               and not _not_run(deployment, i, f"{LIFECYCLE}.check_drift")],
+                                  True, CHECK_DRIFT).graph)
     stages.append(acting(UPDATE, "update-decide"))
     if not params.get("skip_heal"):
         check = operation_graph(deployment, f"{VALIDATION}.check_status", considered, False, phase=CHECK_STATUS)
@@ -61,6 +62,12 @@ def graph(deployment: Deployment, decided: dict, params: dict) -> Graph:
     stages += [update_graph(deployment, considered), acting(UPDATE, "update-updated"),
                guarded_reinstall(deployment, considered, REINSTALL, considered), acting(UPDATE, "update-clean")]
     return in_order(stages)
+
+
+def _not_run(deployment: Deployment, instance_id: str, name: str) -> bool:
+    """The instance's ``name`` is one of the manager's own that Stoker does not run: not checked at all."""
+    instance = deployment.instances[instance_id]
+    return deployment.implements(instance, name) and not deployment.runs(instance, name)
 
 
 def _forced(deployment: Deployment, params: dict, fresh: set[str]) -> list[str]:
@@ -81,7 +88,7 @@ def update_graph(deployment: Deployment, ids: list[str]) -> Graph:
     for instance_id in ids:
         instance = deployment.instances[instance_id]
         own = [[Step(UPDATE, instance_id, name, f"{LIFECYCLE}.{name}", when="update-own")] for name in UPDATE_OPERATIONS
-               if deployment.implements(instance, f"{LIFECYCLE}.{name}")]
+               if deployment.runs(instance, f"{LIFECYCLE}.{name}")]
         between = [[Step(UPDATE, instance_id, "update", full, relationship=index, side=side, when=f"update-{side}")]
                    for index in range(len(instance.relationships)) for side in ("source", "target")
                    if has_implementation(deployment.relationship_operation(instance, index, side, full))]
@@ -111,7 +118,7 @@ def decide(runner: Any, step: Step) -> None:
             instance = deployment.instances[instance_id]
             if instance_id in forced:
                 continue
-            if deployment.implements(instance, f"{LIFECYCLE}.check_drift"):
+            if deployment.runs(instance, f"{LIFECYCLE}.check_drift"):
                 checked.add(instance_id)
             if health.failed_drift_check(instance):
                 reinstall |= set(deployment.contained(instance_id))
@@ -123,7 +130,7 @@ def decide(runner: Any, step: Step) -> None:
     drifted |= fake
     for instance_id in [i for i in considered if i in drifted and i not in reinstall]:
         instance = deployment.instances[instance_id]
-        if health.own_drift(instance) and not any(deployment.implements(instance, f"{LIFECYCLE}.{name}")
+        if health.own_drift(instance) and not any(deployment.runs(instance, f"{LIFECYCLE}.{name}")
                                                   for name in UPDATING):
             reinstall |= set(deployment.contained(instance_id))
     update = drifted - reinstall
@@ -171,7 +178,7 @@ def _fall_back(runner: Any, mark: str) -> None:
 def succeeded(runner: Any, step: Step) -> None:
     """An update that ran removes the instance's drift (as Cloudify's ``_on_update_success``)."""
     instance = runner.deployment.instances[step.instance]
-    own = health.own_drift(instance) and any(runner.deployment.implements(instance, f"{LIFECYCLE}.{name}")
+    own = health.own_drift(instance) and any(runner.deployment.runs(instance, f"{LIFECYCLE}.{name}")
                                              for name in UPDATE_OPERATIONS)
     full = f"{RELATIONSHIP_LIFECYCLE}.update"
     between = any(_updates_between(runner, replace(step, relationship=index, side=side))
