@@ -14,7 +14,7 @@ from stoker.blueprint import environments
 from stoker.blueprint.environments import PARENT_LABEL
 from stoker.blueprint.instances import node_hosts
 from stoker.blueprint.secrets import MASK, masked_values, masker, secret_values
-from stoker.blueprint.state import StoredState, instance_view, readable_secret, tenant_of
+from stoker.blueprint.state import StoredState, health_view, instance_view, readable_secret, tenant_of
 from stoker.errors import NotFound
 from stoker.store.blueprint_records import DEPLOYMENTS
 from stoker.resources import processes
@@ -24,6 +24,9 @@ from stoker.workflows import workdirs
 PLAN_KEYS = ("version", "version_name", "description", "outputs", "capabilities", "groups", "policies",
              "scaling_groups", "workflows", "labels", "deployment_settings", "input_definitions", "resource_tags", "plugins",
              "namespaces_mapping")
+
+#: the health counts of a deployment with no instances
+NO_COUNTS = {"drifted_instances": 0, "unavailable_instances": 0}
 
 
 def seal_if(value: Any, hidden: bool) -> Any:
@@ -164,10 +167,16 @@ class Deployments:
     def get(self, deployment_id: str) -> dict:
         row = self._row(deployment_id)
         labels = [{"key": r["key"], "value": r["value"]} for r in self.records.labels(row["pk"])]
-        return {**self._view(row), "labels": labels}
+        return {**self._view(row), "labels": labels, **self.health_counts().get(deployment_id, NO_COUNTS)}
 
     def list(self, blueprint_id: str | None = None) -> list[dict]:
-        return [self._view(row) for row in self.records.list_deployments(self.project_id, blueprint_id)]
+        counts = self.health_counts()
+        return [{**self._view(row), **counts.get(row["id"], NO_COUNTS)}
+                for row in self.records.list_deployments(self.project_id, blueprint_id)]
+
+    def health_counts(self) -> dict[str, dict[str, int]]:
+        """Per deployment of the tenant, Cloudify's ``drifted_instances`` and ``unavailable_instances``."""
+        return self.records.health_counts(self.project_id)
 
     def set_visibility(self, deployment_id: str, shown_to: Any) -> dict:
         """Widen the deployment's visibility (``cfy deployments set-visibility``), never past its blueprint's."""
@@ -230,6 +239,7 @@ class Deployments:
     def nodes(self, deployment_id: str) -> list[dict]:
         row = self._row(deployment_id)
         result = []
+        counts = self.records.health_counts(self.project_id, row["pk"])
         for node in self.records.nodes(row["pk"]):
             definition = secretbox.unseal(node["definition"])
             scaling = definition["capabilities"]["scalable"]["properties"]
@@ -240,12 +250,13 @@ class Deployments:
                            "min_number_of_instances": scaling["min_instances"],
                            "max_number_of_instances": scaling["max_instances"], "host_id": node["host_id"],
                            "properties": definition["properties"], "operations": definition["operations"],
-                           "relationships": definition["relationships"]})
+                           "relationships": definition["relationships"],
+                           **counts.get(node["id"], {"drifted_instances": 0, "unavailable_instances": 0})})
         return result
 
     def node_instances(self, deployment_id: str, node_id: str | None = None) -> list[dict]:
         row = self._row(deployment_id)
-        return [{**instance_view(r), "deployment_id": row["id"]}
+        return [{**instance_view(r), **health_view(r), "deployment_id": row["id"]}
                 for r in self.records.node_instances(row["pk"], node_id)]
 
     def node_instance(self, instance_id: str, deployment_id: str | None = None) -> dict:
@@ -258,11 +269,12 @@ class Deployments:
             raise BlueprintError(f"node instance {instance_id} exists in several deployments "
                                  f"({', '.join(r['deployment_id'] for r in found)}): name one with -d",
                                  code="ambiguous")
-        return {**instance_view(found[0]), "deployment_id": found[0]["deployment_id"]}
+        return {**instance_view(found[0]), **health_view(found[0]), "deployment_id": found[0]["deployment_id"]}
 
     def update_node_instance(self, instance_id: str, deployment_id: str | None = None,
                              expected_version: int | None = None, **fields: Any) -> dict:
-        """Set ``state`` and/or ``runtime_properties`` (optimistically, given the version read)."""
+        """Set ``state``, ``runtime_properties`` and/or ``system_properties`` (optimistically, given the version
+        read)."""
         instance = self.node_instance(instance_id, deployment_id)
         row = self._row(instance["deployment_id"])
         self.records.update_node_instance(row["pk"], instance_id, expected_version, **fields)

@@ -25,6 +25,14 @@ def instance_view(row: dict) -> dict:
             "version": row["version"]}
 
 
+def health_view(row: dict) -> dict:
+    """A stored node instance's health as Cloudify 7 shows it: its status and drift checks' results
+    (``system_properties``) and the two flags read from them."""
+    return {"system_properties": row.get("system_properties") or {},
+            "has_configuration_drift": bool(row.get("has_configuration_drift")),
+            "is_status_check_ok": bool(row.get("is_status_check_ok"))}
+
+
 def readable_secret(records: Any, project_id: str, name: Any, creator: str) -> dict | None:
     """The secret ``get_secret`` reads in a deployment made by ``creator``: None when missing or private to
     others.  As on Cloudify, whose ``get_secret`` reads with its user's permissions, a private secret is its

@@ -17,6 +17,10 @@ from stoker.template.loader import load
 DEPLOYMENT_COLUMNS = ["id", "display_name", "blueprint_id", "created_at", "created_by"]
 NODE_COLUMNS = ["id", "deployment_id", "blueprint_id", "type", "number_of_instances", "host_id"]
 INSTANCE_COLUMNS = ["id", "deployment_id", "host_id", "node_id", "state", "index"]
+#: what Cloudify 7 reads from an instance's last status and drift checks
+HEALTH_COLUMNS = ["is_status_check_ok", "has_configuration_drift"]
+#: a deployment's or node's counts of them (``cfy deployments list``, ``cfy nodes list`` extended)
+COUNT_COLUMNS = ["unavailable_instances", "drifted_instances"]
 
 
 def parse_inputs(items: Iterable[str], option: str = "-i") -> dict[str, Any]:
@@ -84,7 +88,7 @@ def create(engine, deployment_id, blueprint_id, inputs, labels, display_name, ru
 @pass_engine
 def list_(engine, blueprint_id, fmt):
     """Deployments (of one blueprint with -b)."""
-    show_list(engine.blueprints.deployments.list(blueprint_id), DEPLOYMENT_COLUMNS, fmt)
+    show_list(engine.blueprints.deployments.list(blueprint_id), DEPLOYMENT_COLUMNS + COUNT_COLUMNS, fmt)
 
 
 @deployment.command("get")
@@ -255,7 +259,7 @@ def node() -> None:
 @format_option()
 @pass_engine
 def node_list(engine, deployment_id, fmt):
-    show_list(engine.blueprints.deployments.nodes(deployment_id), NODE_COLUMNS, fmt)
+    show_list(engine.blueprints.deployments.nodes(deployment_id), NODE_COLUMNS + COUNT_COLUMNS, fmt)
 
 
 @click.group("node-instance")
@@ -270,7 +274,8 @@ def node_instance() -> None:
 @pass_engine
 def instance_list(engine, deployment_id, node_name, fmt):
     rows = engine.blueprints.deployments.node_instances(deployment_id, node_name)
-    columns = INSTANCE_COLUMNS + (["runtime_properties"] if fmt in ("json", "yaml") else [])
+    columns = INSTANCE_COLUMNS + (HEALTH_COLUMNS + ["runtime_properties", "system_properties"]
+                                  if fmt in ("json", "yaml") else [])
     show_list(rows, columns, fmt)
 
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
-from sqlalchemy import Table, delete, insert, or_, select, update
+from sqlalchemy import Table, case, delete, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from stoker.errors import Conflict, NotFound, StaleWrite
 from stoker.store.bulk import execute_many, insert_of
+from stoker.store.instance_health import flags
 from stoker.store.locks import execution_gone
 from stoker.store.records import Records
 from stoker.store.models import (ACTIVE_EXECUTION, Blueprint, Deployment, DeploymentLabel, Execution, Node, NodeInstance,
@@ -256,15 +257,18 @@ class BlueprintRecords(Records):
 
     def update_node_instance(self, deployment_pk: int, instance_id: str, expected_version: int | None = None,
                              **fields: Any) -> int:
-        """Write ``state`` / ``runtime_properties``; returns the new version.
+        """Write ``state`` / ``runtime_properties`` / ``system_properties`` (with the flags read from them);
+        returns the new version.
 
         With ``expected_version`` the write happens only if nobody wrote since
         that version was read (a higher one passes, as on Cloudify: ``cfy node-instances update-runtime``
         sends the version it read plus one); otherwise ``StaleWrite``.
         """
-        unknown = set(fields) - {"state", "runtime_properties"}
+        unknown = set(fields) - {"state", "runtime_properties", "system_properties"}
         if unknown:
             raise TypeError(f"node instances have no writable field(s) {', '.join(sorted(unknown))}")
+        if "system_properties" in fields:
+            fields = {**fields, **flags(fields["system_properties"])}
         where = [INSTANCES.c.deployment_pk == deployment_pk, INSTANCES.c.id == instance_id]
         if expected_version is not None:
             where.append(INSTANCES.c.version <= expected_version)
@@ -302,6 +306,23 @@ class BlueprintRecords(Records):
                 DEPLOYMENTS.c.project_id == project_id,
                 select(INSTANCES.c.pk).where(INSTANCES.c.deployment_pk == DEPLOYMENTS.c.pk,
                                              INSTANCES.c.state != "started").exists())).scalars())
+
+    def health_counts(self, project_id: str, deployment_pk: int | None = None) -> dict[str, dict[str, int]]:
+        """Cloudify's ``drifted_instances`` / ``unavailable_instances``: per deployment of the tenant, or per node
+        of one deployment (``deployment_pk``), its instances with a configuration drift and those whose status
+        check did not pass."""
+        unavailable = func.sum(case((INSTANCES.c.is_status_check_ok, 0), else_=1))
+        drifted = func.sum(case((INSTANCES.c.has_configuration_drift, 1), else_=0))
+        if deployment_pk is None:
+            query = (select(DEPLOYMENTS.c.id, drifted, unavailable)
+                     .join(INSTANCES, INSTANCES.c.deployment_pk == DEPLOYMENTS.c.pk)
+                     .where(DEPLOYMENTS.c.project_id == project_id).group_by(DEPLOYMENTS.c.id))
+        else:
+            query = (select(INSTANCES.c.node_id, drifted, unavailable).where(INSTANCES.c.deployment_pk == deployment_pk)
+                     .group_by(INSTANCES.c.node_id))
+        with self._read() as conn:
+            return {key: {"drifted_instances": int(d or 0), "unavailable_instances": int(u or 0)}
+                    for key, d, u in conn.execute(query)}
 
     def add_labels(self, deployment_pk: int, labels: Iterable[tuple[str, str]]) -> None:
         existing = {(row["key"], row["value"]) for row in self.labels(deployment_pk)}

@@ -22,6 +22,7 @@ from stoker.errors import Conflict, NotFound
 from stoker.store.blueprint_records import WORKER_COMMANDS, BlueprintRecords
 from stoker.store.bulk import execute_many, insert_of
 from stoker.store.group_tables import group_of, in_group
+from stoker.store.instance_health import flags
 from stoker.store.models import ACTIVE_EXECUTION, Deployment, Execution, ExecutionEvent, Node, NodeInstance, utcnow
 
 EXECUTIONS: Table = Execution.__table__  # type: ignore[assignment]
@@ -225,19 +226,21 @@ class ExecutionRecords(BlueprintRecords):
 
     # -- what an execution writes as it runs ------------------------------------------------------
     def write_batch(self, execution_pk: int, deployment_pk: int, changes: dict[str, dict], events: list[dict],
-                    edits: dict[str, list[Callable[[dict], None]]] | None = None) -> None:
-        """Node instance changes (``state``, ``runtime_properties``), edits of their runtime properties
-        as stored and events, in one transaction.
+                    edits: dict[str, list[tuple[str, Callable[[dict], None]]]] | None = None) -> None:
+        """Node instance changes (``state``, ``runtime_properties``, ``system_properties``), edits of their
+        stored properties (``(column, edit)`` each) and events, in one transaction.
 
         An edit is a read-modify-write made atomic: the instances' rows are
         locked (``FOR UPDATE``; SQLite's writers begin IMMEDIATE) before their
         properties are read, so two workers editing one instance at once
-        keep both edits.
+        keep both edits.  Written ``system_properties`` carry the flags read from them.
         """
         with self._write() as conn:
             changes = {**changes, **self._edited(conn, deployment_pk, changes, edits or {})}
             groups: dict[tuple, list[dict]] = {}
             for instance_id, fields in changes.items():
+                if "system_properties" in fields:
+                    fields = {**fields, **flags(fields["system_properties"])}
                 groups.setdefault(tuple(sorted(fields)), []).append(
                     {"b_pk": deployment_pk, "b_id": instance_id, **{f"b_{k}": v for k, v in fields.items()}})
             for keys, params in groups.items():
@@ -248,22 +251,25 @@ class ExecutionRecords(BlueprintRecords):
 
     @staticmethod
     def _edited(conn: Connection, deployment_pk: int, changes: dict[str, dict],
-                edits: dict[str, list[Callable[[dict], None]]]) -> dict[str, dict]:
-        """The changes of the edited instances, their runtime properties read under their rows' locks
-        (in one order: two writers never wait on each other in a cycle) and edited."""
+                edits: dict[str, list[tuple[str, Callable[[dict], None]]]]) -> dict[str, dict]:
+        """The changes of the edited instances, their properties read under their rows' locks (in one
+        order: two writers never wait on each other in a cycle) and edited."""
         if not edits:
             return {}
-        stored = dict(conn.execute(select(INSTANCES.c.id, INSTANCES.c.runtime_properties)
-                                   .where(INSTANCES.c.deployment_pk == deployment_pk, INSTANCES.c.id.in_(edits))
-                                   .order_by(INSTANCES.c.id).with_for_update()).all())
+        columns = sorted({column for pairs in edits.values() for column, _edit in pairs})
+        stored = {row[0]: dict(zip(columns, row[1:])) for row in conn.execute(
+            select(INSTANCES.c.id, *(INSTANCES.c[c] for c in columns))
+            .where(INSTANCES.c.deployment_pk == deployment_pk, INSTANCES.c.id.in_(edits))
+            .order_by(INSTANCES.c.id).with_for_update())}
         edited = {}
-        for instance_id, instance_edits in edits.items():
+        for instance_id, pairs in edits.items():
             if instance_id not in stored:
                 continue  # removed meanwhile (a scale in)
-            properties = dict(stored[instance_id] or {})
-            for edit in instance_edits:
-                edit(properties)
-            edited[instance_id] = {**changes.get(instance_id, {}), "runtime_properties": properties}
+            fields = dict(changes.get(instance_id, {}))
+            for column, edit in pairs:
+                fields[column] = dict(fields[column] if column in fields else stored[instance_id][column] or {})
+                edit(fields[column])
+            edited[instance_id] = fields
         return edited
 
     def events(self, execution_pk: int, include_logs: bool = False, since: int = 0,

@@ -308,6 +308,11 @@ class NodeInstance(Record):
         Column("host_id", String(255)),
         Column("scaling_groups", JSON, server_default=text("'[]'"), nullable=False),
         Column("relationships", JSON, server_default=text("'[]'"), nullable=False),
+        #: Cloudify's: the last check_status / check_drift results (``workflows/health.py``) and two flags read
+        #: from them, kept with them (``health.flags``) for the deployments' and nodes' counts
+        Column("system_properties", JSON, server_default=text("'{}'"), nullable=False),
+        Column("has_configuration_drift", Boolean, server_default=false(), nullable=False),
+        Column("is_status_check_ok", Boolean, server_default=false(), nullable=False),
         Index("ix_node_instance_deployment_pk_id", "deployment_pk", "id", unique=True),
         Index("ix_node_instance_deployment_pk_node_id", "deployment_pk", "node_id"),
     )

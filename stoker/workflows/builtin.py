@@ -11,14 +11,13 @@ import re
 from typing import Callable
 
 from stoker.engine.graph import Graph
-from stoker.workflows import maintenance, services
+from stoker.workflows import healing, maintenance, services
 from stoker.workflows.workflow_error import WorkflowError, unknown_value
 from stoker.workflows.lifecycle import (Chains, Step, install_graph, intact_links, link_steps, operation_graph, then,
                                        uninstall_graph)
-from stoker.workflows.maintenance import reinstall_graph
 from stoker.workflows.model import LIFECYCLE, Deployment
 from stoker.workflows.scaling import ignored_phases, scale
-from stoker.workflows import updating
+from stoker.workflows import update_checks, updating
 
 #: ``build(deployment, params, memo)``: what it decides (e.g. new instance ids) goes into ``memo``
 Builder = Callable[[Deployment, dict, dict], Graph]
@@ -106,29 +105,6 @@ def _restart(deployment: Deployment, params: dict, memo: dict) -> Graph:
     return then(_lifecycle_operation("stop", deployment, params), _lifecycle_operation("start", deployment, params))
 
 
-def _heal(deployment: Deployment, params: dict, memo: dict) -> Graph:
-    """Reinstall the failing instance's host and everything contained in it (instances outside
-    connected to them unlink first and establish again at the end).  Cloudify heals with the
-    instances' own ``heal`` operations where their ``check_status`` fails; Stoker runs neither, so it
-    reinstalls, and refuses what would need them: a heal of the whole deployment unless
-    ``force_reinstall``, and any heal with ``allow_reinstall`` false."""
-    target = params.get("node_instance_id")
-    if target and target not in deployment.instances:
-        raise unknown_value("node_instance_id", target, "node_instance")
-    if not target and not params.get("force_reinstall"):
-        raise WorkflowError("heal of a whole deployment reinstalls what check_status finds unhealthy, which "
-                            "Stoker does not run: give node_instance_id, or force_reinstall to reinstall everything")
-    if target:
-        host = deployment.instances[target].host_id
-        ids = deployment.contained(host if host in deployment.instances else target)
-    else:
-        ids = list(deployment.instances)
-    if not params.get("allow_reinstall", True):
-        named = ", ".join(ids[:5]) + (f" (and {len(ids) - 5} more)" if len(ids) > 5 else "")
-        raise WorkflowError(f"allow_reinstall is false, but would need to reinstall instances: {named}")
-    return reinstall_graph(deployment, ids, "heal")
-
-
 def _script_workflow(path: str) -> Builder:
     def graph(deployment: Deployment, params: dict, memo: dict) -> Graph:
         result = Graph()
@@ -144,7 +120,7 @@ BUILTIN: dict[str, Builder] = {
     "start": _start,
     "stop": _stop,
     "restart": _restart,
-    "auto_heal_reinstall_node_subgraph": _heal,
+    "auto_heal_reinstall_node_subgraph": healing.heal,
     "scale_entity": scale,
     updating.WORKFLOW: updating.update,
     **maintenance.workflows(_chosen),
@@ -171,11 +147,15 @@ def _mapping(declaration: str | dict) -> object:
 
 #: per workflow, (the phases whose failures it always passes over, those its ``ignore_failure`` adds): as
 #: in cloudify-common, an unlink of an instance left in place never fails an uninstall, ``ignore_failure``
-#: covers the uninstalling only (reinstall and heal install again regardless), rollback ignores its own
+#: covers the uninstalling only (reinstall and heal install again regardless), rollback ignores its own, heal
+#: its status checks and heal operations (a failed heal is reinstalled), an update its checks, heal and update
+#: operations (a failed one is reinstalled)
 IGNORABLE = {"uninstall": ({"uninstall-unlink"}, {"uninstall"}),
              "reinstall": ({"reinstall-unlink"}, {"reinstall-uninstall"}),
-             "auto_heal_reinstall_node_subgraph": ({"heal-unlink"}, {"heal-uninstall"}),
-             "rollback": ({maintenance.ROLLBACK}, set())}
+             "auto_heal_reinstall_node_subgraph": ({"heal-unlink", healing.CHECK, healing.HEAL}, {"heal-uninstall"}),
+             "rollback": ({maintenance.ROLLBACK}, set()),
+             updating.WORKFLOW: ({update_checks.CHECK_DRIFT, update_checks.CHECK_STATUS, update_checks.HEAL,
+                                  update_checks.UPDATE}, {"update-uninstall", f"{update_checks.REINSTALL}-uninstall"})}
 
 
 def ignored_failures(declaration: str | dict, params: dict) -> frozenset[str]:

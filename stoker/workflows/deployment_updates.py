@@ -28,8 +28,9 @@ from stoker.store.models import utcnow
 from stoker.workflows.updating import WORKFLOW
 
 #: the flags cfy sends, with Cloudify's defaults; those the workflow reads: skip_install, skip_uninstall,
-#: skip_reinstall, install_first (and reinstall_list, force: beside a running execution); the others are
-#: accepted and kept as the execution's parameters
+#: skip_reinstall, skip_drift_check, skip_heal, force_reinstall, ignore_failure, install_first (and
+#: reinstall_list, force: beside a running execution); the others are accepted and kept as the execution's
+#: parameters
 FLAGS = {"skip_install": False, "skip_uninstall": False, "skip_reinstall": False, "skip_drift_check": False,
          "skip_heal": False, "force_reinstall": False, "ignore_failure": False, "install_first": False,
          "update_plugins": True, "auto_correct_types": False, "reevaluate_active_statuses": False}

@@ -19,7 +19,7 @@ from stoker import secretbox
 from stoker.blueprint.secrets import shows_any
 from stoker.blueprint.nodes import SCRIPT_PLUGIN
 from stoker.engine.graph import Graph, WalkFailed, walk
-from stoker.workflows import dotted, services
+from stoker.workflows import acting, dotted, health, services
 from stoker.workflows.operation_context import InstanceView, NodeView, OperationContext, OperationFailed, OperationInfo, Side
 from stoker.workflows.ctx_server import CtxServer
 from stoker.workflows.lifecycle import Step
@@ -52,6 +52,8 @@ class StepFailed(Exception):
             text += f"\nstderr (last lines):\n{stderr_tail}"
         super().__init__(text)
         self.step = step
+        #: what the operation said (a status or drift check's failed result, as Cloudify keeps it)
+        self.reason = message
 
 
 class Runner:
@@ -83,6 +85,8 @@ class Runner:
         self.manager: Any = None
         #: the execution's parameters, as operations see them (``ctx.workflow_parameters``)
         self.workflow_parameters: dict = {}
+        #: what the execution's planning decided (its ``resume_data`` memo), for the steps that act on it
+        self.memo: dict = {}
         #: a dry run (Cloudify's ``--dry-run``): each operation is reported as if it ran (``operate``), none
         #: does, and no instance state changes (``set_state``)
         self.dry_run = False
@@ -119,6 +123,14 @@ class Runner:
         interruption) at once, without a task of its own; False when it has an operation to run."""
         if step.phase in DEPLOYMENT_PHASES:
             return False
+        if step.when is not None and not self.dry_run and not acting.GUARDS[step.when](self, step):
+            self.finished += 1  # not chosen by what the execution's checks found
+            return True
+        if step.act is not None:
+            if not self.dry_run:
+                acting.ACTIONS[step.act](self, step)
+            self.finished += 1
+            return True
         instance = self.deployment.instances[step.instance]
         runs = step.operation is not None and self._spec(step, instance) is not None
         if runs and step.key not in self.done:
@@ -146,12 +158,16 @@ class Runner:
             self.set_state(instance, step.before)
             await self.writer.flush()  # on disk before the operation acts (a crash then shows where it was)
         try:
-            await self.operate(step, instance)
-        except StepFailed:
+            result = await self.operate(step, instance)
+        except StepFailed as failure:
+            self.keep(step, instance, False, failure.reason)
+            acting.failed(self, step)
             if step.phase not in self.ignore_failure:
                 raise
             self.writer.event(self.row("cloudify_event", f"Ignoring task {step.operation} failure", instance,
                                        step.operation, "workflow_node_event"))
+        else:
+            self.keep(step, instance, True, result)
         if step.after and instance.state != step.after:
             self.set_state(instance, step.after)  # committed with the next batch, before any later operation
         self.finished += 1
@@ -160,9 +176,38 @@ class Runner:
         if self.dry_run:  # as Cloudify's: a dry run leaves every instance as it found it
             return
         instance.state = state
-        self.writer.queue(instance.id, {"state": state}, self.row(
+        fields: dict = {"state": state}
+        for _id, keys, value in health.on_state(instance, state):
+            health.apply(instance.system_properties, keys, value)
+            # its top level only: its entries are replaced, not changed, while it waits for the writer
+            fields["system_properties"] = dict(instance.system_properties)
+        self.writer.queue(instance.id, fields, self.row(
             "cloudify_event", f"Node instance {instance.id} is {state}", instance,
             event_type="workflow_node_event", context={"state": state}))
+
+    def keep(self, step: Step, instance: Instance, ok: bool, result: Any) -> None:
+        """A status or drift check's result kept, as Cloudify's workflow keeps it (``health.KEPT``: which
+        phases)."""
+        how = health.KEPT.get(step.phase)
+        if how is None or self.dry_run:
+            return
+        record = health.checked(ok, health.task_name(self._spec(step, instance) or {}), result)
+        if how == health.STATUS:
+            self.change_system(health.status_kept(instance, record))
+        else:
+            target = None if step.relationship is None else \
+                self.deployment.instances.get(instance.relationships[step.relationship]["target_id"])
+            self.change_system(health.drift_kept(instance, target, step.side, record))
+
+    def change_system(self, changes: list) -> None:
+        """``health`` changes of instances' system properties: made in the model, stored as edits."""
+        for instance_id, keys, value in changes:
+            instance = self.deployment.instances.get(instance_id)
+            if instance is not None:
+                health.apply(instance.system_properties, keys, value)
+            kept = value if value is health.GONE else copy.deepcopy(value)
+            self.writer.edit(instance_id, "system_properties",
+                             lambda stored, keys=keys, value=kept: health.apply(stored, keys, value))
 
     def row(self, kind: str, message: str, instance: Instance | None = None, operation: str | None = None,
             event_type: str | None = None, level: str | None = None, context: dict | None = None) -> dict:

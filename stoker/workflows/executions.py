@@ -427,8 +427,8 @@ class Executions:
     def run_here(self, row: dict, deployment_row: dict, model: Deployment, graph, done: frozenset, memo: dict,
                  resumed: bool = False) -> dict:
         """Walk the graph in this process, to the execution's end."""
-        asyncio.run(self._execute(row, deployment_row, graph, self.runner(row, deployment_row, model, done), resumed,
-                                  memo))
+        asyncio.run(self._execute(row, deployment_row, graph, self.runner(row, deployment_row, model, done, memo),
+                                  resumed, memo))
         return self.get(row["id"])
 
     def succeeded(self, deployment_row: dict, memo: dict) -> str:
@@ -441,8 +441,10 @@ class Executions:
             return str(exc)
         return ""
 
-    def runner(self, row: dict, deployment_row: dict, model: Deployment, done: frozenset) -> Runner:
-        """The runner of the execution's steps over ``model``, with a writer of its own (closed by the caller)."""
+    def runner(self, row: dict, deployment_row: dict, model: Deployment, done: frozenset,
+               memo: dict | None = None) -> Runner:
+        """The runner of the execution's steps over ``model``, with a writer of its own (closed by the caller);
+        ``memo``: what its planning decided (else the one its row keeps)."""
         params = row["parameters"]
         mask = masker(secret_values(self.records, self.project_id, deployment_row))
         state = LiveState(self.records, self.project_id, deployment_row, model)
@@ -455,6 +457,7 @@ class Executions:
         runner.marker = self.commands(row)["marker"]
         runner.manager = LocalManager(self.store, self.project_id, self, row["created_by"])
         runner.workflow_parameters = dict(params)
+        runner.memo = memo if memo is not None else (row.get("resume_data") or {}).get("memo") or {}
         runner.dry_run = bool(row.get("is_dry_run"))
         runner.ignore_failure = ignored_failures(declared, params)
         runner.kwargs_override_refused = kwargs_override_refused(declared, params)
@@ -508,13 +511,14 @@ class Executions:
 #: how Cloudify shows a status (``status_display``), where it differs from the status
 STATUS_DISPLAY = {"terminated": "completed"}
 INSTANCE_COLUMNS = ("id", "node_id", "index", "state", "runtime_properties", "relationships", "host_id",
-                    "scaling_groups")
+                    "scaling_groups", "system_properties")
 
 
 def _instance(instance_id: str, node_id: str, index: int, state: str, runtime_properties: dict | None,
-              relationships: list | None, host_id: str | None, scaling_groups: list | None) -> Instance:
+              relationships: list | None, host_id: str | None, scaling_groups: list | None,
+              system_properties: dict | None) -> Instance:
     return Instance(instance_id, node_id, index, state, runtime_properties or {}, list(relationships or []),
-                    host_id, list(scaling_groups or []))
+                    host_id, list(scaling_groups or []), dict(system_properties or {}))
 
 
 def stop_scripts_left(row: dict) -> None:

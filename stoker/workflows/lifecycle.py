@@ -12,8 +12,8 @@ state) is not done again, so running install after a failure continues.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
-from typing import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Callable, Iterable
 
 from stoker.engine.graph import Graph
 from stoker.workflows.model import LIFECYCLE, RELATIONSHIP_LIFECYCLE, Deployment, Instance, has_implementation
@@ -35,6 +35,11 @@ class Step:
     #: set the states even when the operation is a no-op (stopping/stopped); otherwise, as in
     #: Cloudify, a no-op's states are skipped (a no-op instance goes uninitialized -> started)
     sure: bool = False
+    #: names a condition the step runs on, decided when it is reached (``acting.GUARDS``: heal's and an
+    #: update's steps for the instances their checks chose); else the step is passed over
+    when: str | None = None
+    #: names what the step does instead of an operation (``acting.ACTIONS``: decide, mark, clean)
+    act: str | None = None
     _hash: int = field(init=False, repr=False, compare=False, default=0)
 
     def __post_init__(self) -> None:
@@ -175,7 +180,7 @@ def _lifecycle_graph(deployment: Deployment, ids: list[str], steps, phase: str, 
     shapes: dict[tuple[str, str], list] = {}
     for instance_id in ids:
         chains.chain(instance_id, _steps_of(deployment, deployment.instances[instance_id], steps, phase, shapes))
-    _order(deployment, ids, chains, reverse)
+    order(deployment, ids, chains, reverse)
     return chains
 
 
@@ -212,11 +217,11 @@ def operation_graph(deployment: Deployment, operation: str, ids: Iterable[str], 
             continue
         chains.chain(instance_id, [[step]])
     if by_dependency_order:
-        _order(deployment, everyone, chains, reverse=False)
+        order(deployment, everyone, chains, reverse=False)
     return chains
 
 
-def _order(deployment: Deployment, ids: list[str], chains: Chains, reverse: bool) -> None:
+def order(deployment: Deployment, ids: list[str], chains: Chains, reverse: bool) -> None:
     members = set(ids)
     for instance_id in ids:
         for rel in deployment.instances[instance_id].relationships:
@@ -254,6 +259,19 @@ def link_steps(deployment: Deployment, chains: Chains, links: list, name: str, p
                     chains.graph.add(first, [step])
 
 
+def acting(phase: str, act: str) -> Graph:
+    """A graph of one deployment-level step doing ``act`` (``Step.act``: deciding, marking, cleaning)."""
+    graph = Graph()
+    graph.add(Step(phase, "", act, act=act))
+    return graph
+
+
+def guarded(graph: Graph, when: Callable[[Step], str | None]) -> Graph:
+    """The same graph, each step run on the condition ``when(step)`` names (``Step.when``)."""
+    renamed = {step: replace(step, when=when(step)) for step in graph.requires}
+    return Graph({renamed[step]: {renamed[r] for r in requires} for step, requires in graph.requires.items()})
+
+
 def then(first: Chains, second: Chains) -> Graph:
     """One graph: every step of ``second`` after every step of ``first`` (restart, heal)."""
     graph = Graph({step: set(requires) for step, requires in first.graph.requires.items()})
@@ -263,3 +281,17 @@ def then(first: Chains, second: Chains) -> Graph:
         if not requires:
             graph.add(step, ends)
     return graph
+
+
+def in_order(stages: list[Graph]) -> Graph:
+    """One graph running ``stages`` one after the other: each stage's first steps wait for the last of the
+    stages before it."""
+    result, last = Graph(), []
+    for stage in stages:
+        if not stage.requires:
+            continue
+        needed = {step for requires in stage.requires.values() for step in requires}
+        for step, requires in stage.requires.items():
+            result.add(step, requires or last)
+        last = [step for step in stage.requires if step not in needed]
+    return result

@@ -12,9 +12,9 @@ from typing import Callable, Iterator
 
 from stoker.engine.graph import Graph
 from stoker.workflows.workflow_error import WorkflowError
-from stoker.workflows.lifecycle import (install_graph, intact_links, link_steps, operation_graph, rollback_graph, then,
-                                       uninstall_graph)
-from stoker.workflows.model import LIFECYCLE, Deployment
+from stoker.workflows.lifecycle import (Chains, Step, install_graph, intact_links, link_steps, operation_graph,
+                                       rollback_graph, then, uninstall_graph)
+from stoker.workflows.model import LIFECYCLE, RELATIONSHIP_LIFECYCLE, Deployment, has_implementation
 
 VALIDATION = "cloudify.interfaces.validation"
 #: the states an operation was cut short in, which rollback takes back (stopping, deleting: uninstall)
@@ -31,14 +31,14 @@ def reinstall_graph(deployment: Deployment, ids: list[str], phase: str) -> Graph
     links = intact_links(deployment, ids)
     down = uninstall_graph(deployment, ids, phase=f"{phase}-uninstall")
     link_steps(deployment, down, links, "unlink", f"{phase}-unlink")
-    with _as_if(deployment, {i: "deleted" for i in ids}):  # the install half starts from scratch
+    with as_if(deployment, {i: "deleted" for i in ids}):  # the install half starts from scratch
         up = install_graph(deployment, ids, phase=f"{phase}-install")
         link_steps(deployment, up, links, "establish", f"{phase}-establish")
     return then(down, up)
 
 
 @contextmanager
-def _as_if(deployment: Deployment, states: dict[str, str]) -> Iterator[None]:
+def as_if(deployment: Deployment, states: dict[str, str]) -> Iterator[None]:
     """The instances in ``states`` (as a first half of a graph leaves them) while the second half is built."""
     before = {i: deployment.instances[i].state for i in states}
     for i, state in states.items():
@@ -60,6 +60,28 @@ def operation_workflow(operation: str, phase: str, by_dependency_order: bool, ch
     return build
 
 
+def drift_graph(deployment: Deployment, ids: list[str], by_dependency_order: bool, phase: str) -> Chains:
+    """Each instance's ``check_drift``, then both sides' of each of its relationships, as Cloudify's check_drift
+    runs them (their results kept on the instances: ``health``)."""
+    chains = operation_graph(deployment, f"{LIFECYCLE}.check_drift", ids, by_dependency_order, phase=phase)
+    full = f"{RELATIONSHIP_LIFECYCLE}.check_drift"
+    for instance_id in ids:
+        instance = deployment.instances[instance_id]
+        for index in range(len(instance.relationships)):
+            for side in ("source", "target"):
+                if has_implementation(deployment.relationship_operation(instance, index, side, full)):
+                    chains.graph.add(Step(phase, instance_id, "check_drift", full, relationship=index, side=side),
+                                     chains.last.get(instance_id, []))
+    return chains
+
+
+def check_drift(choose: Chooser):
+    def build(deployment: Deployment, params: dict, memo: dict) -> Graph:
+        return drift_graph(deployment, choose(deployment, params), bool(params.get("run_by_dependency_order", True)),
+                           "check_drift").graph
+    return build
+
+
 def reinstall(choose: Chooser):
     def build(deployment: Deployment, params: dict, memo: dict) -> Graph:
         return reinstall_graph(deployment, choose(deployment, params), "reinstall")
@@ -77,7 +99,7 @@ def rollback(choose: Chooser):
         if not params.get("full_rollback"):
             return back.graph
         left = {i: "configured" if deployment.instances[i].state == "starting" else "uninitialized" for i in unresolved}
-        with _as_if(deployment, left):
+        with as_if(deployment, left):
             return then(back, uninstall_graph(deployment, list(deployment.instances), phase=f"{ROLLBACK}-uninstall"))
     return build
 
@@ -95,7 +117,7 @@ def workflows(choose: Chooser) -> dict:
     """The builders, by Cloudify's mapping name, over ``choose`` (the filter of ``node_ids``...)."""
     return {
         "check_status": operation_workflow(f"{VALIDATION}.check_status", "check_status", False, choose),
-        "check_drift": operation_workflow(f"{LIFECYCLE}.check_drift", "check_drift", True, choose),
+        "check_drift": check_drift(choose),
         "pull": operation_workflow(f"{LIFECYCLE}.pull", "pull", True, choose),
         "reinstall": reinstall(choose),
         "rollback": rollback(choose),

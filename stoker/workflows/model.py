@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from stoker.blueprint.namespaces import script_root
-from stoker.workflows.cfy_extensions import PLUGIN as MANAGER_PLUGIN
+from stoker.workflows.cfy_extensions import PLUGIN as MANAGER_PLUGIN, not_run
 
 LIFECYCLE = "cloudify.interfaces.lifecycle"
 RELATIONSHIP_LIFECYCLE = "cloudify.interfaces.relationship_lifecycle"
@@ -30,6 +30,8 @@ class Instance:
     relationships: list = field(default_factory=list)
     host_id: str | None = None
     scaling_groups: list = field(default_factory=list)
+    #: Cloudify's: the last status and drift checks' results (``health``)
+    system_properties: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -70,6 +72,11 @@ class Deployment:
         if key not in self._implements:
             self._implements[key] = has_implementation(self.operation(instance, name))
         return self._implements[key]
+
+    def runs(self, instance: Instance, name: str) -> bool:
+        """Has the instance's node ``name`` to run in a heal or an update: implemented, and not one of the
+        manager's own operations Stoker does not run (a Component's drift check, heal and update)."""
+        return self.implements(instance, name) and not not_run(self.operation(instance, name))
 
     def implements_between(self, instance: Instance, name: str) -> bool:
         """Has any relationship of the instance's node an implementation of ``name`` on either side?"""

@@ -5,17 +5,17 @@ the relationships rewired) is in the execution's memo, so a resumed update build
 deployment's rows hold the new plan while it runs (``memo["update"]["before"]``, written when it starts),
 with the old relationships a kept instance loses and the removed nodes still there to be unlinked and
 uninstalled; once it ended well ``memo["update"]["after"]`` drops them.  In order: removed relationships
-unlinked and removed instances uninstalled (unless ``skip_uninstall``), changed instances reinstalled
-(unless ``skip_reinstall``; ``reinstall_list`` always), added instances installed and added relationships
-established (unless ``skip_install``); ``install_first`` turns the order round.
+unlinked and removed instances uninstalled (unless ``skip_uninstall``), the kept instances checked for drift,
+healed, updated or reinstalled as Cloudify 7 decides (``update_checks``), added instances installed and added
+relationships established (unless ``skip_install``); ``install_first`` turns the order round.
 """
 
 from __future__ import annotations
 
 from stoker import secretbox
 from stoker.engine.graph import Graph
-from stoker.workflows.lifecycle import install_graph, link_steps, uninstall_graph
-from stoker.workflows.maintenance import reinstall_graph
+from stoker.workflows.lifecycle import in_order, install_graph, link_steps, uninstall_graph
+from stoker.workflows import update_checks
 from stoker.workflows.model import Deployment, Instance
 from stoker.workflows.workflow_error import WorkflowError
 
@@ -34,8 +34,7 @@ def update(deployment: Deployment, params: dict, memo: dict) -> Graph:
         chains = uninstall_graph(deployment, decided["removed"], phase="update-uninstall")
         link_steps(deployment, chains, decided["unlinked"], "unlink", "update-unlink")
         down = chains.graph
-    reinstalled = _reinstalled(deployment, decided, params)
-    again = reinstall_graph(deployment, reinstalled, "update-reinstall") if reinstalled else Graph()
+    again = update_checks.graph(deployment, decided, params)
     if not params.get("skip_install"):
         chains = install_graph(deployment, [row["id"] for row in decided["before"]["added"]], phase="update-install")
         link_steps(deployment, chains, decided["established"], "establish", "update-establish")
@@ -56,34 +55,3 @@ def laid_out(deployment: Deployment, before: dict) -> None:
                                                        list(row["scaling_groups"]))
     for instance_id, relationships in before["relinked"].items():
         deployment.instances[instance_id].relationships = list(relationships)
-
-
-def _reinstalled(deployment: Deployment, decided: dict, params: dict) -> list[str]:
-    """Installed instances of the changed nodes, with what they contain (none with ``skip_reinstall``),
-    and those ``reinstall_list`` names."""
-    fresh = {row["id"] for row in decided["before"]["added"]} | set(decided["removed"])
-    chosen = [] if params.get("skip_reinstall") else [
-        i.id for i in deployment.instances.values()
-        if i.node_id in decided["reinstall_nodes"] and i.state == "started"]
-    for instance_id in params.get("reinstall_list") or []:
-        if instance_id not in deployment.instances:
-            raise WorkflowError(f"reinstall_list: node instance {instance_id} is not in deployment {deployment.id}")
-        chosen.append(instance_id)
-    found: list[str] = []
-    for instance_id in chosen:
-        found += [i for i in deployment.contained(instance_id) if i not in found and i not in fresh]
-    return found
-
-
-def in_order(stages: list[Graph]) -> Graph:
-    """One graph running ``stages`` one after the other: each stage's first steps wait for the last of the
-    stages before it."""
-    result, last = Graph(), []
-    for stage in stages:
-        if not stage.requires:
-            continue
-        needed = {step for requires in stage.requires.values() for step in requires}
-        for step, requires in stage.requires.items():
-            result.add(step, requires or last)
-        last = [step for step in stage.requires if step not in needed]
-    return result

@@ -20,8 +20,8 @@ from stoker.engine.group_commit import GroupCommit
 
 #: changes a stored dict in place (``runtime_properties`` as stored, under the row's lock)
 Edit = Callable[[dict], None]
-#: ``commit(instance_changes, events, runtime_edits)``: ``{instance id: fields}``, event rows and
-#: ``{instance id: [Edit]}``, in one transaction
+#: ``commit(instance_changes, events, edits)``: ``{instance id: fields}``, event rows and
+#: ``{instance id: [(column, Edit)]}``, in one transaction
 Commit = Callable[[dict, list, dict], None]
 
 
@@ -31,7 +31,7 @@ class BatchWriter(GroupCommit):
         self._write_batch = commit
         self._changes: dict[str, dict] = {}
         self._events: list[dict] = []
-        self._edits: dict[str, list[Edit]] = {}
+        self._edits: dict[str, list[tuple[str, Edit]]] = {}
 
     def event(self, row: dict) -> None:
         self._events.append(row)
@@ -51,9 +51,14 @@ class BatchWriter(GroupCommit):
 
     async def edit_runtime_properties(self, instance_id: str, edit: Edit) -> None:
         """An edit of the instance's stored runtime properties, committed when this returns."""
-        self._edits.setdefault(instance_id, []).append(edit)
-        self._soon()
+        self.edit(instance_id, "runtime_properties", edit)
         await self._committed()
+
+    def edit(self, instance_id: str, column: str, edit: Edit) -> None:
+        """An edit of the instance's stored ``column`` (runtime or system properties), to go out with the
+        next batch."""
+        self._edits.setdefault(instance_id, []).append((column, edit))
+        self._soon()
 
     def _pending(self) -> bool:
         return bool(self._changes or self._events or self._edits)

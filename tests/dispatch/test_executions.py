@@ -224,7 +224,8 @@ def test_scale_out_and_in_and_heal_run_on_the_workers(cluster, tmp_path):
 
     healed = sorted(added)[0]
     runs.unlink()
-    again = finish(cluster, cluster.engine.executions.start("heal", "dep", {"node_instance_id": healed}))
+    again = finish(cluster, cluster.engine.executions.start("heal", "dep", {"node_instance_id": healed,
+                                                                          "force_reinstall": True}))
     assert again["status"] == "terminated", again["error"]
     assert runs_of(runs, "end") == Counter({(op, healed): 1 for op in (
         "stop", "delete", "create", "configure", "start", "preconfigure")})

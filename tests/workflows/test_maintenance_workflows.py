@@ -2,7 +2,7 @@
 check_drift, pull, reinstall and rollback run; install_new_agents and validate_agents are refused.
 And their parameters as Cloudify 7 takes them: ``ignore_failure`` of uninstall, reinstall and heal,
 rollback passing over its own failures, execute_operation's ``allow_kwargs_override``, heal's
-optional ``node_instance_id``, ``force_reinstall`` and ``allow_reinstall``."""
+optional ``node_instance_id``, ``force_reinstall`` and ``allow_reinstall`` (more of heal in test_health)."""
 
 from __future__ import annotations
 
@@ -168,10 +168,11 @@ def test_reinstall_with_ignore_failure_passes_over_the_failed_delete_and_install
 def test_heal_passes_over_a_failed_delete_unless_ignore_failure_is_false(engine, tmp_path, trace):
     dep = _installed(engine, tmp_path, trace, fail_delete=True)
     app = _instance(engine, dep, "app")
-    refused = engine.executions.start("heal", dep, {"node_instance_id": app, "ignore_failure": False})
+    forced = {"node_instance_id": app, "force_reinstall": True}
+    refused = engine.executions.start("heal", dep, {**forced, "ignore_failure": False})
     assert refused["status"] == "failed"
     trace.write_text("")
-    healed = engine.executions.start("heal", dep, {"node_instance_id": app})
+    healed = engine.executions.start("heal", dep, forced)
     assert healed["status"] == "terminated", healed["error"]
     # the failing instance's host and all it contains, as Cloudify's heal
     assert _lines(trace) == ["app delete", "host delete", "host create", "app create", "app start"]
@@ -184,17 +185,19 @@ def test_heal_names_an_unknown_instance_and_refuses_what_it_would_need_to_reinst
                                           "'nope_123' of 'node_instance_id' is not a valid value for data type "
                                           "'node_instance'."):
         engine.executions.start("heal", dep, {"node_instance_id": "nope_123"})
-    app, host = _instance(engine, dep, "app"), _instance(engine, dep, "host")
-    with pytest.raises(StokerError, match="allow_reinstall is false, but would need to reinstall instances: "
-                                          f"({host}, {app}|{app}, {host})$"):
-        engine.executions.start("heal", dep, {"node_instance_id": app, "allow_reinstall": False})
-    assert _lines(trace) == []
+    app = _instance(engine, dep, "app")
+    engine.blueprints.deployments.update_node_instance(app, runtime_properties={"broken": True})
+    refused = engine.executions.start("heal", dep, {"node_instance_id": app, "allow_reinstall": False})
+    assert refused["status"] == "failed"
+    assert refused["error"] == f"allow_reinstall is false, but would need to reinstall instances: {app}"
+    assert sorted(_lines(trace)) == ["app check_status", "host check_status"]  # checked, nothing reinstalled
 
 
-def test_heal_of_the_whole_deployment_with_force_reinstall(engine, tmp_path, trace):
+def test_heal_of_the_whole_deployment_checks_it_and_with_force_reinstall_reinstalls_it(engine, tmp_path, trace):
     dep = _installed(engine, tmp_path, trace)
-    with pytest.raises(StokerError, match="give node_instance_id, or force_reinstall"):
-        engine.executions.start("heal", dep)
+    assert engine.executions.start("heal", dep)["status"] == "terminated"
+    assert sorted(_lines(trace)) == ["app check_status", "host check_status"]  # both healthy: nothing more
+    trace.write_text("")
     healed = engine.executions.start("heal", dep, {"force_reinstall": True})
     assert healed["status"] == "terminated", healed["error"]
     assert _lines(trace) == ["app delete", "host delete", "host create", "app create", "app start"]

@@ -172,9 +172,9 @@ def test_scale_out_and_in_a_compute_with_what_it_contains(engine, dep, trace):
         {"host": 1, "app": 1, "lb": 1}
 
 
-def test_heal_reinstalls_the_instance_and_what_it_contains(engine, dep, trace):
+def test_heal_with_force_reinstall_reinstalls_the_instance_and_what_it_contains(engine, dep, trace):
     [host], [app], [lb] = (_ids(engine, dep, n) for n in ("host", "app", "lb"))
-    healed = engine.executions.start("heal", dep, {"node_instance_id": host})
+    healed = engine.executions.start("heal", dep, {"node_instance_id": host, "force_reinstall": True})
     assert healed["status"] == "terminated", healed["error"]
     assert _lines(trace) == [f"unlink {lb}->{app}", f"stop {app} ", f"delete {app} ", f"stop {host} ",
                              f"delete {host} ", f"create {host} ", f"start {host} ", f"create {app} ", f"start {app} ",

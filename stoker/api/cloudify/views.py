@@ -105,8 +105,8 @@ def node(record: dict, project: str) -> dict:
 
 
 def node_instance(record: dict, project: str) -> dict:
-    return {**common(project), **record, "system_properties": {}, "has_configuration_drift": False,
-            "is_status_check_ok": True, "index": record.get("index")}
+    return {**common(project), "system_properties": {}, "has_configuration_drift": False, "is_status_check_ok": False,
+            **record, "index": record.get("index")}
 
 
 def secret(record: dict, project: str) -> dict:

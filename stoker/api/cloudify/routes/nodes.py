@@ -57,9 +57,10 @@ async def update(instance_id: str, request: Request, who: Caller = Depends(requi
     body = await json_body(request)
     if not isinstance(body, dict):
         raise bad("send {\"runtime_properties\": {...}, \"state\": ..., \"version\": N}")
-    fields = {k: body[k] for k in ("state", "runtime_properties") if body.get(k) is not None}
-    if "runtime_properties" in fields and not isinstance(fields["runtime_properties"], dict):
-        raise bad("runtime_properties must be a map")
+    fields = {k: body[k] for k in ("state", "runtime_properties", "system_properties") if body.get(k) is not None}
+    for key in ("runtime_properties", "system_properties"):
+        if key in fields and not isinstance(fields[key], dict):
+            raise bad(f"{key} must be a map")
     version = body.get("version")
     if version is not None and (not isinstance(version, int) or isinstance(version, bool)):
         raise bad("version must be a whole number")
