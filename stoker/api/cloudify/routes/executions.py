@@ -31,7 +31,7 @@ from stoker.blueprint.state import tenant_of
 from stoker.errors import NotFound
 from stoker.resources.policy import LOCAL_SETTINGS
 from stoker.store.models import Execution, iso_time
-from stoker.workflows.execution_groups import ExecutionGroups
+from stoker.workflows.execution_groups import ENDED, ExecutionGroups
 from stoker.workflows.model import runs_on_host
 from stoker.workflows.schedule_rules import parse_time
 from stoker.workflows.parameters import given_flag
@@ -47,7 +47,12 @@ def _in_background(request: Request, who: Caller, engine: Any, action: Any) -> d
     started = service.begun(action, service.submit, START_TIMEOUT)
     if started.id is None:
         raise ApiError(503, "the execution did not start in time; look for it with cfy executions list")
-    return views.execution(service.get(started.id), who.project)
+    execution = service.get(started.id)
+    if execution["status"] in ENDED:
+        # it ended before this answer (a dry run, no-ops on a loaded machine): shown as it began, as Cloudify
+        # answers every start; cfy follows (and prints the events of) only an execution it sees unended
+        execution = {**execution, "status": "started", "status_display": "started", "ended_at": None, "error": ""}
+    return views.execution(execution, who.project)
 
 
 def refuse_scripts(policy: Any, engine: Any, project: str, deployment_id: str, coming: Iterable[dict] = ()) -> None:
