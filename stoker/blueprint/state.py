@@ -6,6 +6,7 @@ from typing import Any
 
 from stoker import secretbox
 from stoker.blueprint.blueprint_errors import BlueprintError
+from stoker.store.instance_health import implied
 from stoker.store.plugin_packages import Owner, viewer_of
 
 DEFAULT_TENANT = "default_tenant"
@@ -28,7 +29,7 @@ def instance_view(row: dict) -> dict:
 def health_view(row: dict) -> dict:
     """A stored node instance's health as Cloudify 7 shows it: its status and drift checks' results
     (``system_properties``) and the two flags read from them."""
-    return {"system_properties": row.get("system_properties") or {},
+    return {"system_properties": implied(row.get("system_properties"), row["state"]),
             "has_configuration_drift": bool(row.get("has_configuration_drift")),
             "is_status_check_ok": bool(row.get("is_status_check_ok"))}
 

@@ -177,10 +177,14 @@ class Runner:
             return
         instance.state = state
         fields: dict = {"state": state}
-        for _id, keys, value in health.on_state(instance, state):
+        changes = health.on_state(instance, state)
+        for _id, keys, value in changes:
             health.apply(instance.system_properties, keys, value)
+        if changes and instance.system_stored:
             # its top level only: its entries are replaced, not changed, while it waits for the writer
             fields["system_properties"] = dict(instance.system_properties)
+        elif state == "started":  # nothing stored, so the state implies what it holds (``implied``): the flag alone
+            fields["is_status_check_ok"] = True
         self.writer.queue(instance.id, fields, self.row(
             "cloudify_event", f"Node instance {instance.id} is {state}", instance,
             event_type="workflow_node_event", context={"state": state}))
@@ -203,11 +207,14 @@ class Runner:
         """``health`` changes of instances' system properties: made in the model, stored as edits."""
         for instance_id, keys, value in changes:
             instance = self.deployment.instances.get(instance_id)
+            state = None
             if instance is not None:
                 health.apply(instance.system_properties, keys, value)
+                instance.system_stored, state = True, instance.state
             kept = value if value is health.GONE else copy.deepcopy(value)
             self.writer.edit(instance_id, "system_properties",
-                             lambda stored, keys=keys, value=kept: health.apply(stored, keys, value))
+                             lambda stored, keys=keys, value=kept, state=state: health.apply_stored(
+                                 stored, state, keys, value))
 
     def row(self, kind: str, message: str, instance: Instance | None = None, operation: str | None = None,
             event_type: str | None = None, level: str | None = None, context: dict | None = None) -> dict:

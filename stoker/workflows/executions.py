@@ -24,6 +24,7 @@ from stoker import lease
 from stoker.store.blueprint_records import recorded_commands
 from stoker.store.ended_executions import ENDED, EndedExecutions
 from stoker.store.execution_records import ACTIVE, ExecutionRecords, DeploymentRowChanges, PlanChanged
+from stoker.store.instance_health import implied
 from stoker.store.locks import execution_gone
 from stoker.store.modification_records import FINISHED, STARTED, ModificationRefused
 from stoker.store.models import iso_time, utcnow
@@ -518,7 +519,8 @@ def _instance(instance_id: str, node_id: str, index: int, state: str, runtime_pr
               relationships: list | None, host_id: str | None, scaling_groups: list | None,
               system_properties: dict | None) -> Instance:
     return Instance(instance_id, node_id, index, state, runtime_properties or {}, list(relationships or []),
-                    host_id, list(scaling_groups or []), dict(system_properties or {}))
+                    host_id, list(scaling_groups or []), dict(implied(system_properties, state)),
+                    bool(system_properties))
 
 
 def stop_scripts_left(row: dict) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from stoker.store.instance_health import DRIFTS
+from stoker.store.instance_health import DRIFTS, implied
 from stoker.workflows.model import Instance
 
 #: a change's value that removes its key
@@ -79,6 +79,14 @@ def apply(system_properties: dict, keys: tuple, value: Any) -> None:
         system_properties.pop(first, None)
     else:
         system_properties[first] = value
+
+
+def apply_stored(stored: dict, state: str | None, keys: tuple, value: Any) -> None:
+    """A change applied to an instance's stored system properties: none stored yet, first the records its
+    ``state`` implied (``instance_health.implied``)."""
+    if not stored and state is not None:
+        stored.update(implied({}, state))
+    apply(stored, keys, value)
 
 
 def healthy(instance: Instance, require_task: bool) -> bool:

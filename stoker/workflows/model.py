@@ -32,6 +32,8 @@ class Instance:
     scaling_groups: list = field(default_factory=list)
     #: Cloudify's: the last status and drift checks' results (``health``)
     system_properties: dict = field(default_factory=dict)
+    #: whether its row holds them (else its state implies them: ``instance_health.implied``)
+    system_stored: bool = False
 
 
 @dataclass

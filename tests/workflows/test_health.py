@@ -142,7 +142,7 @@ def test_heal_runs_a_failing_instance_s_heal_operations_and_it_passes_its_check(
     assert lines[3:] == ["web preheal", "web heal"]  # nothing reinstalled
     status = instance(engine, "dep", "web")["system_properties"]["status"]
     assert (status["ok"], status["task"], status["healed"]) == (True, None, True)
-    assert _keys(engine, "web") == {"status", "previous_status"}  # the execution's marks are gone
+    assert _keys(engine, "web") == {"configuration_drift", "status", "previous_status"}  # the marks are gone
     assert engine.blueprints.deployments.get("dep")["unavailable_instances"] == 0
     logs = [e["message"] for e in engine.executions.events(done["id"], include_logs=True)]
     assert f"Starting 'heal' workflow on {web}, Diagnosis: web is slow" in logs
@@ -174,7 +174,7 @@ def test_a_failed_heal_is_reinstalled_unless_reinstalling_is_not_allowed(engine,
     done = engine.executions.start("heal", "dep")
     assert done["status"] == "terminated", done["error"]
     assert marks.trace()[3:] == ["web preheal", "web heal", "web delete", "web create"]
-    assert _keys(engine, "web") == {"status", "previous_status"}
+    assert _keys(engine, "web") == {"configuration_drift", "status", "previous_status"}
     ignored = [e for e in engine.executions.events(done["id"]) if e["event_type"] == "task_failed"]
     assert [(e["node_instance_id"], e["operation"]) for e in ignored] == [
         (web, "cloudify.interfaces.validation.check_status"), (web, "cloudify.interfaces.lifecycle.heal")]
