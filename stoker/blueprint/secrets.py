@@ -178,11 +178,20 @@ class Secrets:
                          if (shown_to is None or row["visibility"] == shown_to)
                          and (not search or search in row["key"]) and permitted(row)], passphrase)
 
+    def _provider_missing(self, project_id: str, name: str) -> str | None:
+        """Why ``project_id`` may not read from provider ``name`` (it does not see one): None when it may."""
+        try:
+            ProviderRecords(self.records).find(project_id, name)
+        except NotFound as exc:
+            return str(exc)
+        return None
+
     def import_(self, importer: Importer, entries: Any, passphrase: str | None = None, tenant_map: Any = None,
                 override: bool = False) -> dict:
         """Store the entries of an export, all or none (``secret_files``): Cloudify's answer, the keys that were
         there already per tenant (replaced with ``override``, else left as they were)."""
         colliding: dict[str, list[str]] = {}
-        for row in self.records.import_secrets(importer.rows(entries, passphrase, tenant_map), override):
+        rows = importer.rows(entries, self._provider_missing, passphrase, tenant_map)
+        for row in self.records.import_secrets(rows, override):
             colliding.setdefault(tenant_of(row["project_id"]), []).append(row["key"])
         return {"colliding_secrets": colliding, "secrets_errors": {}}
