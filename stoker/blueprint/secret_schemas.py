@@ -5,16 +5,13 @@ its JSON text, encrypted like every value; reads through the API give the value 
 
 A schema that is not JSON Schema (or too large, or naming a ``$ref`` it does not hold) is a 400; a value that does
 not match it a 409 (Cloudify's ``conflict_error``), the error naming the secret, never a hidden value.
+``jsonschema`` (a tenth of a second to import) is imported by the first typed secret a command meets.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
-
-import jsonschema
-from jsonschema.exceptions import best_match
-from referencing.exceptions import Unresolvable
 
 from stoker.errors import Conflict, StokerError
 from stoker.limits import limit
@@ -43,6 +40,8 @@ def _cut(text: str) -> str:
 
 def _validator(key: str, schema: dict) -> type:
     """The validator of the schema's draft (its ``$schema``; none, or one jsonschema does not know: the latest)."""
+    import jsonschema
+
     if not isinstance(schema.get("$schema", ""), str):
         raise InvalidSchema(f"Invalid secret JSON schema of `{key}`: $schema is the URI of a draft (a string)")
     return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
@@ -59,16 +58,18 @@ def checked_schema(key: str, schema: Any) -> dict | None:
     if size > most:
         raise InvalidSchema(f"Invalid secret JSON schema of `{key}`: {size} bytes, over the {most} a schema may "
                             "have (max_secret_schema_size)")
+    from jsonschema.exceptions import SchemaError
+
     try:
         _validator(key, schema).check_schema(schema)
-    except jsonschema.SchemaError as exc:
+    except SchemaError as exc:
         raise InvalidSchema(f"Invalid secret JSON schema of `{key}`: {_cut(exc.message)}") from None
     except RecursionError:
         raise InvalidSchema(f"Invalid secret JSON schema of `{key}`: nested too deeply") from None
     return schema
 
 
-def _mismatch(key: str, error: jsonschema.ValidationError, hidden: bool) -> ValueRefused:
+def _mismatch(key: str, error: Any, hidden: bool) -> ValueRefused:
     """The refusal of a value: jsonschema's reason, or (a hidden value, which the reason may quote) the rule the
     value breaks and where."""
     if not hidden:
@@ -86,6 +87,9 @@ def stored_text(key: str, schema: dict | None, value: Any, hidden: bool = False)
             raise StokerError(f"The value of secret `{key}` is a {type(value).__name__}: an untyped secret's "
                               "value is a string (give a schema, cfy's --schema, for a typed value)")
         return value
+    from jsonschema.exceptions import best_match
+    from referencing.exceptions import Unresolvable
+
     try:
         error = best_match(_validator(key, schema)(schema).iter_errors(value))
     except Unresolvable as exc:
