@@ -73,6 +73,12 @@ def test_cfy_creates_updates_and_reads_typed_secrets(cfy, server):
     assert (client.secrets.get("flags").value, client.secrets.get("flags").schema) == (
         {"debug": False, "level": 3}, {"type": "object"})
     assert client.secrets.get("count").value == 7
+    # replaced, it takes the new schema; false is a value, not "empty"
+    cfy("secrets", "create", "count", "-u", "--schema", '{"type": "string"}', "-s", '"seven"')
+    assert (client.secrets.get("count").value, client.secrets.get("count").schema) == ("seven", {"type": "string"})
+    client.secrets.create("off", False, schema={"type": "boolean"})
+    assert client.secrets.get("off").value is False
+    assert "db" in cfy("secrets", "list")
     listed = {s.key: s.schema for s in client.secrets.list()}
     assert listed["db"] == DB_SCHEMA and listed["hosts"] == {"type": "array"}
     # cfy update reads the schema and sends the value decoded; the server checks it against the schema
