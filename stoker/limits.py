@@ -33,6 +33,8 @@ DEFAULTS = {
     "max_secret_schema_size": 64 * 1024,
     #: bytes of a whole-server backup (``stoker backup``, ``cfy snapshots``), packed (an upload) or unpacked
     "max_backup_size": 1000 * 1000 * 1000,
+    #: CPU seconds one match of an author's regular expression may take (``allowed_pattern``, ``pattern``...)
+    "max_pattern_seconds": 1,
 }
 #: Heat's max_resources_per_stack, for the shared API server
 API_MAX_RESOURCES = 1000

@@ -4,7 +4,8 @@ its JSON text, encrypted like every value; reads through the API give the value 
 (and ``get_secret: [KEY, path...]`` the part it names), as Cloudify's do.
 
 A schema that is not JSON Schema (or too large, or naming a ``$ref`` it does not hold) is a 400; a value that does
-not match it a 409 (Cloudify's ``conflict_error``), the error naming the secret, never a hidden value.
+not match it a 409 (Cloudify's ``conflict_error``), the error naming the secret, never a hidden value.  The
+schema's patterns are matched within ``max_pattern_seconds`` (``schema_patterns``): a match out of time is a 400.
 ``jsonschema`` (a tenth of a second to import) is imported by the first typed secret a command meets.
 """
 
@@ -39,12 +40,19 @@ def _cut(text: str) -> str:
 
 
 def _validator(key: str, schema: dict) -> type:
-    """The validator of the schema's draft (its ``$schema``; none, or one jsonschema does not know: the latest)."""
+    """The validator of the schema's draft (its ``$schema``; none, or one jsonschema does not know: the latest),
+    its patterns bounded."""
     import jsonschema
+
+    from stoker.blueprint import schema_patterns
 
     if not isinstance(schema.get("$schema", ""), str):
         raise InvalidSchema(f"Invalid secret JSON schema of `{key}`: $schema is the URI of a draft (a string)")
-    return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    if schema_patterns.unbounded(schema):
+        raise InvalidSchema(f"Invalid secret JSON schema of `{key}`: Stoker does not take unevaluatedProperties "
+                            "with patternProperties (their matching cannot be given a time limit)")
+    return schema_patterns.bounded_validator(
+        jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator))
 
 
 def checked_schema(key: str, schema: Any) -> dict | None:
@@ -90,8 +98,15 @@ def stored_text(key: str, schema: dict | None, value: Any, hidden: bool = False)
     from jsonschema.exceptions import best_match
     from referencing.exceptions import Unresolvable
 
+    from stoker import patterns
+
     try:
         error = best_match(_validator(key, schema)(schema).iter_errors(value))
+    except patterns.PatternTimeout as exc:
+        raise InvalidSchema(f"Error validating secret value of `{key}`: {exc}") from None
+    except patterns.error as exc:
+        raise InvalidSchema(f"Invalid secret JSON schema of `{key}`: a pattern is not a regular expression: "
+                            f"{_cut(str(exc))}") from None
     except Unresolvable as exc:
         raise InvalidSchema(f"Invalid secret JSON schema of `{key}`: cannot resolve {_cut(str(exc))}") from None
     except RecursionError:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import copy
-import re
 from typing import Any, Callable
 
+from stoker import patterns
 from stoker.blueprint.blueprint_errors import BlueprintError
 from stoker.blueprint.functions.base import function_of
 from stoker.blueprint.functions.table import FUNCTIONS
@@ -91,7 +91,8 @@ def _length(value: Any) -> int:
 
 
 def _pattern(value: Any, pattern: str) -> bool:
-    return isinstance(value, str) and re.fullmatch(pattern, value) is not None
+    """The author's pattern is matched within ``max_pattern_seconds`` (``stoker.patterns``)."""
+    return isinstance(value, str) and patterns.fullmatch(pattern, value, "pattern") is not None
 
 
 CONSTRAINTS: dict[str, Callable[[Any, Any], bool]] = {
@@ -137,8 +138,8 @@ def constraint_problem(constraint: Any) -> str | None:
         return f"{operator} takes a non-negative integer, not {argument!r}"
     if operator == "pattern":
         try:
-            re.compile(argument)
-        except (re.error, TypeError):
+            patterns.compiled(argument)
+        except (patterns.error, TypeError):
             return f"pattern takes a regular expression, not {argument!r}"
     return None
 
@@ -162,6 +163,9 @@ def check_constraints(name: str, value: Any, constraints: list) -> None:
                 operator in DATA_BASED or CONSTRAINTS[operator](value, argument)
         except TypeError:
             ok = False
+        except patterns.PatternTimeout as exc:
+            raise BlueprintError(f"input {name}'s constraint {exc}", f"inputs.{name}",
+                                 code=exc.code) from None
         if not ok:
             shown = ", ".join(map(str, argument)) if operator == "in_range" else argument
             reason = f"is invalid. {constraint['error_message']}" if constraint.get("error_message") else \

@@ -14,9 +14,9 @@ from abc import ABC, abstractmethod
 
 import json
 import numbers
-import re
 from typing import Any, Callable
 
+from stoker import patterns
 from stoker.constraints import custom
 from stoker.errors import StokerError
 
@@ -237,6 +237,7 @@ class AllowedPattern(Constraint):
 
     As in Heat the match is ``re.match`` that must end at the string's end;
     this differs from ``re.fullmatch`` for alternations (``a|ab`` rejects "ab").
+    The author's pattern is matched within ``max_pattern_seconds`` (``stoker.patterns``).
     """
 
     key = "allowed_pattern"
@@ -246,8 +247,8 @@ class AllowedPattern(Constraint):
         if not isinstance(pattern, str):
             raise ValueError(f"allowed_pattern must be a string, not {show(pattern)}")
         try:
-            self._regex = re.compile(pattern)
-        except re.error as exc:
+            self._regex = patterns.compiled(pattern)
+        except patterns.error as exc:
             raise ValueError(f"allowed_pattern {show(pattern)} is not a valid regular "
                              f"expression: {exc}") from None
         self.pattern = pattern
@@ -255,10 +256,14 @@ class AllowedPattern(Constraint):
     def problem(self, value: Any, context: Any = None) -> str | None:
         if not isinstance(value, str):
             return f"{show(value)} is not a string"
-        match = self._regex.match(value)
-        if match is not None and match.end() == len(value):
+        if self.accepts(value):
             return None
         return f'"{value}" does not match pattern "{self.pattern}"'
+
+    def accepts(self, value: str) -> bool:
+        """Heat's test; ``PatternTimeout`` (not a violation: the pattern's fault) past the time a match may take."""
+        match = patterns.match(self._regex, value, "allowed_pattern")
+        return match is not None and match.end() == len(value)
 
     def summary(self) -> str:
         return f"The value must match the pattern: {self.pattern}"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
+from stoker import patterns
 from stoker.resources import attributes as attributes_mod
 from stoker.resources.properties import AnyIndexDict, schemata
 from stoker.resources.support import HIDDEN, SUPPORTED, TEMPLATE_TYPES
@@ -36,12 +37,12 @@ def list_types(registry: Any, name: str | None = None, support_status: str | Non
     pattern = None
     if name:
         try:
-            pattern = re.compile(name)
-        except re.error:
-            pattern = re.compile(re.escape(name))
+            pattern = patterns.compiled(name)
+        except patterns.error:
+            pattern = patterns.compiled(re.escape(name))
     found = []
     for type_name in registry.types():
-        if pattern is not None and not pattern.search(type_name):
+        if pattern is not None and not patterns.search(pattern, type_name, "the resource type name filter"):
             continue
         cls = registry.get(type_name)
         support = _status(cls)

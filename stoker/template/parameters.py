@@ -29,6 +29,7 @@ from stoker.constraints.base import (
 )
 from stoker.errors import Problems
 from stoker.limits import limit
+from stoker.patterns import PatternTimeout
 from stoker.template.loader import nested_deeper_than
 from stoker.template.versions import VERSIONS, Version
 
@@ -321,7 +322,7 @@ class ParameterSchema:
             for constraint in self.constraints:
                 if not isinstance(constraint, CustomConstraint):
                     self._apply(constraint, value, None)
-        except (ValueError, ConstraintViolation) as exc:
+        except (ValueError, ConstraintViolation, PatternTimeout) as exc:
             self.default_valid = False
             problems.add(path, "invalid-default", f"the default value is invalid: {exc}")
 
@@ -468,6 +469,9 @@ def resolve_values(schemas: dict[str, ParameterSchema], user_values: dict[str, A
             schema.validate(value)
         except ConstraintViolation as exc:
             problems.add(path, "constraint-violation", exc.message)
+            continue
+        except PatternTimeout as exc:
+            problems.add(path, exc.code, str(exc))
             continue
         values[name] = value
     return values

@@ -311,7 +311,7 @@ def _objects(constraint: Any) -> dict:
     if isinstance(constraint, AllowedValues):
         return {"matches": constraint._matches}
     if isinstance(constraint, AllowedPattern):
-        return {"regex": constraint._regex}
+        return {"accepts": constraint.accepts}
     if isinstance(constraint, Modulo):
         return {"step": constraint.step, "offset": constraint.offset}
     return {"low": getattr(constraint, "min", None), "high": getattr(constraint, "max", None)}
@@ -331,5 +331,5 @@ def _inline_test(constraint: Any, value: str, kind: type) -> str | None:
     if isinstance(constraint, Modulo) and number:
         return f"{value} % {{step}} != {{offset}}"
     if isinstance(constraint, AllowedPattern) and kind is str:
-        return f"(match := {{regex}}.match({value})) is None or match.end() != len({value})"
+        return f"not {{accepts}}({value})"
     return None
