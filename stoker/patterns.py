@@ -15,14 +15,11 @@ import json
 import re
 from typing import Any
 
-import regex
-
 from stoker.errors import StokerError
 from stoker.limits import limit
 
 #: what ``compiled`` raises for a pattern that is not a regular expression
-error = (re.error, regex.error)
-Pattern = regex.Pattern
+error = re.error
 #: the longest pattern a message quotes whole
 LONGEST_SHOWN = 60
 
@@ -31,13 +28,19 @@ class PatternTimeout(StokerError):
     code = "pattern-timeout"
 
 
-def compiled(pattern: str | regex.Pattern, flags: int = 0) -> regex.Pattern:
-    """``pattern`` compiled (the library keeps the recent ones); ``error`` if it is not a regular expression,
-    with ``re``'s message (Heat's and Cloudify's: compiling does not backtrack)."""
-    if isinstance(pattern, regex.Pattern):
+def compiled(pattern: Any, flags: int = 0) -> Any:
+    """``pattern`` (a str; a compiled one is taken as it is) compiled by ``regex``, which keeps the recent ones;
+    ``error`` with ``re``'s message (Heat's and Cloudify's; compiling does not backtrack) if it is not a regular
+    expression.  ``regex`` (a hundredth of a second to import) is imported by the first pattern."""
+    if not isinstance(pattern, str):
         return pattern
     re.compile(pattern, flags)
-    return regex.compile(pattern, flags)
+    import regex
+
+    try:
+        return regex.compile(pattern, flags)
+    except regex.error as exc:
+        raise error(str(exc)) from None
 
 
 def shown(pattern: str) -> str:
@@ -45,26 +48,27 @@ def shown(pattern: str) -> str:
     return json.dumps(pattern if len(pattern) <= LONGEST_SHOWN else pattern[:LONGEST_SHOWN] + "...")
 
 
-def bounded(where: str, pattern: str | regex.Pattern, method: str, *args: Any, **kwargs: Any) -> Any:
+def bounded(where: str, pattern: Any, method: str, *args: Any, **kwargs: Any) -> Any:
     """``compiled(pattern).<method>(*args, **kwargs)`` given ``max_pattern_seconds`` (``match``, ``search``,
-    ``fullmatch``, ``sub``, ``split``, ``findall``: the methods that run to their end before they return);
-    ``where`` (the place, e.g. "allowed_pattern") begins the message of a time-out."""
+    ``fullmatch``, ``sub``, ``split``, ``findall``; ``finditer``'s matches come as a list, found within the
+    time); ``where`` (the place, e.g. "allowed_pattern") begins the message of a time-out."""
     found = compiled(pattern)
     seconds = limit("max_pattern_seconds")
     try:
-        return getattr(found, method)(*args, timeout=seconds, **kwargs)
+        result = getattr(found, method)(*args, timeout=seconds, **kwargs)
+        return list(result) if method == "finditer" else result
     except TimeoutError:
         raise PatternTimeout(f"{where}: the regular expression {shown(found.pattern)} took longer than {seconds} s "
                              "to match (max_pattern_seconds)") from None
 
 
-def match(pattern: str | regex.Pattern, text: str, where: str) -> regex.Match | None:
+def match(pattern: Any, text: str, where: str) -> Any:
     return bounded(where, pattern, "match", text)
 
 
-def search(pattern: str | regex.Pattern, text: str, where: str) -> regex.Match | None:
+def search(pattern: Any, text: str, where: str) -> Any:
     return bounded(where, pattern, "search", text)
 
 
-def fullmatch(pattern: str | regex.Pattern, text: str, where: str) -> regex.Match | None:
+def fullmatch(pattern: Any, text: str, where: str) -> Any:
     return bounded(where, pattern, "fullmatch", text)

@@ -11,10 +11,11 @@ A template's author writes the expression, so evaluation is fenced in:
 * a wall-clock budget of ``TIME_BUDGET`` seconds.  yaql is pure Python, so a
   trace hook that looks at the clock on every call (and every line of yaql's
   library functions) stops any runaway loop, in whatever thread; it makes
-  evaluation about three times slower, which the limits above keep cheap.  A regular expression that backtracks
-  catastrophically runs inside C without calls; in the main thread an
-  interval timer (SIGALRM) interrupts it too, when no one else uses that
-  signal.  In other threads such a regex is the one thing not stopped.
+  evaluation about three times slower, which the limits above keep cheap;
+* regular expressions (``regex()``, ``=~``, ``matches``, ``replace``...) matched by
+  ``stoker.functions.yaql_regex``, each match within ``max_pattern_seconds``: a
+  match runs inside C, where neither the trace hook nor (outside the main thread)
+  a timer could stop it.
 
 Expressions are parsed once, when the template is validated (syntax errors are
 validation errors), and cached.
@@ -37,8 +38,10 @@ from yaql.language import exceptions as yaql_errors
 from yaql.language import specs, yaqltypes
 
 from stoker.errors import YAQL_LIMIT
+from stoker.functions import yaql_regex
 from stoker.functions.base import Function, describe, resolve
 from stoker.limits import limit
+from stoker.patterns import PatternTimeout
 
 LIMIT_ITERATORS = 200
 MEMORY_QUOTA = 10_000
@@ -105,7 +108,8 @@ def _yaql() -> tuple[Any, Any]:
                 "yaql.limitIterators": LIMIT_ITERATORS,
                 "yaql.memoryQuota": MEMORY_QUOTA,
             })
-            context = yaql.create_context().create_child_context()
+            context = yaql.create_context(regex=False).create_child_context()
+            yaql_regex.register(context)
             context.register_function(pow_, exclusive=True)
             context.register_function(shift_bits_left, exclusive=True)
             _context = context
@@ -240,6 +244,8 @@ class Yaql(Function):
         except _OutOfTime:
             raise self.error(f'The "{self.name}" expression took longer than {TIME_BUDGET:g} seconds',
                              code=YAQL_LIMIT) from None
+        except PatternTimeout as exc:
+            raise self.error(f'The "{self.name}" expression went over its limits: {exc}', code=YAQL_LIMIT) from None
         except (yaql_errors.CollectionTooLargeException, yaql_errors.MemoryQuotaExceededException,
                 MemoryError) as exc:
             raise self.error(
