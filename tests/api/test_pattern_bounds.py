@@ -1,0 +1,70 @@
+"""Authors' regular expressions over ``stoker api``: a match that would make ``re`` backtrack for hours, holding
+the GIL (the whole server), ends within ``max_pattern_seconds`` as a 400 naming the place and
+the limit, and other requests are answered meanwhile.  Every request has a 30 s time-out: a hang is a failure."""
+
+from __future__ import annotations
+
+import threading
+
+import httpx
+import pytest
+
+from .helpers import heat_error, start_server
+
+pytestmark = pytest.mark.slow  # a server of its own, and matches that run for a second
+OUT_OF_TIME = 'the regular expression "(a|aa)+$" took longer than 1 s to match (max_pattern_seconds)'
+HOSTILE = "a" * 60 + "!"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("patterns")
+    started = start_server(tmp, f"sqlite:///{tmp / 'stoker.db'}")
+    yield started
+    started.stop()
+
+
+def _template(pattern: str) -> dict:
+    return {"heat_template_version": "2018-08-31", "parameters": {"p": {
+        "type": "string", "constraints": [{"allowed_pattern": pattern}]}}, "resources": {}}
+
+
+def test_a_backtracking_allowed_pattern_is_a_400_while_other_requests_are_answered(server):
+    base = server.endpoint("patterns")
+    answers = []
+    hostile = threading.Thread(target=lambda: answers.append(httpx.post(
+        base + "/stacks", json={"stack_name": "p", "template": _template("(a|aa)+$"), "parameters": {"p": HOSTILE}},
+        timeout=30)))
+    hostile.start()
+    others = []
+    while hostile.is_alive() or not others:
+        others.append(httpx.get(server.endpoint("calm") + "/stacks", timeout=30).status_code)
+    hostile.join()
+    assert set(others) == {200}
+    assert f"p: allowed_pattern: {OUT_OF_TIME}" in heat_error(answers[0], 400)["message"]
+    nested = httpx.post(base + "/stacks", json={"stack_name": "p", "template": _template("(a+)+$"),
+                                                "parameters": {"p": "a" * 40 + "!"}}, timeout=30)
+    assert '"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!" does not match pattern "(a+)+$"' \
+        in heat_error(nested, 400)["message"]
+    plain = httpx.post(base + "/stacks", json={"stack_name": "p", "template": _template("(a|aa)+$"),
+                                               "parameters": {"p": "aaa"}}, timeout=30)
+    assert plain.status_code == 201, plain.text
+
+
+def test_a_backtracking_type_name_filter_lists_no_type(server):
+    """``(.|.|.)*X`` searched in "OS::Heat::ResourceGroup" is hours of re's backtracking; regex sees no X."""
+    listed = httpx.get(server.endpoint("patterns") + "/resource_types", params={"name": "(.|.|.)*X"}, timeout=30)
+    assert listed.status_code == 200 and listed.json() == {"resource_types": []}
+    plain = httpx.get(server.endpoint("patterns") + "/resource_types", params={"name": "Heat::None$"}, timeout=30)
+    assert plain.json() == {"resource_types": ["OS::Heat::None"]}
+
+
+def test_a_backtracking_yaql_regex_is_a_400(server):
+    """In a request thread the yaql trace hook cannot stop a match running in C: the bound does."""
+    template = {"heat_template_version": "2018-08-31", "resources": {"v": {"type": "OS::Heat::Value", "properties": {
+        "value": {"yaql": {"expression": '$.data =~ "(a|aa)+$"', "data": HOSTILE}}}}}}
+    created = httpx.post(server.endpoint("patterns") + "/stacks", json={"stack_name": "y", "template": template},
+                         timeout=30)
+    problem, = heat_error(created, 400)["problems"]
+    assert problem["path"] == "resources.v.properties.value.yaql" and problem["code"] == "yaql-limit"
+    assert problem["message"] == f'The "yaql" expression went over its limits: a regex function: {OUT_OF_TIME}'
