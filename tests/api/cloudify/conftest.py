@@ -66,12 +66,13 @@ def refused_status(call) -> int:
     return raised.value.status_code
 
 
-def rest_client(server, user: str = "admin", tenant: str = "default_tenant"):
-    """cloudify-rest-client on ``server`` as ``user`` (its password is ``PASSWORD``) in ``tenant``."""
+def rest_client(server, user: str = "admin", tenant: str = "default_tenant", timeout: tuple | None = None):
+    """cloudify-rest-client on ``server`` as ``user`` (its password is ``PASSWORD``) in ``tenant``; ``timeout``:
+    (connect, read) seconds, the client's (5, 300) if none."""
     from cloudify_rest_client import CloudifyClient
 
     return CloudifyClient(host="127.0.0.1", port=int(server.url.rsplit(":", 1)[1]), username=user,
-                          password=PASSWORD, tenant=tenant)
+                          password=PASSWORD, tenant=tenant, timeout=timeout)
 
 
 def cfy_in(tmp: Path, name: str = "cfy") -> Cfy:
