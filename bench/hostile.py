@@ -113,6 +113,15 @@ def str_replace_blowup() -> str:
                           "  v: {type: string, default: " + "b" * 100_000 + "}\n")
 
 
+#: a pattern re backtracks on for hours (regex too: it meets max_pattern_seconds) and a value that makes it
+BACKTRACKING, BACKTRACKED = "(a|aa)+$", "a" * 60 + "!"
+
+
+def backtracking_pattern() -> str:
+    return HOT + "parameters:\n  p:\n    type: string\n    default: " + BACKTRACKED + "\n    constraints:\n" \
+        "      - allowed_pattern: " + json.dumps(BACKTRACKING) + "\nresources: {}\n"
+
+
 def local_command() -> dict:
     return {"heat_template_version": "2018-08-31", "resources": {"run": {
         "type": "Stoker::Local::Command", "properties": {"create": "echo ran"}}}}
@@ -392,7 +401,8 @@ def cases(tmp: Path, port: int, instances: int = 100_000) -> list[tuple[str, Cal
     texts = {"repeat 3x200": repeat_3x200(), "alias-expanded value": alias_expansion(),
              "yaml 5000 deep": deep_yaml(), "json 5000 deep": deep_json(),
              "function chain 3000": function_chain(), "template strings 150 deep": nested_template_strings(),
-             "yaql 5000 deep": yaql_nesting(), "str_replace 100k x 100k": str_replace_blowup()}
+             "yaql 5000 deep": yaql_nesting(), "str_replace 100k x 100k": str_replace_blowup(),
+             "allowed_pattern (a|aa)+$": backtracking_pattern()}
     made: list[tuple[str, Callable[[], Outcome]]] = []
 
     def cli(name: str, expect: str, *args: str) -> None:
@@ -540,6 +550,11 @@ def blueprint_cases(tmp: Path, home: Path, db: str, cli: Callable[..., None], ma
     for delta in ("1000000", "100000", "-1000000"):
         cli(f"bp scale delta={delta}", "error", "execution", "start", "scale", "-d", "d5", "-p",
             "scalable_entity_name=a", "-p", f"delta={delta}")
+    pattern = write("bp_pattern.yaml", BP + "inputs:\n  x:\n    constraints: [{pattern: " + json.dumps(BACKTRACKING)
+                    + "}]\nnode_templates:\n  a: {type: cloudify.nodes.Root}\n")
+    cli("bp pattern (a|aa)+$ (upload)", "ok", "blueprint", "upload", pattern, "-b", "pattern")
+    cli("bp pattern (a|aa)+$ (create)", "error", "deployment", "create", "pattern", "-b", "pattern", "-i",
+        "x=" + BACKTRACKED)
     cli("bp 90-deep list input (upload)", "ok", "blueprint", "upload", deep_default, "-b", "deep")
     cli("bp 90-deep list input (create)", "ok", "deployment", "create", "deep", "-b", "deep")
     hot = write("hot_json.yaml", HOT + "parameters:\n  j: {type: json, default: {}}\nresources: {}\n")
