@@ -7,15 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from .helpers import create_token, start_server
+from .helpers import create_token, sqlite_server, start_server
 
 
 @pytest.fixture(scope="session")
 def noauth_server(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("noauth")
-    server = start_server(tmp, f"sqlite:///{tmp / 'stoker.db'}")
-    yield server
-    server.stop()
+    yield from sqlite_server(tmp_path_factory, "noauth")
 
 
 @pytest.fixture(scope="session")

@@ -83,6 +83,14 @@ def start_server(tmp: Path, db_url: str, *, auth: str = "noauth", workers: int =
     raise RuntimeError(f"stoker api did not answer within {START_BOUND} s:\n{log.read_text()}")
 
 
+def sqlite_server(tmp_path_factory, name: str):
+    """A fixture's server (yielded, then stopped), without authentication, on a SQLite database of its own."""
+    tmp = tmp_path_factory.mktemp(name)
+    server = start_server(tmp, f"sqlite:///{tmp / 'stoker.db'}")
+    yield server
+    server.stop()
+
+
 def token_cli(*args: str):
     """``stoker token ...``, in this process (click's runner)."""
     from click.testing import CliRunner

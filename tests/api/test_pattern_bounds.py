@@ -9,7 +9,7 @@ import threading
 import httpx
 import pytest
 
-from .helpers import heat_error, start_server
+from .helpers import heat_error, sqlite_server
 
 pytestmark = pytest.mark.slow  # a server of its own, and matches that run for a second
 OUT_OF_TIME = 'the regular expression "(a|aa)+$" took longer than 1 s to match (max_pattern_seconds)'
@@ -18,10 +18,8 @@ HOSTILE = "a" * 60 + "!"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("patterns")
-    started = start_server(tmp, f"sqlite:///{tmp / 'stoker.db'}")
-    yield started
-    started.stop()
+    """A server of this module's own: on a Stoker without the bound, a hostile match would hang it for good."""
+    yield from sqlite_server(tmp_path_factory, "patterns")
 
 
 def _template(pattern: str) -> dict:
