@@ -1,7 +1,8 @@
-"""A typed secret's JSON Schema patterns (``pattern``, ``patternProperties``, and ``additionalProperties`` beside
-them) matched within ``max_pattern_seconds`` over ``stoker api`` with cloudify-rest-client: a value whose match
-would make ``re`` backtrack for hours is refused in seconds, a 400 naming the secret when the match ran out of
-time; nothing is stored.  Each request has a 30 s time-out: a hang is a failure."""
+"""Authors' patterns over ``stoker api`` with cloudify-rest-client, matched within ``max_pattern_seconds``: a
+typed secret's JSON Schema (``pattern``, ``patternProperties``, and ``additionalProperties`` beside them) and a
+blueprint input's ``pattern`` constraint.  A value whose match would make ``re`` backtrack for hours is refused in
+seconds, a 400 naming the secret or the input when the match ran out of time; nothing is stored.  Each request has
+a 30 s time-out: a hang is a failure."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ OUT_OF_TIME = 'the regular expression "(a|aa)+$" took longer than 1 s to match (
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
-    server = next(started := admin_server(tmp_path_factory, "secret-patterns"))
+    server = next(started := admin_server(tmp_path_factory, "patterns-rest"))
     yield rest_client(server, timeout=(5, 30))
     next(started, None)
 
@@ -62,3 +63,16 @@ def test_unevaluated_properties_beside_pattern_properties_is_refused(client):
     refused = _refused(client.secrets.create, "uneval", {"x": 1}, schema={
         "patternProperties": {"^x": {}}, "unevaluatedProperties": False})
     assert refused.status_code == 400 and "unevaluatedProperties with patternProperties" in str(refused)
+
+
+def test_a_backtracking_pattern_constraint_refuses_the_deployment(client, tmp_path):
+    blueprint = tmp_path / "blueprint.yaml"
+    blueprint.write_text("tosca_definitions_version: cloudify_dsl_1_4\nimports: [cloudify/types/types.yaml]\n"
+                         "inputs:\n  x:\n    constraints: [{pattern: '(a|aa)+$'}]\n"
+                         "node_templates:\n  n: {type: cloudify.nodes.Root}\n")
+    client.blueprints.upload(str(blueprint), "patterned")
+    refused = _refused(client.deployments.create, "patterned", "d1", inputs={"x": HOSTILE})
+    assert refused.status_code == 400 and f"inputs.x: input x's constraint pattern: {OUT_OF_TIME}" in str(refused)
+    assert "d1" not in [d.id for d in client.deployments.list()]
+    client.deployments.create("patterned", "d2", inputs={"x": "aa"})
+    assert "d2" in [d.id for d in client.deployments.list()]
