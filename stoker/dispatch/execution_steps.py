@@ -13,6 +13,13 @@ a stack's resources.  The worker that ends the last step ends the execution.
 An operation to retry (its script failed, or asked for a retry) does not
 sleep through its interval on the worker: the step parks with a countdown,
 and the task that comes back runs the retry (the node's step counts them).
+So does the wait of uninstall's services between two looks at the children
+(``workflows/services.py``): a waiting level holds no worker slot.
+
+A traversal whose execution is no longer its own (ended meanwhile: failed by
+the start bound, ``execution_gone``, while its first step waited in the
+queue; or resumed by another traversal) runs nothing more: it stops, and its
+end leaves the record as it is.
 
 What a lost worker leaves: a step whose operation recorded its success
 (``task_succeeded``) does not run again; one whose worker died during its
@@ -24,6 +31,7 @@ acting does not also finish behind the new run's back).
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from collections import OrderedDict
 from typing import Any
@@ -47,6 +55,7 @@ EXECUTION = "EXECUTION"
 #: executions whose graphs a worker process keeps (built once, not per task)
 CACHED_GRAPHS = 16
 EXECUTIONS = Execution.__table__
+LOG = logging.getLogger("stoker.dispatch")
 
 
 def numbered(graph: Graph) -> tuple[list, Graph]:
@@ -94,14 +103,15 @@ def end(executions: Executions, store: Any, traversal_id: str, row: dict) -> Non
     done does: the ended event is written unless it is there, then the
     status (a watcher that sees the status finds the event), a scale's
     modification is finished once, and the traversal is marked
-    ended last.
+    ended last.  An execution that is no longer the traversal's (ended
+    meanwhile, or resumed by another) keeps its record as it is.
     """
     _action, stopping, _ = traversal.outcome(store, traversal_id)
     records = executions.records
     row = records.get_execution(row["project_id"], row["id"])
     deployment_row = records.get_deployment(row["project_id"], row["deployment_id"])
     status = row["status"]
-    if status not in ENDED_EVENT:  # not recorded yet
+    if status not in ENDED_EVENT and row["owner"] == traversal_owner(traversal_id):  # not recorded yet, still ours
         status = "cancelled" if row["cancel_request"] else "failed" if stopping else "terminated"
         error = stopping if status == "failed" else ""
         if status == "terminated":  # its end's changes made before its status says so (idempotent: finished once)
@@ -134,8 +144,16 @@ class StepWorker:
 
     def notice_cancel(self, view: Any) -> bool:
         """The execution's heartbeat; a cancel asked for it stops the traversal (nothing starts any
-        more; a forced one stops the rest).  Whether it stopped it now."""
-        executions, _row = self._execution(view)
+        more; a forced one stops the rest), as does the execution no longer being this traversal's.
+        Whether it stopped it now."""
+        executions, row = self._execution(view)
+        if row["owner"] != executions.owner:
+            if view.interrupt:
+                return False
+            reason = f"execution {row['id']} is {row['status']} and no longer run by this traversal"
+            LOG.warning("traversal %s stops without running its steps: %s", view.traversal_id, reason)
+            traversal.stop(self.store, view.traversal_id, reason, interrupt=True)
+            return True
         request = executions.records.heartbeat(view.execution_pk, executions.owner)
         if request == "force" and not view.interrupt or request and view.stopping is None:
             traversal.stop(self.store, view.traversal_id, "cancelled", interrupt=request == "force")
@@ -151,7 +169,7 @@ class StepWorker:
         executions, row = self._execution(view)
         if taken_over:
             stop_scripts_left(row)
-        return self._run(view.traversal_id, number, retry, executions, row)
+        return self._run(view, number, retry, executions, row)
 
     def end(self, view: Any) -> None:
         executions, row = self._execution(view)
@@ -167,13 +185,14 @@ class StepWorker:
         executions.local_allowed = (row.get("resume_data") or {}).get(LOCAL_ALLOWED, True)  # as its starter's
         return executions, row
 
-    def _run(self, traversal_id: str, number: int, retry: int, executions: Executions, row: dict) -> bool:
-        records = executions.records
+    def _run(self, view: Any, number: int, retry: int, executions: Executions, row: dict) -> bool:
+        traversal_id, records = view.traversal_id, executions.records
         deployment_row = records.get_deployment(row["project_id"], row["deployment_id"])
         step = self._steps_of(traversal_id, executions, row, deployment_row)[number]
         runner = executions.runner(row, deployment_row, executions.model_of(deployment_row),
                                    frozenset(records.finished_tasks(row["pk"])))
         runner.retrying, runner.pause = {step.key: retry}, STEP_PER_TASK.pause
+        runner.stop_requested = view.stopping is not None  # a graceful cancel: what waits (the services) stops
         runner.marker = self._recorded(executions, row)["marker"]
         try:
             asyncio.run(executions.watched(row, runner, runner.run_one(step)))
