@@ -185,12 +185,35 @@ class StepWorker:
         executions.local_allowed = (row.get("resume_data") or {}).get(LOCAL_ALLOWED, True)  # as its starter's
         return executions, row
 
-    def _run(self, view: Any, number: int, retry: int, executions: Executions, row: dict) -> bool:
-        traversal_id, records = view.traversal_id, executions.records
+    def wind_down(self, view: Any, number: int) -> None:
+        """A begun step whose traversal was interrupted (a forced cancel, the execution no longer its
+        own) runs no more: what it holds between two tasks is let go (``Runner.wind_down``), unless
+        another traversal runs the execution now (a resume: what the step held is that one's)."""
+        executions, row = self._execution(view)
+        if row["owner"] not in (None, executions.owner):
+            return
+        try:
+            step, runner = self._runner(view.traversal_id, number, executions, row)
+            try:
+                asyncio.run(runner.wind_down(step))
+            finally:
+                runner.writer.close()
+        except (OperationalError, InterfaceError):
+            raise  # the database went away: the task is retried
+        except Exception:  # the step ends stopped whatever its letting go met
+            LOG.exception("traversal %s: step %s could not let go of what it held", view.traversal_id, number)
+
+    def _runner(self, traversal_id: str, number: int, executions: Executions, row: dict) -> tuple[Any, Any]:
+        """The execution's step ``number`` and a runner of it over the deployment as it is now."""
+        records = executions.records
         deployment_row = records.get_deployment(row["project_id"], row["deployment_id"])
         step = self._steps_of(traversal_id, executions, row, deployment_row)[number]
-        runner = executions.runner(row, deployment_row, executions.model_of(deployment_row),
-                                   frozenset(records.finished_tasks(row["pk"])))
+        return step, executions.runner(row, deployment_row, executions.model_of(deployment_row),
+                                       frozenset(records.finished_tasks(row["pk"])))
+
+    def _run(self, view: Any, number: int, retry: int, executions: Executions, row: dict) -> bool:
+        traversal_id = view.traversal_id
+        step, runner = self._runner(traversal_id, number, executions, row)
         runner.retrying, runner.pause = {step.key: retry}, STEP_PER_TASK.pause
         runner.stop_requested = view.stopping is not None  # a graceful cancel: what waits (the services) stops
         runner.marker = self._recorded(executions, row)["marker"]

@@ -148,6 +148,13 @@ class Runner:
         self.finished += 1
         return True
 
+    async def wind_down(self, step: Step) -> None:
+        """What ``step``, parked between two tasks of a worker, holds, let go once its execution stops
+        meanwhile (no task runs it again): the services' deployment group.  An operation's retry holds
+        nothing."""
+        if step.phase == services.PHASE:
+            await services.wind_down(self)
+
     async def run_step(self, step: Step) -> None:
         if step.phase in DEPLOYMENT_PHASES:
             await (self.run_workflow_script(step) if step.phase == "workflow"

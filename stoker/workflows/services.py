@@ -10,7 +10,8 @@ The wait passes as the runner's ``pause`` does: in-process a sleep between two l
 each look is a task of its own, the step parked between them (a waiting level holds no worker slot that
 its children need).  So a look may be the step run again: the execution group's id is kept in the
 parent's record before the group is stored, and a later look (or a task redelivered after its worker was
-lost) finds the children's executions there instead of starting them again.
+lost) finds the children's executions there instead of starting them again.  The group is deleted (and
+its id forgotten) once, at the wait's end, or by ``wind_down`` when the execution stops while parked.
 """
 
 from __future__ import annotations
@@ -116,3 +117,10 @@ async def uninstall(runner: Any, looks: int = 0) -> None:
         raise
     await asyncio.to_thread(services.end)
     log("Service deployments uninstalled")
+
+
+async def wind_down(runner: Any) -> None:
+    """The end of a wait its execution stopped while it was parked (a worker's forced cancel: no look
+    comes back): the deployment group deleted, as the wait's own end does; the children go on."""
+    if not runner.dry_run:
+        await asyncio.to_thread(ServiceDeployments(runner.manager, runner.deployment.id, runner.execution_id).end)
