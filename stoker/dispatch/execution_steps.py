@@ -14,7 +14,10 @@ An operation to retry (its script failed, or asked for a retry) does not
 sleep through its interval on the worker: the step parks with a countdown,
 and the task that comes back runs the retry (the node's step counts them).
 So does the wait of uninstall's services between two looks at the children
-(``workflows/services.py``): a waiting level holds no worker slot.
+(``workflows/services.py``): a waiting level holds no worker slot.  While a
+step is parked its execution's heartbeat is cleared (``StepWorker.parked``):
+the task that comes back is in the broker, perhaps held by a worker busy with
+a long step, and the start bound must not fail the execution meanwhile.
 
 A traversal whose execution is no longer its own (ended meanwhile: failed by
 the start bound, ``execution_gone``, while its first step waited in the
@@ -44,6 +47,7 @@ from stoker.dispatch.stack_actions import StartFailed, traversal_owner
 from stoker.dispatch.step import STEP_PER_TASK
 from stoker.engine.graph import Graph
 from stoker.store.blueprint_records import recorded_commands
+from stoker.store.execution_records import ExecutionRecords
 from stoker.store.models import Execution, utcnow
 from stoker.workflows import execution_groups
 from stoker.workflows.execution_runner import StepFailed
@@ -170,6 +174,13 @@ class StepWorker:
         if taken_over:
             stop_scripts_left(row)
         return self._run(view, number, retry, executions, row)
+
+    def parked(self, view: Any) -> None:
+        """The step waits for its countdown task, which the broker keeps until a worker runs it: till then
+        the execution's heartbeat is not judged (none: ``execution_gone``), so a busy worker holding that
+        task past the start bound (while its slot runs a long step, a child's) does not fail it."""
+        ExecutionRecords(self.store).update_execution(view.execution_pk, by_owner=traversal_owner(view.traversal_id),
+                                                      heartbeat_at=None)
 
     def end(self, view: Any) -> None:
         executions, row = self._execution(view)

@@ -270,6 +270,7 @@ class Worker:
             succeeded = began and not view.interrupt and self.steps.run(view, number, node.step,
                                                                         taken_over=node.state == traversal.RUNNING)
         except Parked as parked:
+            self.steps.parked(view)
             return {}, {number: parked.seconds}, ([], []), None
         return {number: (node.dependents, succeeded)}, {}, ([], []), None
 
