@@ -77,9 +77,11 @@ class Runner:
         self.server: CtxServer | None = None
         #: in each script's environment (``processes.MARKER_VARIABLE``): what the execution's record names
         self.marker: str | None = None
-        #: by step key, the retry its operation goes on at (a worker that parked a retry: ``pause``)
+        #: by step key, the retry its operation goes on at (a worker that parked a retry: ``pause``; the
+        #: services' uninstall: how often it looked at its children before)
         self.retrying: dict[str, int] = {}
-        #: how the interval before an operation's retry passes (a worker parks the step instead)
+        #: how the interval before an operation's retry (or the services' next look) passes (a worker parks
+        #: the step instead)
         self.pause: Callable[[float], Awaitable[Any]] = asyncio.sleep
         #: the project's manager, for the manager's own operations (Component, SharedResource, ...)
         self.manager: Any = None
@@ -146,9 +148,17 @@ class Runner:
         self.finished += 1
         return True
 
+    async def wind_down(self, step: Step) -> None:
+        """What ``step``, parked between two tasks of a worker, holds, let go once its execution stops
+        meanwhile (no task runs it again): the services' deployment group.  An operation's retry holds
+        nothing."""
+        if step.phase == services.PHASE:
+            await services.wind_down(self)
+
     async def run_step(self, step: Step) -> None:
         if step.phase in DEPLOYMENT_PHASES:
-            await (self.run_workflow_script(step) if step.phase == "workflow" else services.uninstall(self))
+            await (self.run_workflow_script(step) if step.phase == "workflow"
+                   else services.uninstall(self, self.retrying.get(step.key, 0)))
             self.finished += 1
             return
         if self.step_now(step):
