@@ -13,7 +13,7 @@ def routers() -> list:
                                             tokens, user_groups)
 
     return [manager.unversioned, manager.routes, audit.routes, components.routes, permissions.routes,
-            blueprints.routes, deployments.routes, deployment_updates.routes, modifications.routes,
+            blueprints.routes, blueprints.resources, deployments.routes, deployment_updates.routes, modifications.routes,
             executions.routes, operations.routes, nodes.routes, groups.routes, plugins.routes, plugins_updates.routes, schedules.routes,
             searches.routes, secrets.routes, secrets_providers.routes, sites.routes, snapshots.routes,
             standard_types.routes, summary.routes, user_groups.routes, tenants.routes, tokens.routes, manager.unknown]
