@@ -4,10 +4,14 @@ name, instance and the operations it waited for; another tenant sees none of the
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import httpx
 import pytest
+from click.testing import CliRunner
 
+from ..helpers import start_server
 from .conftest import cfy_on, cloudify_server, refused_status, rest_client
 
 pytestmark = pytest.mark.slow  # each `cfy` command is a process of its own
@@ -121,3 +125,24 @@ def test_operations_are_asked_of_a_graph_or_an_execution(server):
     client = rest_client(server)
     assert refused_status(lambda: client.operations.list()) == 400
     assert refused_status(lambda: client.operations.list(graph_id="nothing:install")) == 404
+
+
+def test_an_install_run_by_the_local_cli_is_listed_by_the_api(tmp_path, monkeypatch):
+    """The install ran in the ``stoker`` command's process; a server on the same database lists its operations."""
+    from stoker.cli import main
+
+    monkeypatch.setenv("STOKER_HOME", str(tmp_path / "home"))
+    db_url = f"sqlite:///{tmp_path / 'stoker.db'}"
+
+    def here(*args: str):
+        return CliRunner().invoke(main, ["--db-url", db_url, *args], catch_exceptions=False)
+
+    assert here("install", str(BLUEPRINT), "-b", "graphs", "-d", "local").exit_code == 0
+    [install] = [e for e in json.loads(here("execution", "list", "-f", "json").stdout) if e["workflow_id"] == "install"]
+    server = start_server(tmp_path, db_url)
+    try:
+        listed = httpx.get(f"{server.url}/api/v3.1/operations", params={"execution_id": install["id"]}).json()
+    finally:
+        server.stop()
+    assert [op["state"] for op in listed["items"]] == ["succeeded"] * 4
+    assert listed["metadata"]["pagination"]["total"] == 4
