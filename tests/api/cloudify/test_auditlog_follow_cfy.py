@@ -14,7 +14,7 @@ import requests
 from stoker.api.cloudify.audit_stream import FOLLOWERS
 
 from ..helpers import BIN, child_env
-from .conftest import PASSWORD, cfy_on, cloudify_server, rest_client
+from .conftest import PASSWORD, admin_server, cfy_on, rest_client
 
 pytestmark = pytest.mark.slow  # each `cfy` command is a process of its own
 
@@ -26,10 +26,7 @@ DUE = 20
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("audit-follow")
-    started = cloudify_server(tmp, [("admin", "default_tenant", "manager")])
-    yield started
-    started.stop()
+    yield from admin_server(tmp_path_factory, "audit-follow")
 
 
 class Follower:

@@ -14,7 +14,6 @@ import requests
 from .conftest import PASSWORD, cfy_on, cloudify_server, noop_blueprint, refused_status, rest_client
 
 pytestmark = pytest.mark.slow  # each `cfy` command is a process of its own
-
 pytest.importorskip("cloudify_rest_client")
 
 #: bytes an icon may have on this server (``max_blueprint_icon_size``)
@@ -24,8 +23,8 @@ ICON_LIMIT = 4000
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("icons")
-    started = cloudify_server(tmp, [("admin", "default_tenant", "manager"), ("other", "other_tenant", "manager")],
-                              env={"STOKER_MAX_BLUEPRINT_ICON_SIZE": str(ICON_LIMIT)})
+    users = [("admin", "default_tenant", "manager"), ("other", "other_tenant", "manager")]
+    started = cloudify_server(tmp, users, env={"STOKER_MAX_BLUEPRINT_ICON_SIZE": str(ICON_LIMIT)})
     client = rest_client(started)
     for blueprint in ("shown", "refused", "mine"):
         client.blueprints.upload(str(noop_blueprint(tmp, blueprint)), blueprint)
