@@ -3,8 +3,9 @@
 
 Read back from what an execution keeps already, so that running an operation
 writes nothing more: its graph of steps, built again as a worker builds it
-(``Executions.graph_as_started``), and its task events, each naming its step
-(``context.task``, the step's key).  One graph per phase of steps (install,
+(``Executions.graph_as_started``: from the deployment's current plan and the
+instance states the execution started from), and its task events, each naming
+its step (``context.task``, the step's key).  One graph per phase of steps (install,
 uninstall, rollback...: Cloudify's graph names); one operation per step that
 runs an operation, in the state its last task event left it in.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from stoker.blueprint.state import tenant_of
-from stoker.errors import NotFound, StokerError
+from stoker.errors import NotFound
 from stoker.store.models import iso_time
 from stoker.workflows import health
 from stoker.workflows.execution_runner import DEPLOYMENT_PHASES, step_operation
@@ -67,19 +68,13 @@ class TasksGraphs:
         records = self.executions.records
         row = records.get_execution(self.executions.project_id, execution_id)
         deployment_row = records.get_deployment(row["project_id"], row["deployment_id"])
-        try:
-            model, graph, _memo = self.executions.graph_as_started(row, deployment_row)
-        except StokerError:  # its workflow gone from the plan since (an update): its task events alone
-            model, graph = self.executions.model_of(deployment_row), None
-        tasks = _task_events(records.events(row["pk"], columns=("event_type", "context", "message", "operation")))
-        requires = graph.requires if graph is not None else {}
+        model, graph, _memo = self.executions.graph_as_started(row, deployment_row)
+        tasks = _task_events(records.events(row["pk"], columns=("event_type", "context", "message")))
+        requires = graph.requires
         steps = [step for step in requires if _runs(model, step)]
-        known = {step.key for step in steps}
-        steps += [step for key, event in tasks.items() if key not in known
-                  and (step := _step_of(key, event)) is not None and _runs(model, step)]
         ids = {step: _id(row, step.key) for step in steps}
         nearest = _nearest(requires, set(ids))
-        phases = dict.fromkeys(step.phase for step in [*requires, *steps] if step.phase not in DEPLOYMENT_PHASES)
+        phases = dict.fromkeys(step.phase for step in requires if step.phase not in DEPLOYMENT_PHASES)
         return row, list(phases), [_operation(row, model, step, ids[step], sorted(ids[d] for d in nearest(step)),
                                 tasks.get(step.key)) for step in steps]
 
@@ -100,18 +95,8 @@ def _runs(model: Any, step: Step) -> bool:
         and step_operation(model, step, instance) is not None
 
 
-def _step_of(key: str, event: dict) -> Step | None:
-    """The step a task event's key names (``Step.key``), when its graph no longer holds it."""
-    parts = key.split(SEPARATOR)
-    if len(parts) == 3:
-        return Step(parts[0], parts[1], parts[2], event["operation"])
-    if len(parts) == 5 and parts[3].isdigit():
-        return Step(parts[0], parts[1], parts[2], event["operation"], relationship=int(parts[3]), side=parts[4])
-    return None
-
-
 def _task_events(events: list[dict]) -> dict[str, dict]:
-    """By step key, what its task events say: its state, retries so far, failure, and the operation named."""
+    """By step key, what its task events say: its state, retries so far, failure."""
     tasks: dict[str, dict] = {}
     for event in events:
         state = STATES.get(event["event_type"])
@@ -119,7 +104,7 @@ def _task_events(events: list[dict]) -> dict[str, dict]:
         key = context.get("task")
         if state is None or not key:
             continue
-        task = tasks.setdefault(key, {"retries": 0, "error": None, "operation": event["operation"]})
+        task = tasks.setdefault(key, {"retries": 0, "error": None})
         task["state"] = state
         task["retries"] = max(task["retries"], int(context.get("retry") or 0))
         task["error"] = event["message"] if state == "failed" else None

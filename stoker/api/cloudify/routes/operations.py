@@ -46,7 +46,8 @@ async def operations(request: Request, who: Caller = Depends(caller)) -> Respons
     def work(engine):
         tasks_graphs = TasksGraphs(engine.executions)
         listed = tasks_graphs.graph_operations(graph_id) if graph_id else tasks_graphs.operations(execution_id)
-        found = [op for op in listed if (not state or op["state"] == state) and (internal or op["type"] in NOT_INTERNAL)]
+        found = [op for op in listed
+                 if (not state or op["state"] == state) and (internal or op["type"] in NOT_INTERNAL)]
         return views.page(request, found, filters=False)
 
     return await run(request, who, work)
