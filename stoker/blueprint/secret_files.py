@@ -3,10 +3,13 @@ entry per secret, in Cloudify's fields, so a file moves between a Cloudify manag
 local Stoker.
 
 An entry: ``key``, ``value``, ``visibility``, ``tenant_name``, ``is_hidden_value``, ``encrypted`` (the value
-encrypted with the export's passphrase, ``passphrase.py``), ``provider`` and ``provider_options`` (Cloudify's
-secrets providers; Stoker has none: always null).  Without a passphrase the values are in clear, as Cloudify
-writes them.  An import checks every entry first, in Cloudify's words per entry (its position in the list), and
-stores nothing when one is wrong: a wrong passphrase, a missing field, a tenant the caller may not write.
+encrypted with the export's passphrase, ``passphrase.py``), ``provider`` (the name of the secrets provider the value
+is read from) and ``provider_options`` (its options, a map, which Cloudify's import reads so; Cloudify's own export
+writes them encrypted with its manager's key, which no other server can open), and for a typed secret ``schema``
+(Cloudify's export leaves it out, its import reads it; the value is the JSON text).  Without a passphrase the values
+are in clear, as Cloudify writes them.  An import checks every entry first, in Cloudify's words per entry (its
+position in the list), and stores nothing when one is wrong: a wrong passphrase, a missing field, a tenant the
+caller may not write, a provider the tenant does not see, a value its schema refuses.
 """
 
 from __future__ import annotations
@@ -14,15 +17,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import json
+
 from stoker import secretbox
 from stoker.blueprint import passphrase as cipher
+from stoker.blueprint import secret_schemas
+from stoker.blueprint.secret_providers import checked_options
 from stoker.blueprint.state import tenant_of
 from stoker.errors import StokerError
 from stoker.store.models import utcnow
 from stoker.store.plugin_packages import VISIBILITIES
 
-#: the fields every entry needs, in the order Cloudify names the missing ones
+#: the fields every entry needs, in the order Cloudify names the missing ones (one read from a provider may
+#: have no value, as on Cloudify)
 NEEDED = ("key", "is_hidden_value", "visibility", "tenant_name", "value", "encrypted")
+VALUE_FIELDS = ("value", "encrypted")
 #: the longest key a secret may have (the column's)
 LONGEST_KEY = 255
 #: the shortest passphrase ``cfy`` takes (checked here too: the API may be called without ``cfy``)
@@ -56,10 +65,12 @@ def exported(rows: list[dict], passphrase: str | None) -> list[dict]:
     entries = []
     for row in rows:
         value = secretbox.decrypt(row["value"])
+        options = json.loads(secretbox.decrypt(row["provider_options"])) if row["provider_options"] else None
         entries.append({"key": row["key"], "value": cipher.encrypt(value, passphrase) if passphrase else value,
                         "visibility": row["visibility"], "tenant_name": tenant_of(row["project_id"]),
-                        "is_hidden_value": row["hidden"], "encrypted": bool(passphrase), "provider": None,
-                        "provider_options": None})
+                        "is_hidden_value": row["hidden"], "encrypted": bool(passphrase),
+                        "provider": row["provider_name"], "provider_options": options,
+                        **({} if row["schema"] is None else {"schema": row["schema"]})})
     return entries
 
 
@@ -79,8 +90,11 @@ class Importer:
     owner_refused: Callable[[str], str | None]
     created_by: str
 
-    def rows(self, entries: Any, passphrase: Any = None, tenant_map: Any = None) -> list[dict]:
-        """The rows to store, each value encrypted at rest; ``ImportRefused`` naming every wrong entry."""
+    def rows(self, entries: Any, provider_missing: Callable[[str, str], str | None], passphrase: Any = None,
+             tenant_map: Any = None) -> list[dict]:
+        """The rows to store, each value encrypted at rest; ``ImportRefused`` naming every wrong entry.
+        ``provider_missing(project, name)``: why a project may not read from that secrets provider (None: it
+        may)."""
         if not isinstance(entries, list):
             raise StokerError(f"secrets_list parameter is expected to be of type list but is of type "
                               f"{type(entries).__name__}")
@@ -94,7 +108,7 @@ class Importer:
                 errors[place] = {"entry": "Not a map of the secret's fields"}
                 continue
             wrong: dict[str, Any] = {}
-            row = self._row(entry, passphrase, tenant_map or {}, wrong)
+            row = self._row(entry, provider_missing, passphrase, tenant_map or {}, wrong)
             if wrong:
                 errors[place] = wrong
             else:
@@ -103,9 +117,12 @@ class Importer:
             raise ImportRefused(errors)
         return rows
 
-    def _row(self, entry: dict, passphrase: str | None, tenant_map: dict, wrong: dict) -> dict:
+    def _row(self, entry: dict, provider_missing: Callable[[str, str], str | None], passphrase: str | None,
+             tenant_map: dict, wrong: dict) -> dict:
         """The row of ``entry``, or (anything wrong) each problem put in ``wrong``, by field."""
-        missing = [f for f in NEEDED if entry.get(f) is None or (isinstance(entry[f], str) and not entry[f].strip())]
+        provider = entry.get("provider") or None
+        missing = [f for f in NEEDED if (entry.get(f) is None or (isinstance(entry[f], str) and not entry[f].strip()))
+                   and not (provider and f in VALUE_FIELDS)]
         key = entry.get("key")
         if key is not None and not (isinstance(key, str) and 0 < len(key) <= LONGEST_KEY):
             wrong["key"] = f"Not a key (a text of 1 to {LONGEST_KEY} characters)"
@@ -115,8 +132,6 @@ class Importer:
             wrong["visibility"] = "Not a valid visibility"
         elif shown_to == "global" and self.global_refused:
             wrong["visibility"] = self.global_refused
-        if entry.get("provider"):
-            wrong["provider"] = "Stoker keeps no secrets providers: the value itself is imported"
         project = None
         if entry.get("tenant_name") is not None:
             tenant = tenant_map.get(entry["tenant_name"], entry["tenant_name"])
@@ -124,6 +139,7 @@ class Importer:
                 project = self.project_of(str(tenant))
             except NotWritable as refused:
                 wrong["tenant_name"] = str(refused)
+        provided = _provided(project, provider, entry.get("provider_options"), provider_missing, wrong)
         creator = entry.get("creator")
         if creator is not None and (refused := self.owner_refused(str(creator))):
             wrong["creator"] = refused
@@ -132,14 +148,63 @@ class Importer:
             wrong["value"] = "Not a string"
         elif encrypted and value:
             value = _opened(value, passphrase, wrong)
+        schema = _typed(key, entry.get("schema"), value, hidden, wrong)
         if missing:
             wrong["missing secret fields"] = missing
         if wrong:
             return {}
         now = utcnow()
-        return {"project_id": project, "key": key, "value": secretbox.encrypt(value), "hidden": hidden,
+        return {"project_id": project, "key": key, "value": secretbox.encrypt(value or ""), "hidden": hidden,
                 "visibility": shown_to, "created_by": str(creator or self.created_by), "created_at": now,
-                "updated_at": now}
+                "updated_at": now, "schema": schema, **provided}
+
+
+
+def _provided(project: str | None, provider: Any, options: Any, provider_missing: Callable[[str, str], str | None],
+              wrong: dict) -> dict:
+    """The provider columns of an entry: its provider (one the project sees) and options (a map, or its JSON
+    text)."""
+    if isinstance(options, str):
+        try:
+            options = json.loads(options)
+        except ValueError:
+            wrong["provider_options"] = ("Not a map (options Cloudify exported are encrypted with its manager's "
+                                         "key: give them as a map)")
+            return {}
+    try:
+        options = checked_options(options)
+    except StokerError as exc:
+        wrong["provider_options"] = str(exc)
+        return {}
+    if provider is None:
+        return {"provider_name": None, "provider_options": None}
+    if not isinstance(provider, str):
+        wrong["provider"] = "Not a secrets provider's name"
+    elif project is not None and (refused := provider_missing(project, provider)):
+        wrong["provider"] = refused
+    return {"provider_name": provider,
+            "provider_options": None if options is None else secretbox.encrypt(json.dumps(options))}
+
+
+def _typed(key: Any, schema: Any, value: Any, hidden: bool, wrong: dict) -> dict | None:
+    """A typed entry's schema (checked, with its value's JSON text against it), or None (untyped)."""
+    if schema is None or not isinstance(key, str):
+        return None
+    try:
+        schema = secret_schemas.checked_schema(key, schema)
+        if schema is not None and isinstance(value, str) and value:
+            secret_schemas.stored_text(key, schema, _decoded(key, value), hidden)
+    except StokerError as exc:
+        wrong["schema"] = str(exc)
+    return schema
+
+
+def _decoded(key: str, text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise secret_schemas.ValueRefused(f"Error validating secret value of `{key}`: not JSON (a typed "
+                                          "secret's value is its JSON text)") from None
 
 
 def _boolean(entry: dict, name: str, wrong: dict) -> bool:

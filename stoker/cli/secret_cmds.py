@@ -20,28 +20,66 @@ def secret() -> None:
     """Create and read secrets (read by get_secret)."""
 
 
+def _schema(key: str, given: str | None, as_dict: bool, as_list: bool) -> dict | None:
+    """The schema of ``--schema`` (JSON with a ``type``, as cfy reads it), ``--dict`` or ``--list``."""
+    if as_dict or as_list:
+        return {"type": "object" if as_dict else "array"}
+    if given is None:
+        return None
+    try:
+        schema = json.loads(given)
+    except ValueError as exc:
+        raise StokerError(f"Error decoding the JSON schema of secret `{key}`: {exc}") from None
+    if not isinstance(schema, dict) or not schema.get("type"):
+        raise StokerError(f"Invalid JSON schema of secret `{key}`. Expected a dict with a \"type\" key")
+    return schema
+
+
+def _typed(key: str, value: str, schema: dict | None) -> object:
+    """A typed secret's value, given as JSON (as cfy takes it; not repeated in the error: it may be hidden)."""
+    if schema is None:
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        raise StokerError(f"Error decoding the value of secret `{key}`: it is not JSON of type "
+                          f"'{schema.get('type')}' (a typed secret's value is given as JSON)") from None
+
+
 @secret.command("create")
 @click.argument("key")
-@click.option("-s", "--secret-string", "value", required=True, help="The value.")
+@click.option("-s", "--secret-string", "value", required=True,
+              help="The value (JSON, for a typed secret: --schema, --dict, --list).")
 @click.option("--update-if-exists", is_flag=True, help="Replace the value if the secret exists.")
 @click.option("--hidden", "--hidden-value", "hidden", is_flag=True, help="Never show the value.")
 @click.option("-l", "--visibility", "shown_to", type=click.Choice(VISIBILITIES), default="tenant",
               help="Who sees it (a server's tenants: cfy's --visibility).")
+@click.option("--schema", "schema", default=None,
+              help='A JSON Schema the value must match (a typed secret: {"type": "object", ...}).')
+@click.option("--dict", "as_dict", is_flag=True, help='A typed secret holding a map: --schema \'{"type": "object"}\'.')
+@click.option("--list", "as_list", is_flag=True, help='A typed secret holding a list: --schema \'{"type": "array"}\'.')
 @format_option()
 @pass_engine
-def create(engine, key, value, update_if_exists, hidden, shown_to, fmt):
-    record = engine.blueprints.secrets.create(key, value, update_if_exists, hidden, shown_to)
+def create(engine, key, value, update_if_exists, hidden, shown_to, schema, as_dict, as_list, fmt):
+    if sum(1 for given in (schema is not None, as_dict, as_list) if given) > 1:
+        raise click.UsageError("give one of --schema, --dict and --list")
+    schema = _schema(key, schema, as_dict, as_list)
+    record = engine.blueprints.secrets.create(key, _typed(key, value, schema), update_if_exists, hidden, shown_to,
+                                              schema=schema)
     show_record({k: record[k] for k in SECRET_COLUMNS}, fmt)
 
 
 @secret.command("update")
 @click.argument("key")
-@click.option("-s", "--secret-string", "value", default=None)
+@click.option("-s", "--secret-string", "value", default=None, help="The new value (JSON, for a typed secret).")
 @click.option("--hidden/--visible", "hidden", default=None)
 @format_option()
 @pass_engine
 def update(engine, key, value, hidden, fmt):
-    record = engine.blueprints.secrets.update(key, value, hidden)
+    secrets = engine.blueprints.secrets
+    if value is not None:
+        value = _typed(key, value, secrets.schema(key))
+    record = secrets.update(key, value, hidden)
     show_record({k: record[k] for k in SECRET_COLUMNS}, fmt)
 
 

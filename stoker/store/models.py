@@ -352,6 +352,8 @@ class Secret(Record):
         #: (encrypted JSON: a Vault path, another manager's secret name)
         Column("provider_name", String(255)),
         Column("provider_options", Text),
+        #: the JSON Schema of a typed secret (``cfy secrets create --schema``): its value is kept as JSON text
+        Column("schema", JSON),
         Index("ix_secret_project_id_key", "project_id", "key", unique=True),
     )
 

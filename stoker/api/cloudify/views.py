@@ -112,7 +112,7 @@ def node_instance(record: dict, project: str) -> dict:
 def secret(record: dict, project: str) -> dict:
     return {**owned(record, project), "key": record["key"], "value": record.get("value"),
             "is_hidden_value": record["is_hidden_value"], "created_at": record["created_at"],
-            "updated_at": record["updated_at"], "schema": None, "provider_name": record.get("provider_name"),
+            "updated_at": record["updated_at"], "schema": record.get("schema"), "provider_name": record.get("provider_name"),
             "provider_options": record.get("provider_options")}
 
 

@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from ..helpers import start_server
+from .cfy_runner import Cfy
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 PASSWORD = "s3cret-Pass"
@@ -73,22 +74,26 @@ def rest_client(server, user: str = "admin", tenant: str = "default_tenant"):
                           password=PASSWORD, tenant=tenant)
 
 
-def cfy_on(server, tmp: Path):
-    """``cfy`` with a profile of its own (under ``tmp``) on ``server`` as admin: ``run(*args, ok=True)`` runs one
-    command, asserts whether it succeeded, and returns what it printed."""
-    import subprocess
+def cfy_in(tmp: Path, name: str = "cfy") -> Cfy:
+    """The real ``cfy`` with a profile folder of its own, ``tmp/name`` (``cfy(*args)`` runs one command)."""
+    from ..helpers import child_env
 
-    from ..helpers import BIN, child_env
+    return Cfy({**child_env(tmp), "CFY_WORKDIR": str(tmp / name)}, tmp / f"{name}-output")
 
-    env = {**child_env(tmp), "CFY_WORKDIR": str(tmp / "cfy")}
+
+def cfy_on(server, tmp: Path, user: str = "admin", tenant: str = "default_tenant"):
+    """``cfy`` with a profile of its own (under ``tmp``) on ``server`` as ``user`` in ``tenant``: ``run(*args,
+    ok=True)`` runs one command, asserts whether it succeeded, and returns what it printed (with ``--json``,
+    its standard output alone: the JSON, without the warnings cfy writes to its standard error)."""
+    cfy = cfy_in(tmp, "cfy" if (user, tenant) == ("admin", "default_tenant") else f"cfy-{user}-{tenant}")
 
     def run(*args: str, ok: bool = True) -> str:
-        done = subprocess.run([str(BIN / "cfy"), *args], capture_output=True, text=True, timeout=180, env=env)
+        done = cfy(*args)
         assert (done.returncode == 0) == ok, f"cfy {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
-        return done.stdout + done.stderr
+        return done.stdout if "--json" in args else done.stdout + done.stderr
 
-    run("profiles", "use", "127.0.0.1", "--rest-port", server.url.rsplit(":", 1)[1], "-u", "admin", "-p",
-        PASSWORD, "-t", "default_tenant")
+    run("profiles", "use", "127.0.0.1", "--rest-port", server.url.rsplit(":", 1)[1], "-u", user, "-p",
+        PASSWORD, "-t", tenant)
     return run
 
 

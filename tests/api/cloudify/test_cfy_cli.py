@@ -15,7 +15,7 @@ import urllib.request
 import pytest
 
 from ..helpers import BIN, child_env, free_port
-from .conftest import EXAMPLES, PASSWORD, admin_server
+from .conftest import EXAMPLES, PASSWORD, admin_server, cfy_in, cfy_on
 
 pytestmark = pytest.mark.slow  # each `cfy` command is a process of its own
 
@@ -40,19 +40,12 @@ def _stop_if_left(pid: int) -> None:
 
 
 def test_cfy_drives_a_blueprint_through_its_life(server, tmp_path, request):
-    env = {**child_env(tmp_path), "CFY_WORKDIR": str(tmp_path / "cfy")}
     base = tmp_path / "apps"
-
-    def cfy(*args: str) -> str:
-        done = subprocess.run([str(BIN / "cfy"), *args], capture_output=True, text=True, timeout=120, env=env)
-        assert done.returncode == 0, f"cfy {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
-        return done.stdout + done.stderr
+    cfy = cfy_on(server, tmp_path)
 
     def cfy_json(*args: str):
         return json.loads(cfy(*args, "--json"))
 
-    cfy("profiles", "use", "127.0.0.1", "--rest-port", _port(server), "-u", "admin", "-p", PASSWORD,
-        "-t", "default_tenant")
     assert "Blueprint uploaded" in cfy("blueprints", "upload", str(EXAMPLES / "local-app" / "blueprint.yaml"),
                                        "-b", "app")
     assert [b["id"] for b in cfy_json("blueprints", "list")] == ["app"]
@@ -207,11 +200,7 @@ def test_cfy_status_summaries_and_parameters_typed_as_text(server, tmp_path):
     from cloudify_rest_client import CloudifyClient
     from cloudify_rest_client.exceptions import CloudifyClientError
 
-    env = {**child_env(tmp_path), "CFY_WORKDIR": str(tmp_path / "cfy")}
-
-    def cfy(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([str(BIN / "cfy"), *args], capture_output=True, text=True, timeout=120, env=env)
-
+    cfy = cfy_in(tmp_path)
     assert cfy("profiles", "use", "127.0.0.1", "--rest-port", _port(server), "-u", "admin", "-p", PASSWORD,
                "-t", "default_tenant").returncode == 0
     idp = cfy("idp", "get")
@@ -265,17 +254,9 @@ def test_sites_and_the_site_a_deployment_is_set_at(server, tmp_path):
     from cloudify_rest_client import CloudifyClient
     from cloudify_rest_client.exceptions import CloudifyClientError
 
-    env = {**child_env(tmp_path), "CFY_WORKDIR": str(tmp_path / "cfy")}
-
-    def cfy(*args: str) -> str:
-        done = subprocess.run([str(BIN / "cfy"), *args], capture_output=True, text=True, timeout=120, env=env)
-        assert done.returncode == 0, f"cfy {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
-        return done.stdout + done.stderr
-
     client = CloudifyClient(host="127.0.0.1", port=int(_port(server)), username="admin", password=PASSWORD,
                             tenant="default_tenant")
-    cfy("profiles", "use", "127.0.0.1", "--rest-port", _port(server), "-u", "admin", "-p", PASSWORD,
-        "-t", "default_tenant")
+    cfy = cfy_on(server, tmp_path)
     assert "Site `lab` created" in cfy("sites", "create", "lab", "--location", "32.07,34.78")
     client.sites.create("edge")
     for location, message in (("95,10", "latitude must be a number between -90 and 90"),
@@ -347,16 +328,12 @@ def test_deployments_listed_by_label_and_attribute_rules(server, tmp_path):
     client.blueprints.upload(str(folder / "blueprint.yaml"), "ruled")
     for name, env in (("r-prod", "prod"), ("r-dev", "dev"), ("r-none", None)):
         client.deployments.create("ruled", name, labels=[{"env": env}] if env else None)
-    env = {**child_env(tmp_path), "CFY_WORKDIR": str(tmp_path / "cfy")}
+    cfy = cfy_on(server, tmp_path)
 
     def listed(*rules: str) -> list[str]:
-        done = subprocess.run([str(BIN / "cfy"), "deployments", "list", *rules, "--json"], capture_output=True,
-                              text=True, timeout=120, env=env)
-        assert done.returncode == 0, done.stdout + done.stderr
-        return sorted(d["id"] for d in json.loads(done.stdout) if d["id"].startswith("r-"))
+        return sorted(d["id"] for d in json.loads(cfy("deployments", "list", *rules, "--json"))
+                      if d["id"].startswith("r-"))
 
-    subprocess.run([str(BIN / "cfy"), "profiles", "use", "127.0.0.1", "--rest-port", _port(server), "-u", "admin",
-                    "-p", PASSWORD, "-t", "default_tenant"], capture_output=True, timeout=120, env=env, check=True)
     assert listed("--labels-rule", "env=prod") == ["r-prod"]
     assert listed("--labels-rule", "env!=prod") == ["r-dev"]
     assert listed("--labels-rule", "env is null") == ["r-none"]
@@ -367,17 +344,10 @@ def test_deployments_listed_by_label_and_attribute_rules(server, tmp_path):
                                                "type": "attribute"}])
     assert bad.value.status_code == 400 and bad.value.error_code == "invalid_filter_rule"
 
-    def cfy(*args: str) -> str:
-        done = subprocess.run([str(BIN / "cfy"), *args], capture_output=True, text=True, timeout=120, env=env)
-        assert done.returncode == 0, done.stdout + done.stderr
-        return done.stdout
-
     by_blueprint = client.blueprints.list(filter_rules=[{"key": "id", "values": ["ruled"], "operator": "any_of",
                                                          "type": "attribute"}])
     assert [b.id for b in by_blueprint] == ["ruled"]
-    by_tier = subprocess.run([str(BIN / "cfy"), "blueprints", "list", "--labels-rule", "tier=gold", "--json"],
-                             capture_output=True, text=True, timeout=120, env=env)
-    assert by_tier.returncode == 0 and json.loads(by_tier.stdout) == [], by_tier.stdout + by_tier.stderr
+    assert json.loads(cfy("blueprints", "list", "--labels-rule", "tier=gold", "--json")) == []
     assert listed("--attrs-rule", "installation_status=inactive", "--labels-rule", "env=dev") == ["r-dev"]
     cfy("deployments", "filters", "create", "prod-only", "--labels-rule", "env=prod")
     saved = client.deployments_filters.get("prod-only")

@@ -5,14 +5,12 @@ deployment runs an execution; the scripts record what ran, so each test sees not
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 
 import pytest
 from update_blueprints import NEW, OLD, folder, ran
 
-from ..helpers import BIN, child_env
-from .conftest import PASSWORD, cloudify_server
+from .conftest import cfy_on, cloudify_server
 from .test_plugin_tenants import _client
 
 pytest.importorskip("cloudify_rest_client")
@@ -50,22 +48,9 @@ def installed(server, tmp_path, request):
     return client, name, trace
 
 
-def _cfy(server, tmp_path):
-    env = {**child_env(tmp_path), "CFY_WORKDIR": str(tmp_path / "cfy")}
-
-    def run(*args: str) -> str:
-        done = subprocess.run([str(BIN / "cfy"), *args], capture_output=True, text=True, timeout=300, env=env)
-        assert done.returncode == 0, f"cfy {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
-        return done.stdout + done.stderr
-
-    run("profiles", "use", "127.0.0.1", "--rest-port", server.url.rsplit(":", 1)[1], "-u", "admin", "-p", PASSWORD,
-        "-t", "default_tenant")
-    return run
-
-
 def test_cfy_moves_a_deployment_onto_a_blueprint_with_a_node_added_and_one_removed(server, tmp_path, installed):
     client, name, trace = installed
-    cfy = _cfy(server, tmp_path)
+    cfy = cfy_on(server, tmp_path)
     preview = cfy("deployments", "update", f"d-{name}", "-b", f"new-{name}", "--preview")
     assert "nodes: fresh" in preview and "Installed nodes:" in preview and "Uninstalled nodes:" in preview
     assert ran(trace) == []

@@ -10,9 +10,8 @@ import time
 import pytest
 from wheel_cache import PLUGIN_WHEELS
 
-from ..helpers import BIN, child_env
-from .conftest import PASSWORD, cloudify_server
-from .test_plugin_tenants import _blueprint, _client, _status, _zip
+from .conftest import cfy_on, cloudify_server
+from .test_plugin_tenants import _blueprint, _client, _zip
 from .test_plugins_queue_validate import _wagon
 
 pytest.importorskip("cloudify_rest_client")
@@ -40,19 +39,6 @@ def server(tmp_path_factory):
     started.home = tmp
     yield started
     started.stop()
-
-
-def _cfy(server, tmp_path, user: str, tenant: str):
-    env = {**child_env(tmp_path), "CFY_WORKDIR": str(tmp_path / f"cfy-{user}-{tenant}")}
-
-    def run(*args: str, ok: bool = True) -> str:
-        done = subprocess.run([str(BIN / "cfy"), *args], capture_output=True, text=True, timeout=300, env=env)
-        assert (done.returncode == 0) == ok, f"cfy {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
-        return done.stdout + done.stderr
-
-    run("profiles", "use", "127.0.0.1", "--rest-port", server.url.rsplit(":", 1)[1], "-u", user, "-p", PASSWORD,
-        "-t", tenant)
-    return run
 
 
 def _upload(client, folder, version: str, visibility: str = "tenant"):
@@ -105,7 +91,7 @@ def test_all_tenants_lists_every_tenant_of_the_user_and_every_tenant_for_the_ope
         deployment_id="dep-team-b", _all_tenants=True)] == [("dep-team-b", "team-b")]
     assert seen(_client(server, "cat", "team-b"), _all_tenants=True) == of("team-a", "team-b")
     assert seen(_client(server, "cat", "team-b")) == of("team-b")
-    cfy = _cfy(server, tmp_path, "admin", "default_tenant")
+    cfy = cfy_on(server, tmp_path, "admin", "default_tenant")
     listed = json.loads(cfy("deployments", "list", "--all-tenants", "--json"))
     assert sorted((d["id"], d["tenant_name"]) for d in listed) == [("dep-team-a", "team-a"), ("dep-team-b", "team-b")]
     assert sorted(p["tenant_name"] for p in json.loads(cfy("plugins", "list", "--all-tenants", "--json"))) == [
@@ -137,7 +123,7 @@ def test_the_operator_sets_a_plugins_owner_to_a_user_stoker_knows(server, tmp_pa
     assert _code(_client(server, "bob", "team-b").plugins.set_owner, private.id, "amy") == (403, "forbidden_error")
     assert admin.plugins.get(private.id).created_by == "ann"
 
-    cfy = _cfy(server, tmp_path, "admin", "team-a")
+    cfy = cfy_on(server, tmp_path, "admin", "team-a")
     assert f"Plugin `{private.id}` is now owned by user `amy`" in cfy("plugins", "set-owner", private.id, "-s", "amy")
     assert admin.plugins.get(private.id).created_by == "amy"
     assert [p.id for p in amy.plugins.list()] == [private.id]  # a private plugin is its owner's
@@ -156,7 +142,7 @@ def test_a_plugin_a_deployment_runs_is_deleted_only_with_force_and_update_moves_
     ann.deployments.create("uses", "user-of-1", inputs={"gate": str(tmp_path / "gate")})
     assert _code(ann.plugins.delete, old.id) == (405, "plugin_in_use")
     assert [p.id for p in ann.plugins.list()] == [old.id]
-    cfy = _cfy(server, tmp_path, "ann", "team-a")
+    cfy = cfy_on(server, tmp_path, "ann", "team-a")
     assert "Successfully updated plugins for blueprint uses" in cfy("plugins", "update", "uses")
     [nothing] = ann.plugins_update.list(blueprint_id="uses")
     assert (nothing.state, nothing.deployments_to_update) == ("no_changes_required", [])
@@ -228,7 +214,7 @@ def test_an_update_brings_what_the_newer_plugin_yaml_declares_into_the_deploymen
     dan.blueprints.upload(str(blueprint), "grows")
     dan.deployments.create("grows", "grown")
     assert "color" not in dan.nodes.get("grown", "n").properties
-    out = _cfy(server, tmp_path, "dan", "team-d")("plugins", "update", "grows")
+    out = cfy_on(server, tmp_path, "dan", "team-d")("plugins", "update", "grows")
     assert "Successfully updated plugins for blueprint grows" in out
     assert dan.nodes.get("grown", "n").properties["color"] == "blue"
     assert _versions(dan, "grows") == "3.1"
@@ -250,7 +236,7 @@ def test_cfy_plugins_install_makes_the_virtualenv_now(server, tmp_path, plugin_w
     assert bob.plugins.get(plugin.id)["installation_state"] == []  # made at first use, not yet
     env = server.home / "plugin-envs" / "@team-b" / "my-plugin" / "7.0"
     assert not env.exists()
-    cfy = _cfy(server, tmp_path, "bob", "team-b")
+    cfy = cfy_on(server, tmp_path, "bob", "team-b")
     # a file where the virtualenv goes: the install fails, and says why until an install succeeds
     env.parent.mkdir(parents=True)
     env.write_text("in the way")
@@ -291,12 +277,12 @@ def test_the_operator_acts_as_a_manager_in_a_tenant_it_is_no_member_of_and_nobod
         assert _code(stranger.plugins.list) == (403, "forbidden_error")
         assert _code(stranger.plugins.delete, old.id) == (403, "forbidden_error")
         assert _code(stranger.plugins_update.update_plugins, "bobs-uses") == (403, "forbidden_error")
-    refused = _cfy(server, tmp_path, "ann", "team-a")("plugins", "update", "bobs-uses", "-t", "team-b", ok=False)
+    refused = cfy_on(server, tmp_path, "ann", "team-a")("plugins", "update", "bobs-uses", "-t", "team-b", ok=False)
     assert "403: User 'ann' is not a member of tenant 'team-b'" in refused
     assert _code(_client(server, "admin", "no-such-tenant").plugins.list) == (403, "forbidden_error")
     assert _versions(bob, "bobs-uses") == "4.0"
 
-    out = _cfy(server, tmp_path, "admin", "default_tenant")("plugins", "update", "--all-blueprints", "--all-tenants")
+    out = cfy_on(server, tmp_path, "admin", "default_tenant")("plugins", "update", "--all-blueprints", "--all-tenants")
     assert "Failed" not in out and "Successfully updated plugins for blueprint bobs-uses" in out
     assert _versions(bob, "bobs-uses") == "4.1"
     [update] = bob.plugins_update.list(blueprint_id="bobs-uses")

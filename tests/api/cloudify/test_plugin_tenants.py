@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from ..helpers import create_token
-from .conftest import PASSWORD, cloudify_server
+from .conftest import PASSWORD, cfy_on, cloudify_server
 from .test_plugins_queue_validate import _wagon
 
 pytest.importorskip("cloudify_rest_client")
@@ -162,19 +162,7 @@ def _zip(folder, wagon, yaml) -> str:
 
 
 def test_cfy_uploads_with_a_visibility_and_sets_global(server, tmp_path):
-    import subprocess
-
-    from ..helpers import BIN, child_env
-
-    env = {**child_env(tmp_path), "CFY_WORKDIR": str(tmp_path / "cfy")}
-
-    def cfy(*args: str) -> str:
-        done = subprocess.run([str(BIN / "cfy"), *args], capture_output=True, text=True, timeout=120, env=env)
-        assert done.returncode == 0, f"cfy {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
-        return done.stdout
-
-    cfy("profiles", "use", "127.0.0.1", "--rest-port", server.url.rsplit(":", 1)[1], "-u", "admin", "-p", PASSWORD,
-        "-t", "default_tenant")
+    cfy = cfy_on(server, tmp_path)
     wagon, yaml = _wagon(tmp_path, "5.0")
     cfy("plugins", "upload", str(wagon), "-y", str(yaml), "--visibility", "private")
     [listed] = json.loads(cfy("plugins", "list", "--json"))
@@ -188,12 +176,10 @@ def test_cfy_uploads_with_a_visibility_and_sets_global(server, tmp_path):
 def test_a_plugin_downloads_as_uploaded_and_its_yaml_by_dsl_version(server, tmp_path):
     """``cfy plugins download`` / ``download_yaml``, the client's ``get_yaml`` and ``full_archive``, and
     ``stoker plugin download`` over --url and here: what was uploaded comes back; another tenant gets 404."""
-    import subprocess
     import zipfile
 
     from stoker.cli import main
 
-    from ..helpers import BIN, child_env
 
     wagon, yaml = _wagon(tmp_path, "6.0")
     yaml_14 = tmp_path / "plugin_1_4.yaml"
@@ -213,14 +199,7 @@ def test_a_plugin_downloads_as_uploaded_and_its_yaml_by_dsl_version(server, tmp_
         assert archive.read(wagon.name) == wagon.read_bytes()
     assert _status(_client(server, "ann", "team-a").plugins.download, uploaded.id, str(tmp_path / "x")) == 404
 
-    env = {**child_env(tmp_path), "CFY_WORKDIR": str(tmp_path / "cfy")}
-
-    def cfy(*args: str) -> None:
-        done = subprocess.run([str(BIN / "cfy"), *args], capture_output=True, text=True, timeout=120, env=env)
-        assert done.returncode == 0, f"cfy {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
-
-    cfy("profiles", "use", "127.0.0.1", "--rest-port", server.url.rsplit(":", 1)[1], "-u", "bob", "-p", PASSWORD,
-        "-t", "team-b")
+    cfy = cfy_on(server, tmp_path, "bob", "team-b")
     cfy("plugins", "download", uploaded.id, "-o", str(tmp_path / "cfy.wgn"))
     assert (tmp_path / "cfy.wgn").read_bytes() == wagon.read_bytes()
     cfy("plugins", "download_yaml", uploaded.id, "-o", str(tmp_path / "cfy.yaml"))

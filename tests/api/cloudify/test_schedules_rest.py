@@ -5,14 +5,12 @@ where its scripts would run on the host, and gone with its deployment."""
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from ..helpers import BIN, child_env
-from .conftest import PASSWORD, cloudify_server
+from .conftest import PASSWORD, cfy_on, cloudify_server
 
 pytestmark = pytest.mark.slow  # waits for the server's beat (every 5 s) to fire a schedule
 
@@ -71,15 +69,7 @@ def test_a_schedule_runs_when_due_and_cfy_manages_it(server, tmp_path):
         ("install", "terminated")]
     assert client.execution_schedules.get("once", "noop").next_occurrence is None  # ran its one time
 
-    env = {**child_env(tmp_path), "CFY_WORKDIR": str(tmp_path / "cfy")}
-
-    def cfy(*args: str) -> str:
-        done = subprocess.run([str(BIN / "cfy"), *args], capture_output=True, text=True, timeout=120, env=env)
-        assert done.returncode == 0, f"cfy {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
-        return done.stdout
-
-    cfy("profiles", "use", "127.0.0.1", "--rest-port", str(port), "-u", "admin", "-p", PASSWORD,
-        "-t", "default_tenant")
+    cfy = cfy_on(server, tmp_path)
     listed = json.loads(cfy("deployments", "schedule", "list", "--json"))
     assert sorted((s["id"], s["deployment_id"]) for s in listed) == [("once", "noop"), ("weekly", "noop")]
     cfy("deployments", "schedule", "disable", "noop", "weekly")

@@ -31,11 +31,10 @@ routes = router("secrets")
 
 
 async def _body(request: Request) -> dict:
+    """The request's fields (a value is a string, or any JSON value of a typed secret: ``secret_schemas``)."""
     body = await json_body(request)
     if not isinstance(body, dict):
-        raise bad("send a JSON object: {\"value\": ..., \"is_hidden_value\": ...}")
-    if body.get("value") is not None and not isinstance(body["value"], str):
-        raise bad("a secret's value is a string")
+        raise bad("send a JSON object: {\"value\": ..., \"is_hidden_value\": ..., \"schema\": ...}")
     return body
 
 
@@ -47,13 +46,10 @@ def _hidden(body: dict) -> bool | None:
 @routes.put("/secrets/{key}")
 async def create(key: str, request: Request, who: Caller = Depends(requiring("manager"))) -> Response:
     body = await _body(request)
-    provider = body.get("provider_name") or None
-    if not body.get("value") and not provider:
-        raise bad(f"Cannot create a secret with empty value or provider: {key}")
     shown_to = visibility_given(request, who, body.get("visibility"), "secret")
     return await run(request, who, lambda engine: views.secret(engine.blueprints.secrets.create(
-        key, body.get("value") or "", bool(body.get("update_if_exists")), bool(_hidden(body)), shown_to, who.user,
-        provider, body.get("provider_options")), who.project))
+        key, body.get("value"), bool(body.get("update_if_exists")), bool(_hidden(body)), shown_to, who.user,
+        body.get("provider_name") or None, body.get("provider_options"), body.get("schema")), who.project))
 
 
 @routes.patch("/secrets/{key}")
@@ -73,7 +69,7 @@ async def update(key: str, request: Request, who: Caller = Depends(requiring("ma
             secrets.set_visibility(key, shown_to, visibility.VISIBILITIES)
         if creator is not None:
             secrets.set_owner(key, creator)
-        return views.secret(secrets.update(key, body.get("value") or None, _hidden(body),
+        return views.secret(secrets.update(key, body.get("value"), _hidden(body),
                                            body.get("provider_name") or None, body.get("provider_options")),
                             who.project)
 

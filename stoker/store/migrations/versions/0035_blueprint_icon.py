@@ -1,16 +1,16 @@
 """A blueprint's icon (``cfy blueprints set-icon``): the PNG image, kept with the blueprint as Cloudify keeps it
 with the blueprint's files.
 
-Revision ID: 0034
-Revises: 0033
+Revision ID: 0035
+Revises: 0034
 Create Date: 2026-11-28
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0034"
-down_revision = "0033"
+revision = "0035"
+down_revision = "0034"
 branch_labels = None
 depends_on = None
 
