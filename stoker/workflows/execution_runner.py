@@ -234,11 +234,7 @@ class Runner:
                 "timestamp": datetime.now(timezone.utc)}
 
     def _spec(self, step: Step, instance: Instance) -> dict | None:
-        if step.relationship is not None:
-            found = self.deployment.relationship_operation(instance, step.relationship, step.side, step.operation)
-        else:
-            found = self.deployment.operation(instance, step.operation)
-        return found if has_implementation(found) else None
+        return step_operation(self.deployment, step, instance)
 
     async def operate(self, step: Step, instance: Instance) -> Any:
         """Run the step's operation (script, plugin task or the manager's own), retried as its policy says,
@@ -364,6 +360,15 @@ class Runner:
     async def _persist(self, view: InstanceView, path: str | list) -> None:
         """Store the property at ``path`` (set in the view already) as an edit of the stored ones."""
         await self.writer.edit_runtime_properties(view.id, setting(view.runtime_properties, path))
+
+
+def step_operation(deployment: Deployment, step: Step, instance: Instance) -> dict | None:
+    """The operation ``step`` runs on ``instance`` (its side of a relationship's), None when it has no implementation."""
+    if step.relationship is not None:
+        found = deployment.relationship_operation(instance, step.relationship, step.side, step.operation)
+    else:
+        found = deployment.operation(instance, step.operation)
+    return found if has_implementation(found) else None
 
 
 def setting(properties: dict, path: str | list) -> Callable[[dict], None]:
