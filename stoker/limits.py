@@ -29,6 +29,8 @@ DEFAULTS = {
     "max_blueprint_size": 50 * 1000 * 1000,
     #: files in one blueprint's folder or archive (Cloudify's blueprint_folder_max_files)
     "max_blueprint_files": 10_000,
+    #: bytes of a blueprint's icon (``cfy blueprints set-icon``), a PNG image
+    "max_blueprint_icon_size": 1000 * 1000,
     #: bytes of a typed secret's JSON Schema (``cfy secrets create --schema``), as JSON text
     "max_secret_schema_size": 64 * 1024,
     #: bytes of a whole-server backup (``stoker backup``, ``cfy snapshots``), packed (an upload) or unpacked

@@ -68,6 +68,13 @@ class BoundedH11Protocol(H11Protocol):
             cls._bounds = ClientBounds.from_env()
         return cls._bounds
 
+    #: set once the server stops: responses that stream until their client goes (``audit_stream``) end then
+    stopping: ClassVar[bool] = False
+
+    def shutdown(self) -> None:
+        BoundedH11Protocol.stopping = True
+        super().shutdown()
+
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._deadline: asyncio.TimerHandle | None = None

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from stoker.blueprint import archives, visibility
+from stoker.blueprint import archives, icons, visibility
 from stoker.blueprint.deployments import Deployments, label_pairs
 from stoker.blueprint.blueprint_errors import BlueprintError
 from stoker.blueprint.import_resolver import PLUGIN_STORE, PLUGIN_VERSIONS, PLUGIN_VIEWER, UPLOADED_BLUEPRINTS
@@ -143,6 +143,16 @@ class BlueprintService:
         """The blueprint's files as a tar.gz (packed from its folder for one stored without them)."""
         row = self.records.get_blueprint(self.project_id, blueprint_id)
         return self.records.blueprint_archive(row["pk"]) or archives.pack(Path(row["source_dir"]))
+
+    def set_icon(self, blueprint_id: str, icon: bytes | None) -> None:
+        """The blueprint's icon becomes ``icon`` (a PNG image); None removes it."""
+        self.records.set_blueprint_icon(self._own(blueprint_id)["pk"], None if icon is None else icons.checked(icon))
+
+    def icon(self, blueprint_id: str) -> bytes:
+        found = self.records.blueprint_icon(self.records.get_blueprint(self.project_id, blueprint_id)["pk"])
+        if found is None:
+            raise NotFound(f"Blueprint {blueprint_id} has no icon")
+        return found
 
     @staticmethod
     def _view(row: dict) -> dict:

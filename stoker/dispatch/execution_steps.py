@@ -13,6 +13,16 @@ a stack's resources.  The worker that ends the last step ends the execution.
 An operation to retry (its script failed, or asked for a retry) does not
 sleep through its interval on the worker: the step parks with a countdown,
 and the task that comes back runs the retry (the node's step counts them).
+So does the wait of uninstall's services between two looks at the children
+(``workflows/services.py``): a waiting level holds no worker slot.  While a
+step is parked its execution's heartbeat is cleared (``StepWorker.parked``):
+the task that comes back is in the broker, perhaps held by a worker busy with
+a long step, and the start bound must not fail the execution meanwhile.
+
+A traversal whose execution is no longer its own (ended meanwhile: failed by
+the start bound, ``execution_gone``, while its first step waited in the
+queue; or resumed by another traversal) runs nothing more: it stops, and its
+end leaves the record as it is.
 
 What a lost worker leaves: a step whose operation recorded its success
 (``task_succeeded``) does not run again; one whose worker died during its
@@ -24,6 +34,7 @@ acting does not also finish behind the new run's back).
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from collections import OrderedDict
 from typing import Any
@@ -36,6 +47,7 @@ from stoker.dispatch.stack_actions import StartFailed, traversal_owner
 from stoker.dispatch.step import STEP_PER_TASK
 from stoker.engine.graph import Graph
 from stoker.store.blueprint_records import recorded_commands
+from stoker.store.execution_records import ExecutionRecords
 from stoker.store.models import Execution, utcnow
 from stoker.workflows import execution_groups
 from stoker.workflows.execution_runner import StepFailed
@@ -47,6 +59,7 @@ EXECUTION = "EXECUTION"
 #: executions whose graphs a worker process keeps (built once, not per task)
 CACHED_GRAPHS = 16
 EXECUTIONS = Execution.__table__
+LOG = logging.getLogger("stoker.dispatch")
 
 
 def numbered(graph: Graph) -> tuple[list, Graph]:
@@ -94,14 +107,15 @@ def end(executions: Executions, store: Any, traversal_id: str, row: dict) -> Non
     done does: the ended event is written unless it is there, then the
     status (a watcher that sees the status finds the event), a scale's
     modification is finished once, and the traversal is marked
-    ended last.
+    ended last.  An execution that is no longer the traversal's (ended
+    meanwhile, or resumed by another) keeps its record as it is.
     """
     _action, stopping, _ = traversal.outcome(store, traversal_id)
     records = executions.records
     row = records.get_execution(row["project_id"], row["id"])
     deployment_row = records.get_deployment(row["project_id"], row["deployment_id"])
     status = row["status"]
-    if status not in ENDED_EVENT:  # not recorded yet
+    if status not in ENDED_EVENT and row["owner"] == traversal_owner(traversal_id):  # not recorded yet, still ours
         status = "cancelled" if row["cancel_request"] else "failed" if stopping else "terminated"
         error = stopping if status == "failed" else ""
         if status == "terminated":  # its end's changes made before its status says so (idempotent: finished once)
@@ -134,8 +148,16 @@ class StepWorker:
 
     def notice_cancel(self, view: Any) -> bool:
         """The execution's heartbeat; a cancel asked for it stops the traversal (nothing starts any
-        more; a forced one stops the rest).  Whether it stopped it now."""
-        executions, _row = self._execution(view)
+        more; a forced one stops the rest), as does the execution no longer being this traversal's.
+        Whether it stopped it now."""
+        executions, row = self._execution(view)
+        if row["owner"] != executions.owner:
+            if view.interrupt:
+                return False
+            reason = f"execution {row['id']} is {row['status']} and no longer run by this traversal"
+            LOG.warning("traversal %s stops without running its steps: %s", view.traversal_id, reason)
+            traversal.stop(self.store, view.traversal_id, reason, interrupt=True)
+            return True
         request = executions.records.heartbeat(view.execution_pk, executions.owner)
         if request == "force" and not view.interrupt or request and view.stopping is None:
             traversal.stop(self.store, view.traversal_id, "cancelled", interrupt=request == "force")
@@ -151,7 +173,14 @@ class StepWorker:
         executions, row = self._execution(view)
         if taken_over:
             stop_scripts_left(row)
-        return self._run(view.traversal_id, number, retry, executions, row)
+        return self._run(view, number, retry, executions, row)
+
+    def parked(self, view: Any) -> None:
+        """The step waits for its countdown task, which the broker keeps until a worker runs it: till then
+        the execution's heartbeat is not judged (none: ``execution_gone``), so a busy worker holding that
+        task past the start bound (while its slot runs a long step, a child's) does not fail it."""
+        ExecutionRecords(self.store).update_execution(view.execution_pk, by_owner=traversal_owner(view.traversal_id),
+                                                      heartbeat_at=None)
 
     def end(self, view: Any) -> None:
         executions, row = self._execution(view)
@@ -167,13 +196,37 @@ class StepWorker:
         executions.local_allowed = (row.get("resume_data") or {}).get(LOCAL_ALLOWED, True)  # as its starter's
         return executions, row
 
-    def _run(self, traversal_id: str, number: int, retry: int, executions: Executions, row: dict) -> bool:
+    def wind_down(self, view: Any, number: int) -> None:
+        """A begun step whose traversal was interrupted (a forced cancel, the execution no longer its
+        own) runs no more: what it holds between two tasks is let go (``Runner.wind_down``), unless
+        another traversal runs the execution now (a resume: what the step held is that one's)."""
+        executions, row = self._execution(view)
+        if row["owner"] not in (None, executions.owner):
+            return
+        try:
+            step, runner = self._runner(view.traversal_id, number, executions, row)
+            try:
+                asyncio.run(runner.wind_down(step))
+            finally:
+                runner.writer.close()
+        except (OperationalError, InterfaceError):
+            raise  # the database went away: the task is retried
+        except Exception:  # the step ends stopped whatever its letting go met
+            LOG.exception("traversal %s: step %s could not let go of what it held", view.traversal_id, number)
+
+    def _runner(self, traversal_id: str, number: int, executions: Executions, row: dict) -> tuple[Any, Any]:
+        """The execution's step ``number`` and a runner of it over the deployment as it is now."""
         records = executions.records
         deployment_row = records.get_deployment(row["project_id"], row["deployment_id"])
         step = self._steps_of(traversal_id, executions, row, deployment_row)[number]
-        runner = executions.runner(row, deployment_row, executions.model_of(deployment_row),
-                                   frozenset(records.finished_tasks(row["pk"])))
+        return step, executions.runner(row, deployment_row, executions.model_of(deployment_row),
+                                       frozenset(records.finished_tasks(row["pk"])))
+
+    def _run(self, view: Any, number: int, retry: int, executions: Executions, row: dict) -> bool:
+        traversal_id = view.traversal_id
+        step, runner = self._runner(traversal_id, number, executions, row)
         runner.retrying, runner.pause = {step.key: retry}, STEP_PER_TASK.pause
+        runner.stop_requested = view.stopping is not None  # a graceful cancel: what waits (the services) stops
         runner.marker = self._recorded(executions, row)["marker"]
         try:
             asyncio.run(executions.watched(row, runner, runner.run_one(step)))

@@ -264,10 +264,13 @@ class Worker:
         owner = stack_actions.traversal_owner(view.traversal_id)
         began = node.state == traversal.RUNNING or bool(
             traversal.begin_nodes(conn, view.traversal_id, [number], None, owner))
+        if node.state == traversal.RUNNING and view.interrupt:  # parked (or its worker lost), now stopped
+            self.steps.wind_down(view, number)
         try:
             succeeded = began and not view.interrupt and self.steps.run(view, number, node.step,
                                                                         taken_over=node.state == traversal.RUNNING)
         except Parked as parked:
+            self.steps.parked(view)
             return {}, {number: parked.seconds}, ([], []), None
         return {number: (node.dependents, succeeded)}, {}, ([], []), None
 

@@ -56,6 +56,17 @@ class AuditRecords(Records):
             rows = self._rows(conn.execute(query.offset(offset).limit(size or None)))
         return rows, total
 
+    def after(self, last_id: int, filters: dict, limit: int) -> list[dict]:
+        """The next ``limit`` entries matching ``filters`` whose ids are above ``last_id``, in the order they came."""
+        query = select(AUDIT).where(AUDIT.c.id > last_id, *_where(**filters)).order_by(AUDIT.c.id).limit(limit)
+        with self._read() as conn:
+            return self._rows(conn.execute(query))
+
+    def last_id(self) -> int:
+        """The newest entry's id (0: none): a follower that asked for no backlog starts after it."""
+        with self._read() as conn:
+            return conn.execute(select(func.max(AUDIT.c.id))).scalar() or 0
+
     def truncate(self, filters: dict) -> int:
         with self._write() as conn:
             return conn.execute(delete(AUDIT).where(*_where(**filters))).rowcount

@@ -92,8 +92,8 @@ class BlueprintRecords(Records):
 
     @staticmethod
     def _blueprints() -> Any:
-        """Every column but the archive (read on its own, by ``blueprint_archive``)."""
-        return select(*[c for c in BLUEPRINTS.c if c.name != "archive"])
+        """Every column but the archive and the icon (read on their own: ``blueprint_archive``, ``blueprint_icon``)."""
+        return select(*[c for c in BLUEPRINTS.c if c.name not in ("archive", "icon")])
 
     def get_blueprint(self, project_id: str, blueprint_id: str) -> dict:
         """The project's blueprint of that id, else a global one (deployments are made from it)."""
@@ -109,6 +109,14 @@ class BlueprintRecords(Records):
         """The blueprint's files as uploaded (a tar.gz), or None for a blueprint stored without them."""
         with self._read() as conn:
             return conn.execute(select(BLUEPRINTS.c.archive).where(BLUEPRINTS.c.pk == blueprint_pk)).scalar()
+
+    def blueprint_icon(self, blueprint_pk: int) -> bytes | None:
+        with self._read() as conn:
+            return conn.execute(select(BLUEPRINTS.c.icon).where(BLUEPRINTS.c.pk == blueprint_pk)).scalar()
+
+    def set_blueprint_icon(self, blueprint_pk: int, icon: bytes | None) -> None:
+        with self._write() as conn:
+            conn.execute(update(BLUEPRINTS).where(BLUEPRINTS.c.pk == blueprint_pk).values(icon=icon))
 
     def list_blueprints(self, project_id: str, seen: bool = False) -> list[dict]:
         """The project's blueprints; ``seen``: with the global ones of other projects."""

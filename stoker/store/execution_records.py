@@ -199,16 +199,33 @@ class ExecutionRecords(BlueprintRecords):
 
     def add_commands(self, pk: int, record: dict) -> None:
         """Keep the record of the scripts one more process runs for the execution (a worker's:
-        ``recorded_commands`` reads them all), unless it is kept already; the row is locked
-        (``FOR UPDATE``; SQLite's writers begin IMMEDIATE) so that workers adding theirs at once
-        keep each other's."""
+        ``recorded_commands`` reads them all), unless it is kept already."""
+        def added(data: dict) -> dict | None:
+            kept = list(data.get(WORKER_COMMANDS) or [])
+            return None if record in kept else {**data, WORKER_COMMANDS: [*kept, record]}
+        self._edit_resume_data(pk, added)
+
+    def kept_value(self, pk: int, key: str, value: Any) -> Any:
+        """The execution's ``resume_data[key]``: the one kept before, else ``value``, kept now (what one step
+        remembers across the tasks that run it on the workers)."""
+        return self._edit_resume_data(pk, lambda data: None if key in data else {**data, key: value})[key]
+
+    def forget_value(self, pk: int, key: str) -> None:
+        """Drop ``resume_data[key]`` (``kept_value``'s)."""
+        self._edit_resume_data(pk, lambda data: {k: v for k, v in data.items() if k != key} if key in data else None)
+
+    def _edit_resume_data(self, pk: int, edit: Callable[[dict], dict | None]) -> dict:
+        """``resume_data`` changed by ``edit`` (None: left as it is); what it holds then.  The row is locked
+        (``FOR UPDATE``; SQLite's writers begin IMMEDIATE) so that workers editing it at once keep each
+        other's edits."""
         with self._write() as conn:
             data = conn.execute(select(EXECUTIONS.c.resume_data).where(EXECUTIONS.c.pk == pk)
                                 .with_for_update()).scalar() or {}
-            kept = list(data.get(WORKER_COMMANDS) or [])
-            if record not in kept:
-                conn.execute(update(EXECUTIONS).where(EXECUTIONS.c.pk == pk)
-                             .values(resume_data={**data, WORKER_COMMANDS: [*kept, record]}))
+            changed = edit(data)
+            if changed is None:
+                return data
+            conn.execute(update(EXECUTIONS).where(EXECUTIONS.c.pk == pk).values(resume_data=changed))
+            return changed
 
     def heartbeat(self, pk: int, owner: str) -> str | None:
         """Show the owner is alive; the cancel request waiting for it, if any."""

@@ -113,9 +113,11 @@ class GroupRecords(ExecutionRecords):
             conn.execute(delete(DGROUPS).where(DGROUPS.c.pk == group_pk))
 
     # -- execution groups -------------------------------------------------------------------------
-    def add_execution_group(self, project_id: str, fields: dict, executions: list[tuple[int, dict]]) -> str:
-        """Store the group and its executions (``(deployment pk, parameters)`` each), all ``queued``; its id."""
-        group_id, now = str(uuid.uuid4()), utcnow()
+    def add_execution_group(self, project_id: str, fields: dict, executions: list[tuple[int, dict]],
+                            group_id: str | None = None) -> str:
+        """Store the group and its executions (``(deployment pk, parameters)`` each), all ``queued``; its id
+        (``group_id``, when its starter chose it)."""
+        group_id, now = group_id or str(uuid.uuid4()), utcnow()
         with self._write() as conn:
             group_pk = conn.execute(insert(XGROUPS).values(id=group_id, project_id=project_id, created_at=now,
                                                            **fields)).inserted_primary_key[0]

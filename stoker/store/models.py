@@ -244,6 +244,8 @@ class Blueprint(Record):
         #: sha256 of ``archive``, hex: where its files are unpacked, found without reading the archive
         Column("archive_sha256", String(64)),
         Column("plan", JSON, nullable=False),
+        #: the PNG image ``cfy blueprints set-icon`` gave it (read on its own, by ``blueprint_icon``)
+        Column("icon", LargeBinary),
         #: private, tenant or global (seen from every tenant): Cloudify's visibility, which only widens
         Column("visibility", String(16), server_default="tenant", nullable=False),
         Column("created_by", String(255), server_default="admin", nullable=False),

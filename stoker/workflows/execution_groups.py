@@ -81,9 +81,10 @@ class ExecutionGroups:
 
     def start(self, deployment_group_id: str, workflow_id: str, default_parameters: dict | None = None,
               parameters: dict | None = None, concurrency: int = DEFAULT_CONCURRENCY, force: bool = False,
-              created_by: str = "admin") -> dict:
+              created_by: str = "admin", group_id: str | None = None) -> dict:
         """An execution of ``workflow_id`` on each deployment of the group having it (parameters: the
-        defaults, then the deployment's own of ``parameters``), all stored before the first starts."""
+        defaults, then the deployment's own of ``parameters``), all stored before the first starts;
+        ``group_id``: the new group's, chosen by its starter (which may have kept it before)."""
         group = self.records.deployment_group(self.project_id, deployment_group_id)
         planned, logs = [], []
         for deployment_id in group["deployment_ids"]:
@@ -99,7 +100,7 @@ class ExecutionGroups:
                                   f"to run {workflow_id} on")
         group_id = self.records.add_execution_group(self.project_id, {
             "deployment_group_id": deployment_group_id, "workflow_id": workflow_id, "concurrency": concurrency,
-            "force": force, "logs": logs, "created_by": created_by}, planned)
+            "force": force, "logs": logs, "created_by": created_by}, planned, group_id)
         start_next(self.executions, self.records, self.records.execution_group(self.project_id, group_id)["pk"])
         return self.get(group_id)
 

@@ -77,9 +77,11 @@ class Runner:
         self.server: CtxServer | None = None
         #: in each script's environment (``processes.MARKER_VARIABLE``): what the execution's record names
         self.marker: str | None = None
-        #: by step key, the retry its operation goes on at (a worker that parked a retry: ``pause``)
+        #: by step key, the retry its operation goes on at (a worker that parked a retry: ``pause``; the
+        #: services' uninstall: how often it looked at its children before)
         self.retrying: dict[str, int] = {}
-        #: how the interval before an operation's retry passes (a worker parks the step instead)
+        #: how the interval before an operation's retry (or the services' next look) passes (a worker parks
+        #: the step instead)
         self.pause: Callable[[float], Awaitable[Any]] = asyncio.sleep
         #: the project's manager, for the manager's own operations (Component, SharedResource, ...)
         self.manager: Any = None
@@ -146,9 +148,17 @@ class Runner:
         self.finished += 1
         return True
 
+    async def wind_down(self, step: Step) -> None:
+        """What ``step``, parked between two tasks of a worker, holds, let go once its execution stops
+        meanwhile (no task runs it again): the services' deployment group.  An operation's retry holds
+        nothing."""
+        if step.phase == services.PHASE:
+            await services.wind_down(self)
+
     async def run_step(self, step: Step) -> None:
         if step.phase in DEPLOYMENT_PHASES:
-            await (self.run_workflow_script(step) if step.phase == "workflow" else services.uninstall(self))
+            await (self.run_workflow_script(step) if step.phase == "workflow"
+                   else services.uninstall(self, self.retrying.get(step.key, 0)))
             self.finished += 1
             return
         if self.step_now(step):
@@ -224,11 +234,7 @@ class Runner:
                 "timestamp": datetime.now(timezone.utc)}
 
     def _spec(self, step: Step, instance: Instance) -> dict | None:
-        if step.relationship is not None:
-            found = self.deployment.relationship_operation(instance, step.relationship, step.side, step.operation)
-        else:
-            found = self.deployment.operation(instance, step.operation)
-        return found if has_implementation(found) else None
+        return step_operation(self.deployment, step, instance)
 
     async def operate(self, step: Step, instance: Instance) -> Any:
         """Run the step's operation (script, plugin task or the manager's own), retried as its policy says,
@@ -354,6 +360,15 @@ class Runner:
     async def _persist(self, view: InstanceView, path: str | list) -> None:
         """Store the property at ``path`` (set in the view already) as an edit of the stored ones."""
         await self.writer.edit_runtime_properties(view.id, setting(view.runtime_properties, path))
+
+
+def step_operation(deployment: Deployment, step: Step, instance: Instance) -> dict | None:
+    """The operation ``step`` runs on ``instance`` (its side of a relationship's), None when it has no implementation."""
+    if step.relationship is not None:
+        found = deployment.relationship_operation(instance, step.relationship, step.side, step.operation)
+    else:
+        found = deployment.operation(instance, step.operation)
+    return found if has_implementation(found) else None
 
 
 def setting(properties: dict, path: str | list) -> Callable[[dict], None]:

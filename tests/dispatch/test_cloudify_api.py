@@ -8,6 +8,7 @@ import io
 import tarfile
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
 from .conftest import PLUGINS, SETTLE_LIMIT
 from .test_executions import OPERATION, blueprint
@@ -117,3 +118,28 @@ def test_a_components_child_started_on_a_worker_is_held_to_the_api_s_local_resou
         assert "cannot start install on deployment child: deployment child has script operations, which run on " \
                "the server host and are off for this tenant" in failed["error"]
     assert not (tmp_path / "ran").exists()
+
+
+GRAPHS_BLUEPRINT = Path(__file__).resolve().parents[1] / "templates" / "blueprints" / "tasks_graphs"
+
+
+def test_an_install_on_the_workers_lists_its_operations(cluster, monkeypatch):
+    """Each step a worker ran, read back as an operation (``cfy executions operations list``)."""
+    cluster.start_worker(concurrency=2)
+    files = {f"bp/{path.relative_to(GRAPHS_BLUEPRINT)}": path.read_text()
+             for path in GRAPHS_BLUEPRINT.rglob("*") if path.is_file()}
+    with cloudify_api(cluster, monkeypatch) as client:
+        uploaded = client.put(f"{API}/blueprints/bp", params={"application_file_name": "blueprint.yaml"},
+                              content=_packed(files))
+        assert uploaded.status_code == 201, uploaded.text
+        assert client.put(f"{API}/deployments/dep", json={"blueprint_id": "bp"}).status_code == 201
+        install = client.post(f"{API}/executions", json={"deployment_id": "dep", "workflow_id": "install"})
+        assert _ended(client, install.json()["id"])["status"] == "terminated"
+        listed = client.get(f"{API}/operations", params={"execution_id": install.json()["id"]}).json()["items"]
+        operations = [op["parameters"]["task_kwargs"]["kwargs"]["__cloudify_context"]["operation"]["name"]
+                      for op in listed if op["state"] == "succeeded"]
+        assert sorted(operations) == ["cloudify.interfaces.lifecycle.configure", "cloudify.interfaces.lifecycle.create",
+                                      "cloudify.interfaces.lifecycle.create",
+                                      "cloudify.interfaces.relationship_lifecycle.establish"]
+        [graph] = client.get(f"{API}/tasks_graphs", params={"execution_id": install.json()["id"]}).json()["items"]
+        assert graph["name"] == "install"

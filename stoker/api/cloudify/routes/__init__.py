@@ -6,13 +6,14 @@ from __future__ import annotations
 
 def routers() -> list:
     from stoker.api.cloudify.routes import (audit, blueprints, components, deployment_updates, deployments,
-                                            executions, groups, manager, modifications, nodes, permissions,
-                                            plugins, plugins_updates, schedules, searches, secrets,
+                                            executions, groups, manager, modifications, nodes, operations,
+                                            permissions, plugins, plugins_updates, schedules, searches, secrets,
                                             secrets_providers, sites, snapshots, standard_types, summary, tenants,
                                             tokens, user_groups)
 
     return [manager.unversioned, manager.routes, audit.routes, components.routes, permissions.routes,
-            blueprints.routes, deployments.routes, deployment_updates.routes, modifications.routes,
-            executions.routes, nodes.routes, groups.routes, plugins.routes, plugins_updates.routes, schedules.routes,
-            searches.routes, secrets.routes, secrets_providers.routes, sites.routes, snapshots.routes,
-            standard_types.routes, summary.routes, user_groups.routes, tenants.routes, tokens.routes, manager.unknown]
+            blueprints.routes, blueprints.resources, deployments.routes, deployment_updates.routes,
+            modifications.routes, executions.routes, operations.routes, nodes.routes, groups.routes, plugins.routes,
+            plugins_updates.routes, schedules.routes, searches.routes, secrets.routes, secrets_providers.routes,
+            sites.routes, snapshots.routes, standard_types.routes, summary.routes, user_groups.routes, tenants.routes,
+            tokens.routes, manager.unknown]

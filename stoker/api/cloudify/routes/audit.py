@@ -1,7 +1,7 @@
 """``/audit`` (``cfy auditlog list|truncate``): the changes made through this API, the operator's to read and
 truncate (Cloudify's ``audit_log_view`` and ``audit_log_truncate`` are ``sys_admin``'s).  Filters as Cloudify's:
 ``creator_name``, ``execution_id``, ``since`` and ``before``; pages by ``offset`` and ``size`` (100; 0: all),
-sorted by ``order_by`` (``desc``), oldest first otherwise."""
+sorted by ``order_by`` (``desc``), oldest first otherwise; ``/audit/stream`` follows it (``audit_stream``)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from dateutil import parser as time_parser
 from fastapi import Depends, Request
 from fastapi.responses import Response
 
+from stoker.api.cloudify import audit_stream
 from stoker.api.cloudify.identity import Caller
 from stoker.api.cloudify.routes.tenants import operator
 from stoker.api.cloudify.routing import bad, router, run
@@ -69,6 +70,12 @@ async def list_(request: Request, who: Caller = Depends(operator)) -> Response:
                 "metadata": {"pagination": {"offset": offset, "size": size or total, "total": total}}}
 
     return await run(request, who, work)
+
+
+@routes.get("/audit/stream")
+async def follow(request: Request, who: Caller = Depends(operator)) -> Response:
+    """``cfy auditlog list --follow``: the entries as they come (``audit_stream``)."""
+    return audit_stream.stream(request, who.project, _filters(request), _entry)
 
 
 @routes.delete("/audit")

@@ -1,5 +1,5 @@
 """``/blueprints``: upload an archive (as ``cfy blueprints upload`` sends it), list (by saved filter too), get,
-download, validate, delete."""
+download, validate, delete, set or remove the icon (and serve it)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 from typing import Any
 from urllib.parse import unquote
 
-from fastapi import Depends, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
 from stoker.api.body import read_body
@@ -18,12 +18,17 @@ from stoker.api.cloudify.all_tenants import engines_listed
 from stoker.api.cloudify.identity import Caller, caller, requiring
 from stoker.api.cloudify.routes.plugins import plugins_seen_by
 from stoker.api.cloudify.viewers import seen, seen_by
-from stoker.api.cloudify.routing import (bad, labels_in, map_body, new_owner, router, run, visibility_given,
-                                        visibility_sent)
+from stoker.api.cloudify.routing import (CloudifyRoute, bad, labels_in, map_body, new_owner, router, run,
+                                        visibility_given, visibility_sent)
+from stoker.errors import NotFound
 from stoker.limits import limit
 from stoker.store.models import Blueprint
 
 routes = router("blueprints")
+#: the blueprints' files a manager's file server serves (``/resources/blueprints/TENANT/ID/...``): their icons
+resources = APIRouter(prefix="/resources", route_class=CloudifyRoute, tags=["cloudify: blueprints"])
+#: the limit on an icon's bytes
+ICON_LIMIT = "max_blueprint_icon_size"
 
 
 async def _upload(request: Request) -> tuple[bytes, dict]:
@@ -145,6 +150,32 @@ async def update(blueprint_id: str, request: Request, who: Caller = Depends(requ
         else:
             engine.blueprints.set_labels(blueprint_id, wanted)
         return _view(engine.blueprints, blueprint_id, who.project)
+
+    return await run(request, who, work)
+
+
+@routes.patch("/blueprints/{blueprint_id}/icon")
+async def set_icon(blueprint_id: str, request: Request, who: Caller = Depends(requiring("user"))) -> Response:
+    """``cfy blueprints set-icon ID -i ICON.png`` (the image is the body), or without ``-i`` (no body): removed."""
+    body = await read_body(request, limit(ICON_LIMIT), ICON_LIMIT, "blueprint icon")
+
+    def work(engine):
+        seen_blueprint(request, who, engine, blueprint_id)
+        engine.blueprints.set_icon(blueprint_id, body or None)
+        return _view(engine.blueprints, blueprint_id, who.project)
+
+    return await run(request, who, work)
+
+
+@resources.get("/blueprints/{tenant}/{blueprint_id}/icon.png")
+async def icon(tenant: str, blueprint_id: str, request: Request, who: Caller = Depends(caller)) -> Response:
+    """The icon where a manager's file server keeps it (Cloudify's console reads it there), to a user of that
+    tenant."""
+    def work(engine):
+        if tenant != who.tenant:
+            raise NotFound(f"Blueprint {blueprint_id} not found in tenant {tenant}")
+        seen_blueprint(request, who, engine, blueprint_id)
+        return Response(engine.blueprints.icon(blueprint_id), media_type="image/png")
 
     return await run(request, who, work)
 
