@@ -4,9 +4,9 @@ within ``max_pattern_seconds``.
 
 Python's ``re`` backtracks without bound and holds the GIL while it does: ``(a|aa)+$`` against sixty a's and a
 "!" runs for hours, and on ``stoker api`` one author's pattern would freeze every project's requests.  The
-``regex`` library reads ``re``'s syntax (its default VERSION0), takes a time-out per match (counted in
-the process's CPU time: matches running at once share it) and lets other threads run while it matches a str.  A match out of time is
-``PatternTimeout``, naming the place, the pattern (shortened) and the limit.
+``regex`` library reads ``re``'s syntax (its default VERSION0), takes a time-out per match (counted in the
+process's CPU time: matches running at once share it) and lets other threads run while it matches a str.  A match
+out of time is ``PatternTimeout``, naming the place, the pattern (shortened) and the limit.
 """
 
 from __future__ import annotations
