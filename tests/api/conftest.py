@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from .helpers import create_token, sqlite_server, start_server
+from .forked_cli import ForkedCli
+from .helpers import child_env, create_token, sqlite_server, start_server
 
 
 @pytest.fixture(scope="session")
@@ -24,3 +25,10 @@ def token_server(tmp_path_factory):
     server.tokens = tokens
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="module")
+def openstack_cli(tmp_path_factory) -> ForkedCli:
+    """The real ``openstack``, imported once for the module (each command a fork of that process)."""
+    folder = tmp_path_factory.mktemp("openstack")
+    return ForkedCli("openstack", child_env(folder), folder)

@@ -142,3 +142,14 @@ def heat_error(response: httpx.Response, status: int) -> dict:
     assert {"type", "message", "traceback"} <= set(body["error"]), body
     assert body["error"]["traceback"] is None
     return body["error"]
+
+
+def openstack_on(cli: Any, server, project: str, ok: bool = True):
+    """``run(*args)``: ``openstack ARGS`` on ``project`` of ``server`` without authentication, asserting that it
+    succeeded (``ok``), as a ``CompletedProcess``."""
+    def run(*args: str) -> subprocess.CompletedProcess:
+        done = cli("--os-auth-type", "none", "--os-endpoint", server.endpoint(project), *args, timeout=60)
+        assert not ok or done.returncode == 0, f"openstack {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+        return done
+
+    return run

@@ -6,7 +6,6 @@ resource that drifts)."""
 from __future__ import annotations
 
 import json
-import subprocess
 import uuid
 
 import pytest
@@ -16,7 +15,7 @@ from heatclient import exc
 from stoker.cli import main
 from stoker.cli.remote import install_remote
 
-from .helpers import BIN, child_env, heat, start_server, wait_for
+from .helpers import heat, openstack_on, start_server, wait_for
 
 install_remote(main)
 
@@ -72,18 +71,14 @@ def test_with_attr_filters_and_converge_with_heatclient(server, tmp_path):
     assert client.resources.get(stack_id, "plain").resource_status == "CREATE_COMPLETE"
 
 
-def test_the_same_names_with_openstack_and_stoker_url(server, tmp_path):
+def test_the_same_names_with_openstack_and_stoker_url(server, tmp_path, openstack_cli):
     project = _project()
     (tmp_path / "nested.yaml").write_text(NESTED)
     target = tmp_path / "motd.txt"
     path = tmp_path / "web.yaml"
     path.write_text(json.dumps(_template(target)))
 
-    def openstack(*args: str) -> subprocess.CompletedProcess:
-        command = [str(BIN / "openstack"), "--os-auth-type", "none", "--os-endpoint", server.endpoint(project), *args]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=60, env=child_env(tmp_path))
-        assert done.returncode == 0, f"openstack {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
-        return done
+    openstack = openstack_on(openstack_cli, server, project)
 
     def stoker(*args: str):
         done = CliRunner().invoke(main, ["--url", server.endpoint(project), *args], catch_exceptions=False)

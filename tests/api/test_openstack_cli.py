@@ -3,32 +3,21 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import uuid
 
 import pytest
 
 from engine.helpers import wait_until
 
-from .helpers import BIN, TEMPLATES, child_env, heat, wait_for
+from .helpers import TEMPLATES, heat, openstack_on, wait_for
 
-pytestmark = pytest.mark.slow  # each `openstack` command is a process of its own
-
-
-def openstack(server, project: str, *args: str, tmp_path) -> subprocess.CompletedProcess:
-    command = [str(BIN / "openstack"), "--os-auth-type", "none", "--os-endpoint", server.endpoint(project),
-               *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=60, env=child_env(tmp_path))
+pytestmark = pytest.mark.slow  # `openstack` commands against a server
 
 
-def test_stack_create_wait_show_outputs_resources_events(noauth_server, tmp_path):
+def test_stack_create_wait_show_outputs_resources_events(noauth_server, openstack_cli):
     project = f"osc-{uuid.uuid4().hex[:6]}"
     name = "web"
-
-    def run(*args: str) -> subprocess.CompletedProcess:
-        done = openstack(noauth_server, project, *args, tmp_path=tmp_path)
-        assert done.returncode == 0, f"openstack {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
-        return done
+    run = openstack_on(openstack_cli, noauth_server, project)
 
     created = run("stack", "create", "-t", str(TEMPLATES / "basic.yaml"), "--parameter", "label=osc",
                   "--wait", "--poll", "1", "-f", "json", name)
@@ -52,22 +41,17 @@ def test_stack_create_wait_show_outputs_resources_events(noauth_server, tmp_path
     assert wait_for(client, shown["id"]).stack_status == "DELETE_COMPLETE"
 
 
-def test_errors_reach_the_user(noauth_server, tmp_path):
-    project = f"osc-{uuid.uuid4().hex[:6]}"
-    missing = openstack(noauth_server, project, "stack", "show", "nothing-here", tmp_path=tmp_path)
+def test_errors_reach_the_user(noauth_server, openstack_cli):
+    openstack = openstack_on(openstack_cli, noauth_server, f"osc-{uuid.uuid4().hex[:6]}", ok=False)
+    missing = openstack("stack", "show", "nothing-here")
     assert missing.returncode != 0 and "not found" in missing.stderr.lower()
-    invalid = openstack(noauth_server, project, "stack", "create", "-t", str(TEMPLATES / "invalid.yaml"),
-                        "bad", tmp_path=tmp_path)
+    invalid = openstack("stack", "create", "-t", str(TEMPLATES / "invalid.yaml"), "bad")
     assert invalid.returncode != 0 and "OS::Heat::Nonexistent" in invalid.stderr
 
 
-def test_stack_snapshot_commands(noauth_server, tmp_path):
+def test_stack_snapshot_commands(noauth_server, openstack_cli):
     project = f"osc-{uuid.uuid4().hex[:6]}"
-
-    def run(*args: str) -> subprocess.CompletedProcess:
-        done = openstack(noauth_server, project, *args, tmp_path=tmp_path)
-        assert done.returncode == 0, f"openstack {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
-        return done
+    run = openstack_on(openstack_cli, noauth_server, project)
 
     run("stack", "create", "-t", str(TEMPLATES / "basic.yaml"), "--parameter", "label=one", "--wait", "snap")
     taken = {k.lower(): v for k, v in

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from ..forked_cli import ForkedCli
 from ..helpers import start_server
-from .cfy_runner import Cfy
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 PASSWORD = "s3cret-Pass"
@@ -75,11 +75,11 @@ def rest_client(server, user: str = "admin", tenant: str = "default_tenant", tim
                           password=PASSWORD, tenant=tenant, timeout=timeout)
 
 
-def cfy_in(tmp: Path, name: str = "cfy") -> Cfy:
+def cfy_in(tmp: Path, name: str = "cfy") -> ForkedCli:
     """The real ``cfy`` with a profile folder of its own, ``tmp/name`` (``cfy(*args)`` runs one command)."""
     from ..helpers import child_env
 
-    return Cfy({**child_env(tmp), "CFY_WORKDIR": str(tmp / name)}, tmp / f"{name}-output")
+    return ForkedCli("cfy", {**child_env(tmp), "CFY_WORKDIR": str(tmp / name)}, tmp / f"{name}-output")
 
 
 def cfy_on(server, tmp: Path, user: str = "admin", tenant: str = "default_tenant"):

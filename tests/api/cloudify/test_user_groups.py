@@ -193,7 +193,9 @@ def test_hostile_names_roles_and_references_are_clear_4xx(server):
 def test_backups_carry_groups_and_their_tenant_roles_not_their_members(server, tmp_path, monkeypatch):
     from stoker.cli import main
 
-    # the server's secret key: the backup holds what other tests sealed on the server (a secret, plans)
+    # the server's secret key, made when it first seals something (this secret, if no other test of the module
+    # ran on this worker before): the backup holds what the server sealed
+    rest_client(server).secrets.create("backed-up", "value", update_if_exists=True)
     home = Path(server.db_url.removeprefix("sqlite:///")).parent
     monkeypatch.setenv("STOKER_SECRET_KEY", (home / "secret.key").read_text().strip())
 
