@@ -517,19 +517,28 @@ def blueprint_cases(tmp: Path, home: Path, db: str, cli: Callable[..., None], ma
     def write(name: str, text: str) -> str:
         return str(_write(tmp / name, text))
 
-    property_cycle = write("bp_pcycle.yaml", BP + PQ + "node_templates:\n  a:\n    type: t\n    properties: "
-                           "{p: {get_property: [b, q]}}\n  b:\n    type: t\n    properties: {q: {get_property: [a, p]}}\n")
-    input_cycle = write("bp_icycle.yaml", BP + "inputs:\n  x: {default: {get_input: y}}\n  y: {default: "
-                        "{get_input: x}}\nnode_templates:\n  a: {type: cloudify.nodes.Root}\n")
-    deep_default = write("bp_deep_default.yaml", BP + "inputs:\n  x: {default: " + "[" * 90 + "]" * 90 + "}\n"
-                         "node_templates:\n  a: {type: cloudify.nodes.Root}\noutputs:\n  o: {value: {get_input: x}}\n")
-    plain = write("bp_plain.yaml", BP + "inputs:\n  x: {default: 1}\nnode_templates:\n  a: {type: cloudify.nodes.Root}\n"
-                  "outputs:\n  secret: {value: {concat: [user-, {get_secret: pw}]}}\n")
+    (tmp / "blueprints").mkdir()
+
+    def blueprint(name: str, text: str) -> str:
+        """Blueprints beside no large input file nor the home: an upload takes its blueprint's whole folder."""
+        return write(f"blueprints/{name}", text)
+
+    property_cycle = blueprint("bp_pcycle.yaml", BP + PQ + "node_templates:\n  a:\n    type: t\n    properties: "
+                               "{p: {get_property: [b, q]}}\n  b:\n    type: t\n    properties: "
+                               "{q: {get_property: [a, p]}}\n")
+    input_cycle = blueprint("bp_icycle.yaml", BP + "inputs:\n  x: {default: {get_input: y}}\n  y: {default: "
+                            "{get_input: x}}\nnode_templates:\n  a: {type: cloudify.nodes.Root}\n")
+    deep_default = blueprint("bp_deep_default.yaml", BP + "inputs:\n  x: {default: " + "[" * 90 + "]" * 90 + "}\n"
+                             "node_templates:\n  a: {type: cloudify.nodes.Root}\n"
+                             "outputs:\n  o: {value: {get_input: x}}\n")
+    plain = blueprint("bp_plain.yaml", BP + "inputs:\n  x: {default: 1}\n"
+                      "node_templates:\n  a: {type: cloudify.nodes.Root}\n"
+                      "outputs:\n  secret: {value: {concat: [user-, {get_secret: pw}]}}\n")
     (tmp / "bp_scripts").mkdir()
     scripts = write("bp_scripts/b.yaml", BP + "node_templates:\n  n:\n    type: cloudify.nodes.Root\n    interfaces:\n"
                     "      cloudify.interfaces.lifecycle: {create: ../outside.sh, start: missing.sh}\n")
     write("outside.sh", "#!/bin/sh\n")
-    many = write("bp_many.yaml", BP + "node_templates:\n  a:\n    type: cloudify.nodes.Root\n    capabilities: "
+    many = blueprint("bp_many.yaml", BP + "node_templates:\n  a:\n    type: cloudify.nodes.Root\n    capabilities: "
                  "{scalable: {properties: {default_instances: %d}}}\n" % instances)
     cli("bp get_property cycle (validate)", "error", "blueprint", "validate", property_cycle)
     cli("bp get_property cycle (upload)", "error", "blueprint", "upload", property_cycle, "-b", "pcycle")
@@ -550,7 +559,7 @@ def blueprint_cases(tmp: Path, home: Path, db: str, cli: Callable[..., None], ma
     for delta in ("1000000", "100000", "-1000000"):
         cli(f"bp scale delta={delta}", "error", "execution", "start", "scale", "-d", "d5", "-p",
             "scalable_entity_name=a", "-p", f"delta={delta}")
-    pattern = write("bp_pattern.yaml", BP + "inputs:\n  x:\n    constraints: [{pattern: " + json.dumps(BACKTRACKING)
+    pattern = blueprint("bp_pattern.yaml", BP + "inputs:\n  x:\n    constraints: [{pattern: " + json.dumps(BACKTRACKING)
                     + "}]\nnode_templates:\n  a: {type: cloudify.nodes.Root}\n")
     cli("bp pattern (a|aa)+$ (upload)", "ok", "blueprint", "upload", pattern, "-b", "pattern")
     cli("bp pattern (a|aa)+$ (create)", "error", "deployment", "create", "pattern", "-b", "pattern", "-i",
