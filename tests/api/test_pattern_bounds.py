@@ -65,7 +65,10 @@ def test_a_backtracking_yaql_regex_is_a_400_and_the_regex_functions_answer_as_be
     created = httpx.post(base + "/stacks", json={"stack_name": "y", "template": template}, timeout=30)
     problem, = heat_error(created, 400)["problems"]
     assert problem["path"] == "resources.v.properties.value.yaql" and problem["code"] == "yaql-limit"
-    assert problem["message"] == f'The "yaql" expression went over its limits: a regex function: {OUT_OF_TIME}'
+    # the pattern's bound is CPU time, the expression's budget wall time: on a machine loaded enough that a CPU
+    # second of matching spans the 5 s budget, the budget is reached first (and the refusal says so)
+    assert problem["message"] in (f'The "yaql" expression went over its limits: a regex function: {OUT_OF_TIME}',
+                                  'The "yaql" expression took longer than 5 seconds')
     # otherwise each of the library's regex functions gives what the library's own give on the same data
     expression = ('[regex("a(.)").search($.data, $2.value), regex("a.").searchAll($.data, $1.value), '
                   '$.data.split(regex("c")), $.data.replace(regex("a."), "x"), '
