@@ -103,10 +103,16 @@ class Cluster:
             if worker.poll() is None:
                 self.kill(worker)
         self.engine.close()
-        from kombu import Connection, Queue
+        from kombu import Connection, Exchange, Queue
 
+        # celery's queue and the exchange of its name: declared again, so that this channel knows the binding
+        # its delete removes (Redis keeps a binding apart from its queue), then both deleted
+        queue = Queue(self.queue, Exchange(self.queue), routing_key=self.queue)
         with Connection(self.broker, connect_timeout=3) as conn:
-            Queue(self.queue).bind(conn.default_channel).delete()
+            bound = queue.bind(conn.default_channel)
+            bound.declare()
+            bound.delete()
+            bound.exchange.delete()
 
 
 def _cluster(broker: str, new_pg_database, tmp_path):
